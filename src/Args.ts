@@ -1,0 +1,109 @@
+/**
+ * Reading a call's arguments: the one place a JSON string becomes an object.
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/lib/Either.js'
+import { left, right } from 'fp-ts/lib/Either.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Why a call's arguments do not read as a JSON object.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ArgsProblem =
+  | { readonly _tag: 'Absent' }
+  | { readonly _tag: 'Empty' }
+  | { readonly _tag: 'Unparsable'; readonly message: string }
+  | { readonly _tag: 'NotAnObject'; readonly got: string }
+
+/**
+ * Parsed arguments. Shared between layers, so treat them as read-only.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Args = Readonly<Record<string, unknown>>
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const absent: ArgsProblem = { _tag: 'Absent' }
+const empty: ArgsProblem = { _tag: 'Empty' }
+
+// -------------------------------------------------------------------------------------
+// destructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Renders a problem in words a model can act on.
+ *
+ * @example
+ * import { drawArgsProblem } from 'toolstack'
+ * assert.strictEqual(drawArgsProblem({ _tag: 'NotAnObject', got: 'an array' }), 'the arguments must be a JSON object, but they are an array')
+ *
+ * @since 0.1.0
+ * @category destructors
+ */
+export const drawArgsProblem = (p: ArgsProblem): string => {
+  switch (p._tag) {
+    case 'Absent':
+      return 'the arguments are missing'
+    case 'Empty':
+      return 'the arguments are empty'
+    case 'Unparsable':
+      return `the arguments are not valid JSON (${p.message})`
+    case 'NotAnObject':
+      return `the arguments must be a JSON object, but they are ${p.got}`
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+const isPlainObject = (u: object): boolean => {
+  const proto: unknown = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+const kindOf = (u: unknown): string =>
+  u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object that is not a plain object' : `a ${typeof u}`
+
+/**
+ * Reads raw arguments: a plain object (a null-prototype one included) is returned as
+ * the very same object; a string must parse as a JSON object.
+ *
+ * @example
+ * import { parseArgs } from 'toolstack'
+ * import { isRight, isLeft } from 'fp-ts/lib/Either.js'
+ * assert.ok(isRight(parseArgs('{"path":"/tmp"}')))
+ * assert.deepStrictEqual(parseArgs('   '), { _tag: 'Left', left: { _tag: 'Empty' } })
+ * assert.ok(isLeft(parseArgs('[1]')))
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const parseArgs = (raw: unknown): Either<ArgsProblem, Args> => {
+  if (typeof raw === 'string') {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(raw)
+    } catch (e) {
+      if (raw.trim() === '') return left(empty)
+      return left({ _tag: 'Unparsable', message: e instanceof Error ? e.message : String(e) })
+    }
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? right(parsed as Args)
+      : left({ _tag: 'NotAnObject', got: kindOf(parsed) })
+  }
+  if (raw === undefined || raw === null) return left(absent)
+  if (typeof raw === 'object' && !Array.isArray(raw) && isPlainObject(raw)) return right(raw as Args)
+  return left({ _tag: 'NotAnObject', got: kindOf(raw) })
+}

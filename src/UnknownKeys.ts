@@ -1,0 +1,371 @@
+/**
+ * `withUnknownKeyAudit`: a smoke alarm, not a valve. It compares each call's argument
+ * keys with the properties the tool declared, warns once per (tool, key), and
+ * forwards the very same call untouched.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { IORef } from 'fp-ts/lib/IORef.js'
+import { newIORef } from 'fp-ts/lib/IORef.js'
+import { isLeft } from 'fp-ts/lib/Either.js'
+import * as t from 'io-ts/lib/index.js'
+import { Map as HashMap, Set as HashSet } from 'immutable'
+import type { Provider, ToolCall } from './Provider.js'
+import { ReadableDeclaration, assertProvider } from './Provider.js'
+import { readCallArgs } from './internal/argsMemo.js'
+import { assertCallback, decodeOptions } from './internal/options.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The argument name every layer tolerates, declared or not: `withReasons` adds it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const REASON_PARAM = 'reason'
+
+/**
+ * What `onWarn` is told, at most once per call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKeyWarning {
+  /** The tool name, as listed. */
+  readonly tool: string
+  /** Undeclared keys reported now for the first time, sorted. */
+  readonly unknownKeys: ReadonlyArray<string>
+  /** Every key the tool declares, sorted. */
+  readonly declaredKeys: ReadonlyArray<string>
+  /** The call's `id` as a string; `''` when it has none. */
+  readonly id: string
+}
+
+/**
+ * The (tool, key) pairs already reported: a persistent hash trie, so remembering one
+ * more pair costs the same however many are remembered, and an old value is never
+ * modified.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface SeenSet {
+  readonly _tag: 'SeenSet'
+  /** How many (tool, key) pairs are remembered. */
+  readonly size: number
+  /** @internal tool name → keys; nested, so no two pairs can share an entry. */
+  readonly byTool: HashMap<string, HashSet<string>>
+}
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKeyAuditOptions {
+  /** Told of each call that carries undeclared keys not reported before. Default: one line on stderr. */
+  readonly onWarn?: (warning: UnknownKeyWarning) => IO<void>
+}
+
+/**
+ * A provider plus what it audits now.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditedProvider<E> extends Provider<E> {
+  /** Sorted names of the tools whose calls are audited now (listed, with at least one declared property). */
+  readonly auditedTools: IO<ReadonlyArray<string>>
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The seen-set with nothing in it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptySeenSet: SeenSet = { _tag: 'SeenSet', size: 0, byTool: HashMap() }
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+const EMPTY_KEYS: ReadonlyArray<string> = Object.freeze([])
+
+const tryDecode = (u: unknown): ReadableDeclaration | undefined => {
+  try {
+    const d = ReadableDeclaration.decode(u)
+    return isLeft(d) ? undefined : d.right
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Tool name → the set of its `parameters.properties` keys, for every declaration it
+ * can read. Unreadable ones are left out; when two declarations share a name, the
+ * first one wins (the one a model is most likely to have been shown).
+ *
+ * @example
+ * import { extractDeclarations } from 'toolstack'
+ * const m = extractDeclarations([{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } } }, null])
+ * assert.deepStrictEqual([...m.get('fs_read') ?? []], ['path', 'offset'])
+ * assert.strictEqual(m.size, 1)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const extractDeclarations = (
+  declarations: ReadonlyArray<unknown>,
+): ReadonlyMap<string, ReadonlySet<string>> => {
+  const out = new Map<string, ReadonlySet<string>>()
+  if (!Array.isArray(declarations)) return out
+  for (const d of declarations) {
+    const readable = tryDecode(d)
+    if (readable === undefined) continue
+    const { name, parameters } = readable.function
+    if (out.has(name)) continue
+    try {
+      const properties = parameters.properties
+      out.set(name, new Set(properties === undefined ? [] : Object.keys(properties)))
+    } catch {
+      // a Proxy that refuses to list its keys: unreadable, left out
+    }
+  }
+  return out
+}
+
+/**
+ * The keys not declared, sorted, never including `reason`.
+ *
+ * @example
+ * import { diffKeys } from 'toolstack'
+ * assert.deepStrictEqual(diffKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), ['ffset', 'the rest'])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const diffKeys =
+  (declared: ReadonlySet<string>) =>
+  (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+    let out: Array<string> | undefined
+    for (const k of keys) {
+      if (k === REASON_PARAM || declared.has(k)) continue
+      ;(out ??= []).push(k)
+    }
+    return out === undefined ? EMPTY_KEYS : out.sort()
+  }
+
+/**
+ * The keys of `tool` not reported before, and the seen-set that remembers them. The
+ * input seen-set is never modified; when nothing is new, it is returned as is.
+ *
+ * @example
+ * import { emptySeenSet, firstSeen } from 'toolstack'
+ * const [fresh, seen] = firstSeen('fs_read', ['ffset'])(emptySeenSet)
+ * assert.deepStrictEqual(fresh, ['ffset'])
+ * const [again, same] = firstSeen('fs_read', ['ffset'])(seen)
+ * assert.deepStrictEqual(again, [])
+ * assert.strictEqual(same, seen)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const firstSeen =
+  (tool: string, keys: ReadonlyArray<string>) =>
+  (seen: SeenSet): readonly [ReadonlyArray<string>, SeenSet] => {
+    const before = seen.byTool.get(tool)
+    let keysOfTool = before ?? HashSet<string>()
+    let fresh: Array<string> | undefined
+    for (const k of keys) {
+      if (keysOfTool.has(k)) continue
+      keysOfTool = keysOfTool.add(k)
+      ;(fresh ??= []).push(k)
+    }
+    if (fresh === undefined) return [EMPTY_KEYS, seen]
+    return [fresh, { _tag: 'SeenSet', size: seen.size + fresh.length, byTool: seen.byTool.set(tool, keysOfTool) }]
+  }
+
+/**
+ * Whether a (tool, key) pair has been reported.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const hasSeen =
+  (tool: string, key: string) =>
+  (seen: SeenSet): boolean =>
+    seen.byTool.get(tool)?.has(key) === true
+
+/**
+ * The default one-line rendering of a warning.
+ *
+ * @example
+ * import { formatWarning } from 'toolstack'
+ * assert.strictEqual(
+ *   formatWarning({ tool: 'fs_read', id: 'call_1', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'] }),
+ *   'toolstack: fs_read call call_1 carried undeclared argument key "ffset" (declared: "offset", "path")',
+ * )
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatWarning = (w: UnknownKeyWarning): string => {
+  const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map((k) => JSON.stringify(k)).join(', '))
+  const call = w.id === '' ? 'a call without an id' : `call ${w.id}`
+  return `toolstack: ${w.tool} ${call} carried undeclared argument key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)} (declared: ${quote(w.declaredKeys)})`
+}
+
+/**
+ * The default `onWarn`: one line on stderr.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const warnToStderr =
+  (w: UnknownKeyWarning): IO<void> =>
+  () => {
+    process.stderr.write(formatWarning(w) + '\n')
+  }
+
+// -------------------------------------------------------------------------------------
+// combinator
+// -------------------------------------------------------------------------------------
+
+interface Declared {
+  readonly keys: ReadonlySet<string>
+  readonly sorted: ReadonlyArray<string>
+}
+
+type Catalogue = ReadonlyMap<string, Declared>
+
+const toCatalogue = (declarations: unknown): Catalogue => {
+  const out = new Map<string, Declared>()
+  for (const [name, keys] of extractDeclarations(Array.isArray(declarations) ? declarations : [])) {
+    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()) })
+  }
+  return out
+}
+
+const OptionsProps = { onWarn: t.Function }
+
+const idOf = (call: object): string => {
+  const id = (call as { readonly id?: unknown }).id
+  return id === undefined || id === null ? '' : String(id)
+}
+
+/**
+ * Audits each call's argument keys against the tool's own declaration and warns once
+ * per (tool, key); forwards every call as the very object the caller passed and
+ * returns the inner results, Left or rejection exactly as they came.
+ *
+ * @example
+ * import { pipe } from 'fp-ts/lib/function.js'
+ * import { fromTools, withUnknownKeyAudit } from 'toolstack'
+ * import * as TE from 'fp-ts/lib/TaskEither.js'
+ * const said: Array<string> = []
+ * const tools = pipe(
+ *   fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }, run: (a) => TE.right(String(a.text)) }]),
+ *   withUnknownKeyAudit({ onWarn: (w) => () => { said.push(w.unknownKeys.join()) } }),
+ * )
+ * await tools.toolsForLlm()
+ * await tools.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi","txet":"hi"}' } }])()
+ * assert.deepStrictEqual(said, ['txet'])
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(provider: Provider<E>) => AuditedProvider<E>) => {
+  const where = 'withUnknownKeyAudit'
+  const opts = decodeOptions(where, OptionsProps, options)
+  assertCallback(where, 'onWarn', opts.onWarn, 1)
+  const onWarn = (opts.onWarn as UnknownKeyAuditOptions['onWarn']) ?? warnToStderr
+
+  return <E>(provider: Provider<E>): AuditedProvider<E> => {
+    assertProvider(where, provider)
+    const catalogue: IORef<Catalogue> = newIORef<Catalogue>(new Map())()
+    const seen: IORef<SeenSet> = newIORef(emptySeenSet)()
+
+    // read-compute-write in one synchronous step: concurrent batches cannot both
+    // see a pair as new
+    const remember = (tool: string, keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+      const [fresh, next] = firstSeen(tool, keys)(seen.read())
+      if (next !== seen.read()) seen.write(next)()
+      return fresh
+    }
+
+    const say = (warning: UnknownKeyWarning): void => {
+      try {
+        onWarn(warning)()
+      } catch {
+        // a host callback that throws changes nothing about a tool call
+      }
+    }
+
+    const auditCall = (tools: Catalogue, call: unknown): void => {
+      if (typeof call !== 'object' || call === null) return
+      const fn = (call as { readonly function?: unknown }).function
+      if (typeof fn !== 'object' || fn === null) return
+      const name = (fn as { readonly name?: unknown }).name
+      if (typeof name !== 'string') return
+      const declared = tools.get(name)
+      if (declared === undefined) return
+      const args = readCallArgs(call, (fn as { readonly arguments?: unknown }).arguments)
+      if (isLeft(args)) return
+      const unknownKeys = diffKeys(declared.keys)(Object.keys(args.right))
+      if (unknownKeys.length === 0) return
+      const fresh = remember(name, unknownKeys)
+      if (fresh.length === 0) return
+      say({ tool: name, unknownKeys: fresh, declaredKeys: declared.sorted, id: idOf(call) })
+    }
+
+    const auditBatch = (calls: ReadonlyArray<ToolCall>): void => {
+      const tools = catalogue.read()
+      if (tools.size === 0) return
+      let n: number
+      try {
+        n = calls.length
+      } catch {
+        return
+      }
+      for (let i = 0; i < n; i++) {
+        try {
+          auditCall(tools, calls[i])
+        } catch {
+          // a call that throws when read is forwarded all the same, and costs the
+          // rest of the batch none of its warnings
+        }
+      }
+    }
+
+    return {
+      toolsForLlm: () =>
+        provider.toolsForLlm().then((listed) => {
+          if (listed._tag === 'Right') {
+            try {
+              catalogue.write(toCatalogue(listed.right))()
+            } catch {
+              catalogue.write(new Map())()
+            }
+          }
+          return listed
+        }),
+      executeToolCalls: (calls) => () => {
+        try {
+          auditBatch(calls)
+        } catch {
+          // the audit adds no failure of its own
+        }
+        return provider.executeToolCalls(calls)()
+      },
+      auditedTools: () => [...catalogue.read().keys()].sort(),
+    }
+  }
+}

@@ -1,0 +1,106 @@
+// Properties every layer must satisfy, written once and applied to each combinator.
+import fc from 'fast-check'
+import { expect } from 'vitest'
+import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../src/index.js'
+import { batchArb } from './support/arbitraries.js'
+import { okResult } from './support/fakes.js'
+
+/** What the inner provider does with a batch. */
+export type InnerBehaviour = 'ok' | 'short' | 'empty' | 'left' | 'reject' | 'throw'
+
+export const innerBehaviourArb: fc.Arbitrary<InnerBehaviour> = fc.constantFrom('ok', 'short', 'empty', 'left', 'reject', 'throw')
+
+/** An inner provider that lists `declarations` and answers each batch as `behaviour` says. */
+export const behavingProvider = (
+  declarations: ReadonlyArray<ToolDeclaration>,
+  behaviour: () => InnerBehaviour,
+): Provider<string> & { readonly seen: Array<ReadonlyArray<ToolCall>> } => {
+  const seen: Array<ReadonlyArray<ToolCall>> = []
+  return {
+    seen,
+    toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: declarations }),
+    executeToolCalls: (calls) => () => {
+      seen.push(calls)
+      switch (behaviour()) {
+        case 'ok':
+          return Promise.resolve({ _tag: 'Right', right: calls.map(okResult) })
+        case 'short':
+          return Promise.resolve({ _tag: 'Right', right: calls.slice(0, Math.floor(calls.length / 2)).map(okResult) })
+        case 'empty':
+          return Promise.resolve({ _tag: 'Right', right: [] })
+        case 'left':
+          return Promise.resolve({ _tag: 'Left', left: 'inner failed' })
+        case 'reject':
+          return Promise.reject(new Error('inner rejected'))
+        case 'throw':
+          throw new Error('inner threw')
+      }
+    },
+  }
+}
+
+const readableId = (c: unknown): string | undefined => {
+  try {
+    const id = (c as { id?: unknown } | null)?.id
+    return typeof id === 'string' ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Law for layers that answer for a provider: whatever the batch and whatever the inner
+ * provider does, the batch never fails and there is one result per call, in order,
+ * each answering its call's id when the call has a readable one.
+ */
+export const answersOnePerCall = (
+  make: (inner: Provider<string>) => Provider<unknown>,
+  declarations: ReadonlyArray<ToolDeclaration>,
+  names?: fc.Arbitrary<string>,
+): fc.IAsyncPropertyWithHooks<[ReadonlyArray<ToolCall>, InnerBehaviour]> =>
+  fc.asyncProperty(batchArb(names), innerBehaviourArb, async (calls, behaviour) => {
+    const layer = make(behavingProvider(declarations, () => behaviour))
+    await layer.toolsForLlm()
+    const out = await layer.executeToolCalls(calls)()
+    expect(out._tag).toBe('Right')
+    if (out._tag !== 'Right') return
+    const results: ReadonlyArray<ToolResult> = out.right
+    expect(results).toHaveLength(calls.length)
+    results.forEach((r, i) => {
+      expect(r.role).toBe('tool')
+      expect(typeof r.content).toBe('string')
+      const id = readableId(calls[i])
+      if (id !== undefined) expect(r.tool_call_id).toBe(id)
+    })
+  })
+
+/** Law: building a task does nothing; only running it reaches the inner provider. */
+export const isLazy = async (make: (inner: Provider<string>) => Provider<unknown>, calls: ReadonlyArray<ToolCall>): Promise<void> => {
+  let touched = 0
+  const inner: Provider<string> = {
+    toolsForLlm: () => {
+      touched++
+      return Promise.resolve({ _tag: 'Right', right: [] })
+    },
+    executeToolCalls: (cs) => () => {
+      touched++
+      return Promise.resolve({ _tag: 'Right', right: cs.map(okResult) })
+    },
+  }
+  const layer = make(inner)
+  const listing = layer.toolsForLlm
+  const batch = layer.executeToolCalls(calls)
+  expect(touched).toBe(0)
+  await listing()
+  await batch()
+  expect(touched).toBeGreaterThan(0)
+}
+
+/** Law: a listing that fails (Left or rejection) passes through as it came. */
+export const listingFailurePassesThrough = async (make: (inner: Provider<string>) => Provider<unknown>): Promise<void> => {
+  const reason = new Error('cannot list')
+  const left = make({ toolsForLlm: () => Promise.resolve({ _tag: 'Left', left: 'no listing' }), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) })
+  expect(await left.toolsForLlm()).toEqual({ _tag: 'Left', left: 'no listing' })
+  const rejecting = make({ toolsForLlm: () => Promise.reject(reason), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) })
+  await expect(rejecting.toolsForLlm()).rejects.toBe(reason)
+}

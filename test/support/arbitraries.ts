@@ -1,0 +1,73 @@
+// Arbitraries shared by every property: calls as models really send them, garbage
+// included, and keys that are data (`__proto__`, NUL, …).
+import fc from 'fast-check'
+import type { ToolCall } from '../../src/index.js'
+
+/** Keys a model may send: ordinary names, prototype names, odd characters. */
+export const keyArb: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('path', 'offset', 'length', 'reason', 'reasons', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'the rest', '', '\u0000', 'a\u0000b'),
+  fc.string({ maxLength: 8 }),
+)
+
+export const toolNameArb: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('fs_read', 'fs_write', 'web_get', '__proto__', 'constructor', 'a\u0000b'),
+  fc.string({ minLength: 1, maxLength: 10 }),
+)
+
+/** A JSON object with arbitrary keys, built with own properties only. */
+export const argsObjectArb: fc.Arbitrary<Record<string, unknown>> = fc
+  .uniqueArray(fc.tuple(keyArb, fc.jsonValue({ maxDepth: 1 })), { selector: ([k]) => k, maxLength: 6 })
+  .map((entries) => {
+    const o: Record<string, unknown> = {}
+    for (const [k, v] of entries) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
+    return o
+  })
+
+/** Raw `arguments` values: JSON strings, objects, and garbage. */
+export const rawArgsArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: argsObjectArb.map((o) => JSON.stringify(o)) },
+  { weight: 2, arbitrary: argsObjectArb },
+  { weight: 1, arbitrary: fc.constantFrom('', '   ', '{', '[1,2]', 'null', '42', '"s"', undefined, null, 7, [1]) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+)
+
+/** A well-formed call to one of `names`. */
+export const wellFormedCallArb = (names: fc.Arbitrary<string> = toolNameArb): fc.Arbitrary<ToolCall> =>
+  fc.record({ id: fc.string({ maxLength: 6 }), name: names, args: rawArgsArb }).map(
+    ({ id, name, args }) => ({ id, type: 'function', function: { name, arguments: args } }) as ToolCall,
+  )
+
+const throwingCall = (): unknown =>
+  new Proxy(
+    {},
+    {
+      get: () => {
+        throw new Error('boom')
+      },
+      ownKeys: () => {
+        throw new Error('boom')
+      },
+    },
+  )
+
+/** Anything at all where a call should be: garbage, Proxies, getters that throw. */
+export const garbageCallArb: fc.Arbitrary<ToolCall> = fc
+  .oneof(
+    fc.constantFrom<unknown>(null, undefined, 'call', 42, [], {}, { function: null }, { id: 'x', function: {} }, { id: 'y', function: { name: 7 } }),
+    fc.constant(null).map(() => throwingCall()),
+    fc.constant(null).map(() =>
+      Object.defineProperty({ id: 'g' }, 'function', {
+        enumerable: true,
+        get: () => {
+          throw new Error('getter')
+        },
+      }),
+    ),
+  )
+  .map((u) => u as ToolCall)
+
+export const anyCallArb = (names?: fc.Arbitrary<string>): fc.Arbitrary<ToolCall> =>
+  fc.oneof({ weight: 5, arbitrary: wellFormedCallArb(names) }, { weight: 1, arbitrary: garbageCallArb })
+
+export const batchArb = (names?: fc.Arbitrary<string>): fc.Arbitrary<ReadonlyArray<ToolCall>> =>
+  fc.array(anyCallArb(names), { maxLength: 8 })
