@@ -20,9 +20,18 @@ export const call = (id: string, name: string, args: unknown = {}, raw = false):
     function: { name, arguments: raw || typeof args === 'string' ? args : JSON.stringify(args) },
   }) as ToolCall
 
+const safeId = (c: unknown): string | undefined => {
+  try {
+    const id = typeof c === 'object' && c !== null ? (c as { id?: unknown }).id : undefined
+    return typeof id === 'string' ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export const okResult = (c: unknown, i: number): ToolResult => ({
   role: 'tool',
-  tool_call_id: typeof c === 'object' && c !== null && typeof (c as { id?: unknown }).id === 'string' ? (c as { id: string }).id : `#${i}`,
+  tool_call_id: safeId(c) ?? `#${i}`,
   content: `ok ${i}`,
 })
 

@@ -1,0 +1,55 @@
+// The built package, loaded in plain Node 20 (not under vitest) with `import` and
+// with `require`, as a user's code would load it.
+import { existsSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+const node = (args: ReadonlyArray<string>) => {
+  const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: 30_000 })
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const script = (load: string) => `
+${load}
+const { pipe } = require('fp-ts/lib/function.js')
+const warned = []
+const provider = {
+  toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: [{ type: 'function', function: { name: 't', parameters: { type: 'object', properties: { a: {} } } } }] }),
+  executeToolCalls: (calls) => () => Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'ok' })) }),
+}
+const tools = pipe(provider, ts.withUnknownKeyAudit({ onWarn: (w) => () => warned.push(w.unknownKeys.join()) }))
+tools.toolsForLlm().then(() => tools.executeToolCalls([{ id: '1', function: { name: 't', arguments: '{"a":1,"b":2}' } }])()).then((r) => {
+  console.log(JSON.stringify({ warned, tag: r._tag, exports: Object.keys(ts).length }))
+})`
+
+describe('the built package in plain Node', () => {
+  it('has been built (npm test builds it first)', () => {
+    expect(existsSync(`${root}/dist/esm/index.js`), 'dist/ is missing: run `npm run build`').toBe(true)
+    expect(existsSync(`${root}/dist/cjs/index.js`)).toBe(true)
+    expect(existsSync(`${root}/dist/esm/index.d.ts`)).toBe(true)
+  })
+
+  it('loads with require()', () => {
+    const r = node(['-e', script("const ts = require('toolstack')")])
+    expect(r.stderr).toBe('')
+    const out = JSON.parse(r.stdout) as { warned: Array<string>; tag: string; exports: number }
+    expect(out.warned).toEqual(['b'])
+    expect(out.tag).toBe('Right')
+  })
+
+  it('loads with import, giving the same exports', () => {
+    const esm = node(['--input-type=module', '-e', `import * as ts from 'toolstack'; import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${script('')}`])
+    expect(esm.stderr).toBe('')
+    const cjs = node(['-e', script("const ts = require('toolstack')")])
+    expect(JSON.parse(esm.stdout)).toEqual(JSON.parse(cjs.stdout))
+  })
+
+  it('does nothing at import: no output, no timer or handle keeping the process alive', () => {
+    const r = node(['--input-type=module', '-e', "await import('toolstack'); const t = Date.now(); process.on('exit', () => console.log(Date.now() - t < 1000 ? 'exited' : 'lingered'))"])
+    expect(r.stderr).toBe('')
+    expect(r.stdout).toBe('exited\n')
+  })
+})
