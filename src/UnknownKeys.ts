@@ -13,6 +13,8 @@ import * as t from 'io-ts/lib/index.js'
 import { Map as HashMap, Set as HashSet } from 'immutable'
 import type { Provider, ToolCall } from './Provider.js'
 import { ReadableDeclaration, assertProvider } from './Provider.js'
+import type { Suggestion } from './Suggest.js'
+import { suggestKeys } from './Suggest.js'
 import { readCallArgs } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions } from './internal/options.js'
 
@@ -43,6 +45,8 @@ export interface UnknownKeyWarning {
   readonly declaredKeys: ReadonlyArray<string>
   /** The call's `id` as a string; `''` when it has none. */
   readonly id: string
+  /** For each reported key that plainly points at one declared key, that key; in the order of `unknownKeys`. */
+  readonly suggestions: ReadonlyArray<Suggestion>
 }
 
 /**
@@ -68,6 +72,39 @@ export interface SeenSet {
 export interface UnknownKeyAuditOptions {
   /** Told of each call that carries undeclared keys not reported before. Default: one line on stderr. */
   readonly onWarn?: (warning: UnknownKeyWarning) => IO<void>
+  /**
+   * Names treated exactly like `reason`: never reported, declared or not (keys a host
+   * framework injects, such as `_meta` or `toolCallId`). `reason` is always tolerated.
+   */
+  readonly tolerate?: ReadonlyArray<string>
+}
+
+/**
+ * How often one undeclared key recurred on one tool.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PairStat {
+  readonly tool: string
+  readonly key: string
+  /** How many audited calls carried it. */
+  readonly calls: number
+  /** The id of the first call that carried it. */
+  readonly firstId: string
+}
+
+/**
+ * Per (tool, undeclared key) pair, how many calls carried it: a persistent value,
+ * like the seen-set.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PairCounts {
+  readonly _tag: 'PairCounts'
+  /** @internal tool name → key → [calls, first id] */
+  readonly byTool: HashMap<string, HashMap<string, readonly [number, string]>>
 }
 
 /**
@@ -79,6 +116,8 @@ export interface UnknownKeyAuditOptions {
 export interface AuditedProvider<E> extends Provider<E> {
   /** Sorted names of the tools whose calls are audited now (listed, with at least one declared property). */
   readonly auditedTools: IO<ReadonlyArray<string>>
+  /** Every (tool, undeclared key) pair ever seen, with how many audited calls carried it; sorted by tool, then key. */
+  readonly stats: IO<ReadonlyArray<PairStat>>
 }
 
 // -------------------------------------------------------------------------------------
@@ -93,11 +132,20 @@ export interface AuditedProvider<E> extends Provider<E> {
  */
 export const emptySeenSet: SeenSet = { _tag: 'SeenSet', size: 0, byTool: HashMap() }
 
+/**
+ * No pair counted yet.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptyPairCounts: PairCounts = { _tag: 'PairCounts', byTool: HashMap() }
+
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
 
 const EMPTY_KEYS: ReadonlyArray<string> = Object.freeze([])
+const REASON_ONLY: ReadonlySet<string> = new Set([REASON_PARAM])
 
 const tryDecode = (u: unknown): ReadableDeclaration | undefined => {
   try {
@@ -143,21 +191,23 @@ export const extractDeclarations = (
 }
 
 /**
- * The keys not declared, sorted, never including `reason`.
+ * The keys not declared, sorted, never including `reason` (nor any name in
+ * `tolerated`).
  *
  * @example
  * import { diffKeys } from 'toolstack'
  * assert.deepStrictEqual(diffKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), ['ffset', 'the rest'])
+ * assert.deepStrictEqual(diffKeys(new Set(['path']), new Set(['_meta']))(['path', '_meta', 'x']), ['x'])
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const diffKeys =
-  (declared: ReadonlySet<string>) =>
+  (declared: ReadonlySet<string>, tolerated: ReadonlySet<string> = REASON_ONLY) =>
   (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
     let out: Array<string> | undefined
     for (const k of keys) {
-      if (k === REASON_PARAM || declared.has(k)) continue
+      if (declared.has(k) || k === REASON_PARAM || tolerated.has(k)) continue
       ;(out ??= []).push(k)
     }
     return out === undefined ? EMPTY_KEYS : out.sort()
@@ -194,6 +244,37 @@ export const firstSeen =
   }
 
 /**
+ * Counts one more call of `tool`, with id `id`, carrying each of `keys`. Pure; the
+ * input is never modified.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const countPairs =
+  (tool: string, keys: ReadonlyArray<string>, id: string) =>
+  (counts: PairCounts): PairCounts => {
+    if (keys.length === 0) return counts
+    let ofTool = counts.byTool.get(tool) ?? HashMap<string, readonly [number, string]>()
+    for (const k of keys) {
+      const had = ofTool.get(k)
+      ofTool = ofTool.set(k, had === undefined ? [1, id] : [had[0] + 1, had[1]])
+    }
+    return { _tag: 'PairCounts', byTool: counts.byTool.set(tool, ofTool) }
+  }
+
+/**
+ * Every counted pair, sorted by tool, then key.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const pairStats = (counts: PairCounts): ReadonlyArray<PairStat> => {
+  const out: Array<PairStat> = []
+  for (const [tool, keys] of counts.byTool) for (const [key, [calls, firstId]] of keys) out.push({ tool, key, calls, firstId })
+  return out.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+}
+
+/**
  * Whether a (tool, key) pair has been reported.
  *
  * @since 0.1.0
@@ -217,10 +298,17 @@ export const hasSeen =
  * @since 0.1.0
  * @category utils
  */
-export const formatWarning = (w: UnknownKeyWarning): string => {
+export const formatWarning = (w: Omit<UnknownKeyWarning, 'suggestions'> & { readonly suggestions?: ReadonlyArray<Suggestion> }): string => {
   const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map((k) => JSON.stringify(k)).join(', '))
   const call = w.id === '' ? 'a call without an id' : `call ${w.id}`
-  return `toolstack: ${w.tool} ${call} carried undeclared argument key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)} (declared: ${quote(w.declaredKeys)})`
+  const line = `toolstack: ${w.tool} ${call} carried undeclared argument key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)} (declared: ${quote(w.declaredKeys)})`
+  const suggestions = w.suggestions ?? []
+  if (suggestions.length === 0) return line
+  const hint =
+    w.unknownKeys.length === 1 && suggestions.length === 1
+      ? (suggestions[0] as Suggestion).didYouMean
+      : suggestions.map((s) => `${s.didYouMean} for ${JSON.stringify(s.key)}`).join(', ')
+  return `${line} (did you mean ${hint}?)`
 }
 
 /**
@@ -255,7 +343,7 @@ const toCatalogue = (declarations: unknown): Catalogue => {
 }
 
 // callbacks are checked by assertCallback, which can say more than a codec
-const OptionsProps = { onWarn: t.unknown }
+const OptionsProps = { onWarn: t.unknown, tolerate: t.readonlyArray(t.string) }
 
 const idOf = (call: object): string => {
   const id = (call as { readonly id?: unknown }).id
@@ -288,15 +376,18 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
   const opts = decodeOptions(where, OptionsProps, options)
   assertCallback(where, 'onWarn', opts.onWarn, 1)
   const onWarn = (opts.onWarn as UnknownKeyAuditOptions['onWarn']) ?? warnToStderr
+  const tolerated: ReadonlySet<string> = new Set([REASON_PARAM, ...(opts.tolerate ?? [])])
 
   return <E>(provider: Provider<E>): AuditedProvider<E> => {
     assertProvider(where, provider)
     const catalogue: IORef<Catalogue> = newIORef<Catalogue>(new Map())()
     const seen: IORef<SeenSet> = newIORef(emptySeenSet)()
+    const counts: IORef<PairCounts> = newIORef(emptyPairCounts)()
 
     // read-compute-write in one synchronous step: concurrent batches cannot both
     // see a pair as new
-    const remember = (tool: string, keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+    const remember = (tool: string, keys: ReadonlyArray<string>, id: string): ReadonlyArray<string> => {
+      counts.write(countPairs(tool, keys, id)(counts.read()))()
       const [fresh, next] = firstSeen(tool, keys)(seen.read())
       if (next !== seen.read()) seen.write(next)()
       return fresh
@@ -320,11 +411,12 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       if (declared === undefined) return
       const args = readCallArgs(call, (fn as { readonly arguments?: unknown }).arguments)
       if (isLeft(args)) return
-      const unknownKeys = diffKeys(declared.keys)(Object.keys(args.right))
+      const unknownKeys = diffKeys(declared.keys, tolerated)(Object.keys(args.right))
       if (unknownKeys.length === 0) return
-      const fresh = remember(name, unknownKeys)
+      const id = idOf(call)
+      const fresh = remember(name, unknownKeys, id)
       if (fresh.length === 0) return
-      say({ tool: name, unknownKeys: fresh, declaredKeys: declared.sorted, id: idOf(call) })
+      say({ tool: name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: suggestKeys(declared.keys, fresh) })
     }
 
     const auditBatch = (calls: ReadonlyArray<ToolCall>): void => {
@@ -367,6 +459,7 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
         return provider.executeToolCalls(calls)()
       },
       auditedTools: () => [...catalogue.read().keys()].sort(),
+      stats: () => pairStats(counts.read()),
     }
   }
 }

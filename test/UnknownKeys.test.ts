@@ -199,7 +199,9 @@ describe('withUnknownKeyAudit: when a call is audited', () => {
     const { audited, warnings } = setup()
     await audited.toolsForLlm()
     await run(audited, [call('call_1', 'fs_read', { path: '/a', ffset: 12, 'the rest': 'x' })])
-    expect(warnings).toEqual([{ tool: 'fs_read', unknownKeys: ['ffset', 'the rest'], declaredKeys: ['length', 'offset', 'path'], id: 'call_1' }])
+    expect(warnings).toEqual([
+      { tool: 'fs_read', unknownKeys: ['ffset', 'the rest'], declaredKeys: ['length', 'offset', 'path'], id: 'call_1', suggestions: [{ key: 'ffset', didYouMean: 'offset' }] },
+    ])
   })
 
   it('is silent for a tool that declares no properties, or that was not listed', async () => {
@@ -603,6 +605,152 @@ describe('withUnknownKeyAudit: default onWarn', () => {
     const audited = withUnknownKeyAudit()(recordingProvider([FS_READ]))
     await audited.toolsForLlm()
     await run(audited, [call('call_9', 'fs_read', { path: 'a', ffset: 1 })])
-    expect(lines).toEqual(['toolstack: fs_read call call_9 carried undeclared argument key "ffset" (declared: "length", "offset", "path")\n'])
+    expect(lines).toEqual(['toolstack: fs_read call call_9 carried undeclared argument key "ffset" (declared: "length", "offset", "path") (did you mean offset?)\n'])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// explaining itself: suggestions, tolerated names, counts
+// -------------------------------------------------------------------------------------
+
+describe('withUnknownKeyAudit: suggestions', () => {
+  it('adds a did-you-mean for each reported key that plainly points at a declared key', async () => {
+    const { audited, warnings } = setup([decl('fs_list', ['path', 'maxDepth', 'offset'])])
+    await audited.toolsForLlm()
+    await run(audited, [call('1', 'fs_list', { path: '/', depth: 2, recursive: true, ffset: 3 })])
+    expect(warnings[0]?.unknownKeys).toEqual(['depth', 'ffset', 'recursive'])
+    expect(warnings[0]?.suggestions).toEqual([
+      { key: 'depth', didYouMean: 'maxDepth' },
+      { key: 'ffset', didYouMean: 'offset' },
+    ])
+  })
+
+  it('is empty when no key plainly points anywhere', async () => {
+    const { audited, warnings } = setup()
+    await audited.toolsForLlm()
+    await run(audited, [call('1', 'fs_read', { recursive: true })])
+    expect(warnings[0]?.suggestions).toEqual([])
+  })
+
+  it('says each suggestion in the default line', () => {
+    const base = { tool: 't', id: '1', declaredKeys: ['offset', 'path'] }
+    expect(formatWarning({ ...base, unknownKeys: ['ffset'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }] })).toMatch(/ \(did you mean offset\?\)$/)
+    expect(formatWarning({ ...base, unknownKeys: ['ffset', 'pth'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }, { key: 'pth', didYouMean: 'path' }] })).toMatch(
+      / \(did you mean offset for "ffset", path for "pth"\?\)$/,
+    )
+  })
+
+  it('never changes a call, a result, or when a warning is said', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uniqueArray(fc.constantFrom('path', 'ffset', 'pth', 'offset', 'x', 'depth'), { maxLength: 4 }), { maxLength: 6 }), async (keySets) => {
+        const { inner, audited, warnings } = setup()
+        await audited.toolsForLlm()
+        const calls = keySets.map((ks, i) => call(String(i), 'fs_read', Object.fromEntries(ks.map((k) => [k, 1]))))
+        const out = await run(audited, calls)
+        expect(inner.rec.batches[0]).toBe(calls)
+        expect(out._tag === 'Right' && out.right).toBe(inner.rec.results[0])
+        for (const w of warnings) {
+          expect(w.suggestions.map((s) => s.key)).toEqual(w.unknownKeys.filter((k) => w.suggestions.some((s) => s.key === k)))
+          for (const s of w.suggestions) expect(w.declaredKeys).toContain(s.didYouMean)
+        }
+      }),
+    )
+  })
+})
+
+describe('withUnknownKeyAudit: tolerate', () => {
+  it('treats tolerated names exactly like reason', async () => {
+    const inner = recordingProvider([FS_READ])
+    const warnings: Array<UnknownKeyWarning> = []
+    const audited = withUnknownKeyAudit({ tolerate: ['_meta', 'toolCallId'], onWarn: (w) => () => void warnings.push(w) })(inner)
+    await audited.toolsForLlm()
+    await run(audited, [call('1', 'fs_read', { path: 'a', _meta: {}, toolCallId: 'x', reason: 'r', sessionId: 's' })])
+    expect(warnings.map((w) => w.unknownKeys)).toEqual([['sessionId']])
+    expect(audited.stats().map((s) => s.key)).toEqual(['sessionId'])
+  })
+
+  it('refuses a tolerate that is not an array of strings', () => {
+    expect(() => withUnknownKeyAudit({ tolerate: '_meta' as never })).toThrow(/tolerate/)
+    expect(() => withUnknownKeyAudit({ tolerate: ['_meta', 3] as never })).toThrow(/tolerate/)
+  })
+
+  it('a tolerated name never appears in any warning, whatever the calls', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(keyArb, { maxLength: 3 }), fc.array(fc.uniqueArray(keyArb, { maxLength: 5 }), { maxLength: 5 }), async (tolerate, keySets) => {
+        const warnings: Array<UnknownKeyWarning> = []
+        const audited = withUnknownKeyAudit({ tolerate, onWarn: (w) => () => void warnings.push(w) })(recordingProvider([FS_READ]))
+        await audited.toolsForLlm()
+        const calls = keySets.map((ks, i) => {
+          const args: Record<string, unknown> = {}
+          for (const k of [...ks, ...tolerate]) Object.defineProperty(args, k, { value: 1, enumerable: true })
+          return call(String(i), 'fs_read', JSON.stringify(args), true)
+        })
+        await run(audited, calls)
+        for (const w of warnings) for (const t of [...tolerate, 'reason']) expect(w.unknownKeys).not.toContain(t)
+      }),
+    )
+  })
+})
+
+describe('withUnknownKeyAudit: stats', () => {
+  it('counts every audited call carrying each pair, and the id of the first', async () => {
+    const { audited, warnings } = setup()
+    await audited.toolsForLlm()
+    await run(audited, [call('a', 'fs_read', { x: 1 }), call('b', 'fs_read', { x: 1, y: 1 }), call('c', 'fs_write', { x: 1 })])
+    await run(audited, [call('d', 'fs_read', { x: 1 })])
+    expect(audited.stats()).toEqual([
+      { tool: 'fs_read', key: 'x', calls: 3, firstId: 'a' },
+      { tool: 'fs_read', key: 'y', calls: 1, firstId: 'b' },
+      { tool: 'fs_write', key: 'x', calls: 1, firstId: 'c' },
+    ])
+    expect(warnings.map((w) => w.id)).toEqual(['a', 'b', 'c']) // counting never re-announces
+  })
+
+  it('equals a naive recount over the same calls', async () => {
+    const names = fc.constantFrom('fs_read', 'fs_write', 'unlisted')
+    await fc.assert(
+      fc.asyncProperty(fc.array(batchArb(names), { maxLength: 5 }), async (batches) => {
+        const { audited } = setup()
+        await audited.toolsForLlm()
+        for (const b of batches) await run(audited, b)
+        // the naive recount: parse every call again, by hand
+        const declared = new Map([
+          ['fs_read', ['path', 'offset', 'length']],
+          ['fs_write', ['path', 'content']],
+        ])
+        const naive = new Map<string, { tool: string; key: string; calls: number; firstId: string }>()
+        for (const c of batches.flat()) {
+          let tool: unknown, raw: unknown, id: unknown
+          try {
+            tool = c.function.name
+            raw = c.function.arguments
+            id = c.id
+          } catch {
+            continue
+          }
+          const keys = declared.get(tool as string)
+          if (keys === undefined) continue
+          let args: unknown = raw
+          if (typeof raw === 'string') {
+            try {
+              args = JSON.parse(raw)
+            } catch {
+              continue
+            }
+          }
+          if (typeof args !== 'object' || args === null || Array.isArray(args)) continue
+          const proto: unknown = Object.getPrototypeOf(args)
+          if (proto !== Object.prototype && proto !== null) continue
+          for (const k of Object.keys(args)) {
+            if (keys.includes(k) || k === 'reason') continue
+            const slot = JSON.stringify([tool, k])
+            const had = naive.get(slot)
+            naive.set(slot, { tool: tool as string, key: k, calls: (had?.calls ?? 0) + 1, firstId: had?.firstId ?? (id === undefined || id === null ? '' : String(id)) })
+          }
+        }
+        const expected = [...naive.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        expect(audited.stats()).toEqual(expected)
+      }),
+    )
   })
 })

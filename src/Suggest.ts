@@ -1,0 +1,173 @@
+/**
+ * "Did you mean": the declared key an undeclared one plainly points at, if any.
+ * Information added beside a warning; it never changes a call or when a warning is
+ * said.
+ *
+ * @since 0.1.0
+ */
+import type { Option } from 'fp-ts/lib/Option.js'
+import { none, some } from 'fp-ts/lib/Option.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One reported key and the declared key it plainly points at.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Suggestion {
+  readonly key: string
+  readonly didYouMean: string
+}
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+/**
+ * A name without case, `_` or `-`: `max_depth`, `maxDepth` and `Max-Depth` meet here.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const normalizeKey = (k: string): string => k.toLowerCase().replace(/[_-]/g, '')
+
+/**
+ * The words of a camelCase, snake_case or kebab-case name, lower-cased.
+ *
+ * @example
+ * import { keyWords } from 'toolstack'
+ * assert.deepStrictEqual(keyWords('maxDepth'), ['max', 'depth'])
+ * assert.deepStrictEqual(keyWords('max_file_size'), ['max', 'file', 'size'])
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const keyWords = (name: string): ReadonlyArray<string> =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[\s_-]+/)
+    .filter((w) => w !== '')
+    .map((w) => w.toLowerCase())
+
+/**
+ * Optimal string alignment distance (edits: insert, delete, substitute, swap two
+ * neighbours), by UTF-16 code unit. Stops early past `max`, returning `max + 1`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const editDistance = (a: string, b: string, max = Infinity): number => {
+  if (Math.abs(a.length - b.length) > max) return max + 1
+  let prev2: Array<number> = []
+  let prev: Array<number> = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row: Array<number> = [i]
+    let best = i
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (prev2[j - 2] as number) + 1)
+      row.push(d)
+      if (d < best) best = d
+    }
+    if (best > max) return max + 1
+    prev2 = prev
+    prev = row
+  }
+  return prev[b.length] as number
+}
+
+/** The one candidate, when there is exactly one; otherwise nothing, for no guess is plain. */
+const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
+  candidates.length === 1 ? some(candidates[0] as string) : candidates.length > 1 ? none : undefined
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * The declared key an undeclared `key` plainly points at. Tried in order, the first
+ * rule with any candidate decides, and two candidates mean no suggestion (equally
+ * near is no plain answer):
+ *
+ * 1. the same name up to case, `_` and `-` (`max_depth` → `maxDepth`);
+ * 2. a truncated end or start of a declared key, 3 characters or more (`ffset` → `offset`, `ead` → `head`);
+ * 3. one or two edits away, for keys of 5 characters or more (`contnet` → `content`, `promt` → `prompt`);
+ * 4. the trailing words of a camelCase or snake_case declared name (`depth` → `maxDepth`).
+ *
+ * @example
+ * import { suggestKey } from 'toolstack'
+ * import { some, none } from 'fp-ts/lib/Option.js'
+ * const near = suggestKey(new Set(['path', 'offset', 'maxDepth']))
+ * assert.deepStrictEqual(near('ffset'), some('offset'))
+ * assert.deepStrictEqual(near('depth'), some('maxDepth'))
+ * assert.deepStrictEqual(near('recursive'), none)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const suggestKey =
+  (declared: ReadonlySet<string>) =>
+  (key: string): Option<string> => {
+    if (declared.has(key)) return none
+    const all = [...declared].filter((d) => d !== key)
+    const nk = normalizeKey(key)
+
+    const same = only(all.filter((d) => normalizeKey(d) === nk))
+    if (same !== undefined) return same
+
+    if (nk.length >= 3) {
+      const truncated = only(all.filter((d) => {
+        const nd = normalizeKey(d)
+        return nd.length > nk.length && (nd.startsWith(nk) || nd.endsWith(nk))
+      }))
+      if (truncated !== undefined) return truncated
+    }
+
+    if (key.length >= 5) {
+      let best = 3
+      let at: Array<string> = []
+      for (const d of all) {
+        const dist = Math.min(editDistance(key, d, 2), editDistance(nk, normalizeKey(d), 2))
+        if (dist < best) {
+          best = dist
+          at = [d]
+        } else if (dist === best) at.push(d)
+      }
+      const edited = only(at)
+      if (edited !== undefined) return edited
+    }
+
+    const kw = keyWords(key).join('')
+    if (kw.length >= 3) {
+      const tail = only(all.filter((d) => {
+        const ws = keyWords(d)
+        for (let i = 1; i < ws.length; i++) if (ws.slice(i).join('') === kw) return true
+        return false
+      }))
+      if (tail !== undefined) return tail
+    }
+    return none
+  }
+
+/**
+ * A suggestion for each reported key that plainly points at one declared key, in the
+ * order of `keys`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const suggestKeys = (declared: ReadonlySet<string>, keys: ReadonlyArray<string>): ReadonlyArray<Suggestion> => {
+  const near = suggestKey(declared)
+  const out: Array<Suggestion> = []
+  for (const key of keys) {
+    const s = near(key)
+    if (s._tag === 'Some') out.push({ key, didYouMean: s.value })
+  }
+  return out
+}
