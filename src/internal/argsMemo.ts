@@ -30,3 +30,13 @@ export const readCallArgs = (call: object, raw: unknown): Either<ArgsProblem, Ar
 export const primeCallArgs = (call: object, raw: unknown, parsed: Either<ArgsProblem, Args>): void => {
   memo.set(call, { raw, parsed })
 }
+
+/**
+ * Hands `from`'s memo entry, if it has one, to `to`: for a layer that copies a call
+ * and keeps its very `arguments` value, so the layers below it need not parse again.
+ * Never parses; the entry still answers only while `to` holds the same raw value.
+ */
+export const shareCallArgs = (from: object, to: object): void => {
+  const hit = memo.get(from)
+  if (hit !== undefined) memo.set(to, hit)
+}
