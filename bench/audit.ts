@@ -1,0 +1,215 @@
+// The audit's own figures: its cost against the parse it cannot avoid, against a bare
+// provider, against what users would pick instead, and as the seen-set grows.
+import { Ajv } from 'ajv'
+import { z } from 'zod'
+import type { Provider, ToolCall, ToolDeclaration, ToolResult } from 'toolstack'
+import { emptySeenSet, firstSeen, withUnknownKeyAudit } from 'toolstack'
+import type { Figure } from './measure.js'
+import { interleaved, median, timeOnce } from './measure.js'
+
+const TYPICAL_ARGS = {
+  path: '/home/user/projects/toolstack/src/UnknownKeys.ts',
+  offset: 120,
+  length: 40,
+  encoding: 'utf-8',
+  follow_symlinks: false,
+  query: 'withUnknownKeyAudit smoke alarm, not a valve',
+  context_lines: 3,
+  max_matches: 25,
+  case_sensitive: true,
+  reason: 'Reading the audit to check how the seen-set grows',
+}
+export const TYPICAL = JSON.stringify(TYPICAL_ARGS)
+const BIG = JSON.stringify({ path: '/tmp/big.txt', content: 'x'.repeat(1024 * 1024 - 40) })
+
+const declaration = (name: string, keys: ReadonlyArray<string>): ToolDeclaration => ({
+  type: 'function',
+  function: { name, parameters: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])) } },
+})
+
+const DECLS: ReadonlyArray<ToolDeclaration> = [
+  declaration('fs_search', Object.keys(TYPICAL_ARGS).filter((k) => k !== 'reason')),
+  declaration('fs_write', ['path', 'content']),
+]
+
+/** A provider that does nothing but answer: so what is timed is the layer above it. */
+export const bareProvider = (decls: ReadonlyArray<ToolDeclaration> = DECLS): Provider<never> => {
+  let results: ReadonlyArray<ToolResult> = []
+  return {
+    toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: decls }),
+    executeToolCalls: (calls) => () => {
+      if (results.length !== calls.length) results = calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: '' }))
+      return Promise.resolve({ _tag: 'Right', right: results })
+    },
+  }
+}
+
+/** Fresh call objects every round: a memo keyed by the call must not make a parse free. */
+export const freshCalls = (n: number, name: string, args: (i: number) => string): Array<ToolCall> =>
+  Array.from({ length: n }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: args(i) } }))
+
+let sink = 0
+const parseAndList = (calls: ReadonlyArray<ToolCall>): void => {
+  for (const c of calls) sink += Object.keys(JSON.parse(c.function.arguments as string) as object).length
+}
+
+const quiet = withUnknownKeyAudit({ onWarn: () => () => undefined })
+
+export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>> => {
+  const figures: Array<Figure> = []
+  const rounds = quick ? 40 : 200
+
+  // 1. at the floor: the audit's added cost per call ÷ one parse (+ key listing)
+  {
+    const audited = quiet(bareProvider())
+    const bare = bareProvider()
+    await audited.toolsForLlm()
+    const n = 1000
+    let a: Array<ToolCall> = [], b: Array<ToolCall> = [], p: Array<ToolCall> = []
+    const r = await interleaved(
+      rounds,
+      () => {
+        // distinct strings too, so nothing can be cached by identity
+        a = freshCalls(n, 'fs_search', (i) => TYPICAL.replace('"offset":120', `"offset":${i}`))
+        b = freshCalls(n, 'fs_search', (i) => TYPICAL.replace('"offset":120', `"offset":${i}`))
+        p = freshCalls(n, 'fs_search', (i) => TYPICAL.replace('"offset":120', `"offset":${i}`))
+      },
+      [() => audited.executeToolCalls(a)(), () => bare.executeToolCalls(b)(), () => parseAndList(p)],
+      ([ta, tb, tp]) => ((ta as number) - (tb as number)) / (tp as number),
+    )
+    figures.push({
+      name: `audit added cost per call ÷ JSON.parse + keys (${TYPICAL.length}-byte arguments)`,
+      value: r.ratio,
+      unit: 'ratio',
+      target: { op: '<=', value: 1.1 },
+      note: `one parse of those arguments: ${((r.times[2] as number) / n).toFixed(0)} ns`,
+    })
+  }
+  {
+    const audited = quiet(bareProvider())
+    const bare = bareProvider()
+    await audited.toolsForLlm()
+    let a: Array<ToolCall> = [], b: Array<ToolCall> = [], p: Array<ToolCall> = []
+    const r = await interleaved(
+      quick ? 10 : 30,
+      () => {
+        a = freshCalls(1, 'fs_write', () => BIG.slice(0, -2) + 'a"}')
+        b = freshCalls(1, 'fs_write', () => BIG.slice(0, -2) + 'b"}')
+        p = freshCalls(1, 'fs_write', () => BIG.slice(0, -2) + 'c"}')
+      },
+      [() => audited.executeToolCalls(a)(), () => bare.executeToolCalls(b)(), () => parseAndList(p)],
+      ([ta, tb, tp]) => ((ta as number) - (tb as number)) / (tp as number),
+    )
+    figures.push({ name: 'audit added cost per call ÷ JSON.parse + keys (1 MB arguments)', value: r.ratio, unit: 'ratio', target: { op: '<=', value: 1.05 } })
+  }
+
+  // 2. audited ÷ bare executeToolCalls, 100-call batch, over a provider that parses
+  // its arguments as a real one must
+  {
+    const parsing: Provider<never> = {
+      toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: DECLS }),
+      executeToolCalls: (calls) => () =>
+        Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: String(Object.keys(JSON.parse(c.function.arguments as string) as object).length) })) }),
+    }
+    const audited = quiet(parsing)
+    await audited.toolsForLlm()
+    let a: Array<ToolCall> = [], b: Array<ToolCall> = []
+    const r = await interleaved(
+      rounds,
+      () => {
+        a = freshCalls(100, 'fs_search', () => TYPICAL)
+        b = freshCalls(100, 'fs_search', () => TYPICAL)
+      },
+      [() => audited.executeToolCalls(a)(), () => parsing.executeToolCalls(b)()],
+      ([ta, tb]) => (ta as number) / (tb as number),
+    )
+    figures.push({ name: 'audited ÷ bare executeToolCalls (100 calls, provider parses its arguments)', value: r.ratio, unit: 'ratio' })
+  }
+
+  // 3. ahead of what users would pick instead (each including its parse)
+  {
+    const keys = Object.keys(TYPICAL_ARGS)
+    const ajv = new Ajv()
+    const validate = ajv.compile({ type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])), additionalProperties: false })
+    const zod = z.strictObject(Object.fromEntries(keys.map((k) => [k, z.unknown()])))
+    const audited = quiet(bareProvider())
+    await audited.toolsForLlm()
+    let a: Array<ToolCall> = [], j: Array<ToolCall> = [], zc: Array<ToolCall> = []
+    const r = await interleaved(
+      rounds,
+      () => {
+        a = freshCalls(1000, 'fs_search', () => TYPICAL)
+        j = freshCalls(1000, 'fs_search', () => TYPICAL)
+        zc = freshCalls(1000, 'fs_search', () => TYPICAL)
+      },
+      [
+        () => audited.executeToolCalls(a)(),
+        () => {
+          for (const c of j) sink += validate(JSON.parse(c.function.arguments as string)) ? 1 : 0
+        },
+        () => {
+          for (const c of zc) sink += zod.safeParse(JSON.parse(c.function.arguments as string)).success ? 1 : 0
+        },
+      ],
+      ([ta, tj]) => (ta as number) / (tj as number),
+    )
+    const rz = r.times[0] as number / (r.times[2] as number)
+    figures.push({ name: 'audit (with its parse) ÷ ajv compiled, additionalProperties:false (with parse)', value: r.ratio, unit: 'ratio', target: { op: '<=', value: 1 } })
+    figures.push({ name: 'audit (with its parse) ÷ zod 4 strictObject().safeParse (with parse)', value: rz, unit: 'ratio', target: { op: '<=', value: 1 } })
+  }
+
+  // 4. flat under a key-inventing model: a batch of 1,000 calls, each with a fresh
+  // undeclared key, at 1,000,000 pairs seen ÷ at 5,000
+  {
+    const small = quiet(bareProvider())
+    const large = quiet(bareProvider())
+    await small.toolsForLlm()
+    await large.toolsForLlm()
+    let next = 0
+    const inventing = (n: number) => freshCalls(n, 'fs_write', () => `{"path":"a","k${next++}":1}`)
+    const fill = async (p: Provider<never>, pairs: number) => {
+      for (let done = 0; done < pairs; done += 10_000) await p.executeToolCalls(inventing(Math.min(10_000, pairs - done)))()
+    }
+    const big = quick ? 200_000 : 1_000_000
+    await fill(small, 5_000)
+    await fill(large, big)
+    let s: Array<ToolCall> = [], l: Array<ToolCall> = []
+    const r = await interleaved(
+      quick ? 10 : 30,
+      () => {
+        s = inventing(1000)
+        l = inventing(1000)
+      },
+      [() => small.executeToolCalls(s)(), () => large.executeToolCalls(l)()],
+      ([ts, tl]) => (tl as number) / (ts as number),
+    )
+    figures.push({ name: `batch of 1,000 new pairs at ${big.toLocaleString('en-US')} pairs seen ÷ at 5,000`, value: r.ratio, unit: 'ratio', target: { op: '<=', value: 1.5 } })
+  }
+
+  // 5. memory per remembered pair (keys allocated beforehand, so not counted)
+  {
+    const gc = (globalThis as { gc?: () => void }).gc
+    if (gc !== undefined) {
+      const n = quick ? 100_000 : 500_000
+      const keys = Array.from({ length: n }, (_, i) => `key_${i}`)
+      gc()
+      const before = process.memoryUsage().heapUsed
+      let seen = emptySeenSet
+      for (let i = 0; i < n; i += 1) seen = firstSeen('fs_write', [keys[i] as string])(seen)[1]
+      gc()
+      const after = process.memoryUsage().heapUsed
+      figures.push({ name: 'memory per remembered pair, key excluded (one tool, adversarial)', value: (after - before) / seen.size, unit: 'bytes', target: { op: '<=', value: 150 } })
+      let spread = emptySeenSet
+      gc()
+      const before2 = process.memoryUsage().heapUsed
+      for (let i = 0; i < n; i += 1) spread = firstSeen(`tool_${i % 100}`, [keys[i] as string])(spread)[1]
+      gc()
+      figures.push({ name: 'memory per remembered pair, key excluded (100 tools)', value: (process.memoryUsage().heapUsed - before2) / spread.size, unit: 'bytes', target: { op: '<=', value: 150 } })
+    }
+  }
+
+  if (sink === -1) console.log(sink)
+  void median
+  void timeOnce
+  return figures
+}
