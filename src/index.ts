@@ -7,3 +7,6 @@
 export * from './Provider.js'
 export * from './Args.js'
 export * from './UnknownKeys.js'
+export * from './Reasons.js'
+export * from './Registry.js'
+export * from './Suggest.js'
