@@ -10,7 +10,8 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left as leftOf, right as rightOf } from 'fp-ts/lib/Either.js'
 import type { Args } from './Args.js'
 import { drawArgsProblem } from './Args.js'
-import { readCallArgs } from './internal/argsMemo.js'
+import type { ArgsAt } from './internal/argsMemo.js'
+import { argsOfBatch } from './internal/argsMemo.js'
 import { describeValue } from './internal/options.js'
 import { callIdOf, callNameOf, describeError, errorResult } from './internal/results.js'
 
@@ -315,7 +316,7 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): Provider<never> => {
   const listing = Object.freeze(declarations)
   const names = Object.freeze([...byName.keys()])
 
-  const runOne = async (call: unknown): Promise<ToolResult> => {
+  const runOne = async (call: unknown, read: ArgsAt, i: number): Promise<ToolResult> => {
     const name = callNameOf(call)
     if (name === undefined) return errorResult(call, 'this tool call is malformed: it has no function name, so no tool was run')
     const tool = byName.get(name)
@@ -326,7 +327,7 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): Provider<never> => {
     } catch (e) {
       return errorResult(call, `tool ${quote(name)} was not run: its arguments cannot be read (${describeError(e)})`)
     }
-    const parsed = readCallArgs(call as object, raw)
+    const parsed = read(i, call, raw)
     let args: Args
     if (parsed._tag === 'Right') args = parsed.right
     else if (parsed.left._tag === 'Absent' || parsed.left._tag === 'Empty') args = {}
@@ -349,6 +350,7 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): Provider<never> => {
     executeToolCalls: (calls) => async () => {
       const batch: ReadonlyArray<unknown> = Array.isArray(calls) ? calls : []
       const results: Array<ToolResult> = []
+      const read = argsOfBatch(batch)
       for (let i = 0; i < batch.length; i++) {
         let call: unknown
         try {
@@ -357,7 +359,7 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): Provider<never> => {
           call = undefined
         }
         try {
-          results.push(await runOne(call))
+          results.push(await runOne(call, read, i))
         } catch (e) {
           results.push(errorResult(call, `this tool call could not be run: ${describeError(e)}`))
         }

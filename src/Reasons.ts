@@ -16,7 +16,9 @@ import * as t from 'io-ts/lib/index.js'
 import type { Provider, ToolCall, ToolDeclaration } from './Provider.js'
 import { ReadableDeclaration, assertProvider } from './Provider.js'
 import { REASON_PARAM } from './UnknownKeys.js'
-import { primeCallArgs, readCallArgs } from './internal/argsMemo.js'
+import type { Args, ArgsProblem } from './Args.js'
+import { parseArgs } from './Args.js'
+import { argsOfBatch, handDownArgs, knownArgs } from './internal/argsMemo.js'
 import { decodeOptions } from './internal/options.js'
 import { answerFor, callNameOf } from './internal/results.js'
 
@@ -137,23 +139,36 @@ export const addReasonParam =
  */
 export const stripReason =
   (tools: ReadonlySet<string>) =>
-  (call: ToolCall): ToolCall => {
+  (call: ToolCall): ToolCall =>
+    stripReasonWith(tools, (_call, raw) => parseArgs(raw))(call).call
+
+type Parsed = Either<ArgsProblem, Args>
+
+interface Stripped {
+  readonly call: ToolCall
+  /** The raw arguments of `call`, and their parse when this layer read them. */
+  readonly raw: unknown
+  readonly parsed: Parsed | undefined
+}
+
+// stripReason, reading arguments through `read` (the batch memo inside the combinator)
+const stripReasonWith =
+  (tools: ReadonlySet<string>, read: (call: ToolCall, raw: unknown) => Parsed) =>
+  (call: ToolCall): Stripped => {
+    const unchanged: Stripped = { call, raw: undefined, parsed: undefined }
     try {
       const name = callNameOf(call)
-      if (name === undefined || !tools.has(name)) return call
+      if (name === undefined || !tools.has(name)) return unchanged
       const fn = call.function
       const raw: unknown = fn.arguments
-      const args = readCallArgs(call, raw)
-      if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return call
+      const args = read(call, raw)
+      if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return { call, raw, parsed: args }
       const { [REASON_PARAM]: _reason, ...rest } = args.right
       const nextRaw = typeof raw === 'string' ? JSON.stringify(rest) : rest
-      const next: ToolCall = { ...call, function: { ...fn, arguments: nextRaw } }
-      // the layers below read the stripped arguments without parsing them again
-      primeCallArgs(next, nextRaw, right(rest))
-      return next
+      return { call: { ...call, function: { ...fn, arguments: nextRaw } }, raw: nextRaw, parsed: right(rest) }
     } catch {
       // a call this layer cannot read is forwarded as it came
-      return call
+      return unchanged
     }
   }
 
@@ -192,16 +207,32 @@ const augmentCatalogue =
 
 const forwardBatch = (tools: ReadonlySet<string>, calls: ReadonlyArray<ToolCall>): ReadonlyArray<ToolCall> => {
   if (tools.size === 0) return calls
-  const strip = stripReason(tools)
+  const read = argsOfBatch(calls)
   let out: Array<ToolCall> | undefined
+  const seen: Array<Stripped> = []
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as ToolCall
-    const next = strip(call)
-    if (next !== call) out ??= calls.slice(0, i)
-    out?.push(next)
+    const next = stripReasonWith(tools, (c, raw) => read(i, c, raw))(call)
+    seen.push(next)
+    if (next.call !== call) out ??= calls.slice(0, i)
+    out?.push(next.call)
   }
   // nothing stripped: the inner provider gets the caller's very array
-  return out ?? calls
+  if (out === undefined) return calls
+  // a new batch: hand down every parse known, so the layers below do not parse again
+  for (let i = 0; i < out.length; i++) {
+    const s = seen[i] as Stripped
+    if (s.parsed !== undefined) handDownArgs(out, i, s.call, s.raw, s.parsed)
+    else {
+      try {
+        const raw: unknown = s.call.function.arguments
+        handDownArgs(out, i, s.call, raw, knownArgs(calls, i, s.call, raw))
+      } catch {
+        // unreadable: nothing to hand down
+      }
+    }
+  }
+  return out
 }
 
 // -------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
-import { shareCallArgs } from './internal/argsMemo.js'
+import { handDownArgs, knownArgs } from './internal/argsMemo.js'
 import { describeValue } from './internal/options.js'
 import { answerFor, describeError, errorResult } from './internal/results.js'
 
@@ -190,6 +190,13 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
         g.calls.push(d.call)
         g.positions.push(i)
         groups.set(d.route, g)
+        // the copy keeps the very same arguments: hand down the parse an upper layer made
+        try {
+          const raw: unknown = d.call.function.arguments
+          handDownArgs(g.calls, g.calls.length - 1, d.call, raw, knownArgs(calls, i, c, raw))
+        } catch {
+          // unreadable arguments: nothing to hand down
+        }
       })
       await Promise.all(
         [...groups].map(async ([route, g]) => {
@@ -445,9 +452,8 @@ const decide =
         )
       }
       // a copy, so the caller's call keeps the name the model used; the very same
-      // `arguments` value, so the parse an upper layer already made is handed down
+      // `arguments` value, so the parse an upper layer already made can be handed down
       const copy = { ...call, function: { ...fn, name: name.slice(route.tag.length) } } as ToolCall
-      shareCallArgs(call, copy)
       return { _tag: 'Route', route, call: copy }
     } catch (e) {
       return answer(`${MALFORMED}: it cannot be read (${describeError(e)}); ${SHAPE}`)

@@ -15,7 +15,8 @@ import type { Provider, ToolCall } from './Provider.js'
 import { ReadableDeclaration, assertProvider } from './Provider.js'
 import type { Suggestion } from './Suggest.js'
 import { suggestKeys } from './Suggest.js'
-import { readCallArgs } from './internal/argsMemo.js'
+import type { ArgsAt } from './internal/argsMemo.js'
+import { argsOfBatch } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions } from './internal/options.js'
 
 // -------------------------------------------------------------------------------------
@@ -330,14 +331,16 @@ export const warnToStderr =
 interface Declared {
   readonly keys: ReadonlySet<string>
   readonly sorted: ReadonlyArray<string>
+  readonly diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>
 }
 
 type Catalogue = ReadonlyMap<string, Declared>
 
-const toCatalogue = (declarations: unknown): Catalogue => {
+// built once per listing, so a call costs a lookup, not a closure
+const toCatalogue = (tolerated: ReadonlySet<string>) => (declarations: unknown): Catalogue => {
   const out = new Map<string, Declared>()
   for (const [name, keys] of extractDeclarations(Array.isArray(declarations) ? declarations : [])) {
-    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()) })
+    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: diffKeys(keys, tolerated) })
   }
   return out
 }
@@ -401,7 +404,7 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       }
     }
 
-    const auditCall = (tools: Catalogue, call: unknown): void => {
+    const auditCall = (tools: Catalogue, read: ArgsAt, i: number, call: unknown): void => {
       if (typeof call !== 'object' || call === null) return
       const fn = (call as { readonly function?: unknown }).function
       if (typeof fn !== 'object' || fn === null) return
@@ -409,9 +412,9 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       if (typeof name !== 'string') return
       const declared = tools.get(name)
       if (declared === undefined) return
-      const args = readCallArgs(call, (fn as { readonly arguments?: unknown }).arguments)
+      const args = read(i, call, (fn as { readonly arguments?: unknown }).arguments)
       if (isLeft(args)) return
-      const unknownKeys = diffKeys(declared.keys, tolerated)(Object.keys(args.right))
+      const unknownKeys = declared.diff(Object.keys(args.right))
       if (unknownKeys.length === 0) return
       const id = idOf(call)
       const fresh = remember(name, unknownKeys, id)
@@ -428,9 +431,10 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       } catch {
         return
       }
+      const read = argsOfBatch(calls)
       for (let i = 0; i < n; i++) {
         try {
-          auditCall(tools, calls[i])
+          auditCall(tools, read, i, calls[i])
         } catch {
           // a call that throws when read is forwarded all the same, and costs the
           // rest of the batch none of its warnings
@@ -443,7 +447,7 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
         provider.toolsForLlm().then((listed) => {
           if (listed._tag === 'Right') {
             try {
-              catalogue.write(toCatalogue(listed.right))()
+              catalogue.write(toCatalogue(tolerated)(listed.right))()
             } catch {
               catalogue.write(new Map())()
             }

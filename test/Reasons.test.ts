@@ -14,7 +14,7 @@ import {
   withReasons,
   withUnknownKeyAudit,
 } from '../src/index.js'
-import { readCallArgs } from '../src/internal/argsMemo.js'
+import { argsOfBatch } from '../src/internal/argsMemo.js'
 import { answersOnePerCall, behavingProvider, isLazy, listingFailurePassesThrough } from './laws.js'
 import { argsObjectArb, batchArb } from './support/arbitraries.js'
 import { call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
@@ -268,10 +268,11 @@ describe('withReasons: calls', () => {
   it('primes the stripped call, so the layers below do not parse it again', async () => {
     const { layer, inner } = await listed([decl('fs_read', ['path'])])
     await resultsOf(layer, [call('c1', 'fs_read', { path: '/tmp', reason: 'r' })])
-    const got = inner.rec.batches[0]?.[0] as ToolCall
+    const batch = inner.rec.batches[0] as ReadonlyArray<ToolCall>
+    const got = batch[0] as ToolCall
     const spy = vi.spyOn(JSON, 'parse')
     try {
-      const args = readCallArgs(got, got.function.arguments)
+      const args = argsOfBatch(batch)(0, got, got.function.arguments)
       expect(spy).not.toHaveBeenCalled()
       expect(args).toEqual({ _tag: 'Right', right: { path: '/tmp' } })
     } finally {

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Provider, RegistryEntry, RegistryError, ToolCall, ToolDeclaration, ToolResult } from '../src/index.js'
 import { drawRegistryError, listingFailed, listingUnreadable, matchRegistryError, registry, toolShadowed } from '../src/index.js'
-import { readCallArgs, shareCallArgs } from '../src/internal/argsMemo.js'
+import { argsOfBatch } from '../src/internal/argsMemo.js'
 import { callNameOf } from '../src/internal/results.js'
 import { answersOnePerCall, behavingProvider, innerBehaviourArb, isLazy } from './laws.js'
 import { batchArb } from './support/arbitraries.js'
@@ -328,13 +328,14 @@ describe('registry: calls', () => {
       toolsForLlm: TE.right([]),
       executeToolCalls: (calls) => () => {
         const c = calls[0] as ToolCall
-        reread = readCallArgs(c, c.function.arguments)
+        reread = argsOfBatch(calls)(0, c, c.function.arguments)
         return Promise.resolve({ _tag: 'Right', right: calls.map(okResult) })
       },
     }
     const original = call('1', 'fs_read', { path: '/x' })
-    const parsedAbove = readCallArgs(original, original.function.arguments)
-    await run(registry([{ prefix: 'fs', provider: inner }]), [original])
+    const batch = [original]
+    const parsedAbove = argsOfBatch(batch)(0, original, original.function.arguments)
+    await run(registry([{ prefix: 'fs', provider: inner }]), batch)
     expect(reread).toBe(parsedAbove)
   })
 
@@ -685,29 +686,6 @@ describe('registry: properties', () => {
   })
 })
 
-// -------------------------------------------------------------------------------------
-// shareCallArgs
-// -------------------------------------------------------------------------------------
-
-describe('shareCallArgs', () => {
-  it('hands over an existing parse, and only while the raw value is the same', () => {
-    const raw = '{"a":1}'
-    const from = { function: { arguments: raw } }
-    const to = { function: { arguments: raw } }
-    const parsed = readCallArgs(from, raw)
-    shareCallArgs(from, to)
-    expect(readCallArgs(to, raw)).toBe(parsed)
-    expect(readCallArgs(to, '{"a":1}  ')).not.toBe(parsed)
-  })
-
-  it('does nothing when there is no parse to share', () => {
-    const from = {}
-    const to = {}
-    shareCallArgs(from, to)
-    const first = readCallArgs(to, '{}')
-    expect(readCallArgs(to, '{}')).toBe(first)
-  })
-})
 
 // -------------------------------------------------------------------------------------
 // example

@@ -1,42 +1,78 @@
-// One parse per call across a stack. Every layer that reads a call's arguments asks
-// here, keyed by the call object; an entry is trusted only while the call still holds
-// the very same raw value, so the memo can never answer for arguments it did not see.
-// A WeakMap keeps it bounded by the calls still alive, and it caches a pure function,
-// so sharing it between instances is invisible.
+// One parse per call across a stack. Calls travel in batches, so the memo is keyed by
+// the batch array (one WeakMap entry per batch, not per call: a WeakMap entry per call
+// costs as much as the parse it saves) and holds, per position, the call, its raw
+// arguments and their parse. A slot answers only while the batch still holds the very
+// same call with the very same raw value, so the memo can never answer for arguments
+// it did not see. A layer that builds a new batch hands the parses it knows down to
+// it. Bounded by the batches still alive; it caches a pure function, so sharing it
+// between instances is invisible.
 import type { Either } from 'fp-ts/lib/Either.js'
 import type { Args, ArgsProblem } from '../Args.js'
 import { parseArgs } from '../Args.js'
 
-interface Entry {
-  readonly raw: unknown
-  readonly parsed: Either<ArgsProblem, Args>
+type Parsed = Either<ArgsProblem, Args>
+
+interface Slots {
+  readonly calls: Array<unknown>
+  readonly raws: Array<unknown>
+  readonly parsed: Array<Parsed | undefined>
 }
 
-const memo = new WeakMap<object, Entry>()
+const batches = new WeakMap<object, Slots>()
 
-/** `parseArgs(raw)` for the arguments `raw` that `call` holds, parsed at most once. */
-export const readCallArgs = (call: object, raw: unknown): Either<ArgsProblem, Args> => {
-  const hit = memo.get(call)
-  if (hit !== undefined && hit.raw === raw) return hit.parsed
-  const parsed = parseArgs(raw)
-  memo.set(call, { raw, parsed })
-  return parsed
+const slotsFor = (batch: ReadonlyArray<unknown>): Slots => {
+  let slots = batches.get(batch)
+  if (slots === undefined) {
+    slots = { calls: [], raws: [], parsed: [] }
+    batches.set(batch, slots)
+  }
+  return slots
+}
+
+/** Reads the parse of position `i` of a batch, if the memo holds one for that very call and raw value. */
+export type ArgsAt = (i: number, call: unknown, raw: unknown) => Parsed
+
+/**
+ * A reader of a batch's arguments: `read(i, call, raw)` is `parseArgs(raw)` for the call
+ * at position `i`, parsed at most once across every layer that reads this batch.
+ */
+export const argsOfBatch = (batch: ReadonlyArray<unknown>): ArgsAt => {
+  let slots = batches.get(batch)
+  return (i, call, raw) => {
+    if (slots !== undefined && slots.calls[i] === call && slots.raws[i] === raw) {
+      const hit = slots.parsed[i]
+      if (hit !== undefined) return hit
+    }
+    const parsed = parseArgs(raw)
+    slots ??= slotsFor(batch)
+    slots.calls[i] = call
+    slots.raws[i] = raw
+    slots.parsed[i] = parsed
+    return parsed
+  }
+}
+
+/** The parse the memo already holds for position `i` of `batch`, without parsing. */
+export const knownArgs = (batch: ReadonlyArray<unknown>, i: number, call: unknown, raw: unknown): Parsed | undefined => {
+  const slots = batches.get(batch)
+  return slots !== undefined && slots.calls[i] === call && slots.raws[i] === raw ? slots.parsed[i] : undefined
 }
 
 /**
- * Records what a derived call's arguments parse to, for a layer that built the call
- * itself (a copy with the same raw arguments, or arguments it serialised from `args`).
+ * Records the parse of position `j` of a batch a layer built itself (a copy of a call
+ * that keeps its raw arguments, or arguments it serialised from `parsed`), so the
+ * layers below it do not parse again.
  */
-export const primeCallArgs = (call: object, raw: unknown, parsed: Either<ArgsProblem, Args>): void => {
-  memo.set(call, { raw, parsed })
+export const handDownArgs = (batch: ReadonlyArray<unknown>, j: number, call: unknown, raw: unknown, parsed: Parsed | undefined): void => {
+  if (parsed === undefined) return
+  const slots = slotsFor(batch)
+  slots.calls[j] = call
+  slots.raws[j] = raw
+  slots.parsed[j] = parsed
 }
 
 /**
- * Hands `from`'s memo entry, if it has one, to `to`: for a layer that copies a call
- * and keeps its very `arguments` value, so the layers below it need not parse again.
- * Never parses; the entry still answers only while `to` holds the same raw value.
+ * `parseArgs(raw)` for a single call handled outside any batch; it neither reads nor
+ * fills the memo.
  */
-export const shareCallArgs = (from: object, to: object): void => {
-  const hit = memo.get(from)
-  if (hit !== undefined) memo.set(to, hit)
-}
+export const readCallArgs = (_call: object, raw: unknown): Parsed => parseArgs(raw)
