@@ -1,0 +1,627 @@
+/**
+ * `fromMcpClient`: a provider over a connected MCP client. It lists every page of
+ * tools under legal, stable names and answers every call with exactly one result:
+ * whatever a server, a transport or a model does wrong becomes an `is_error` result
+ * for the call concerned, never a failed batch.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { IORef } from 'fp-ts/lib/IORef.js'
+import { newIORef } from 'fp-ts/lib/IORef.js'
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
+import * as t from 'io-ts/lib/index.js'
+import type { PaginatedResultSchema as PaginatedResultSchemaType } from '@modelcontextprotocol/sdk/types.js'
+import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../Provider.js'
+import { drawArgsProblem } from '../Args.js'
+import type { Args } from '../Args.js'
+import { readCallArgs } from '../internal/argsMemo.js'
+import { decodeOptions, describeValue } from '../internal/options.js'
+import { callIdOf, callNameOf, describeError, errorResult } from '../internal/results.js'
+import { renderCallResult } from './content.js'
+import { toolNameMapping } from './names.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Per-request options, the subset of the SDK's `RequestOptions` this module sets.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpRequestOptions {
+  readonly timeout?: number
+  readonly signal?: AbortSignal
+}
+
+/**
+ * One page of `tools/list`, as the SDK's `listTools` returns it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpToolsPage {
+  readonly tools: ReadonlyArray<unknown>
+  readonly nextCursor?: string | undefined
+}
+
+/**
+ * The raw `tools/list` request, for the fallback path.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpListToolsRequest {
+  method: 'tools/list'
+  params?: { cursor?: string }
+}
+
+/**
+ * The slice of an MCP client `fromMcpClient` needs. A v1 `Client` from
+ * `@modelcontextprotocol/sdk/client/index.js` fits as it is; so does a fake with just
+ * `listTools` and `callTool`.
+ *
+ * - `request` (optional) lets a page that the SDK's own schema rejects (one tool with
+ *   a top-level `anyOf`, a boolean property schema, no `type: "object"`) be fetched
+ *   again unvalidated and published as it came.
+ * - `setNotificationHandler` (optional) is only touched by `onToolsChanged`.
+ *
+ * `callTool` is called as `callTool(params, undefined, { timeout, signal })`, the v1
+ * signature; the timeout and abort are also enforced here, so a client that ignores
+ * the third argument is still bounded.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpToolClient {
+  listTools(params?: { cursor?: string }, options?: McpRequestOptions): Promise<McpToolsPage>
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    resultSchema?: undefined,
+    options?: McpRequestOptions,
+  ): Promise<unknown>
+  request?(request: McpListToolsRequest, resultSchema: typeof PaginatedResultSchemaType, options?: McpRequestOptions): Promise<unknown>
+  setNotificationHandler?(
+    schema: typeof ToolListChangedNotificationSchema,
+    handler: (notification: unknown) => void | Promise<void>,
+  ): void
+}
+
+/**
+ * Why a listing failed: the page it failed on and what was said.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpListingError {
+  readonly _tag: 'McpListingError'
+  /** One line a human can read. */
+  readonly message: string
+  /** What the client threw, as it came. */
+  readonly cause: unknown
+}
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface FromMcpClientOptions {
+  /** Milliseconds each request (a call, a page of the listing) may take. Default 60 000. */
+  readonly timeout?: number
+  /**
+   * How many calls to tools annotated `readOnlyHint: true` may run at once. Default 1:
+   * every call runs alone, in the caller's order. Above 1, consecutive read-only
+   * calls run together; any other call waits for them and runs alone.
+   */
+  readonly readOnlyConcurrency?: number
+  /** Aborts every call in flight or not yet started; each becomes an `is_error` result. */
+  readonly signal?: AbortSignal
+}
+
+/**
+ * A listed tool: the name the model sees, the name the server knows.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpTool {
+  readonly name: string
+  readonly mcpName: string
+  /** The tool's annotations say `readOnlyHint: true`. */
+  readonly readOnly: boolean
+}
+
+/**
+ * A provider over an MCP client, plus what it routes now and the server's
+ * `notifications/tools/list_changed`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpProvider extends Provider<McpListingError> {
+  /** The tools of the last successful listing, in listing order. */
+  readonly tools: IO<ReadonlyArray<McpTool>>
+  /**
+   * Calls `listener` each time the server says its tool list changed (re-list with
+   * `toolsForLlm` then); returns the unsubscribe. The first subscription installs this
+   * provider's handler with the client's `setNotificationHandler`, which in the v1 SDK
+   * holds one handler per method: it replaces a handler the host set for
+   * `notifications/tools/list_changed` (and the SDK's own `listChanged.tools` option).
+   * A host that already handles that notification should not call this; it re-lists
+   * from its own handler instead. Nothing is installed until someone subscribes; a
+   * client without `setNotificationHandler` never calls the listener.
+   */
+  readonly onToolsChanged: (listener: IO<void>) => IO<void>
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const listingError = (message: string, cause: unknown): McpListingError => ({ _tag: 'McpListingError', message, cause })
+
+// -------------------------------------------------------------------------------------
+// listing
+// -------------------------------------------------------------------------------------
+
+interface Listed {
+  readonly mcpName: string
+  readonly description: string | undefined
+  readonly parameters: Readonly<Record<string, unknown>> | undefined
+  readonly readOnly: boolean
+}
+
+interface Catalogue {
+  readonly declarations: ReadonlyArray<ToolDeclaration>
+  readonly tools: ReadonlyArray<McpTool>
+  /** Model-facing name → tool. A Map: tool names are data (`__proto__` is a name). */
+  readonly byName: ReadonlyMap<string, McpTool>
+}
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === 'object' && u !== null && !Array.isArray(u)
+
+// A tool the page lists but that cannot be offered (no string name) is left out: a
+// model cannot call a function without a name.
+const readTool = (u: unknown): Listed | undefined => {
+  if (!isRecord(u) || typeof u['name'] !== 'string') return undefined
+  const schema = u['inputSchema']
+  const annotations = u['annotations']
+  return {
+    mcpName: u['name'],
+    description: typeof u['description'] === 'string' ? u['description'] : undefined,
+    // published as it came; a schema that is not an object (`true`) cannot be a
+    // function's parameters, so the tool is offered without any
+    parameters: isRecord(schema) ? schema : undefined,
+    readOnly: isRecord(annotations) && annotations['readOnlyHint'] === true,
+  }
+}
+
+const toCatalogue = (listed: ReadonlyArray<Listed>): Catalogue => {
+  const names = toolNameMapping(listed.map((l) => l.mcpName))
+  const declarations: Array<ToolDeclaration> = []
+  const tools: Array<McpTool> = []
+  const byName = new Map<string, McpTool>()
+  for (const l of listed) {
+    const name = names.get(l.mcpName) as string
+    // a server that lists one name twice: the first listing is the one routed to
+    if (byName.has(name)) continue
+    const tool: McpTool = { name, mcpName: l.mcpName, readOnly: l.readOnly }
+    byName.set(name, tool)
+    tools.push(tool)
+    declarations.push({
+      type: 'function',
+      function: {
+        name,
+        ...(l.description !== undefined ? { description: l.description } : {}),
+        ...(l.parameters !== undefined ? { parameters: l.parameters } : {}),
+      },
+    })
+  }
+  return { declarations, tools, byName }
+}
+
+// A JSON-RPC error or a closed connection carries a numeric `code`; a page the SDK's
+// schema rejected does not (it is a ZodError), and only that is worth asking again.
+const hasCode = (e: unknown): boolean => isRecord(e) && typeof e['code'] === 'number'
+
+const readPage = (u: unknown): McpToolsPage | undefined => {
+  if (!isRecord(u) || !Array.isArray(u['tools'])) return undefined
+  const cursor = u['nextCursor']
+  return cursor === undefined || cursor === null
+    ? { tools: u['tools'] }
+    : typeof cursor === 'string'
+      ? { tools: u['tools'], nextCursor: cursor }
+      : undefined
+}
+
+const MAX_PAGES = 10_000
+
+const fetchPage = async (
+  client: McpToolClient,
+  cursor: string | undefined,
+  options: McpRequestOptions,
+): Promise<McpToolsPage> => {
+  const params = cursor === undefined ? {} : { cursor }
+  let raw: unknown
+  try {
+    raw = await client.listTools(params, options)
+  } catch (e) {
+    if (hasCode(e) || typeof client.request !== 'function') throw e
+    raw = await client.request({ method: 'tools/list', params }, PaginatedResultSchema, options)
+  }
+  const page = readPage(raw)
+  if (page === undefined) throw new Error(`the answer is not a page of tools (got ${describeValue(raw)})`)
+  return page
+}
+
+const listAll = async (client: McpToolClient, options: McpRequestOptions): Promise<Either<McpListingError, Catalogue>> => {
+  const listed: Array<Listed> = []
+  const cursors = new Set<string>()
+  let cursor: string | undefined
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    let got: McpToolsPage
+    try {
+      got = await fetchPage(client, cursor, options)
+    } catch (e) {
+      return left(listingError(`tools/list failed on page ${page}: ${describeListingFailure(e)}`, e))
+    }
+    for (const tool of got.tools) {
+      const l = readTool(tool)
+      if (l !== undefined) listed.push(l)
+    }
+    if (got.nextCursor === undefined) return right(toCatalogue(listed))
+    // a server that hands back a cursor it gave before would be listed forever
+    if (cursors.has(got.nextCursor)) {
+      return left(listingError(`tools/list failed on page ${page}: the server repeated the cursor ${JSON.stringify(got.nextCursor)}`, undefined))
+    }
+    cursors.add(got.nextCursor)
+    cursor = got.nextCursor
+  }
+  return left(listingError(`tools/list failed: more than ${MAX_PAGES} pages`, undefined))
+}
+
+// -------------------------------------------------------------------------------------
+// calling
+// -------------------------------------------------------------------------------------
+
+/** How one request ended, before it is worded for a model. */
+type Outcome =
+  | { readonly _tag: 'Answered'; readonly result: unknown }
+  | { readonly _tag: 'Failed'; readonly error: unknown }
+  | { readonly _tag: 'TimedOut' }
+  | { readonly _tag: 'Aborted'; readonly reason: unknown }
+
+const CONNECTION_CLOSED = -32000
+const REQUEST_TIMEOUT = -32001
+
+const isSchemaError = (e: unknown): boolean =>
+  e instanceof Error && (e.name === 'ZodError' || Array.isArray((e as { issues?: unknown }).issues))
+
+const firstLine = (s: string): string => {
+  const line = s.split('\n').find((l) => l.trim() !== '') ?? s
+  return line.length > 300 ? line.slice(0, 300) + '…' : line
+}
+
+const describeListingFailure = (e: unknown): string => {
+  const code = isRecord(e) ? e['code'] : undefined
+  if (code === CONNECTION_CLOSED || (e instanceof Error && e.message === 'Not connected')) {
+    return 'the connection to the MCP server is closed'
+  }
+  if (code === REQUEST_TIMEOUT) return 'the MCP server did not answer in time'
+  if (isSchemaError(e)) return `the answer could not be read (${firstLine(describeError(e))})`
+  return firstLine(describeError(e))
+}
+
+const MAY_HAVE_RUN = 'the tool may or may not have run'
+
+const describeOutcome = (outcome: Exclude<Outcome, { _tag: 'Answered' }>, timeout: number): string => {
+  switch (outcome._tag) {
+    case 'TimedOut':
+      return `the MCP server did not answer within ${timeout} ms, so the call was cancelled; ${MAY_HAVE_RUN}`
+    case 'Aborted':
+      return `the call was aborted (${firstLine(describeError(outcome.reason))}); ${MAY_HAVE_RUN}`
+    case 'Failed': {
+      const e = outcome.error
+      const code = isRecord(e) ? e['code'] : undefined
+      if (code === CONNECTION_CLOSED || (e instanceof Error && e.message === 'Not connected')) {
+        return `the connection to the MCP server is closed; ${MAY_HAVE_RUN}`
+      }
+      if (code === REQUEST_TIMEOUT) {
+        return `the MCP server did not answer within ${timeout} ms, so the call was cancelled; ${MAY_HAVE_RUN}`
+      }
+      if (typeof code === 'number') return `the MCP server answered with an error: ${firstLine(describeError(e))}`
+      if (isSchemaError(e)) return `the MCP server's answer is not a valid tool result (${firstLine(describeError(e))})`
+      return `the tool call failed: ${firstLine(describeError(e))}`
+    }
+  }
+}
+
+// The SDK gets the timeout and a signal, so it sends `notifications/cancelled`; the
+// same deadline and abort are enforced here too, so a client that ignores its
+// options (or a v2 one with another signature) cannot hold a batch forever.
+const invoke = (
+  client: McpToolClient,
+  params: { name: string; arguments: Record<string, unknown> },
+  timeout: number,
+  outer: AbortSignal | undefined,
+): Promise<Outcome> =>
+  new Promise<Outcome>((resolve) => {
+    if (outer?.aborted === true) {
+      resolve({ _tag: 'Aborted', reason: outer.reason })
+      return
+    }
+    const controller = new AbortController()
+    let settled = false
+    const finish = (o: Outcome): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      outer?.removeEventListener('abort', onAbort)
+      resolve(o)
+    }
+    const onAbort = (): void => {
+      finish({ _tag: 'Aborted', reason: outer?.reason })
+      controller.abort(outer?.reason)
+    }
+    const timer = setTimeout(() => {
+      finish({ _tag: 'TimedOut' })
+      controller.abort(new Error(`timed out after ${timeout} ms`))
+    }, timeout)
+    outer?.addEventListener('abort', onAbort, { once: true })
+    let pending: Promise<unknown>
+    try {
+      pending = Promise.resolve(client.callTool(params, undefined, { timeout, signal: controller.signal }))
+    } catch (e) {
+      pending = Promise.reject(e)
+    }
+    pending.then(
+      (result) => finish({ _tag: 'Answered', result }),
+      (error: unknown) => finish({ _tag: 'Failed', error }),
+    )
+  })
+
+/** A call read and routed: answered already, or ready to send. */
+type Prepared =
+  | { readonly _tag: 'Answered'; readonly result: ToolResult }
+  | { readonly _tag: 'Ready'; readonly call: unknown; readonly tool: McpTool; readonly args: Args }
+
+const rawArgumentsOf = (call: unknown): unknown => {
+  const fn = (call as { readonly function?: unknown }).function
+  return isRecord(fn) ? fn['arguments'] : undefined
+}
+
+const prepare = (catalogue: Catalogue, call: unknown): Prepared => {
+  try {
+    const name = callNameOf(call)
+    if (name === undefined) {
+      return { _tag: 'Answered', result: errorResult(call, 'the call has no function name; the tool was not called') }
+    }
+    const tool = catalogue.byName.get(name)
+    if (tool === undefined) {
+      return {
+        _tag: 'Answered',
+        result: errorResult(call, `there is no tool named ${JSON.stringify(name)} on this MCP server; the tool was not called`),
+      }
+    }
+    const args = readCallArgs(call as object, rawArgumentsOf(call))
+    if (isLeft(args)) {
+      // empty or absent arguments are how models call a tool that takes none
+      if (args.left._tag === 'Absent' || args.left._tag === 'Empty') return { _tag: 'Ready', call, tool, args: {} }
+      return { _tag: 'Answered', result: errorResult(call, `${drawArgsProblem(args.left)}; the tool was not called`) }
+    }
+    return { _tag: 'Ready', call, tool, args: args.right }
+  } catch (e) {
+    return { _tag: 'Answered', result: errorResult(call, `the call could not be read (${describeError(e)}); the tool was not called`) }
+  }
+}
+
+/** Runs `tasks` with at most `limit` at once; results in order. */
+const pool = async <A>(tasks: ReadonlyArray<() => Promise<A>>, limit: number): Promise<ReadonlyArray<A>> => {
+  const out: Array<A> = new Array<A>(tasks.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++
+      out[i] = await (tasks[i] as () => Promise<A>)()
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker))
+  return out
+}
+
+// -------------------------------------------------------------------------------------
+// options
+// -------------------------------------------------------------------------------------
+
+const DEFAULT_TIMEOUT = 60_000
+
+// The codec's name is what a TypeError says a value "must be".
+const wholeNumber = (name: string, max: number): t.Type<number, number, unknown> =>
+  new t.Type<number, number, unknown>(
+    name,
+    (u): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1 && u <= max,
+    (u, c) => (typeof u === 'number' && Number.isSafeInteger(u) && u >= 1 && u <= max ? t.success(u) : t.failure(u, c)),
+    t.identity,
+  )
+
+// setTimeout clamps anything above 2^31 - 1 ms to 1 ms: refuse it rather than time
+// every call out at once
+const Milliseconds = wholeNumber('a whole number of milliseconds between 1 and 2147483647', 2_147_483_647)
+const PositiveInteger = wholeNumber('a whole number of at least 1', Number.MAX_SAFE_INTEGER)
+
+const AbortSignalCodec = new t.Type<AbortSignal, AbortSignal, unknown>(
+  'an AbortSignal',
+  (u): u is AbortSignal => u instanceof AbortSignal,
+  (u, c) => (u instanceof AbortSignal ? t.success(u) : t.failure(u, c)),
+  t.identity,
+)
+
+const OptionsProps = {
+  timeout: Milliseconds,
+  readOnlyConcurrency: PositiveInteger,
+  signal: AbortSignalCodec,
+}
+
+const CLIENT_METHODS = ['listTools', 'callTool'] as const
+
+const assertClient = (where: string, u: unknown): void => {
+  if (typeof u !== 'object' || u === null) {
+    throw new TypeError(`${where}: expected an MCP client (with listTools and callTool), got ${describeValue(u)}`)
+  }
+  const missing = CLIENT_METHODS.filter((m) => typeof (u as Record<string, unknown>)[m] !== 'function')
+  if (missing.length > 0) {
+    throw new TypeError(`${where}: expected an MCP client, but ${missing.map((m) => `\`${m}\` is not a function`).join(' and ')}`)
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructor
+// -------------------------------------------------------------------------------------
+
+/**
+ * A provider over a connected MCP client.
+ *
+ * - `toolsForLlm` lists every page of `tools/list` (looping on `nextCursor`), each tool
+ *   as `{ type: 'function', function: { name, description, parameters: inputSchema } }`
+ *   under a legal, stable name (`toolNameMapping`). A page the SDK's schema rejects is
+ *   fetched again raw and published as it came. A listing that fails is a Left; the
+ *   routing table is replaced only by a successful listing.
+ * - `executeToolCalls` routes each call back through the names of the last listing
+ *   (listing first if there is none), reads its arguments with `parseArgs` (empty or
+ *   absent means `{}`), calls `callTool` and renders the answer. Every problem is an
+ *   `is_error` result for that call only, in the caller's order; the batch never fails.
+ *
+ * @example
+ * import { fromMcpClient } from 'toolstack/mcp'
+ * const fake = {
+ *   listTools: () => Promise.resolve({ tools: [{ name: 'files.read', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }] }),
+ *   callTool: (p: { name: string; arguments?: Record<string, unknown> }) => Promise.resolve({ content: [{ type: 'text', text: `${p.name} ${String(p.arguments?.path)}` }] }),
+ * }
+ * const tools = fromMcpClient(fake)
+ * const listed = await tools.toolsForLlm()
+ * assert.ok(listed._tag === 'Right')
+ * const name = listed.right[0]?.function.name ?? ''
+ * const out = await tools.executeToolCalls([{ id: '1', function: { name, arguments: '{"path":"a.txt"}' } }])()
+ * assert.deepStrictEqual(out, { _tag: 'Right', right: [{ role: 'tool', tool_call_id: '1', content: 'files.read a.txt' }] })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOptions): McpProvider => {
+  const where = 'fromMcpClient'
+  assertClient(where, client)
+  const opts = decodeOptions(where, OptionsProps, options)
+  const timeout: number = opts.timeout ?? DEFAULT_TIMEOUT
+  const concurrency: number = opts.readOnlyConcurrency ?? 1
+  const signal: AbortSignal | undefined = opts.signal
+  const requestOptions: McpRequestOptions = signal === undefined ? { timeout } : { timeout, signal }
+
+  const catalogue: IORef<Catalogue | undefined> = newIORef<Catalogue | undefined>(undefined)()
+  const listeners: IORef<ReadonlyArray<{ readonly run: IO<void> }>> = newIORef<ReadonlyArray<{ readonly run: IO<void> }>>([])()
+  let installed = false
+
+  const list = async (): Promise<Either<McpListingError, Catalogue>> => {
+    const listed = await listAll(client, requestOptions)
+    if (listed._tag === 'Right') catalogue.write(listed.right)()
+    return listed
+  }
+
+  const callOne = async (p: Prepared): Promise<ToolResult> => {
+    if (p._tag === 'Answered') return p.result
+    const outcome = await invoke(client, { name: p.tool.mcpName, arguments: p.args as Record<string, unknown> }, timeout, signal)
+    const id = callIdOf(p.call)
+    try {
+      return outcome._tag === 'Answered' ? renderCallResult(id, outcome.result) : errorResult(p.call, describeOutcome(outcome, timeout))
+    } catch (e) {
+      return errorResult(p.call, `the MCP server's answer could not be read (${describeError(e)})`)
+    }
+  }
+
+  const runBatch = async (calls: ReadonlyArray<ToolCall>): Promise<ReadonlyArray<ToolResult>> => {
+    let n: number
+    try {
+      n = Array.isArray(calls) ? calls.length : 0
+    } catch {
+      return []
+    }
+    if (n === 0) return []
+    let table = catalogue.read()
+    if (table === undefined) {
+      const listed = await list()
+      if (listed._tag === 'Left') {
+        const why = `the MCP server's tools could not be listed to route this call (${listed.left.message}); the tool was not called`
+        return calls.map((c) => errorResult(c, why))
+      }
+      table = listed.right
+    }
+    const routes = table
+    const prepared = calls.map((c) => prepare(routes, c))
+    if (concurrency === 1) {
+      const out: Array<ToolResult> = []
+      for (const p of prepared) out.push(await callOne(p))
+      return out
+    }
+    // consecutive read-only calls (and calls already answered) form one group that
+    // runs together; any other call is a group of its own, so a write never overlaps
+    // anything and keeps its place in the caller's order
+    const groups: Array<Array<Prepared>> = []
+    let current: Array<Prepared> = []
+    for (const p of prepared) {
+      if (p._tag === 'Answered' || p.tool.readOnly) {
+        current.push(p)
+      } else {
+        if (current.length > 0) groups.push(current)
+        groups.push([p])
+        current = []
+      }
+    }
+    if (current.length > 0) groups.push(current)
+    const out: Array<ToolResult> = []
+    for (const g of groups) out.push(...(await pool(g.map((p) => () => callOne(p)), concurrency)))
+    return out
+  }
+
+  const notify = (): void => {
+    for (const l of listeners.read()) {
+      try {
+        l.run()
+      } catch {
+        // one host listener that throws costs the others nothing
+      }
+    }
+  }
+
+  return {
+    toolsForLlm: () =>
+      list().then(
+        (listed) => (listed._tag === 'Right' ? right(listed.right.declarations) : listed),
+        (e: unknown) => left(listingError(`tools/list failed: ${describeListingFailure(e)}`, e)),
+      ),
+    executeToolCalls: (calls) => () =>
+      runBatch(calls).then(
+        (results) => right(results),
+        // unreachable by construction; kept so the batch cannot fail even then
+        (e: unknown) =>
+          right(Array.isArray(calls) ? calls.map((c) => errorResult(c, `the MCP provider failed: ${describeError(e)}`)) : []),
+      ),
+    tools: () => catalogue.read()?.tools ?? [],
+    onToolsChanged: (listener) => {
+      // a wrapper per subscription, so subscribing one function twice needs two
+      // unsubscribes, and unsubscribing is by identity of the subscription
+      const entry = { run: listener }
+      listeners.write([...listeners.read(), entry])()
+      if (!installed && typeof client.setNotificationHandler === 'function') {
+        installed = true
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => notify())
+      }
+      return () => {
+        listeners.write(listeners.read().filter((e) => e !== entry))()
+      }
+    },
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * toolstack/mcp: providers over `@modelcontextprotocol/sdk` clients. A separate entry
+ * point, so the core never loads the SDK. Re-exports only; nothing runs at import.
+ *
+ * @since 0.1.0
+ */
+export * from './client.js'
+export * from './content.js'
+export * from './names.js'
+export * from './stdio.js'

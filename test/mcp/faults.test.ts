@@ -1,0 +1,93 @@
+// Bad input and faults, against a real process: a server that dies mid-batch, hangs
+// past the timeout, answers garbage, and lists a tool the SDK rejects. Each affected
+// call is an is_error result saying what happened; nothing else is lost.
+import { describe, expect, it } from 'vitest'
+import { fromMcpClient } from '../../src/mcp/index.js'
+import { call } from '../support/fakes.js'
+import { FAULTY_SERVER, cleanUpAfterEach, isAlive, spawnServer } from './fixtures.js'
+
+cleanUpAfterEach()
+
+const rightOf = <A>(e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A }): A => {
+  if (e._tag === 'Left') throw new Error(`expected a Right, got Left ${JSON.stringify(e.left)}`)
+  return e.right
+}
+
+const faulty = async (timeout = 60_000) => {
+  const conn = await spawnServer({ script: FAULTY_SERVER })
+  const tools = fromMcpClient(conn.client, { timeout })
+  return { conn, tools, declarations: rightOf(await tools.toolsForLlm()) }
+}
+
+describe('faults', () => {
+  it('lists a tool whose schema the SDK rejects, as it came, next to the others', async () => {
+    const { conn, tools, declarations } = await faulty()
+    await expect(conn.client.listTools()).rejects.toThrow()
+    expect(declarations.map((d) => d.function.name)).toEqual(['echo', 'die', 'hang', 'babble', 'wrong_shape', 'rpc_error', 'stubborn', 'odd'])
+    expect(declarations.find((d) => d.function.name === 'odd')?.function.parameters).toHaveProperty('anyOf')
+    const out = rightOf(await tools.executeToolCalls([call('1', 'odd', { a: 'x' }), call('2', 'echo', { text: 'hi' })])())
+    expect(out).toEqual([
+      { role: 'tool', tool_call_id: '1', content: 'odd got {"a":"x"}' },
+      { role: 'tool', tool_call_id: '2', content: 'hi' },
+    ])
+  })
+
+  it('a server that dies mid-batch: the calls before it keep their results, the rest say the connection closed', async () => {
+    const { conn, tools } = await faulty()
+    const pid = conn.pid as number
+    const out = rightOf(
+      await tools.executeToolCalls([call('1', 'echo', { text: 'before' }), call('2', 'die'), call('3', 'echo', { text: 'after' }), call('4', 'nope')])(),
+    )
+    expect(out).toEqual([
+      { role: 'tool', tool_call_id: '1', content: 'before' },
+      { role: 'tool', tool_call_id: '2', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
+      { role: 'tool', tool_call_id: '3', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
+      { role: 'tool', tool_call_id: '4', content: 'there is no tool named "nope" on this MCP server; the tool was not called', is_error: true },
+    ])
+    expect(isAlive(pid)).toBe(false)
+    // and the listing now fails, rather than coming back shorter
+    const listed = await tools.toolsForLlm()
+    expect(listed._tag === 'Left' && listed.left.message).toBe('tools/list failed on page 1: the connection to the MCP server is closed')
+  })
+
+  it('a server that hangs past the timeout: that call times out, the next one is answered', async () => {
+    const { tools } = await faulty(300)
+    const started = Date.now()
+    const out = rightOf(await tools.executeToolCalls([call('1', 'hang'), call('2', 'echo', { text: 'still here' })])())
+    expect(Date.now() - started).toBeLessThan(3000)
+    expect(out).toEqual([
+      { role: 'tool', tool_call_id: '1', content: 'the MCP server did not answer within 300 ms, so the call was cancelled; the tool may or may not have run', is_error: true },
+      { role: 'tool', tool_call_id: '2', content: 'still here' },
+    ])
+  })
+
+  it('a server that answers garbage: a result that is not a tool result, a line that is not JSON, a JSON-RPC error', async () => {
+    const { tools } = await faulty(300)
+    const out = rightOf(
+      await tools.executeToolCalls([call('1', 'wrong_shape'), call('2', 'babble'), call('3', 'rpc_error'), call('4', 'echo', { text: 'fine' })])(),
+    )
+    expect(out.map((r) => r.tool_call_id)).toEqual(['1', '2', '3', '4'])
+    expect(out[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^the MCP server's answer is not a valid tool result \(/) })
+    // the SDK drops a line it cannot parse, so the call is never answered
+    expect(out[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/did not answer within 300 ms/) })
+    expect(out[2]).toEqual({
+      role: 'tool',
+      tool_call_id: '3',
+      content: 'the MCP server answered with an error: MCP error -32603: the tool broke inside',
+      is_error: true,
+    })
+    expect(out[3]).toEqual({ role: 'tool', tool_call_id: '4', content: 'fine' })
+  })
+
+  it('close ends a server that ignores the end of its input and SIGTERM', async () => {
+    const { conn, tools } = await faulty(100)
+    const pid = conn.pid as number
+    const out = rightOf(await tools.executeToolCalls([call('1', 'hang'), call('2', 'stubborn')])())
+    expect(out[1]?.content).toBe('you cannot stop me')
+    const started = Date.now()
+    await conn.close()
+    expect(isAlive(pid)).toBe(false)
+    // the grace the fixture gives (1 s), then SIGKILL
+    expect(Date.now() - started).toBeLessThan(3000)
+  })
+})
