@@ -1,0 +1,134 @@
+/**
+ * The rule engine: one pure function from rules and a call to a decision. Every rule
+ * is evaluated and the strongest wins, so the order rules are written in never
+ * matters.
+ *
+ * @since 0.1.0
+ */
+import type { Decision, Rule } from './Rule.js'
+import { matchesTool, strength } from './Rule.js'
+import type { PathLocation, Roots } from './paths.js'
+import { commonDirectory, locate, locationWithin, rootFor } from './paths.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Why a decision was reached: a rule fired on its own terms (`rule`), nothing
+ * matched (`no-match`), or a location could not be read, so an `under` rule failed
+ * closed (`unevaluable-path`).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Why = 'rule' | 'no-match' | 'unevaluable-path'
+
+/**
+ * What `evaluate` says about one call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Evaluation {
+  readonly decision: Decision
+  /** The rule that decided, when one did. */
+  readonly rule: Rule | undefined
+  readonly why: Why
+  /** The call's locations that could be read, absolute and normalised, without repeats. */
+  readonly paths: ReadonlyArray<string>
+  /**
+   * The rule an "always allow" answer would record: this tool, under the deepest
+   * directory containing every path when the call names locations.
+   */
+  readonly suggestion: Rule
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+interface Fired {
+  readonly rule: Rule
+  /** It fired only because a location was unknown, not because one was inside. */
+  readonly failedClosed: boolean
+}
+
+/**
+ * Whether a rule fires for a call to a tool it matches, given the call's locations.
+ * Allow-with-under needs every location inside; deny and ask with under fire on any
+ * location inside or unknown.
+ */
+const fire = (rule: Rule, locations: ReadonlyArray<PathLocation>): Fired | 'blocked-by-unknown' | undefined => {
+  if (rule.under === undefined) return { rule, failedClosed: false }
+  const where = locations.map(locationWithin(rule.under))
+  if (rule.decision === 'allow') {
+    if (where.every((c) => c === 'inside')) return { rule, failedClosed: false }
+    return where.includes('unknown') ? 'blocked-by-unknown' : undefined
+  }
+  if (where.includes('inside')) return { rule, failedClosed: false }
+  return where.includes('unknown') ? { rule, failedClosed: true } : undefined
+}
+
+const depth = (dir: string | undefined): number => (dir === undefined ? -1 : dir.split('/').filter((s) => s !== '').length)
+
+const canonical = (r: Rule): string => JSON.stringify([r.tool, r.decision, r.under ?? null, r.note ?? null])
+
+/**
+ * A total order on fired rules, so the rule reported is the same whatever order the
+ * rules came in: stronger first, then one that fired on its own terms, then the more
+ * specific (deeper `under`, exact name, longer glob), then a fixed textual order.
+ */
+const compareFired = (a: Fired, b: Fired): number =>
+  strength(b.rule.decision) - strength(a.rule.decision) ||
+  Number(a.failedClosed) - Number(b.failedClosed) ||
+  depth(b.rule.under) - depth(a.rule.under) ||
+  Number(b.rule.tool.endsWith('*') === false) - Number(a.rule.tool.endsWith('*') === false) ||
+  b.rule.tool.length - a.rule.tool.length ||
+  (canonical(a.rule) < canonical(b.rule) ? -1 : canonical(a.rule) > canonical(b.rule) ? 1 : 0)
+
+const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: ReadonlyArray<string>, roots: Roots): Rule => {
+  if (locations.every((l) => l._tag === 'Missing')) return { tool, decision: 'allow' }
+  // a location that cannot be read still belongs somewhere: the tool's root, or, at
+  // the least, only clean absolute paths (an allow under "/" never covers a ".." path)
+  const under = commonDirectory(paths) ?? rootFor(roots, tool) ?? '/'
+  return { tool, decision: 'allow', under }
+}
+
+/**
+ * Decides one call. Every rule whose `tool` matches is evaluated; the strongest that
+ * fires wins (deny > ask > allow); no rule firing means ask.
+ *
+ * @example
+ * import { evaluate } from 'toolstack'
+ * const rules = [
+ *   { tool: 'fs_*', decision: 'allow', under: '/p' },
+ *   { tool: 'fs_write', decision: 'deny', under: '/p/.git', note: 'history is read-only' },
+ * ] as const
+ * assert.strictEqual(evaluate(rules, 'fs_write', { path: 'src/a.ts' }, { fs_: '/p' }).decision, 'allow')
+ * assert.strictEqual(evaluate(rules, 'fs_write', { path: '/p/.git/HEAD' }, {}).decision, 'deny')
+ * const e = evaluate(rules, 'fs_write', { path: '/elsewhere/a' }, {})
+ * assert.deepStrictEqual([e.decision, e.why, e.suggestion.under], ['ask', 'no-match', '/elsewhere/a'])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown, roots: Roots = {}): Evaluation => {
+  const locations = locate(args, tool, roots)
+  const paths = [...new Set(locations.flatMap((l) => (l._tag === 'Known' ? [l.path] : [])))]
+  let best: Fired | undefined
+  let blocked = false
+  for (const rule of rules) {
+    if (!matchesTool(rule.tool)(tool)) continue
+    const f = fire(rule, locations)
+    if (f === undefined) continue
+    if (f === 'blocked-by-unknown') {
+      blocked = true
+      continue
+    }
+    if (best === undefined || compareFired(f, best) < 0) best = f
+  }
+  const suggestion = suggest(tool, locations, paths, roots)
+  if (best === undefined) return { decision: 'ask', rule: undefined, why: blocked ? 'unevaluable-path' : 'no-match', paths, suggestion }
+  return { decision: best.rule.decision, rule: best.rule, why: best.failedClosed ? 'unevaluable-path' : 'rule', paths, suggestion }
+}

@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import type { Decision, Evaluation, Roots, Rule } from '../../src/index.js'
+import { containment, evaluate, matchesTool } from '../../src/index.js'
+
+const allow = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under })
+const deny = (tool: string, under?: string, note?: string): Rule => ({
+  tool,
+  decision: 'deny',
+  ...(under === undefined ? {} : { under }),
+  ...(note === undefined ? {} : { note }),
+})
+const ask = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'ask' } : { tool, decision: 'ask', under })
+
+describe('evaluate', () => {
+  describe('matching and strength', () => {
+    it('asks when no rule matches, saying so', () => {
+      expect(evaluate([allow('fs_read')], 'fs_write', { path: '/p/a' }, {})).toEqual({
+        decision: 'ask',
+        rule: undefined,
+        why: 'no-match',
+        paths: ['/p/a'],
+        suggestion: { tool: 'fs_write', decision: 'allow', under: '/p/a' },
+      })
+      expect(evaluate([], 'x', {}, {}).why).toBe('no-match')
+    })
+
+    it('reports the rule that decided', () => {
+      const r = allow('fs_*')
+      const e = evaluate([r], 'fs_read', {}, {})
+      expect([e.decision, e.rule, e.why]).toEqual(['allow', r, 'rule'])
+    })
+
+    it.each([
+      [[allow('*'), deny('fs_write')], 'deny'],
+      [[deny('fs_write'), allow('*')], 'deny'],
+      [[allow('fs_*'), ask('fs_write')], 'ask'],
+      [[ask('fs_write'), allow('fs_write')], 'ask'],
+      [[ask('*'), deny('fs_*')], 'deny'],
+    ] as const)('lets the strongest win whatever the order: %j', (rules, decision) => {
+      expect(evaluate(rules, 'fs_write', {}, {}).decision).toBe(decision)
+    })
+
+    it('defaults roots to none', () => {
+      expect(evaluate([allow('t', '/p')], 't', { path: 'a' }).why).toBe('unevaluable-path')
+    })
+  })
+
+  describe('under', () => {
+    const rules = [allow('fs_*', '/p')]
+
+    it('allow fires only when every location is inside', () => {
+      expect(evaluate(rules, 'fs_move', { from: '/p/a', to: '/p/b' }, {}).decision).toBe('allow')
+      expect(evaluate(rules, 'fs_move', { from: '/p/a', to: '/q/b' }, {})).toMatchObject({ decision: 'ask', why: 'no-match' })
+      expect(evaluate(rules, 'fs_read', { path: '/p2/a' }, {}).decision).toBe('ask')
+    })
+
+    it('allow does not fire on an unknown location, and says why', () => {
+      for (const args of [{ path: '/p/../etc' }, { path: 'rel' }, { path: 3 }, {}, { url: 'x' }, undefined]) {
+        expect(evaluate(rules, 'fs_read', args, {})).toMatchObject({ decision: 'ask', rule: undefined, why: 'unevaluable-path' })
+      }
+    })
+
+    it('deny fires on any location inside', () => {
+      const e = evaluate([allow('*'), deny('fs_*', '/p/.git', 'history is read-only')], 'fs_move', { from: '/p/a', to: '/p/.git/x' }, {})
+      expect(e).toMatchObject({ decision: 'deny', why: 'rule', rule: { note: 'history is read-only' } })
+    })
+
+    it('deny and ask fire on an unknown location: they fail closed', () => {
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', { path: '../etc/passwd' }, {})).toMatchObject({ decision: 'deny', why: 'unevaluable-path' })
+      expect(evaluate([allow('*'), ask('fs_*', '/etc')], 'fs_read', { path: 'a\u0000' }, {})).toMatchObject({ decision: 'ask', why: 'unevaluable-path' })
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', {}, {})).toMatchObject({ decision: 'deny', why: 'unevaluable-path' })
+    })
+
+    it('deny and ask do not fire when every location is outside', () => {
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', { path: '/etcetera' }, {}).decision).toBe('allow')
+    })
+
+    it('prefers a rule that fired on its own terms over one that failed closed', () => {
+      const e = evaluate([deny('fs_*', '/etc', 'unknown'), deny('fs_*', '/p', 'inside')], 'fs_move', { from: '/p/a', to: 'b' }, {})
+      expect(e).toMatchObject({ why: 'rule', rule: { note: 'inside' } })
+    })
+
+    it('resolves relative locations against the roots, longest prefix first', () => {
+      const roots: Roots = { '': '/srv', fs_: '/p' }
+      expect(evaluate(rules, 'fs_read', { path: 'src/a.ts' }, roots)).toMatchObject({ decision: 'allow', paths: ['/p/src/a.ts'] })
+      expect(evaluate([allow('web_*', '/srv')], 'web_get', { path: 'x' }, roots).decision).toBe('allow')
+    })
+  })
+
+  describe('paths and suggestion', () => {
+    it('lists the readable paths once each, in path/from/to order', () => {
+      expect(evaluate([], 'm', { to: '/a', from: '/a', path: 'x' }, {}).paths).toEqual(['/a'])
+    })
+
+    it('suggests the tool under the deepest directory containing every path', () => {
+      expect(evaluate([], 'fs_move', { from: '/p/src/a', to: '/p/lib/b' }, {}).suggestion).toEqual({ tool: 'fs_move', decision: 'allow', under: '/p' })
+    })
+
+    it('suggests the bare tool when the call names no location', () => {
+      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestion).toEqual({ tool: 'web_get', decision: 'allow' })
+    })
+
+    it('never suggests the bare tool for a location it could not read', () => {
+      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/p' })
+      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/' })
+      expect(evaluate([], 'fs_read', 'garbage', {}).suggestion.under).toBe('/')
+    })
+
+    it('a suggestion matches the very call it was made for', () => {
+      const args = { from: '/p/src/a', to: '/p/lib/b' }
+      const { suggestion } = evaluate([], 'fs_move', args, {})
+      expect(evaluate([suggestion], 'fs_move', args, {})).toMatchObject({ decision: 'allow', why: 'rule' })
+    })
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// properties
+// -------------------------------------------------------------------------------------
+
+const TOOLS = ['fs_read', 'fs_write', 'web_get']
+const DIRS = ['/', '/p', '/p/src', '/q', '/p2']
+
+const ruleArb: fc.Arbitrary<Rule> = fc
+  .record({
+    tool: fc.constantFrom('*', 'fs_*', 'fs_read', 'fs_write', 'web_*', 'web_get', 'f*'),
+    decision: fc.constantFrom<Decision>('allow', 'deny', 'ask'),
+    under: fc.option(fc.constantFrom(...DIRS), { nil: undefined }),
+    note: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
+  })
+  .map(({ tool, decision, under, note }) => ({ tool, decision, ...(under === undefined ? {} : { under }), ...(note === undefined ? {} : { note }) }))
+
+const locationArb: fc.Arbitrary<unknown> = fc.constantFrom('/p/a', '/p/src/b', '/q/c', '/p2', 'rel/x', '../up', '/p/../q', 'a\\b', 7, null)
+
+const argsArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ path: locationArb, from: locationArb, to: locationArb }, { requiredKeys: [] }) },
+  { weight: 1, arbitrary: fc.constantFrom(undefined, 'garbage', [1]) },
+)
+
+const rootsArb: fc.Arbitrary<Roots> = fc.constantFrom({}, { fs_: '/p' }, { '': '/q', fs_: '/p/src' })
+
+type Evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown, roots: Roots) => Evaluation
+
+/** Any permutation of the rules gives the same evaluation. */
+const orderIndependent = (ev: Evaluate) =>
+  fc.property(
+    fc.array(ruleArb, { maxLength: 6 }).chain((rules) =>
+      fc.tuple(fc.constant(rules), fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length })),
+    ),
+    fc.constantFrom(...TOOLS),
+    argsArb,
+    rootsArb,
+    ([rules, permuted], tool, args, roots) => {
+      expect(ev(permuted, tool, args, roots)).toEqual(ev(rules, tool, args, roots))
+    },
+  )
+
+/** The deliberately broken engine the property must catch: the first matching rule wins. */
+const firstMatchWins: Evaluate = (rules, tool, args, roots) => {
+  const base = evaluate([], tool, args, roots)
+  for (const rule of rules) {
+    const e = evaluate([rule], tool, args, roots)
+    if (e.rule !== undefined) return e
+  }
+  return base
+}
+
+describe('evaluate (properties)', () => {
+  it('is order-independent: any permutation of the rules gives the same evaluation', () => {
+    fc.assert(orderIndependent(evaluate))
+  })
+
+  it('the order-independence property catches a first-match-wins engine', () => {
+    const out = fc.check(orderIndependent(firstMatchWins), { numRuns: 500 })
+    expect(out.failed).toBe(true)
+  })
+
+  it('never lets an allow rule with under fire when a location is outside or unknown', () => {
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 6 }), fc.constantFrom(...TOOLS), argsArb, rootsArb, (rules, tool, args, roots) => {
+        const e = evaluate(rules, tool, args, roots)
+        if (e.decision !== 'allow' || e.rule?.under === undefined) return
+        const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
+        const root = roots['fs_'] !== undefined && tool.startsWith('fs_') ? roots['fs_'] : roots['']
+        const present = ['path', 'from', 'to'].filter((k) => Object.prototype.hasOwnProperty.call(a, k))
+        expect(present.length).toBeGreaterThan(0)
+        for (const k of present) expect(containment(e.rule.under, a[k], root)).toBe('inside')
+      }),
+    )
+  })
+
+  it('denies whenever a matching bare deny rule is present', () => {
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 6 }), fc.constantFrom(...TOOLS), argsArb, rootsArb, (rules, tool, args, roots) => {
+        const bare = rules.some((r) => r.decision === 'deny' && r.under === undefined && matchesTool(r.tool)(tool))
+        if (bare) expect(evaluate(rules, tool, args, roots).decision).toBe('deny')
+      }),
+    )
+  })
+})
