@@ -18,20 +18,20 @@ import { drawArgsProblem } from './Args.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
 import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch, handDownArgs } from './internal/argsMemo.js'
+import { argsOfBatch, handDownArgs, knownArgs } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions, describeValue } from './internal/options.js'
 import { answerFor, callIdOf, callNameOf, describeError, errorResult, failAll } from './internal/results.js'
 import type { Decision, Rule } from './policy/Rule.js'
 import { decodeRule, decodeRules, drawRule, isBareDeny, matchesTool } from './policy/Rule.js'
 import type { Evaluation, Why } from './policy/evaluate.js'
-import { evaluate } from './policy/evaluate.js'
+import { decisionWithoutArgs, evaluate } from './policy/evaluate.js'
 import type { Roots } from './policy/paths.js'
 import { locate, normalizeAbsolute } from './policy/paths.js'
 
 export type { Decision, Rule } from './policy/Rule.js'
 export { RULE_MEMBERS, RuleCodec, decodeRule, decodeRules, drawRule, isBareDeny, isToolGlob, matchesTool } from './policy/Rule.js'
 export type { Evaluation, Why } from './policy/evaluate.js'
-export { evaluate } from './policy/evaluate.js'
+export { decisionWithoutArgs, evaluate } from './policy/evaluate.js'
 export type { Containment, PathLocation, Roots } from './policy/paths.js'
 export {
   LOCATION_ARGS,
@@ -481,6 +481,16 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   return <E>(provider: Provider<E>): PolicyProvider<E> => {
     assertProvider(where, provider)
     const grants: IORef<ReadonlyArray<Rule>> = newIORef(initialGrants)()
+    // the static rules never change, so a tool's name-only decision is computed once
+    const byName = new Map<string, boolean>()
+    const allowedByName = (tool: string): boolean => {
+      let allowed = byName.get(tool)
+      if (allowed === undefined) {
+        allowed = decisionWithoutArgs(rules, tool) === 'allow'
+        if (byName.size < 4096) byName.set(tool, allowed)
+      }
+      return allowed
+    }
 
     const refuse = (call: unknown, r: Refusal): Settled => ({ _tag: 'result', result: errorResult(call, drawRefusal(r)) })
 
@@ -553,6 +563,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     const classify = (argsAt: ArgsAt, i: number, call: unknown): Settled | Pending => {
       const tool = callNameOf(call)
       if (tool === undefined || typeof call !== 'object' || call === null) return refuse(call, { _tag: 'MalformedCall' })
+      // allowed whatever its arguments say: not parsed here, so the layer below that
+      // needs the arguments parses them, once
+      if (allowedByName(tool)) return FORWARD
       const raw: unknown = (call as { readonly function: { readonly arguments?: unknown } }).function.arguments
       const parsed = argsAt(i, call, raw)
       const args = isLeft(parsed) ? (parsed.left._tag === 'Absent' || parsed.left._tag === 'Empty' ? EMPTY_ARGS : undefined) : parsed.right
@@ -591,11 +604,26 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         // questions of one batch are asked in the model's order
         settled.push(s.verdict.decision === 'allow' ? FORWARD : await settleAsk(s))
       }
+      // every call allowed: the inner provider gets the caller's very array
+      if (list.length === calls.length && settled.every((s) => s._tag === 'forward') && list.every((c, i) => c === calls[i])) {
+        return list.length === 0 ? [] : answerFor(calls, () => provider.executeToolCalls(calls)())
+      }
       const forwarded: Array<Forward> = []
       settled.forEach((s, i) => {
         if (s._tag !== 'forward') return
         const p = parses.get(i)
-        forwarded.push({ call: list[i] as ToolCall, raw: p?.raw, parsed: p?.parsed })
+        const call = list[i] as ToolCall
+        if (p !== undefined) forwarded.push({ call, raw: p.raw, parsed: p.parsed })
+        else {
+          // allowed by name, not parsed here: hand down what a layer above parsed, if any
+          let raw: unknown
+          try {
+            raw = call.function.arguments
+          } catch {
+            raw = undefined
+          }
+          forwarded.push({ call, raw, parsed: knownArgs(calls, i, call, raw) })
+        }
       })
       const batch = forwarded.map((f) => f.call)
       // the layers below read the same arguments: hand them the parses made here

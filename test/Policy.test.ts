@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { Task } from 'fp-ts/lib/Task.js'
@@ -18,7 +18,7 @@ import { wellFormedCallArb } from './support/arbitraries.js'
 import { runExample } from './support/examples.js'
 import { call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { answersOnePerCall, isLazy, listingFailurePassesThrough } from './laws.js'
-import { knownArgs } from '../src/internal/argsMemo.js'
+import { argsOfBatch, knownArgs } from '../src/internal/argsMemo.js'
 
 const DECLS = [decl('fs_read', ['path']), decl('fs_write', ['path', 'content']), decl('fs_delete', ['path']), decl('web_get', ['url'])]
 
@@ -141,12 +141,36 @@ describe('withPolicy: allow', () => {
     expect(out[2]).toBe(inner.rec.results[0]?.[1])
   })
 
-  it('hands the parses it made down with the batch it forwards, so no layer below parses again', async () => {
+  it('hands the parses known above down with the batch it forwards, so no layer below parses again', async () => {
     const { inner, policy } = setup()
     const calls = [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/x' })]
+    const above = argsOfBatch(calls)(1, calls[1], calls[1]?.function.arguments)
     await run(policy, calls)
     const batch = inner.rec.batches[0] ?? []
-    expect(knownArgs(batch, 0, calls[1], calls[1]?.function.arguments)).toEqual({ _tag: 'Right', right: { path: '/x' } })
+    expect(knownArgs(batch, 0, calls[1], calls[1]?.function.arguments)).toBe(above)
+  })
+
+  it('hands the parses it made itself down too (a rule with under reads the arguments)', async () => {
+    const inner = recordingProvider(DECLS)
+    const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow', under: '/srv' }, { tool: 'fs_delete', decision: 'deny' }] })(inner)
+    const calls = [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/srv/x' })]
+    await run(policy, calls)
+    const batch = inner.rec.batches[0] ?? []
+    expect(knownArgs(batch, 0, calls[1], calls[1]?.function.arguments)).toEqual({ _tag: 'Right', right: { path: '/srv/x' } })
+  })
+
+  it('does not parse a call its rules allow by name alone, and forwards the very same batch', async () => {
+    const inner = recordingProvider(DECLS)
+    const policy = withPolicy({ rules: [{ tool: 'fs_*', decision: 'allow' }] })(inner)
+    const calls = [call('1', 'fs_read', { path: '/x' }), call('2', 'fs_write', { path: '/y' })]
+    const spy = vi.spyOn(JSON, 'parse')
+    try {
+      await run(policy, calls)
+      expect(spy).not.toHaveBeenCalled()
+    } finally {
+      spy.mockRestore()
+    }
+    expect(inner.rec.batches[0]).toBe(calls)
   })
 
   it('does not call the inner provider when nothing is allowed', async () => {

@@ -61,9 +61,13 @@ export const completeResults = (
   results: ReadonlyArray<unknown>,
   missing: string = 'the tool provider returned no result for this call',
 ): ReadonlyArray<ToolResult> => {
-  const ids = calls.map(callIdOf)
-  const distinct = ids.every((id) => id !== '') && new Set(ids).size === ids.length
   const list = Array.isArray(results) ? results : []
+  const ids = calls.map(callIdOf)
+  // the usual answer, one result per call in order: kept as the very array it came in
+  if (list.length === calls.length && list.every((r: unknown, i) => isResult(r) && r.tool_call_id === ids[i])) {
+    return list as ReadonlyArray<ToolResult>
+  }
+  const distinct = ids.every((id) => id !== '') && new Set(ids).size === ids.length
   if (distinct) {
     const byId = new Map<string, ToolResult>()
     for (const r of list) if (isResult(r) && !byId.has(r.tool_call_id)) byId.set(r.tool_call_id, r)

@@ -132,3 +132,29 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
   if (best === undefined) return { decision: 'ask', rule: undefined, why: blocked ? 'unevaluable-path' : 'no-match', paths, suggestion }
   return { decision: best.rule.decision, rule: best.rule, why: best.failedClosed ? 'unevaluable-path' : 'rule', paths, suggestion }
 }
+
+/**
+ * The decision when it does not depend on the call's arguments: when no rule that
+ * matches `tool` has an `under`, the strongest matching rule decides (deny > ask >
+ * allow) and no match means ask, exactly as {@link evaluate} would say. `undefined`
+ * when a matching rule has an `under`, so only `evaluate` can tell.
+ *
+ * @example
+ * import { decisionWithoutArgs } from 'toolstack'
+ * assert.strictEqual(decisionWithoutArgs([{ tool: 'fs_*', decision: 'allow' }], 'fs_read'), 'allow')
+ * assert.strictEqual(decisionWithoutArgs([{ tool: 'fs_*', decision: 'allow', under: '/srv' }], 'fs_read'), undefined)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const decisionWithoutArgs = (rules: ReadonlyArray<Rule>, tool: string): Decision | undefined => {
+  let best = 0
+  for (const rule of rules) {
+    if (!matchesTool(rule.tool)(tool)) continue
+    if (rule.under !== undefined) return undefined
+    const s = strength(rule.decision)
+    if (s > best) best = s
+  }
+  return best === 3 ? 'deny' : best === 1 ? 'allow' : 'ask'
+}
+

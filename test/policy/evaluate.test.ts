@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Decision, Evaluation, Roots, Rule } from '../../src/index.js'
-import { containment, evaluate, matchesTool } from '../../src/index.js'
+import { containment, decisionWithoutArgs, evaluate, matchesTool } from '../../src/index.js'
 
 const allow = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under })
 const deny = (tool: string, under?: string, note?: string): Rule => ({
@@ -195,6 +195,27 @@ describe('evaluate (properties)', () => {
       fc.property(fc.array(ruleArb, { maxLength: 6 }), fc.constantFrom(...TOOLS), argsArb, rootsArb, (rules, tool, args, roots) => {
         const bare = rules.some((r) => r.decision === 'deny' && r.under === undefined && matchesTool(r.tool)(tool))
         if (bare) expect(evaluate(rules, tool, args, roots).decision).toBe('deny')
+      }),
+    )
+  })
+})
+
+describe('decisionWithoutArgs', () => {
+  const ruleArb = fc.record(
+    {
+      tool: fc.constantFrom('*', 'fs_*', 'fs_read', 'fs_write', 'web_*'),
+      decision: fc.constantFrom<'allow' | 'deny' | 'ask'>('allow', 'deny', 'ask'),
+      under: fc.constantFrom('/srv', '/tmp'),
+    },
+    { requiredKeys: ['tool', 'decision'] },
+  )
+
+  it('agrees with evaluate whenever it answers, whatever the arguments', () => {
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 5 }), fc.constantFrom('fs_read', 'fs_write', 'web_get', 'other'), fc.jsonValue(), (rules, tool, args) => {
+        const quick = decisionWithoutArgs(rules, tool)
+        if (quick !== undefined) expect(quick).toBe(evaluate(rules, tool, args).decision)
+        else expect(rules.some((r) => r.under !== undefined)).toBe(true)
       }),
     )
   })
