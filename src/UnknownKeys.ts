@@ -16,7 +16,7 @@ import { ReadableDeclaration, assertProvider } from './Provider.js'
 import type { Suggestion } from './Suggest.js'
 import { suggestKeys } from './Suggest.js'
 import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch } from './internal/argsMemo.js'
+import { argsOfBatch, hasBatch, releaseBatch } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions } from './internal/options.js'
 
 // -------------------------------------------------------------------------------------
@@ -334,13 +334,33 @@ interface Declared {
   readonly diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>
 }
 
+const sameKeys = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+// A model sends a tool's keys in the same order call after call, so the last key
+// list found clean answers most calls with a few pointer comparisons instead of a
+// set lookup per key. It memoises a pure function (clean or not), so it changes no
+// answer; it is written in the same synchronous step that reads it.
+const withCleanShape = (diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>) => {
+  let clean: ReadonlyArray<string> = EMPTY_KEYS
+  return (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+    if (keys.length > 0 && sameKeys(keys, clean)) return EMPTY_KEYS
+    const unknown = diff(keys)
+    if (unknown.length === 0) clean = keys
+    return unknown
+  }
+}
+
 type Catalogue = ReadonlyMap<string, Declared>
 
 // built once per listing, so a call costs a lookup, not a closure
 const toCatalogue = (tolerated: ReadonlySet<string>) => (declarations: unknown): Catalogue => {
   const out = new Map<string, Declared>()
   for (const [name, keys] of extractDeclarations(Array.isArray(declarations) ? declarations : [])) {
-    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: diffKeys(keys, tolerated) })
+    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: withCleanShape(diffKeys(keys, tolerated)) })
   }
   return out
 }
@@ -455,12 +475,19 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
           return listed
         }),
       executeToolCalls: (calls) => () => {
+        let opened = false
         try {
+          opened = !hasBatch(calls)
           auditBatch(calls)
         } catch {
           // the audit adds no failure of its own
         }
-        return provider.executeToolCalls(calls)()
+        const answer = provider.executeToolCalls(calls)()
+        if (!opened) return answer
+        // the parses this layer made were for the layers below, who have answered now
+        const release = (): void => releaseBatch(calls)
+        answer.then(release, release)
+        return answer
       },
       auditedTools: () => [...catalogue.read().keys()].sort(),
       stats: () => pairStats(counts.read()),

@@ -76,3 +76,16 @@ export const handDownArgs = (batch: ReadonlyArray<unknown>, j: number, call: unk
  * fills the memo.
  */
 export const readCallArgs = (_call: object, raw: unknown): Parsed => parseArgs(raw)
+
+/**
+ * Forgets a batch's parses: for the layer that opened the batch's memo, once the
+ * layers below have answered, so the parses die young instead of living as long as
+ * the caller keeps the batch.
+ */
+export const releaseBatch = (batch: ReadonlyArray<unknown>): void => {
+  batches.delete(batch)
+}
+
+/** Whether the memo holds anything for this batch. */
+export const hasBatch = (batch: ReadonlyArray<unknown>): boolean => batches.has(batch)
+
