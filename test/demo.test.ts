@@ -1,0 +1,120 @@
+// `npm run demo`, run as a newcomer runs it: a separate process over a real MCP
+// server. The assertions read the demo's output the way a person would, so a demo
+// that still exits 0 but no longer shows what it claims to show fails here.
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { ExampleRun } from './support/examples.js'
+import { runExample } from './support/examples.js'
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as { code?: unknown }).code === 'EPERM'
+  }
+}
+
+const linesWith = (text: string, marker: string): ReadonlyArray<string> => text.split('\n').filter((l) => l.includes(marker))
+
+/** Each "server received" line as the tool name and the arguments it carried. */
+const received = (stdout: string): ReadonlyArray<{ readonly tool: string; readonly args: Record<string, unknown> }> =>
+  linesWith(stdout, 'server received ').map((l) => {
+    const m = /server received (\S+) (\{.*\})$/.exec(l)
+    if (m === null) throw new Error(`unreadable line: ${l}`)
+    return { tool: m[1] as string, args: JSON.parse(m[2] as string) as Record<string, unknown> }
+  })
+
+/** The indented block printed under `callId` in "What the model gets back". */
+const resultOf = (stdout: string, callId: string): { readonly status: string; readonly body: string } => {
+  const section = stdout.slice(stdout.indexOf('4. What the model gets back'))
+  const m = new RegExp(`^ {2}${callId} (✓ ok|✗ error)\\n((?: {6}.*\\n|\\n)*)`, 'm').exec(section)
+  if (m === null) throw new Error(`no result for ${callId} in:\n${section}`)
+  return { status: m[1] as string, body: (m[2] as string).replace(/^ {6}/gm, '') }
+}
+
+describe('npm run demo', () => {
+  let r: ExampleRun
+  let pid: number
+  let dir: string
+
+  beforeAll(() => {
+    r = runExample('demo.ts')
+    pid = Number(/pid (\d+)/.exec(r.stdout)?.[1])
+    dir = /folder {2}(\S+)/.exec(r.stdout)?.[1] ?? ''
+  }, 60_000)
+
+  it('exits 0, quietly, and plainly when NO_COLOR is set', () => {
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout).not.toContain('\x1b[')
+    expect(r.stdout).toContain('done: the server was stopped and the folder removed')
+  })
+
+  it('leaves no server process and no folder behind', () => {
+    expect(Number.isSafeInteger(pid) && pid > 0).toBe(true)
+    expect(isAlive(pid)).toBe(false)
+    expect(dir).toMatch(/toolstack-demo-/)
+    expect(existsSync(dir)).toBe(false)
+    // the server was started with the folder as its argument: any process still
+    // holding that path is one the demo left behind
+    const pgrep = spawnSync('pgrep', ['-f', dir], { encoding: 'utf8' })
+    if (pgrep.error === undefined) expect(pgrep.stdout).toBe('')
+  })
+
+  it('shows the model the real catalogue, with `reason` added', () => {
+    expect(r.stdout).toMatch(/\d+ tools, under the registry's "fs_" prefix: fs_read_file, fs_read_text_file,/)
+    expect(r.stdout).toContain('fs_read_text_file(path, tail?, head?, reason?)')
+  })
+
+  it('warns exactly once, naming the junk keys and the key the model meant', () => {
+    const warnings = linesWith(r.stdout, '⚠')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('fs_read_text_file call call_2 carried undeclared argument keys "ead", "the rest"')
+    expect(warnings[0]).toContain('did you mean head')
+  })
+
+  it('strips `reason` before the server and passes junk keys through unchanged', () => {
+    const got = received(r.stdout)
+    // call_4 is refused by the policy, so it never reaches the server
+    expect(got.map((g) => g.tool)).toEqual(['read_text_file', 'read_text_file', 'write_file'])
+    for (const g of got) expect(Object.keys(g.args)).not.toContain('reason')
+    expect(got[0]?.args).toEqual({ path: `${dir}/notes.md` })
+    expect(got[1]?.args).toEqual({ path: `${dir}/todo.txt`, ead: 3, 'the rest': 'of the sentence' })
+    expect(got[2]?.args).toEqual({ path: `${dir}/summary.md`, content: 'Ships Friday: the MCP adapter.\n' })
+    // while the model's own call still carried its reason
+    expect(r.stdout).toMatch(/call_1 fs_read_text_file \{"path":"[^"]+\/notes\.md","reason":"The user asked/)
+  })
+
+  it('asks once, showing the model\'s reason, before anything reaches the server', () => {
+    const asks = linesWith(r.stdout, '? permission')
+    expect(asks).toEqual([`  ? permission call_3: may the model call fs_write_file on ${dir}/summary.md?`])
+    const from = r.stdout.indexOf(asks[0] as string)
+    const question = r.stdout.slice(from, r.stdout.indexOf('\n  ', r.stdout.indexOf('answer:', from)))
+    expect(question).toContain(`model's reason: "Save the one-line summary the user asked for next to the notes."`)
+    expect(question).toContain('answer: allow-once')
+    expect(from).toBeLessThan(r.stdout.indexOf('server received'))
+  })
+
+  it('returns each result in the model\'s order: reads, the allowed write, the refusal', () => {
+    const clean = resultOf(r.stdout, 'call_1')
+    expect(clean.status).toBe('✓ ok')
+    expect(clean.body).toContain('- The MCP adapter ships on Friday.')
+
+    // the server ignored "ead": the whole file came back, not its first three lines
+    const junk = resultOf(r.stdout, 'call_2')
+    expect(junk.status).toBe('✓ ok')
+    expect(junk.body).toContain('4. tag 0.1.0')
+    expect(junk.body).toContain('(8 lines:')
+
+    expect(resultOf(r.stdout, 'call_3')).toEqual({ status: '✓ ok', body: `Successfully wrote to ${dir}/summary.md\n` })
+    expect(r.stdout).toContain('on disk: summary.md holds "Ships Friday: the MCP adapter.\\n"')
+
+    const refused = resultOf(r.stdout, 'call_4')
+    expect(refused.status).toBe('✗ error')
+    expect(refused.body.replace(/\s+/g, ' ')).toContain(
+      'The permission policy refused this call to "fs_write_file" (rule: deny "fs_write_file" under /etc). Reason: system configuration is never written by a model.',
+    )
+  })
+})
