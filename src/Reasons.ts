@@ -18,7 +18,8 @@ import { ReadableDeclaration, assertProvider } from './Provider.js'
 import { REASON_PARAM } from './UnknownKeys.js'
 import type { Args, ArgsProblem } from './Args.js'
 import { parseArgs } from './Args.js'
-import { argsOfBatch, handDownArgs, knownArgs } from './internal/argsMemo.js'
+import type { ArgsAt } from './internal/argsMemo.js'
+import { argsOfBatch, handDownArgs, peekBatch } from './internal/argsMemo.js'
 import { decodeOptions } from './internal/options.js'
 import { answerFor, callNameOf } from './internal/results.js'
 
@@ -140,35 +141,35 @@ export const addReasonParam =
 export const stripReason =
   (tools: ReadonlySet<string>) =>
   (call: ToolCall): ToolCall =>
-    stripReasonWith(tools, (_call, raw) => parseArgs(raw))(call).call
+    stripReasonWith(tools, (_i, _call, raw) => parseArgs(raw), 0)(call)?.call ?? call
 
 type Parsed = Either<ArgsProblem, Args>
 
+/** A call this layer rewrote, with its new raw arguments and their parse. */
 interface Stripped {
   readonly call: ToolCall
-  /** The raw arguments of `call`, and their parse when this layer read them. */
   readonly raw: unknown
-  readonly parsed: Parsed | undefined
+  readonly parsed: Parsed
 }
 
-// stripReason, reading arguments through `read` (the batch memo inside the combinator)
+// stripReason, reading arguments through `read` (the batch memo inside the combinator);
+// `undefined` means the call goes down as it came
 const stripReasonWith =
-  (tools: ReadonlySet<string>, read: (call: ToolCall, raw: unknown) => Parsed) =>
-  (call: ToolCall): Stripped => {
-    const unchanged: Stripped = { call, raw: undefined, parsed: undefined }
+  (tools: ReadonlySet<string>, read: ArgsAt, i: number) =>
+  (call: ToolCall): Stripped | undefined => {
     try {
       const name = callNameOf(call)
-      if (name === undefined || !tools.has(name)) return unchanged
+      if (name === undefined || !tools.has(name)) return undefined
       const fn = call.function
       const raw: unknown = fn.arguments
-      const args = read(call, raw)
-      if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return { call, raw, parsed: args }
+      const args = read(i, call, raw)
+      if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return undefined
       const { [REASON_PARAM]: _reason, ...rest } = args.right
       const nextRaw = typeof raw === 'string' ? JSON.stringify(rest) : rest
       return { call: { ...call, function: { ...fn, arguments: nextRaw } }, raw: nextRaw, parsed: right(rest) }
     } catch {
       // a call this layer cannot read is forwarded as it came
-      return unchanged
+      return undefined
     }
   }
 
@@ -209,24 +210,29 @@ const forwardBatch = (tools: ReadonlySet<string>, calls: ReadonlyArray<ToolCall>
   if (tools.size === 0) return calls
   const read = argsOfBatch(calls)
   let out: Array<ToolCall> | undefined
-  const seen: Array<Stripped> = []
+  let stripped: Array<Stripped | undefined> | undefined
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as ToolCall
-    const next = stripReasonWith(tools, (c, raw) => read(i, c, raw))(call)
-    seen.push(next)
-    if (next.call !== call) out ??= calls.slice(0, i)
-    out?.push(next.call)
+    const next = stripReasonWith(tools, read, i)(call)
+    if (next !== undefined && out === undefined) {
+      out = calls.slice(0, i)
+      stripped = new Array<Stripped | undefined>(i)
+    }
+    out?.push(next === undefined ? call : next.call)
+    stripped?.push(next)
   }
   // nothing stripped: the inner provider gets the caller's very array
-  if (out === undefined) return calls
+  if (out === undefined || stripped === undefined) return calls
   // a new batch: hand down every parse known, so the layers below do not parse again
+  const known = peekBatch(calls)
   for (let i = 0; i < out.length; i++) {
-    const s = seen[i] as Stripped
-    if (s.parsed !== undefined) handDownArgs(out, i, s.call, s.raw, s.parsed)
+    const s = stripped[i]
+    if (s !== undefined) handDownArgs(out, i, s.call, s.raw, s.parsed)
     else {
       try {
-        const raw: unknown = s.call.function.arguments
-        handDownArgs(out, i, s.call, raw, knownArgs(calls, i, s.call, raw))
+        const call = out[i] as ToolCall
+        const raw: unknown = call.function.arguments
+        handDownArgs(out, i, call, raw, known(i, call, raw))
       } catch {
         // unreadable: nothing to hand down
       }

@@ -9,7 +9,7 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
-import { handDownArgs, knownArgs } from './internal/argsMemo.js'
+import { handDownArgs, peekBatch } from './internal/argsMemo.js'
 import { describeValue } from './internal/options.js'
 import { answerFor, describeError, errorResult } from './internal/results.js'
 
@@ -180,6 +180,7 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
       const batch = readBatch(calls)
       const results: Array<ToolResult | undefined> = new Array<ToolResult | undefined>(batch.length).fill(undefined)
       const groups = new Map<Route, { calls: Array<ToolCall>; positions: Array<number> }>()
+      const known = peekBatch(calls)
       batch.forEach((c, i) => {
         const d = decideCall(c)
         if (d._tag === 'Answer') {
@@ -193,7 +194,7 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
         // the copy keeps the very same arguments: hand down the parse an upper layer made
         try {
           const raw: unknown = d.call.function.arguments
-          handDownArgs(g.calls, g.calls.length - 1, d.call, raw, knownArgs(calls, i, c, raw))
+          handDownArgs(g.calls, g.calls.length - 1, d.call, raw, known(i, c, raw))
         } catch {
           // unreadable arguments: nothing to hand down
         }
@@ -432,9 +433,9 @@ type Decision =
 const MALFORMED = 'this tool call is malformed'
 const SHAPE = 'a tool call looks like { "id": "…", "function": { "name": "…", "arguments": "{…}" } }'
 
-const decide =
-  (table: Table) =>
-  (call: unknown): Decision => {
+const decide = (table: Table) => {
+  const route = routeOf(table)
+  return (call: unknown): Decision => {
     const answer = (content: string): Decision => ({ _tag: 'Answer', result: errorResult(call, content) })
     try {
       if (typeof call !== 'object' || call === null) return answer(`${MALFORMED}: it is ${describeValue(call)}; ${SHAPE}`)
@@ -442,8 +443,8 @@ const decide =
       if (typeof fn !== 'object' || fn === null) return answer(`${MALFORMED}: it has no "function" object; ${SHAPE}`)
       const name: unknown = (fn as { readonly name?: unknown }).name
       if (typeof name !== 'string') return answer(`${MALFORMED}: its function.name is ${describeValue(name)}, not a string; ${SHAPE}`)
-      const route = routeOf(table)(name)
-      if (route === undefined) {
+      const found = route(name)
+      if (found === undefined) {
         const known = table.routes.map((r) => JSON.stringify(r.tag))
         return answer(
           known.length === 0
@@ -453,12 +454,13 @@ const decide =
       }
       // a copy, so the caller's call keeps the name the model used; the very same
       // `arguments` value, so the parse an upper layer already made can be handed down
-      const copy = { ...call, function: { ...fn, name: name.slice(route.tag.length) } } as ToolCall
-      return { _tag: 'Route', route, call: copy }
+      const copy = { ...call, function: { ...fn, name: name.slice(found.tag.length) } } as ToolCall
+      return { _tag: 'Route', route: found, call: copy }
     } catch (e) {
       return answer(`${MALFORMED}: it cannot be read (${describeError(e)}); ${SHAPE}`)
     }
   }
+}
 
 const readBatch = (calls: unknown): ReadonlyArray<unknown> => {
   try {

@@ -52,6 +52,14 @@ export const argsOfBatch = (batch: ReadonlyArray<unknown>): ArgsAt => {
   }
 }
 
+/** Reads, without parsing, the parses the memo already holds for a batch (looked up once). */
+export const peekBatch = (batch: ReadonlyArray<unknown>): ((i: number, call: unknown, raw: unknown) => Parsed | undefined) => {
+  const slots = batches.get(batch)
+  return slots === undefined
+    ? () => undefined
+    : (i, call, raw) => (slots.calls[i] === call && slots.raws[i] === raw ? slots.parsed[i] : undefined)
+}
+
 /** The parse the memo already holds for position `i` of `batch`, without parsing. */
 export const knownArgs = (batch: ReadonlyArray<unknown>, i: number, call: unknown, raw: unknown): Parsed | undefined => {
   const slots = batches.get(batch)
