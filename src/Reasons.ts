@@ -141,7 +141,7 @@ export const addReasonParam =
 export const stripReason =
   (tools: ReadonlySet<string>) =>
   (call: ToolCall): ToolCall =>
-    stripReasonWith(tools, (_i, _call, raw) => parseArgs(raw), 0)(call)?.call ?? call
+    stripReasonWith(tools, (_i, _call, raw) => parseArgs(raw))(0, call)?.call ?? call
 
 type Parsed = Either<ArgsProblem, Args>
 
@@ -155,8 +155,8 @@ interface Stripped {
 // stripReason, reading arguments through `read` (the batch memo inside the combinator);
 // `undefined` means the call goes down as it came
 const stripReasonWith =
-  (tools: ReadonlySet<string>, read: ArgsAt, i: number) =>
-  (call: ToolCall): Stripped | undefined => {
+  (tools: ReadonlySet<string>, read: ArgsAt) =>
+  (i: number, call: ToolCall): Stripped | undefined => {
     try {
       const name = callNameOf(call)
       if (name === undefined || !tools.has(name)) return undefined
@@ -208,12 +208,12 @@ const augmentCatalogue =
 
 const forwardBatch = (tools: ReadonlySet<string>, calls: ReadonlyArray<ToolCall>): ReadonlyArray<ToolCall> => {
   if (tools.size === 0) return calls
-  const read = argsOfBatch(calls)
+  const strip = stripReasonWith(tools, argsOfBatch(calls))
   let out: Array<ToolCall> | undefined
   let stripped: Array<Stripped | undefined> | undefined
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as ToolCall
-    const next = stripReasonWith(tools, read, i)(call)
+    const next = strip(i, call)
     if (next !== undefined && out === undefined) {
       out = calls.slice(0, i)
       stripped = new Array<Stripped | undefined>(i)

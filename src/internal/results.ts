@@ -50,6 +50,14 @@ export const describeError = (e: unknown): string => {
 const isResult = (u: unknown): u is ToolResult =>
   typeof u === 'object' && u !== null && (u as { role?: unknown }).role === 'tool' && typeof (u as { content?: unknown }).content === 'string'
 
+const answersInOrder = (calls: ReadonlyArray<unknown>, list: ReadonlyArray<unknown>): boolean => {
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i]
+    if (!isResult(r) || r.tool_call_id !== callIdOf(calls[i])) return false
+  }
+  return true
+}
+
 /**
  * One result per call, in the caller's order. Results are matched to calls by
  * `tool_call_id` when every call has its own id, by position otherwise; a call left
@@ -62,11 +70,9 @@ export const completeResults = (
   missing: string = 'the tool provider returned no result for this call',
 ): ReadonlyArray<ToolResult> => {
   const list = Array.isArray(results) ? results : []
-  const ids = calls.map(callIdOf)
   // the usual answer, one result per call in order: kept as the very array it came in
-  if (list.length === calls.length && list.every((r: unknown, i) => isResult(r) && r.tool_call_id === ids[i])) {
-    return list as ReadonlyArray<ToolResult>
-  }
+  if (list.length === calls.length && answersInOrder(calls, list)) return list as ReadonlyArray<ToolResult>
+  const ids = calls.map(callIdOf)
   const distinct = ids.every((id) => id !== '') && new Set(ids).size === ids.length
   if (distinct) {
     const byId = new Map<string, ToolResult>()
