@@ -9,7 +9,7 @@ describe('examples', () => {
     expect(r.status).toBe(0)
     const warnings = r.stdout.split('\n').filter((l) => l.includes('⚠'))
     expect(warnings).toEqual([
-      '  ⚠ toolstack: fs_read call call_2 carried undeclared argument keys "ffset", "the rest" (declared: "length", "offset", "path")',
+      '  ⚠ toolstack: fs_read call call_2 carried undeclared argument keys "ffset", "the rest" (declared: "length", "offset", "path") (did you mean offset for "ffset"?)',
     ])
     // the server still ignored the keys: the mangled call read from the start
     expect(r.stdout).toContain('call_1: {"path":"notes.txt","offset":12,"length":3}\n    → line 13 | line 14 | line 15')
