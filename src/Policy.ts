@@ -18,7 +18,7 @@ import { drawArgsProblem } from './Args.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
 import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch, handDownArgs, knownArgs } from './internal/argsMemo.js'
+import { argsOfBatch, handDown, knownArgs } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions, describeValue } from './internal/options.js'
 import { answerFor, callIdOf, callNameOf, describeError, errorResult, failAll } from './internal/results.js'
 import type { Decision, Rule } from './policy/Rule.js'
@@ -627,7 +627,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       })
       const batch = forwarded.map((f) => f.call)
       // the layers below read the same arguments: hand them the parses made here
-      forwarded.forEach((f, j) => handDownArgs(batch, j, f.call, f.raw, f.parsed))
+      const write = handDown(batch)
+      forwarded.forEach((f, j) => write(j, f.call, f.raw, f.parsed))
       // nothing allowed, nothing sent: the inner provider never sees an empty batch
       const answers = batch.length === 0 ? [] : await answerFor(batch, () => provider.executeToolCalls(batch)())
       let next = 0

@@ -9,7 +9,7 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
-import { handDownArgs, peekBatch } from './internal/argsMemo.js'
+import { handDown, peekBatch } from './internal/argsMemo.js'
 import { describeValue } from './internal/options.js'
 import { answerFor, describeError, errorResult } from './internal/results.js'
 
@@ -191,14 +191,20 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
         g.calls.push(d.call)
         g.positions.push(i)
         groups.set(d.route, g)
-        // the copy keeps the very same arguments: hand down the parse an upper layer made
-        try {
-          const raw: unknown = d.call.function.arguments
-          handDownArgs(g.calls, g.calls.length - 1, d.call, raw, known(i, c, raw))
-        } catch {
-          // unreadable arguments: nothing to hand down
-        }
       })
+      // each copy keeps the very same arguments: hand down the parses an upper layer made
+      for (const g of groups.values()) {
+        const write = handDown(g.calls)
+        g.calls.forEach((copy, j) => {
+          const at = g.positions[j] as number
+          try {
+            const raw: unknown = copy.function.arguments
+            write(j, copy, raw, known(at, batch[at], raw))
+          } catch {
+            // unreadable arguments: nothing to hand down
+          }
+        })
+      }
       await Promise.all(
         [...groups].map(async ([route, g]) => {
           const answered = await answerFor(g.calls, () => route.provider.executeToolCalls(g.calls)(), `the tool provider for ${JSON.stringify(route.tag)}`)

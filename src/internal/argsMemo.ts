@@ -23,7 +23,10 @@ const batches = new WeakMap<object, Slots>()
 const slotsFor = (batch: ReadonlyArray<unknown>): Slots => {
   let slots = batches.get(batch)
   if (slots === undefined) {
-    slots = { calls: [], raws: [], parsed: [] }
+    // sized once: slots are written position by position, and growing three arrays
+    // a thousand times costs more than the writes
+    const n = batch.length
+    slots = { calls: new Array<unknown>(n), raws: new Array<unknown>(n), parsed: new Array<Parsed | undefined>(n) }
     batches.set(batch, slots)
   }
   return slots
@@ -84,6 +87,21 @@ export const handDownArgs = (batch: ReadonlyArray<unknown>, j: number, call: unk
  * fills the memo.
  */
 export const readCallArgs = (_call: object, raw: unknown): Parsed => parseArgs(raw)
+
+/**
+ * {@link handDownArgs} for many positions of one batch, built once the batch is whole
+ * (the memo is looked up once, and sized to the batch).
+ */
+export const handDown = (batch: ReadonlyArray<unknown>): ((j: number, call: unknown, raw: unknown, parsed: Parsed | undefined) => void) => {
+  let slots: Slots | undefined
+  return (j, call, raw, parsed) => {
+    if (parsed === undefined) return
+    slots ??= slotsFor(batch)
+    slots.calls[j] = call
+    slots.raws[j] = raw
+    slots.parsed[j] = parsed
+  }
+}
 
 /**
  * Forgets a batch's parses: for the layer that opened the batch's memo, once the
