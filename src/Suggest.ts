@@ -111,29 +111,28 @@ const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
  * @since 0.1.0
  * @category pure steps
  */
-export const suggestKey =
-  (declared: ReadonlySet<string>) =>
-  (key: string): Option<string> => {
+export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Option<string>) => {
+  // everything about the declared keys is worked out once, so a model that invents a
+  // key on every call pays only for the key it sent
+  const all = [...declared].map((d) => ({ d, nd: normalizeKey(d), words: keyWords(d) }))
+  const tails = all.map(({ d, words }) => ({ d, tails: words.slice(1).map((_, i) => words.slice(i + 1).join('')) }))
+  return (key) => {
     if (declared.has(key)) return none
-    const all = [...declared].filter((d) => d !== key)
     const nk = normalizeKey(key)
 
-    const same = only(all.filter((d) => normalizeKey(d) === nk))
+    const same = only(all.filter((x) => x.nd === nk).map((x) => x.d))
     if (same !== undefined) return same
 
     if (nk.length >= 3) {
-      const truncated = only(all.filter((d) => {
-        const nd = normalizeKey(d)
-        return nd.length > nk.length && (nd.startsWith(nk) || nd.endsWith(nk))
-      }))
+      const truncated = only(all.filter((x) => x.nd.length > nk.length && (x.nd.startsWith(nk) || x.nd.endsWith(nk))).map((x) => x.d))
       if (truncated !== undefined) return truncated
     }
 
     if (key.length >= 5) {
       let best = 3
       let at: Array<string> = []
-      for (const d of all) {
-        const dist = Math.min(editDistance(key, d, 2), editDistance(nk, normalizeKey(d), 2))
+      for (const { d, nd } of all) {
+        const dist = Math.min(editDistance(key, d, 2), editDistance(nk, nd, 2))
         if (dist < best) {
           best = dist
           at = [d]
@@ -145,15 +144,12 @@ export const suggestKey =
 
     const kw = keyWords(key).join('')
     if (kw.length >= 3) {
-      const tail = only(all.filter((d) => {
-        const ws = keyWords(d)
-        for (let i = 1; i < ws.length; i++) if (ws.slice(i).join('') === kw) return true
-        return false
-      }))
+      const tail = only(tails.filter((x) => x.tails.includes(kw)).map((x) => x.d))
       if (tail !== undefined) return tail
     }
     return none
   }
+}
 
 /**
  * A suggestion for each reported key that plainly points at one declared key, in the
@@ -162,8 +158,17 @@ export const suggestKey =
  * @since 0.1.0
  * @category pure steps
  */
-export const suggestKeys = (declared: ReadonlySet<string>, keys: ReadonlyArray<string>): ReadonlyArray<Suggestion> => {
-  const near = suggestKey(declared)
+export const suggestKeys = (declared: ReadonlySet<string>, keys: ReadonlyArray<string>): ReadonlyArray<Suggestion> =>
+  suggestionsFor(suggestKey(declared))(keys)
+
+/**
+ * {@link suggestKeys} over a suggester prepared once (for a declaration that is asked
+ * about call after call).
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const suggestionsFor = (near: (key: string) => Option<string>) => (keys: ReadonlyArray<string>): ReadonlyArray<Suggestion> => {
   const out: Array<Suggestion> = []
   for (const key of keys) {
     const s = near(key)

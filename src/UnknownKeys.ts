@@ -10,14 +10,15 @@ import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import { isLeft } from 'fp-ts/lib/Either.js'
 import * as t from 'io-ts/lib/index.js'
-import { Map as HashMap, Set as HashSet } from 'immutable'
 import type { Provider, ToolCall } from './Provider.js'
 import { ReadableDeclaration, assertProvider } from './Provider.js'
 import type { Suggestion } from './Suggest.js'
-import { suggestKeys } from './Suggest.js'
+import { suggestKey, suggestionsFor } from './Suggest.js'
 import type { ArgsAt } from './internal/argsMemo.js'
 import { argsOfBatch, hasBatch, releaseBatch } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions } from './internal/options.js'
+import type { StringMap } from './internal/StringMap.js'
+import * as SM from './internal/StringMap.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -63,7 +64,7 @@ export interface SeenSet {
   /** How many (tool, key) pairs are remembered. */
   readonly size: number
   /** @internal tool name → keys; nested, so no two pairs can share an entry. */
-  readonly byTool: HashMap<string, HashSet<string>>
+  readonly byTool: StringMap<StringMap<true>>
 }
 
 /**
@@ -95,6 +96,11 @@ export interface PairStat {
   readonly firstId: string
 }
 
+interface PairCount {
+  readonly calls: number
+  readonly firstId: string
+}
+
 /**
  * Per (tool, undeclared key) pair, how many calls carried it: a persistent value,
  * like the seen-set.
@@ -104,8 +110,10 @@ export interface PairStat {
  */
 export interface PairCounts {
   readonly _tag: 'PairCounts'
-  /** @internal tool name → key → [calls, first id] */
-  readonly byTool: HashMap<string, HashMap<string, readonly [number, string]>>
+  /** How many (tool, key) pairs are counted. */
+  readonly size: number
+  /** @internal tool name → key → how many calls carried it, and the first one's id */
+  readonly byTool: StringMap<StringMap<PairCount>>
 }
 
 /**
@@ -131,7 +139,7 @@ export interface AuditedProvider<E> extends Provider<E> {
  * @since 0.1.0
  * @category constructors
  */
-export const emptySeenSet: SeenSet = { _tag: 'SeenSet', size: 0, byTool: HashMap() }
+export const emptySeenSet: SeenSet = { _tag: 'SeenSet', size: 0, byTool: SM.emptyStringMap() }
 
 /**
  * No pair counted yet.
@@ -139,7 +147,7 @@ export const emptySeenSet: SeenSet = { _tag: 'SeenSet', size: 0, byTool: HashMap
  * @since 0.1.0
  * @category constructors
  */
-export const emptyPairCounts: PairCounts = { _tag: 'PairCounts', byTool: HashMap() }
+export const emptyPairCounts: PairCounts = { _tag: 'PairCounts', size: 0, byTool: SM.emptyStringMap() }
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -232,16 +240,16 @@ export const diffKeys =
 export const firstSeen =
   (tool: string, keys: ReadonlyArray<string>) =>
   (seen: SeenSet): readonly [ReadonlyArray<string>, SeenSet] => {
-    const before = seen.byTool.get(tool)
-    let keysOfTool = before ?? HashSet<string>()
+    const before = SM.get(seen.byTool, tool)
+    let keysOfTool = before ?? SM.emptyStringMap<true>()
     let fresh: Array<string> | undefined
     for (const k of keys) {
-      if (keysOfTool.has(k)) continue
-      keysOfTool = keysOfTool.add(k)
+      if (SM.has(keysOfTool, k)) continue
+      keysOfTool = SM.set(keysOfTool, k, true)
       ;(fresh ??= []).push(k)
     }
     if (fresh === undefined) return [EMPTY_KEYS, seen]
-    return [fresh, { _tag: 'SeenSet', size: seen.size + fresh.length, byTool: seen.byTool.set(tool, keysOfTool) }]
+    return [fresh, { _tag: 'SeenSet', size: seen.size + fresh.length, byTool: SM.set(seen.byTool, tool, keysOfTool) }]
   }
 
 /**
@@ -255,12 +263,41 @@ export const countPairs =
   (tool: string, keys: ReadonlyArray<string>, id: string) =>
   (counts: PairCounts): PairCounts => {
     if (keys.length === 0) return counts
-    let ofTool = counts.byTool.get(tool) ?? HashMap<string, readonly [number, string]>()
+    return observe(tool, keys, id)(counts)[1]
+  }
+
+/**
+ * {@link firstSeen} and {@link countPairs} in one step, over the counts alone (a pair is
+ * seen when it is counted): the keys of `tool` never counted before, and the counts
+ * with this call added. One walk of the trie per key, so a model that invents a key on
+ * every call costs one path copy per key, not four walks.
+ *
+ * @example
+ * import { emptyPairCounts, observe, pairStats } from 'toolstack'
+ * const [fresh, counts] = observe('fs_read', ['ffset'], 'call_1')(emptyPairCounts)
+ * assert.deepStrictEqual(fresh, ['ffset'])
+ * const [again, more] = observe('fs_read', ['ffset'], 'call_2')(counts)
+ * assert.deepStrictEqual(again, [])
+ * assert.deepStrictEqual(pairStats(more), [{ tool: 'fs_read', key: 'ffset', calls: 2, firstId: 'call_1' }])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const observe =
+  (tool: string, keys: ReadonlyArray<string>, id: string) =>
+  (counts: PairCounts): readonly [ReadonlyArray<string>, PairCounts] => {
+    if (keys.length === 0) return [EMPTY_KEYS, counts]
+    let fresh: Array<string> | undefined
+    let ofTool = SM.get(counts.byTool, tool) ?? SM.emptyStringMap<PairCount>()
     for (const k of keys) {
-      const had = ofTool.get(k)
-      ofTool = ofTool.set(k, had === undefined ? [1, id] : [had[0] + 1, had[1]])
+      ofTool = SM.update(ofTool, k, (had) => {
+        if (had !== undefined) return { calls: had.calls + 1, firstId: had.firstId }
+        ;(fresh ??= []).push(k)
+        return { calls: 1, firstId: id }
+      })
     }
-    return { _tag: 'PairCounts', byTool: counts.byTool.set(tool, ofTool) }
+    const added = fresh === undefined ? 0 : fresh.length
+    return [fresh ?? EMPTY_KEYS, { _tag: 'PairCounts', size: counts.size + added, byTool: SM.set(counts.byTool, tool, ofTool) }]
   }
 
 /**
@@ -271,7 +308,7 @@ export const countPairs =
  */
 export const pairStats = (counts: PairCounts): ReadonlyArray<PairStat> => {
   const out: Array<PairStat> = []
-  for (const [tool, keys] of counts.byTool) for (const [key, [calls, firstId]] of keys) out.push({ tool, key, calls, firstId })
+  for (const [tool, keys] of SM.entries(counts.byTool)) for (const [key, { calls, firstId }] of SM.entries(keys)) out.push({ tool, key, calls, firstId })
   return out.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
 }
 
@@ -284,7 +321,7 @@ export const pairStats = (counts: PairCounts): ReadonlyArray<PairStat> => {
 export const hasSeen =
   (tool: string, key: string) =>
   (seen: SeenSet): boolean =>
-    seen.byTool.get(tool)?.has(key) === true
+    SM.has(SM.get(seen.byTool, tool) ?? SM.emptyStringMap(), key)
 
 /**
  * The default one-line rendering of a warning.
@@ -332,6 +369,7 @@ interface Declared {
   readonly keys: ReadonlySet<string>
   readonly sorted: ReadonlyArray<string>
   readonly diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>
+  readonly suggest: (keys: ReadonlyArray<string>) => ReadonlyArray<Suggestion>
 }
 
 const sameKeys = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
@@ -356,11 +394,17 @@ const withCleanShape = (diff: (keys: ReadonlyArray<string>) => ReadonlyArray<str
 
 type Catalogue = ReadonlyMap<string, Declared>
 
+// prepared on the first warning for a tool, not at listing time: most tools never warn
+const lazySuggestions = (keys: ReadonlySet<string>) => {
+  let prepared: ((ks: ReadonlyArray<string>) => ReadonlyArray<Suggestion>) | undefined
+  return (ks: ReadonlyArray<string>): ReadonlyArray<Suggestion> => (prepared ??= suggestionsFor(suggestKey(keys)))(ks)
+}
+
 // built once per listing, so a call costs a lookup, not a closure
 const toCatalogue = (tolerated: ReadonlySet<string>) => (declarations: unknown): Catalogue => {
   const out = new Map<string, Declared>()
   for (const [name, keys] of extractDeclarations(Array.isArray(declarations) ? declarations : [])) {
-    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: withCleanShape(diffKeys(keys, tolerated)) })
+    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: withCleanShape(diffKeys(keys, tolerated)), suggest: lazySuggestions(keys) })
   }
   return out
 }
@@ -404,15 +448,14 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
   return <E>(provider: Provider<E>): AuditedProvider<E> => {
     assertProvider(where, provider)
     const catalogue: IORef<Catalogue> = newIORef<Catalogue>(new Map())()
-    const seen: IORef<SeenSet> = newIORef(emptySeenSet)()
+    // the seen-set and the counts are one value: a pair is seen once it is counted
     const counts: IORef<PairCounts> = newIORef(emptyPairCounts)()
 
     // read-compute-write in one synchronous step: concurrent batches cannot both
     // see a pair as new
     const remember = (tool: string, keys: ReadonlyArray<string>, id: string): ReadonlyArray<string> => {
-      counts.write(countPairs(tool, keys, id)(counts.read()))()
-      const [fresh, next] = firstSeen(tool, keys)(seen.read())
-      if (next !== seen.read()) seen.write(next)()
+      const [fresh, next] = observe(tool, keys, id)(counts.read())
+      counts.write(next)()
       return fresh
     }
 
@@ -439,7 +482,7 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       const id = idOf(call)
       const fresh = remember(name, unknownKeys, id)
       if (fresh.length === 0) return
-      say({ tool: name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: suggestKeys(declared.keys, fresh) })
+      say({ tool: name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) })
     }
 
     const auditBatch = (calls: ReadonlyArray<ToolCall>): void => {

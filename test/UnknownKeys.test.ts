@@ -3,8 +3,12 @@ import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { Provider, SeenSet, ToolCall, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
 import {
+  countPairs,
   diffKeys,
+  emptyPairCounts,
   emptySeenSet,
+  observe,
+  pairStats,
   extractDeclarations,
   firstSeen,
   formatWarning,
@@ -750,6 +754,29 @@ describe('withUnknownKeyAudit: stats', () => {
         }
         const expected = [...naive.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
         expect(audited.stats()).toEqual(expected)
+      }),
+    )
+  })
+})
+
+describe('observe', () => {
+  it('says what firstSeen says and counts what countPairs counts, in one step', () => {
+    const pairArb = fc.tuple(fc.constantFrom('t1', 't2', '__proto__'), fc.uniqueArray(keyArb, { maxLength: 4 }), fc.string({ maxLength: 3 }))
+    fc.assert(
+      fc.property(fc.array(pairArb, { maxLength: 25 }), (steps) => {
+        let seen = emptySeenSet
+        let counted = emptyPairCounts
+        let both = emptyPairCounts
+        for (const [tool, keys, id] of steps) {
+          const [expected, nextSeen] = firstSeen(tool, keys)(seen)
+          const [fresh, nextBoth] = observe(tool, keys, id)(both)
+          expect(fresh).toEqual(expected)
+          seen = nextSeen
+          counted = countPairs(tool, keys, id)(counted)
+          both = nextBoth
+          expect(both.size).toBe(seen.size)
+        }
+        expect(pairStats(both)).toEqual(pairStats(counted))
       }),
     )
   })

@@ -1,0 +1,293 @@
+// A persistent hash map from strings: a CHAMP trie (Steindorfer & Vinju, "Optimizing
+// Hash-Array Mapped Tries", OOPSLA 2015) that holds the audit's seen-set, which grows for
+// as long as a model keeps inventing keys. Adding a binding copies one path of nodes,
+// O(log32 n), and shares everything else with the version it came from.
+//
+// Layout, chosen for bytes per binding and for memory loads per level: a node is one
+// array, [dataMap, nodeMap, key, value, key, value, ..., sub-nodes in reverse order].
+// Bindings sit inline (no wrapper object per binding), and a binding's slot and a
+// sub-node's slot both follow from a popcount of the bitmap below its bit. A node object
+// holding the bitmaps and pointing at the array would cost 32 more bytes per node and one
+// more dependent load (a likely cache miss in a large map) per level. Arrays are always
+// built at their exact length, never grown, so V8 never over-allocates their backing
+// store. Hashes are not stored; when a slot must split, the resident key is hashed again,
+// which happens once per key per level at most.
+//
+// Past the last 5-bit slice of the hash (depth 7) a node is a collision node: the same
+// shape with both bitmaps 0 and a flat key, value list, searched by full key equality.
+// Correctness therefore never rests on the hash, only speed does.
+//
+// Nothing here treats a key as a property name: keys live in arrays and are compared
+// with ===, so '__proto__', 'constructor', '' and lone surrogates are ordinary keys.
+
+/** Ties the type to `V` (so a map of numbers is not a map of strings); no such property exists. */
+declare const ValueType: unique symbol
+
+/**
+ * An immutable map from strings to `V`. Every operation that changes it returns a new
+ * map; earlier maps stay valid and unchanged, and share structure with later ones.
+ */
+export interface StringMap<V> {
+  readonly size: number
+  readonly [ValueType]?: V
+}
+
+// [dataMap, nodeMap, ...bindings, ...sub-nodes reversed]; see the top of the file. The
+// bitmaps are int32, which 64-bit V8 without pointer compression (Node's default build)
+// stores unboxed; with pointer compression a bitmap using bit 30 or 31 is boxed, costing
+// memory but not correctness.
+type Node = ReadonlyArray<unknown>
+const DATA_MAP = 0
+const NODE_MAP = 1
+const FIRST = 2
+
+type Hash = (key: string) => number
+
+interface Impl<V> extends StringMap<V> {
+  readonly root: Node
+  // Carried by the map rather than fixed per module so a map built under a test hash can
+  // never be read with another one; it costs a word per version, not per binding.
+  readonly hash: Hash
+}
+
+const BITS = 5
+const MASK = 31
+// Slices start at shifts 0, 5, ..., 30 (the last one 2 bits wide); beyond it the hash is
+// spent and only key equality can tell keys apart. The `shift > LAST_SHIFT` checks matter
+// because `>>>` takes its shift mod 32, so `h >>> 35` would silently reuse low bits.
+const LAST_SHIFT = 30
+
+/**
+ * FNV-1a over UTF-16 code units, then the murmur3 finaliser. FNV's multiply carries only
+ * upwards, so before finalising, its low bits (the ones the trie reads first) depend only
+ * on the low bits of each code unit: keys differing only in case would share a root slot.
+ * The whole key is hashed, never a sample: keys that differ only where a sample does not
+ * look would all collide, and a model that invents long keys would turn every lookup into
+ * a linear scan. Hashing costs what comparing the key once already costs.
+ */
+export const hashString = (s: string): number => {
+  let h = 0x811c9dc5 | 0
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  return h ^ (h >>> 16)
+}
+
+const bitCount = (x: number): number => {
+  x -= (x >>> 1) & 0x55555555
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333)
+  x = (x + (x >>> 4)) & 0x0f0f0f0f
+  return Math.imul(x, 0x01010101) >>> 24
+}
+
+const EMPTY_NODE: Node = Object.freeze([0, 0])
+
+const EMPTY: Impl<never> = Object.freeze({ size: 0, root: EMPTY_NODE, hash: hashString })
+
+const impl = <V>(m: StringMap<V>): Impl<V> => m as Impl<V>
+
+// -------------------------------------------------------------------------------------
+// exact-length node edits (a pushed-to array keeps spare capacity, which every node
+// would pay for)
+// -------------------------------------------------------------------------------------
+
+const replaced = (n: Node, i: number, x: unknown): Node => {
+  const out = n.slice()
+  out[i] = x
+  return out
+}
+
+const withPairAt = (n: Node, dataMap: number, i: number, key: string, value: unknown): Node => {
+  const out: Array<unknown> = new Array(n.length + 2)
+  out[DATA_MAP] = dataMap
+  for (let j = NODE_MAP; j < i; j++) out[j] = n[j]
+  out[i] = key
+  out[i + 1] = value
+  for (let j = i; j < n.length; j++) out[j + 2] = n[j]
+  return out
+}
+
+// Moves the pair at `i` into sub-node `sub`, stored at `at` in the new node (sub-nodes
+// are stored in reverse, so `at` counts from the end).
+const pairToNode = (n: Node, dataMap: number, nodeMap: number, i: number, at: number, sub: Node): Node => {
+  const out: Array<unknown> = new Array(n.length - 1)
+  out[DATA_MAP] = dataMap
+  out[NODE_MAP] = nodeMap
+  for (let j = FIRST; j < i; j++) out[j] = n[j]
+  for (let j = i; j < at; j++) out[j] = n[j + 2]
+  out[at] = sub
+  for (let j = at + 1; j < out.length; j++) out[j] = n[j + 1]
+  return out
+}
+
+// -------------------------------------------------------------------------------------
+// the trie
+// -------------------------------------------------------------------------------------
+
+// Set by `setIn` when it adds a binding rather than replacing one. A return flag instead
+// of a second lookup before every set; `setIn` runs synchronously and calls only the
+// map's hash, so nothing can observe or interleave with it.
+let grew = false
+
+// A node holding exactly two bindings whose keys differ, from `shift` on.
+const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: number, shift: number): Node => {
+  if (shift > LAST_SHIFT) return [0, 0, k1, v1, k2, v2]
+  const f1 = (h1 >>> shift) & MASK
+  const f2 = (h2 >>> shift) & MASK
+  if (f1 === f2) return [0, 1 << f1, pair(k1, v1, h1, k2, v2, h2, shift + BITS)]
+  return f1 < f2 ? [(1 << f1) | (1 << f2), 0, k1, v1, k2, v2] : [(1 << f1) | (1 << f2), 0, k2, v2, k1, v1]
+}
+
+const setIn = (n: Node, key: string, value: unknown, h: number, shift: number, hash: Hash): Node => {
+  if (shift > LAST_SHIFT) {
+    for (let i = FIRST; i < n.length; i += 2) {
+      if (n[i] === key) return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
+    }
+    grew = true
+    return withPairAt(n, 0, n.length, key, value)
+  }
+  const bit = 1 << ((h >>> shift) & MASK)
+  const dataMap = n[DATA_MAP] as number
+  const nodeMap = n[NODE_MAP] as number
+  if ((dataMap & bit) !== 0) {
+    const i = FIRST + 2 * bitCount(dataMap & (bit - 1))
+    const resident = n[i] as string
+    if (resident === key) return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
+    grew = true
+    const sub = pair(resident, n[i + 1], hash(resident), key, value, h, shift + BITS)
+    return pairToNode(n, dataMap ^ bit, nodeMap | bit, i, n.length - 2 - bitCount(nodeMap & (bit - 1)), sub)
+  }
+  if ((nodeMap & bit) !== 0) {
+    const j = n.length - 1 - bitCount(nodeMap & (bit - 1))
+    const sub = n[j] as Node
+    const next = setIn(sub, key, value, h, shift + BITS, hash)
+    return next === sub ? n : replaced(n, j, next)
+  }
+  grew = true
+  return withPairAt(n, dataMap | bit, FIRST + 2 * bitCount(dataMap & (bit - 1)), key, value)
+}
+
+// `setIn` with the value computed from the one bound now (undefined when none), in the
+// same walk: a counter bumped in a large map costs one path, not a lookup and a set.
+const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number, shift: number, hash: Hash): Node => {
+  if (shift > LAST_SHIFT) {
+    for (let i = FIRST; i < n.length; i += 2) {
+      if (n[i] === key) {
+        const value = f(n[i + 1])
+        return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
+      }
+    }
+    grew = true
+    return withPairAt(n, 0, n.length, key, f(undefined))
+  }
+  const bit = 1 << ((h >>> shift) & MASK)
+  const dataMap = n[DATA_MAP] as number
+  const nodeMap = n[NODE_MAP] as number
+  if ((dataMap & bit) !== 0) {
+    const i = FIRST + 2 * bitCount(dataMap & (bit - 1))
+    const resident = n[i] as string
+    if (resident === key) {
+      const value = f(n[i + 1])
+      return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
+    }
+    grew = true
+    const sub = pair(resident, n[i + 1], hash(resident), key, f(undefined), h, shift + BITS)
+    return pairToNode(n, dataMap ^ bit, nodeMap | bit, i, n.length - 2 - bitCount(nodeMap & (bit - 1)), sub)
+  }
+  if ((nodeMap & bit) !== 0) {
+    const j = n.length - 1 - bitCount(nodeMap & (bit - 1))
+    const sub = n[j] as Node
+    const next = updateIn(sub, key, f, h, shift + BITS, hash)
+    return next === sub ? n : replaced(n, j, next)
+  }
+  grew = true
+  return withPairAt(n, dataMap | bit, FIRST + 2 * bitCount(dataMap & (bit - 1)), key, f(undefined))
+}
+
+const ABSENT: unique symbol = Symbol('absent')
+
+// One walk for both `get` and `has`, since a key may be bound to undefined.
+const lookup = (m: Impl<unknown>, key: string): unknown => {
+  const h = m.hash(key)
+  let n = m.root
+  for (let shift = 0; ; shift += BITS) {
+    if (shift > LAST_SHIFT) {
+      for (let i = FIRST; i < n.length; i += 2) if (n[i] === key) return n[i + 1]
+      return ABSENT
+    }
+    const bit = 1 << ((h >>> shift) & MASK)
+    const dataMap = n[DATA_MAP] as number
+    if ((dataMap & bit) !== 0) {
+      const i = FIRST + 2 * bitCount(dataMap & (bit - 1))
+      return n[i] === key ? n[i + 1] : ABSENT
+    }
+    const nodeMap = n[NODE_MAP] as number
+    if ((nodeMap & bit) === 0) return ABSENT
+    n = n[n.length - 1 - bitCount(nodeMap & (bit - 1))] as Node
+  }
+}
+
+function* walk(n: Node, shift: number): Generator<readonly [string, unknown], void, undefined> {
+  const dataEnd = shift > LAST_SHIFT ? n.length : FIRST + 2 * bitCount(n[DATA_MAP] as number)
+  for (let i = FIRST; i < dataEnd; i += 2) yield [n[i] as string, n[i + 1]]
+  for (let i = dataEnd; i < n.length; i++) yield* walk(n[i] as Node, shift + BITS)
+}
+
+// -------------------------------------------------------------------------------------
+// API
+// -------------------------------------------------------------------------------------
+
+/** The map with no bindings: one shared frozen value. */
+export const emptyStringMap = <V>(): StringMap<V> => EMPTY
+
+/**
+ * An empty map whose keys are placed by `hash` instead of {@link hashString}, and every map
+ * derived from it too. For tests only: a weak hash forces the collision paths that a good
+ * hash almost never takes. The results never depend on `hash`, only the speed does.
+ */
+export const emptyStringMapHashedBy = <V>(hash: (key: string) => number): StringMap<V> => {
+  const m: Impl<V> = { size: 0, root: EMPTY_NODE, hash }
+  return m
+}
+
+/** The value bound to `key`, or undefined when there is none (or it is bound to undefined: see {@link has}). */
+export const get = <V>(m: StringMap<V>, key: string): V | undefined => {
+  const found = lookup(impl(m), key)
+  return found === ABSENT ? undefined : (found as V)
+}
+
+/** Whether `key` is bound, even to undefined. */
+export const has = (m: StringMap<unknown>, key: string): boolean => lookup(impl(m), key) !== ABSENT
+
+/**
+ * `m` with `key` bound to `value`; `m` itself is unchanged. When `key` is already bound to
+ * `value` (by `Object.is`), returns `m` itself, so callers can skip writing back an
+ * unchanged map by comparing with `===`.
+ */
+export const set = <V>(m: StringMap<V>, key: string, value: V): StringMap<V> => {
+  const { root, hash, size } = impl(m)
+  grew = false
+  const next = setIn(root, key, value, hash(key), 0, hash)
+  if (next === root) return m
+  const out: Impl<V> = { size: grew ? size + 1 : size, root: next, hash }
+  return out
+}
+
+/**
+ * `m` with `key` bound to `f(the value bound now)`, `f(undefined)` when none, in one walk;
+ * `m` itself when the value is unchanged (by `Object.is`). `f` must not touch the map.
+ */
+export const update = <V>(m: StringMap<V>, key: string, f: (old: V | undefined) => V): StringMap<V> => {
+  const { root, hash, size } = impl(m)
+  grew = false
+  const next = updateIn(root, key, f as (old: unknown) => unknown, hash(key), 0, hash)
+  if (next === root) return m
+  const out: Impl<V> = { size: grew ? size + 1 : size, root: next, hash }
+  return out
+}
+
+/** Every binding of `m`, each once, in no particular order. */
+export const entries = <V>(m: StringMap<V>): IterableIterator<readonly [string, V]> =>
+  walk(impl(m).root, 0) as Generator<readonly [string, V], void, undefined>
