@@ -187,10 +187,13 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
           results[i] = d.result
           return
         }
-        const g = groups.get(d.route) ?? { calls: [], positions: [] }
+        let g = groups.get(d.route)
+        if (g === undefined) {
+          g = { calls: [], positions: [] }
+          groups.set(d.route, g)
+        }
         g.calls.push(d.call)
         g.positions.push(i)
-        groups.set(d.route, g)
       })
       // each copy keeps the very same arguments: hand down the parses an upper layer made
       for (const g of groups.values()) {
@@ -204,6 +207,12 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
             // unreadable arguments: nothing to hand down
           }
         })
+      }
+      const only = groups.size === 1 ? [...groups][0] : undefined
+      if (only !== undefined && only[1].calls.length === batch.length) {
+        // one provider holds the whole batch, in order: its answer is the registry's
+        const [route, g] = only
+        return right(await answerFor(g.calls, () => route.provider.executeToolCalls(g.calls)(), `the tool provider for ${JSON.stringify(route.tag)}`))
       }
       await Promise.all(
         [...groups].map(async ([route, g]) => {
