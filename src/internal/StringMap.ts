@@ -126,8 +126,8 @@ const pairToNode = (n: Node, dataMap: number, nodeMap: number, i: number, at: nu
 // the trie
 // -------------------------------------------------------------------------------------
 
-// Set by `setIn` when it adds a binding rather than replacing one. A return flag instead
-// of a second lookup before every set; `setIn` runs synchronously and calls only the
+// Set by `updateIn` when it adds a binding rather than replacing one. A return flag instead
+// of a second lookup before every set; `updateIn` runs synchronously and calls only the
 // map's hash, so nothing can observe or interleave with it.
 let grew = false
 
@@ -140,37 +140,9 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
   return f1 < f2 ? [(1 << f1) | (1 << f2), 0, k1, v1, k2, v2] : [(1 << f1) | (1 << f2), 0, k2, v2, k1, v1]
 }
 
-const setIn = (n: Node, key: string, value: unknown, h: number, shift: number, hash: Hash): Node => {
-  if (shift > LAST_SHIFT) {
-    for (let i = FIRST; i < n.length; i += 2) {
-      if (n[i] === key) return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
-    }
-    grew = true
-    return withPairAt(n, 0, n.length, key, value)
-  }
-  const bit = 1 << ((h >>> shift) & MASK)
-  const dataMap = n[DATA_MAP] as number
-  const nodeMap = n[NODE_MAP] as number
-  if ((dataMap & bit) !== 0) {
-    const i = FIRST + 2 * bitCount(dataMap & (bit - 1))
-    const resident = n[i] as string
-    if (resident === key) return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
-    grew = true
-    const sub = pair(resident, n[i + 1], hash(resident), key, value, h, shift + BITS)
-    return pairToNode(n, dataMap ^ bit, nodeMap | bit, i, n.length - 2 - bitCount(nodeMap & (bit - 1)), sub)
-  }
-  if ((nodeMap & bit) !== 0) {
-    const j = n.length - 1 - bitCount(nodeMap & (bit - 1))
-    const sub = n[j] as Node
-    const next = setIn(sub, key, value, h, shift + BITS, hash)
-    return next === sub ? n : replaced(n, j, next)
-  }
-  grew = true
-  return withPairAt(n, dataMap | bit, FIRST + 2 * bitCount(dataMap & (bit - 1)), key, value)
-}
-
-// `setIn` with the value computed from the one bound now (undefined when none), in the
-// same walk: a counter bumped in a large map costs one path, not a lookup and a set.
+// Binds `key` to `f(the value bound now)` (f(undefined) when none) in one walk, so a
+// counter bumped in a large map costs one path, not a lookup and a set. Returns `n`
+// itself when nothing changes.
 const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number, shift: number, hash: Hash): Node => {
   if (shift > LAST_SHIFT) {
     for (let i = FIRST; i < n.length; i += 2) {
@@ -266,14 +238,7 @@ export const has = (m: StringMap<unknown>, key: string): boolean => lookup(impl(
  * `value` (by `Object.is`), returns `m` itself, so callers can skip writing back an
  * unchanged map by comparing with `===`.
  */
-export const set = <V>(m: StringMap<V>, key: string, value: V): StringMap<V> => {
-  const { root, hash, size } = impl(m)
-  grew = false
-  const next = setIn(root, key, value, hash(key), 0, hash)
-  if (next === root) return m
-  const out: Impl<V> = { size: grew ? size + 1 : size, root: next, hash }
-  return out
-}
+export const set = <V>(m: StringMap<V>, key: string, value: V): StringMap<V> => update(m, key, () => value)
 
 /**
  * `m` with `key` bound to `f(the value bound now)`, `f(undefined)` when none, in one walk;
