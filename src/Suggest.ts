@@ -133,6 +133,7 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
       let at: Array<string> = []
       for (const { d, nd } of all) {
         const dist = Math.min(editDistance(key, d, 2), editDistance(nk, nd, 2))
+        if (dist > 2) continue
         if (dist < best) {
           best = dist
           at = [d]

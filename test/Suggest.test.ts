@@ -27,6 +27,9 @@ describe('suggestKey: what it must catch', () => {
 describe('suggestKey: when it must not guess', () => {
   it.each([
     [['path', 'offset'], 'recursive'],
+    [['path'], 'recursive'], // a single declared key is no reason to guess
+    [['url'], 'headers'],
+    [['url'], 'timeout'],
     [['path', 'offset'], 'x'],
     [['path', 'offset'], 'the rest'],
     [['pathA', 'pathB'], 'pathC'], // one edit from two keys: equally near
@@ -48,6 +51,15 @@ describe('suggestKey: when it must not guess', () => {
 describe('suggestKey: properties', () => {
   const nameArb = fc.stringMatching(/^[a-z][a-zA-Z_]{0,11}$/)
   const declaredArb = fc.uniqueArray(nameArb, { maxLength: 8 })
+
+  it('never suggests for a key far from the only declared key', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z]{3,10}$/), fc.stringMatching(/^[0-9]{5,10}$/), (declared, key) => {
+        // no letter in common: no rule can tie them, and every edit distance is over 2
+        expect(near([declared], key)).toEqual(none)
+      }),
+    )
+  })
 
   it('a suggestion is always a declared key, and never the key itself', () => {
     fc.assert(
