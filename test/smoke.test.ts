@@ -1,6 +1,6 @@
 // The built package, loaded in plain Node 20 (not under vitest) with `import` and
 // with `require`, as a user's code would load it.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -51,5 +51,18 @@ describe('the built package in plain Node', () => {
     const r = node(['--input-type=module', '-e', "await import('toolstack'); const t = Date.now(); process.on('exit', () => console.log(Date.now() - t < 1000 ? 'exited' : 'lingered'))"])
     expect(r.stderr).toBe('')
     expect(r.stdout).toBe('exited\n')
+  })
+
+  it('runs the toolstack command from dist/, as npx would', () => {
+    const version = node(['dist/esm/cli/main.js', '--version'])
+    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { version: string }).version)
+    const body = JSON.stringify({
+      tools: [{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } } }],
+      messages: [{ role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"a","ffset":1}' } }] }],
+    })
+    const r = spawnSync(process.execPath, ['dist/esm/cli/main.js', 'audit', '--json', '--fail-on-warn', '-'], { cwd: root, input: body, encoding: 'utf8' })
+    expect(r.status).toBe(1)
+    const first = JSON.parse(r.stdout.split('\n')[0] ?? '') as Record<string, unknown>
+    expect(first).toMatchObject({ type: 'warning', tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'] })
   })
 })

@@ -1,0 +1,212 @@
+/**
+ * The `toolstack` command line: argument parsing, help, exit codes. Nothing runs at
+ * import; `main` is called by the bin entry.
+ *
+ * @since 0.1.0
+ */
+import { closeSync, openSync, writeSync } from 'node:fs'
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { runAudit } from './audit.js'
+import { paletteFor } from './color.js'
+import { renderWarning, runProxy } from './proxy.js'
+import { readVersion } from './version.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The exit statuses of the command (the proxy also ends with the server's own).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const ExitCode = {
+  ok: 0,
+  warnings: 1,
+  unusable: 2,
+} as const
+
+// -------------------------------------------------------------------------------------
+// help
+// -------------------------------------------------------------------------------------
+
+const AUDIT_EXAMPLES = `
+Input: OpenAI chat-completion request bodies ({ tools, messages }), as one JSON
+document, a JSON array of them, or JSON Lines (one per line). "-" reads stdin.
+Each call is counted once, however many later requests repeat it.
+
+Examples:
+  $ toolstack audit session.jsonl
+  $ toolstack audit logs/*.jsonl --fail-on-warn      # for CI: exit 1 on a warning
+  $ cat request.json | toolstack audit -
+  $ toolstack audit --json session.jsonl | jq 'select(.type == "warning")'
+
+Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 a file could not be read,
+held no readable request body, or the command line was wrong.
+`
+
+const PROXY_EXAMPLES = `
+Runs COMMAND as a stdio MCP server and stands between it and the host: every byte
+is forwarded unchanged, both ways; each tools/call is audited against the schemas
+the server listed. Warnings go to stderr (or --log FILE), never to stdout.
+
+Examples:
+  $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem /srv
+  $ toolstack proxy --log /tmp/toolstack.log --json -- node server.js --port 0
+
+In a host's configuration (Claude Desktop, Cursor, ...):
+  "command": "npx",
+  "args": ["toolstack", "proxy", "--", "npx", "mcp-server-filesystem", "/srv"]
+
+Exit status: the server's own (128+n when signal n ended it); 126/127 when it
+cannot be started; 2 when the command line was wrong.
+`
+
+const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
+
+const parseGrace = (value: string): number => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number of milliseconds')
+  return n
+}
+
+// -------------------------------------------------------------------------------------
+// command
+// -------------------------------------------------------------------------------------
+
+/**
+ * Runs the command line `argv` (as `process.argv`: node, script, arguments…) and
+ * returns the exit status. Reads stdin and writes stdout and stderr of this process.
+ *
+ * @since 0.1.0
+ * @category command
+ */
+export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const env = process.env
+  const outColor = paletteFor(process.stdout.isTTY, env)
+  const errColor = paletteFor(process.stderr.isTTY, env)
+  const out = (line: string): void => {
+    process.stdout.write(line + '\n')
+  }
+  const err = (line: string): void => {
+    process.stderr.write(line + '\n')
+  }
+  let status: number = ExitCode.ok
+
+  const program = new Command('toolstack')
+    .description('Audit LLM tool calls for argument keys the tool never declared.')
+    .version(readVersion(argv[1]), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .enablePositionalOptions()
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => process.stdout.write(s),
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (s, write) => write(errColor.red(s)),
+    })
+    .configureHelp({ styleTitle: (s) => outColor.bold(s) })
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ toolstack audit session.jsonl --fail-on-warn
+  $ toolstack proxy -- npx mcp-server-filesystem /srv
+
+Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 unusable input or usage error;
+proxy: the server's own.
+`,
+    )
+
+  program
+    .command('audit')
+    .description('replay the audit over recorded chat-completion request bodies')
+    .argument('<files...>', 'JSON or JSON Lines files ("-" for stdin)')
+    .option('--json', 'print JSON Lines (warnings, then one summary)', false)
+    .option('--fail-on-warn', 'exit with status 1 when a warning was raised', false)
+    .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
+    .addHelpText('after', AUDIT_EXAMPLES)
+    .action(async (files: ReadonlyArray<string>, opts: { readonly json: boolean; readonly failOnWarn: boolean; readonly tolerate: ReadonlyArray<string> }) => {
+      status = await runAudit(files, { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate }, {
+        stdin: process.stdin,
+        out,
+        err,
+        outColor: opts.json ? paletteFor(false, env) : outColor,
+        errColor,
+      })
+    })
+
+  program
+    .command('proxy')
+    .description('run a stdio MCP server behind a transparent, auditing proxy')
+    .usage('[options] -- COMMAND [ARGS...]')
+    .argument('<command>', 'the server to run')
+    .argument('[args...]', 'its arguments')
+    .option('--log <file>', 'append warnings to FILE instead of stderr')
+    .option('--json', 'write warnings as JSON Lines', false)
+    .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
+    .addOption(
+      new Option('--grace <ms>', 'after the host closes stdin: wait this long before SIGTERM, and again before SIGKILL')
+        .default(2000)
+        .argParser(parseGrace),
+    )
+    .passThroughOptions()
+    .addHelpText('after', PROXY_EXAMPLES)
+    .action(
+      async (
+        command: string,
+        args: ReadonlyArray<string>,
+        opts: { readonly log?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string> },
+      ) => {
+        let fd: number | undefined
+        if (opts.log !== undefined) {
+          try {
+            fd = openSync(opts.log, 'a')
+          } catch (e) {
+            err(`${errColor.red('toolstack proxy:')} cannot open log ${JSON.stringify(opts.log)}: ${e instanceof Error ? e.message : String(e)}`)
+            status = ExitCode.unusable
+            return
+          }
+        }
+        const render = renderWarning(opts.json)
+        const logFd = fd
+        const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
+        try {
+          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate }, {
+            stdin: process.stdin,
+            stdout: process.stdout,
+            env,
+            warn: (w) => {
+              const line = warnColor.yellow(render(w)) + '\n'
+              if (logFd === undefined) process.stderr.write(line)
+              else writeSync(logFd, line)
+            },
+            err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
+            onSignal: (signal, handler) => {
+              process.on(signal, handler)
+              return () => process.off(signal, handler)
+            },
+          })
+        } finally {
+          if (logFd !== undefined) closeSync(logFd)
+        }
+        // the server is gone and its output flushed: a handle the host still holds
+        // open must not keep the proxy alive (unref'd, so a clean exit comes first)
+        const done = status
+        setTimeout(() => process.exit(done), 1000).unref()
+      },
+    )
+
+  try {
+    await program.parseAsync([...argv])
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version are not errors
+      return e.exitCode === 0 ? ExitCode.ok : ExitCode.unusable
+    }
+    err(`${errColor.red('toolstack:')} ${e instanceof Error ? e.message : String(e)}`)
+    return ExitCode.unusable
+  }
+  return status
+}

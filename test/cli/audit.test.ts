@@ -1,0 +1,371 @@
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { newAuditor, readRecords } from '../../src/cli/audit.js'
+import { paletteFor } from '../../src/cli/color.js'
+import { readVersion } from '../../src/cli/version.js'
+import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
+import { formatWarning } from '../../src/UnknownKeys.js'
+import { fsRead, jsonl, noProps, session, toolCall, webGet } from './fixtures.js'
+import { cliArgs, killAll, mainTs, root, runCli, tempDir } from './support.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => {
+  killAll()
+  tmp.remove()
+})
+
+const file = (name: string, content: string | Buffer): string => {
+  const p = join(tmp.dir, name)
+  writeFileSync(p, content)
+  return p
+}
+
+const lines = (b: Buffer): Array<string> => b.toString('utf8').split('\n').filter((l) => l !== '')
+const jsonLines = (b: Buffer): Array<Record<string, unknown>> => lines(b).map((l) => JSON.parse(l) as Record<string, unknown>)
+
+// one session with a drifting key on fs_read: c1 and c3 carry "ffset", c3 also "reason"
+const drifting = session(
+  [fsRead, webGet],
+  [
+    [toolCall('c1', 'fs_read', { path: '/a', ffset: 1 })],
+    [toolCall('c2', 'web_get', { url: 'u' }), toolCall('c3', 'fs_read', { path: '/b', ffset: 2, reason: 'why' })],
+    [toolCall('c4', 'web_get', { url: 'u', headers: {} })],
+  ],
+)
+
+// -------------------------------------------------------------------------------------
+// the pure parts
+// -------------------------------------------------------------------------------------
+
+describe('newAuditor', () => {
+  it('counts each call once across requests and warns once per (tool, key)', () => {
+    const a = newAuditor()
+    const said = drifting.flatMap((body, i) => {
+      const r = a.request(body, { file: 'f', line: i + 1 })
+      if (typeof r === 'string') throw new Error(r)
+      return r
+    })
+    expect(said.map((w) => [w.tool, w.id, w.unknownKeys, w.line])).toEqual([
+      ['fs_read', 'c1', ['ffset'], 2],
+      ['web_get', 'c4', ['headers'], 4],
+    ])
+    expect(a.summary()).toEqual({
+      requests: 4,
+      callsRead: 4,
+      repeatedCalls: 1 + 3,
+      callsAudited: 4,
+      warnings: 2,
+      undeclared: [
+        { tool: 'fs_read', key: 'ffset', calls: 2, firstId: 'c1' },
+        { tool: 'web_get', key: 'headers', calls: 1, firstId: 'c4' },
+      ],
+    })
+  })
+
+  it('does not audit an undeclared tool, a tool declaring nothing, or arguments that are not an object', () => {
+    const a = newAuditor()
+    const body = session(
+      [fsRead, noProps],
+      [[toolCall('x1', 'ghost', { a: 1 }), toolCall('x2', 'now', { a: 1 }), toolCall('x3', 'fs_read', '{oops'), toolCall('x4', 'fs_read', '[1]')]],
+    )[1]
+    expect(a.request(body, { file: 'f', line: 1 })).toEqual([])
+    expect(a.summary()).toMatchObject({ callsRead: 4, callsAudited: 0, warnings: 0 })
+  })
+
+  it('treats keys as data', () => {
+    const a = newAuditor()
+    const body = JSON.parse(
+      JSON.stringify(session([fsRead], [[toolCall('p', 'fs_read', '{"path":"/","__proto__":1,"constructor":2}')]])[1]),
+    ) as unknown
+    const r = a.request(body, { file: 'f', line: 1 })
+    expect(typeof r === 'string' ? r : r.map((w) => w.unknownKeys)).toEqual([['__proto__', 'constructor']])
+  })
+
+  it('names what is wrong with a record that is not a request body', () => {
+    const a = newAuditor()
+    expect(a.request(42, { file: 'f', line: 1 })).toMatch(/request body .* got a number/)
+    expect(a.request({ tools: [] }, { file: 'f', line: 1 })).toMatch(/"messages" is missing/)
+    expect(a.request({ messages: {} }, { file: 'f', line: 1 })).toMatch(/"messages" is an object/)
+    expect(a.summary().requests).toBe(0)
+  })
+})
+
+describe('readRecords', () => {
+  const read = async (text: string): Promise<Array<unknown>> => {
+    const got: Array<unknown> = []
+    await readRecords(Readable.from([Buffer.from(text)]), {
+      record: (value, line) => got.push(['record', line, value]),
+      problem: (line) => got.push(['problem', line]),
+    })
+    return got
+  }
+
+  it('reads JSON Lines, skipping blank lines and tolerating CRLF and a BOM', async () => {
+    expect(await read('\ufeff{"a":1}\r\n\r\n[1]\r\n{"b":2}')).toEqual([
+      ['record', 1, { a: 1 }],
+      ['record', 3, [1]],
+      ['record', 4, { b: 2 }],
+    ])
+  })
+
+  it('reads a pretty-printed document whole', async () => {
+    expect(await read(JSON.stringify([{ a: 1 }, { b: [1, 2] }], null, 2))).toEqual([['record', null, [{ a: 1 }, { b: [1, 2] }]]])
+  })
+
+  it('reads a compact array spread over lines as one document', async () => {
+    expect(await read('[\n{"a":1},\n{"a":2}\n]\n')).toEqual([['record', null, [{ a: 1 }, { a: 2 }]]])
+  })
+
+  it('keeps reading JSON Lines whose first line is bad', async () => {
+    expect(await read('{"a":\n{"b":1}\n{"c":2}\n')).toEqual([
+      ['problem', 1],
+      ['record', 2, { b: 1 }],
+      ['record', 3, { c: 2 }],
+    ])
+  })
+
+  it('reports a broken document once', async () => {
+    expect(await read('{\n  "a": 1,\n}\n')).toEqual([['problem', null]])
+  })
+})
+
+describe('paletteFor and readVersion', () => {
+  it('colours only a terminal, and never with NO_COLOR', () => {
+    expect(paletteFor(true, {}).red('x')).toBe('\u001b[31mx\u001b[39m')
+    expect(paletteFor(true, { NO_COLOR: '1' }).red('x')).toBe('x')
+    expect(paletteFor(true, { NO_COLOR: '' }).enabled).toBe(true)
+    expect(paletteFor(false, {}).bold('x')).toBe('x')
+    expect(paletteFor(undefined, {}).enabled).toBe(false)
+  })
+
+  it('finds the package version above the running script', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
+    expect(readVersion(mainTs)).toBe(pkg.version)
+    expect(readVersion(join(root, 'dist/esm/cli/main.js'))).toBe(pkg.version)
+    expect(readVersion('/nonexistent/x.js')).toBe('unknown')
+    expect(readVersion(undefined)).toBe('unknown')
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// the command
+// -------------------------------------------------------------------------------------
+
+describe('toolstack audit', () => {
+  it('reads JSON Lines: one line per warning as the combinator says it, then a summary', async () => {
+    const f = file('s.jsonl', jsonl(drifting))
+    const r = await runCli(['audit', f])
+    expect(r.status).toBe(0)
+    expect(r.stderr).toBe('')
+    const out = lines(r.stdout)
+    // the combinator's own sentence, whatever suggestion it ends with
+    expect(out[0]?.startsWith(`${f}:2: toolstack: fs_read call c1 carried undeclared argument key "ffset" (declared: "offset", "path")`)).toBe(true)
+    expect(out[1]?.startsWith(`${f}:4: toolstack: web_get call c4 carried undeclared argument key "headers" (declared: "url")`)).toBe(true)
+    const json = jsonLines((await runCli(['audit', '--json', f])).stdout)
+    expect(out.slice(0, 2)).toEqual(
+      json.slice(0, 2).map((w) => `${String(w['file'])}:${String(w['line'])}: ${formatWarning(w as unknown as UnknownKeyWarning)}`),
+    )
+    expect(out[2]).toBe('toolstack audit: 1 file, 4 requests, 4 calls read (4 repeats not counted again), 4 audited, 2 warnings')
+    expect(out.slice(3)).toEqual(['  fs_read: "ffset" in 2 calls', '  web_get: "headers" in 1 call'])
+    expect(r.stdout.includes(0x1b)).toBe(false)
+  })
+
+  it('reads one JSON document and a JSON array of them', async () => {
+    const one = file('one.json', JSON.stringify(drifting[3], null, 2))
+    const many = file('many.json', JSON.stringify(drifting, null, 2))
+    const r1 = await runCli(['audit', '--json', one])
+    const r2 = await runCli(['audit', '--json', many])
+    for (const r of [r1, r2]) {
+      expect(r.status).toBe(0)
+      const out = jsonLines(r.stdout)
+      expect(out.filter((o) => o['type'] === 'warning').map((o) => [o['tool'], o['id'], o['line']])).toEqual([
+        ['fs_read', 'c1', null],
+        ['web_get', 'c4', null],
+      ])
+      expect(out.at(-1)).toMatchObject({ type: 'summary', callsRead: 4, callsAudited: 4, warnings: 2 })
+    }
+  })
+
+  it('reads stdin for "-"', async () => {
+    const r = await runCli(['audit', '--json', '-'], { input: jsonl(drifting) })
+    expect(r.status).toBe(0)
+    expect(jsonLines(r.stdout)[0]).toMatchObject({ type: 'warning', tool: 'fs_read', file: '<stdin>', line: 2 })
+  })
+
+  it('prints JSON Lines with --json: warnings with the combinator’s field names, then one summary', async () => {
+    const f = file('s.jsonl', jsonl(drifting))
+    const r = await runCli(['audit', '--json', f])
+    const out = jsonLines(r.stdout)
+    // suggestions are the combinator's to decide: here only their shape is checked
+    for (const o of out.slice(0, 2)) expect(o['suggestions']).toEqual(expect.any(Array))
+    expect(out.map(({ suggestions: _s, ...rest }) => rest)).toEqual([
+      { type: 'warning', tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'], file: f, line: 2 },
+      { type: 'warning', tool: 'web_get', id: 'c4', unknownKeys: ['headers'], declaredKeys: ['url'], file: f, line: 4 },
+      {
+        type: 'summary',
+        files: 1,
+        unusableFiles: 0,
+        badRecords: 0,
+        requests: 4,
+        callsRead: 4,
+        repeatedCalls: 4,
+        callsAudited: 4,
+        warnings: 2,
+        undeclared: [
+          { tool: 'fs_read', key: 'ffset', calls: 2, firstId: 'c1' },
+          { tool: 'web_get', key: 'headers', calls: 1, firstId: 'c4' },
+        ],
+      },
+    ])
+  })
+
+  it('never reports a --tolerate name, like reason', async () => {
+    const f = file('t.jsonl', jsonl(drifting))
+    const r = await runCli(['audit', '--json', '--tolerate', 'headers', '--tolerate', '_meta', f])
+    const out = jsonLines(r.stdout)
+    expect(out.filter((o) => o['type'] === 'warning').map((o) => o['tool'])).toEqual(['fs_read'])
+    expect(out.at(-1)).toMatchObject({ warnings: 1, undeclared: [{ tool: 'fs_read', key: 'ffset', calls: 2, firstId: 'c1' }] })
+  })
+
+  it('counts a call once across files too', async () => {
+    const a = file('a.jsonl', jsonl(drifting.slice(0, 3)))
+    const b = file('b.jsonl', jsonl(drifting))
+    const r = await runCli(['audit', '--json', a, b])
+    const out = jsonLines(r.stdout)
+    expect(out.filter((o) => o['type'] === 'warning').map((o) => [o['id'], o['file']])).toEqual([
+      ['c1', a],
+      ['c4', b],
+    ])
+    expect(out.at(-1)).toMatchObject({ files: 2, requests: 7, callsRead: 4 })
+  })
+
+  it('reports a bad record by file and line, without a stack trace, and audits the others', async () => {
+    const good = jsonl(drifting).split('\n')
+    const f = file('bad.jsonl', [good[0], 'not json', good[1], '42', '{"tools":[]}', good[2], good[3], ''].join('\r\n'))
+    const r = await runCli(['audit', f])
+    expect(r.status).toBe(0)
+    const err = r.stderr.split('\n').filter((l) => l !== '')
+    expect(err).toHaveLength(3)
+    expect(err[0]).toMatch(new RegExp(`^toolstack audit: ${f}:2: not valid JSON \\(`))
+    expect(err[1]).toBe(`toolstack audit: ${f}:4: expected a chat-completion request body (an object with "messages"), got a number`)
+    expect(err[2]).toBe(`toolstack audit: ${f}:5: expected a chat-completion request body, but "messages" is missing`)
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+    expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
+    expect(r.stdout.toString()).toContain('3 bad records')
+  })
+
+  it('names the element of an array that is not a request body', async () => {
+    const f = file('arr.json', JSON.stringify([drifting[1], 'x', drifting[2]], null, 1))
+    const r = await runCli(['audit', f])
+    expect(r.status).toBe(0)
+    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: expected a chat-completion request body (an object with "messages"), got a string`)
+  })
+
+  it('exits 1 on a warning only with --fail-on-warn', async () => {
+    const warns = file('w.jsonl', jsonl(drifting))
+    const clean = file('c.jsonl', jsonl(session([fsRead], [[toolCall('k', 'fs_read', { path: '/' })]])))
+    expect((await runCli(['audit', warns])).status).toBe(0)
+    expect((await runCli(['audit', '--fail-on-warn', warns])).status).toBe(1)
+    expect((await runCli(['audit', '--fail-on-warn', clean])).status).toBe(0)
+  })
+
+  it('exits 2 for a file it cannot read or that holds no request body, after auditing the others', async () => {
+    const warns = file('w.jsonl', jsonl(drifting))
+    const empty = file('empty.jsonl', '')
+    const junk = file('junk.jsonl', 'a\nb\n')
+    const missing = join(tmp.dir, 'missing.jsonl')
+    const r = await runCli(['audit', '--fail-on-warn', missing, warns, empty, junk, tmp.dir])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain(`toolstack audit: ${missing}: cannot read: no such file`)
+    expect(r.stderr).toContain(`toolstack audit: ${empty}: no readable request body in it`)
+    expect(r.stderr).toContain(`toolstack audit: ${junk}: no readable request body in it`)
+    expect(r.stderr).toContain(`toolstack audit: ${tmp.dir}: cannot read: is a directory`)
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+    expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
+  })
+
+  it('exits 2 on a usage error', async () => {
+    const none = await runCli(['audit'])
+    expect(none.status).toBe(2)
+    expect(none.stderr).toContain("missing required argument 'files'")
+    expect((await runCli(['audit', '--nope', 'x'])).status).toBe(2)
+    expect((await runCli(['frobnicate'])).status).toBe(2)
+  })
+})
+
+describe('the command itself', () => {
+  it('prints help with examples for each subcommand, and exits 0', async () => {
+    const top = await runCli(['--help'])
+    expect(top.status).toBe(0)
+    expect(top.stdout.toString()).toMatch(/audit[\s\S]*proxy[\s\S]*Examples:/)
+    for (const sub of ['audit', 'proxy']) {
+      const r = await runCli([sub, '--help'])
+      expect(r.status).toBe(0)
+      expect(r.stdout.toString()).toContain(`Usage: toolstack ${sub}`)
+      expect(r.stdout.toString()).toContain(`$ toolstack ${sub}`)
+    }
+  })
+
+  it('prints the version from package.json', async () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
+    const r = await runCli(['--version'])
+    expect(r.status).toBe(0)
+    expect(r.stdout.toString().trim()).toBe(pkg.version)
+  })
+
+  it('colours a terminal, and not with NO_COLOR', () => {
+    const f = file('s.jsonl', jsonl(drifting))
+    // `script` gives the command a real terminal
+    const onTty = (env: NodeJS.ProcessEnv): string =>
+      execFileSync('script', ['-qec', [process.execPath, ...cliArgs('audit', f)].map((a) => `'${a}'`).join(' '), '/dev/null'], {
+        cwd: root,
+        env,
+        encoding: 'utf8',
+        timeout: 30_000,
+      })
+    const { NO_COLOR: _ignored, ...plain } = process.env
+    expect(onTty(plain)).toContain('\u001b[')
+    const noColor = onTty({ ...plain, NO_COLOR: '1' })
+    expect(noColor).toContain('carried undeclared')
+    expect(noColor).not.toContain('\u001b[')
+  })
+})
+
+describe.runIf(process.env['TOOLSTACK_SLOW'] === '1')('toolstack audit on a large file (TOOLSTACK_SLOW=1)', () => {
+  it('keeps memory flat: peak RSS on ~150 MB of JSON Lines is close to that on ~10 MB', { timeout: 600_000 }, async () => {
+    const probe = file('maxrss.mjs', "process.on('exit', () => process.stderr.write(`maxrss=${process.resourceUsage().maxRSS}\\n`))\n")
+    const write = (name: string, mb: number): string => {
+      const p = join(tmp.dir, name)
+      const chunks: Array<string> = []
+      let size = 0
+      let s = 0
+      while (size < mb * 1024 * 1024) {
+        const turns = Array.from({ length: 12 }, (_, i) => [toolCall(`s${s}c${i}`, i % 2 === 0 ? 'fs_read' : 'web_get', { path: `/p/${i}`, url: 'u', ffset: i })])
+        for (const body of session([fsRead, webGet], turns)) {
+          const line = JSON.stringify(body) + '\n'
+          chunks.push(line)
+          size += line.length
+        }
+        if (chunks.length > 2000) writeFileSync(p, chunks.splice(0).join(''), { flag: 'a' })
+        s++
+      }
+      writeFileSync(p, chunks.join(''), { flag: 'a' })
+      return p
+    }
+    const peak = async (p: string): Promise<number> => {
+      const r = await runCli(['audit', '--json', p], { nodeArgs: ['--import', `file://${probe}`] })
+      expect(r.status).toBe(0)
+      return Number(/maxrss=(\d+)/.exec(r.stderr)?.[1]) / 1024
+    }
+    const small = await peak(write('small.jsonl', 10))
+    const big = await peak(write('big.jsonl', 150))
+    console.log(`audit peak RSS: ~10 MB file ${small.toFixed(0)} MB, ~150 MB file ${big.toFixed(0)} MB`)
+    expect(big - small).toBeLessThan(60)
+  })
+})

@@ -1,0 +1,345 @@
+import type { ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { newSideChannel, observe } from '../../src/cli/sidechannel.js'
+import type { SideChannel } from '../../src/cli/sidechannel.js'
+import { FAKE_SERVER, cliArgs, descendants, eventually, isRunning, killAll, killTree, runCli, tempDir, track } from './support.js'
+
+let tmp: ReturnType<typeof tempDir>
+const pids: Array<number> = []
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => {
+  for (const p of pids.splice(0)) killTree(p)
+  killAll()
+  tmp.remove()
+})
+
+// -------------------------------------------------------------------------------------
+// the side channel, pure
+// -------------------------------------------------------------------------------------
+
+const tool = (name: string, ...keys: ReadonlyArray<string>): unknown => ({
+  name,
+  inputSchema: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, { type: 'string' }])) },
+})
+const listReq = (id: unknown, cursor?: string): unknown => ({ jsonrpc: '2.0', id, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) })
+const listRes = (id: unknown, tools: ReadonlyArray<unknown>, nextCursor?: string): unknown => ({
+  jsonrpc: '2.0',
+  id,
+  result: { tools, ...(nextCursor === undefined ? {} : { nextCursor }) },
+})
+const callReq = (id: unknown, name: string, args: unknown): unknown => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+
+type Step = readonly ['host' | 'server', unknown]
+const play = (steps: ReadonlyArray<Step>): Array<string> => {
+  let s: SideChannel = newSideChannel(['_meta'])
+  const said: Array<string> = []
+  for (const [from, msg] of steps) {
+    const [ws, next] = observe(from, msg)(s)
+    s = next
+    for (const w of ws) said.push(`${w.tool}#${w.id}:${w.unknownKeys.join(',')}`)
+  }
+  return said
+}
+
+describe('the side channel', () => {
+  it('audits a call against the listed schema, tolerates reason, says each (tool, key) once', () => {
+    expect(
+      play([
+        ['host', callReq(0, 'read', { ffset: 1 })], // never listed: not audited
+        ['host', listReq(1)],
+        ['server', listRes(1, [tool('read', 'path', 'offset')])],
+        ['host', callReq(2, 'read', { path: '/', ffset: 1, reason: 'r' })],
+        ['host', callReq(3, 'read', { path: '/', ffset: 1, lenght: 2, _meta: {} })], // _meta tolerated here
+        ['host', callReq('x', 'other', { a: 1 })],
+      ]),
+    ).toEqual(['read#2:ffset', 'read#3:lenght'])
+  })
+
+  it('merges pages by nextCursor and swaps the cache in when the last page arrives', () => {
+    expect(
+      play([
+        ['host', listReq(1)],
+        ['server', listRes(1, [tool('a', 'x')], 'p2')],
+        ['host', callReq(2, 'a', { y: 1 })], // listing not complete: nothing cached yet
+        ['host', listReq(3, 'p2')],
+        ['server', listRes(3, [tool('b', 'x'), tool('a', 'z')])],
+        ['host', callReq(4, 'a', { y: 1 })],
+        ['host', callReq(5, 'b', { y: 1 })],
+      ]),
+    ).toEqual(['a#4:y', 'b#5:y'])
+  })
+
+  it('keeps the old cache after list_changed until the next listing completes', () => {
+    expect(
+      play([
+        ['host', listReq(1)],
+        ['server', listRes(1, [tool('a', 'x')])],
+        ['server', { jsonrpc: '2.0', method: 'notifications/tools/list_changed' }],
+        ['host', callReq(2, 'a', { y: 1 })],
+        ['host', listReq(3)],
+        ['server', listRes(3, [tool('a', 'x', 'y', 'z')], 'more')],
+        ['host', callReq(4, 'a', { w: 1 })], // still the old cache: w is new, y was said
+        ['host', listReq(5, 'more')],
+        ['server', listRes(5, [])],
+        ['host', callReq(6, 'a', { z: 1, v: 1 })],
+      ]),
+    ).toEqual(['a#2:y', 'a#4:w', 'a#6:v'])
+  })
+
+  it('keeps ids per direction and apart by type, and reads batches', () => {
+    expect(
+      play([
+        ['host', [listReq(7), { jsonrpc: '2.0', method: 'notifications/initialized' }]],
+        ['server', { jsonrpc: '2.0', id: 7, method: 'roots/list' }], // a server request with the same id
+        ['host', listRes(7, [tool('fake', 'q')])], // the host's answer to it: not a listing
+        ['server', listRes('7', [tool('wrong', 'q')])], // "7" is not 7
+        ['server', listRes(8, [tool('wrong', 'q')])], // never asked for
+        ['server', [listRes(7, [tool('a', 'x')])]],
+        ['host', [callReq(9, 'a', { y: 1 }), callReq(10, 'fake', { y: 1 }), callReq(11, 'wrong', { y: 1 })]],
+      ]),
+    ).toEqual(['a#9:y'])
+  })
+
+  it('abandons a listing whose page failed, keeping the cache', () => {
+    expect(
+      play([
+        ['host', listReq(1)],
+        ['server', listRes(1, [tool('a', 'x')])],
+        ['host', listReq(2)],
+        ['server', { jsonrpc: '2.0', id: 2, error: { code: -1, message: 'no' } }],
+        ['host', callReq(3, 'a', { y: 1 })],
+      ]),
+    ).toEqual(['a#3:y'])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// the proxy as a process, over a fake server
+// -------------------------------------------------------------------------------------
+
+interface Proxy {
+  readonly child: ChildProcess
+  readonly stdout: () => Buffer
+  readonly stderr: () => string
+  readonly send: (data: string | Buffer) => void
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  readonly serverPid: () => number
+  readonly pidFile: string
+  readonly record: string
+}
+
+let servers = 0
+
+const fakeServer = (): { readonly script: string; readonly record: string; readonly pidFile: string } => {
+  const script = join(tmp.dir, 'fake-server.mjs')
+  writeFileSync(script, FAKE_SERVER)
+  const n = ++servers
+  return { script, record: join(tmp.dir, `received-${n}.bin`), pidFile: join(tmp.dir, `server-${n}.pid`) }
+}
+
+const startProxy = (options: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, command?: ReadonlyArray<string>): Proxy => {
+  const fake = fakeServer()
+  const child = track(process.execPath, cliArgs('proxy', ...options, '--', ...(command ?? [process.execPath, fake.script, fake.record, fake.pidFile])), {
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  if (child.pid !== undefined) pids.push(child.pid)
+  const out: Array<Buffer> = []
+  let err = ''
+  child.stdout?.on('data', (b: Buffer) => out.push(b))
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (err += s))
+  child.stdin?.on('error', () => undefined)
+  return {
+    child,
+    stdout: () => Buffer.concat(out),
+    stderr: () => err,
+    send: (data) => child.stdin?.write(data),
+    exited: new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal }))),
+    serverPid: () => Number(readFileSync(fake.pidFile, 'utf8')),
+    pidFile: fake.pidFile,
+    record: fake.record,
+  }
+}
+
+const line = (msg: unknown): string => JSON.stringify(msg) + '\n'
+const emit = (bytes: string | Buffer): string => line({ fake: 'emit', b64: Buffer.from(bytes).toString('base64') })
+// the fake writes its pid once its handlers are in place
+const serverStarted = async (p: Proxy): Promise<void> =>
+  eventually(() => existsSync(p.pidFile) && readFileSync(p.pidFile, 'utf8') !== '', 15_000, 'server start')
+
+describe('toolstack proxy: bytes', () => {
+  it('forwards every byte both ways, unchanged and in order, odd lines and a 10 MB line included', { timeout: 60_000 }, async () => {
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'x', params: { blob: 'é'.repeat(5 * 1024 * 1024) } })
+    const odd = [
+      'not json at all\n',
+      '\n',
+      '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"n"}]\n',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"b":1}}}\r\n',
+      '\r\n',
+      '   {"spaced": true}   \n',
+      '\u0000\u00ff\ud83d\ude00 bytes\n',
+      big + '\n',
+      '{"jsonrpc":"2.0","id":3,"result":{}}\n',
+    ].join('')
+    const fromHost = Buffer.concat([Buffer.from(odd), Buffer.from([0xc3, 0x28, 0x0a]), Buffer.from('final line without newline')])
+    const fromServer = Buffer.concat([Buffer.from(odd.split('\n').reverse().join('\n')), Buffer.from('\nlast server line, no newline')])
+    const emitFile = join(tmp.dir, 'emit.bin')
+    writeFileSync(emitFile, fromServer)
+    const p = startProxy([], { FAKE_EMIT_FILE: emitFile })
+    // odd-sized pieces, so lines are split across chunks
+    for (let i = 0; i < fromHost.length; i += 65_521) p.send(fromHost.subarray(i, i + 65_521))
+    p.child.stdin?.end()
+    const { code } = await p.exited
+    expect(code).toBe(0)
+    expect(readFileSync(p.record).equals(fromHost)).toBe(true)
+    expect(p.stdout().length).toBe(fromServer.length)
+    expect(p.stdout().equals(fromServer)).toBe(true)
+    expect(p.stderr()).toBe('')
+  })
+
+  it('forwards a line as soon as it completes', async () => {
+    const p = startProxy([])
+    await serverStarted(p)
+    p.send(emit('{"a":1}\n{"b":'))
+    await eventually(() => p.stdout().toString() === '{"a":1}\n', 10_000, 'first line')
+    p.send(emit('2}\n'))
+    await eventually(() => p.stdout().toString() === '{"a":1}\n{"b":2}\n', 10_000, 'second line')
+    p.child.stdin?.end()
+    expect((await p.exited).code).toBe(0)
+  })
+})
+
+describe('toolstack proxy: warnings', () => {
+  const listing = async (p: Proxy, id: number, tools: ReadonlyArray<unknown>): Promise<void> => {
+    p.send(line(listReq(id)))
+    p.send(emit(line(listRes(id, tools))))
+    await eventually(() => p.stdout().toString().includes(`"id":${id},"result"`), 10_000, 'listing')
+  }
+
+  it('warns on stderr for a mangled call, once per (tool, key), reason tolerated, stdout untouched', async () => {
+    const p = startProxy([])
+    await serverStarted(p)
+    p.send(line(callReq(1, 'read', { ffset: 1 }))) // not listed yet
+    await listing(p, 2, [tool('read', 'path', 'offset')])
+    p.send(line(callReq(3, 'read', { path: '/', ffset: 1, reason: 'r' })))
+    p.send(line(callReq(4, 'read', { path: '/', ffset: 2 })))
+    p.send('{"jsonrpc":"2.0","id":5,"method":"tools\\/call","params":{"name":"read","arguments":{"\\u006cenght":1}}}\n')
+    p.send(line([callReq(6, 'read', { a: 1 }), callReq(7, 'read', { b: 1 })]))
+    await eventually(() => p.stderr().split('\n').length > 4, 10_000, 'warnings')
+    p.child.stdin?.end()
+    expect((await p.exited).code).toBe(0)
+    // the combinator's own sentence, whatever suggestion it ends with
+    expect(p.stderr().split('\n').filter((l) => l !== '').map((l) => l.replace(/ \(did you mean [^)]*\)$/, ''))).toEqual([
+      'toolstack: read call 3 carried undeclared argument key "ffset" (declared: "offset", "path")',
+      'toolstack: read call 5 carried undeclared argument key "lenght" (declared: "offset", "path")',
+      'toolstack: read call 6 carried undeclared argument key "a" (declared: "offset", "path")',
+      'toolstack: read call 7 carried undeclared argument key "b" (declared: "offset", "path")',
+    ])
+    expect(p.stdout().toString()).toBe(line(listRes(2, [tool('read', 'path', 'offset')])))
+  })
+
+  it('writes JSON Lines to --log FILE, and nothing to stderr', async () => {
+    const log = join(tmp.dir, 'warn.log')
+    writeFileSync(log, 'earlier\n')
+    const p = startProxy(['--log', log, '--json', '--tolerate', 'tolerated'])
+    await serverStarted(p)
+    p.send(line(listReq('L')))
+    p.send(emit(line(listRes('L', [tool('read', 'path')]))))
+    await eventually(() => p.stdout().toString().includes('"id":"L","result":{"tools":[{'), 10_000, 'listing')
+    p.send(line(callReq('c', 'read', { path: '/', ffset: 1, tolerated: true })))
+    await eventually(() => readFileSync(log, 'utf8').split('\n').length > 2, 10_000, 'log line')
+    p.child.stdin?.end()
+    expect((await p.exited).code).toBe(0)
+    const [first, warning] = readFileSync(log, 'utf8').split('\n')
+    expect(first).toBe('earlier')
+    expect(JSON.parse(warning ?? '')).toEqual({ type: 'warning', tool: 'read', id: 'c', unknownKeys: ['ffset'], declaredKeys: ['path'], suggestions: expect.any(Array) })
+    expect(p.stderr()).toBe('')
+  })
+})
+
+describe('toolstack proxy: lifecycle', () => {
+  it('ends with the server’s exit status when it crashes', async () => {
+    const p = startProxy([])
+    await serverStarted(p)
+    p.send(line({ fake: 'exit', code: 3 }))
+    expect((await p.exited).code).toBe(3)
+  })
+
+  it('ends with 128 + n when a signal killed the server', async () => {
+    const p = startProxy([])
+    await serverStarted(p)
+    p.send(line({ fake: 'kill', signal: 'SIGKILL' }))
+    expect((await p.exited).code).toBe(128 + 9)
+  })
+
+  it('closes the server’s stdin when the host goes away, and leaves no process behind', async () => {
+    const p = startProxy([])
+    await serverStarted(p)
+    const server = p.serverPid()
+    p.child.stdin?.end()
+    expect((await p.exited).code).toBe(0)
+    expect(isRunning(server)).toBe(false)
+  })
+
+  it('sends SIGTERM, then SIGKILL, to a server that ignores the end of its input', async () => {
+    const term = startProxy(['--grace', '100'], { FAKE_IGNORE_EOF: '1' })
+    const kill = startProxy(['--grace', '100'], { FAKE_IGNORE_EOF: '1', FAKE_IGNORE_TERM: '1' })
+    await serverStarted(term)
+    await serverStarted(kill)
+    term.child.stdin?.end()
+    kill.child.stdin?.end()
+    expect((await term.exited).code).toBe(128 + 15)
+    expect((await kill.exited).code).toBe(128 + 9)
+  })
+
+  it('passes SIGTERM and SIGINT on to the server', async () => {
+    for (const [signal, n] of [
+      ['SIGTERM', 15],
+      ['SIGINT', 2],
+    ] as const) {
+      const p = startProxy([])
+      await serverStarted(p)
+      const server = p.serverPid()
+      p.child.kill(signal)
+      expect((await p.exited).code).toBe(128 + n)
+      expect(isRunning(server)).toBe(false)
+    }
+  })
+
+  it('says clearly when the server cannot be started', async () => {
+    const missing = await runCli(['proxy', '--', join(tmp.dir, 'no-such-server')])
+    expect(missing.status).toBe(127)
+    expect(missing.stderr.trim()).toBe(`toolstack proxy: cannot start ${JSON.stringify(join(tmp.dir, 'no-such-server'))}: command not found`)
+    const notExecutable = join(tmp.dir, 'server.sh')
+    writeFileSync(notExecutable, '#!/bin/sh\n')
+    chmodSync(notExecutable, 0o644)
+    const denied = await runCli(['proxy', '--', notExecutable])
+    expect(denied.status).toBe(126)
+    expect(denied.stderr).toContain('permission denied')
+    expect(missing.stdout.length + denied.stdout.length).toBe(0)
+  })
+
+  it('exits 2 on a usage error', async () => {
+    expect((await runCli(['proxy'])).status).toBe(2)
+    expect((await runCli(['proxy', '--grace', 'soon', '--', 'x'])).status).toBe(2)
+    const log = await runCli(['proxy', '--log', join(tmp.dir, 'no/such/dir/log'), '--', 'true'])
+    expect(log.status).toBe(2)
+    expect(log.stderr).toContain('cannot open log')
+  })
+
+  it('leaves no process behind', () => {
+    expect(descendants(process.pid).filter((p) => isRunning(p) && !isZombie(p))).toEqual([])
+  })
+})
+
+const isZombie = (pid: number): boolean => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') === true
+  } catch {
+    return true
+  }
+}
