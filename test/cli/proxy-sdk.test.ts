@@ -98,7 +98,17 @@ describe('toolstack proxy with a real SDK client', () => {
     }
     const direct = await session(false)
     const proxied = await session(true)
-    expect(proxied.transcript).toEqual(direct.transcript)
+    // The server sends its last progress notification and its answer from racing
+    // timers, and the SDK drops progress that arrives after the answer, so even two
+    // direct sessions can differ there: progress is compared as what it must be (the
+    // steps in order, none missing but possibly the last), the rest exactly.
+    const withoutProgress = (t: unknown): unknown => ({ ...(t as object), progress: undefined })
+    expect(withoutProgress(proxied.transcript)).toEqual(withoutProgress(direct.transcript))
+    for (const { transcript } of [direct, proxied]) {
+      const steps = (transcript as { progress: Array<{ progress: number; total: number }> }).progress
+      expect(steps.map((p) => p.progress)).toEqual([1, 2, 3].slice(0, steps.length))
+      expect(steps.length).toBeGreaterThanOrEqual(2)
+    }
     const t = direct.transcript as { sampling: unknown; roots: unknown; progress: Array<unknown>; notes: Array<{ method: string }> }
     // the exchanges did happen: not two identical failures
     expect(JSON.stringify(t.sampling)).toContain('sampled')
