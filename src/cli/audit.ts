@@ -9,7 +9,6 @@
  *
  * @since 0.1.0
  */
-import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
@@ -83,11 +82,14 @@ export interface Auditor {
 // constructors
 // -------------------------------------------------------------------------------------
 
-// Long keys are hashed, so the set of calls already counted grows by a few dozen
-// bytes per distinct call, however large its arguments are.
-const HASH_ABOVE = 96
+// A call is the same call when its id, tool name and arguments text are the same.
+// Calls are filed by id and tool (a short key, cheap to hash), each with the arguments
+// text it carried; arguments longer than ARGS_KEPT are kept as their length and a
+// 64-bit digest, so the memory of counted calls stays small however large they are.
+// A request body repeats every earlier call, so this runs once per call per request.
+const ARGS_KEPT = 64
 
-const callKey = (id: string, tool: string, args: unknown): string => {
+const argsText = (args: unknown): string => {
   let text: string
   if (typeof args === 'string') text = args
   else {
@@ -97,8 +99,48 @@ const callKey = (id: string, tool: string, args: unknown): string => {
       text = ''
     }
   }
-  const key = `${id}\u0000${tool}\u0000${text}`
-  return key.length <= HASH_ABOVE ? key : '#' + createHash('sha256').update(key).digest('base64')
+  return text.length <= ARGS_KEPT ? text : `#${text.length}:${digest64(text)}`
+}
+
+/** Files a call; true when it was not filed before. */
+const fileCall = (filed: Map<string, string | ReadonlyArray<string>>, id: string, tool: string, args: unknown): boolean => {
+  const key = `${id}\u0000${tool}`
+  const text = argsText(args)
+  const had = filed.get(key)
+  if (had === undefined) {
+    filed.set(key, text)
+    return true
+  }
+  if (typeof had === 'string') {
+    if (had === text) return false
+    filed.set(key, [had, text])
+    return true
+  }
+  if (had.includes(text)) return false
+  filed.set(key, [...had, text])
+  return true
+}
+
+// Two independent 32-bit FNV-1a passes (different offset bases and primes), each
+// finalised: 64 bits, with the length beside them, for telling calls apart. A request
+// body repeats every earlier call, so this runs once per call per request; a crypto
+// digest per call cost more than parsing the request.
+const digest64 = (s: string): string => {
+  let a = 0x811c9dc5 | 0
+  let b = 0x050c5d1f | 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000197)
+  }
+  const mix = (h: number): number => {
+    h ^= h >>> 16
+    h = Math.imul(h, 0x85ebca6b)
+    h ^= h >>> 13
+    h = Math.imul(h, 0xc2b2ae35)
+    return (h ^ (h >>> 16)) >>> 0
+  }
+  return `${mix(a).toString(36)}.${mix(b).toString(36)}`
 }
 
 // Whether two parsed JSON values are the same JSON (own keys, in order). A session's
@@ -139,7 +181,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   const tolerated = toleratedOf(tolerate)
   // the same counts as the combinator's: a pair is reported once it is counted
   let counts: PairCounts = emptyPairCounts
-  const counted = new Set<string>()
+  const filed = new Map<string, string | ReadonlyArray<string>>()
   let requests = 0
   let callsRead = 0
   let repeatedCalls = 0
@@ -175,12 +217,10 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
         const args = own(fn, 'arguments')
         const id = idOf(own(call, 'id'))
         const tool = typeof name === 'string' ? name : ''
-        const key = callKey(id, tool, args)
-        if (counted.has(key)) {
+        if (!fileCall(filed, id, tool, args)) {
           repeatedCalls++
           continue
         }
-        counted.add(key)
         callsRead++
         if (typeof name !== 'string') continue
         catalogue ??= catalogueFor(tools)
