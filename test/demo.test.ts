@@ -6,15 +6,8 @@ import { existsSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { ExampleRun } from './support/examples.js'
 import { runExample } from './support/examples.js'
+import { isAlive } from './support/processes.js'
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as { code?: unknown }).code === 'EPERM'
-  }
-}
 
 const linesWith = (text: string, marker: string): ReadonlyArray<string> => text.split('\n').filter((l) => l.includes(marker))
 

@@ -78,14 +78,7 @@ export const tempDir = (): { readonly dir: string; readonly remove: () => void }
 }
 
 /** Whether a process with this pid is still running. */
-export const isRunning = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+export { isAlive as isRunning } from '../support/processes.js'
 
 /** Resolves when `predicate` holds, polling; rejects after `ms`. */
 export const eventually = async (predicate: () => boolean, ms = 10_000, what = 'condition'): Promise<void> => {

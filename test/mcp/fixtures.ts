@@ -108,12 +108,4 @@ export const cleanUpAfterEach = (): void => {
   })
 }
 
-/** Whether a process id is still alive. */
-export const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+export { isAlive } from '../support/processes.js'
