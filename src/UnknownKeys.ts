@@ -13,10 +13,12 @@ import * as t from 'io-ts/lib/index.js'
 import type { Provider, ToolCall } from './Provider.js'
 import { ReadableDeclaration, assertProvider } from './Provider.js'
 import type { Suggestion } from './Suggest.js'
-import { suggestKey, suggestionsFor } from './Suggest.js'
 import type { ArgsAt } from './internal/argsMemo.js'
 import { argsOfBatch, hasBatch, releaseBatch } from './internal/argsMemo.js'
+import type { Catalogue } from './internal/catalogue.js'
+import { catalogueOf, emptyCatalogue, warnOnce } from './internal/catalogue.js'
 import { assertCallback, decodeOptions } from './internal/options.js'
+import { callIdOf } from './internal/results.js'
 import type { StringMap } from './internal/StringMap.js'
 import * as SM from './internal/StringMap.js'
 
@@ -365,57 +367,8 @@ export const warnToStderr =
 // combinator
 // -------------------------------------------------------------------------------------
 
-interface Declared {
-  readonly keys: ReadonlySet<string>
-  readonly sorted: ReadonlyArray<string>
-  readonly diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>
-  readonly suggest: (keys: ReadonlyArray<string>) => ReadonlyArray<Suggestion>
-}
-
-const sameKeys = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
-}
-
-// A model sends a tool's keys in the same order call after call, so the last key
-// list found clean answers most calls with a few pointer comparisons instead of a
-// set lookup per key. It memoises a pure function (clean or not), so it changes no
-// answer; it is written in the same synchronous step that reads it.
-const withCleanShape = (diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>) => {
-  let clean: ReadonlyArray<string> = EMPTY_KEYS
-  return (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
-    if (keys.length > 0 && sameKeys(keys, clean)) return EMPTY_KEYS
-    const unknown = diff(keys)
-    if (unknown.length === 0) clean = keys
-    return unknown
-  }
-}
-
-type Catalogue = ReadonlyMap<string, Declared>
-
-// prepared on the first warning for a tool, not at listing time: most tools never warn
-const lazySuggestions = (keys: ReadonlySet<string>) => {
-  let prepared: ((ks: ReadonlyArray<string>) => ReadonlyArray<Suggestion>) | undefined
-  return (ks: ReadonlyArray<string>): ReadonlyArray<Suggestion> => (prepared ??= suggestionsFor(suggestKey(keys)))(ks)
-}
-
-// built once per listing, so a call costs a lookup, not a closure
-const toCatalogue = (tolerated: ReadonlySet<string>) => (declarations: unknown): Catalogue => {
-  const out = new Map<string, Declared>()
-  for (const [name, keys] of extractDeclarations(Array.isArray(declarations) ? declarations : [])) {
-    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: withCleanShape(diffKeys(keys, tolerated)), suggest: lazySuggestions(keys) })
-  }
-  return out
-}
-
 // callbacks are checked by assertCallback, which can say more than a codec
 const OptionsProps = { onWarn: t.unknown, tolerate: t.readonlyArray(t.string) }
-
-const idOf = (call: object): string => {
-  const id = (call as { readonly id?: unknown }).id
-  return id === undefined || id === null ? '' : String(id)
-}
 
 /**
  * Audits each call's argument keys against the tool's own declaration and warns once
@@ -447,17 +400,9 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
 
   return <E>(provider: Provider<E>): AuditedProvider<E> => {
     assertProvider(where, provider)
-    const catalogue: IORef<Catalogue> = newIORef<Catalogue>(new Map())()
+    const catalogue: IORef<Catalogue> = newIORef<Catalogue>(emptyCatalogue)()
     // the seen-set and the counts are one value: a pair is seen once it is counted
     const counts: IORef<PairCounts> = newIORef(emptyPairCounts)()
-
-    // read-compute-write in one synchronous step: concurrent batches cannot both
-    // see a pair as new
-    const remember = (tool: string, keys: ReadonlyArray<string>, id: string): ReadonlyArray<string> => {
-      const [fresh, next] = observe(tool, keys, id)(counts.read())
-      counts.write(next)()
-      return fresh
-    }
 
     const say = (warning: UnknownKeyWarning): void => {
       try {
@@ -477,12 +422,13 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       if (declared === undefined) return
       const args = read(i, call, (fn as { readonly arguments?: unknown }).arguments)
       if (isLeft(args)) return
+      // read-compute-write in one synchronous step: concurrent batches cannot both
+      // see a pair as new
       const unknownKeys = declared.diff(Object.keys(args.right))
       if (unknownKeys.length === 0) return
-      const id = idOf(call)
-      const fresh = remember(name, unknownKeys, id)
-      if (fresh.length === 0) return
-      say({ tool: name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) })
+      const [warning, after] = warnOnce(declared, name, unknownKeys, callIdOf(call))(counts.read())
+      counts.write(after)()
+      if (warning !== undefined) say(warning)
     }
 
     const auditBatch = (calls: ReadonlyArray<ToolCall>): void => {
@@ -510,9 +456,9 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
         provider.toolsForLlm().then((listed) => {
           if (listed._tag === 'Right') {
             try {
-              catalogue.write(toCatalogue(tolerated)(listed.right))()
+              catalogue.write(catalogueOf(tolerated)(listed.right))()
             } catch {
-              catalogue.write(new Map())()
+              catalogue.write(emptyCatalogue)()
             }
           }
           return listed

@@ -193,7 +193,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   const catalogueFor = (tools: unknown): Catalogue => {
     if (lastCatalogue !== undefined && sameJson(tools, lastTools)) return lastCatalogue
     lastTools = tools
-    return (lastCatalogue = catalogueOf(Array.isArray(tools) ? tools : []))
+    return (lastCatalogue = catalogueOf(tolerated)(tools))
   }
 
   const request = (body: unknown, where: Location): ReadonlyArray<LocatedWarning> | string => {
@@ -224,7 +224,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
         callsRead++
         if (typeof name !== 'string') continue
         catalogue ??= catalogueFor(tools)
-        const [check, next] = checkCall(catalogue, tolerated, name, args, id)(counts)
+        const [check, next] = checkCall(catalogue, name, args, id)(counts)
         counts = next
         if (check._tag === 'NotAudited') continue
         callsAudited++

@@ -1,43 +1,24 @@
 /**
  * The audit's pure steps as both commands use them: a catalogue built from the
- * declarations in force, and one call checked against it. The same steps, in the same
- * order, as `withUnknownKeyAudit`: `extractDeclarations`, `parseArgs`, `diffKeys`, and
- * `observe` (its `firstSeen` and `countPairs` in one step), with the same suggestions.
+ * declarations in force, and one call checked against it, with the very steps
+ * `withUnknownKeyAudit` takes (`extractDeclarations`, `parseArgs`, `diffKeys`, and
+ * `observe`: its `firstSeen` and `countPairs` in one step), and the same suggestions.
  *
  * @since 0.1.0
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { parseArgs } from '../Args.js'
-import type { Suggestion } from '../Suggest.js'
-import { suggestKey, suggestionsFor } from '../Suggest.js'
 import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
-import { REASON_PARAM, diffKeys, extractDeclarations, observe } from '../UnknownKeys.js'
+import { REASON_PARAM } from '../UnknownKeys.js'
+import type { Catalogue } from '../internal/catalogue.js'
+import { warnOnce } from '../internal/catalogue.js'
+
+export type { Catalogue, Declared } from '../internal/catalogue.js'
+export { catalogueOf, emptyCatalogue } from '../internal/catalogue.js'
 
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
-
-/**
- * What one tool declares.
- *
- * @since 0.1.0
- * @category model
- */
-export interface Declared {
-  readonly keys: ReadonlySet<string>
-  readonly sorted: ReadonlyArray<string>
-  readonly suggest: (keys: ReadonlyArray<string>) => ReadonlyArray<Suggestion>
-}
-
-/**
- * Tool name → what it declares, for the tools whose calls are audited: readable, with
- * at least one declared property (as in the combinator: a tool that declares nothing
- * says nothing about its keys).
- *
- * @since 0.1.0
- * @category model
- */
-export type Catalogue = ReadonlyMap<string, Declared>
 
 /**
  * The outcome of checking one call.
@@ -54,35 +35,6 @@ export type Check =
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
-
-/**
- * An empty catalogue.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const emptyCatalogue: Catalogue = new Map()
-
-/**
- * The catalogue of declarations in the OpenAI shape (`{ function: { name, parameters } }`);
- * unreadable ones are left out, the first of two with the same name wins.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const catalogueOf = (declarations: ReadonlyArray<unknown>): Catalogue => {
-  const out = new Map<string, Declared>()
-  for (const [name, keys] of extractDeclarations(declarations)) {
-    if (keys.size > 0) out.set(name, { keys, sorted: Object.freeze([...keys].sort()), suggest: lazySuggestions(keys) })
-  }
-  return out
-}
-
-// prepared on the first warning for a tool: most tools never warn
-const lazySuggestions = (keys: ReadonlySet<string>) => {
-  let prepared: ((ks: ReadonlyArray<string>) => ReadonlyArray<Suggestion>) | undefined
-  return (ks: ReadonlyArray<string>): ReadonlyArray<Suggestion> => (prepared ??= suggestionsFor(suggestKey(keys)))(ks)
-}
 
 /**
  * The names never reported, declared or not: `reason`, and those given.
@@ -121,17 +73,15 @@ const NOT_AUDITED: Check = { _tag: 'NotAudited' }
  * @category pure steps
  */
 export const checkCall =
-  (catalogue: Catalogue, tolerated: ReadonlySet<string>, tool: string, args: unknown, id: string) =>
+  (catalogue: Catalogue, tool: string, args: unknown, id: string) =>
   (counts: PairCounts): readonly [Check, PairCounts] => {
     const declared = catalogue.get(tool)
     if (declared === undefined) return [NOT_AUDITED, counts]
     const parsed = parseArgs(args)
     if (isLeft(parsed)) return [NOT_AUDITED, counts]
-    const unknownKeys = diffKeys(declared.keys, tolerated)(Object.keys(parsed.right))
+    const unknownKeys = declared.diff(Object.keys(parsed.right))
     if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, counts]
-    const [fresh, next] = observe(tool, unknownKeys, id)(counts)
-    const warning: UnknownKeyWarning | undefined =
-      fresh.length === 0 ? undefined : { tool, id, unknownKeys: fresh, declaredKeys: declared.sorted, suggestions: declared.suggest(fresh) }
+    const [warning, next] = warnOnce(declared, tool, unknownKeys, id)(counts)
     return [{ _tag: 'Audited', unknownKeys, warning }, next]
   }
 

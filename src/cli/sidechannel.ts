@@ -90,7 +90,7 @@ const fromHost = (s: SideChannel, msg: unknown): readonly [UnknownKeyWarning | u
     const params = own(msg, 'params')
     const name = own(params, 'name')
     if (typeof name !== 'string') return [undefined, s]
-    const [check, counts] = checkCall(s.cache, s.tolerated, name, own(params, 'arguments'), idText(own(msg, 'id')))(s.counts)
+    const [check, counts] = checkCall(s.cache, name, own(params, 'arguments'), idText(own(msg, 'id')))(s.counts)
     const warning = check._tag === 'Audited' ? check.warning : undefined
     return [warning, counts === s.counts ? s : { ...s, counts }]
   }
@@ -108,7 +108,7 @@ const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
   // an error, or a result without a tool list, abandons the listing being assembled:
   // the cache is replaced only by a listing that completed
   if (!Array.isArray(tools)) return { ...withListing(s, listing), pending: undefined }
-  const page = catalogueOf(tools.map(asDeclaration))
+  const page = catalogueOf(s.tolerated)(tools.map(asDeclaration))
   const pending = mergeCatalogues(s.pending ?? emptyCatalogue, page)
   const next = own(result, 'nextCursor')
   return typeof next === 'string' ? { ...s, listing, pending } : { ...s, listing, pending: undefined, cache: pending }
