@@ -18,7 +18,7 @@ import { drawArgsProblem } from './Args.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
 import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch, handDown, knownArgs } from './internal/argsMemo.js'
+import { argsOfBatch, handDown, peekBatch } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions, describeValue } from './internal/options.js'
 import { answerFor, callIdOf, callNameOf, describeError, errorResult, failAll } from './internal/results.js'
 import type { Decision, Rule } from './policy/Rule.js'
@@ -609,6 +609,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         return list.length === 0 ? [] : answerFor(calls, () => provider.executeToolCalls(calls)())
       }
       const forwarded: Array<Forward> = []
+      const known = peekBatch(calls)
       settled.forEach((s, i) => {
         if (s._tag !== 'forward') return
         const p = parses.get(i)
@@ -622,7 +623,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           } catch {
             raw = undefined
           }
-          forwarded.push({ call, raw, parsed: knownArgs(calls, i, call, raw) })
+          forwarded.push({ call, raw, parsed: known(i, call, raw) })
         }
       })
       const batch = forwarded.map((f) => f.call)

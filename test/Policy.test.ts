@@ -18,7 +18,7 @@ import { wellFormedCallArb } from './support/arbitraries.js'
 import { runExample } from './support/examples.js'
 import { call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { answersOnePerCall, isLazy, listingFailurePassesThrough } from './laws.js'
-import { argsOfBatch, knownArgs } from '../src/internal/argsMemo.js'
+import { argsOfBatch, peekBatch } from '../src/internal/argsMemo.js'
 
 const DECLS = [decl('fs_read', ['path']), decl('fs_write', ['path', 'content']), decl('fs_delete', ['path']), decl('web_get', ['url'])]
 
@@ -147,7 +147,7 @@ describe('withPolicy: allow', () => {
     const above = argsOfBatch(calls)(1, calls[1], calls[1]?.function.arguments)
     await run(policy, calls)
     const batch = inner.rec.batches[0] ?? []
-    expect(knownArgs(batch, 0, calls[1], calls[1]?.function.arguments)).toBe(above)
+    expect(peekBatch(batch)(0, calls[1], calls[1]?.function.arguments)).toBe(above)
   })
 
   it('hands the parses it made itself down too (a rule with under reads the arguments)', async () => {
@@ -156,7 +156,7 @@ describe('withPolicy: allow', () => {
     const calls = [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/srv/x' })]
     await run(policy, calls)
     const batch = inner.rec.batches[0] ?? []
-    expect(knownArgs(batch, 0, calls[1], calls[1]?.function.arguments)).toEqual({ _tag: 'Right', right: { path: '/srv/x' } })
+    expect(peekBatch(batch)(0, calls[1], calls[1]?.function.arguments)).toEqual({ _tag: 'Right', right: { path: '/srv/x' } })
   })
 
   it('does not parse a call its rules allow by name alone, and forwards the very same batch', async () => {

@@ -63,34 +63,10 @@ export const peekBatch = (batch: ReadonlyArray<unknown>): ((i: number, call: unk
     : (i, call, raw) => (slots.calls[i] === call && slots.raws[i] === raw ? slots.parsed[i] : undefined)
 }
 
-/** The parse the memo already holds for position `i` of `batch`, without parsing. */
-export const knownArgs = (batch: ReadonlyArray<unknown>, i: number, call: unknown, raw: unknown): Parsed | undefined => {
-  const slots = batches.get(batch)
-  return slots !== undefined && slots.calls[i] === call && slots.raws[i] === raw ? slots.parsed[i] : undefined
-}
-
 /**
- * Records the parse of position `j` of a batch a layer built itself (a copy of a call
- * that keeps its raw arguments, or arguments it serialised from `parsed`), so the
- * layers below it do not parse again.
- */
-export const handDownArgs = (batch: ReadonlyArray<unknown>, j: number, call: unknown, raw: unknown, parsed: Parsed | undefined): void => {
-  if (parsed === undefined) return
-  const slots = slotsFor(batch)
-  slots.calls[j] = call
-  slots.raws[j] = raw
-  slots.parsed[j] = parsed
-}
-
-/**
- * `parseArgs(raw)` for a single call handled outside any batch; it neither reads nor
- * fills the memo.
- */
-export const readCallArgs = (_call: object, raw: unknown): Parsed => parseArgs(raw)
-
-/**
- * {@link handDownArgs} for many positions of one batch, built once the batch is whole
- * (the memo is looked up once, and sized to the batch).
+ * Records parses for a batch a layer built itself (copies of calls that keep their raw
+ * arguments, or arguments it serialised), so the layers below do not parse again.
+ * Built once the batch is whole: the memo is looked up once, and sized to the batch.
  */
 export const handDown = (batch: ReadonlyArray<unknown>): ((j: number, call: unknown, raw: unknown, parsed: Parsed | undefined) => void) => {
   let slots: Slots | undefined

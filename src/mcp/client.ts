@@ -17,7 +17,8 @@ import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@model
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../Provider.js'
 import { drawArgsProblem } from '../Args.js'
 import type { Args } from '../Args.js'
-import { readCallArgs } from '../internal/argsMemo.js'
+import type { ArgsAt } from '../internal/argsMemo.js'
+import { argsOfBatch } from '../internal/argsMemo.js'
 import { decodeOptions, describeValue } from '../internal/options.js'
 import { callIdOf, callNameOf, describeError, errorResult } from '../internal/results.js'
 import { renderCallResult } from './content.js'
@@ -395,7 +396,7 @@ const rawArgumentsOf = (call: unknown): unknown => {
   return isRecord(fn) ? fn['arguments'] : undefined
 }
 
-const prepare = (catalogue: Catalogue, call: unknown): Prepared => {
+const prepare = (catalogue: Catalogue, read: ArgsAt, i: number, call: unknown): Prepared => {
   try {
     const name = callNameOf(call)
     if (name === undefined) {
@@ -408,7 +409,8 @@ const prepare = (catalogue: Catalogue, call: unknown): Prepared => {
         result: errorResult(call, `there is no tool named ${JSON.stringify(name)} on this MCP server; the tool was not called`),
       }
     }
-    const args = readCallArgs(call as object, rawArgumentsOf(call))
+    // through the batch memo: a layer above (the audit) has usually parsed them already
+    const args = read(i, call, rawArgumentsOf(call))
     if (isLeft(args)) {
       // empty or absent arguments are how models call a tool that takes none
       if (args.left._tag === 'Absent' || args.left._tag === 'Empty') return { _tag: 'Ready', call, tool, args: {} }
@@ -560,7 +562,8 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       table = listed.right
     }
     const routes = table
-    const prepared = calls.map((c) => prepare(routes, c))
+    const read = argsOfBatch(calls)
+    const prepared = calls.map((c, i) => prepare(routes, read, i, c))
     if (concurrency === 1) {
       const out: Array<ToolResult> = []
       for (const p of prepared) out.push(await callOne(p))

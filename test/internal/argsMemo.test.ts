@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { parseArgs } from '../../src/index.js'
-import { argsOfBatch, handDownArgs, knownArgs } from '../../src/internal/argsMemo.js'
+import { argsOfBatch, handDown, peekBatch } from '../../src/internal/argsMemo.js'
 import { rawArgsArb } from '../support/arbitraries.js'
 
 const callWith = (raw: unknown) => ({ id: 'x', function: { name: 't', arguments: raw } })
@@ -12,7 +12,7 @@ describe('the shared arguments memo', () => {
     const batch = [c]
     const first = argsOfBatch(batch)(0, c, c.function.arguments)
     expect(argsOfBatch(batch)(0, c, c.function.arguments)).toBe(first)
-    expect(knownArgs(batch, 0, c, c.function.arguments)).toBe(first)
+    expect(peekBatch(batch)(0, c, c.function.arguments)).toBe(first)
   })
 
   it('answers only for the very same call with the very same raw value', () => {
@@ -20,8 +20,8 @@ describe('the shared arguments memo', () => {
     const batch = [c]
     const first = argsOfBatch(batch)(0, c, c.function.arguments)
     expect(argsOfBatch(batch)(0, callWith('{"a":1}'), '{"a":1}')).not.toBe(first)
-    expect(knownArgs(batch, 0, c, '{"a":1} ')).toBeUndefined()
-    expect(knownArgs([c], 0, c, c.function.arguments)).toBeUndefined() // another batch
+    expect(peekBatch(batch)(0, c, '{"a":1} ')).toBeUndefined()
+    expect(peekBatch([c])(0, c, c.function.arguments)).toBeUndefined() // another batch
   })
 
   it('hands a parse down to a batch a layer built', () => {
@@ -29,10 +29,10 @@ describe('the shared arguments memo', () => {
     const parsed = argsOfBatch([c])(0, c, c.function.arguments)
     const copy = { ...c }
     const below = [copy]
-    handDownArgs(below, 0, copy, copy.function.arguments, parsed)
+    handDown(below)(0, copy, copy.function.arguments, parsed)
     expect(argsOfBatch(below)(0, copy, copy.function.arguments)).toBe(parsed)
-    handDownArgs(below, 0, copy, copy.function.arguments, undefined) // nothing known: nothing changes
-    expect(knownArgs(below, 0, copy, copy.function.arguments)).toBe(parsed)
+    handDown(below)(0, copy, copy.function.arguments, undefined) // nothing known: nothing changes
+    expect(peekBatch(below)(0, copy, copy.function.arguments)).toBe(parsed)
   })
 
   it('always answers what parseArgs answers', () => {

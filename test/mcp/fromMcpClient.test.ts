@@ -1,10 +1,11 @@
 import fc from 'fast-check'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import type { ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
 import type { McpToolClient, McpToolsPage } from '../../src/mcp/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
+import { argsOfBatch } from '../../src/internal/argsMemo.js'
 import { batchArb } from '../support/arbitraries.js'
 import { call } from '../support/fakes.js'
 import type { Linked } from './fixtures.js'
@@ -224,6 +225,22 @@ describe('fromMcpClient: calls', () => {
       { role: 'tool', tool_call_id: '3', content: 'nothing taken' },
     ])
     expect(received.map((r) => r.tool)).toEqual(['files.read', 'files.write', 'no_args'])
+  })
+
+  it('reads arguments an upper layer already parsed without parsing them again, and sends that very object', async () => {
+    const fake = fakeClient([tool('a')])
+    const tools = fromMcpClient(fake)
+    await tools.toolsForLlm()
+    const batch = [call('1', 'a', { x: 'y' })]
+    const above = argsOfBatch(batch)(0, batch[0], batch[0]?.function.arguments)
+    const spy = vi.spyOn(JSON, 'parse')
+    try {
+      await tools.executeToolCalls(batch)()
+      expect(spy).not.toHaveBeenCalled()
+    } finally {
+      spy.mockRestore()
+    }
+    expect(fake.calls[0]?.args).toBe(above._tag === 'Right' ? above.right : undefined)
   })
 
   it('empty or absent arguments mean {}; arguments that are not an object are refused before the server', async () => {
