@@ -27,6 +27,7 @@ import type { Evaluation, Why } from './policy/evaluate.js'
 import { decisionWithoutArgs, evaluate } from './policy/evaluate.js'
 import type { Roots } from './policy/paths.js'
 import { locate, normalizeAbsolute } from './policy/paths.js'
+import { hasOwn } from './internal/guards.js'
 
 export type { Decision, Rule } from './policy/Rule.js'
 export { RULE_MEMBERS, RuleCodec, decodeRule, decodeRules, drawRule, isBareDeny, isToolGlob, matchesTool } from './policy/Rule.js'
@@ -261,7 +262,6 @@ export interface DecodedAnswer {
 
 const ANSWER_MEMBERS: ReadonlyArray<string> = ['action', 'rule']
 const Action = t.keyof({ 'allow-once': null, 'deny-once': null, 'always-allow': null, 'always-deny': null })
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
 
 const ownCopy = (o: object): Record<string, unknown> => {
   const out: Record<string, unknown> = {}

@@ -171,16 +171,13 @@ export const assertProvider: (where: string, u: unknown) => asserts u is Provide
   if (isProvider(u)) return
   const missing =
     typeof u !== 'object' || u === null
-      ? `got ${describe(u)}`
+      ? `got ${describeValue(u)}`
       : ['toolsForLlm', 'executeToolCalls']
           .filter((k) => typeof (u as Record<string, unknown>)[k] !== 'function')
           .map((k) => `\`${k}\` is not a function`)
           .join(' and ')
   throw new TypeError(`${where}: expected a provider ({ toolsForLlm, executeToolCalls }), but ${missing}`)
 }
-
-const describe = (u: unknown): string =>
-  u === null ? 'null' : Array.isArray(u) ? 'an array' : `a value of type ${typeof u}`
 
 // -------------------------------------------------------------------------------------
 // constructors

@@ -22,6 +22,7 @@ import type { ArgsAt } from './internal/argsMemo.js'
 import { argsOfBatch, handDown, peekBatch } from './internal/argsMemo.js'
 import { decodeOptions } from './internal/options.js'
 import { answerFor, callNameOf } from './internal/results.js'
+import { hasOwn } from './internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -59,8 +60,6 @@ export const DEFAULT_REASON_DESCRIPTION =
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
-
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
 
 const isReadable = (u: unknown): boolean => {
   try {

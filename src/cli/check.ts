@@ -89,21 +89,4 @@ export const checkCall =
 // utils
 // -------------------------------------------------------------------------------------
 
-/**
- * An own property of a parsed JSON value, or `undefined`: keys are data, so a missing
- * key must never fall through to `Object.prototype`.
- *
- * @since 0.1.0
- * @category utils
- */
-export const own = (u: unknown, key: string): unknown =>
-  typeof u === 'object' && u !== null && !Array.isArray(u) && Object.hasOwn(u, key) ? (u as Record<string, unknown>)[key] : undefined
-
-/**
- * Whether a parsed JSON value is a non-array object.
- *
- * @since 0.1.0
- * @category utils
- */
-export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === 'object' && u !== null && !Array.isArray(u)
+export { isRecord, own } from '../internal/guards.js'

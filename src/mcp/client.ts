@@ -23,6 +23,7 @@ import { decodeOptions, describeValue } from '../internal/options.js'
 import { callIdOf, callNameOf, describeError, errorResult } from '../internal/results.js'
 import { renderCallResult } from './content.js'
 import { toolNameMapping } from './names.js'
+import { isRecord } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -182,9 +183,6 @@ interface Catalogue {
   /** Model-facing name → tool. A Map: tool names are data (`__proto__` is a name). */
   readonly byName: ReadonlyMap<string, McpTool>
 }
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === 'object' && u !== null && !Array.isArray(u)
 
 // A tool the page lists but that cannot be offered (no string name) is left out: a
 // model cannot call a function without a name.

@@ -5,13 +5,11 @@
  * @since 0.1.0
  */
 import type { ToolResult } from '../Provider.js'
+import { isRecord } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // utils
 // -------------------------------------------------------------------------------------
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === 'object' && u !== null && !Array.isArray(u)
 
 const str = (u: unknown): string | undefined => (typeof u === 'string' ? u : undefined)
 

@@ -10,6 +10,7 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import { describeValue } from '../internal/options.js'
 import { normalizeAbsolute } from './paths.js'
+import { hasOwn } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -102,8 +103,6 @@ const Members = t.intersection([
   t.type({ tool: ToolGlob, decision: DecisionCodec }),
   t.partial({ under: AbsoluteDirectory, note: t.string }),
 ])
-
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
 
 /**
  * A rule, exactly: unknown members are refused (never stripped), `under` is decoded

@@ -8,6 +8,7 @@
  */
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
+import { hasOwn } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -141,8 +142,6 @@ export const absolutise = (raw: unknown, root: string | undefined): Either<strin
   if (base._tag === 'Left') return left('is relative and this tool has no usable root')
   return right(fromSegments([...segmentsOf(base.right), ...segmentsOf(raw)]))
 }
-
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
 
 /**
  * Every location of a call: each of `LOCATION_ARGS` the arguments hold, in that order.
