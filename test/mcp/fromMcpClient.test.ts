@@ -388,6 +388,18 @@ describe('fromMcpClient: calls', () => {
     expect(out[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^the MCP server's answer is not a tool result/) })
   })
 
+  it('is lazy: building a listing or a batch asks the server nothing; running it does', async () => {
+    const fake = fakeClient([tool('a')])
+    const tools = fromMcpClient(fake)
+    const listing = tools.toolsForLlm
+    const batch = tools.executeToolCalls([call('1', 'a', { x: 'y' })])
+    expect([fake.listings, fake.calls.length]).toEqual([0, 0])
+    await batch()
+    expect([fake.listings, fake.calls.length]).toEqual([1, 1])
+    await listing()
+    expect(fake.listings).toBe(2)
+  })
+
   it('one result per call, in order, whatever the batch; the batch never fails', async () => {
     const names = ['a', 'b.c', 'slow']
     await fc.assert(
