@@ -5,6 +5,7 @@
  */
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
+import { describeError } from './internal/results.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -97,7 +98,7 @@ export const parseArgs = (raw: unknown): Either<ArgsProblem, Args> => {
       parsed = JSON.parse(raw)
     } catch (e) {
       if (raw.trim() === '') return left(empty)
-      return left({ _tag: 'Unparsable', message: e instanceof Error ? e.message : String(e) })
+      return left({ _tag: 'Unparsable', message: describeError(e) })
     }
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
       ? right(parsed as Args)

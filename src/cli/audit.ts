@@ -15,8 +15,11 @@ import type { Readable } from 'node:stream'
 import type { PairCounts, PairStat, UnknownKeyWarning } from '../UnknownKeys.js'
 import { emptyPairCounts, formatWarning, pairStats } from '../UnknownKeys.js'
 import type { Catalogue } from './check.js'
-import { catalogueOf, checkCall, isRecord, own, toleratedOf } from './check.js'
+import { catalogueOf, checkCall, toleratedOf, warningRecord } from './check.js'
+import { isRecord, own } from '../internal/guards.js'
 import type { Palette } from './color.js'
+import { callIdOf, describeError } from '../internal/results.js'
+import { fmix32 } from '../internal/StringMap.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -133,14 +136,7 @@ const digest64 = (s: string): string => {
     a = Math.imul(a ^ c, 0x01000193)
     b = Math.imul(b ^ c, 0x01000197)
   }
-  const mix = (h: number): number => {
-    h ^= h >>> 16
-    h = Math.imul(h, 0x85ebca6b)
-    h ^= h >>> 13
-    h = Math.imul(h, 0xc2b2ae35)
-    return (h ^ (h >>> 16)) >>> 0
-  }
-  return `${mix(a).toString(36)}.${mix(b).toString(36)}`
+  return `${(fmix32(a) >>> 0).toString(36)}.${(fmix32(b) >>> 0).toString(36)}`
 }
 
 // Whether two parsed JSON values are the same JSON (own keys, in order). A session's
@@ -164,8 +160,6 @@ const sameJson = (a: unknown, b: unknown): boolean => {
   }
   return true
 }
-
-const idOf = (u: unknown): string => (typeof u === 'string' ? u : typeof u === 'number' ? String(u) : '')
 
 const kindOf = (u: unknown): string =>
   u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`
@@ -215,7 +209,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
         const fn = own(call, 'function')
         const name = own(fn, 'name')
         const args = own(fn, 'arguments')
-        const id = idOf(own(call, 'id'))
+        const id = callIdOf(call)
         const tool = typeof name === 'string' ? name : ''
         if (!fileCall(filed, id, tool, args)) {
           repeatedCalls++
@@ -271,7 +265,7 @@ const tryParse = (text: string): Parsed => {
   try {
     return { ok: true, value: JSON.parse(text) as unknown }
   } catch (e) {
-    return { ok: false, message: e instanceof Error ? e.message : String(e) }
+    return { ok: false, message: describeError(e) }
   }
 }
 
@@ -421,7 +415,7 @@ const describeOpenError = (e: unknown): string => {
     case 'EISDIR':
       return 'is a directory'
     default:
-      return e instanceof Error ? e.message : String(e)
+      return describeError(e)
   }
 }
 
@@ -441,18 +435,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
 
   const say = (w: LocatedWarning): void => {
     if (options.json) {
-      io.out(
-        JSON.stringify({
-          type: 'warning',
-          tool: w.tool,
-          id: w.id,
-          unknownKeys: w.unknownKeys,
-          declaredKeys: w.declaredKeys,
-          suggestions: w.suggestions,
-          file: w.file,
-          line: w.line,
-        }),
-      )
+      io.out(warningRecord(w, { file: w.file, line: w.line }))
     } else {
       const at = w.line === null ? w.file : `${w.file}:${w.line}`
       io.out(`${oc.dim(at + ':')} ${oc.yellow(formatWarning(w))}`)
@@ -471,7 +454,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
       try {
         result = auditor.request(body, where)
       } catch (e) {
-        result = `could not be audited (${e instanceof Error ? e.message : String(e)})`
+        result = `could not be audited (${describeError(e)})`
       }
       if (typeof result === 'string') {
         problem(where.line, element === undefined ? result : `element ${element}: ${result}`)

@@ -13,7 +13,7 @@ import { REASON_PARAM } from '../UnknownKeys.js'
 import type { Catalogue } from '../internal/catalogue.js'
 import { warnOnce } from '../internal/catalogue.js'
 
-export type { Catalogue, Declared } from '../internal/catalogue.js'
+export type { Catalogue } from '../internal/catalogue.js'
 export { catalogueOf, emptyCatalogue } from '../internal/catalogue.js'
 
 // -------------------------------------------------------------------------------------
@@ -89,4 +89,12 @@ export const checkCall =
 // utils
 // -------------------------------------------------------------------------------------
 
-export { isRecord, own } from '../internal/guards.js'
+/**
+ * A warning as one JSON Lines record, in the combinator's field names, with whatever
+ * the command adds (`file` and `line` for a recorded session).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const warningRecord = (w: UnknownKeyWarning, more: Readonly<Record<string, unknown>> = {}): string =>
+  JSON.stringify({ type: 'warning', tool: w.tool, id: w.id, unknownKeys: w.unknownKeys, declaredKeys: w.declaredKeys, suggestions: w.suggestions, ...more })

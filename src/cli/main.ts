@@ -2,13 +2,14 @@
 // The bin entry: the only module that does something when loaded. Everything else
 // lives in importable modules that do nothing at import.
 import { main } from './program.js'
+import { describeError } from '../internal/results.js'
 
 main(process.argv).then(
   (status) => {
     process.exitCode = status
   },
   (e: unknown) => {
-    process.stderr.write(`toolstack: ${e instanceof Error ? e.message : String(e)}\n`)
+    process.stderr.write(`toolstack: ${describeError(e)}\n`)
     process.exitCode = 2
   },
 )

@@ -10,6 +10,7 @@ import { runAudit } from './audit.js'
 import { paletteFor } from './color.js'
 import { renderWarning, runProxy } from './proxy.js'
 import { readVersion } from './version.js'
+import { describeError } from '../internal/results.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -164,7 +165,7 @@ proxy: the server's own.
           try {
             fd = openSync(opts.log, 'a')
           } catch (e) {
-            err(`${errColor.red('toolstack proxy:')} cannot open log ${JSON.stringify(opts.log)}: ${e instanceof Error ? e.message : String(e)}`)
+            err(`${errColor.red('toolstack proxy:')} cannot open log ${JSON.stringify(opts.log)}: ${describeError(e)}`)
             status = ExitCode.unusable
             return
           }
@@ -205,7 +206,7 @@ proxy: the server's own.
       // --help and --version are not errors
       return e.exitCode === 0 ? ExitCode.ok : ExitCode.unusable
     }
-    err(`${errColor.red('toolstack:')} ${e instanceof Error ? e.message : String(e)}`)
+    err(`${errColor.red('toolstack:')} ${describeError(e)}`)
     return ExitCode.unusable
   }
   return status

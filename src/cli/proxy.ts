@@ -12,6 +12,8 @@ import type { UnknownKeyWarning } from '../UnknownKeys.js'
 import { formatWarning } from '../UnknownKeys.js'
 import type { Direction, SideChannel } from './sidechannel.js'
 import { isAwaitingListing, newSideChannel, observe } from './sidechannel.js'
+import { describeError } from '../internal/results.js'
+import { warningRecord } from './check.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -140,7 +142,7 @@ const startError = (command: string, e: unknown): readonly [string, number] => {
   const code = typeof e === 'object' && e !== null ? (e as { readonly code?: unknown }).code : undefined
   if (code === 'ENOENT') return [`cannot start ${JSON.stringify(command)}: command not found`, 127]
   if (code === 'EACCES') return [`cannot start ${JSON.stringify(command)}: permission denied`, 126]
-  return [`cannot start ${JSON.stringify(command)}: ${e instanceof Error ? e.message : String(e)}`, 126]
+  return [`cannot start ${JSON.stringify(command)}: ${describeError(e)}`, 126]
 }
 
 // A line from the host is parsed only when it can hold "tools/list" or "tools/call":
@@ -297,5 +299,5 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
  */
 export const renderWarning = (json: boolean) => (w: UnknownKeyWarning): string =>
   json
-    ? JSON.stringify({ type: 'warning', tool: w.tool, id: w.id, unknownKeys: w.unknownKeys, declaredKeys: w.declaredKeys, suggestions: w.suggestions })
+    ? warningRecord(w)
     : formatWarning(w)

@@ -9,7 +9,9 @@
 import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
 import { emptyPairCounts } from '../UnknownKeys.js'
 import type { Catalogue } from './check.js'
-import { catalogueOf, checkCall, emptyCatalogue, isRecord, mergeCatalogues, own, toleratedOf } from './check.js'
+import { catalogueOf, checkCall, emptyCatalogue, mergeCatalogues, toleratedOf } from './check.js'
+import { isRecord, own } from '../internal/guards.js'
+import { callIdOf } from '../internal/results.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -67,8 +69,6 @@ export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChanne
 const idKey = (id: unknown): string | undefined =>
   typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? JSON.stringify(id) : undefined
 
-const idText = (id: unknown): string => (typeof id === 'string' ? id : typeof id === 'number' ? String(id) : '')
-
 // MCP lists `{ name, inputSchema }`; the pure steps read the OpenAI shape.
 const asDeclaration = (tool: unknown): unknown =>
   isRecord(tool) ? { type: 'function', function: { name: own(tool, 'name'), parameters: own(tool, 'inputSchema') } } : undefined
@@ -90,7 +90,7 @@ const fromHost = (s: SideChannel, msg: unknown): readonly [UnknownKeyWarning | u
     const params = own(msg, 'params')
     const name = own(params, 'name')
     if (typeof name !== 'string') return [undefined, s]
-    const [check, counts] = checkCall(s.cache, name, own(params, 'arguments'), idText(own(msg, 'id')))(s.counts)
+    const [check, counts] = checkCall(s.cache, name, own(params, 'arguments'), callIdOf(msg))(s.counts)
     const warning = check._tag === 'Audited' ? check.warning : undefined
     return [warning, counts === s.counts ? s : { ...s, counts }]
   }

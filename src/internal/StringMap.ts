@@ -68,6 +68,11 @@ const LAST_SHIFT = 30
 export const hashString = (s: string): number => {
   let h = 0x811c9dc5 | 0
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  return fmix32(h)
+}
+
+/** The murmur3 finaliser: spreads every input bit over every output bit. */
+export const fmix32 = (h: number): number => {
   h ^= h >>> 16
   h = Math.imul(h, 0x85ebca6b)
   h ^= h >>> 13

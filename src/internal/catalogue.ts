@@ -64,7 +64,7 @@ export const catalogueOf =
   (tolerated: ReadonlySet<string>) =>
   (declarations: unknown): Catalogue => {
     const out = new Map<string, Declared>()
-    for (const [name, keys] of extractDeclarations(Array.isArray(declarations) ? declarations : [])) {
+    for (const [name, keys] of extractDeclarations(declarations as ReadonlyArray<unknown>)) {
       if (keys.size > 0) {
         out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: withCleanShape(diffKeys(keys, tolerated)), suggest: lazySuggestions(keys) })
       }
