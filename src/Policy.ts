@@ -521,15 +521,21 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     const askHuman = async (p: Pending, ask: NonNullable<PolicyOptions['onAsk']>, args: Args): Promise<Settled> => {
       const again = granted(p)
       if (again !== undefined) return again
-      const request: PermissionRequest = {
-        kind: 'permission',
-        tool: p.tool,
-        arguments: args,
-        call: copyCall(p.call, p.tool, p.raw),
-        rule: p.verdict.rule,
-        why: p.verdict.why,
-        paths: p.verdict.paths,
-        suggestion: p.verdict.suggestion,
+      let request: PermissionRequest
+      try {
+        request = {
+          kind: 'permission',
+          tool: p.tool,
+          arguments: args,
+          call: copyCall(p.call, p.tool, p.raw),
+          rule: p.verdict.rule,
+          why: p.verdict.why,
+          paths: p.verdict.paths,
+          suggestion: p.verdict.suggestion,
+        }
+      } catch (e) {
+        // arguments that throw when copied cannot be shown to a human: this call only is refused
+        return refuse(p.call, { _tag: 'AskFailed', tool: p.tool, error: `the call could not be shown to the human (${describeError(e)})` })
       }
       let answer: unknown
       try {
@@ -602,7 +608,12 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         }
         parses.set(i, s)
         // questions of one batch are asked in the model's order
-        settled.push(s.verdict.decision === 'allow' ? FORWARD : await settleAsk(s))
+        try {
+          settled.push(s.verdict.decision === 'allow' ? FORWARD : await settleAsk(s))
+        } catch (e) {
+          // whatever goes wrong while asking costs this call, not the batch
+          settled.push(refuse(call, { _tag: 'AskFailed', tool: s.tool, error: describeError(e) }))
+        }
       }
       // every call allowed: the inner provider gets the caller's very array
       if (list.length === calls.length && settled.every((s) => s._tag === 'forward') && list.every((c, i) => c === calls[i])) {

@@ -255,6 +255,26 @@ describe('withPolicy: ask', () => {
     expect(req.call.function).not.toBe(c.function)
   })
 
+  it('refuses only the asked call whose arguments throw when copied for the human; the rest of the batch runs', async () => {
+    const { requests, onAsk } = scripted([{ action: 'allow-once' }])
+    const { inner, policy } = setup({ onAsk, rules: [...RULES, { tool: 'fs_write', decision: 'ask' }] })
+    const hostile = Object.defineProperty({ path: '/p/a' }, 'content', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom')
+      },
+    })
+    const calls = [call('1', 'fs_read', { path: '/p/x' }), call('2', 'fs_write', hostile, true)]
+    const out = await run(policy, calls)
+    expect(out.map((r) => [r.tool_call_id, r.is_error === true])).toEqual([
+      ['1', false],
+      ['2', true],
+    ])
+    expect(out[1]?.content).toMatch(/could not be shown to the human \(boom\)/)
+    expect(requests).toHaveLength(0)
+    expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['1'])
+  })
+
   it('copies object arguments, so the host cannot change what runs', async () => {
     const onAsk = (r: PermissionRequest) => () => {
       ;(r.call.function.arguments as Record<string, unknown>)['path'] = '/etc/passwd'
