@@ -616,7 +616,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         }
       }
       // every call allowed: the inner provider gets the caller's very array
-      if (list.length === calls.length && settled.every((s) => s._tag === 'forward') && list.every((c, i) => c === calls[i])) {
+      // list is the caller's calls read once, so when every one is allowed the caller's
+      // very array goes down
+      if (Array.isArray(calls) && settled.every((s) => s._tag === 'forward')) {
         return list.length === 0 ? [] : answerFor(calls, () => provider.executeToolCalls(calls)())
       }
       const forwarded: Array<Forward> = []

@@ -67,8 +67,8 @@ const answersInOrder = (calls: ReadonlyArray<unknown>, list: ReadonlyArray<unkno
 export const completeResults = (
   calls: ReadonlyArray<unknown>,
   results: ReadonlyArray<unknown>,
-  missing: string = 'the tool provider returned no result for this call',
 ): ReadonlyArray<ToolResult> => {
+  const missing = 'the tool provider returned no result for this call'
   const list = Array.isArray(results) ? results : []
   // the usual answer, one result per call in order: kept as the very array it came in
   if (list.length === calls.length && answersInOrder(calls, list)) return list as ReadonlyArray<ToolResult>
