@@ -173,6 +173,27 @@ describe('withPolicy: allow', () => {
     expect(inner.rec.batches[0]).toBe(calls)
   })
 
+  it('returns the inner provider’s very results when every call was allowed', async () => {
+    const { inner, policy } = setup()
+    const out = await run(policy, [call('1', 'fs_read', { path: '/p/x' }), call('2', 'fs_read', { path: '/p/y' })])
+    expect(out).toBe(inner.rec.results[0])
+  })
+
+  it('asks nothing and classifies nothing until the task runs', async () => {
+    let asked = 0
+    const policy = withPolicy({
+      rules: [{ tool: 'fs_write', decision: 'ask' }],
+      onAsk: () => () => {
+        asked++
+        return Promise.resolve({ action: 'allow-once' })
+      },
+    })(recordingProvider(DECLS))
+    const task = policy.executeToolCalls([call('1', 'fs_write', { path: '/p/a' })])
+    expect(asked).toBe(0)
+    await task()
+    expect(asked).toBe(1)
+  })
+
   it('does not call the inner provider when nothing is allowed', async () => {
     const { inner, policy } = setup()
     await run(policy, [call('1', 'fs_delete', { path: '/a' })])

@@ -322,6 +322,12 @@ describe('registry: calls', () => {
     expect(original.function.name).toBe('fs_read')
   })
 
+  it('returns the provider’s very results when it holds the whole batch', async () => {
+    const fs = recordingProvider([])
+    const out = await run(registry([{ prefix: 'fs', provider: fs }]), [call('1', 'fs_read'), call('2', 'fs_write')])
+    expect(out).toBe(fs.rec.results[0])
+  })
+
   it('hands the upper layer’s parse down: the copy is not parsed again', async () => {
     let reread: unknown
     const inner: Provider<never> = {
