@@ -108,3 +108,21 @@ export const parseArgs = (raw: unknown): Either<ArgsProblem, Args> => {
   if (typeof raw === 'object' && !Array.isArray(raw) && isPlainObject(raw)) return right(raw as Args)
   return left({ _tag: 'NotAnObject', got: kindOf(raw) })
 }
+
+/**
+ * `parseArgs` for a tool that is about to run: absent or empty arguments are how models
+ * call a tool that takes none, so they read as `{}`; every other problem stays.
+ *
+ * @example
+ * import { noneAsEmpty, parseArgs } from 'toolstack'
+ * assert.deepStrictEqual(noneAsEmpty(parseArgs('')), { _tag: 'Right', right: {} })
+ * assert.strictEqual(noneAsEmpty(parseArgs('[1]'))._tag, 'Left')
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const noneAsEmpty = (parsed: Either<ArgsProblem, Args>): Either<ArgsProblem, Args> =>
+  parsed._tag === 'Left' && (parsed.left._tag === 'Absent' || parsed.left._tag === 'Empty') ? NO_ARGS : parsed
+
+const NO_ARGS: Either<ArgsProblem, Args> = right(Object.freeze({}))
+

@@ -14,7 +14,7 @@ import { newIORef } from 'fp-ts/lib/IORef.js'
 import type { Task } from 'fp-ts/lib/Task.js'
 import * as t from 'io-ts/lib/index.js'
 import type { Args, ArgsProblem } from './Args.js'
-import { drawArgsProblem } from './Args.js'
+import { drawArgsProblem, noneAsEmpty } from './Args.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
 import type { ArgsAt } from './internal/argsMemo.js'
@@ -27,7 +27,7 @@ import type { Evaluation, Why } from './policy/evaluate.js'
 import { decisionWithoutArgs, evaluate } from './policy/evaluate.js'
 import type { Roots } from './policy/paths.js'
 import { locate, normalizeAbsolute } from './policy/paths.js'
-import { hasOwn } from './internal/guards.js'
+import { hasOwn, own } from './internal/guards.js'
 
 export type { Decision, Rule } from './policy/Rule.js'
 export { RULE_MEMBERS, RuleCodec, decodeRule, decodeRules, drawRule, isBareDeny, isToolGlob, matchesTool } from './policy/Rule.js'
@@ -298,11 +298,11 @@ export const decodeAnswer = (
     if (typeof u !== 'object' || u === null || Array.isArray(u)) return unclear(`expected { action, rule? }, got ${describeValue(u)}`)
     const extra = Object.keys(u).filter((k) => !ANSWER_MEMBERS.includes(k))
     if (extra.length > 0) return unclear(`unknown member ${extra.map(quote).join(', ')}; an answer has: action, rule`)
-    const action: unknown = hasOwn(u, 'action') ? (u as Record<string, unknown>)['action'] : undefined
+    const action: unknown = own(u, 'action')
     if (!Action.is(action)) return unclear(`action must be "allow-once", "deny-once", "always-allow" or "always-deny", got ${describeValue(action)}`)
     if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
     const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
-    const given: unknown = hasOwn(u, 'rule') ? (u as Record<string, unknown>)['rule'] : undefined
+    const given: unknown = own(u, 'rule')
     const source: unknown = given === undefined ? suggestion : given
     if (typeof source !== 'object' || source === null || Array.isArray(source)) return invalid(`rule must be a rule, got ${describeValue(source)}`)
     const candidate = ownCopy(source)
@@ -346,8 +346,6 @@ const OptionsProps = {
   filterTools: t.boolean,
 }
 
-const EMPTY_ARGS: Args = Object.freeze({})
-
 const orThrow = <A>(where: string, e: Either<string, A>): A => {
   if (isLeft(e)) throw new TypeError(`${where}: ${e.left}`)
   return e.right
@@ -390,16 +388,6 @@ const copyCall = (call: object, tool: string, raw: unknown): ToolCall => {
     id: callIdOf(call),
     ...(type === 'function' ? { type: 'function' as const } : {}),
     function: { name: tool, arguments: copyArguments(raw) },
-  }
-}
-
-const declaredName = (d: unknown): string | undefined => {
-  try {
-    const fn = (d as { readonly function?: unknown } | null)?.function
-    const name = (fn as { readonly name?: unknown } | null | undefined)?.name
-    return typeof name === 'string' ? name : undefined
-  } catch {
-    return undefined
   }
 }
 
@@ -574,7 +562,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       if (allowedByName(tool)) return FORWARD
       const raw: unknown = (call as { readonly function: { readonly arguments?: unknown } }).function.arguments
       const parsed = argsAt(i, call, raw)
-      const args = isLeft(parsed) ? (parsed.left._tag === 'Absent' || parsed.left._tag === 'Empty' ? EMPTY_ARGS : undefined) : parsed.right
+      const readable = noneAsEmpty(parsed)
+      const args = isLeft(readable) ? undefined : readable.right
       const verdict = evaluate(rules, tool, args, roots)
       const pending: Pending = { _tag: 'pending', call, tool, raw, parsed, args, verdict }
       if (verdict.decision !== 'deny') return pending
@@ -657,7 +646,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           if (refused.length === 0) return listed
           try {
             const kept = listed.right.filter((d: ToolDeclaration) => {
-              const name = declaredName(d)
+              const name = callNameOf(d)
               return name === undefined || !refused.some((r) => matchesTool(r.tool)(name))
             })
             return kept.length === listed.right.length ? listed : right(kept)

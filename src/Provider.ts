@@ -9,7 +9,7 @@ import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left as leftOf, right as rightOf } from 'fp-ts/lib/Either.js'
 import type { Args } from './Args.js'
-import { drawArgsProblem } from './Args.js'
+import { drawArgsProblem, noneAsEmpty } from './Args.js'
 import type { ArgsAt } from './internal/argsMemo.js'
 import { argsOfBatch } from './internal/argsMemo.js'
 import { describeValue } from './internal/options.js'
@@ -102,15 +102,6 @@ export type ErrorOf<P> = P extends Provider<infer E> ? E : never
 // -------------------------------------------------------------------------------------
 // codecs
 // -------------------------------------------------------------------------------------
-
-/**
- * A non-array object. Decoding never strips keys: the audit must see them all.
- *
- * @since 0.1.0
- * @category codecs
- */
-export const UnknownObject: t.Type<Readonly<Record<string, unknown>>, Readonly<Record<string, unknown>>, unknown> =
-  t.UnknownRecord
 
 /**
  * A declaration whose argument names can be read: a `function` object with a string
@@ -324,11 +315,9 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): Provider<never> => {
     } catch (e) {
       return errorResult(call, `tool ${quote(name)} was not run: its arguments cannot be read (${describeError(e)})`)
     }
-    const parsed = read(i, call, raw)
-    let args: Args
-    if (parsed._tag === 'Right') args = parsed.right
-    else if (parsed.left._tag === 'Absent' || parsed.left._tag === 'Empty') args = {}
-    else return errorResult(call, `tool ${quote(name)} was not run: ${drawArgsProblem(parsed.left)}`)
+    const parsed = noneAsEmpty(read(i, call, raw))
+    if (parsed._tag === 'Left') return errorResult(call, `tool ${quote(name)} was not run: ${drawArgsProblem(parsed.left)}`)
+    const args = parsed.right
     let out: unknown
     try {
       const task: unknown = tool.run(args, call as ToolCall)

@@ -12,6 +12,7 @@ import { assertProvider } from './Provider.js'
 import { handDown, peekBatch } from './internal/argsMemo.js'
 import { describeValue } from './internal/options.js'
 import { answerFor, describeError, errorResult } from './internal/results.js'
+import { own } from './internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -299,7 +300,6 @@ export const drawRegistryError: (e: RegistryError) => string = matchRegistryErro
 // -------------------------------------------------------------------------------------
 
 interface Route {
-  readonly index: number
   readonly prefix: string
   /** `prefix + separator`: what published names start with. */
   readonly tag: string
@@ -318,10 +318,7 @@ const ALPHABET = /^[A-Za-z0-9_-]+$/
 const DEFAULT_SEPARATOR = '_'
 const MEMBERS: ReadonlySet<string> = new Set(['prefix', 'provider', 'separator'])
 
-const ownMember = (o: object, key: string): unknown =>
-  Object.prototype.hasOwnProperty.call(o, key) ? (o as Readonly<Record<string, unknown>>)[key] : undefined
-
-const readEntry = (u: unknown, i: number): Omit<Route, 'index'> => {
+const readEntry = (u: unknown, i: number): Route => {
   const at = `${WHERE}: entry ${i}`
   if (typeof u !== 'object' || u === null || Array.isArray(u)) {
     throw new TypeError(`${at} must be an object { prefix, provider, separator? }, got ${describeValue(u)}`)
@@ -336,9 +333,9 @@ const readEntry = (u: unknown, i: number): Omit<Route, 'index'> => {
         `${at} has unknown member${unknownMembers.length > 1 ? 's' : ''} ${unknownMembers.map((k) => JSON.stringify(k)).join(', ')} (known members: prefix, provider, separator)`,
       )
     }
-    prefix = ownMember(u, 'prefix')
-    provider = ownMember(u, 'provider')
-    separator = ownMember(u, 'separator')
+    prefix = own(u, 'prefix')
+    provider = own(u, 'provider')
+    separator = own(u, 'separator')
   } catch (e) {
     if (e instanceof TypeError) throw e
     throw new TypeError(`${at} cannot be read: ${describeError(e)}`)
@@ -380,7 +377,7 @@ const readEntries = (entries: unknown): Table => {
     }
     byPrefix.set(r.prefix, index)
     byTag.set(r.tag, index)
-    routes.push({ index, ...r })
+    routes.push(r)
   })
   return { routes, byLength: [...routes].sort((a, b) => b.tag.length - a.tag.length) }
 }

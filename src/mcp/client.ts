@@ -15,12 +15,12 @@ import * as t from 'io-ts/lib/index.js'
 import type { PaginatedResultSchema as PaginatedResultSchemaType } from '@modelcontextprotocol/sdk/types.js'
 import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../Provider.js'
-import { drawArgsProblem } from '../Args.js'
+import { drawArgsProblem, noneAsEmpty } from '../Args.js'
 import type { Args } from '../Args.js'
 import type { ArgsAt } from '../internal/argsMemo.js'
 import { argsOfBatch } from '../internal/argsMemo.js'
 import { decodeOptions, describeValue } from '../internal/options.js'
-import { callIdOf, callNameOf, describeError, errorResult } from '../internal/results.js'
+import { callIdOf, callNameOf, describeError, errorResult, failAll } from '../internal/results.js'
 import { renderCallResult } from './content.js'
 import { toolNameMapping } from './names.js'
 import { isRecord } from '../internal/guards.js'
@@ -408,12 +408,8 @@ const prepare = (catalogue: Catalogue, read: ArgsAt, i: number, call: unknown): 
       }
     }
     // through the batch memo: a layer above (the audit) has usually parsed them already
-    const args = read(i, call, rawArgumentsOf(call))
-    if (isLeft(args)) {
-      // empty or absent arguments are how models call a tool that takes none
-      if (args.left._tag === 'Absent' || args.left._tag === 'Empty') return { _tag: 'Ready', call, tool, args: {} }
-      return { _tag: 'Answered', result: errorResult(call, `${drawArgsProblem(args.left)}; the tool was not called`) }
-    }
+    const args = noneAsEmpty(read(i, call, rawArgumentsOf(call)))
+    if (isLeft(args)) return { _tag: 'Answered', result: errorResult(call, `${drawArgsProblem(args.left)}; the tool was not called`) }
     return { _tag: 'Ready', call, tool, args: args.right }
   } catch (e) {
     return { _tag: 'Answered', result: errorResult(call, `the call could not be read (${describeError(e)}); the tool was not called`) }
@@ -555,7 +551,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       const listed = await list()
       if (listed._tag === 'Left') {
         const why = `the MCP server's tools could not be listed to route this call (${listed.left.message}); the tool was not called`
-        return calls.map((c) => errorResult(c, why))
+        return failAll(calls, why)
       }
       table = listed.right
     }
@@ -608,7 +604,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
         (results) => right(results),
         // unreachable by construction; kept so the batch cannot fail even then
         (e: unknown) =>
-          right(Array.isArray(calls) ? calls.map((c) => errorResult(c, `the MCP provider failed: ${describeError(e)}`)) : []),
+          right(Array.isArray(calls) ? failAll(calls, `the MCP provider failed: ${describeError(e)}`) : []),
       ),
     tools: () => catalogue.read()?.tools ?? [],
     onToolsChanged: (listener) => {
