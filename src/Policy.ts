@@ -18,7 +18,7 @@ import { drawArgsProblem, noneAsEmpty } from './Args.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
 import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch, handDown, peekBatch } from './internal/argsMemo.js'
+import { argsOfBatch, handDownFrom } from './internal/argsMemo.js'
 import { assertCallback, decodeOptions, describeValue } from './internal/options.js'
 import { answerFor, callIdOf, callNameOf, describeError, errorResult, failAll } from './internal/results.js'
 import type { Decision, Rule } from './policy/Rule.js'
@@ -393,13 +393,6 @@ const copyCall = (call: object, tool: string, raw: unknown): ToolCall => {
 
 type Settled = { readonly _tag: 'result'; readonly result: ToolResult } | { readonly _tag: 'forward' }
 
-// A call on its way down, with the parse the layers below can reuse.
-interface Forward {
-  readonly call: ToolCall
-  readonly raw: unknown
-  readonly parsed: Either<ArgsProblem, Args> | undefined
-}
-
 interface Pending {
   readonly _tag: 'pending'
   readonly call: object
@@ -582,7 +575,6 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       // keyed by the caller's very array: a layer above may have parsed it already
       const argsAt = list.length === 0 ? undefined : argsOfBatch(calls)
       const settled: Array<Settled> = []
-      const parses = new Map<number, Pending>()
       for (let i = 0; i < list.length; i++) {
         const call = list[i]
         let s: Settled | Pending
@@ -595,7 +587,6 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           settled.push(s)
           continue
         }
-        parses.set(i, s)
         // questions of one batch are asked in the model's order
         try {
           settled.push(s.verdict.decision === 'allow' ? FORWARD : await settleAsk(s))
@@ -610,28 +601,13 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       if (Array.isArray(calls) && settled.every((s) => s._tag === 'forward')) {
         return list.length === 0 ? [] : answerFor(calls, () => provider.executeToolCalls(calls)())
       }
-      const forwarded: Array<Forward> = []
-      const known = peekBatch(calls)
+      const origin: Array<number> = []
       settled.forEach((s, i) => {
-        if (s._tag !== 'forward') return
-        const p = parses.get(i)
-        const call = list[i] as ToolCall
-        if (p !== undefined) forwarded.push({ call, raw: p.raw, parsed: p.parsed })
-        else {
-          // allowed by name, not parsed here: hand down what a layer above parsed, if any
-          let raw: unknown
-          try {
-            raw = call.function.arguments
-          } catch {
-            raw = undefined
-          }
-          forwarded.push({ call, raw, parsed: known(i, call, raw) })
-        }
+        if (s._tag === 'forward') origin.push(i)
       })
-      const batch = forwarded.map((f) => f.call)
-      // the layers below read the same arguments: hand them the parses made here
-      const write = handDown(batch)
-      forwarded.forEach((f, j) => write(j, f.call, f.raw, f.parsed))
+      const batch = origin.map((i) => list[i] as ToolCall)
+      // the layers below read the same arguments: hand them the parses made here or above
+      handDownFrom(calls, batch, origin)
       // nothing allowed, nothing sent: the inner provider never sees an empty batch
       const answers = batch.length === 0 ? [] : await answerFor(batch, () => provider.executeToolCalls(batch)())
       let next = 0

@@ -19,7 +19,7 @@ import { REASON_PARAM } from './UnknownKeys.js'
 import type { Args, ArgsProblem } from './Args.js'
 import { parseArgs } from './Args.js'
 import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch, handDown, peekBatch } from './internal/argsMemo.js'
+import { argsOfBatch, handDown, handDownFrom } from './internal/argsMemo.js'
 import { decodeOptions } from './internal/options.js'
 import { answerFor, callNameOf } from './internal/results.js'
 import { hasOwn } from './internal/guards.js'
@@ -223,21 +223,15 @@ const forwardBatch = (tools: ReadonlySet<string>, calls: ReadonlyArray<ToolCall>
   // nothing stripped: the inner provider gets the caller's very array
   if (out === undefined || stripped === undefined) return calls
   // a new batch: hand down every parse known, so the layers below do not parse again
-  const known = peekBatch(calls)
+  handDownFrom(
+    calls,
+    out,
+    out.map((_, i) => i),
+  )
   const write = handDown(out)
-  for (let i = 0; i < out.length; i++) {
-    const s = stripped[i]
+  stripped.forEach((s, i) => {
     if (s !== undefined) write(i, s.call, s.raw, s.parsed)
-    else {
-      try {
-        const call = out[i] as ToolCall
-        const raw: unknown = call.function.arguments
-        write(i, call, raw, known(i, call, raw))
-      } catch {
-        // unreadable: nothing to hand down
-      }
-    }
-  }
+  })
   return out
 }
 

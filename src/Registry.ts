@@ -9,7 +9,7 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
 import { assertProvider } from './Provider.js'
-import { handDown, peekBatch } from './internal/argsMemo.js'
+import { handDownFrom } from './internal/argsMemo.js'
 import { describeValue } from './internal/options.js'
 import { answerFor, describeError, errorResult } from './internal/results.js'
 import { own } from './internal/guards.js'
@@ -181,7 +181,6 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
       const batch = readBatch(calls)
       const results: Array<ToolResult | undefined> = new Array<ToolResult | undefined>(batch.length).fill(undefined)
       const groups = new Map<Route, { calls: Array<ToolCall>; positions: Array<number> }>()
-      const known = peekBatch(calls)
       batch.forEach((c, i) => {
         const d = decideCall(c)
         if (d._tag === 'Answer') {
@@ -197,18 +196,7 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
         g.positions.push(i)
       })
       // each copy keeps the very same arguments: hand down the parses an upper layer made
-      for (const g of groups.values()) {
-        const write = handDown(g.calls)
-        g.calls.forEach((copy, j) => {
-          const at = g.positions[j] as number
-          try {
-            const raw: unknown = copy.function.arguments
-            write(j, copy, raw, known(at, batch[at], raw))
-          } catch {
-            // unreadable arguments: nothing to hand down
-          }
-        })
-      }
+      for (const g of groups.values()) handDownFrom(calls, g.calls, g.positions)
       const only = groups.size === 1 ? [...groups][0] : undefined
       if (only !== undefined && only[1].calls.length === batch.length) {
         // one provider holds the whole batch, in order: its answer is the registry's

@@ -80,6 +80,28 @@ export const handDown = (batch: ReadonlyArray<unknown>): ((j: number, call: unkn
 }
 
 /**
+ * Hands down to `to`, a batch a layer built from `from`, every parse the memo holds for
+ * `from`: `to[j]` came from `from[origin[j]]`, as that very call or a copy of it, and is
+ * handed the parse only while it still holds the very raw arguments that were parsed.
+ */
+export const handDownFrom = (from: ReadonlyArray<unknown>, to: ReadonlyArray<unknown>, origin: ReadonlyArray<number>): void => {
+  const slots = batches.get(from)
+  if (slots === undefined) return
+  const write = handDown(to)
+  for (let j = 0; j < to.length; j++) {
+    const i = origin[j] as number
+    const parsed = slots.parsed[i]
+    if (parsed === undefined || from[i] !== slots.calls[i]) continue
+    try {
+      const raw: unknown = (to[j] as { readonly function: { readonly arguments?: unknown } }).function.arguments
+      if (raw === slots.raws[i]) write(j, to[j], raw, parsed)
+    } catch {
+      // unreadable arguments: nothing to hand down
+    }
+  }
+}
+
+/**
  * Forgets a batch's parses: for the layer that opened the batch's memo, once the
  * layers below have answered, so the parses die young instead of living as long as
  * the caller keeps the batch.
