@@ -57,7 +57,7 @@ const NEWLINE = 0x0a
 /**
  * Forwards `source` to `sink` a completed line at a time, as raw bytes, pausing the
  * source while the sink is full; a last line without a newline is forwarded at the
- * end. After each write, and only when `wants()` says so, the text of the lines just
+ * end. After each write, and only when `wants(pieces)` says so, the text of the lines just
  * completed is handed to `onLines` (one string, lines separated by `\n`), so bytes
  * nobody reads are never joined or decoded.
  *
@@ -67,7 +67,7 @@ const NEWLINE = 0x0a
 export const relayLines = (
   source: Readable,
   sink: Writable,
-  wants: () => boolean,
+  wants: (pieces: ReadonlyArray<Buffer>) => boolean,
   onLines: (text: string) => void,
   onEnd: () => void,
 ): void => {
@@ -98,7 +98,7 @@ export const relayLines = (
   }
 
   const read = (pieces: ReadonlyArray<Buffer>): void => {
-    if (!wants()) return
+    if (!wants(pieces)) return
     try {
       // a chunk is cut only after a newline, which never falls inside a UTF-8
       // sequence, so the text decodes as the sender wrote it
@@ -148,6 +148,15 @@ const startError = (command: string, e: unknown): readonly [string, number] => {
 // A line from the host is parsed only when it can hold "tools/list" or "tools/call":
 // it contains "tools", or an escape that could spell it.
 const mayConcernTools = (line: string): boolean => line.includes('tools') || line.includes('\\')
+
+// The same question asked of the raw bytes, before anything is decoded or split: a
+// chunk without either is none of the side channel's business. Lines that arrived in
+// several pieces are decoded and asked line by line, since a piece boundary can cut a
+// word in two.
+const TOOLS = Buffer.from('tools')
+const BACKSLASH = 0x5c
+const mayConcernToolsBytes = (pieces: ReadonlyArray<Buffer>): boolean =>
+  pieces.length !== 1 || (pieces[0] as Buffer).includes(TOOLS) || (pieces[0] as Buffer).includes(BACKSLASH)
 
 /** Calls `f` with each non-empty line of `text`. */
 const eachLine = (text: string, f: (line: string) => void): void => {
@@ -270,7 +279,7 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       if (mayConcernTools(line)) audit('host', line)
     }
     const fromServer = (line: string): void => audit('server', line)
-    relayLines(io.stdin, serverIn, () => true, (text) => eachLine(text, fromHost), closeServer)
+    relayLines(io.stdin, serverIn, mayConcernToolsBytes, (text) => eachLine(text, fromHost), closeServer)
     relayLines(
       serverOut,
       io.stdout,
