@@ -201,6 +201,28 @@ describe('toolstack proxy: bytes', () => {
     expect(p.stderr()).toBe('')
   })
 
+  it('forwards the server’s bytes unchanged while it reads them (a listing pending), lines split across chunks included', { timeout: 30_000 }, async () => {
+    const p = startProxy([])
+    await serverStarted(p)
+    p.send(line({ jsonrpc: '2.0', id: 'L', method: 'tools/list' }))
+    const listing = line({ jsonrpc: '2.0', id: 'L', result: { tools: [{ name: 'a', inputSchema: { type: 'object', properties: { b: {} } } }] } })
+    const pieces = [
+      'not json\n{"jsonrpc":"2.0","method":"notifications/progress"}\r\n',
+      listing.slice(0, 17),
+      listing.slice(17) + '\u0000\u00ff odd\n',
+      '[{"jsonrpc":"2.0","id":"L","result":{}}]\n',
+    ]
+    for (const piece of pieces) p.send(emit(piece))
+    const expected = Buffer.from(pieces.join(''))
+    await eventually(() => p.stdout().length >= expected.length, 10_000, 'every emitted byte')
+    expect(p.stdout().equals(expected)).toBe(true)
+    // the listing was read on the way: a mangled call to the listed tool is reported
+    p.send(line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a', arguments: { b: 1, bb: 2 } } }))
+    await eventually(() => p.stderr().includes('"bb"'), 10_000, 'the warning')
+    p.child.stdin?.end()
+    expect((await p.exited).code).toBe(0)
+  })
+
   it('forwards a line as soon as it completes', async () => {
     const p = startProxy([])
     await serverStarted(p)
