@@ -306,36 +306,53 @@ const firstLine = (s: string): string => {
   return line.length > 300 ? line.slice(0, 300) + '…' : line
 }
 
-const describeListingFailure = (e: unknown): string => {
+// How a request to the server failed, told apart once for the listing and the calls.
+type Failure = 'closed' | 'timeout' | 'rpc' | 'unreadable' | 'other'
+
+const classify = (e: unknown): Failure => {
   const code = isRecord(e) ? e['code'] : undefined
-  if (code === CONNECTION_CLOSED || (e instanceof Error && e.message === 'Not connected')) {
-    return 'the connection to the MCP server is closed'
+  if (code === CONNECTION_CLOSED || (e instanceof Error && e.message === 'Not connected')) return 'closed'
+  if (code === REQUEST_TIMEOUT) return 'timeout'
+  if (typeof code === 'number') return 'rpc'
+  return isSchemaError(e) ? 'unreadable' : 'other'
+}
+
+const describeListingFailure = (e: unknown): string => {
+  switch (classify(e)) {
+    case 'closed':
+      return 'the connection to the MCP server is closed'
+    case 'timeout':
+      return 'the MCP server did not answer in time'
+    case 'unreadable':
+      return `the answer could not be read (${firstLine(describeError(e))})`
+    default:
+      return firstLine(describeError(e))
   }
-  if (code === REQUEST_TIMEOUT) return 'the MCP server did not answer in time'
-  if (isSchemaError(e)) return `the answer could not be read (${firstLine(describeError(e))})`
-  return firstLine(describeError(e))
 }
 
 const MAY_HAVE_RUN = 'the tool may or may not have run'
 
 const describeOutcome = (outcome: Exclude<Outcome, { _tag: 'Answered' }>, timeout: number): string => {
+  const timedOut = `the MCP server did not answer within ${timeout} ms, so the call was cancelled; ${MAY_HAVE_RUN}`
   switch (outcome._tag) {
     case 'TimedOut':
-      return `the MCP server did not answer within ${timeout} ms, so the call was cancelled; ${MAY_HAVE_RUN}`
+      return timedOut
     case 'Aborted':
       return `the call was aborted (${firstLine(describeError(outcome.reason))}); ${MAY_HAVE_RUN}`
     case 'Failed': {
       const e = outcome.error
-      const code = isRecord(e) ? e['code'] : undefined
-      if (code === CONNECTION_CLOSED || (e instanceof Error && e.message === 'Not connected')) {
-        return `the connection to the MCP server is closed; ${MAY_HAVE_RUN}`
+      switch (classify(e)) {
+        case 'closed':
+          return `the connection to the MCP server is closed; ${MAY_HAVE_RUN}`
+        case 'timeout':
+          return timedOut
+        case 'rpc':
+          return `the MCP server answered with an error: ${firstLine(describeError(e))}`
+        case 'unreadable':
+          return `the MCP server's answer is not a valid tool result (${firstLine(describeError(e))})`
+        case 'other':
+          return `the tool call failed: ${firstLine(describeError(e))}`
       }
-      if (code === REQUEST_TIMEOUT) {
-        return `the MCP server did not answer within ${timeout} ms, so the call was cancelled; ${MAY_HAVE_RUN}`
-      }
-      if (typeof code === 'number') return `the MCP server answered with an error: ${firstLine(describeError(e))}`
-      if (isSchemaError(e)) return `the MCP server's answer is not a valid tool result (${firstLine(describeError(e))})`
-      return `the tool call failed: ${firstLine(describeError(e))}`
     }
   }
 }
