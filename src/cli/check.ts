@@ -8,10 +8,10 @@
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { parseArgs } from '../Args.js'
-import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
-import { REASON_PARAM } from '../UnknownKeys.js'
-import type { Catalogue } from '../internal/catalogue.js'
-import { warnOnce } from '../internal/catalogue.js'
+import type { PairCounts, SeenSet, UnknownKeyWarning } from '../UnknownKeys.js'
+import { firstSeen, observe, REASON_PARAM } from '../UnknownKeys.js'
+import type { Catalogue, Declared } from '../internal/catalogue.js'
+import { warningOf } from '../internal/catalogue.js'
 
 export type { Catalogue } from '../internal/catalogue.js'
 export { catalogueOf, emptyCatalogue } from '../internal/catalogue.js'
@@ -64,25 +64,78 @@ export const mergeCatalogues = (base: Catalogue, more: Catalogue): Catalogue => 
 const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 
 /**
- * Checks one call of `tool` with raw `args` (a JSON string or an object) against the
- * catalogue: the undeclared keys it carried, and a warning for those not reported
- * before, with the counts that now include this call (a pair is reported once it is
- * counted, as in the combinator).
+ * How a check remembers what was said: the keys of a call never said before for its
+ * tool, and the memory that now includes them.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Remember<S> = (tool: string, unknownKeys: ReadonlyArray<string>, id: string) => (memory: S) => readonly [ReadonlyArray<string>, S]
+
+/**
+ * Remembers per (tool, key) how many calls carried it and the first one's id, as the
+ * combinator does (`toolstack audit` reports these counts).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const byCounts: Remember<PairCounts> = observe
+
+/**
+ * Remembers only which pairs were said (the proxy reports no counts, so a pair said
+ * before costs a lookup and leaves the memory as it was).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bySeen: Remember<SeenSet> = (tool, unknownKeys) => firstSeen(tool, unknownKeys)
+
+const checkDeclared = <S>(remember: Remember<S>, declared: Declared, tool: string, keys: ReadonlyArray<string>, id: string, memory: S): readonly [Check, S] => {
+  const unknownKeys = declared.diff(keys)
+  if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, memory]
+  const [fresh, next] = remember(tool, unknownKeys, id)(memory)
+  return [{ _tag: 'Audited', unknownKeys, warning: warningOf(declared, tool, fresh, id) }, next]
+}
+
+/**
+ * Checks one call of `tool` that carried argument `keys` (in the order they came)
+ * against the catalogue: the undeclared keys, and a warning for those not said
+ * before, with the memory that now includes this call.
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const checkCall =
-  (catalogue: Catalogue, tool: string, args: unknown, id: string) =>
-  (counts: PairCounts): readonly [Check, PairCounts] => {
+export const checkKeys =
+  <S>(remember: Remember<S>, catalogue: Catalogue, tool: string, keys: ReadonlyArray<string>, id: string) =>
+  (memory: S): readonly [Check, S] => {
     const declared = catalogue.get(tool)
-    if (declared === undefined) return [NOT_AUDITED, counts]
+    return declared === undefined ? [NOT_AUDITED, memory] : checkDeclared(remember, declared, tool, keys, id, memory)
+  }
+
+/**
+ * `checkKeys` for a call with raw `args` (a JSON string or an object): a call whose
+ * arguments do not read as an object is not audited. Remembers by counts (see
+ * `checkCallWith` for another memory).
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkCall = (catalogue: Catalogue, tool: string, args: unknown, id: string): ((counts: PairCounts) => readonly [Check, PairCounts]) =>
+  checkCallWith(byCounts, catalogue, tool, args, id)
+
+/**
+ * `checkCall` with the memory `remember` keeps.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkCallWith =
+  <S>(remember: Remember<S>, catalogue: Catalogue, tool: string, args: unknown, id: string) =>
+  (memory: S): readonly [Check, S] => {
+    const declared = catalogue.get(tool)
+    if (declared === undefined) return [NOT_AUDITED, memory]
     const parsed = parseArgs(args)
-    if (isLeft(parsed)) return [NOT_AUDITED, counts]
-    const unknownKeys = declared.diff(Object.keys(parsed.right))
-    if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, counts]
-    const [warning, next] = warnOnce(declared, tool, unknownKeys, id)(counts)
-    return [{ _tag: 'Audited', unknownKeys, warning }, next]
+    return isLeft(parsed) ? [NOT_AUDITED, memory] : checkDeclared(remember, declared, tool, Object.keys(parsed.right), id, memory)
   }
 
 // -------------------------------------------------------------------------------------

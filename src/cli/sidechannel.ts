@@ -6,12 +6,13 @@
  *
  * @since 0.1.0
  */
-import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
-import { emptyPairCounts } from '../UnknownKeys.js'
-import type { Catalogue } from './check.js'
-import { catalogueOf, checkCall, emptyCatalogue, mergeCatalogues, toleratedOf } from './check.js'
+import type { SeenSet, UnknownKeyWarning } from '../UnknownKeys.js'
+import { emptySeenSet } from '../UnknownKeys.js'
+import type { Catalogue, Check } from './check.js'
+import { bySeen, catalogueOf, checkCallWith, checkKeys, emptyCatalogue, mergeCatalogues, toleratedOf } from './check.js'
 import { isRecord, own } from '../internal/guards.js'
 import { callIdOf } from '../internal/results.js'
+import type { SkimmedCall } from './skim.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -34,8 +35,8 @@ export interface SideChannel {
   readonly cache: Catalogue
   /** Names never reported: `reason`, and the `--tolerate` ones. */
   readonly tolerated: ReadonlySet<string>
-  /** Per (tool, key): how many calls carried it; a pair is reported once it is counted. */
-  readonly counts: PairCounts
+  /** The (tool, key) pairs said already: each is said once. */
+  readonly said: SeenSet
 }
 
 /**
@@ -59,7 +60,7 @@ export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChanne
   pending: undefined,
   cache: emptyCatalogue,
   tolerated: toleratedOf(tolerate),
-  counts: emptyPairCounts,
+  said: emptySeenSet,
 })
 
 // -------------------------------------------------------------------------------------
@@ -90,12 +91,15 @@ const fromHost = (s: SideChannel, msg: unknown): readonly [UnknownKeyWarning | u
     const params = own(msg, 'params')
     const name = own(params, 'name')
     if (typeof name !== 'string') return [undefined, s]
-    const [check, counts] = checkCall(s.cache, name, own(params, 'arguments'), callIdOf(msg))(s.counts)
-    const warning = check._tag === 'Audited' ? check.warning : undefined
-    return [warning, counts === s.counts ? s : { ...s, counts }]
+    return afterCheck(s, checkCallWith(bySeen, s.cache, name, own(params, 'arguments'), callIdOf(msg))(s.said))
   }
   return [undefined, s]
 }
+
+const afterCheck = (s: SideChannel, [check, said]: readonly [Check, SeenSet]): readonly [UnknownKeyWarning | undefined, SideChannel] => [
+  check._tag === 'Audited' ? check.warning : undefined,
+  said === s.said ? s : { ...s, said },
+]
 
 const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
   if (s.listing.size === 0 || own(msg, 'method') !== undefined) return s
@@ -137,6 +141,19 @@ export const observe =
     }
     return [warnings ?? [], state]
   }
+
+/**
+ * `observe` for a host `tools/call` already read down to its id, tool and argument
+ * keys (by `skimCall`): the same warning and the same next state as observing the
+ * parsed message.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const observeCall =
+  (call: SkimmedCall) =>
+  (s: SideChannel): readonly [UnknownKeyWarning | undefined, SideChannel] =>
+    afterCheck(s, checkKeys(bySeen, s.cache, call.name, call.keys, call.id)(s.said))
 
 /**
  * Whether a server line can matter to the side channel: only while a listing is

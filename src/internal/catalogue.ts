@@ -81,7 +81,9 @@ export const warnOnce =
   (declared: Declared, tool: string, unknownKeys: ReadonlyArray<string>, id: string) =>
   (counts: PairCounts): readonly [UnknownKeyWarning | undefined, PairCounts] => {
     const [fresh, next] = observe(tool, unknownKeys, id)(counts)
-    const warning =
-      fresh.length === 0 ? undefined : { tool, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) }
-    return [warning, next]
+    return [warningOf(declared, tool, fresh, id), next]
   }
+
+/** The warning for the `fresh` keys of a call (none when there are none). */
+export const warningOf = (declared: Declared, tool: string, fresh: ReadonlyArray<string>, id: string): UnknownKeyWarning | undefined =>
+  fresh.length === 0 ? undefined : { tool, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) }
