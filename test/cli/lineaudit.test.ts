@@ -1,0 +1,118 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
+import { lineAudit } from '../../src/cli/lineaudit.js'
+import type { Direction, SideChannel } from '../../src/cli/sidechannel.js'
+import { isAwaitingListing, newSideChannel, observe } from '../../src/cli/sidechannel.js'
+
+// The reference: every line decoded, and parsed when it can concern tools (host) or a
+// listing is awaited (server), then observed: what the proxy did on one thread before
+// lines were read from bytes and plain calls skimmed.
+const reference = (tolerate: ReadonlyArray<string>, lines: ReadonlyArray<readonly [Direction, string]>): ReadonlyArray<UnknownKeyWarning> => {
+  let s: SideChannel = newSideChannel(tolerate)
+  const out: Array<UnknownKeyWarning> = []
+  for (const [from, line] of lines) {
+    if (line === '') continue
+    if (from === 'host' ? !(line.includes('tools') || line.includes('\\')) : !isAwaitingListing(s)) continue
+    let msg: unknown
+    try {
+      msg = JSON.parse(line)
+    } catch {
+      continue
+    }
+    if (typeof msg !== 'object' || msg === null) continue
+    const [ws, next] = observe(from, msg)(s)
+    s = next
+    out.push(...ws)
+  }
+  return out
+}
+
+// Feeds each line in the pieces given by `cuts` (fractions of its length), in order.
+const fed = (tolerate: ReadonlyArray<string>, lines: ReadonlyArray<readonly [Direction, string]>, cuts: ReadonlyArray<number>): ReadonlyArray<UnknownKeyWarning> => {
+  const out: Array<UnknownKeyWarning> = []
+  const audit = lineAudit(tolerate, (w) => out.push(w))
+  let c = 0
+  for (const [from, line] of lines) {
+    const bytes = Buffer.from(line + '\n')
+    const at = Math.floor((cuts[c++ % Math.max(1, cuts.length)] ?? 0) * bytes.length)
+    // a piece is reused once fed: hand over a copy that is scribbled on afterwards
+    for (const piece of [bytes.subarray(0, at), bytes.subarray(at)]) {
+      if (piece.length === 0) continue
+      const copy = Buffer.from(piece)
+      audit.feed(from, copy)
+      copy.fill(0x20)
+    }
+  }
+  return out
+}
+
+const key = fc.oneof(fc.constantFrom('path', 'offset', 'content', 'ffset', 'reason', '_meta', '__proto__', '0', '17', 'pa\u0074h'), fc.string({ maxLength: 6 }))
+const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.string())
+const args = fc.dictionary(key, value, { maxKeys: 5 })
+const id = fc.oneof(fc.integer(), fc.string({ maxLength: 4 }), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true }))
+const toolName = fc.constantFrom('read', 'write', 'other')
+const listing = fc.array(fc.tuple(toolName, fc.uniqueArray(fc.constantFrom('path', 'offset', 'content', '0'), { maxLength: 3 })), { maxLength: 3 })
+
+// Serialisations a host may use: plain, with spaces, with "/" escaped, with the
+// method escaped.
+const spell = (msg: unknown, how: number): string => {
+  const text = JSON.stringify(msg)
+  if (how === 1) return ` ${text.replace(/^\{/, '{ ').replace(/\}$/, ' }')}\r`
+  if (how === 2) return text.replaceAll('/', '\\/')
+  if (how === 3) return text.replace('"tools/call"', '"\\u0074ools/call"')
+  return text
+}
+
+const line: fc.Arbitrary<readonly [Direction, string]> = fc.oneof(
+  fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, toolName, args, fc.nat(3)).map(([i, n, a, how]) => spell({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: n, arguments: a } }, how))),
+  fc.tuple(fc.constant<Direction>('host'), fc.tuple(fc.integer({ min: 0, max: 3 }), fc.nat(3)).map(([i, how]) => spell({ jsonrpc: '2.0', id: i, method: 'tools/list' }, how))),
+  fc.tuple(
+    fc.constant<Direction>('server'),
+    fc.tuple(fc.integer({ min: 0, max: 3 }), listing).map(([i, tools]) =>
+      JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: tools.map(([name, keys]) => ({ name, inputSchema: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])) } })) } }),
+    ),
+  ),
+  // damaged and odd lines, from either side
+  fc.tuple(fc.constantFrom<Direction>('host', 'server'), fc.tuple(id, args).map(([i, a]) => JSON.stringify({ id: i, method: 'tools/call', params: { name: 'read', arguments: a } }))).map(
+    ([from, text]) => [from, text.slice(0, Math.max(0, text.length - 3))] as const,
+  ),
+  fc.tuple(fc.constantFrom<Direction>('host', 'server'), fc.string({ unit: 'binary', maxLength: 30 }).map((s) => s.replaceAll('\n', ' '))),
+  fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, args).map(([i, a]) => JSON.stringify([{ id: i, method: 'tools/call', params: { name: 'read', arguments: a } }]))),
+)
+
+const tolerate = fc.constantFrom<ReadonlyArray<string>>([], ['_meta'])
+const cuts = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 })
+
+describe('lineAudit', () => {
+  it('warns exactly as decoding, parsing and observing every line would, however the bytes are cut', () => {
+    fc.assert(
+      fc.property(tolerate, fc.array(line, { maxLength: 25 }), cuts, (t, lines, c) => {
+        expect(fed(t, lines, c)).toEqual(reference(t, lines))
+      }),
+    )
+  })
+
+  it('reads a last line that has no newline when its side ends, and not before', () => {
+    const said: Array<string> = []
+    const audit = lineAudit([], (w) => said.push(`${w.tool}:${w.unknownKeys.join(',')}`))
+    audit.feed('host', Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'))
+    expect(audit.awaitingListing()).toBe(true)
+    audit.feed('server', Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{"type":"object","properties":{"path":{}}}}]}}\n'))
+    expect(audit.awaitingListing()).toBe(false)
+    audit.feed('host', Buffer.from('{"id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"/","ffset":1}}}'))
+    expect(said).toEqual([])
+    audit.feed('host', Buffer.alloc(0))
+    expect(said).toEqual(['read:ffset'])
+  })
+
+  it('joins a line that came in many pieces (a 1 MB call in 64 KiB chunks)', () => {
+    const said: Array<string> = []
+    const audit = lineAudit([], (w) => said.push(`${w.tool}:${w.unknownKeys.join(',')}`))
+    audit.feed('host', Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'))
+    audit.feed('server', Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write","inputSchema":{"type":"object","properties":{"path":{},"content":{}}}}]}}\n'))
+    const big = Buffer.from(JSON.stringify({ id: 2, method: 'tools/call', params: { name: 'write', arguments: { path: '/x', content: 'y'.repeat(1 << 20), contnet: 1 } } }) + '\n')
+    for (let i = 0; i < big.length; i += 65536) audit.feed('host', Buffer.from(big.subarray(i, i + 65536)))
+    expect(said).toEqual(['write:contnet'])
+  })
+})
