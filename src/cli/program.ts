@@ -9,6 +9,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { runAudit } from './audit.js'
 import { paletteFor } from './color.js'
 import { renderWarning, runProxy } from './proxy.js'
+import { auditWorkerBeside } from './auditor.js'
 import { readVersion } from './version.js'
 import { describeError } from '../internal/results.js'
 
@@ -188,6 +189,7 @@ proxy: the server's own.
               process.on(signal, handler)
               return () => process.off(signal, handler)
             },
+            auditWorker: auditWorkerBeside(argv[1]),
           })
         } finally {
           if (logFd !== undefined) closeSync(logFd)

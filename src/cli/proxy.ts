@@ -10,8 +10,9 @@ import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import type { UnknownKeyWarning } from '../UnknownKeys.js'
 import { formatWarning } from '../UnknownKeys.js'
-import type { Direction, SideChannel } from './sidechannel.js'
-import { isAwaitingListing, newSideChannel, observe } from './sidechannel.js'
+import type { Auditor } from './auditor.js'
+import { threadedAuditor as startAuditor } from './auditor.js'
+import { mayConcernTools } from './lineaudit.js'
 import { describeError } from '../internal/results.js'
 import { warningRecord } from './check.js'
 
@@ -46,6 +47,11 @@ export interface ProxyIO {
   readonly err: (line: string) => void
   /** Subscribes to a signal sent to the proxy; returns the unsubscribe. */
   readonly onSignal: (signal: NodeJS.Signals, handler: () => void) => () => void
+  /**
+   * The module the audit's thread runs (`auditworker.js` beside the command); without
+   * it the audit runs on the forwarding thread.
+   */
+  readonly auditWorker?: string | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -55,11 +61,27 @@ export interface ProxyIO {
 const NEWLINE = 0x0a
 
 /**
- * Forwards `source` to `sink` a completed line at a time, as raw bytes, pausing the
- * source while the sink is full; a last line without a newline is forwarded at the
- * end. After each write, and only when `wants(pieces)` says so, the text of the lines just
- * completed is handed to `onLines` (one string, lines separated by `\n`), so bytes
- * nobody reads are never joined or decoded.
+ * Pauses a stream while any reason holds it: `hold(why, true)` pauses it, and it
+ * resumes once every reason let go.
+ *
+ * @since 0.1.0
+ * @category forwarding
+ */
+export const valveFor = (source: Readable): ((why: string, on: boolean) => void) => {
+  const holds = new Set<string>()
+  return (why, on) => {
+    if (on) {
+      holds.add(why)
+      source.pause()
+    } else if (holds.delete(why) && holds.size === 0) source.resume()
+  }
+}
+
+/**
+ * Forwards `source` to `sink` a completed line at a time, as raw bytes, holding the
+ * source (through `hold`) while the sink is full; a last line without a newline is
+ * forwarded at the end. After each write the lines just completed are handed to
+ * `tap`, as the pieces they arrived in.
  *
  * @since 0.1.0
  * @category forwarding
@@ -67,11 +89,18 @@ const NEWLINE = 0x0a
 export const relayLines = (
   source: Readable,
   sink: Writable,
-  wants: (pieces: ReadonlyArray<Buffer>) => boolean,
-  onLines: (text: string) => void,
+  hold: (why: string, on: boolean) => void,
+  tap: (pieces: ReadonlyArray<Buffer>) => void,
   onEnd: () => void,
 ): void => {
   let pending: Array<Buffer> = []
+  let full = false
+  const drained = (): void => {
+    sink.off('close', drained)
+    sink.off('drain', drained)
+    full = false
+    hold('sink', false)
+  }
 
   const write = (pieces: ReadonlyArray<Buffer>): void => {
     // a sink that is gone (the host closed its end) drops the bytes, but the source
@@ -85,26 +114,19 @@ export const relayLines = (
       for (const p of pieces) ok = sink.write(p) && ok
       sink.uncork()
     }
-    if (!ok && !source.isPaused()) {
-      source.pause()
-      const resume = (): void => {
-        sink.off('close', resume)
-        sink.off('drain', resume)
-        source.resume()
-      }
-      sink.once('drain', resume)
-      sink.once('close', resume)
+    if (!ok && !full) {
+      full = true
+      hold('sink', true)
+      sink.once('drain', drained)
+      sink.once('close', drained)
     }
   }
 
   const read = (pieces: ReadonlyArray<Buffer>): void => {
-    if (!wants(pieces)) return
     try {
-      // a chunk is cut only after a newline, which never falls inside a UTF-8
-      // sequence, so the text decodes as the sender wrote it
-      onLines(pieces.length === 1 ? (pieces[0] as Buffer).toString('utf8') : Buffer.concat(pieces).toString('utf8'))
+      tap(pieces)
     } catch {
-      // the side channel never costs a byte of forwarding
+      // the audit never costs a byte of forwarding
     }
   }
 
@@ -136,6 +158,9 @@ export const relayLines = (
 // command
 // -------------------------------------------------------------------------------------
 
+// How long the proxy's end waits for the audit to finish what it was handed.
+const AUDIT_GRACE_MS = 2000
+
 const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0
 
 const startError = (command: string, e: unknown): readonly [string, number] => {
@@ -145,28 +170,11 @@ const startError = (command: string, e: unknown): readonly [string, number] => {
   return [`cannot start ${JSON.stringify(command)}: ${describeError(e)}`, 126]
 }
 
-// A line from the host is parsed only when it can hold "tools/list" or "tools/call":
-// it contains "tools", or an escape that could spell it.
-const mayConcernTools = (line: string): boolean => line.includes('tools') || line.includes('\\')
-
-// The same question asked of the raw bytes, before anything is decoded or split: a
-// chunk without either is none of the side channel's business. Lines that arrived in
-// several pieces are decoded and asked line by line, since a piece boundary can cut a
-// word in two.
-const TOOLS = Buffer.from('tools')
-const BACKSLASH = 0x5c
-const mayConcernToolsBytes = (pieces: ReadonlyArray<Buffer>): boolean =>
-  pieces.length !== 1 || (pieces[0] as Buffer).includes(TOOLS) || (pieces[0] as Buffer).includes(BACKSLASH)
-
-/** Calls `f` with each non-empty line of `text`. */
-const eachLine = (text: string, f: (line: string) => void): void => {
-  let start = 0
-  while (start < text.length) {
-    let nl = text.indexOf('\n', start)
-    if (nl === -1) nl = text.length
-    if (nl > start) f(text.slice(start, nl))
-    start = nl + 1
-  }
+// The raw bytes of a host chunk are asked whether they can concern tools before
+// anything is copied for the audit. Lines that arrived in several pieces are always
+// handed over, since a piece boundary can cut a word in two.
+const hostTap = (auditor: Auditor) => (pieces: ReadonlyArray<Buffer>): void => {
+  if (pieces.length !== 1 || mayConcernTools(pieces[0] as Buffer)) auditor.feed('host', pieces)
 }
 
 /**
@@ -179,31 +187,11 @@ const eachLine = (text: string, f: (line: string) => void): void => {
  */
 export const runProxy = (command: string, args: ReadonlyArray<string>, options: ProxyOptions, io: ProxyIO): Promise<number> =>
   new Promise<number>((resolve) => {
-    let state: SideChannel = newSideChannel(options.tolerate)
     const timers = new Set<NodeJS.Timeout>()
     const unsubscribe: Array<() => void> = []
     let finished = false
     let exitStatus: number | undefined
     let serverOutputDone = false
-
-    const audit = (from: Direction, line: string): void => {
-      let msg: unknown
-      try {
-        msg = JSON.parse(line)
-      } catch {
-        return
-      }
-      if (typeof msg !== 'object' || msg === null) return
-      const [warnings, next] = observe(from, msg)(state)
-      state = next
-      for (const w of warnings) {
-        try {
-          io.warn(w)
-        } catch {
-          // a log that cannot be written changes nothing about the traffic
-        }
-      }
-    }
 
     let child: ChildProcess
     try {
@@ -215,6 +203,9 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       return
     }
 
+    const holdHost = valveFor(io.stdin)
+    const auditor = startAuditor(io.auditWorker, options.tolerate, { warn: io.warn, err: io.err, holdHost: (on) => holdHost('audit', on) })
+
     const finish = (status: number): void => {
       if (finished) return
       finished = true
@@ -224,8 +215,11 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       io.stdin.removeAllListeners('data')
       // the host may keep its end open; the proxy is done all the same
       io.stdin.destroy()
-      if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
-      else resolve(status)
+      // the warnings for the last calls come before the proxy ends
+      void auditor.close(AUDIT_GRACE_MS).then(() => {
+        if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
+        else resolve(status)
+      })
     }
 
     const later = (ms: number, f: () => void): void => {
@@ -275,17 +269,19 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       closeServer()
     })
 
-    const fromHost = (line: string): void => {
-      if (mayConcernTools(line)) audit('host', line)
-    }
-    const fromServer = (line: string): void => audit('server', line)
-    relayLines(io.stdin, serverIn, mayConcernToolsBytes, (text) => eachLine(text, fromHost), closeServer)
+    relayLines(io.stdin, serverIn, holdHost, hostTap(auditor), () => {
+      auditor.end('host')
+      closeServer()
+    })
     relayLines(
       serverOut,
       io.stdout,
-      () => isAwaitingListing(state),
-      (text) => eachLine(text, fromServer),
+      valveFor(serverOut),
+      (pieces) => {
+        if (auditor.wantsServer()) auditor.feed('server', pieces)
+      },
       () => {
+        auditor.end('server')
         serverOutputDone = true
         maybeFinish()
       },

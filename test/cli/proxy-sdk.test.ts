@@ -29,10 +29,13 @@ afterEach(async () => {
   tmp.remove()
 })
 
+const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
 interface Connected {
   readonly client: Client
   readonly notes: Array<unknown>
-  readonly stderr: () => string
+  /** Closes the client, waits for the process's stderr to end, and returns it all. */
+  readonly stderrAtEnd: () => Promise<string>
 }
 
 const connect = async (server: ReadonlyArray<string>, proxied: boolean): Promise<Connected> => {
@@ -40,6 +43,9 @@ const connect = async (server: ReadonlyArray<string>, proxied: boolean): Promise
   const transport = new StdioClientTransport({ command: process.execPath, args, cwd: root, stderr: 'pipe' })
   let err = ''
   transport.stderr?.on('data', (b: Buffer) => (err += b.toString()))
+  // the proxy's audit runs on its own thread: a warning can follow the call's response,
+  // so stderr is read once the process is done
+  const ended = new Promise<void>((resolve) => (transport.stderr === null ? resolve() : transport.stderr.once('end', resolve)))
   const client = new Client({ name: 'test-host', version: '1.0.0' }, { capabilities: { sampling: {}, roots: { listChanged: true }, elicitation: {} } })
   const notes: Array<unknown> = []
   client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
@@ -54,15 +60,19 @@ const connect = async (server: ReadonlyArray<string>, proxied: boolean): Promise
   client.fallbackNotificationHandler = async (n) => void notes.push(n)
   open.push({ client, transport })
   await client.connect(transport)
-  return { client, notes, stderr: () => err }
+  const stderrAtEnd = async (): Promise<string> => {
+    await client.close().catch(() => undefined)
+    await Promise.race([ended, settle(10_000)])
+    return err
+  }
+  return { client, notes, stderrAtEnd }
 }
 
-const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 describe('toolstack proxy with a real SDK client', () => {
   it('server-everything: same tools, results, notifications and server-to-client requests as direct', { timeout: 60_000 }, async () => {
     const session = async (proxied: boolean): Promise<{ readonly transcript: unknown; readonly stderr: string }> => {
-      const { client, notes, stderr } = await connect([serverEverything, 'stdio'], proxied)
+      const { client, notes, stderrAtEnd } = await connect([serverEverything, 'stdio'], proxied)
       // the server registers tools that depend on the client's capabilities, then
       // asks for roots, after initialisation
       await settle(1000)
@@ -94,7 +104,7 @@ describe('toolstack proxy with a real SDK client', () => {
         ping: await client.ping(),
       }
       await settle(200)
-      return { transcript: { ...transcript, notes }, stderr: stderr() }
+      return { transcript: { ...transcript, notes }, stderr: await stderrAtEnd() }
     }
     const direct = await session(false)
     const proxied = await session(true)
@@ -129,7 +139,7 @@ describe('toolstack proxy with a real SDK client', () => {
     writeFileSync(join(dir, 'a.txt'), 'alpha\nbeta\n')
     const stderr: Array<string> = []
     const session = async (proxied: boolean): Promise<unknown> => {
-      const { client, stderr: err } = await connect([serverFilesystem, dir], proxied)
+      const { client, stderrAtEnd } = await connect([serverFilesystem, dir], proxied)
       const out = {
         tools: await client.listTools(),
         allowed: await client.callTool({ name: 'list_allowed_directories', arguments: {} }),
@@ -140,7 +150,7 @@ describe('toolstack proxy with a real SDK client', () => {
         list: await client.callTool({ name: 'list_directory', arguments: { path: dir } }),
         mangled: await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'a.txt'), tail: 1, ofset: 2 } }),
       }
-      stderr.push(err())
+      stderr.push(await stderrAtEnd())
       return out
     }
     const direct = await session(false)
