@@ -157,8 +157,8 @@ const tsxEsmApi = (pkg: unknown): string => {
  */
 export const threadedAuditor = (file: string | undefined, tolerate: ReadonlyArray<string>, io: AuditorIO, ringBytes = RING_BYTES): Auditor => {
   if (file === undefined || !existsSync(file)) return inlineAuditor(tolerate, io)
-  // started with the first bytes that concern tools: a proxy that never sees one, or
-  // whose server cannot be started, never starts a thread
+  // started at once (see the end), so that its modules are loaded while the server
+  // starts, not while the first calls wait for room
   let thread: { readonly worker: Worker; readonly ring: RingWriter } | undefined
   let fallback: Auditor | undefined
 
@@ -294,6 +294,7 @@ export const threadedAuditor = (file: string | undefined, tolerate: ReadonlyArra
     })
   }
 
+  start()
   return { feed, end, wantsServer, close }
 }
 

@@ -19,8 +19,11 @@ const run = (port: MessagePort, data: AuditWorkerData): void => {
   const reader = ringReader(data.memory)
   const control = reader.control
   const audit = lineAudit(data.tolerate, (warning) => post({ type: 'warning', warning }))
-  const freed = (): void => {
-    if (Atomics.compareExchange(control, Slot.wantsRoom, 1, 0) === 1) post({ type: 'room' })
+  // a writer waiting for room hears of it once half the ring is free, not after every
+  // record: each message costs both threads a turn
+  const half = data.memory.data.byteLength / 2
+  const freed = (free: number): void => {
+    if (free >= half && Atomics.compareExchange(control, Slot.wantsRoom, 1, 0) === 1) post({ type: 'room' })
   }
   for (;;) {
     const upTo = reader.take((side, bytes) => audit.feed(side === 0 ? 'host' : 'server', bytes), freed)

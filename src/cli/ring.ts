@@ -170,7 +170,7 @@ export type RecordHandler = (side: Side, bytes: Buffer) => void
 /**
  * The reader's end. `take` hands on every record written so far, in order, where it
  * lies in the ring (a record that wraps around the end in two pieces), frees its room
- * once the handler returns (then calls `freed`), and returns the write position it
+ * once the handler returns (then calls `freed` with the bytes now free), and returns the write position it
  * read up to. The bytes handed on are valid only until the handler returns. `wait` blocks the reader's thread until the writer writes or closes
  * (never call it on a thread with other work).
  *
@@ -179,7 +179,7 @@ export type RecordHandler = (side: Side, bytes: Buffer) => void
  */
 export interface RingReader {
   readonly control: Int32Array
-  readonly take: (onRecord: RecordHandler, freed?: () => void) => number
+  readonly take: (onRecord: RecordHandler, freed?: (free: number) => void) => number
   /** Whether the writer closed and every byte it wrote was taken. */
   readonly finished: () => boolean
   /** Blocks until the writer writes or closes, unless it already did since `take` (or `ms` pass). */
@@ -200,7 +200,7 @@ export const ringReader = (memory: RingMemory): RingReader => {
   // read before looking at the counters, so a write or close after that look wakes `wait`
   let seen = Atomics.load(control, Slot.signal)
 
-  const take = (onRecord: RecordHandler, freed?: () => void): number => {
+  const take = (onRecord: RecordHandler, freed?: (free: number) => void): number => {
     seen = Atomics.load(control, Slot.signal)
     let read = Atomics.load(control, Slot.read) >>> 0
     const written = Atomics.load(control, Slot.written) >>> 0
@@ -224,7 +224,7 @@ export const ringReader = (memory: RingMemory): RingReader => {
       }
       read = (read + HEADER + length) >>> 0
       Atomics.store(control, Slot.read, read | 0)
-      freed?.()
+      freed?.(capacity - (((Atomics.load(control, Slot.written) >>> 0) - read) >>> 0))
     }
     return written
   }
