@@ -1,7 +1,7 @@
 // The built package, loaded in plain Node 20 (not under vitest) with `import` and
 // with `require`, as a user's code would load it.
 import { existsSync, readFileSync } from 'node:fs'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
@@ -64,5 +64,31 @@ describe('the built package in plain Node', () => {
     expect(r.status).toBe(1)
     const first = JSON.parse(r.stdout.split('\n')[0] ?? '') as Record<string, unknown>
     expect(first).toMatchObject({ type: 'warning', tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'] })
+  })
+
+  it('runs the proxy from dist/, its audit on the worker thread built beside it', async () => {
+    expect(existsSync(`${root}/dist/esm/cli/auditworker.js`)).toBe(true)
+    // a server that answers the listing and reads the rest
+    const server = [
+      "const rl = require('node:readline').createInterface({ input: process.stdin })",
+      "rl.on('line', (l) => { const m = JSON.parse(l); if (m.method === 'tools/list') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'read', inputSchema: { type: 'object', properties: { path: {} } } }] } }) + '\\n') })",
+    ].join('\n')
+    const proxy = spawn(process.execPath, ['dist/esm/cli/main.js', 'proxy', '--json', '--', process.execPath, '-e', server], { cwd: root })
+    let out = ''
+    let err = ''
+    proxy.stderr.setEncoding('utf8').on('data', (t: string) => (err += t))
+    const listed = new Promise<void>((resolve) =>
+      proxy.stdout.setEncoding('utf8').on('data', (t: string) => {
+        out += t
+        if (out.includes('\n')) resolve()
+      }),
+    )
+    proxy.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+    await listed
+    proxy.stdin.end('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"/","pth":1}}}\n')
+    const status = await new Promise<number | null>((resolve) => proxy.once('close', resolve))
+    expect(status).toBe(0)
+    expect(out).toContain('"id":1,"result"')
+    expect(JSON.parse(err.trim()) as unknown).toMatchObject({ type: 'warning', tool: 'read', id: '2', unknownKeys: ['pth'] })
   })
 })
