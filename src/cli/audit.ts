@@ -10,13 +10,13 @@
  * @since 0.1.0
  */
 import { createReadStream } from 'node:fs'
-import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 import type { PairCounts, PairStat, UnknownKeyWarning } from '../UnknownKeys.js'
 import { emptyPairCounts, formatWarning, pairStats } from '../UnknownKeys.js'
 import type { Catalogue } from './check.js'
 import { catalogueOf, checkCall, toleratedOf, warningRecord } from './check.js'
-import { isRecord, own } from '../internal/guards.js'
+import { hasOwn, isRecord, own } from '../internal/guards.js'
 import type { Palette } from './color.js'
 import { callIdOf, describeError } from '../internal/results.js'
 import { fmix32 } from '../internal/StringMap.js'
@@ -85,11 +85,9 @@ export interface Auditor {
 // constructors
 // -------------------------------------------------------------------------------------
 
-// A call is the same call when its id, tool name and arguments text are the same.
-// Calls are filed by id and tool (a short key, cheap to hash), each with the arguments
-// text it carried; arguments longer than ARGS_KEPT are kept as their length and a
-// 64-bit digest, so the memory of counted calls stays small however large they are.
-// A request body repeats every earlier call, so this runs once per call per request.
+// A call is the same call when its id, tool name and arguments text are the same;
+// arguments longer than ARGS_KEPT are kept as their length and a 64-bit digest, so the
+// memory of counted calls stays small however large they are.
 const ARGS_KEPT = 64
 
 const argsText = (args: unknown): string => {
@@ -105,28 +103,155 @@ const argsText = (args: unknown): string => {
   return text.length <= ARGS_KEPT ? text : `#${text.length}:${digest64(text)}`
 }
 
-/** Files a call; true when it was not filed before. */
-const fileCall = (filed: Map<string, string | ReadonlyArray<string>>, id: string, tool: string, args: unknown): boolean => {
-  const key = `${id}\u0000${tool}`
-  const text = argsText(args)
-  const had = filed.get(key)
-  if (had === undefined) {
-    filed.set(key, text)
-    return true
-  }
-  if (typeof had === 'string') {
-    if (had === text) return false
-    filed.set(key, [had, text])
-    return true
-  }
-  if (had.includes(text)) return false
-  filed.set(key, [...had, text])
-  return true
+/**
+ * The calls counted so far.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface CallSet {
+  /** Counts a call (id, tool name, arguments text); true when it was not counted before. */
+  readonly add: (id: string, tool: string, text: string) => boolean
 }
 
+// The calls counted live as long as the run. Kept as strings and entries on the JS
+// heap, they were copied by young-generation collections, then moved to the old one,
+// and the heap grew, run after run (where this was measured, a page of memory touched
+// for the first time cost as much as parsing a few kilobytes). So they are kept as bytes in typed arrays, in
+// pages of a fixed size that are filled and never copied. An entry is four 32-bit
+// words (the lengths of its id and arguments text, its tool by number, since a run
+// names few tools, and its hash), then the characters of its id and text, one byte
+// each; a call with a character beyond U+00FF (rare in ids and arguments) is kept as
+// a string instead. An open-addressing table, at most half full, finds entries by
+// hash, seeded per set so that no input can choose its collisions; a call is counted
+// when an entry has its tool and the same characters.
+const PAGE_BYTES = 1 << 16
+const PAGE_WORDS = PAGE_BYTES >> 2
+// an entry is known by its page and its first word there, in one number (a table slot
+// holds it plus one, 0 being empty): the page above bit 14, and at most 2^17 pages
+const WORD_BITS = 14
+const MAX_PAGES = 1 << 17
+const HEADER_WORDS = 4
+
+// A class, not closures: its methods are the same functions in every run, so code
+// optimised for one run's set stays right for the next one's.
+class PagedCallSet implements CallSet {
+  private readonly seed = (Math.random() * 0x100000000) | 0
+  private readonly toolNumbers = new Map<string, number>()
+  private readonly wide = new Set<string>()
+  private readonly bytePages: Array<Uint8Array> = []
+  private readonly wordPages: Array<Int32Array> = []
+  // the page being filled (-1: none yet), and how many of its words are used
+  private filling = -1
+  private used = PAGE_WORDS
+  private slots = new Int32Array(1 << 10)
+  private count = 0
+
+  constructor(private readonly finish: (h: number) => number) {}
+
+  add(id: string, toolName: string, text: string): boolean {
+    let bits = 0
+    for (let i = 0; i < id.length; i++) bits |= id.charCodeAt(i)
+    for (let i = 0; i < text.length; i++) bits |= text.charCodeAt(i)
+    if (bits > 0xff) {
+      const key = `${id.length}:${toolName.length}:${id}${toolName}${text}`
+      if (this.wide.has(key)) return false
+      this.wide.add(key)
+      return true
+    }
+    let tool = this.toolNumbers.get(toolName)
+    if (tool === undefined) this.toolNumbers.set(toolName, (tool = this.toolNumbers.size))
+    const h = this.hashOf(id, tool, text)
+    const slots = this.slots
+    const mask = slots.length - 1
+    let s = h & mask
+    for (let e = slots[s] as number; e !== 0; e = slots[s] as number) {
+      if (this.isEntry(e - 1, h, id, tool, text)) return false
+      s = (s + 1) & mask
+    }
+    const ref = this.place(HEADER_WORDS + ((id.length + text.length + 3) >> 2))
+    const words = this.wordPages[ref >>> WORD_BITS] as Int32Array
+    const bytes = this.bytePages[ref >>> WORD_BITS] as Uint8Array
+    const w = ref & (PAGE_WORDS - 1)
+    words[w] = id.length
+    words[w + 1] = text.length
+    words[w + 2] = tool
+    words[w + 3] = h
+    let p = (w + HEADER_WORDS) << 2
+    for (let i = 0; i < id.length; i++) bytes[p++] = id.charCodeAt(i)
+    for (let i = 0; i < text.length; i++) bytes[p++] = text.charCodeAt(i)
+    slots[s] = ref + 1
+    if (++this.count * 2 > slots.length) this.grow()
+    return true
+  }
+
+  private hashOf(id: string, tool: number, text: string): number {
+    let h = this.seed ^ 0x811c9dc5
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193)
+    h = Math.imul(h ^ (0x10000 + tool), 0x01000193)
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+    return this.finish(h) | 0
+  }
+
+  private isEntry(ref: number, h: number, id: string, tool: number, text: string): boolean {
+    const words = this.wordPages[ref >>> WORD_BITS] as Int32Array
+    const w = ref & (PAGE_WORDS - 1)
+    if (words[w + 3] !== h || words[w] !== id.length || words[w + 1] !== text.length || words[w + 2] !== tool) return false
+    const bytes = this.bytePages[ref >>> WORD_BITS] as Uint8Array
+    let p = (w + HEADER_WORDS) << 2
+    for (let i = 0; i < id.length; i++) if (bytes[p++] !== id.charCodeAt(i)) return false
+    for (let i = 0; i < text.length; i++) if (bytes[p++] !== text.charCodeAt(i)) return false
+    return true
+  }
+
+  private newPage(size: number): number {
+    if (this.bytePages.length === MAX_PAGES) throw new RangeError('too many distinct calls to count')
+    const page = new Uint8Array(size)
+    this.bytePages.push(page)
+    this.wordPages.push(new Int32Array(page.buffer))
+    return this.bytePages.length - 1
+  }
+
+  // room for an entry of `words` words: its reference
+  private place(words: number): number {
+    // a call too long for a page has one of its own, and the page being filled stays
+    if (words > PAGE_WORDS) return this.newPage(words << 2) << WORD_BITS
+    if (this.used + words > PAGE_WORDS) {
+      this.filling = this.newPage(PAGE_BYTES)
+      this.used = 0
+    }
+    const ref = (this.filling << WORD_BITS) | this.used
+    this.used += words
+    return ref
+  }
+
+  private grow(): void {
+    const old = this.slots
+    const bigger = new Int32Array(old.length * 2)
+    const mask = bigger.length - 1
+    for (let k = 0; k < old.length; k++) {
+      const e = old[k] as number
+      if (e === 0) continue
+      const ref = e - 1
+      let s = ((this.wordPages[ref >>> WORD_BITS] as Int32Array)[(ref & (PAGE_WORDS - 1)) + 3] as number) & mask
+      while (bigger[s] !== 0) s = (s + 1) & mask
+      bigger[s] = e
+    }
+    this.slots = bigger
+  }
+}
+
+/**
+ * An empty set of calls. `finish` is the last step of each hash (tests pass a constant,
+ * so that every call collides with every other and only characters tell them apart).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const newCallSet = (finish: (h: number) => number = fmix32): CallSet => new PagedCallSet(finish)
+
 // Two independent 32-bit FNV-1a passes (different offset bases and primes), each
-// finalised: 64 bits, with the length beside them, for telling calls apart. A request
-// body repeats every earlier call, so this runs once per call per request; a crypto
+// finalised: 64 bits, with the length beside them, for telling calls apart. A crypto
 // digest per call cost more than parsing the request.
 const digest64 = (s: string): string => {
   let a = 0x811c9dc5 | 0
@@ -141,7 +266,7 @@ const digest64 = (s: string): string => {
 
 // Whether two parsed JSON values are the same JSON (own keys, in order). A session's
 // requests repeat the same tool list, so the catalogue of the last one usually
-// answers the next, for a walk that allocates nothing.
+// answers the next.
 const sameJson = (a: unknown, b: unknown): boolean => {
   if (a === b) return true
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
@@ -161,47 +286,115 @@ const sameJson = (a: unknown, b: unknown): boolean => {
   return true
 }
 
+// A value as `sameJson` reads it, read once: an object's own keys in order and the
+// shape under each, an array's items, anything else the value itself. Each request
+// compares its tool list with the last one; against a shape, that walk makes no key
+// arrays (`for…in` reads the object's own keys in the order `Object.keys` gives them).
+interface Shape {
+  readonly value: unknown
+  /** An object's own keys, in order; `undefined` for anything else. */
+  readonly keys: ReadonlyArray<string> | undefined
+  /** An object's values or an array's items; `undefined` for anything else. */
+  readonly items: ReadonlyArray<Shape> | undefined
+}
+
+const shapeOf = (value: unknown): Shape => {
+  if (typeof value !== 'object' || value === null) return { value, keys: undefined, items: undefined }
+  const items: Array<Shape> = []
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) items.push(shapeOf(value[i]))
+    return { value, keys: undefined, items }
+  }
+  const keys = Object.keys(value)
+  for (const k of keys) items.push(shapeOf((value as Record<string, unknown>)[k]))
+  return { value, keys, items }
+}
+
+/** `sameJson(a, s.value)`, for a value that has not changed since its shape was read. */
+const matches = (a: unknown, s: Shape): boolean => {
+  if (a === s.value) return true
+  const items = s.items
+  if (items === undefined || typeof a !== 'object' || a === null) return false
+  const keys = s.keys
+  if (keys === undefined) {
+    if (!Array.isArray(a) || a.length !== items.length) return false
+    for (let i = 0; i < items.length; i++) if (!matches(a[i], items[i] as Shape)) return false
+    return true
+  }
+  if (Array.isArray(a)) return false
+  let i = 0
+  for (const k in a) {
+    // inherited keys, which `Object.keys` leaves out, come after the own ones
+    if (!hasOwn(a, k)) continue
+    if (i === keys.length || k !== keys[i] || !matches((a as Record<string, unknown>)[k], items[i] as Shape)) return false
+    i++
+  }
+  return i === keys.length
+}
+
 const kindOf = (u: unknown): string =>
   u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`
 
-/**
- * A new replay state (creating state is an effect: each call gives a fresh one);
- * `tolerate` adds names never reported to `reason`.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
-  const tolerated = toleratedOf(tolerate)
-  // the same counts as the combinator's: a pair is reported once it is counted
-  let counts: PairCounts = emptyPairCounts
-  const filed = new Map<string, string | ReadonlyArray<string>>()
-  let requests = 0
-  let callsRead = 0
-  let repeatedCalls = 0
-  let callsAudited = 0
-  let warnings = 0
-  let lastTools: unknown = undefined
-  let lastCatalogue: Catalogue | undefined
+const NO_WARNINGS: ReadonlyArray<LocatedWarning> = Object.freeze([])
 
-  const catalogueFor = (tools: unknown): Catalogue => {
-    if (lastCatalogue !== undefined && sameJson(tools, lastTools)) return lastCatalogue
-    lastTools = tools
-    return (lastCatalogue = catalogueOf(tolerated)(tools))
+// The replay's state, as a class for the same reason as the call set's.
+class Replay {
+  private readonly tolerated: ReadonlySet<string>
+  // the same counts as the combinator's: a pair is reported once it is counted
+  private counts: PairCounts = emptyPairCounts
+  private readonly counted = newCallSet()
+  private requests = 0
+  private callsRead = 0
+  private repeatedCalls = 0
+  private callsAudited = 0
+  private warnings = 0
+  private lastTools: unknown = undefined
+  // undefined when the tool list could not be read into a shape (too deep): then sameJson
+  private lastShape: Shape | undefined = undefined
+  private lastCatalogue: Catalogue | undefined = undefined
+  // The calls of the request before, in the order walked: id, tool name and arguments
+  // (when a string). A request body repeats the one before it and adds to it, so most
+  // calls are known by comparing them with the call in the same place there: no
+  // digest to make, no lookup. A place is written once its call is counted, so each
+  // holds a call counted, whatever happens to the request that writes it.
+  private readonly seenId: Array<string> = []
+  private readonly seenTool: Array<string> = []
+  private readonly seenArgs: Array<string | undefined> = []
+  private seenCount = 0
+
+  constructor(tolerate: ReadonlyArray<string>) {
+    this.tolerated = toleratedOf(tolerate)
   }
 
-  const request = (body: unknown, where: Location): ReadonlyArray<LocatedWarning> | string => {
+  private catalogueFor(tools: unknown): Catalogue {
+    const last = this.lastCatalogue
+    if (last !== undefined && (this.lastShape === undefined ? sameJson(tools, this.lastTools) : matches(tools, this.lastShape))) return last
+    const catalogue = catalogueOf(this.tolerated)(tools)
+    let shape: Shape | undefined
+    try {
+      shape = shapeOf(tools)
+    } catch {
+      shape = undefined
+    }
+    this.lastTools = tools
+    this.lastShape = shape
+    return (this.lastCatalogue = catalogue)
+  }
+
+  request(body: unknown, where: Location): ReadonlyArray<LocatedWarning> | string {
     if (!isRecord(body)) return `expected a chat-completion request body (an object with "messages"), got ${kindOf(body)}`
     const messages = own(body, 'messages')
     if (!Array.isArray(messages)) {
       return `expected a chat-completion request body, but "messages" is ${messages === undefined ? 'missing' : kindOf(messages)}`
     }
-    requests++
+    this.requests++
     // built only when the request holds a call not counted yet: most requests repeat
     // calls already seen
     let catalogue: Catalogue | undefined
     const tools = own(body, 'tools')
+    const { seenId, seenTool, seenArgs } = this
     let out: Array<LocatedWarning> | undefined
+    let n = 0
     for (const message of messages) {
       const calls = own(message, 'tool_calls')
       if (!Array.isArray(calls)) continue
@@ -211,36 +404,63 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
         const args = own(fn, 'arguments')
         const id = callIdOf(call)
         const tool = typeof name === 'string' ? name : ''
-        if (!fileCall(filed, id, tool, args)) {
-          repeatedCalls++
+        const raw = typeof args === 'string' ? args : undefined
+        const repeat =
+          (n < this.seenCount && raw !== undefined && raw === seenArgs[n] && id === seenId[n] && tool === seenTool[n]) ||
+          !this.counted.add(id, tool, argsText(args))
+        seenId[n] = id
+        seenTool[n] = tool
+        seenArgs[n] = raw
+        n++
+        if (repeat) {
+          this.repeatedCalls++
           continue
         }
-        callsRead++
+        this.callsRead++
         if (typeof name !== 'string') continue
-        catalogue ??= catalogueFor(tools)
-        const [check, next] = checkCall(catalogue, name, args, id)(counts)
-        counts = next
+        catalogue ??= this.catalogueFor(tools)
+        const [check, next] = checkCall(catalogue, name, args, id)(this.counts)
+        this.counts = next
         if (check._tag === 'NotAudited') continue
-        callsAudited++
+        this.callsAudited++
         if (check.warning !== undefined) {
-          warnings++
+          this.warnings++
           ;(out ??= []).push({ ...check.warning, file: where.file, line: where.line })
         }
       }
     }
-    return out ?? []
+    this.seenCount = n
+    // what a longer request before held is let go
+    if (seenId.length > n) {
+      seenId.length = n
+      seenTool.length = n
+      seenArgs.length = n
+    }
+    return out ?? NO_WARNINGS
   }
 
-  const summary = (): Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords'> => ({
-    requests,
-    callsRead,
-    repeatedCalls,
-    callsAudited,
-    warnings,
-    undeclared: pairStats(counts),
-  })
+  summary(): Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords'> {
+    return {
+      requests: this.requests,
+      callsRead: this.callsRead,
+      repeatedCalls: this.repeatedCalls,
+      callsAudited: this.callsAudited,
+      warnings: this.warnings,
+      undeclared: pairStats(this.counts),
+    }
+  }
+}
 
-  return { request, summary }
+/**
+ * A new replay state (creating state is an effect: each call gives a fresh one);
+ * `tolerate` adds names never reported to `reason`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
+  const replay = new Replay(tolerate)
+  return { request: (body, where) => replay.request(body, where), summary: () => replay.summary() }
 }
 
 // -------------------------------------------------------------------------------------
@@ -286,6 +506,177 @@ const withLine = (message: string, text: string): string => {
 }
 
 /**
+ * What `readLines` reports: each line in order, then either the end of the input or
+ * the error that stopped it (once; nothing is reported after either).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface LineSink {
+  readonly line: (text: string) => void
+  readonly end: () => void
+  readonly error: (e: unknown) => void
+}
+
+// Cuts a chunk at its line ends ("\n", "\r\n", a lone "\r"), from `from`: `line` gets
+// each line's start and end, and what follows the last line end is returned.
+// `find(code, from)` is the chunk's `indexOf`, for a byte or a UTF-16 code unit.
+const cutLines = (find: (code: number, from: number) => number, from: number, line: (start: number, end: number) => void): number => {
+  let start = from
+  let nl = find(0x0a, start)
+  let cr = find(0x0d, start)
+  while (nl !== -1 || cr !== -1) {
+    if (nl === -1 || (cr !== -1 && cr < nl)) {
+      line(start, cr)
+      start = cr + 1 === nl ? nl + 1 : cr + 1
+    } else {
+      line(start, nl)
+      start = nl + 1
+    }
+    if (nl !== -1 && nl < start) nl = find(0x0a, start)
+    if (cr !== -1 && cr < start) cr = find(0x0d, start)
+  }
+  return start
+}
+
+/**
+ * Splits a stream into lines exactly as `readline` does with `crlfDelay: Infinity`,
+ * holding no more than one line and one chunk.
+ *
+ * The same line ends: "\n", "\r\n" (also when a chunk ends between the two) and a
+ * lone "\r". A last line without a line end is a line when it is not empty. The same
+ * text: readline decodes the stream with a `StringDecoder` and never ends it, so an
+ * incomplete character at the very end is dropped; here each line is decoded from
+ * its own bytes (a line end is never inside a character, and the decoder gives what
+ * V8's gives for the same bytes whole), and the very end with a `StringDecoder`. String
+ * chunks are cut as they are.
+ *
+ * Readline decodes each chunk whole into one string and cuts it with a regular
+ * expression: that cost about as much as the audit of what it read, and the chunk's
+ * string, alive at each young-generation collection, was copied by each.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const readLines = (input: Readable, sink: LineSink): void => new LineReader(input, sink).start()
+
+// A class, not closures, for the reason the call set is one. The chunks' own callbacks
+// (for `cutLines`) are made per chunk, here, so they are the same code in every run.
+class LineReader {
+  // the start of a line whose end has not come yet, never holding a line end: text
+  // from string chunks, then bytes, copied (the chunk is let go at once, as readline
+  // lets it go) into one buffer that grows to the longest line and is used again
+  private headText = ''
+  private head = Buffer.allocUnsafe(0)
+  private headLength = 0
+  // the last chunk ended with "\r": a "\n" opening the next one ends nothing more
+  private sawReturn = false
+  private settled = false
+  private readonly onData = (chunk: Uint8Array | string): void => {
+    if (this.settled) return
+    if (typeof chunk === 'string') this.onText(chunk)
+    else this.onBytes(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+  }
+  private readonly onEnd = (): void => this.end()
+  // kept after settling: a stream that errs again must not throw for want of a listener
+  private readonly onError = (e: unknown): void => this.fail(e)
+
+  constructor(
+    private readonly input: Readable,
+    private readonly sink: LineSink,
+  ) {}
+
+  start(): void {
+    this.input.on('error', this.onError)
+    this.input.on('end', this.onEnd)
+    this.input.on('data', this.onData)
+    this.input.resume()
+  }
+
+  private keep(chunk: Buffer, start: number, end: number): void {
+    const n = end - start
+    if (this.headLength + n > this.head.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(this.head.length * 2, this.headLength + n, 1 << 12))
+      this.head.copy(bigger, 0, 0, this.headLength)
+      this.head = bigger
+    }
+    chunk.copy(this.head, this.headLength, start, end)
+    this.headLength += n
+  }
+
+  private takeHead(): string {
+    const text = this.headText
+    this.headText = ''
+    if (this.headLength === 0) return text
+    const bytes = this.head.toString('utf8', 0, this.headLength)
+    this.headLength = 0
+    return text + bytes
+  }
+
+  private onBytes(chunk: Buffer): void {
+    const from = this.sawReturn && chunk[0] === 0x0a ? 1 : 0
+    const start = cutLines(
+      (code, at) => chunk.indexOf(code, at),
+      from,
+      (a, b) => {
+        if (this.headLength === 0 && this.headText === '') this.sink.line(chunk.toString('utf8', a, b))
+        else {
+          this.keep(chunk, a, b)
+          this.sink.line(this.takeHead())
+        }
+      },
+    )
+    if (start < chunk.length) this.keep(chunk, start, chunk.length)
+    this.sawReturn = chunk[chunk.length - 1] === 0x0d
+  }
+
+  private onText(chunk: string): void {
+    if (this.headLength > 0) this.headText = this.takeHead()
+    const from = this.sawReturn && chunk.charCodeAt(0) === 0x0a ? 1 : 0
+    const start = cutLines(
+      (code, at) => chunk.indexOf(code === 0x0a ? '\n' : '\r', at),
+      from,
+      (a, b) => {
+        const part = chunk.slice(a, b)
+        if (this.headText === '') this.sink.line(part)
+        else {
+          const whole = this.headText + part
+          this.headText = ''
+          this.sink.line(whole)
+        }
+      },
+    )
+    if (start < chunk.length) this.headText += chunk.slice(start)
+    this.sawReturn = chunk.charCodeAt(chunk.length - 1) === 0x0d
+  }
+
+  private stop(): void {
+    this.settled = true
+    this.input.off('data', this.onData)
+    this.input.off('end', this.onEnd)
+  }
+
+  private end(): void {
+    if (this.settled) return
+    this.stop()
+    // as readline's decoder holds back an incomplete character at the end, and drops it
+    const bytes = this.headLength === 0 ? '' : new StringDecoder('utf8').write(this.head.subarray(0, this.headLength))
+    const last = this.headText + bytes
+    this.headText = ''
+    this.headLength = 0
+    if (last.length > 0) this.sink.line(last)
+    this.sink.end()
+  }
+
+  private fail(e: unknown): void {
+    if (this.settled) return
+    this.stop()
+    this.input.pause()
+    this.sink.error(e)
+  }
+}
+
+/**
  * Reads records from a stream, line by line, holding no more than one line at a time
  * once it knows the input is JSON Lines.
  *
@@ -300,75 +691,82 @@ const withLine = (message: string, text: string): string => {
  * @category reading
  */
 export const readRecords = (input: Readable, sink: RecordSink): Promise<void> =>
-  new Promise<void>((resolve, reject) => {
-    let mode: 'start' | 'lines' | 'held' = 'start'
-    let lineNo = 0
-    let held: Array<string> = []
-    let heldFrom = 1
-    let standalone = 0
+  new Promise<void>((resolve, reject) => readLines(input, new RecordReader(sink, resolve, reject)))
 
-    const asLine = (text: string, n: number): void => {
-      if (text.trim() === '') return
+// The line sink of `readRecords`, a class for the reason the call set is one.
+class RecordReader implements LineSink {
+  private mode: 'start' | 'lines' | 'held' = 'start'
+  private lineNo = 0
+  private held: Array<string> = []
+  private heldFrom = 1
+  private standalone = 0
+
+  constructor(
+    private readonly sink: RecordSink,
+    private readonly resolve: () => void,
+    readonly error: (e: unknown) => void,
+  ) {}
+
+  // parsed first: a blank line never parses, and most lines are not blank
+  private asLine(text: string, n: number): void {
+    let value: unknown
+    try {
+      value = JSON.parse(text) as unknown
+    } catch (e) {
+      if (text.trim() !== '') this.sink.problem(n, `not valid JSON (${describeError(e)})`)
+      return
+    }
+    this.sink.record(value, n)
+  }
+
+  private replayHeld(): void {
+    const lines = this.held
+    this.held = []
+    for (let i = 0; i < lines.length; i++) this.asLine(lines[i] as string, this.heldFrom + i)
+  }
+
+  line(raw: string): void {
+    const n = ++this.lineNo
+    const line = n === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw
+    if (this.mode === 'lines') return this.asLine(line, n)
+    if (this.mode === 'held') {
+      this.held.push(line)
+      if (startsLikeRecord(line) && tryParse(line).ok && ++this.standalone >= 2) {
+        this.mode = 'lines'
+        this.replayHeld()
+      }
+      return
+    }
+    if (line.trim() === '') return
+    const p = tryParse(line)
+    if (p.ok) {
+      this.mode = 'lines'
+      this.sink.record(p.value, n)
+    } else {
+      this.mode = 'held'
+      this.heldFrom = n
+      this.held.push(line)
+    }
+  }
+
+  end(): void {
+    if (this.mode === 'held') {
+      const held = this.held
+      const text = held.join('\n')
       const p = tryParse(text)
-      if (p.ok) sink.record(p.value, n)
-      else sink.problem(n, `not valid JSON (${p.message})`)
-    }
-
-    const replayHeld = (): void => {
-      const lines = held
-      held = []
-      for (let i = 0; i < lines.length; i++) asLine(lines[i] as string, heldFrom + i)
-    }
-
-    const rl = createInterface({ input, crlfDelay: Infinity })
-    // readline re-emits its input's error; one handler settles the read
-    let failed = false
-    rl.once('error', (e) => {
-      failed = true
-      reject(e)
-      rl.close()
-    })
-    rl.on('line', (raw) => {
-      lineNo++
-      const line = lineNo === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw
-      if (mode === 'lines') return asLine(line, lineNo)
-      if (mode === 'held') {
-        held.push(line)
-        if (startsLikeRecord(line) && tryParse(line).ok && ++standalone >= 2) {
-          mode = 'lines'
-          replayHeld()
-        }
-        return
-      }
-      if (line.trim() === '') return
-      const p = tryParse(line)
       if (p.ok) {
-        mode = 'lines'
-        sink.record(p.value, lineNo)
+        this.held = []
+        this.sink.record(p.value, null)
+      } else if (held.some((l) => startsLikeRecord(l) && tryParse(l).ok)) {
+        this.replayHeld()
       } else {
-        mode = 'held'
-        heldFrom = lineNo
-        held.push(line)
+        this.held = []
+        this.sink.problem(null, `neither one JSON document nor JSON Lines: ${withLine(p.message, text)}`)
       }
-    })
-    rl.once('close', () => {
-      if (failed) return
-      if (mode === 'held') {
-        const text = held.join('\n')
-        const p = tryParse(text)
-        if (p.ok) {
-          held = []
-          sink.record(p.value, null)
-        } else if (held.some((l) => startsLikeRecord(l) && tryParse(l).ok)) {
-          replayHeld()
-        } else {
-          held = []
-          sink.problem(null, `neither one JSON document nor JSON Lines: ${withLine(p.message, text)}`)
-        }
-      }
-      resolve()
-    })
-  })
+    }
+    this.resolve()
+  }
+}
 
 // -------------------------------------------------------------------------------------
 // command
@@ -402,7 +800,12 @@ export interface AuditIO {
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
-const openInput = (file: string, io: AuditIO): Readable => (file === '-' ? io.stdin : createReadStream(file))
+// A file is read 256 KiB at a time, not the stream default of 64: each read is a round
+// trip to the thread pool, and lines are cut from the bytes, so a bigger chunk costs
+// nothing more per line (it bounds the memory held besides one line).
+const READ_CHUNK = 1 << 18
+
+const openInput = (file: string, io: AuditIO): Readable => (file === '-' ? io.stdin : createReadStream(file, { highWaterMark: READ_CHUNK }))
 
 const describeOpenError = (e: unknown): string => {
   const code = typeof e === 'object' && e !== null ? (e as { readonly code?: unknown }).code : undefined
@@ -428,67 +831,93 @@ const describeOpenError = (e: unknown): string => {
  * @category command
  */
 export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptions, io: AuditIO): Promise<number> => {
-  const auditor = newAuditor(options.tolerate)
+  const run = new AuditRun(options, io)
   let unusableFiles = 0
-  let badRecords = 0
-  const { outColor: oc, errColor: ec } = io
-
-  const say = (w: LocatedWarning): void => {
-    if (options.json) {
-      io.out(warningRecord(w, { file: w.file, line: w.line }))
-    } else {
-      const at = w.line === null ? w.file : `${w.file}:${w.line}`
-      io.out(`${oc.dim(at + ':')} ${oc.yellow(formatWarning(w))}`)
-    }
-  }
+  const ec = io.errColor
 
   for (const file of files) {
     const label = file === '-' ? '<stdin>' : file
-    let accepted = 0
-    const problem = (line: number | null, message: string): void => {
-      badRecords++
-      io.err(`${ec.red('toolstack audit:')} ${line === null ? label : `${label}:${line}`}: ${message}`)
-    }
-    const one = (body: unknown, where: Location, element: number | undefined): void => {
-      let result: ReadonlyArray<LocatedWarning> | string
-      try {
-        result = auditor.request(body, where)
-      } catch (e) {
-        result = `could not be audited (${describeError(e)})`
-      }
-      if (typeof result === 'string') {
-        problem(where.line, element === undefined ? result : `element ${element}: ${result}`)
-        return
-      }
-      accepted++
-      for (const w of result) say(w)
-    }
+    const audit = new FileAudit(run, label)
     try {
-      await readRecords(openInput(file, io), {
-        record: (value, line) => {
-          const where: Location = { file: label, line }
-          if (Array.isArray(value)) value.forEach((body, i) => one(body, where, i + 1))
-          else one(value, where, undefined)
-        },
-        problem,
-      })
+      await readRecords(openInput(file, io), audit)
     } catch (e) {
       unusableFiles++
       io.err(`${ec.red('toolstack audit:')} ${label}: cannot read: ${describeOpenError(e)}`)
       continue
     }
-    if (accepted === 0) {
+    if (audit.accepted === 0) {
       unusableFiles++
       io.err(`${ec.red('toolstack audit:')} ${label}: no readable request body in it`)
     }
   }
 
-  const summary: AuditSummary = { files: files.length, unusableFiles, badRecords, ...auditor.summary() }
+  const summary: AuditSummary = { files: files.length, unusableFiles, badRecords: run.badRecords, ...run.replay.summary() }
   if (options.json) io.out(JSON.stringify({ type: 'summary', ...summary }))
-  else for (const line of drawSummary(summary, oc)) io.out(line)
+  else for (const line of drawSummary(summary, io.outColor)) io.out(line)
 
   if (unusableFiles > 0) return 2
   return options.failOnWarn && summary.warnings > 0 ? 1 : 0
+}
+
+// What a run shares across its files. This and FileAudit are classes for the reason
+// the call set is one.
+class AuditRun {
+  readonly replay: Replay
+  badRecords = 0
+
+  constructor(
+    private readonly options: AuditOptions,
+    readonly io: AuditIO,
+  ) {
+    this.replay = new Replay(options.tolerate)
+  }
+
+  say(w: LocatedWarning): void {
+    const { io } = this
+    if (this.options.json) {
+      io.out(warningRecord(w, { file: w.file, line: w.line }))
+    } else {
+      const at = w.line === null ? w.file : `${w.file}:${w.line}`
+      io.out(`${io.outColor.dim(at + ':')} ${io.outColor.yellow(formatWarning(w))}`)
+    }
+  }
+}
+
+// The records of one file.
+class FileAudit implements RecordSink {
+  accepted = 0
+
+  constructor(
+    private readonly run: AuditRun,
+    private readonly label: string,
+  ) {}
+
+  record(value: unknown, line: number | null): void {
+    const where: Location = { file: this.label, line }
+    if (Array.isArray(value)) value.forEach((body, i) => this.one(body, where, i + 1))
+    else this.one(value, where, undefined)
+  }
+
+  problem(line: number | null, message: string): void {
+    const { run, label } = this
+    run.badRecords++
+    run.io.err(`${run.io.errColor.red('toolstack audit:')} ${line === null ? label : `${label}:${line}`}: ${message}`)
+  }
+
+  private one(body: unknown, where: Location, element: number | undefined): void {
+    let result: ReadonlyArray<LocatedWarning> | string
+    try {
+      result = this.run.replay.request(body, where)
+    } catch (e) {
+      result = `could not be audited (${describeError(e)})`
+    }
+    if (typeof result === 'string') {
+      this.problem(where.line, element === undefined ? result : `element ${element}: ${result}`)
+      return
+    }
+    this.accepted++
+    for (const w of result) this.run.say(w)
+  }
 }
 
 /**

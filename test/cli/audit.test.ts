@@ -1,14 +1,16 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
+import { createInterface } from 'node:readline'
+import { PassThrough, Readable } from 'node:stream'
+import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { newAuditor, readRecords } from '../../src/cli/audit.js'
+import { newAuditor, newCallSet, readLines, readRecords } from '../../src/cli/audit.js'
 import { paletteFor } from '../../src/cli/color.js'
 import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
 import { formatWarning } from '../../src/UnknownKeys.js'
-import { fsRead, jsonl, noProps, session, toolCall, webGet } from './fixtures.js'
+import { assistant, fsRead, jsonl, noProps, session, toolCall, webGet } from './fixtures.js'
 import { cliArgs, killAll, mainTs, root, runCli, tempDir } from './support.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -94,6 +96,156 @@ describe('newAuditor', () => {
     expect(a.request({ messages: {} }, { file: 'f', line: 1 })).toMatch(/"messages" is an object/)
     expect(a.summary().requests).toBe(0)
   })
+
+  // what a call is, read as the command documents it: the same id, tool name and
+  // arguments text (an argument that is not a string reads as its JSON)
+  const callKey = (call: unknown): string => {
+    const c = typeof call === 'object' && call !== null ? (call as Record<string, unknown>) : {}
+    const fn = typeof c['function'] === 'object' && c['function'] !== null && !Array.isArray(c['function']) ? (c['function'] as Record<string, unknown>) : {}
+    const id = c['id'] === undefined || c['id'] === null ? '' : String(c['id'])
+    const tool = typeof fn['name'] === 'string' ? fn['name'] : ''
+    const args = fn['arguments']
+    return JSON.stringify([id, tool, typeof args === 'string' ? args : (JSON.stringify(args) ?? '')])
+  }
+  const callsOf = (body: unknown): Array<unknown> =>
+    ((body as { messages: Array<unknown> }).messages ?? []).flatMap((m) => {
+      const calls = typeof m === 'object' && m !== null ? (m as Record<string, unknown>)['tool_calls'] : undefined
+      return Array.isArray(calls) ? calls : []
+    })
+
+  it('counts each distinct call once, however requests repeat, edit and mix earlier ones', () => {
+    const long = 'x'.repeat(80)
+    const call = fc
+      .record({
+        id: fc.oneof(fc.constantFrom('c1', 'c2', 'c3', 'é1', '😀', ''), fc.constant(undefined), fc.constant(null), fc.constant(7)),
+        name: fc.oneof(fc.constantFrom('fs_read', 'web_get', 'ghost', 'ünï'), fc.constant(undefined), fc.constant(3)),
+        args: fc.oneof(
+          fc.constantFrom('{"path":"/a"}', '{"path":"/a","ffset":1}', '{"url":"u"}', '', '[1]', '{oops', '{"p":"é"}', `{"p":"${long}"}`, `{"p":"${long}!"}`),
+          fc.constantFrom<unknown>({ path: '/a' }, { path: '/a', ffset: 1 }, null, undefined, 42),
+        ),
+      })
+      .map(({ id, name, args }): unknown => ({
+        ...(id === undefined ? {} : { id }),
+        type: 'function',
+        function: { ...(name === undefined ? {} : { name }), ...(args === undefined ? {} : { arguments: args }) },
+      }))
+    const message = fc.oneof(
+      fc.constant<unknown>({ role: 'user', content: 'go' }),
+      fc.array(call, { maxLength: 3 }).map((calls): unknown => ({ role: 'assistant', tool_calls: calls })),
+      fc.constant<unknown>({ role: 'assistant', tool_calls: 'x' }),
+      fc.constant<unknown>(null),
+    )
+    // each step keeps a prefix of the conversation so far (or of an earlier one), may
+    // change one field of one call in it, and adds to it
+    const edit = fc.record({ at: fc.nat(), field: fc.constantFrom('id', 'name', 'arguments'), to: fc.constantFrom<unknown>('c1', 'web_get', 'fs_read', '{"url":"u"}', 7) })
+    const step = fc.record({
+      keep: fc.nat(8),
+      from: fc.nat(3),
+      edit: fc.option(edit),
+      add: fc.array(message, { maxLength: 3 }),
+      tools: fc.constantFrom<unknown>([fsRead, webGet], [fsRead], undefined),
+    })
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 15 }), (steps) => {
+        const conversations: Array<Array<unknown>> = [[]]
+        const bodies = steps.map(({ keep, from, edit, add, tools }) => {
+          const base = conversations[Math.max(0, conversations.length - 1 - from)] as Array<unknown>
+          const kept = JSON.parse(JSON.stringify(base.slice(0, keep))) as Array<unknown>
+          const calls = callsOf({ messages: kept })
+          const target = edit === null || calls.length === 0 ? undefined : (calls[edit.at % calls.length] as { function?: Record<string, unknown> } & Record<string, unknown>)
+          if (edit !== null && target !== undefined && typeof target === 'object' && target !== null) {
+            if (edit.field === 'id') target['id'] = edit.to
+            else if (typeof target.function === 'object' && target.function !== null) target.function[edit.field] = edit.to
+          }
+          const messages = [...kept, ...add]
+          conversations.push(messages)
+          // as read from JSON: every request its own objects
+          return JSON.parse(JSON.stringify({ ...(tools === undefined ? {} : { tools }), messages })) as unknown
+        })
+        const a = newAuditor()
+        for (const [i, body] of bodies.entries()) a.request(body, { file: 'f', line: i + 1 })
+        const all = bodies.flatMap(callsOf).map(callKey)
+        expect(a.summary()).toMatchObject({ requests: bodies.length, callsRead: new Set(all).size, repeatedCalls: all.length - new Set(all).size })
+      }),
+    )
+  })
+
+  it('tells calls apart by their characters, even when every hash is the same', () => {
+    const set = newCallSet(() => 0)
+    const seen = new Set<string>()
+    const texts = ['', 'a', 'b', 'ab', 'ba', 'é', 'ÿ', 'x'.repeat(300), 'x'.repeat(299) + 'y', '{"p":1}', '{"p":2}']
+    const tools = ['', 't', 'u', 'tt']
+    for (let round = 0; round < 2; round++) {
+      for (const id of texts) {
+        for (const tool of tools) {
+          for (const text of texts) {
+            const key = JSON.stringify([id, tool, text])
+            expect(set.add(id, tool, text)).toBe(!seen.has(key))
+            seen.add(key)
+          }
+        }
+      }
+    }
+    // the id and the text are not run together
+    const other = newCallSet(() => 0)
+    expect(other.add('ab', 't', 'c')).toBe(true)
+    expect(other.add('a', 't', 'bc')).toBe(true)
+    expect(other.add('a😀', 't', 'bc')).toBe(true)
+    expect(other.add('a', 't', '😀bc')).toBe(true)
+    expect(other.add('a😀', 't', 'bc')).toBe(false)
+    expect(other.add('a😀t', '', 'bc')).toBe(true)
+    expect(other.add('a😀', '', 'tbc')).toBe(true)
+  })
+
+  it('counts many distinct calls, long and wide ones among them', () => {
+    const a = newAuditor()
+    const idOf = (i: number): string =>
+      i % 997 === 0 ? `long-${i}-${'y'.repeat(70_000)}` : i % 101 === 0 ? `wide-${i}-é😀` : `call_${i.toString(36)}_${'z'.repeat(i % 50)}`
+    const n = 30_000
+    const body = (from: number, to: number): unknown => ({
+      tools: [webGet],
+      messages: [{ role: 'assistant', tool_calls: Array.from({ length: to - from }, (_, k) => toolCall(idOf(from + k), 'web_get', { url: `u${(from + k) % 7}` })) }],
+    })
+    // in batches, each batch again, then all of them again in one request
+    for (let from = 0; from < n; from += 1000) {
+      a.request(body(from, from + 1000), { file: 'f', line: 1 })
+      a.request(body(from, from + 1000), { file: 'f', line: 2 })
+    }
+    a.request(body(0, n), { file: 'f', line: 3 })
+    expect(a.summary()).toMatchObject({ callsRead: n, repeatedCalls: 2 * n, callsAudited: n })
+  })
+
+  it('audits each call against the tool list of its own request', () => {
+    const keys = ['a', 'b', 'c', 'd']
+    const declaration = fc.record({
+      declared: fc.shuffledSubarray(keys),
+      type: fc.constantFrom('string', 'number'),
+      decoy: fc.boolean(),
+    })
+    fc.assert(
+      fc.property(fc.array(fc.tuple(declaration, fc.boolean()), { minLength: 1, maxLength: 12 }), (requests) => {
+        const a = newAuditor()
+        let tools: unknown = undefined
+        requests.forEach(([{ declared, type, decoy }, sameObject], i) => {
+          const fresh = [
+            ...(decoy ? [webGet] : []),
+            { type: 'function', function: { name: 't', parameters: { type: 'object', properties: Object.fromEntries(declared.map((k) => [k, { type }])) } } },
+          ]
+          // sometimes the very list of the request before, read again
+          tools = sameObject && tools !== undefined ? tools : (JSON.parse(JSON.stringify(fresh)) as unknown)
+          a.request({ tools, messages: [assistant(toolCall(`c${i}`, 't', { a: 1, b: 2, c: 3, d: 4 }))] }, { file: 'f', line: i + 1 })
+        })
+        // what each request declared, with the list it really had
+        const lists: Array<ReadonlyArray<string>> = []
+        requests.forEach(([{ declared }, sameObject], i) => lists.push(sameObject && i > 0 ? (lists[i - 1] as ReadonlyArray<string>) : declared))
+        const expected = keys.flatMap((k) => {
+          const missing = lists.flatMap((d, i) => (d.length > 0 && !d.includes(k) ? [i] : []))
+          return missing.length === 0 ? [] : [{ tool: 't', key: k, calls: missing.length, firstId: `c${missing[0] as number}` }]
+        })
+        expect(a.summary()).toMatchObject({ callsAudited: lists.filter((d) => d.length > 0).length, undeclared: expected })
+      }),
+    )
+  })
 })
 
 describe('readRecords', () => {
@@ -132,6 +284,214 @@ describe('readRecords', () => {
 
   it('reports a broken document once', async () => {
     expect(await read('{\n  "a": 1,\n}\n')).toEqual([['problem', null]])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// reading chunk by chunk, as readline reads
+// -------------------------------------------------------------------------------------
+
+type Chunk = Buffer | string
+
+// the same chunks, whatever their boundaries: readline is the reference
+const readlineLines = (chunks: ReadonlyArray<Chunk>): Promise<Array<string>> =>
+  new Promise((resolve, reject) => {
+    const out: Array<string> = []
+    const rl = createInterface({ input: Readable.from(chunks), crlfDelay: Infinity })
+    rl.on('line', (l) => out.push(l))
+    rl.once('close', () => resolve(out))
+    rl.once('error', reject)
+  })
+
+const ourLines = (input: Readable): Promise<Array<string>> =>
+  new Promise((resolve, reject) => {
+    const out: Array<string> = []
+    readLines(input, { line: (l) => out.push(l), end: () => resolve(out), error: reject })
+  })
+
+// a stream written one chunk at a time, each in its own turn of the event loop
+const fedOneByOne = (chunks: ReadonlyArray<Chunk>): PassThrough => {
+  const input = new PassThrough()
+  void (async () => {
+    for (const c of chunks) {
+      input.write(c)
+      await new Promise((r) => setImmediate(r))
+    }
+    input.end()
+  })()
+  return input
+}
+
+const recordsOf = async (input: Readable): Promise<Array<unknown>> => {
+  const got: Array<unknown> = []
+  await readRecords(input, {
+    record: (value, line) => got.push(['record', line, value]),
+    problem: (line) => got.push(['problem', line]),
+  })
+  return got
+}
+
+// cut at arbitrary positions, empty pieces left out
+const cutAt = <T extends Chunk>(whole: T, cuts: ReadonlyArray<number>): Array<T> => {
+  const at = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b)
+  const out: Array<T> = []
+  let prev = 0
+  for (const c of [...at, whole.length]) {
+    if (c > prev) out.push(whole.slice(prev, c) as T)
+    prev = c
+  }
+  return out
+}
+
+// bytes that find the edges: line ends, the bytes of multi-byte characters (lead and
+// continuation bytes, in and out of order), a BOM, ordinary text
+const edgyBytes = fc.oneof(
+  fc
+    .array(
+      fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom(0x0a, 0x0d, 0x7b, 0x7d, 0x22, 0x61, 0x20) },
+        { weight: 3, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
+        { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xff }) },
+      ),
+      { maxLength: 60 },
+    )
+    .map((bytes) => Buffer.from(bytes)),
+  fc
+    .array(fc.oneof(fc.constantFrom('\n', '\r', '\r\n', '\r\r\n', '\ufeff', 'é', '€', '😀', '{"a":1}'), fc.string({ unit: 'binary' })), { maxLength: 20 })
+    .map((parts) => Buffer.from(parts.join(''))),
+)
+
+describe('readLines', () => {
+  it('gives the lines readline gives, wherever the chunks end', async () => {
+    await fc.assert(
+      fc.asyncProperty(edgyBytes, fc.array(fc.nat(), { maxLength: 8 }), async (bytes, cuts) => {
+        const chunks = cutAt(bytes, cuts)
+        const expected = await readlineLines(chunks)
+        expect(await ourLines(Readable.from(chunks))).toEqual(expected)
+        expect(await ourLines(Readable.from([bytes]))).toEqual(expected)
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('gives the lines readline gives for string chunks', async () => {
+    const text = fc
+      .array(fc.oneof(fc.constantFrom('\n', '\r', '\r\n', '\ud83d', '😀'), fc.string({ unit: 'binary' })), { maxLength: 20 })
+      .map((parts) => parts.join(''))
+    await fc.assert(
+      fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 6 }), async (whole, cuts) => {
+        const chunks = cutAt(whole, cuts)
+        expect(await ourLines(Readable.from(chunks))).toEqual(await readlineLines(chunks))
+      }),
+    )
+  })
+
+  it('keeps a character cut between chunks whole, and "\r\n" cut between chunks one line end', async () => {
+    const bytes = Buffer.from('é€😀\r\nx\r\r\ny\rz')
+    // every cut into two, and every byte on its own
+    for (let i = 1; i < bytes.length; i++) {
+      expect(await ourLines(fedOneByOne([bytes.subarray(0, i), bytes.subarray(i)]))).toEqual(['é€😀', 'x', '', 'y', 'z'])
+    }
+    expect(await ourLines(fedOneByOne([...bytes].map((b) => Buffer.from([b]))))).toEqual(['é€😀', 'x', '', 'y', 'z'])
+  })
+
+  it('reads chunks that are byte arrays but not Buffers', async () => {
+    const chunks = [new Uint8Array([0x61, 0x0d]), new Uint8Array([0x0a, 0xc3]), new Uint8Array([0xa9])]
+    expect(await ourLines(Readable.from(chunks))).toEqual(['a', 'é'])
+    expect(await readlineLines(chunks as unknown as Array<Buffer>)).toEqual(['a', 'é'])
+  })
+
+  it('drops an incomplete character at the very end, as readline does', async () => {
+    const chunks = [Buffer.from('a\n'), Buffer.from([0x62, 0xf0, 0x9f, 0x98])]
+    expect(await readlineLines(chunks)).toEqual(['a', 'b'])
+    expect(await ourLines(fedOneByOne(chunks))).toEqual(['a', 'b'])
+  })
+
+  it('reports a stream error once, and nothing after it', async () => {
+    const input = new PassThrough()
+    const seen: Array<string> = []
+    const done = new Promise<unknown>((resolve) =>
+      readLines(input, { line: (l) => seen.push(l), end: () => resolve('end'), error: (e) => resolve(e) }),
+    )
+    input.write('a\nb')
+    await new Promise((r) => setImmediate(r))
+    const boom = new Error('boom')
+    input.destroy(boom)
+    expect(await done).toBe(boom)
+    expect(seen).toEqual(['a'])
+    // a stream that errs again finds a listener still there
+    expect(() => input.emit('error', new Error('again'))).not.toThrow()
+  })
+})
+
+describe('readRecords, chunk by chunk', () => {
+  it('reads a BOM, CRLF and characters cut between chunks fed one by one', async () => {
+    const bytes = Buffer.from('\ufeff{"a":"é"}\r\n\r\n{"b":"😀"}\r\n["€"]')
+    const expected = [
+      ['record', 1, { a: 'é' }],
+      ['record', 3, { b: '😀' }],
+      ['record', 4, ['€']],
+    ]
+    for (let i = 1; i < bytes.length; i++) expect(await recordsOf(fedOneByOne([bytes.subarray(0, i), bytes.subarray(i)]))).toEqual(expected)
+    expect(await recordsOf(fedOneByOne([...bytes].map((b) => Buffer.from([b]))))).toEqual(expected)
+  })
+
+  it('gives each line of JSON Lines its record and line number as readline numbers them, wherever the chunks end', async () => {
+    const line = fc.oneof(
+      { weight: 4, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)) },
+      { weight: 1, arbitrary: fc.constantFrom('', ' ', 'not json', '{"a":', '"é😀"', '\ufeff{}') },
+    )
+    const end = fc.constantFrom('\n', '\r\n', '\r')
+    const doc = fc
+      .tuple(fc.boolean(), fc.jsonValue(), fc.array(fc.tuple(line, end), { maxLength: 12 }), fc.boolean())
+      .map(([bom, first, rest, endsWithEnd]) => {
+        const text = (bom ? '\ufeff' : '') + JSON.stringify(first) + '\n' + rest.map(([l, e]) => l + e).join('')
+        return endsWithEnd ? text : text.replace(/(\r\n|\r|\n)$/, '')
+      })
+    await fc.assert(
+      fc.asyncProperty(doc, fc.array(fc.nat(), { maxLength: 8 }), async (text, cuts) => {
+        const bytes = Buffer.from(text)
+        // the first line parses, so this is JSON Lines: a record or a problem per line
+        const expected: Array<unknown> = []
+        ;(await readlineLines([bytes])).forEach((raw, i) => {
+          const l = i === 0 && raw.startsWith('\ufeff') ? raw.slice(1) : raw
+          if (l.trim() === '') return
+          try {
+            expected.push(['record', i + 1, JSON.parse(l) as unknown])
+          } catch {
+            expected.push(['problem', i + 1])
+          }
+        })
+        expect(await recordsOf(Readable.from(cutAt(bytes, cuts)))).toEqual(expected)
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('reads documents and bad starts the same in one chunk as in many', async () => {
+    const text = fc.oneof(
+      fc.jsonValue().map((v) => JSON.stringify(v, null, 2)),
+      fc.array(fc.jsonValue(), { maxLength: 5 }).map((vs) => '[\n' + vs.map((v) => JSON.stringify(v)).join(',\r\n') + '\n]'),
+      fc.array(fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v)), fc.constantFrom('{"a":', '{', '}', '', 'x')), { maxLength: 8 }).map((ls) => ls.join('\n')),
+    )
+    await fc.assert(
+      fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 8 }), async (t, cuts) => {
+        const bytes = Buffer.from(t)
+        expect(await recordsOf(Readable.from(cutAt(bytes, cuts)))).toEqual(await recordsOf(Readable.from([bytes])))
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('rejects once when the stream fails, after the records before', async () => {
+    const input = new PassThrough()
+    const got: Array<unknown> = []
+    const read = readRecords(input, { record: (v, line) => got.push([line, v]), problem: () => got.push('problem') })
+    input.write('{"a":1}\n{"b":')
+    await new Promise((r) => setImmediate(r))
+    input.destroy(new Error('disk gone'))
+    await expect(read).rejects.toThrow('disk gone')
+    expect(got).toEqual([[1, { a: 1 }]])
   })
 })
 
