@@ -11,7 +11,6 @@
  */
 import { createReadStream } from 'node:fs'
 import type { Readable } from 'node:stream'
-import { StringDecoder } from 'node:string_decoder'
 import type { PairCounts, PairStat, UnknownKeyWarning } from '../UnknownKeys.js'
 import { emptyPairCounts, formatWarning, pairStats } from '../UnknownKeys.js'
 import type { Catalogue } from './check.js'
@@ -19,7 +18,9 @@ import { catalogueOf, checkCall, toleratedOf, warningRecord } from './check.js'
 import { hasOwn, isRecord, own } from '../internal/guards.js'
 import type { Palette } from './color.js'
 import { callIdOf, describeError } from '../internal/results.js'
-import { fmix32 } from '../internal/StringMap.js'
+import { argsText, newCallSet } from './callset.js'
+import type { LineSink } from './lines.js'
+import { readLines } from './lines.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -84,185 +85,6 @@ export interface Auditor {
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
-
-// A call is the same call when its id, tool name and arguments text are the same;
-// arguments longer than ARGS_KEPT are kept as their length and a 64-bit digest, so the
-// memory of counted calls stays small however large they are.
-const ARGS_KEPT = 64
-
-const argsText = (args: unknown): string => {
-  let text: string
-  if (typeof args === 'string') text = args
-  else {
-    try {
-      text = JSON.stringify(args) ?? ''
-    } catch {
-      text = ''
-    }
-  }
-  return text.length <= ARGS_KEPT ? text : `#${text.length}:${digest64(text)}`
-}
-
-/**
- * The calls counted so far.
- *
- * @since 0.1.0
- * @category model
- */
-export interface CallSet {
-  /** Counts a call (id, tool name, arguments text); true when it was not counted before. */
-  readonly add: (id: string, tool: string, text: string) => boolean
-}
-
-// The calls counted live as long as the run. Kept as strings and entries on the JS
-// heap, they were copied by young-generation collections, then moved to the old one,
-// and the heap grew, run after run (where this was measured, a page of memory touched
-// for the first time cost as much as parsing a few kilobytes). So they are kept as bytes in typed arrays, in
-// pages of a fixed size that are filled and never copied. An entry is four 32-bit
-// words (the lengths of its id and arguments text, its tool by number, since a run
-// names few tools, and its hash), then the characters of its id and text, one byte
-// each; a call with a character beyond U+00FF (rare in ids and arguments) is kept as
-// a string instead. An open-addressing table, at most half full, finds entries by
-// hash, seeded per set so that no input can choose its collisions; a call is counted
-// when an entry has its tool and the same characters.
-const PAGE_BYTES = 1 << 16
-const PAGE_WORDS = PAGE_BYTES >> 2
-// an entry is known by its page and its first word there, in one number (a table slot
-// holds it plus one, 0 being empty): the page above bit 14, and at most 2^17 pages
-const WORD_BITS = 14
-const MAX_PAGES = 1 << 17
-const HEADER_WORDS = 4
-
-// A class, not closures: its methods are the same functions in every run, so code
-// optimised for one run's set stays right for the next one's.
-class PagedCallSet implements CallSet {
-  private readonly seed = (Math.random() * 0x100000000) | 0
-  private readonly toolNumbers = new Map<string, number>()
-  private readonly wide = new Set<string>()
-  private readonly bytePages: Array<Uint8Array> = []
-  private readonly wordPages: Array<Int32Array> = []
-  // the page being filled (-1: none yet), and how many of its words are used
-  private filling = -1
-  private used = PAGE_WORDS
-  private slots = new Int32Array(1 << 10)
-  private count = 0
-
-  constructor(private readonly finish: (h: number) => number) {}
-
-  add(id: string, toolName: string, text: string): boolean {
-    let bits = 0
-    for (let i = 0; i < id.length; i++) bits |= id.charCodeAt(i)
-    for (let i = 0; i < text.length; i++) bits |= text.charCodeAt(i)
-    if (bits > 0xff) {
-      const key = `${id.length}:${toolName.length}:${id}${toolName}${text}`
-      if (this.wide.has(key)) return false
-      this.wide.add(key)
-      return true
-    }
-    let tool = this.toolNumbers.get(toolName)
-    if (tool === undefined) this.toolNumbers.set(toolName, (tool = this.toolNumbers.size))
-    const h = this.hashOf(id, tool, text)
-    const slots = this.slots
-    const mask = slots.length - 1
-    let s = h & mask
-    for (let e = slots[s] as number; e !== 0; e = slots[s] as number) {
-      if (this.isEntry(e - 1, h, id, tool, text)) return false
-      s = (s + 1) & mask
-    }
-    const ref = this.place(HEADER_WORDS + ((id.length + text.length + 3) >> 2))
-    const words = this.wordPages[ref >>> WORD_BITS] as Int32Array
-    const bytes = this.bytePages[ref >>> WORD_BITS] as Uint8Array
-    const w = ref & (PAGE_WORDS - 1)
-    words[w] = id.length
-    words[w + 1] = text.length
-    words[w + 2] = tool
-    words[w + 3] = h
-    let p = (w + HEADER_WORDS) << 2
-    for (let i = 0; i < id.length; i++) bytes[p++] = id.charCodeAt(i)
-    for (let i = 0; i < text.length; i++) bytes[p++] = text.charCodeAt(i)
-    slots[s] = ref + 1
-    if (++this.count * 2 > slots.length) this.grow()
-    return true
-  }
-
-  private hashOf(id: string, tool: number, text: string): number {
-    let h = this.seed ^ 0x811c9dc5
-    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193)
-    h = Math.imul(h ^ (0x10000 + tool), 0x01000193)
-    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
-    return this.finish(h) | 0
-  }
-
-  private isEntry(ref: number, h: number, id: string, tool: number, text: string): boolean {
-    const words = this.wordPages[ref >>> WORD_BITS] as Int32Array
-    const w = ref & (PAGE_WORDS - 1)
-    if (words[w + 3] !== h || words[w] !== id.length || words[w + 1] !== text.length || words[w + 2] !== tool) return false
-    const bytes = this.bytePages[ref >>> WORD_BITS] as Uint8Array
-    let p = (w + HEADER_WORDS) << 2
-    for (let i = 0; i < id.length; i++) if (bytes[p++] !== id.charCodeAt(i)) return false
-    for (let i = 0; i < text.length; i++) if (bytes[p++] !== text.charCodeAt(i)) return false
-    return true
-  }
-
-  private newPage(size: number): number {
-    if (this.bytePages.length === MAX_PAGES) throw new RangeError('too many distinct calls to count')
-    const page = new Uint8Array(size)
-    this.bytePages.push(page)
-    this.wordPages.push(new Int32Array(page.buffer))
-    return this.bytePages.length - 1
-  }
-
-  // room for an entry of `words` words: its reference
-  private place(words: number): number {
-    // a call too long for a page has one of its own, and the page being filled stays
-    if (words > PAGE_WORDS) return this.newPage(words << 2) << WORD_BITS
-    if (this.used + words > PAGE_WORDS) {
-      this.filling = this.newPage(PAGE_BYTES)
-      this.used = 0
-    }
-    const ref = (this.filling << WORD_BITS) | this.used
-    this.used += words
-    return ref
-  }
-
-  private grow(): void {
-    const old = this.slots
-    const bigger = new Int32Array(old.length * 2)
-    const mask = bigger.length - 1
-    for (let k = 0; k < old.length; k++) {
-      const e = old[k] as number
-      if (e === 0) continue
-      const ref = e - 1
-      let s = ((this.wordPages[ref >>> WORD_BITS] as Int32Array)[(ref & (PAGE_WORDS - 1)) + 3] as number) & mask
-      while (bigger[s] !== 0) s = (s + 1) & mask
-      bigger[s] = e
-    }
-    this.slots = bigger
-  }
-}
-
-/**
- * An empty set of calls. `finish` is the last step of each hash (tests pass a constant,
- * so that every call collides with every other and only characters tell them apart).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const newCallSet = (finish: (h: number) => number = fmix32): CallSet => new PagedCallSet(finish)
-
-// Two independent 32-bit FNV-1a passes (different offset bases and primes), each
-// finalised: 64 bits, with the length beside them, for telling calls apart. A crypto
-// digest per call cost more than parsing the request.
-const digest64 = (s: string): string => {
-  let a = 0x811c9dc5 | 0
-  let b = 0x050c5d1f | 0
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c, 0x01000197)
-  }
-  return `${(fmix32(a) >>> 0).toString(36)}.${(fmix32(b) >>> 0).toString(36)}`
-}
 
 // Whether two parsed JSON values are the same JSON (own keys, in order). A session's
 // requests repeat the same tool list, so the catalogue of the last one usually
@@ -506,177 +328,6 @@ const withLine = (message: string, text: string): string => {
 }
 
 /**
- * What `readLines` reports: each line in order, then either the end of the input or
- * the error that stopped it (once; nothing is reported after either).
- *
- * @since 0.1.0
- * @category model
- */
-export interface LineSink {
-  readonly line: (text: string) => void
-  readonly end: () => void
-  readonly error: (e: unknown) => void
-}
-
-// Cuts a chunk at its line ends ("\n", "\r\n", a lone "\r"), from `from`: `line` gets
-// each line's start and end, and what follows the last line end is returned.
-// `find(code, from)` is the chunk's `indexOf`, for a byte or a UTF-16 code unit.
-const cutLines = (find: (code: number, from: number) => number, from: number, line: (start: number, end: number) => void): number => {
-  let start = from
-  let nl = find(0x0a, start)
-  let cr = find(0x0d, start)
-  while (nl !== -1 || cr !== -1) {
-    if (nl === -1 || (cr !== -1 && cr < nl)) {
-      line(start, cr)
-      start = cr + 1 === nl ? nl + 1 : cr + 1
-    } else {
-      line(start, nl)
-      start = nl + 1
-    }
-    if (nl !== -1 && nl < start) nl = find(0x0a, start)
-    if (cr !== -1 && cr < start) cr = find(0x0d, start)
-  }
-  return start
-}
-
-/**
- * Splits a stream into lines exactly as `readline` does with `crlfDelay: Infinity`,
- * holding no more than one line and one chunk.
- *
- * The same line ends: "\n", "\r\n" (also when a chunk ends between the two) and a
- * lone "\r". A last line without a line end is a line when it is not empty. The same
- * text: readline decodes the stream with a `StringDecoder` and never ends it, so an
- * incomplete character at the very end is dropped; here each line is decoded from
- * its own bytes (a line end is never inside a character, and the decoder gives what
- * V8's gives for the same bytes whole), and the very end with a `StringDecoder`. String
- * chunks are cut as they are.
- *
- * Readline decodes each chunk whole into one string and cuts it with a regular
- * expression: that cost about as much as the audit of what it read, and the chunk's
- * string, alive at each young-generation collection, was copied by each.
- *
- * @since 0.1.0
- * @category reading
- */
-export const readLines = (input: Readable, sink: LineSink): void => new LineReader(input, sink).start()
-
-// A class, not closures, for the reason the call set is one. The chunks' own callbacks
-// (for `cutLines`) are made per chunk, here, so they are the same code in every run.
-class LineReader {
-  // the start of a line whose end has not come yet, never holding a line end: text
-  // from string chunks, then bytes, copied (the chunk is let go at once, as readline
-  // lets it go) into one buffer that grows to the longest line and is used again
-  private headText = ''
-  private head = Buffer.allocUnsafe(0)
-  private headLength = 0
-  // the last chunk ended with "\r": a "\n" opening the next one ends nothing more
-  private sawReturn = false
-  private settled = false
-  private readonly onData = (chunk: Uint8Array | string): void => {
-    if (this.settled) return
-    if (typeof chunk === 'string') this.onText(chunk)
-    else this.onBytes(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
-  }
-  private readonly onEnd = (): void => this.end()
-  // kept after settling: a stream that errs again must not throw for want of a listener
-  private readonly onError = (e: unknown): void => this.fail(e)
-
-  constructor(
-    private readonly input: Readable,
-    private readonly sink: LineSink,
-  ) {}
-
-  start(): void {
-    this.input.on('error', this.onError)
-    this.input.on('end', this.onEnd)
-    this.input.on('data', this.onData)
-    this.input.resume()
-  }
-
-  private keep(chunk: Buffer, start: number, end: number): void {
-    const n = end - start
-    if (this.headLength + n > this.head.length) {
-      const bigger = Buffer.allocUnsafeSlow(Math.max(this.head.length * 2, this.headLength + n, 1 << 12))
-      this.head.copy(bigger, 0, 0, this.headLength)
-      this.head = bigger
-    }
-    chunk.copy(this.head, this.headLength, start, end)
-    this.headLength += n
-  }
-
-  private takeHead(): string {
-    const text = this.headText
-    this.headText = ''
-    if (this.headLength === 0) return text
-    const bytes = this.head.toString('utf8', 0, this.headLength)
-    this.headLength = 0
-    return text + bytes
-  }
-
-  private onBytes(chunk: Buffer): void {
-    const from = this.sawReturn && chunk[0] === 0x0a ? 1 : 0
-    const start = cutLines(
-      (code, at) => chunk.indexOf(code, at),
-      from,
-      (a, b) => {
-        if (this.headLength === 0 && this.headText === '') this.sink.line(chunk.toString('utf8', a, b))
-        else {
-          this.keep(chunk, a, b)
-          this.sink.line(this.takeHead())
-        }
-      },
-    )
-    if (start < chunk.length) this.keep(chunk, start, chunk.length)
-    this.sawReturn = chunk[chunk.length - 1] === 0x0d
-  }
-
-  private onText(chunk: string): void {
-    if (this.headLength > 0) this.headText = this.takeHead()
-    const from = this.sawReturn && chunk.charCodeAt(0) === 0x0a ? 1 : 0
-    const start = cutLines(
-      (code, at) => chunk.indexOf(code === 0x0a ? '\n' : '\r', at),
-      from,
-      (a, b) => {
-        const part = chunk.slice(a, b)
-        if (this.headText === '') this.sink.line(part)
-        else {
-          const whole = this.headText + part
-          this.headText = ''
-          this.sink.line(whole)
-        }
-      },
-    )
-    if (start < chunk.length) this.headText += chunk.slice(start)
-    this.sawReturn = chunk.charCodeAt(chunk.length - 1) === 0x0d
-  }
-
-  private stop(): void {
-    this.settled = true
-    this.input.off('data', this.onData)
-    this.input.off('end', this.onEnd)
-  }
-
-  private end(): void {
-    if (this.settled) return
-    this.stop()
-    // as readline's decoder holds back an incomplete character at the end, and drops it
-    const bytes = this.headLength === 0 ? '' : new StringDecoder('utf8').write(this.head.subarray(0, this.headLength))
-    const last = this.headText + bytes
-    this.headText = ''
-    this.headLength = 0
-    if (last.length > 0) this.sink.line(last)
-    this.sink.end()
-  }
-
-  private fail(e: unknown): void {
-    if (this.settled) return
-    this.stop()
-    this.input.pause()
-    this.sink.error(e)
-  }
-}
-
-/**
  * Reads records from a stream, line by line, holding no more than one line at a time
  * once it knows the input is JSON Lines.
  *
@@ -693,7 +344,7 @@ class LineReader {
 export const readRecords = (input: Readable, sink: RecordSink): Promise<void> =>
   new Promise<void>((resolve, reject) => readLines(input, new RecordReader(sink, resolve, reject)))
 
-// The line sink of `readRecords`, a class for the reason the call set is one.
+// The line sink of `readRecords`, a class for the reason `readLines` is one.
 class RecordReader implements LineSink {
   private mode: 'start' | 'lines' | 'held' = 'start'
   private lineNo = 0
@@ -860,7 +511,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
 }
 
 // What a run shares across its files. This and FileAudit are classes for the reason
-// the call set is one.
+// `readLines` is one.
 class AuditRun {
   readonly replay: Replay
   badRecords = 0
