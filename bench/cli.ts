@@ -3,7 +3,7 @@
 // Node relay in the same place, and the audit against just parsing the same JSON Lines
 // (readline + JSON.parse).
 //
-//   npx tsx bench/cli.ts            (BENCH_ONLY=<regexp> picks sections, --quick is smaller)
+//   npm run build && npx tsx bench/cli.ts   (BENCH_ONLY=<regexp> picks sections, --quick is smaller)
 import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -18,12 +18,11 @@ import type { Figure } from './measure.js'
 import { median, render } from './measure.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const tsxLoader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
 
-// The proxy from source, through tsx's loader: dist/ may be stale or mid-build, and
-// only the time after the server said "ready" is measured, so loading does not count
-// (tsx compiles once at load; what runs is the same JavaScript).
-const proxyArgv = (): Array<string> => ['--import', tsxLoader, join(root, 'src/cli/main.ts')]
+// The proxy as it ships: dist/ (`npm run bench` builds it first; run `npm run build`
+// before running this file on its own). Its audit thread loads from dist/ too, as it
+// would for a user; only the time after the server said "ready" is measured.
+const proxyArgv = (): Array<string> => [join(root, 'dist/esm/cli/main.js')]
 
 const seconds = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e9
 

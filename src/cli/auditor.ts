@@ -114,8 +114,11 @@ const SIDE: Record<Direction, Side> = { host: 0, server: 1 }
 const LISTING = Buffer.from('tools/list')
 const BACKSLASH = 0x5c
 
+/** How long after a write the auditing thread is woken to read it. */
+const WAKE_AFTER_MS = 1
+
 /** Ring size: how far the audit may fall behind the traffic before the host waits. */
-export const RING_BYTES = 8 * 1024 * 1024
+export const RING_BYTES = 2 * 1024 * 1024
 
 interface Queued {
   readonly side: Side
@@ -216,6 +219,7 @@ export const threadedAuditor = (file: string | undefined, tolerate: ReadonlyArra
         n = ring.write(q.side, q.bytes, q.from)
         if (n === 0) {
           hold(true)
+          ring.wake()
           return
         }
       }
@@ -224,9 +228,22 @@ export const threadedAuditor = (file: string | undefined, tolerate: ReadonlyArra
         queue.shift()
         if (q.listing) listingEnd = ring.position()
       }
+      wakeSoon()
     }
     hold(false)
     closing?.()
+  }
+
+  // The reader is woken a moment after a write, not at once: a call and its response
+  // go through first, and a burst of writes costs one wake.
+  let waking: NodeJS.Timeout | undefined
+  const wakeSoon = (): void => {
+    if (waking !== undefined) return
+    waking = setTimeout(() => {
+      waking = undefined
+      thread?.ring.wake()
+    }, WAKE_AFTER_MS)
+    waking.unref()
   }
 
   const stop = (why: string): void => {

@@ -78,10 +78,10 @@ export const valveFor = (source: Readable): ((why: string, on: boolean) => void)
 }
 
 /**
- * Forwards `source` to `sink` a completed line at a time, as raw bytes, holding the
- * source (through `hold`) while the sink is full; a last line without a newline is
- * forwarded at the end. After each write the lines just completed are handed to
- * `tap`, as the pieces they arrived in.
+ * Forwards `source` to `sink` chunk by chunk, as raw bytes, holding the source
+ * (through `hold`) while the sink is full. Each line, once its newline has arrived
+ * (or the source ended), is handed to `tap` after its bytes were forwarded, as the
+ * pieces it arrived in.
  *
  * @since 0.1.0
  * @category forwarding
@@ -102,19 +102,11 @@ export const relayLines = (
     hold('sink', false)
   }
 
-  const write = (pieces: ReadonlyArray<Buffer>): void => {
+  const write = (chunk: Buffer): void => {
     // a sink that is gone (the host closed its end) drops the bytes, but the source
     // keeps being read so the other process never blocks on a full pipe
     if (!sink.writable || sink.destroyed) return
-    let ok = true
-    if (pieces.length === 1) ok = sink.write(pieces[0] as Buffer)
-    else {
-      // one writev for a line that arrived in many chunks
-      sink.cork()
-      for (const p of pieces) ok = sink.write(p) && ok
-      sink.uncork()
-    }
-    if (!ok && !full) {
+    if (!sink.write(chunk) && !full) {
       full = true
       hold('sink', true)
       sink.once('drain', drained)
@@ -131,6 +123,8 @@ export const relayLines = (
   }
 
   source.on('data', (chunk: Buffer) => {
+    // forwarded as it came, as a bare pipe would; only the audit waits for whole lines
+    write(chunk)
     const last = chunk.lastIndexOf(NEWLINE)
     if (last === -1) {
       pending.push(chunk)
@@ -140,14 +134,12 @@ export const relayLines = (
     const lines = pending
     lines.push(whole ? chunk : chunk.subarray(0, last + 1))
     pending = whole ? [] : [chunk.subarray(last + 1)]
-    write(lines)
     read(lines)
   })
   source.once('end', () => {
     if (pending.length > 0) {
       const rest = pending
       pending = []
-      write(rest)
       read(rest)
     }
     onEnd()

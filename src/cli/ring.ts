@@ -92,11 +92,14 @@ export const newRingMemory = (capacity: number): RingMemory => {
 export interface RingWriter {
   readonly control: Int32Array
   /**
-   * Writes as much of `bytes[from…]` as fits, as one record of `side`, and wakes the
-   * reader; returns how many bytes of `bytes` it took (0 when not even a header and one
-   * byte fit). An empty `bytes` writes the end of `side` and returns 1 when it fit.
+   * Writes as much of `bytes[from…]` as fits, as one record of `side`; returns how many
+   * bytes of `bytes` it took (0 when not even a header and one byte fit). An empty
+   * `bytes` writes the end of `side` and returns 1 when it fit. A reader that is asleep
+   * is not woken: see `wake`.
    */
   readonly write: (side: Side, bytes: Uint8Array, from: number) => number
+  /** Wakes the reader if it sleeps, to read what was written. */
+  readonly wake: () => void
   /** Tells the reader that nothing more will be written. */
   readonly close: () => void
   /** Bytes written so far, modulo 2^32: compare with `Slot.processed`. */
@@ -136,23 +139,24 @@ export const ringWriter = (memory: RingMemory): RingWriter => {
     if (n > 0) put(written + HEADER, from === 0 && n === bytes.length ? bytes : bytes.subarray(from, from + n))
     written = (written + HEADER + n) >>> 0
     Atomics.store(control, Slot.written, written | 0)
-    signal()
+    // a reader about to wait sees this and does not; one already asleep sleeps on
+    // until `wake`
+    Atomics.add(control, Slot.signal, 1)
     return ending ? 1 : n
   }
 
-  // waking costs a system call: only a reader that said it sleeps is woken (one that
-  // falls asleep after the bump sees the new signal and does not wait)
-  const signal = (): void => {
+  // waking costs a system call and a core: only a reader that said it sleeps is woken
+  const wake = (): void => {
     Atomics.add(control, Slot.signal, 1)
     if (Atomics.load(control, Slot.asleep) === 1) Atomics.notify(control, Slot.signal)
   }
 
   const close = (): void => {
     Atomics.store(control, Slot.closing, 1)
-    signal()
+    wake()
   }
 
-  return { control, write, close, position: () => written }
+  return { control, write, wake, close, position: () => written }
 }
 
 // -------------------------------------------------------------------------------------

@@ -223,11 +223,11 @@ describe('toolstack proxy: bytes', () => {
     expect((await p.exited).code).toBe(0)
   })
 
-  it('forwards a line as soon as it completes', async () => {
+  it('forwards bytes as they come, a line not held back until its newline', async () => {
     const p = startProxy([])
     await serverStarted(p)
     p.send(emit('{"a":1}\n{"b":'))
-    await eventually(() => p.stdout().toString() === '{"a":1}\n', 10_000, 'first line')
+    await eventually(() => p.stdout().toString() === '{"a":1}\n{"b":', 10_000, 'the first line and the start of the second')
     p.send(emit('2}\n'))
     await eventually(() => p.stdout().toString() === '{"a":1}\n{"b":2}\n', 10_000, 'second line')
     p.child.stdin?.end()

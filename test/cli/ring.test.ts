@@ -138,7 +138,7 @@ describe('the ring', () => {
     expect(() => newRingMemory(8)).toThrow(TypeError)
   })
 
-  it('is finished only once closed and every byte was taken; a write or a close after a take wakes the reader', () => {
+  it('is finished only once closed and every byte was taken; a write or a close after a take keeps the reader from waiting', () => {
     const memory = newRingMemory(32)
     const w = ringWriter(memory)
     const r = ringReader(memory)
