@@ -1,6 +1,6 @@
 /**
  * `toolstack proxy`: a stdio MCP proxy that forwards every byte both ways, unchanged
- * and in order, and audits a parsed copy on the side.
+ * and in order, and audits a copy on a thread of its own.
  *
  * @since 0.1.0
  */
