@@ -307,6 +307,17 @@ describe('toolstack proxy: lifecycle', () => {
     expect(isRunning(server)).toBe(false)
   })
 
+  it('treats a host that closed its end of stdout as gone: the server is closed, the proxy ends, nothing is left behind', async () => {
+    const p = startProxy([])
+    await serverStarted(p)
+    const server = p.serverPid()
+    // the host stops reading but keeps stdin open; the server's next bytes hit a closed pipe
+    p.child.stdout?.destroy()
+    p.send(emit('{"after":"the host left"}\n'))
+    expect((await p.exited).code).toBe(0)
+    expect(isRunning(server)).toBe(false)
+  })
+
   it('sends SIGTERM, then SIGKILL, to a server that ignores the end of its input', async () => {
     const term = startProxy(['--grace', '100'], { FAKE_IGNORE_EOF: '1' })
     const kill = startProxy(['--grace', '100'], { FAKE_IGNORE_EOF: '1', FAKE_IGNORE_TERM: '1' })
