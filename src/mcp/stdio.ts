@@ -138,11 +138,14 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
       await Promise.race([closed, sleep(graceMs)])
     })())
 
+  // the transport spawns the server as the connection starts: its pid is read before
+  // the handshake can fail, since a failed handshake clears it
+  const connecting = client.connect(transport)
+  pid = transport.pid ?? undefined
   try {
-    await client.connect(transport)
-    pid = transport.pid ?? undefined
+    await connecting
+    pid = transport.pid ?? pid
   } catch (e) {
-    pid = transport.pid ?? undefined
     await close()
     throw new Error(`connectStdio: could not connect to ${JSON.stringify(server.command)}: ${describeError(e)}`, { cause: e })
   }
