@@ -86,32 +86,10 @@ export interface Auditor {
 // constructors
 // -------------------------------------------------------------------------------------
 
-// Whether two parsed JSON values are the same JSON (own keys, in order). A session's
-// requests repeat the same tool list, so the catalogue of the last one usually
-// answers the next.
-const sameJson = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
-    return true
-  }
-  if (Array.isArray(b)) return false
-  const ka = Object.keys(a)
-  const kb = Object.keys(b)
-  if (ka.length !== kb.length) return false
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as string
-    if (k !== kb[i] || !sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false
-  }
-  return true
-}
-
-// A value as `sameJson` reads it, read once: an object's own keys in order and the
-// shape under each, an array's items, anything else the value itself. Each request
-// compares its tool list with the last one; against a shape, that walk makes no key
-// arrays (`for…in` reads the object's own keys in the order `Object.keys` gives them).
+// A parsed JSON value read once: an object's own keys in order and the shape under
+// each, an array's items, anything else the value itself. A session's requests repeat
+// the same tool list, so each request compares its tool list with the last one's shape,
+// and the last catalogue usually answers; that walk makes no key arrays (`for…in` reads the object's own keys in the order `Object.keys` gives them).
 interface Shape {
   readonly value: unknown
   /** An object's own keys, in order; `undefined` for anything else. */
@@ -132,7 +110,7 @@ const shapeOf = (value: unknown): Shape => {
   return { value, keys, items }
 }
 
-/** `sameJson(a, s.value)`, for a value that has not changed since its shape was read. */
+/** Whether `a` is the same JSON (own keys, in order) as the value whose shape `s` is, that value unchanged since. */
 const matches = (a: unknown, s: Shape): boolean => {
   if (a === s.value) return true
   const items = s.items
@@ -170,10 +148,9 @@ class Replay {
   private repeatedCalls = 0
   private callsAudited = 0
   private warnings = 0
-  private lastTools: unknown = undefined
-  // undefined when the tool list could not be read into a shape (too deep): then sameJson
-  private lastShape: Shape | undefined = undefined
-  private lastCatalogue: Catalogue | undefined = undefined
+  // the last tool list's shape and catalogue; none when it could not be read into a
+  // shape (too deep), and then each request builds its own
+  private last: { readonly shape: Shape; readonly catalogue: Catalogue } | undefined = undefined
   // The calls of the request before, in the order walked: id, tool name and arguments
   // (when a string). A request body repeats the one before it and adds to it, so most
   // calls are known by comparing them with the call in the same place there: no
@@ -189,18 +166,15 @@ class Replay {
   }
 
   private catalogueFor(tools: unknown): Catalogue {
-    const last = this.lastCatalogue
-    if (last !== undefined && (this.lastShape === undefined ? sameJson(tools, this.lastTools) : matches(tools, this.lastShape))) return last
+    const last = this.last
+    if (last !== undefined && matches(tools, last.shape)) return last.catalogue
     const catalogue = catalogueOf(this.tolerated)(tools)
-    let shape: Shape | undefined
     try {
-      shape = shapeOf(tools)
+      this.last = { shape: shapeOf(tools), catalogue }
     } catch {
-      shape = undefined
+      this.last = undefined
     }
-    this.lastTools = tools
-    this.lastShape = shape
-    return (this.lastCatalogue = catalogue)
+    return catalogue
   }
 
   request(body: unknown, where: Location): ReadonlyArray<LocatedWarning> | string {
