@@ -16,7 +16,7 @@ import type { Suggestion } from './Suggest.js'
 import type { ArgsAt } from './internal/argsMemo.js'
 import { argsOfBatch, hasBatch, releaseBatch } from './internal/argsMemo.js'
 import type { Catalogue } from './internal/catalogue.js'
-import { catalogueOf, emptyCatalogue, warnOnce } from './internal/catalogue.js'
+import { byCounts, catalogueOf, emptyCatalogue, warnOnce } from './internal/catalogue.js'
 import { assertCallback, decodeOptions } from './internal/options.js'
 import { callIdOf } from './internal/results.js'
 import type { StringMap } from './internal/StringMap.js'
@@ -426,7 +426,7 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       // see a pair as new
       const unknownKeys = declared.diff(Object.keys(args.right))
       if (unknownKeys.length === 0) return
-      const [warning, after] = warnOnce(declared, name, unknownKeys, callIdOf(call))(counts.read())
+      const [warning, after] = warnOnce(byCounts, declared, name, unknownKeys, callIdOf(call))(counts.read())
       counts.write(after)()
       if (warning !== undefined) say(warning)
     }

@@ -8,10 +8,11 @@
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { parseArgs } from '../Args.js'
-import type { PairCounts, SeenSet, UnknownKeyWarning } from '../UnknownKeys.js'
-import { firstSeen, observe, REASON_PARAM } from '../UnknownKeys.js'
+import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
+import { REASON_PARAM } from '../UnknownKeys.js'
 import type { Catalogue, Declared } from '../internal/catalogue.js'
-import { warningOf } from '../internal/catalogue.js'
+import type { Remember } from '../internal/catalogue.js'
+import { byCounts, warnOnce } from '../internal/catalogue.js'
 
 export type { Catalogue } from '../internal/catalogue.js'
 export { catalogueOf, emptyCatalogue } from '../internal/catalogue.js'
@@ -63,38 +64,14 @@ export const mergeCatalogues = (base: Catalogue, more: Catalogue): Catalogue => 
 
 const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 
-/**
- * How a check remembers what was said: the keys of a call never said before for its
- * tool, and the memory that now includes them.
- *
- * @since 0.1.0
- * @category model
- */
-export type Remember<S> = (tool: string, unknownKeys: ReadonlyArray<string>, id: string) => (memory: S) => readonly [ReadonlyArray<string>, S]
-
-/**
- * Remembers per (tool, key) how many calls carried it and the first one's id, as the
- * combinator does (`toolstack audit` reports these counts).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const byCounts: Remember<PairCounts> = observe
-
-/**
- * Remembers only which pairs were said (the proxy reports no counts, so a pair said
- * before costs a lookup and leaves the memory as it was).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const bySeen: Remember<SeenSet> = (tool, unknownKeys) => firstSeen(tool, unknownKeys)
+export type { Remember } from '../internal/catalogue.js'
+export { byCounts, bySeen } from '../internal/catalogue.js'
 
 const checkDeclared = <S>(remember: Remember<S>, declared: Declared, tool: string, keys: ReadonlyArray<string>, id: string, memory: S): readonly [Check, S] => {
   const unknownKeys = declared.diff(keys)
   if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, memory]
-  const [fresh, next] = remember(tool, unknownKeys, id)(memory)
-  return [{ _tag: 'Audited', unknownKeys, warning: warningOf(declared, tool, fresh, id) }, next]
+  const [warning, next] = warnOnce(remember, declared, tool, unknownKeys, id)(memory)
+  return [{ _tag: 'Audited', unknownKeys, warning }, next]
 }
 
 /**

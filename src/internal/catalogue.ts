@@ -7,8 +7,8 @@
 // and in the CommonJS build alike.)
 import type { Suggestion } from '../Suggest.js'
 import { suggestKey, suggestionsFor } from '../Suggest.js'
-import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
-import { diffKeys, extractDeclarations, observe } from '../UnknownKeys.js'
+import type { PairCounts, SeenSet, UnknownKeyWarning } from '../UnknownKeys.js'
+import { diffKeys, extractDeclarations, firstSeen, observe } from '../UnknownKeys.js'
 
 /** What one audited tool declares, with its per-call steps prepared once per listing. */
 export interface Declared {
@@ -73,17 +73,28 @@ export const catalogueOf =
   }
 
 /**
- * Counts a call of `tool` that carried `unknownKeys` (from its `Declared.diff`), and
- * the warning for those never counted before: a pair is said once it is counted.
+ * How the said pairs are remembered: the keys of a call never said before for its
+ * tool, and the memory that now includes them.
+ */
+export type Remember<S> = (tool: string, unknownKeys: ReadonlyArray<string>, id: string) => (memory: S) => readonly [ReadonlyArray<string>, S]
+
+/** Per (tool, key): how many calls carried it and the first one's id (what `stats` reports). */
+export const byCounts: Remember<PairCounts> = (tool, unknownKeys, id) => observe(tool, unknownKeys, id)
+
+/** Only which pairs were said: a pair said before costs a lookup and leaves the memory as it was. */
+export const bySeen: Remember<SeenSet> = (tool, unknownKeys) => firstSeen(tool, unknownKeys)
+
+/**
+ * Remembers a call of `tool` that carried `unknownKeys` (from its `Declared.diff`), and
+ * the warning for those never said before: a pair is said once it is remembered.
  * Only calls with undeclared keys come here; a clean call costs its diff alone.
  */
 export const warnOnce =
-  (declared: Declared, tool: string, unknownKeys: ReadonlyArray<string>, id: string) =>
-  (counts: PairCounts): readonly [UnknownKeyWarning | undefined, PairCounts] => {
-    const [fresh, next] = observe(tool, unknownKeys, id)(counts)
-    return [warningOf(declared, tool, fresh, id), next]
+  <S>(remember: Remember<S>, declared: Declared, tool: string, unknownKeys: ReadonlyArray<string>, id: string) =>
+  (memory: S): readonly [UnknownKeyWarning | undefined, S] => {
+    const [fresh, next] = remember(tool, unknownKeys, id)(memory)
+    return [
+      fresh.length === 0 ? undefined : { tool, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) },
+      next,
+    ]
   }
-
-/** The warning for the `fresh` keys of a call (none when there are none). */
-export const warningOf = (declared: Declared, tool: string, fresh: ReadonlyArray<string>, id: string): UnknownKeyWarning | undefined =>
-  fresh.length === 0 ? undefined : { tool, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) }
