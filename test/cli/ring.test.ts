@@ -100,20 +100,61 @@ describe('the ring', () => {
     expect(out.failed).toBe(true)
   })
 
+  // `bytes` at `offset` in a buffer of their own: where they start, modulo a word,
+  // decides the padding before them in the ring
+  const at = (offset: number, ...bytes: ReadonlyArray<number>): Uint8Array => {
+    const b = new Uint8Array(offset + bytes.length)
+    b.set(bytes, offset)
+    return b.subarray(offset)
+  }
+
   it('writes nothing when not even a header and a byte fit, and takes a record that wraps around the end', () => {
     const memory = newRingMemory(16)
     const w = ringWriter(memory)
     const r = ringReader(memory)
-    expect(w.write(0, Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0)).toBe(10) // 14 of 16
-    expect(w.write(1, Uint8Array.of(1), 0)).toBe(0) // 2 left: no room for header + 1
+    // bytes at 4 mod 8 go right after the header at 0: no padding
+    expect(w.write(0, at(4, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0)).toBe(10) // 14 of 16
+    expect(w.write(1, at(2, 1), 0)).toBe(0) // 2 left: no room for header + 1
     const seen: Array<readonly [Side, ReadonlyArray<number>]> = []
     r.take((s, b) => seen.push([s, [...b]]))
-    expect(w.write(1, Uint8Array.of(21, 22, 23, 24, 25, 26, 27), 0)).toBe(7) // wraps
+    // the header wraps around the end; the bytes follow it at 2
+    expect(w.write(1, at(2, 21, 22, 23, 24, 25, 26, 27), 0)).toBe(7)
     r.take((s, b) => seen.push([s, [...b]]))
     expect(seen).toEqual([
       [0, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]],
       [1, [21, 22, 23, 24, 25, 26, 27]],
     ])
+  })
+
+  it('puts the bytes at the address they came from, modulo 8, so that copying them goes a word at a time', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(15), fc.integer({ min: 1, max: 40 })), { maxLength: 30 }), (writes) => {
+        const memory = newRingMemory(64)
+        const w = ringWriter(memory)
+        const r = ringReader(memory)
+        for (const [offset, length] of writes) {
+          const bytes = at(offset, ...Array.from({ length }, (_, i) => i))
+          let from = 0
+          while (from < bytes.length) {
+            const n = w.write(0, bytes, from)
+            if (n === 0) {
+              r.take(() => undefined)
+              continue
+            }
+            let next = from
+            from += n
+            r.take((_, got) => {
+              // a record that wraps around the end comes in two pieces, the second at 0;
+              // the first starts where it came from, modulo 8
+              if (next === from - n) expect((got.byteOffset - (bytes.byteOffset + next)) & 7).toBe(0)
+              expect([...got]).toEqual([...bytes.subarray(next, next + got.length)])
+              next += got.length
+            })
+            expect(next).toBe(from)
+          }
+        }
+      }),
+    )
   })
 
   it('counts past 2^32 bytes without losing track (positions are modulo 2^32)', () => {
