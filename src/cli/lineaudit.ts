@@ -1,7 +1,8 @@
 /**
  * The proxy's audit of the bytes it forwarded: split into lines, each line read as
- * cheaply as it allows (a plain `tools/call` by `skimCall`, anything else that can
- * concern tools by `JSON.parse`), and observed by the side channel's pure steps. The
+ * cheaply as it allows (a `tools/call` of a shape audited before by `quietCalls`, any
+ * other plain `tools/call` by `skimCall`, anything else that can concern tools by
+ * `JSON.parse`), and observed by the side channel's pure steps. The
  * same reader runs on the auditing thread and, when there is none, on the forwarding
  * thread.
  *
@@ -10,6 +11,8 @@
 import type { UnknownKeyWarning } from '../UnknownKeys.js'
 import type { Direction, SideChannel } from './sidechannel.js'
 import { isAwaitingListing, newSideChannel, observe, observeCall } from './sidechannel.js'
+import type { QuietCalls } from './quiet.js'
+import { quietCalls } from './quiet.js'
 import { skimCall } from './skim.js'
 
 // -------------------------------------------------------------------------------------
@@ -72,12 +75,12 @@ const append = (carry: Carry, bytes: Buffer, from: number): void => {
 
 /**
  * A reader over a fresh side channel (`tolerate` adds names to `reason`), handing each
- * warning to `warn` as it is raised.
+ * warning to `warn` as it is raised; `quiet` remembers the call shapes it may skip.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const lineAudit = (tolerate: ReadonlyArray<string>, warn: (w: UnknownKeyWarning) => void): LineAudit => {
+export const lineAudit = (tolerate: ReadonlyArray<string>, warn: (w: UnknownKeyWarning) => void, quiet: QuietCalls = quietCalls()): LineAudit => {
   let state: SideChannel = newSideChannel(tolerate)
   // the start of a line each side has not finished yet, copied (the bytes it came in
   // are reused) into a buffer of its own that grows to the longest line and is reused
@@ -110,10 +113,14 @@ export const lineAudit = (tolerate: ReadonlyArray<string>, warn: (w: UnknownKeyW
       if (isAwaitingListing(state)) parsed('server', bytes.subarray(start, end))
       return
     }
+    // a call shaped as one audited before under these tools: nothing to say, nothing to change
+    if (quiet.isQuiet(bytes, start, end, state.cache)) return
     const call = skimCall(bytes, start, end)
     if (call !== undefined) {
       const [w, next] = observeCall(call)(state)
       state = next
+      // every pair of this shape is now declared, tolerated or said
+      quiet.remember(bytes)
       said(w)
       return
     }

@@ -2,6 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
 import { lineAudit } from '../../src/cli/lineaudit.js'
+import type { QuietCalls } from '../../src/cli/quiet.js'
+import { quietCalls } from '../../src/cli/quiet.js'
 import type { Direction, SideChannel } from '../../src/cli/sidechannel.js'
 import { isAwaitingListing, newSideChannel, observe } from '../../src/cli/sidechannel.js'
 
@@ -29,9 +31,14 @@ const reference = (tolerate: ReadonlyArray<string>, lines: ReadonlyArray<readonl
 }
 
 // Feeds each line in the pieces given by `cuts` (fractions of its length), in order.
-const fed = (tolerate: ReadonlyArray<string>, lines: ReadonlyArray<readonly [Direction, string]>, cuts: ReadonlyArray<number>): ReadonlyArray<UnknownKeyWarning> => {
+const fed = (
+  tolerate: ReadonlyArray<string>,
+  lines: ReadonlyArray<readonly [Direction, string]>,
+  cuts: ReadonlyArray<number>,
+  quiet: QuietCalls = quietCalls(),
+): ReadonlyArray<UnknownKeyWarning> => {
   const out: Array<UnknownKeyWarning> = []
-  const audit = lineAudit(tolerate, (w) => out.push(w))
+  const audit = lineAudit(tolerate, (w) => out.push(w), quiet)
   let c = 0
   for (const [from, line] of lines) {
     const bytes = Buffer.from(line + '\n')
@@ -64,12 +71,25 @@ const spell = (msg: unknown, how: number): string => {
   return text
 }
 
+// Calls written to mislead a reader that does not parse: a second `params` (plain, or
+// with its name escaped), an escaped tool name, and a raw control byte in a value,
+// which makes the line invalid JSON however familiar its shape.
+const tricky = fc.tuple(id, toolName, args, args, fc.nat(3)).map(([i, n, a, b, how]) => {
+  const head = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: n, arguments: a } }).slice(0, -1)
+  const second = JSON.stringify({ name: n, arguments: b })
+  if (how === 0) return `${head},"params":${second}}`
+  if (how === 1) return `${head},"p\\u0061rams":${second}}`
+  if (how === 2) return head.replace(`"name":"${n}"`, `"name":"\\u00${n.charCodeAt(0).toString(16)}${n.slice(1)}"`) + '}'
+  return JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: n, arguments: { ...a, note: 'a\tb' } } }).replace('\\t', '\t')
+})
+
 const line: fc.Arbitrary<readonly [Direction, string]> = fc.oneof(
+  fc.tuple(fc.constant<Direction>('host'), tricky),
   fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, toolName, args, fc.nat(3)).map(([i, n, a, how]) => spell({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: n, arguments: a } }, how))),
-  fc.tuple(fc.constant<Direction>('host'), fc.tuple(fc.integer({ min: 0, max: 3 }), fc.nat(3)).map(([i, how]) => spell({ jsonrpc: '2.0', id: i, method: 'tools/list' }, how))),
+  fc.tuple(fc.constant<Direction>('host'), fc.tuple(fc.integer({ min: 0, max: 1 }), fc.nat(3)).map(([i, how]) => spell({ jsonrpc: '2.0', id: i, method: 'tools/list' }, how))),
   fc.tuple(
     fc.constant<Direction>('server'),
-    fc.tuple(fc.integer({ min: 0, max: 3 }), listing).map(([i, tools]) =>
+    fc.tuple(fc.integer({ min: 0, max: 1 }), listing).map(([i, tools]) =>
       JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: tools.map(([name, keys]) => ({ name, inputSchema: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])) } })) } }),
     ),
   ),
@@ -81,16 +101,84 @@ const line: fc.Arbitrary<readonly [Direction, string]> = fc.oneof(
   fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, args).map(([i, a]) => JSON.stringify([{ id: i, method: 'tools/call', params: { name: 'read', arguments: a } }]))),
 )
 
+// A session: lines, and again some line met before (a model calls the same tool with
+// the same keys over and over, which is what the audit learns to skip).
+const listed = fc
+  .tuple(fc.integer({ min: 0, max: 1 }), listing)
+  .map(([i, tools]): ReadonlyArray<readonly [Direction, string]> => [
+    ['host', JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' })],
+    ['server', JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: tools.map(([name, keys]) => ({ name, inputSchema: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])) } })) } })],
+  ])
+
+// A session: lines, a tool list answered, and again some line met before (a model calls
+// the same tool with the same keys over and over, which is what the audit learns to
+// skip), or a line after its twin: the same shape, made invalid JSON by a raw tab
+// outside it.
+const session = fc
+  .array(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.tuple(line, fc.boolean()).map(([l, twin]) => ({ l, twin })) },
+      { weight: 1, arbitrary: listed.map((ls) => ({ ls })) },
+      { weight: 2, arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([again, twin]) => ({ again, twin })) },
+    ),
+    { maxLength: 30 },
+  )
+  .map((steps) => {
+    const out: Array<readonly [Direction, string]> = []
+    const push = ([from, text]: readonly [Direction, string], twin: boolean): void => {
+      if (twin && text.includes('"jsonrpc":"2.0"')) out.push([from, text.replace('"jsonrpc":"2.0"', '"jsonrpc":"2.0\t"')])
+      out.push([from, text])
+    }
+    for (const step of steps) {
+      if ('ls' in step) out.push(...step.ls)
+      else if ('l' in step) push(step.l, step.twin)
+      else if (out.length > 0) push(out[step.again % out.length] as readonly [Direction, string], step.twin)
+    }
+    return out
+  })
+
 const tolerate = fc.constantFrom<ReadonlyArray<string>>([], ['_meta'])
 const cuts = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 })
 
 describe('lineAudit', () => {
   it('warns exactly as decoding, parsing and observing every line would, however the bytes are cut', () => {
     fc.assert(
-      fc.property(tolerate, fc.array(line, { maxLength: 25 }), cuts, (t, lines, c) => {
+      fc.property(tolerate, session, cuts, (t, lines, c) => {
         expect(fed(t, lines, c)).toEqual(reference(t, lines))
       }),
     )
+  })
+
+  it('the property fails when calls are skipped as quiet without reason', () => {
+    const fails = (quiet: () => QuietCalls): boolean =>
+      fc.check(
+        fc.property(tolerate, session, cuts, (t, lines, c) => {
+          expect(fed(t, lines, c, quiet())).toEqual(reference(t, lines))
+        }),
+        { numRuns: 2000 },
+      ).failed
+    // shapes kept across a new tool list: a tool listed later, or a key it declares no more
+    expect.soft(
+      fails(() => {
+        const q = quietCalls()
+        const one = {}
+        return { isQuiet: (b, s, e) => q.isQuiet(b, s, e, one), remember: q.remember }
+      }),
+    ).toBe(true)
+    // a line's shape remembered before it was audited: its first warning is lost
+    expect.soft(
+      fails(() => {
+        const q = quietCalls()
+        return {
+          isQuiet: (b, s, e, cat) => {
+            if (q.isQuiet(b, s, e, cat)) return true
+            q.remember(b)
+            return false
+          },
+          remember: () => undefined,
+        }
+      }),
+    ).toBe(true)
   })
 
   it('reads a last line that has no newline when its side ends, and not before', () => {
