@@ -32,7 +32,11 @@ import type { Direction } from './sidechannel.js'
  * @category model
  */
 export interface Auditor {
-  /** Hands over lines just forwarded from one side (copied before it returns). */
+  /**
+   * Hands over bytes just forwarded from one side, in order: the host's as they came,
+   * the server's in whole lines (only while `wantsServer`). They are copied or
+   * audited before it returns, so the caller may reuse them.
+   */
   readonly feed: (from: Direction, pieces: ReadonlyArray<Buffer>) => void
   /** That side ended: a last line without a newline is audited too. */
   readonly end: (from: Direction) => void
@@ -113,6 +117,7 @@ const EMPTY = Buffer.alloc(0)
 const SIDE: Record<Direction, Side> = { host: 0, server: 1 }
 const LISTING = Buffer.from('tools/list')
 const BACKSLASH = 0x5c
+const NEWLINE = 0x0a
 
 /** How long after a write the auditing thread is woken to read it. */
 const WAKE_AFTER_MS = 1
@@ -228,16 +233,23 @@ export const threadedAuditor = (file: string | undefined, tolerate: ReadonlyArra
         queue.shift()
         if (q.listing) listingEnd = ring.position()
       }
-      wakeSoon()
+      wakeSoon(ring.used() >= ringBytes / 4)
     }
     hold(false)
     closing?.()
   }
 
   // The reader is woken a moment after a write, not at once: a call and its response
-  // go through first, and a burst of writes costs one wake.
+  // go through first, and a burst of writes costs one wake. A ring a quarter full is a
+  // flood: the reader is woken at once, before the ring fills and the host waits.
   let waking: NodeJS.Timeout | undefined
-  const wakeSoon = (): void => {
+  const wakeSoon = (now: boolean): void => {
+    if (now) {
+      clearTimeout(waking)
+      waking = undefined
+      thread?.ring.wake()
+      return
+    }
     if (waking !== undefined) return
     waking = setTimeout(() => {
       waking = undefined
@@ -256,8 +268,39 @@ export const threadedAuditor = (file: string | undefined, tolerate: ReadonlyArra
   }
 
   const enqueue = (side: Side, bytes: Buffer, listing: boolean): void => {
-    queue.push({ side, bytes, from: 0, listing })
+    const q: Queued = { side, bytes, from: 0, listing }
+    queue.push(q)
     if (queue.length === 1) pump()
+    // what waits for room is copied: the caller may reuse its bytes once fed
+    if (queue[queue.length - 1] === q) queue[queue.length - 1] = { side, bytes: Buffer.from(bytes.subarray(q.from)), from: 0, listing }
+  }
+
+  // Whether host bytes may hold (part of) a `tools/list` request: they spell it, or
+  // an escape that could, or they finish a line begun in bytes that might have.
+  // Word boundaries between chunks are looked at through the last bytes of the one
+  // before.
+  const seam = Buffer.alloc(2 * (LISTING.length - 1))
+  let seamLength = 0
+  let lineMayList = false
+  const mayList = (p: Buffer): boolean => {
+    const head = Math.min(p.length, LISTING.length - 1)
+    p.copy(seam, seamLength, 0, head)
+    const across = seam.subarray(0, seamLength + head).includes(LISTING)
+    const listing = lineMayList || across || p.includes(LISTING) || p.includes(BACKSLASH)
+    // a request the line after the last newline begins must be followed to its end
+    const nl = p.lastIndexOf(NEWLINE)
+    lineMayList = nl === -1 ? listing : p.includes(LISTING, nl + 1) || p.includes(BACKSLASH, nl + 1)
+    // the next seam starts with this piece's last bytes (or all of the seam so far)
+    const keep = LISTING.length - 1
+    if (p.length >= keep) {
+      p.copy(seam, 0, p.length - keep)
+      seamLength = keep
+    } else {
+      const joined = Buffer.concat([seam.subarray(0, seamLength), p]).subarray(-keep)
+      joined.copy(seam, 0)
+      seamLength = joined.length
+    }
+    return listing
   }
 
   const feed = (from: Direction, pieces: ReadonlyArray<Buffer>): void => {
@@ -265,9 +308,7 @@ export const threadedAuditor = (file: string | undefined, tolerate: ReadonlyArra
     if (start() === undefined) return fallback?.feed(from, pieces)
     for (const p of pieces) {
       if (p.length === 0) continue
-      // a piece boundary can cut "tools/list" in two: a line in pieces may be one
-      const listing = from === 'host' && (pieces.length > 1 || p.includes(LISTING) || p.includes(BACKSLASH))
-      enqueue(SIDE[from], p, listing)
+      enqueue(SIDE[from], p, from === 'host' && mayList(p))
     }
   }
 

@@ -10,6 +10,7 @@ import { runAudit } from './audit.js'
 import { paletteFor } from './color.js'
 import { renderWarning, runProxy } from './proxy.js'
 import { auditWorkerBeside } from './auditor.js'
+import { hostSource } from './source.js'
 import { readVersion } from './version.js'
 import { describeError } from '../internal/results.js'
 
@@ -176,7 +177,8 @@ proxy: the server's own.
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
         try {
           status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate }, {
-            stdin: process.stdin,
+            // read from the descriptor itself when it is a pipe (see hostSource)
+            stdin: hostSource(0, () => process.stdin),
             stdout: process.stdout,
             env,
             warn: (w) => {

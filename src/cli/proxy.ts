@@ -10,9 +10,9 @@ import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import type { UnknownKeyWarning } from '../UnknownKeys.js'
 import { formatWarning } from '../UnknownKeys.js'
-import type { Auditor } from './auditor.js'
 import { threadedAuditor as startAuditor } from './auditor.js'
-import { mayConcernTools } from './lineaudit.js'
+import type { ChunkSource } from './source.js'
+import { readableSource } from './source.js'
 import { describeError } from '../internal/results.js'
 import { warningRecord } from './check.js'
 
@@ -38,7 +38,8 @@ export interface ProxyOptions {
  * @category model
  */
 export interface ProxyIO {
-  readonly stdin: Readable
+  /** The host's bytes: a stream, or a source that recycles its buffers (see `hostSource`). */
+  readonly stdin: Readable | ChunkSource
   readonly stdout: Writable
   readonly env: NodeJS.ProcessEnv
   /** Where a warning goes (stderr or the log file), already rendered. */
@@ -61,13 +62,13 @@ export interface ProxyIO {
 const NEWLINE = 0x0a
 
 /**
- * Pauses a stream while any reason holds it: `hold(why, true)` pauses it, and it
+ * Pauses a source while any reason holds it: `hold(why, true)` pauses it, and it
  * resumes once every reason let go.
  *
  * @since 0.1.0
  * @category forwarding
  */
-export const valveFor = (source: Readable): ((why: string, on: boolean) => void) => {
+export const valveFor = (source: { readonly pause: () => unknown; readonly resume: () => unknown }): ((why: string, on: boolean) => void) => {
   const holds = new Set<string>()
   return (why, on) => {
     if (on) {
@@ -78,10 +79,51 @@ export const valveFor = (source: Readable): ((why: string, on: boolean) => void)
 }
 
 /**
- * Forwards `source` to `sink` chunk by chunk, as raw bytes, holding the source
- * (through `hold`) while the sink is full. Each line, once its newline has arrived
- * (or the source ended), is handed to `tap` after its bytes were forwarded, as the
- * pieces it arrived in.
+ * Forwards `source` to `sink` chunk by chunk, as raw bytes, as each arrives, holding
+ * the source (through `hold`) while the sink is full. Each chunk is handed to `tap`
+ * once its bytes were handed to the sink, and released to the source once the sink
+ * has written them.
+ *
+ * @since 0.1.0
+ * @category forwarding
+ */
+export const relayChunks = (
+  source: ChunkSource,
+  sink: Writable,
+  hold: (why: string, on: boolean) => void,
+  tap: (chunk: Buffer) => void,
+  onEnd: () => void,
+): void => {
+  let full = false
+  const drained = (): void => {
+    sink.off('close', drained)
+    sink.off('drain', drained)
+    full = false
+    hold('sink', false)
+  }
+
+  source.start((chunk, release) => {
+    // a sink that is gone (the host closed its end) drops the bytes, but the source
+    // keeps being read so the other process never blocks on a full pipe
+    if (!sink.writable || sink.destroyed) release()
+    else if (!sink.write(chunk, release) && !full) {
+      full = true
+      hold('sink', true)
+      sink.once('drain', drained)
+      sink.once('close', drained)
+    }
+    try {
+      tap(chunk)
+    } catch {
+      // the audit never costs a byte of forwarding
+    }
+  }, onEnd)
+}
+
+/**
+ * `relayChunks` for a stream whose tap wants whole lines: each line, once its newline
+ * has arrived (or the source ended), is handed to `tap` after its bytes were
+ * forwarded, as the pieces it arrived in.
  *
  * @since 0.1.0
  * @category forwarding
@@ -94,56 +136,35 @@ export const relayLines = (
   onEnd: () => void,
 ): void => {
   let pending: Array<Buffer> = []
-  let full = false
-  const drained = (): void => {
-    sink.off('close', drained)
-    sink.off('drain', drained)
-    full = false
-    hold('sink', false)
-  }
-
-  const write = (chunk: Buffer): void => {
-    // a sink that is gone (the host closed its end) drops the bytes, but the source
-    // keeps being read so the other process never blocks on a full pipe
-    if (!sink.writable || sink.destroyed) return
-    if (!sink.write(chunk) && !full) {
-      full = true
-      hold('sink', true)
-      sink.once('drain', drained)
-      sink.once('close', drained)
-    }
-  }
-
-  const read = (pieces: ReadonlyArray<Buffer>): void => {
-    try {
-      tap(pieces)
-    } catch {
-      // the audit never costs a byte of forwarding
-    }
-  }
-
-  source.on('data', (chunk: Buffer) => {
-    // forwarded as it came, as a bare pipe would; only the audit waits for whole lines
-    write(chunk)
-    const last = chunk.lastIndexOf(NEWLINE)
-    if (last === -1) {
-      pending.push(chunk)
-      return
-    }
-    const whole = last === chunk.length - 1
-    const lines = pending
-    lines.push(whole ? chunk : chunk.subarray(0, last + 1))
-    pending = whole ? [] : [chunk.subarray(last + 1)]
-    read(lines)
-  })
-  source.once('end', () => {
-    if (pending.length > 0) {
-      const rest = pending
-      pending = []
-      read(rest)
-    }
-    onEnd()
-  })
+  relayChunks(
+    readableSource(source),
+    sink,
+    hold,
+    (chunk) => {
+      const last = chunk.lastIndexOf(NEWLINE)
+      if (last === -1) {
+        pending.push(chunk)
+        return
+      }
+      const whole = last === chunk.length - 1
+      const lines = pending
+      lines.push(whole ? chunk : chunk.subarray(0, last + 1))
+      pending = whole ? [] : [chunk.subarray(last + 1)]
+      tap(lines)
+    },
+    () => {
+      if (pending.length > 0) {
+        const rest = pending
+        pending = []
+        try {
+          tap(rest)
+        } catch {
+          // as above
+        }
+      }
+      onEnd()
+    },
+  )
 }
 
 // -------------------------------------------------------------------------------------
@@ -162,12 +183,7 @@ const startError = (command: string, e: unknown): readonly [string, number] => {
   return [`cannot start ${JSON.stringify(command)}: ${describeError(e)}`, 126]
 }
 
-// The raw bytes of a host chunk are asked whether they can concern tools before
-// anything is copied for the audit. Lines that arrived in several pieces are always
-// handed over, since a piece boundary can cut a word in two.
-const hostTap = (auditor: Auditor) => (pieces: ReadonlyArray<Buffer>): void => {
-  if (pieces.length !== 1 || mayConcernTools(pieces[0] as Buffer)) auditor.feed('host', pieces)
-}
+const isChunkSource = (s: Readable | ChunkSource): s is ChunkSource => (s as Partial<ChunkSource>)._tag === 'ChunkSource'
 
 /**
  * Runs `command args…` as an MCP server behind the proxy and returns the exit status
@@ -195,7 +211,8 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       return
     }
 
-    const holdHost = valveFor(io.stdin)
+    const host = isChunkSource(io.stdin) ? io.stdin : readableSource(io.stdin)
+    const holdHost = valveFor(host)
     const auditor = startAuditor(io.auditWorker, options.tolerate, { warn: io.warn, err: io.err, holdHost: (on) => holdHost('audit', on) })
 
     const finish = (status: number): void => {
@@ -203,10 +220,8 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       finished = true
       for (const t of timers) clearTimeout(t)
       for (const u of unsubscribe) u()
-      io.stdin.pause()
-      io.stdin.removeAllListeners('data')
       // the host may keep its end open; the proxy is done all the same
-      io.stdin.destroy()
+      host.destroy()
       // the warnings for the last calls come before the proxy ends
       void auditor.close(AUDIT_GRACE_MS).then(() => {
         if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
@@ -261,7 +276,8 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       closeServer()
     })
 
-    relayLines(io.stdin, serverIn, holdHost, hostTap(auditor), () => {
+    // the host's bytes go to the audit as they came: it finds the lines itself
+    relayChunks(host, serverIn, holdHost, (chunk) => auditor.feed('host', [chunk]), () => {
       auditor.end('host')
       closeServer()
     })

@@ -89,11 +89,46 @@ describe('the audit on its own thread', () => {
     await new Promise((r) => setTimeout(r, 200))
     expect(run.auditor.wantsServer()).toBe(true)
     run.auditor.feed('server', [Buffer.from(lines[1]?.[1] + '\n')])
-    for (const [, text] of lines.slice(2)) run.auditor.feed('host', [Buffer.from(text + '\n')])
+    // the host's bytes as a recycling source gives them: cut anywhere, in one buffer
+    // that is written over as soon as each feed returns
+    const flood = Buffer.from(lines.slice(2).map(([, text]) => text + '\n').join(''))
+    const reused = Buffer.alloc(37)
+    for (let i = 0; i < flood.length; i += reused.length) {
+      const n = flood.copy(reused, 0, i, i + reused.length)
+      run.auditor.feed('host', [reused.subarray(0, n)])
+      reused.fill(0x20)
+    }
     await play(run, [])
     expect(run.holds[0]).toBe(true)
     expect(run.holds.at(-1)).toBe(false)
     expect(run.said).toEqual([...Array.from({ length: 50 }, (_, i) => `read#${i + 10}:k${i}`), 'read#999:big'])
+  })
+
+  it('wants the server’s lines as soon as a tools/list request was handed over, wherever chunks cut it', async () => {
+    const run = started((io) => threadedAuditor(worker, [], io))
+    const spellings = [listReq(7), listReq(7).replace('tools/list', 'tools\\/list'), listReq(7).replace('tools/list', '\\u0074ools/list')]
+    let id = 100
+    for (const spelled of spellings) {
+      for (let cut = 1; cut < spelled.length; cut++) {
+        const request = spelled.replace('"id":7', `"id":${++id}`)
+        const at = cut + (request.length - spelled.length)
+        // the last listing was read: nothing is awaited
+        for (let i = 0; i < 400 && run.auditor.wantsServer(); i++) await new Promise((r) => setTimeout(r, 5))
+        expect(run.auditor.wantsServer()).toBe(false)
+        // an unfinished line before it, so the request starts mid-chunk
+        run.auditor.feed('host', [Buffer.from(`{"jsonrpc":"2.0","method":"ping","id":"a"}\n${request.slice(0, at)}`)])
+        // the audit reads each piece before the next comes; a middle piece has no newline
+        const mid = at + Math.floor((request.length - at) / 2)
+        for (const piece of [request.slice(at, mid), `${request.slice(mid)}\n`]) {
+          await new Promise((r) => setTimeout(r, 4))
+          if (piece !== '') run.auditor.feed('host', [Buffer.from(piece)])
+        }
+        expect(run.auditor.wantsServer(), `${request} cut at ${at}`).toBe(true)
+        run.auditor.feed('server', [Buffer.from(listRes(id, ['path']) + '\n')])
+      }
+    }
+    await play(run, [['host', call(1, { path: '/', pth: 1 })]])
+    expect(run.said).toEqual(['read#1:pth'])
   })
 
   it('warns exactly as the inline audit does over a long random session, through a ring that cuts lines into pieces', async () => {
