@@ -66,6 +66,14 @@ describe('the built package in plain Node', () => {
     expect(first).toMatchObject({ type: 'warning', tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'] })
   })
 
+  it('ships the audit thread as one file that imports only Node’s own modules (it loads while the proxy starts)', () => {
+    const text = readFileSync(`${root}/dist/esm/cli/auditworker.js`, 'utf8')
+    const imported = [...text.matchAll(/^import .* from ["']([^"']+)["'];?$/gm)].map((m) => m[1])
+    expect(imported.length).toBeGreaterThan(0)
+    expect(imported.filter((spec) => !spec?.startsWith('node:'))).toEqual([])
+    expect(text).not.toMatch(/\brequire\(["'](?!node:)/)
+  })
+
   it('runs the proxy from dist/, its audit on the worker thread built beside it', async () => {
     expect(existsSync(`${root}/dist/esm/cli/auditworker.js`)).toBe(true)
     // a server that answers the listing and reads the rest
