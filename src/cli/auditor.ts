@@ -20,6 +20,7 @@ import { lineAudit } from './lineaudit.js'
 import type { RingMemory, RingWriter, Side } from './ring.js'
 import { newRingMemory, ringWriter, Slot } from './ring.js'
 import type { Direction } from './sidechannel.js'
+import { BACKSLASH, EMPTY, LF as NEWLINE } from './bytes.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -113,11 +114,8 @@ export const inlineAuditor = (tolerate: ReadonlyArray<string>, io: Pick<AuditorI
   }
 }
 
-const EMPTY = Buffer.alloc(0)
 const SIDE: Record<Direction, Side> = { host: 0, server: 1 }
 const LISTING = Buffer.from('tools/list')
-const BACKSLASH = 0x5c
-const NEWLINE = 0x0a
 
 /** How long after a write the auditing thread is woken to read it. */
 const WAKE_AFTER_MS = 1

@@ -14,6 +14,7 @@ import { isAwaitingListing, newSideChannel, observe, observeCall } from './sidec
 import type { QuietCalls } from './quiet.js'
 import { quietCalls } from './quiet.js'
 import { skimCall } from './skim.js'
+import { BACKSLASH, EMPTY, LF as NEWLINE } from './bytes.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -38,8 +39,6 @@ export interface LineAudit {
 // utils
 // -------------------------------------------------------------------------------------
 
-const NEWLINE = 0x0a
-const BACKSLASH = 0x5c
 const TOOLS = Buffer.from('tools')
 
 /**
@@ -55,8 +54,6 @@ interface Carry {
   buf: Buffer
   length: number
 }
-
-const EMPTY = Buffer.alloc(0)
 
 const append = (carry: Carry, bytes: Buffer, from: number): void => {
   const n = bytes.length - from

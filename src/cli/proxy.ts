@@ -15,6 +15,7 @@ import type { ChunkSource } from './source.js'
 import { readableSource } from './source.js'
 import { describeError } from '../internal/results.js'
 import { warningRecord } from './check.js'
+import { LF as NEWLINE } from './bytes.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -58,8 +59,6 @@ export interface ProxyIO {
 // -------------------------------------------------------------------------------------
 // forwarding
 // -------------------------------------------------------------------------------------
-
-const NEWLINE = 0x0a
 
 /**
  * Pauses a source while any reason holds it: `hold(why, true)` pauses it, and it

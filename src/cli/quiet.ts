@@ -17,6 +17,8 @@
  * @since 0.1.0
  */
 
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, CR, LF, OPEN_BRACE, OPEN_BRACKET, QUOTE, SPACE, TAB, wordOf } from './bytes.js'
+
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
@@ -46,19 +48,6 @@ export interface QuietCalls {
 // scanning
 // -------------------------------------------------------------------------------------
 
-const TAB = 0x09
-const LF = 0x0a
-const CR = 0x0d
-const SPACE = 0x20
-const QUOTE = 0x22
-const COMMA = 0x2c
-const COLON = 0x3a
-const OPEN_BRACKET = 0x5b
-const BACKSLASH = 0x5c
-const CLOSE_BRACKET = 0x5d
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-
 /** Not a line this scan answers for. */
 const NO = -1
 
@@ -67,7 +56,6 @@ const LONG = 32
 /** A call with more argument keys than this is left to the full audit. */
 const MAX_KEYS = 64
 
-const wordOf = (text: string): Uint8Array => Uint8Array.from(text, (ch) => ch.charCodeAt(0))
 const W_METHOD = wordOf('method')
 const W_PARAMS = wordOf('params')
 const W_NAME = wordOf('name')

@@ -14,6 +14,8 @@
  * @since 0.1.0
  */
 
+import { EMPTY } from './bytes.js'
+
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
@@ -48,7 +50,6 @@ const HEADER = 4
 const WORD = 8
 /** The largest ring: a record's length, times 16, fits the header's 32 bits. */
 const MAX_CAPACITY = 2 ** 27
-const EMPTY = Buffer.alloc(0)
 
 /**
  * The shared memory of one ring: what is passed to the reader's thread.

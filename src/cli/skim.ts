@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Buffer } from 'node:buffer'
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, CR, DOT, LF, MINUS, NINE, OPEN_BRACE, OPEN_BRACKET, PLUS, QUOTE, SPACE, TAB, ZERO, wordOf } from './bytes.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -35,24 +36,6 @@ export interface SkimmedCall {
 
 /** Not valid JSON, or not a line this reader wants to answer for. */
 const FAIL = -1
-
-const TAB = 0x09
-const LF = 0x0a
-const CR = 0x0d
-const SPACE = 0x20
-const QUOTE = 0x22
-const PLUS = 0x2b
-const COMMA = 0x2c
-const MINUS = 0x2d
-const DOT = 0x2e
-const ZERO = 0x30
-const NINE = 0x39
-const COLON = 0x3a
-const OPEN_BRACKET = 0x5b
-const BACKSLASH = 0x5c
-const CLOSE_BRACKET = 0x5d
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
 
 // Containers nested deeper than this inside a value are left to JSON.parse, which has
 // no such limit: the skipper keeps its stack in the bits of one integer.
@@ -206,8 +189,6 @@ const scanNumber = (b: Buffer, i: number, end: number): number => {
 
 /** An ASCII word as bytes, to compare against the line without decoding it. */
 type Word = Uint8Array
-
-const wordOf = (text: string): Word => Uint8Array.from(text, (ch) => ch.charCodeAt(0))
 
 const W_TRUE = wordOf('true')
 const W_FALSE = wordOf('false')

@@ -42,6 +42,16 @@ export interface ChunkSource {
 
 const nothing = (): void => undefined
 
+/** `f`, called at most once, and never after `cancelled()` says so. */
+const endOnce = (f: () => void, cancelled: () => boolean): (() => void) => {
+  let done = false
+  return () => {
+    if (done || cancelled()) return
+    done = true
+    f()
+  }
+}
+
 /**
  * A stream as a source: each chunk is its own, so releasing it changes nothing.
  *
@@ -49,15 +59,11 @@ const nothing = (): void => undefined
  * @category constructors
  */
 export const readableSource = (stream: Readable): ChunkSource => {
-  let ended = false
+  let destroyed = false
   return {
     _tag: 'ChunkSource',
     start: (onChunk, onEnd) => {
-      const end = (): void => {
-        if (ended) return
-        ended = true
-        onEnd()
-      }
+      const end = endOnce(onEnd, () => destroyed)
       stream.on('data', (chunk: Buffer) => onChunk(chunk, nothing))
       stream.once('end', end)
       stream.once('error', end)
@@ -65,7 +71,7 @@ export const readableSource = (stream: Readable): ChunkSource => {
     pause: () => void stream.pause(),
     resume: () => void stream.resume(),
     destroy: () => {
-      ended = true
+      destroyed = true
       stream.pause()
       stream.removeAllListeners('data')
       stream.destroy()
@@ -88,16 +94,12 @@ export const pipeSource = (fd: number, chunkBytes: number = CHUNK_BYTES): ChunkS
   const free: Array<Buffer> = []
   const fresh = (): Buffer => free.pop() ?? Buffer.allocUnsafeSlow(chunkBytes)
   let socket: Socket | undefined
-  let ended = false
+  let destroyed = false
   let paused = false
   return {
     _tag: 'ChunkSource',
     start: (onChunk, onEnd) => {
-      const end = (): void => {
-        if (ended) return
-        ended = true
-        onEnd()
-      }
+      const end = endOnce(onEnd, () => destroyed)
       // Node asks for the next buffer after each read is handed on. (`onread` is a
       // constructor option since Node 15.8; the type declarations list it for
       // `connect` only.)
@@ -134,7 +136,7 @@ export const pipeSource = (fd: number, chunkBytes: number = CHUNK_BYTES): ChunkS
       socket?.resume()
     },
     destroy: () => {
-      ended = true
+      destroyed = true
       socket?.destroy()
     },
   }
