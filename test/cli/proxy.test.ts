@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { newSideChannel, observe } from '../../src/cli/sidechannel.js'
@@ -199,6 +199,31 @@ describe('toolstack proxy: bytes', () => {
     expect(p.stdout().length).toBe(fromServer.length)
     expect(p.stdout().equals(fromServer)).toBe(true)
     expect(p.stderr()).toBe('')
+  })
+
+  it('reads a host input that is a file, not a pipe, through a stream, byte for byte', async () => {
+    const fake = fakeServer()
+    const input = join(tmp.dir, 'host-input.jsonl')
+    const fromHost = Buffer.concat([
+      Buffer.from(line(listReq(1))),
+      Buffer.from('not json\n'.repeat(20_000)),
+      Buffer.from(line(callReq(2, 'read', { path: '/', ffset: 1 }))),
+      Buffer.from('no newline at the end'),
+    ])
+    writeFileSync(input, fromHost)
+    const fd = openSync(input, 'r')
+    const child = track(process.execPath, cliArgs('proxy', '--', process.execPath, fake.script, fake.record, fake.pidFile), {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: [fd, 'pipe', 'pipe'],
+    })
+    closeSync(fd)
+    let err = ''
+    child.stderr?.setEncoding('utf8').on('data', (t: string) => (err += t))
+    child.stdout?.resume()
+    const code = await new Promise((resolve) => child.once('close', resolve))
+    expect(code).toBe(0)
+    expect(readFileSync(fake.record).equals(fromHost)).toBe(true)
+    expect(err).toBe('')
   })
 
   it('forwards the server’s bytes unchanged while it reads them (a listing pending), lines split across chunks included', { timeout: 30_000 }, async () => {
