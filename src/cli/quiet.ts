@@ -14,6 +14,9 @@
  * from a call that was audited stands for every call with the same bytes. The said
  * pairs only grow; a new tool list forgets every shape.
  *
+ * Most calls repeat the one before but for their values, so the last quiet lines are
+ * kept as templates (see `fits`): a line that fits one is quiet without being scanned.
+ *
  * @since 0.1.0
  */
 
@@ -144,6 +147,12 @@ const ARGUMENTS = 2
  * holds the name's range, then each key's.
  */
 interface Shape {
+  /**
+   * Where the scalar values of members lie, when they are being recorded (for a
+   * template): start, end, and 1 for a string or 0 for a number or literal, in order.
+   */
+  slots: Int32Array | undefined
+  slotCount: number
   isCall: boolean
   /** Number of ranges set: 0 with no name yet; the name, then the keys. */
   count: number
@@ -173,7 +182,7 @@ const scanObject = (b: Uint8Array, i: number, end: number, level: number, shape:
       shape.ranges[2 * shape.count] = s
       shape.ranges[2 * shape.count + 1] = q
       shape.count++
-      i = skipValue(b, i, end)
+      i = skipMember(b, i, end, shape)
     } else {
       if (hasEscape(b, s, q)) return NO
       i = level === MESSAGE ? messageMember(b, s, q, i, end, shape) : paramsMember(b, s, q, i, end, shape)
@@ -201,7 +210,7 @@ const messageMember = (b: Uint8Array, s: number, q: number, i: number, end: numb
     shape.hasArguments = false
     return b[i] === OPEN_BRACE ? scanObject(b, i, end, PARAMS, shape) : skipValue(b, i, end)
   }
-  return skipValue(b, i, end)
+  return skipMember(b, i, end, shape)
 }
 
 const paramsMember = (b: Uint8Array, s: number, q: number, i: number, end: number, shape: Shape): number => {
@@ -221,12 +230,32 @@ const paramsMember = (b: Uint8Array, s: number, q: number, i: number, end: numbe
     shape.hasArguments = b[i] === OPEN_BRACE
     return shape.hasArguments ? scanObject(b, i, end, ARGUMENTS, shape) : skipValue(b, i, end)
   }
-  return skipValue(b, i, end)
+  return skipMember(b, i, end, shape)
+}
+
+/**
+ * `skipValue` for a member's value the scan does not read (anything but `method` and
+ * the name): a scalar one is recorded as a slot while slots are being recorded.
+ */
+const skipMember = (b: Uint8Array, i: number, end: number, shape: Shape): number => {
+  const e = skipValue(b, i, end)
+  const slots = shape.slots
+  if (slots !== undefined && e !== NO && shape.slotCount < MAX_SLOTS) {
+    const c = b[i] as number
+    if (c !== OPEN_BRACE && c !== OPEN_BRACKET) {
+      const at = 3 * shape.slotCount++
+      slots[at] = i
+      slots[at + 1] = e
+      slots[at + 2] = c === QUOTE ? 1 : 0
+    }
+  }
+  return e
 }
 
 /** Scans the line into `shape`: whether it is a call with a name and object arguments. */
 const scan = (b: Uint8Array, start: number, end: number, shape: Shape): boolean => {
   shape.isCall = false
+  shape.slotCount = 0
   shape.count = 1
   shape.hasName = false
   shape.hasArguments = false
@@ -285,6 +314,73 @@ const copyOf = (b: Uint8Array, ranges: Int32Array, count: number): Known => {
 }
 
 // -------------------------------------------------------------------------------------
+// templates
+// -------------------------------------------------------------------------------------
+
+/**
+ * A line known quiet, cut into what every line of its kind repeats and the slots where
+ * such lines differ: the scalar values of the members the scan skips. A line that
+ * repeats the fixed bytes and holds a scalar of the same kind in each slot is read by
+ * the scan exactly as the template was (the scan skips a slot's value whatever it
+ * holds, and the bytes after it are the same), so it has the same shape, and is quiet.
+ * Checking that costs a comparison of the fixed bytes and a step over each value.
+ */
+interface Template {
+  readonly bytes: Uint8Array
+  /** start, end, kind (1 string, 0 other) of each slot, relative to the line's start */
+  readonly slots: Int32Array
+}
+
+/** Slots recorded per template; later values stay in the fixed bytes. */
+const MAX_SLOTS = 32
+/** Lines longer than this are not made templates. */
+const TEMPLATE_BYTES = 4096
+/** Templates kept: a host that alternates between a few kinds of call. */
+const TEMPLATES = 2
+
+const sameBytes = (b: Uint8Array, i: number, t: Uint8Array, from: number, n: number): boolean => {
+  for (let k = 0; k < n; k++) if (b[i + k] !== t[from + k]) return false
+  return true
+}
+
+/** Whether the line `[start, end)` is the template's fixed bytes with a value of the same kind in each slot. */
+const fits = (b: Uint8Array, start: number, end: number, tpl: Template): boolean => {
+  const t = tpl.bytes
+  const slots = tpl.slots
+  let i = start
+  let from = 0
+  for (let k = 0; k < slots.length; k += 3) {
+    const n = (slots[k] as number) - from
+    if (end - i <= n || !sameBytes(b, i, t, from, n)) return false
+    i += n
+    const c = b[i] as number
+    if (slots[k + 2] === 1) {
+      if (c !== QUOTE) return false
+      const q = stringEnd(b, i + 1, end)
+      if (q === NO) return false
+      i = q + 1
+    } else {
+      if (c === QUOTE || c === OPEN_BRACE || c === OPEN_BRACKET) return false
+      i = skipValue(b, i, end)
+      if (i === NO) return false
+    }
+    from = slots[k + 1] as number
+  }
+  const rest = t.length - from
+  return end - i === rest && sameBytes(b, i, t, from, rest)
+}
+
+const templateOf = (b: Uint8Array, start: number, end: number, recorded: Int32Array, count: number): Template => {
+  const slots = new Int32Array(3 * count)
+  for (let k = 0; k < slots.length; k += 3) {
+    slots[k] = (recorded[k] as number) - start
+    slots[k + 1] = (recorded[k + 1] as number) - start
+    slots[k + 2] = recorded[k + 2] as number
+  }
+  return { bytes: b.slice(start, end), slots }
+}
+
+// -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
 
@@ -295,27 +391,48 @@ const copyOf = (b: Uint8Array, ranges: Int32Array, count: number): Known => {
  * @category constructors
  */
 export const quietCalls = (): QuietCalls => {
-  const shape: Shape = { isCall: false, count: 0, hasName: false, hasArguments: false, ranges: new Int32Array(2 * (MAX_KEYS + 1)) }
+  const shape: Shape = { slots: undefined, slotCount: 0, isCall: false, count: 0, hasName: false, hasArguments: false, ranges: new Int32Array(2 * (MAX_KEYS + 1)) }
+  const recording = new Int32Array(3 * MAX_SLOTS)
   let scanned = false
   let hash = 0
   let under: object | undefined
   let known = new Map<number, Known | Array<Known>>()
   let size = 0
+  // the most recently fitted first
+  let templates: Array<Template> = []
 
-  const isQuiet = (bytes: Uint8Array, start: number, end: number, catalogue: object): boolean => {
-    if (catalogue !== under) {
-      under = catalogue
-      known = new Map()
-      size = 0
-    }
-    scanned = scan(bytes, start, end, shape)
-    if (!scanned) return false
+  const isKnown = (bytes: Uint8Array): boolean => {
     hash = hashOf(bytes, shape.ranges, shape.count)
     const k = known.get(hash)
     if (k === undefined) return false
     if (!Array.isArray(k)) return matches(bytes, shape.ranges, shape.count, k)
     for (const one of k) if (matches(bytes, shape.ranges, shape.count, one)) return true
     return false
+  }
+
+  const isQuiet = (bytes: Uint8Array, start: number, end: number, catalogue: object): boolean => {
+    if (catalogue !== under) {
+      under = catalogue
+      known = new Map()
+      size = 0
+      templates = []
+    }
+    for (let t = 0; t < templates.length; t++) {
+      const tpl = templates[t] as Template
+      if (fits(bytes, start, end, tpl)) {
+        if (t > 0) templates = [tpl, ...templates.filter((x) => x !== tpl)]
+        scanned = false
+        return true
+      }
+    }
+    const short = end - start <= TEMPLATE_BYTES
+    shape.slots = short ? recording : undefined
+    scanned = scan(bytes, start, end, shape)
+    shape.slots = undefined
+    if (!scanned || !isKnown(bytes)) return false
+    // quiet: the next line of its kind is checked against it
+    if (short) templates = [templateOf(bytes, start, end, recording, shape.slotCount), ...templates].slice(0, TEMPLATES)
+    return true
   }
 
   const remember = (bytes: Uint8Array): void => {

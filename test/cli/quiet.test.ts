@@ -64,6 +64,23 @@ describe('quietCalls', () => {
     expect(ask(q, call('write', { path: '/x', content: `${'a'.repeat(100)}\\`, sneaky: 1 }), tools)).toBe(false)
   })
 
+  it('answers a line of a kind it met from that line: other values, even of other kinds, with the same keys', () => {
+    const q = quietCalls()
+    const first = call('read', { path: '/a', ffset: 1, flag: true })
+    learn(q, first, tools)
+    // the first quiet one becomes a template; the next ones fit it or are scanned
+    expect(ask(q, first, tools)).toBe(true)
+    expect(ask(q, call('read', { path: 'x","evil":"y', ffset: -2.5e3, flag: null }, 'id-9'), tools)).toBe(true)
+    expect(ask(q, call('read', { path: { deep: ['"'] }, ffset: '1', flag: [] }), tools)).toBe(true)
+    expect(ask(q, call('read', { path: '/a', ffset: 1, flag: true, evil: 1 }), tools)).toBe(false)
+    expect(ask(q, call('read', { path: '/a', ffset: 1, flg: true }), tools)).toBe(false)
+    expect(ask(q, call('write', { path: '/a', ffset: 1, flag: true }), tools)).toBe(false)
+    // cut short inside a value: not a call the scan can read
+    expect(ask(q, first.slice(0, first.indexOf('/a') + 1), tools)).toBe(false)
+    // a new tool list forgets the templates with the shapes
+    expect(ask(q, first, {})).toBe(false)
+  })
+
   it('forgets its shapes when it has too many, and keeps answering', () => {
     const q = quietCalls()
     for (let i = 0; i < 5000; i++) learn(q, call('read', { [`k${i}`]: i }), tools)
