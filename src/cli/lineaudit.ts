@@ -127,11 +127,20 @@ export const lineAudit = (tolerate: ReadonlyArray<string>, warn: (w: UnknownKeyW
 
   // audits the lines that end in bytes[from, to) and returns where the last one ends
   const lines = (from: Direction, bytes: Buffer, start: number, to: number): number => {
-    for (let nl = bytes.indexOf(NEWLINE, start); nl !== -1 && nl < to; nl = bytes.indexOf(NEWLINE, start)) {
+    for (;;) {
+      // a host line that fits a quiet call's template ends where the template does
+      if (from === 'host') {
+        const e = quiet.quietLineAt(bytes, start, to, state.cache)
+        if (e !== -1) {
+          start = e + 1
+          continue
+        }
+      }
+      const nl = bytes.indexOf(NEWLINE, start)
+      if (nl === -1 || nl >= to) return start
       if (nl > start) line(from, bytes, start, nl)
       start = nl + 1
     }
-    return start
   }
 
   const feed = (from: Direction, bytes: Buffer): void => {

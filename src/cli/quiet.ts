@@ -15,7 +15,8 @@
  * pairs only grow; a new tool list forgets every shape.
  *
  * Most calls repeat the one before but for their values, so the last quiet lines are
- * kept as templates (see `fits`): a line that fits one is quiet without being scanned.
+ * kept as templates (see `fitAt`): a line that fits one is quiet without being scanned,
+ * and ends where the template does, without a search for its newline.
  *
  * @since 0.1.0
  */
@@ -45,6 +46,12 @@ export interface QuietCalls {
    * declined is not remembered.
    */
   readonly remember: (bytes: Uint8Array) => void
+  /**
+   * When the line that starts at `start` fits a template under `catalogue` and its
+   * newline comes before `limit`: that newline's index (the line is quiet); else -1.
+   * Finds a quiet line's end without searching for it.
+   */
+  readonly quietLineAt: (bytes: Uint8Array, start: number, limit: number, catalogue: object) => number
 }
 
 // -------------------------------------------------------------------------------------
@@ -81,7 +88,8 @@ const spells = (b: Uint8Array, s: number, e: number, w: Uint8Array): boolean => 
 
 /**
  * A string's contents from `i` (after its opening quote): the index of its closing
- * quote, or NO. Escapes are stepped over, not checked.
+ * quote, or NO. Escapes are stepped over, not checked. A newline ends the search (a
+ * line holds none, and a template is matched before the line's end is known).
  */
 const stringEnd = (b: Uint8Array, i: number, end: number): number => {
   const stop = Math.min(end, i + LONG)
@@ -89,6 +97,7 @@ const stringEnd = (b: Uint8Array, i: number, end: number): number => {
     const c = b[i] as number
     if (c === QUOTE) return i
     if (c === BACKSLASH) i++
+    else if (c === LF) return NO
   }
   if (i >= end) return NO
   // a long string: the next quote not escaped (preceded by an even run of backslashes)
@@ -98,7 +107,10 @@ const stringEnd = (b: Uint8Array, i: number, end: number): number => {
     if (q < 0 || q >= end) return NO
     let k = q - 1
     while (k >= from && b[k] === BACKSLASH) k--
-    if (((q - 1 - k) & 1) === 0) return q
+    if (((q - 1 - k) & 1) === 0) {
+      const nl = b.indexOf(LF, from)
+      return nl !== -1 && nl < q ? NO : q
+    }
     i = q + 1
   }
 }
@@ -128,7 +140,11 @@ const skipValue = (b: Uint8Array, i: number, end: number): number => {
     }
     return NO
   }
-  // a number or a literal: up to what ends it
+  return scalarEnd(b, i, end)
+}
+
+/** A number or a literal from `i`: the index of what ends it, or NO when it is empty. */
+const scalarEnd = (b: Uint8Array, i: number, end: number): number => {
   const from = i
   while (i < end) {
     const d = b[i] as number
@@ -327,6 +343,8 @@ const copyOf = (b: Uint8Array, ranges: Int32Array, count: number): Known => {
  */
 interface Template {
   readonly bytes: Uint8Array
+  /** `bytes`, read four at a time */
+  readonly view: DataView
   /** start, end, kind (1 string, 0 other) of each slot, relative to the line's start */
   readonly slots: Int32Array
 }
@@ -338,36 +356,49 @@ const TEMPLATE_BYTES = 4096
 /** Templates kept: a host that alternates between a few kinds of call. */
 const TEMPLATES = 2
 
-const sameBytes = (b: Uint8Array, i: number, t: Uint8Array, from: number, n: number): boolean => {
-  for (let k = 0; k < n; k++) if (b[i + k] !== t[from + k]) return false
+/**
+ * Whether `n` bytes at `i` of the line (its memory's view `lv`, at the line's offset
+ * `base`) are the template's from `from`: four bytes at a time, three times as fast
+ * as one by one (measured here on 80 bytes).
+ */
+const sameBytes = (lv: DataView, base: number, i: number, tv: DataView, from: number, n: number): boolean => {
+  const at = base + i
+  let k = 0
+  for (; k + 4 <= n; k += 4) if (lv.getUint32(at + k) !== tv.getUint32(from + k)) return false
+  for (; k < n; k++) if (lv.getUint8(at + k) !== tv.getUint8(from + k)) return false
   return true
 }
 
-/** Whether the line `[start, end)` is the template's fixed bytes with a value of the same kind in each slot. */
-const fits = (b: Uint8Array, start: number, end: number, tpl: Template): boolean => {
-  const t = tpl.bytes
+/**
+ * Where the template's match ends, when the bytes from `start` (up to `limit`) are its
+ * fixed bytes with a value of the same kind in each slot; NO otherwise. What matched
+ * holds no newline.
+ */
+const fitAt = (b: Uint8Array, lv: DataView, start: number, limit: number, tpl: Template): number => {
+  const tv = tpl.view
+  const base = b.byteOffset
   const slots = tpl.slots
   let i = start
   let from = 0
   for (let k = 0; k < slots.length; k += 3) {
     const n = (slots[k] as number) - from
-    if (end - i <= n || !sameBytes(b, i, t, from, n)) return false
+    if (limit - i <= n || !sameBytes(lv, base, i, tv, from, n)) return NO
     i += n
     const c = b[i] as number
     if (slots[k + 2] === 1) {
-      if (c !== QUOTE) return false
-      const q = stringEnd(b, i + 1, end)
-      if (q === NO) return false
+      if (c !== QUOTE) return NO
+      const q = stringEnd(b, i + 1, limit)
+      if (q === NO) return NO
       i = q + 1
     } else {
-      if (c === QUOTE || c === OPEN_BRACE || c === OPEN_BRACKET) return false
-      i = skipValue(b, i, end)
-      if (i === NO) return false
+      if (c === QUOTE || c === OPEN_BRACE || c === OPEN_BRACKET) return NO
+      i = scalarEnd(b, i, limit)
+      if (i === NO) return NO
     }
     from = slots[k + 1] as number
   }
-  const rest = t.length - from
-  return end - i === rest && sameBytes(b, i, t, from, rest)
+  const rest = tpl.bytes.length - from
+  return limit - i >= rest && sameBytes(lv, base, i, tv, from, rest) ? i + rest : NO
 }
 
 const templateOf = (b: Uint8Array, start: number, end: number, recorded: Int32Array, count: number): Template => {
@@ -377,7 +408,8 @@ const templateOf = (b: Uint8Array, start: number, end: number, recorded: Int32Ar
     slots[k + 1] = (recorded[k + 1] as number) - start
     slots[k + 2] = recorded[k + 2] as number
   }
-  return { bytes: b.slice(start, end), slots }
+  const bytes = b.slice(start, end)
+  return { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.length), slots }
 }
 
 // -------------------------------------------------------------------------------------
@@ -400,6 +432,40 @@ export const quietCalls = (): QuietCalls => {
   let size = 0
   // the most recently fitted first
   let templates: Array<Template> = []
+  // a view of the memory the lines lie in (the ring, mostly), made again when it changes
+  let memory: ArrayBufferLike | undefined
+  let view: DataView = new DataView(new ArrayBuffer(0))
+  let last: Uint8Array | undefined
+  const viewOf = (b: Uint8Array): DataView => {
+    if (b === last) return view
+    last = b
+    if (b.buffer !== memory) {
+      memory = b.buffer
+      view = new DataView(b.buffer)
+    }
+    return view
+  }
+
+  // the first template that fits from `start`: where its match ends, or NO
+  const fitted = (bytes: Uint8Array, start: number, limit: number): number => {
+    if (templates.length === 0) return NO
+    const lv = viewOf(bytes)
+    for (let t = 0; t < templates.length; t++) {
+      const tpl = templates[t] as Template
+      const e = fitAt(bytes, lv, start, limit, tpl)
+      if (e !== NO) {
+        if (t > 0) templates = [tpl, ...templates.filter((x) => x !== tpl)]
+        return e
+      }
+    }
+    return NO
+  }
+
+  const quietLineAt = (bytes: Uint8Array, start: number, limit: number, catalogue: object): number => {
+    if (catalogue !== under) return NO
+    const e = fitted(bytes, start, limit)
+    return e !== NO && e < limit && bytes[e] === LF ? e : NO
+  }
 
   const isKnown = (bytes: Uint8Array): boolean => {
     hash = hashOf(bytes, shape.ranges, shape.count)
@@ -417,14 +483,8 @@ export const quietCalls = (): QuietCalls => {
       size = 0
       templates = []
     }
-    for (let t = 0; t < templates.length; t++) {
-      const tpl = templates[t] as Template
-      if (fits(bytes, start, end, tpl)) {
-        if (t > 0) templates = [tpl, ...templates.filter((x) => x !== tpl)]
-        scanned = false
-        return true
-      }
-    }
+    scanned = false
+    if (fitted(bytes, start, end) === end) return true
     const short = end - start <= TEMPLATE_BYTES
     shape.slots = short ? recording : undefined
     scanned = scan(bytes, start, end, shape)
@@ -450,5 +510,5 @@ export const quietCalls = (): QuietCalls => {
     size++
   }
 
-  return { isQuiet, remember }
+  return { isQuiet, remember, quietLineAt }
 }

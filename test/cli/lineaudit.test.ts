@@ -54,6 +54,30 @@ const fed = (
   return out
 }
 
+// Feeds each run of lines from one side as one stream of bytes, cut where `cuts` say
+// (fractions of the run's length): many lines to a piece, as a flood comes.
+const fedInRuns = (tolerate: ReadonlyArray<string>, lines: ReadonlyArray<readonly [Direction, string]>, cuts: ReadonlyArray<number>): ReadonlyArray<UnknownKeyWarning> => {
+  const out: Array<UnknownKeyWarning> = []
+  const audit = lineAudit(tolerate, (w) => out.push(w))
+  for (let i = 0; i < lines.length; ) {
+    const from = (lines[i] as readonly [Direction, string])[0]
+    let j = i
+    while (j < lines.length && (lines[j] as readonly [Direction, string])[0] === from) j++
+    const run = Buffer.from(lines.slice(i, j).map(([, text]) => text + '\n').join(''))
+    const at = [...new Set(cuts.map((c) => Math.floor(c * run.length)))].sort((a, b) => a - b)
+    let start = 0
+    for (const cut of [...at, run.length]) {
+      if (cut <= start) continue
+      const copy = Buffer.from(run.subarray(start, cut))
+      audit.feed(from, copy)
+      copy.fill(0x20)
+      start = cut
+    }
+    i = j
+  }
+  return out
+}
+
 const key = fc.oneof(fc.constantFrom('path', 'offset', 'content', 'ffset', 'reason', '_meta', '__proto__', '0', '17', 'pa\u0074h'), fc.string({ maxLength: 6 }))
 const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.string())
 const args = fc.dictionary(key, value, { maxKeys: 5 })
@@ -128,6 +152,8 @@ const session = fc
       { weight: 3, arbitrary: fc.tuple(line, fc.boolean()).map(([l, twin]) => ({ l, twin })) },
       { weight: 1, arbitrary: listed.map((ls) => ({ ls })) },
       { weight: 2, arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([again, twin]) => ({ again, twin })) },
+      // a line met before with more after it on the same line: not the line it starts as
+      { weight: 1, arbitrary: fc.tuple(fc.nat(), fc.constantFrom(' ', 'x', ','), fc.nat(1)).map(([glue, sep, list]) => ({ glue, sep, list })) },
     ),
     { maxLength: 30 },
   )
@@ -138,7 +164,14 @@ const session = fc
       out.push([from, text])
     }
     for (const step of steps) {
-      if ('ls' in step) out.push(...step.ls)
+      if ('glue' in step) {
+        // the line once more (so it is known), then glued to a tools/list request, then
+        // an answer to that request, which only a reader fooled by the glue awaits
+        const [from, text] = out[step.glue % Math.max(1, out.length)] ?? ['host', '{}']
+        const id = 1000 + step.list
+        out.push([from, text], [from, `${text}${step.sep}${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' })}`])
+        out.push(['server', JSON.stringify({ jsonrpc: '2.0', id, result: { tools: ['read', 'write', 'other'].map((name) => ({ name, inputSchema: { type: 'object', properties: { zz: {} } } })) } })])
+      } else if ('ls' in step) out.push(...step.ls)
       else if ('l' in step) push(step.l, step.twin)
       else if (out.length > 0) push(out[step.again % out.length] as readonly [Direction, string], step.twin)
     }
@@ -157,6 +190,14 @@ describe('lineAudit', () => {
     )
   })
 
+  it('warns the same when many lines come to a piece, cut anywhere', () => {
+    fc.assert(
+      fc.property(tolerate, session, cuts, (t, lines, c) => {
+        expect(fedInRuns(t, lines, c)).toEqual(reference(t, lines))
+      }),
+    )
+  })
+
   it('the property fails when calls are skipped as quiet without reason', () => {
     const fails = (quiet: () => QuietCalls): boolean =>
       fc.check(
@@ -170,7 +211,7 @@ describe('lineAudit', () => {
       fails(() => {
         const q = quietCalls()
         const one = {}
-        return { isQuiet: (b, s, e) => q.isQuiet(b, s, e, one), remember: q.remember }
+        return { isQuiet: (b, s, e) => q.isQuiet(b, s, e, one), remember: q.remember, quietLineAt: (b, s, l) => q.quietLineAt(b, s, l, one) }
       }),
     ).toBe(true)
     // a line's shape remembered before it was audited: its first warning is lost
@@ -184,6 +225,7 @@ describe('lineAudit', () => {
             return false
           },
           remember: () => undefined,
+          quietLineAt: q.quietLineAt,
         }
       }),
     ).toBe(true)
