@@ -337,11 +337,13 @@ export const recordGrant =
 // combinator
 // -------------------------------------------------------------------------------------
 
+// callbacks are checked by assertCallback, which says what a callback must be, as
+// every combinator does
 const OptionsProps = {
   rules: t.unknown,
-  onAsk: t.Function,
+  onAsk: t.unknown,
   grants: t.unknown,
-  onGrant: t.Function,
+  onGrant: t.unknown,
   roots: t.unknown,
   filterTools: t.boolean,
 }
