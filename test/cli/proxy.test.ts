@@ -316,6 +316,29 @@ describe('toolstack proxy: lifecycle', () => {
     expect((await p.exited).code).toBe(3)
   })
 
+  it('ends soon after the server exits even when a process it started keeps its stdout open', async () => {
+    const grandchildPid = join(tmp.dir, 'grandchild.pid')
+    // the server leaves behind a process holding its stdout, then exits 4
+    const server = `
+      const { spawn } = require('node:child_process')
+      const g = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: ['ignore', 'inherit', 'ignore'], detached: true })
+      require('node:fs').writeFileSync(${JSON.stringify(grandchildPid)}, String(g.pid))
+      g.unref()
+      process.stdout.write('{"jsonrpc":"2.0","method":"hello"}\\n', () => process.exit(4))
+    `
+    const p = startProxy([], {}, [process.execPath, '-e', server])
+    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    const held = Number(readFileSync(grandchildPid, 'utf8'))
+    pids.push(held)
+    const t0 = Date.now()
+    const { code } = await p.exited
+    expect(code).toBe(4)
+    // the server's output came through, and the proxy did not wait for the grandchild
+    expect(p.stdout().toString()).toBe('{"jsonrpc":"2.0","method":"hello"}\n')
+    expect(Date.now() - t0).toBeLessThan(10_000)
+    expect(isRunning(held)).toBe(true)
+  })
+
   it('ends with 128 + n when a signal killed the server', async () => {
     const p = startProxy([])
     await serverStarted(p)
