@@ -181,20 +181,25 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
       const batch = readBatch(calls)
       const results: Array<ToolResult | undefined> = new Array<ToolResult | undefined>(batch.length).fill(undefined)
       const groups = new Map<Route, { calls: Array<ToolCall>; positions: Array<number> }>()
-      batch.forEach((c, i) => {
-        const d = decideCall(c)
+      // calls of one provider come in runs: the last group answers most lookups
+      let lastRoute: Route | undefined
+      let last: { calls: Array<ToolCall>; positions: Array<number> } | undefined
+      for (let i = 0; i < batch.length; i++) {
+        const d = decideCall(batch[i])
         if (d._tag === 'Answer') {
           results[i] = d.result
-          return
+          continue
         }
-        let g = groups.get(d.route)
+        let g = d.route === lastRoute ? last : groups.get(d.route)
         if (g === undefined) {
           g = { calls: [], positions: [] }
           groups.set(d.route, g)
         }
+        lastRoute = d.route
+        last = g
         g.calls.push(d.call)
         g.positions.push(i)
-      })
+      }
       // each copy keeps the very same arguments: hand down the parses an upper layer made
       for (const g of groups.values()) handDownFrom(calls, g.calls, g.positions)
       const only = groups.size === 1 ? [...groups][0] : undefined
@@ -433,20 +438,22 @@ type Decision =
 const MALFORMED = 'this tool call is malformed'
 const SHAPE = 'a tool call looks like { "id": "…", "function": { "name": "…", "arguments": "{…}" } }'
 
+const answered = (call: unknown, content: string): Decision => ({ _tag: 'Answer', result: errorResult(call, content) })
+
 const decide = (table: Table) => {
   const route = routeOf(table)
   return (call: unknown): Decision => {
-    const answer = (content: string): Decision => ({ _tag: 'Answer', result: errorResult(call, content) })
     try {
-      if (typeof call !== 'object' || call === null) return answer(`${MALFORMED}: it is ${describeValue(call)}; ${SHAPE}`)
+      if (typeof call !== 'object' || call === null) return answered(call, `${MALFORMED}: it is ${describeValue(call)}; ${SHAPE}`)
       const fn: unknown = (call as { readonly function?: unknown }).function
-      if (typeof fn !== 'object' || fn === null) return answer(`${MALFORMED}: it has no "function" object; ${SHAPE}`)
+      if (typeof fn !== 'object' || fn === null) return answered(call, `${MALFORMED}: it has no "function" object; ${SHAPE}`)
       const name: unknown = (fn as { readonly name?: unknown }).name
-      if (typeof name !== 'string') return answer(`${MALFORMED}: its function.name is ${describeValue(name)}, not a string; ${SHAPE}`)
+      if (typeof name !== 'string') return answered(call, `${MALFORMED}: its function.name is ${describeValue(name)}, not a string; ${SHAPE}`)
       const found = route(name)
       if (found === undefined) {
         const known = table.routes.map((r) => JSON.stringify(r.tag))
-        return answer(
+        return answered(
+          call,
           known.length === 0
             ? `no tool named ${quoteName(name)}; no tools are registered`
             : `no tool named ${quoteName(name)}; known prefixes are ${known.join(', ')}`,
@@ -457,7 +464,7 @@ const decide = (table: Table) => {
       const copy = { ...call, function: { ...fn, name: name.slice(found.tag.length) } } as ToolCall
       return { _tag: 'Route', route: found, call: copy }
     } catch (e) {
-      return answer(`${MALFORMED}: it cannot be read (${describeError(e)}); ${SHAPE}`)
+      return answered(call, `${MALFORMED}: it cannot be read (${describeError(e)}); ${SHAPE}`)
     }
   }
 }
