@@ -41,6 +41,27 @@ export const OPEN_BRACE = 0x7b
 export const CLOSE_BRACE = 0x7d
 
 /**
+ * Whether `c` is JSON whitespace.
+ *
+ * @since 0.1.0
+ */
+export const isWs = (c: number): boolean => c === SPACE || c === LF || c === CR || c === TAB
+
+/**
+ * The first index at or after `i` (before `end`) that is not JSON whitespace.
+ *
+ * @since 0.1.0
+ */
+export const skipWs = (b: Uint8Array, i: number, end: number): number => {
+  while (i < end) {
+    const c = b[i] as number
+    if (c > SPACE || !isWs(c)) return i
+    i++
+  }
+  return i
+}
+
+/**
  * No bytes: a side's end, or nothing carried.
  *
  * @since 0.1.0

@@ -21,7 +21,7 @@
  * @since 0.1.0
  */
 
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, CR, LF, OPEN_BRACE, OPEN_BRACKET, QUOTE, SPACE, TAB, wordOf } from './bytes.js'
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, LF, OPEN_BRACE, OPEN_BRACKET, QUOTE, isWs, skipWs, wordOf } from './bytes.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -72,12 +72,6 @@ const W_NAME = wordOf('name')
 const W_ARGUMENTS = wordOf('arguments')
 const W_TOOLS_CALL = wordOf('tools/call')
 
-const isWs = (c: number): boolean => c === SPACE || c === LF || c === CR || c === TAB
-
-const skipWs = (b: Uint8Array, i: number, end: number): number => {
-  while (i < end && isWs(b[i] as number)) i++
-  return i
-}
 
 /** Whether `[s, e)` holds exactly the bytes of `w`. */
 const spells = (b: Uint8Array, s: number, e: number, w: Uint8Array): boolean => {

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Buffer } from 'node:buffer'
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, CR, DOT, LF, MINUS, NINE, OPEN_BRACE, OPEN_BRACKET, PLUS, QUOTE, SPACE, TAB, ZERO, wordOf } from './bytes.js'
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, DOT, MINUS, NINE, OPEN_BRACE, OPEN_BRACKET, PLUS, QUOTE, SPACE, ZERO, skipWs, wordOf } from './bytes.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -50,15 +50,6 @@ const isDigit = (c: number): boolean => c >= ZERO && c <= NINE
 
 const isHex = (c: number): boolean => (c >= ZERO && c <= NINE) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66)
 
-/** The first index at or after `i` that is not JSON whitespace. */
-const skipWs = (b: Buffer, i: number, end: number): number => {
-  while (i < end) {
-    const c = b[i] as number
-    if (c > SPACE || (c !== SPACE && c !== LF && c !== CR && c !== TAB)) return i
-    i++
-  }
-  return i
-}
 
 /** `i` is at a backslash: the index of the escape's last byte, or FAIL. */
 const skipEscape = (b: Buffer, i: number, end: number): number => {
