@@ -89,7 +89,7 @@ describe('quietCalls', () => {
     expect(ask(q, call('read', { k0: 1 }), tools)).toBe(true)
   })
 
-  it('never throws and never reads outside the range it is given, whatever the bytes', () => {
+  it('never throws, never reads outside the range it is given, and never takes a line past its newline, whatever the bytes', () => {
     // call-like lines with a byte changed or cut short, and arbitrary bytes
     const callLike = fc
       .tuple(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), fc.nat(), fc.integer({ min: -1, max: 255 }), fc.nat())
@@ -115,6 +115,13 @@ describe('quietCalls', () => {
         r.remember(pristine)
         const known = q.isQuiet(pristine, s, e, tools)
         expect(r.isQuiet(spoilt, s, e, tools)).toBe(known)
+        // a line found again from its template ends at the first newline after it,
+        // never past one
+        const followed = Buffer.concat([spoilt.subarray(0, e), Buffer.from('\n'), after, Buffer.from('\n')])
+        const lineEnd = q.quietLineAt(followed, s, followed.length, tools)
+        const firstNewline = followed.indexOf(0x0a, s)
+        expect(lineEnd === -1 || lineEnd === firstNewline).toBe(true)
+        if (known && firstNewline === e) expect(lineEnd).toBe(e)
         // known exactly when the line reads as a call: then a parse of it agrees
         if (known) {
           let msg: unknown
