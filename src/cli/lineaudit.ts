@@ -41,14 +41,9 @@ export interface LineAudit {
 
 const TOOLS = Buffer.from('tools')
 
-/**
- * Whether a line can hold "tools/list" or "tools/call": it contains "tools", or an
- * escape that could spell it. Anything else is none of the side channel's business.
- *
- * @since 0.1.0
- * @category utils
- */
-export const mayConcernTools = (line: Buffer): boolean => line.includes(TOOLS) || line.includes(BACKSLASH)
+// Whether a line can hold "tools/list" or "tools/call": it contains "tools", or an
+// escape that could spell it. Anything else is none of the side channel's business.
+const mayConcernTools = (line: Buffer): boolean => line.includes(TOOLS) || line.includes(BACKSLASH)
 
 interface Carry {
   buf: Buffer
