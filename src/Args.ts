@@ -5,31 +5,8 @@
  */
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
-import { describeError } from './internal/results.js'
-
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * Why a call's arguments do not read as a JSON object.
- *
- * @since 0.1.0
- * @category model
- */
-export type ArgsProblem =
-  | { readonly _tag: 'Absent' }
-  | { readonly _tag: 'Empty' }
-  | { readonly _tag: 'Unparsable'; readonly message: string }
-  | { readonly _tag: 'NotAnObject'; readonly got: string }
-
-/**
- * Parsed arguments. Shared between layers, so treat them as read-only.
- *
- * @since 0.1.0
- * @category model
- */
-export type Args = Readonly<Record<string, unknown>>
+import type { Args, ArgsProblem } from './model.js'
+import { describeError } from './internal/describe.js'
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -62,6 +39,8 @@ export const drawArgsProblem = (p: ArgsProblem): string => {
       return `the arguments are not valid JSON (${p.message})`
     case 'NotAnObject':
       return `the arguments must be a JSON object, but they are ${p.got}`
+    case 'Unreadable':
+      return `the call cannot be read (${p.message})`
   }
 }
 

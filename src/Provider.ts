@@ -4,171 +4,16 @@
  *
  * @since 0.1.0
  */
-import * as t from 'io-ts/lib/index.js'
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left as leftOf, right as rightOf } from 'fp-ts/lib/Either.js'
-import type { Args } from './Args.js'
+import type { Args, Batch, Provider, ToolCall, ToolDeclaration, ToolResult, BatchProvider } from './model.js'
+import { assertProvider } from './model.js'
 import { drawArgsProblem, noneAsEmpty } from './Args.js'
-import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch } from './internal/argsMemo.js'
-import { describeValue } from './internal/options.js'
-import { callIdOf, callNameOf, describeError, errorResult } from './internal/results.js'
-
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * A JSON Schema object. Its `properties` keys are the argument names a tool declares.
- *
- * @since 0.1.0
- * @category model
- */
-export type JsonSchema = Readonly<Record<string, unknown>>
-
-/**
- * @since 0.1.0
- * @category model
- */
-export interface FunctionDeclaration {
-  readonly name: string
-  readonly description?: string
-  readonly parameters?: JsonSchema
-}
-
-/**
- * What the model is shown for one tool.
- *
- * @since 0.1.0
- * @category model
- */
-export interface ToolDeclaration {
-  readonly type: 'function'
-  readonly function: FunctionDeclaration
-}
-
-/**
- * A model's tool call. `arguments` is the JSON string the call travels as, or an
- * object a caller already parsed; the empty string means "no arguments".
- *
- * @since 0.1.0
- * @category model
- */
-export interface ToolCall {
-  readonly id: string
-  readonly type?: 'function'
-  readonly function: {
-    readonly name: string
-    readonly arguments: string | Readonly<Record<string, unknown>>
-  }
-}
-
-/**
- * One result per call, in the caller's order.
- *
- * @since 0.1.0
- * @category model
- */
-export interface ToolResult {
-  readonly role: 'tool'
-  readonly tool_call_id: string
-  readonly content: string
-  readonly is_error?: boolean
-  /** An MCP tool's `structuredContent`, kept as it came. */
-  readonly structured_content?: unknown
-}
-
-/**
- * A record of two functions; nothing else. Combinators are
- * `(options) => (provider) => provider`.
- *
- * @since 0.1.0
- * @category model
- */
-export interface Provider<E> {
-  readonly toolsForLlm: TaskEither<E, ReadonlyArray<ToolDeclaration>>
-  readonly executeToolCalls: (calls: ReadonlyArray<ToolCall>) => TaskEither<E, ReadonlyArray<ToolResult>>
-}
-
-/**
- * The error type of a provider.
- *
- * @since 0.1.0
- * @category model
- */
-export type ErrorOf<P> = P extends Provider<infer E> ? E : never
-
-// -------------------------------------------------------------------------------------
-// codecs
-// -------------------------------------------------------------------------------------
-
-/**
- * A declaration whose argument names can be read: a `function` object with a string
- * `name`, a `parameters` object and, if present, an object `properties`.
- *
- * @since 0.1.0
- * @category codecs
- */
-export const ReadableDeclaration = t.type({
-  function: t.type({
-    name: t.string,
-    parameters: t.intersection([t.UnknownRecord, t.partial({ properties: t.UnknownRecord })]),
-  }),
-})
-
-/**
- * @since 0.1.0
- * @category codecs
- */
-export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
-
-// -------------------------------------------------------------------------------------
-// guards
-// -------------------------------------------------------------------------------------
-
-/**
- * Whether a value has the shape of a provider (both functions present).
- *
- * @example
- * import { isProvider } from 'toolstack'
- * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve(), executeToolCalls: () => () => Promise.resolve() }), true)
- * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve() }), false)
- *
- * @since 0.1.0
- * @category guards
- */
-export const isProvider = (u: unknown): u is Provider<unknown> => {
-  try {
-    return (
-      typeof u === 'object' &&
-      u !== null &&
-      typeof (u as Record<string, unknown>)['toolsForLlm'] === 'function' &&
-      typeof (u as Record<string, unknown>)['executeToolCalls'] === 'function'
-    )
-  } catch {
-    return false
-  }
-}
-
-/**
- * Throws a `TypeError` naming what is missing when `u` is not a provider. For use
- * at construction time by every combinator.
- *
- * @since 0.1.0
- * @category guards
- */
-export const assertProvider: (where: string, u: unknown) => asserts u is Provider<unknown> = (where, u) => {
-  if (isProvider(u)) return
-  const missing =
-    typeof u !== 'object' || u === null
-      ? `got ${describeValue(u)}`
-      : ['toolsForLlm', 'executeToolCalls']
-          .filter((k) => typeof (u as Record<string, unknown>)[k] !== 'function')
-          .map((k) => `\`${k}\` is not a function`)
-          .join(' and ')
-  throw new TypeError(`${where}: expected a provider ({ toolsForLlm, executeToolCalls }), but ${missing}`)
-}
+import { batchOf } from './Batch.js'
+import { errorResult, readPositions } from './internal/answer.js'
+import { callIdOf, callNameOf } from './internal/calls.js'
+import { describeError, describeValue } from './internal/describe.js'
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -198,15 +43,20 @@ export type ToolOutput = string | ToolOutcome
 /**
  * An in-process tool: what the model is shown, and what runs. `run` receives the
  * call's parsed arguments (`{}` when the model sent none; shared with the layers
- * above, so read-only) and the call itself; a Left is an `is_error` result with that
- * text.
+ * above, so read-only) and the call itself, and answers in whichever style suits:
+ *
+ * - a `TaskEither<string, ToolOutput>` (fp-ts): a Left is an `is_error` result with that text;
+ * - a Promise (an `async` function): a rejection is an `is_error` result with its message;
+ * - the output itself.
+ *
+ * A Promise or a value that is an `Either` is read as one.
  *
  * @since 0.1.0
  * @category model
  */
 export interface LocalTool {
   readonly declaration: ToolDeclaration
-  readonly run: (args: Args, call: ToolCall) => TaskEither<string, ToolOutput>
+  readonly run: (args: Args, call: ToolCall) => TaskEither<string, ToolOutput> | Promise<ToolOutput | Either<string, ToolOutput>> | ToolOutput
 }
 
 const quote = (s: string): string => JSON.stringify(s)
@@ -218,22 +68,23 @@ const unknownToolMessage = (name: string, names: ReadonlyArray<string>): string 
     ? `there is no tool named ${quote(name)}; no tools are available`
     : `there is no tool named ${quote(name)}; the available tools are ${names.slice(0, MAX_NAMES_SHOWN).map(quote).join(', ')}${names.length > MAX_NAMES_SHOWN ? ', …' : ''}`
 
+const isEither = (u: unknown): u is Either<unknown, unknown> => {
+  const tag = typeof u === 'object' && u !== null ? (u as { readonly _tag?: unknown })._tag : undefined
+  return tag === 'Left' || tag === 'Right'
+}
+
 // `run` is typed, but hosts written in plain JavaScript are not: every part of its
 // answer is checked before it becomes a result
 const outputToResult = (call: unknown, name: string, out: unknown): ToolResult => {
   const failed = (why: string): ToolResult => errorResult(call, `tool ${quote(name)} failed: ${why}`)
-  if (typeof out !== 'object' || out === null) return failed(`its implementation answered ${describeValue(out)}, not an Either`)
-  const tag = (out as { readonly _tag?: unknown })._tag
-  if (tag === 'Left') {
-    const l = (out as { readonly left?: unknown }).left
-    return errorResult(call, typeof l === 'string' ? l : describeError(l))
+  if (isEither(out)) {
+    if (out._tag === 'Left') return errorResult(call, typeof out.left === 'string' ? out.left : describeError(out.left))
+    return outputToResult(call, name, out.right)
   }
-  if (tag !== 'Right') return failed(`its implementation answered ${describeValue(out)}, not an Either`)
-  const r = (out as { readonly right?: unknown }).right
   const base = { role: 'tool', tool_call_id: callIdOf(call) } as const
-  if (typeof r === 'string') return { ...base, content: r }
-  if (typeof r === 'object' && r !== null && typeof (r as { readonly content?: unknown }).content === 'string') {
-    const o = r as ToolOutcome
+  if (typeof out === 'string') return { ...base, content: out }
+  if (typeof out === 'object' && out !== null && typeof (out as { readonly content?: unknown }).content === 'string') {
+    const o = out as ToolOutcome
     return {
       ...base,
       content: o.content,
@@ -241,7 +92,13 @@ const outputToResult = (call: unknown, name: string, out: unknown): ToolResult =
       ...(o.structured_content !== undefined ? { structured_content: o.structured_content } : {}),
     }
   }
-  return failed(`its implementation answered ${describeValue(r)}, not a text or { content }`)
+  return failed(`its implementation answered ${describeValue(out)}, not a text or { content }`)
+}
+
+// a task is run, a Promise awaited, anything else is the output itself
+const settle = async (answer: unknown): Promise<unknown> => {
+  if (typeof answer === 'function') return (answer as () => unknown)()
+  return answer
 }
 
 /**
@@ -266,7 +123,7 @@ const outputToResult = (call: unknown, name: string, out: unknown): ToolResult =
  * @since 0.1.0
  * @category constructors
  */
-export const fromTools = (tools: ReadonlyArray<LocalTool>): Provider<never> => {
+export const fromTools = (tools: ReadonlyArray<LocalTool>): BatchProvider<never> => {
   const where = 'fromTools'
   if (!Array.isArray(tools)) {
     throw new TypeError(`${where}: expected an array of { declaration, run }, got ${describeValue(tools)}`)
@@ -304,54 +161,46 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): Provider<never> => {
   const listing = Object.freeze(declarations)
   const names = Object.freeze([...byName.keys()])
 
-  const runOne = async (call: unknown, read: ArgsAt, i: number): Promise<ToolResult> => {
+  const runOne = async (batch: Batch, call: unknown, i: number): Promise<ToolResult> => {
     const name = callNameOf(call)
     if (name === undefined) return errorResult(call, 'this tool call is malformed: it has no function name, so no tool was run')
     const tool = byName.get(name)
     if (tool === undefined) return errorResult(call, unknownToolMessage(name, names))
-    let raw: unknown
-    try {
-      raw = (call as ToolCall).function.arguments
-    } catch (e) {
-      return errorResult(call, `tool ${quote(name)} was not run: its arguments cannot be read (${describeError(e)})`)
-    }
-    const parsed = noneAsEmpty(read(i, call, raw))
+    const parsed = noneAsEmpty(batch.argsAt(i))
     if (parsed._tag === 'Left') return errorResult(call, `tool ${quote(name)} was not run: ${drawArgsProblem(parsed.left)}`)
-    const args = parsed.right
     let out: unknown
     try {
-      const task: unknown = tool.run(args, call as ToolCall)
-      if (typeof task !== 'function') {
-        return errorResult(call, `tool ${quote(name)} failed: its implementation answered ${describeValue(task)}, not a task`)
-      }
-      out = await (task as () => unknown)()
+      out = await settle(tool.run(parsed.right, call as ToolCall))
     } catch (e) {
       return errorResult(call, `tool ${quote(name)} failed: ${describeError(e)}`)
     }
     return outputToResult(call, name, out)
   }
 
+  const executeBatch = (batch: Batch) => async (): Promise<Either<never, ReadonlyArray<ToolResult>>> => {
+    const read = readPositions(batch.calls)
+    if (read._tag === 'Left') return rightOf(read.left)
+    const { calls, unreadable } = read.right
+    const results: Array<ToolResult> = []
+    for (let i = 0; i < calls.length; i++) {
+      const answered = unreadable[i]
+      if (answered !== undefined && answered._tag === 'Answer') {
+        results.push(answered.result)
+        continue
+      }
+      try {
+        results.push(await runOne(batch, calls[i], i))
+      } catch (e) {
+        results.push(errorResult(calls[i], `this tool call could not be run: ${describeError(e)}`))
+      }
+    }
+    return rightOf(results)
+  }
+
   return {
     toolsForLlm: () => Promise.resolve(rightOf(listing)),
-    executeToolCalls: (calls) => async () => {
-      const batch: ReadonlyArray<unknown> = Array.isArray(calls) ? calls : []
-      const results: Array<ToolResult> = []
-      const read = argsOfBatch(batch)
-      for (let i = 0; i < batch.length; i++) {
-        let call: unknown
-        try {
-          call = batch[i]
-        } catch {
-          call = undefined
-        }
-        try {
-          results.push(await runOne(call, read, i))
-        } catch (e) {
-          results.push(errorResult(call, `this tool call could not be run: ${describeError(e)}`))
-        }
-      }
-      return rightOf(results)
-    },
+    executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+    executeBatch,
   }
 }
 

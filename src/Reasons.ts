@@ -13,15 +13,14 @@ import { isLeft, right } from 'fp-ts/lib/Either.js'
 import type { Option } from 'fp-ts/lib/Option.js'
 import { none, some } from 'fp-ts/lib/Option.js'
 import * as t from 'io-ts/lib/index.js'
-import type { Provider, ToolCall, ToolDeclaration } from './Provider.js'
-import { ReadableDeclaration, assertProvider } from './Provider.js'
-import { REASON_PARAM } from './UnknownKeys.js'
-import type { Args, ArgsProblem } from './Args.js'
+import type { Args, ArgsProblem, Batch, Provider, ToolCall, ToolDeclaration, BatchProvider } from './model.js'
+import { REASON_PARAM, ReadableDeclaration, assertProvider } from './model.js'
 import { parseArgs } from './Args.js'
-import type { ArgsAt } from './internal/argsMemo.js'
-import { argsOfBatch, handDown, handDownFrom } from './internal/argsMemo.js'
+import { batchOf, runBatch } from './Batch.js'
+import type { Step } from './internal/answer.js'
+import { FORWARD, readPositions, sendInOrder } from './internal/answer.js'
+import { callNameOf } from './internal/calls.js'
 import { decodeOptions } from './internal/options.js'
-import { answerFor, callNameOf } from './internal/results.js'
 import { hasOwn } from './internal/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -43,7 +42,7 @@ export interface ReasonsOptions {
  * @since 0.1.0
  * @category model
  */
-export interface ReasonedProvider<E> extends Provider<E> {
+export interface ReasonedProvider<E> extends BatchProvider<E> {
   /** Sorted names of the tools the most recent successful listing augmented. */
   readonly augmentedTools: IO<ReadonlyArray<string>>
 }
@@ -139,38 +138,46 @@ export const addReasonParam =
  */
 export const stripReason =
   (tools: ReadonlySet<string>) =>
-  (call: ToolCall): ToolCall =>
-    stripReasonWith(tools, (_i, _call, raw) => parseArgs(raw))(0, call)?.call ?? call
+  (call: ToolCall): ToolCall => {
+    try {
+      const name = callNameOf(call)
+      if (name === undefined || !tools.has(name)) return call
+      return stripped(call, parseArgs(call.function.arguments))?.call ?? call
+    } catch {
+      return call
+    }
+  }
 
 type Parsed = Either<ArgsProblem, Args>
 
-/** A call this layer rewrote, with its new raw arguments and their parse. */
+/** A call this layer rewrote, and how its new arguments read. */
 interface Stripped {
   readonly call: ToolCall
-  readonly raw: unknown
-  readonly parsed: Parsed
+  readonly args: Parsed
 }
 
-// stripReason, reading arguments through `read` (the batch memo inside the combinator);
-// `undefined` means the call goes down as it came
-const stripReasonWith =
-  (tools: ReadonlySet<string>, read: ArgsAt) =>
-  (i: number, call: ToolCall): Stripped | undefined => {
-    try {
-      const name = callNameOf(call)
-      if (name === undefined || !tools.has(name)) return undefined
-      const fn = call.function
-      const raw: unknown = fn.arguments
-      const args = read(i, call, raw)
-      if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return undefined
-      const { [REASON_PARAM]: _reason, ...rest } = args.right
-      const nextRaw = typeof raw === 'string' ? JSON.stringify(rest) : rest
-      return { call: { ...call, function: { ...fn, arguments: nextRaw } }, raw: nextRaw, parsed: right(rest) }
-    } catch {
-      // a call this layer cannot read is forwarded as it came
-      return undefined
-    }
+// A copy of the arguments' own members but `reason`, built member by member (a rest
+// pattern with a computed exclusion takes V8's slow path, about twice the cost), with
+// `__proto__` kept as a member like any other.
+const withoutReason = (args: Args): Args => {
+  const rest: Record<string, unknown> = {}
+  for (const k of Object.keys(args)) {
+    if (k === REASON_PARAM) continue
+    if (k === '__proto__') Object.defineProperty(rest, k, { value: args[k], enumerable: true, writable: true, configurable: true })
+    else rest[k] = args[k]
   }
+  return rest
+}
+
+// The call without `reason`, when its arguments read as an object holding one;
+// `undefined` means the call goes down as it came. Its arguments stay the kind they
+// were: an object, or compact JSON.
+const stripped = (call: ToolCall, args: Parsed): Stripped | undefined => {
+  if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return undefined
+  const rest = withoutReason(args.right)
+  const fn = call.function
+  return { call: { ...call, function: { ...fn, arguments: typeof fn.arguments === 'string' ? JSON.stringify(rest) : rest } }, args: right(rest) }
+}
 
 interface Augmented {
   readonly names: ReadonlySet<string>
@@ -205,34 +212,20 @@ const augmentCatalogue =
     return [changed ? out : declarations, { names, sorted: Object.freeze([...names].sort()) }]
   }
 
-const forwardBatch = (tools: ReadonlySet<string>, calls: ReadonlyArray<ToolCall>): ReadonlyArray<ToolCall> => {
-  if (tools.size === 0) return calls
-  const strip = stripReasonWith(tools, argsOfBatch(calls))
-  let out: Array<ToolCall> | undefined
-  let stripped: Array<Stripped | undefined> | undefined
-  for (let i = 0; i < calls.length; i++) {
-    const call = calls[i] as ToolCall
-    const next = strip(i, call)
-    if (next !== undefined && out === undefined) {
-      out = calls.slice(0, i)
-      stripped = new Array<Stripped | undefined>(i)
-    }
-    out?.push(next === undefined ? call : next.call)
-    stripped?.push(next)
+const THE_PROVIDER = (): string => 'the tool provider'
+
+// Each call goes on, as it came or without its reason; only a call this layer cannot
+// read at all is answered here.
+const stepFor = (tools: ReadonlySet<string>, batch: Batch, call: unknown, i: number): Step<'inner'> => {
+  try {
+    const name = callNameOf(call)
+    if (name === undefined || !tools.has(name)) return FORWARD
+    const s = stripped(call as ToolCall, batch.argsAt(i))
+    return s === undefined ? FORWARD : { _tag: 'Send', to: 'inner', call: s.call, args: s.args }
+  } catch {
+    // a call this layer cannot read is forwarded as it came
+    return FORWARD
   }
-  // nothing stripped: the inner provider gets the caller's very array
-  if (out === undefined || stripped === undefined) return calls
-  // a new batch: hand down every parse known, so the layers below do not parse again
-  handDownFrom(
-    calls,
-    out,
-    out.map((_, i) => i),
-  )
-  const write = handDown(out)
-  stripped.forEach((s, i) => {
-    if (s !== undefined) write(i, s.call, s.raw, s.parsed)
-  })
-  return out
 }
 
 // -------------------------------------------------------------------------------------
@@ -277,6 +270,7 @@ export const withReasons = (options?: ReasonsOptions): (<E>(provider: Provider<E
   return <E>(provider: Provider<E>): ReasonedProvider<E> => {
     assertProvider(where, provider)
     const augmented: IORef<Augmented> = newIORef(nothingAugmented)()
+    const send = runBatch(provider)
 
     const list = (listed: Either<E, ReadonlyArray<ToolDeclaration>>): Either<E, ReadonlyArray<ToolDeclaration>> => {
       if (typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
@@ -291,12 +285,19 @@ export const withReasons = (options?: ReasonsOptions): (<E>(provider: Provider<E
       return next[0] === listed.right ? listed : right(next[0] as ReadonlyArray<ToolDeclaration>)
     }
 
+    const executeBatch = (batch: Batch) => () => {
+      const read = readPositions(batch.calls)
+      if (isLeft(read)) return Promise.resolve(right(read.left))
+      const tools = augmented.read().names
+      const { calls, unreadable } = read.right
+      const steps = calls.map((call, i) => unreadable[i] ?? stepFor(tools, batch, call, i))
+      return sendInOrder(batch, calls, steps, (_, b) => send(b)(), THE_PROVIDER, 'inner').then(right)
+    }
+
     return {
       toolsForLlm: () => provider.toolsForLlm().then(list),
-      executeToolCalls: (calls) => () => {
-        const batch: ReadonlyArray<ToolCall> = Array.isArray(calls) ? calls : []
-        return answerFor(batch, () => provider.executeToolCalls(forwardBatch(augmented.read().names, batch))()).then(right)
-      },
+      executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+      executeBatch,
       augmentedTools: () => augmented.read().sorted,
     }
   }

@@ -6,12 +6,13 @@
  * @since 0.1.0
  */
 import type { Either } from 'fp-ts/lib/Either.js'
-import { left, right } from 'fp-ts/lib/Either.js'
-import type { Provider, ToolCall, ToolDeclaration, ToolResult } from './Provider.js'
-import { assertProvider } from './Provider.js'
-import { handDownFrom } from './internal/argsMemo.js'
-import { describeValue } from './internal/options.js'
-import { answerFor, describeError, errorResult } from './internal/results.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
+import type { Batch, Provider, ToolCall, ToolDeclaration, BatchProvider } from './model.js'
+import { assertProvider } from './model.js'
+import { batchOf, runBatch } from './Batch.js'
+import type { Step } from './internal/answer.js'
+import { answerHere, readPositions, sendInOrder } from './internal/answer.js'
+import { describeError, describeValue } from './internal/describe.js'
 import { own } from './internal/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -150,9 +151,19 @@ export const toolShadowed = (prefix: string, tool: string, published: string, sh
  * @since 0.1.0
  * @category constructors
  */
-export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<RegistryError> => {
+export const registry = (entries: ReadonlyArray<RegistryEntry>): BatchProvider<RegistryError> => {
   const table = readEntries(entries)
   const decideCall = decide(table)
+  const who = (route: Route): string => `the tool provider for ${JSON.stringify(route.tag)}`
+
+  // each provider gets its own calls as one batch, all providers at once
+  const executeBatch = (batch: Batch) => () => {
+    const read = readPositions(batch.calls)
+    if (isLeft(read)) return Promise.resolve(right(read.left))
+    const { calls, unreadable } = read.right
+    const steps = calls.map((call, i) => unreadable[i] ?? decideCall(call))
+    return sendInOrder(batch, calls, steps, (route, b) => route.send(b)(), who).then(right)
+  }
 
   const listOne = async (route: Route): Promise<Publish> => {
     try {
@@ -177,47 +188,8 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): Provider<Regist
       }
       return right(out)
     },
-    executeToolCalls: (calls) => async () => {
-      const batch = readBatch(calls)
-      const results: Array<ToolResult | undefined> = new Array<ToolResult | undefined>(batch.length).fill(undefined)
-      const groups = new Map<Route, { calls: Array<ToolCall>; positions: Array<number> }>()
-      // calls of one provider come in runs: the last group answers most lookups
-      let lastRoute: Route | undefined
-      let last: { calls: Array<ToolCall>; positions: Array<number> } | undefined
-      for (let i = 0; i < batch.length; i++) {
-        const d = decideCall(batch[i])
-        if (d._tag === 'Answer') {
-          results[i] = d.result
-          continue
-        }
-        let g = d.route === lastRoute ? last : groups.get(d.route)
-        if (g === undefined) {
-          g = { calls: [], positions: [] }
-          groups.set(d.route, g)
-        }
-        lastRoute = d.route
-        last = g
-        g.calls.push(d.call)
-        g.positions.push(i)
-      }
-      // each copy keeps the very same arguments: hand down the parses an upper layer made
-      for (const g of groups.values()) handDownFrom(calls, g.calls, g.positions)
-      const only = groups.size === 1 ? [...groups][0] : undefined
-      if (only !== undefined && only[1].calls.length === batch.length) {
-        // one provider holds the whole batch, in order: its answer is the registry's
-        const [route, g] = only
-        return right(await answerFor(g.calls, () => route.provider.executeToolCalls(g.calls)(), `the tool provider for ${JSON.stringify(route.tag)}`))
-      }
-      await Promise.all(
-        [...groups].map(async ([route, g]) => {
-          const answered = await answerFor(g.calls, () => route.provider.executeToolCalls(g.calls)(), `the tool provider for ${JSON.stringify(route.tag)}`)
-          g.positions.forEach((pos, k) => {
-            results[pos] = answered[k] ?? errorResult(g.calls[k], 'the tool provider returned no result for this call')
-          })
-        }),
-      )
-      return right(results.map((r, i) => r ?? errorResult(batch[i], 'the registry produced no result for this call')))
-    },
+    executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+    executeBatch,
   }
 }
 
@@ -297,6 +269,7 @@ interface Route {
   /** `prefix + separator`: what published names start with. */
   readonly tag: string
   readonly provider: Provider<unknown>
+  readonly send: ReturnType<typeof runBatch<unknown>>
 }
 
 interface Table {
@@ -346,7 +319,7 @@ const readEntry = (u: unknown, i: number): Route => {
     )
   }
   assertProvider(named, provider)
-  return { prefix, tag: prefix + sep, provider }
+  return { prefix, tag: prefix + sep, provider, send: runBatch(provider) }
 }
 
 const readEntries = (entries: unknown): Table => {
@@ -430,15 +403,13 @@ const publish =
     return right(out)
   }
 
-/** What to do with one call: hand it to a route, or answer it here. */
-type Decision =
-  | { readonly _tag: 'Route'; readonly route: Route; readonly call: ToolCall }
-  | { readonly _tag: 'Answer'; readonly result: ToolResult }
+/** What to do with one call: send a renamed copy to a route, or answer it here. */
+type Decision = Step<Route>
 
 const MALFORMED = 'this tool call is malformed'
 const SHAPE = 'a tool call looks like { "id": "…", "function": { "name": "…", "arguments": "{…}" } }'
 
-const answered = (call: unknown, content: string): Decision => ({ _tag: 'Answer', result: errorResult(call, content) })
+const answered = answerHere
 
 const decide = (table: Table) => {
   const route = routeOf(table)
@@ -462,27 +433,9 @@ const decide = (table: Table) => {
       // a copy, so the caller's call keeps the name the model used; the very same
       // `arguments` value, so the parse an upper layer already made can be handed down
       const copy = { ...call, function: { ...fn, name: name.slice(found.tag.length) } } as ToolCall
-      return { _tag: 'Route', route: found, call: copy }
+      return { _tag: 'Send', to: found, call: copy }
     } catch (e) {
       return answered(call, `${MALFORMED}: it cannot be read (${describeError(e)}); ${SHAPE}`)
     }
-  }
-}
-
-const readBatch = (calls: unknown): ReadonlyArray<unknown> => {
-  try {
-    if (!Array.isArray(calls)) return []
-    const n = calls.length
-    const out: Array<unknown> = []
-    for (let i = 0; i < n; i++) {
-      try {
-        out.push(calls[i])
-      } catch {
-        out.push(undefined)
-      }
-    }
-    return out
-  } catch {
-    return []
   }
 }

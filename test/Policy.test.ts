@@ -5,6 +5,7 @@ import type { Task } from 'fp-ts/lib/Task.js'
 import type { PermissionAnswer, PermissionRequest, PolicyOptions, Provider, Rule, ToolCall, ToolResult } from '../src/index.js'
 import {
   READ_ONLY_TOOLS,
+  batchOf,
   decodeAnswer,
   decodeRules,
   defaultRules,
@@ -16,9 +17,8 @@ import {
 } from '../src/index.js'
 import { wellFormedCallArb } from './support/arbitraries.js'
 import { runExample } from './support/examples.js'
-import { call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
+import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { answersOnePerCall, isLazy, listingFailurePassesThrough } from './laws.js'
-import { argsOfBatch, peekBatch } from '../src/internal/argsMemo.js'
 
 const DECLS = [decl('fs_read', ['path']), decl('fs_write', ['path', 'content']), decl('fs_delete', ['path']), decl('web_get', ['url'])]
 
@@ -143,21 +143,48 @@ describe('withPolicy: allow', () => {
   })
 
   it('hands the parses known above down with the batch it forwards, so no layer below parses again', async () => {
-    const { inner, policy } = setup()
+    const inner = batchingProvider(DECLS)
+    const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }, { tool: 'fs_delete', decision: 'deny' }] })(inner)
     const calls = [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/x' })]
-    const above = argsOfBatch(calls)(1, calls[1], calls[1]?.function.arguments)
-    await run(policy, calls)
-    const batch = inner.rec.batches[0] ?? []
-    expect(peekBatch(batch)(0, calls[1], calls[1]?.function.arguments)).toBe(above)
+    const batch = batchOf(calls)
+    const above = batch.argsAt(1)
+    await policy.executeBatch(batch)()
+    const below = inner.received[0]
+    expect(below?.calls).toEqual([calls[1]])
+    expect(below?.calls[0]).toBe(calls[1])
+    expect(below?.argsAt(0)).toBe(above)
   })
 
   it('hands the parses it made itself down too (a rule with under reads the arguments)', async () => {
-    const inner = recordingProvider(DECLS)
+    const inner = batchingProvider(DECLS)
     const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow', under: '/srv' }, { tool: 'fs_delete', decision: 'deny' }] })(inner)
     const calls = [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/srv/x' })]
-    await run(policy, calls)
-    const batch = inner.rec.batches[0] ?? []
-    expect(peekBatch(batch)(0, calls[1], calls[1]?.function.arguments)).toEqual({ _tag: 'Right', right: { path: '/srv/x' } })
+    const spy = vi.spyOn(JSON, 'parse')
+    try {
+      await run(policy, calls)
+      const below = inner.received[0]
+      const before = spy.mock.calls.length
+      expect(before).toBe(1)
+      expect(below?.argsAt(0)).toEqual({ _tag: 'Right', right: { path: '/srv/x' } })
+      expect(spy.mock.calls.length).toBe(before)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  it('judges a call by the arguments as first read, and the layer below gets those very arguments', async () => {
+    // a caller that edits a call's arguments after the policy read them cannot slip
+    // another path past it: the batch answers with the arguments the policy judged
+    const inner = batchingProvider(DECLS)
+    const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow', under: '/tmp' }] })(inner)
+    const c = { id: '1', function: { name: 'fs_read', arguments: '{"path":"/tmp/a"}' } }
+    const batch = batchOf([c])
+    await policy.executeBatch(batch)()
+    c.function.arguments = '{"path":"/etc/passwd"}'
+    expect(inner.received[0]?.argsAt(0)).toEqual({ _tag: 'Right', right: { path: '/tmp/a' } })
+    // a new batch is read anew, and judged anew
+    const again = await run(policy, [c])
+    expect(again[0]?.is_error).toBe(true)
   })
 
   it('does not parse a call its rules allow by name alone, and forwards the very same batch', async () => {
@@ -411,13 +438,25 @@ describe('withPolicy: ask', () => {
     ['throws', () => { throw new Error('no terminal') }],
     ['rejects', () => () => Promise.reject(new Error('no terminal'))],
     ['returns a Task that throws', () => () => { throw new Error('no terminal') }],
-    ['returns a Promise instead of a Task', () => Promise.resolve({ action: 'allow-once' })],
+    ['returns a Promise that rejects', () => Promise.reject(new Error('no terminal'))],
+    ['is async and throws', async () => { throw new Error('no terminal') }],
   ])('refuses the call when onAsk %s, and goes on with the rest', async (_, onAsk) => {
     const { policy, inner } = setup({ onAsk: onAsk as NonNullable<PolicyOptions['onAsk']> })
     const out = await run(policy, [call('1', 'fs_write', { path: '/tmp/a' }), call('2', 'fs_read', { path: '/a' })])
-    expect(out[0]?.content).toMatch(/asking failed \(onAsk failed: (no terminal|it returned an object, not a Task)/)
+    expect(out[0]?.content).toMatch(/asking failed \(onAsk failed: no terminal\)/)
     expect(out[1]?.is_error).toBeUndefined()
     expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['2'])
+  })
+
+  it.each([
+    ['a Task', () => () => Promise.resolve({ action: 'allow-once' })],
+    ['a Promise (an async function)', async () => ({ action: 'allow-once' })],
+    ['the answer itself', () => ({ action: 'allow-once' })],
+  ])('takes an answer given as %s', async (_, onAsk) => {
+    const { policy, inner } = setup({ onAsk: onAsk as NonNullable<PolicyOptions['onAsk']> })
+    const out = await run(policy, [call('1', 'fs_write', { path: '/tmp/a' })])
+    expect(out[0]?.is_error).toBeUndefined()
+    expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['1'])
   })
 
   it('refuses without asking a call whose arguments cannot be shown', async () => {

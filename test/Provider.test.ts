@@ -169,8 +169,10 @@ describe('fromTools', () => {
     it.each<[string, LocalTool['run'], RegExp]>([
       ['throws', () => { throw new Error('disk on fire') }, /^tool "t" failed: disk on fire$/],
       ['rejects', () => () => Promise.reject(new Error('timeout')), /^tool "t" failed: timeout$/],
-      ['returns no task', () => 'text' as unknown as TE.TaskEither<string, string>, /failed: its implementation answered the string "text", not a task/],
-      ['resolves a non-Either', () => () => Promise.resolve(42) as never, /failed: its implementation answered number 42, not an Either/],
+      ['returns a number', () => 42 as unknown as TE.TaskEither<string, string>, /failed: its implementation answered number 42, not a text or \{ content \}/],
+      ['resolves a number', () => () => Promise.resolve(42) as never, /failed: its implementation answered number 42, not a text or \{ content \}/],
+      ['is async and throws', async () => { throw new Error('disk full') }, /^tool "t" failed: disk full$/],
+      ['returns a Promise that resolves a Left', () => Promise.resolve({ _tag: 'Left', left: 'no such file' }), /^no such file$/],
       ['resolves a Right of garbage', () => TE.right(7 as unknown as string), /failed: its implementation answered number 7, not a text/],
     ])('answers a run that %s with one is_error result, and runs the rest', async (_, run, message) => {
       const p = fromTools([{ declaration: decl('t'), run }, echo])
@@ -179,6 +181,17 @@ describe('fromTools', () => {
       if (out._tag !== 'Right') return
       expect(out.right[0]).toEqual({ role: 'tool', tool_call_id: '1', is_error: true, content: expect.stringMatching(message) })
       expect(out.right[1]).toEqual({ role: 'tool', tool_call_id: '2', content: 'after' })
+    })
+
+    it.each([
+      ['a TaskEither', () => TE.right('done')],
+      ['a Promise (an async run)', async () => 'done'],
+      ['a Promise of an Either', async () => ({ _tag: 'Right', right: 'done' }) as const],
+      ['the output itself', () => 'done'],
+      ['an outcome, itself', () => ({ content: 'done' })],
+    ])('takes an output given as %s', async (_, run) => {
+      const p = fromTools([{ declaration: decl('t'), run: run as LocalTool['run'] }])
+      expect(await resultsOf(p, [call('1', 't')])).toEqual([{ role: 'tool', tool_call_id: '1', content: 'done' }])
     })
 
     it('describes a Left that is not a string', async () => {

@@ -14,10 +14,9 @@ import {
   withReasons,
   withUnknownKeyAudit,
 } from '../src/index.js'
-import { argsOfBatch } from '../src/internal/argsMemo.js'
 import { answersOnePerCall, behavingProvider, isLazy, listingFailurePassesThrough } from './laws.js'
 import { argsObjectArb, batchArb } from './support/arbitraries.js'
-import { call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
+import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { runExample } from './support/examples.js'
 
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
@@ -265,16 +264,19 @@ describe('withReasons: calls', () => {
     expect(args).toEqual({ path: '/tmp', reason: 'look' })
   })
 
-  it('primes the stripped call, so the layers below do not parse it again', async () => {
-    const { layer, inner } = await listed([decl('fs_read', ['path'])])
-    await resultsOf(layer, [call('c1', 'fs_read', { path: '/tmp', reason: 'r' })])
-    const batch = inner.rec.batches[0] as ReadonlyArray<ToolCall>
-    const got = batch[0] as ToolCall
+  it('hands the stripped call down with its arguments already read, so the layers below do not parse it again', async () => {
+    const inner = batchingProvider([decl('fs_read', ['path'])])
+    const layer = withReasons()(inner)
+    await layer.toolsForLlm()
     const spy = vi.spyOn(JSON, 'parse')
     try {
-      const args = argsOfBatch(batch)(0, got, got.function.arguments)
-      expect(spy).not.toHaveBeenCalled()
-      expect(args).toEqual({ _tag: 'Right', right: { path: '/tmp' } })
+      await resultsOf(layer, [call('c1', 'fs_read', { path: '/tmp', reason: 'r' }), call('c2', 'fs_read', { path: '/x' })])
+      expect(spy).toHaveBeenCalledTimes(2)
+      const below = inner.received[0]
+      expect(below?.calls[0]?.function.arguments).toBe('{"path":"/tmp"}')
+      expect(below?.argsAt(0)).toEqual({ _tag: 'Right', right: { path: '/tmp' } })
+      expect(below?.argsAt(1)).toEqual({ _tag: 'Right', right: { path: '/x' } })
+      expect(spy).toHaveBeenCalledTimes(2)
     } finally {
       spy.mockRestore()
     }

@@ -1,14 +1,13 @@
-import { describe, expect, expectTypeOf, it } from 'vitest'
+import { describe, expect, expectTypeOf, it, vi } from 'vitest'
 import fc from 'fast-check'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import type { Provider, RegistryEntry, RegistryError, ToolCall, ToolDeclaration, ToolResult } from '../src/index.js'
-import { drawRegistryError, listingFailed, listingUnreadable, matchRegistryError, registry, toolShadowed } from '../src/index.js'
-import { argsOfBatch } from '../src/internal/argsMemo.js'
-import { callNameOf } from '../src/internal/results.js'
+import type { BatchProvider, Provider, RegistryEntry, RegistryError, ToolCall, ToolDeclaration, ToolResult } from '../src/index.js'
+import { batchOf, drawRegistryError, listingFailed, listingUnreadable, matchRegistryError, registry, toolShadowed } from '../src/index.js'
+import { callNameOf } from '../src/internal/calls.js'
 import { answersOnePerCall, behavingProvider, innerBehaviourArb, isLazy } from './laws.js'
 import { batchArb } from './support/arbitraries.js'
 import { runExample } from './support/examples.js'
-import { call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
+import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
 
 // -------------------------------------------------------------------------------------
 // helpers
@@ -132,9 +131,10 @@ describe('registry: construction', () => {
     await isLazy((inner) => registry([{ prefix: 'p', provider: inner }]), [call('1', 'p_x')])
   })
 
-  it('types: a registry is a Provider<RegistryError>, whatever its providers fail with', () => {
+  it('types: a registry is a BatchProvider<RegistryError> (so a Provider<RegistryError>), whatever its providers fail with', () => {
     const p = registry([{ prefix: 'fs', provider: failingProvider(42) }])
-    expectTypeOf(p).toEqualTypeOf<Provider<RegistryError>>()
+    expectTypeOf(p).toEqualTypeOf<BatchProvider<RegistryError>>()
+    expectTypeOf(p).toMatchTypeOf<Provider<RegistryError>>()
   })
 })
 
@@ -328,21 +328,23 @@ describe('registry: calls', () => {
     expect(out).toBe(fs.rec.results[0])
   })
 
-  it('hands the upper layer’s parse down: the copy is not parsed again', async () => {
-    let reread: unknown
-    const inner: Provider<never> = {
-      toolsForLlm: TE.right([]),
-      executeToolCalls: (calls) => () => {
-        const c = calls[0] as ToolCall
-        reread = argsOfBatch(calls)(0, c, c.function.arguments)
-        return Promise.resolve({ _tag: 'Right', right: calls.map(okResult) })
-      },
+  it('hands the upper layer’s parse down with each copy: the copy is not parsed again', async () => {
+    const fs = batchingProvider([])
+    const web = batchingProvider([])
+    const calls = [call('1', 'fs_read', { path: '/x' }), call('2', 'web_get', { url: 'u' }), call('3', 'fs_write', { path: '/y' })]
+    const batch = batchOf(calls)
+    const above = [batch.argsAt(0), batch.argsAt(1), batch.argsAt(2)]
+    const spy = vi.spyOn(JSON, 'parse')
+    try {
+      await registry([{ prefix: 'fs', provider: fs }, { prefix: 'web', provider: web }]).executeBatch?.(batch)()
+      expect(fs.received[0]?.calls.map((c) => c.function.name)).toEqual(['read', 'write'])
+      expect(fs.received[0]?.argsAt(0)).toBe(above[0])
+      expect(fs.received[0]?.argsAt(1)).toBe(above[2])
+      expect(web.received[0]?.argsAt(0)).toBe(above[1])
+      expect(spy).not.toHaveBeenCalled()
+    } finally {
+      spy.mockRestore()
     }
-    const original = call('1', 'fs_read', { path: '/x' })
-    const batch = [original]
-    const parsedAbove = argsOfBatch(batch)(0, original, original.function.arguments)
-    await run(registry([{ prefix: 'fs', provider: inner }]), batch)
-    expect(reread).toBe(parsedAbove)
   })
 
   it('sends each provider its calls as one batch in model order, and threads results back', async () => {
@@ -467,9 +469,12 @@ describe('registry: calls', () => {
     expect(out[1]).toEqual({ role: 'tool', tool_call_id: '2', content: 'the tool provider returned no result for this call', is_error: true })
   })
 
-  it('answers a batch that is not an array with no results, never a Left', async () => {
+  it('answers a batch that is not an array with one clear refusal, never a Left', async () => {
     const r = registry([{ prefix: 'fs', provider: nothing() }])
-    expect(await r.executeToolCalls(null as never)()).toEqual({ _tag: 'Right', right: [] })
+    expect(await r.executeToolCalls(null as never)()).toEqual({
+      _tag: 'Right',
+      right: [{ role: 'tool', tool_call_id: '', is_error: true, content: 'this batch of tool calls could not be read: expected an array of tool calls, got null; no call was run' }],
+    })
     expect(await r.executeToolCalls([])()).toEqual({ _tag: 'Right', right: [] })
   })
 

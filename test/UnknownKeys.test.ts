@@ -113,9 +113,18 @@ describe('firstSeen', () => {
     expect(hasSeen('fs_read', 'ffset')(seen)).toBe(true)
   })
 
-  it('returns the very same seen-set when nothing is new', () => {
+  it('counts a pair met again without saying it again, leaving the input alone', () => {
+    const [, seen] = firstSeen('t', ['a'], 'c1')(emptySeenSet)
+    const [fresh, again] = firstSeen('t', ['a'], 'c2')(seen)
+    expect(fresh).toEqual([])
+    expect(again.size).toBe(1)
+    expect(pairStats(again)).toEqual([{ tool: 't', key: 'a', calls: 2, firstId: 'c1' }])
+    expect(pairStats(seen)).toEqual([{ tool: 't', key: 'a', calls: 1, firstId: 'c1' }])
+  })
+
+  it('returns the very same seen-set for a call without undeclared keys', () => {
     const [, seen] = firstSeen('t', ['a'])(emptySeenSet)
-    const [fresh, again] = firstSeen('t', ['a'])(seen)
+    const [fresh, again] = firstSeen('t', [])(seen)
     expect(fresh).toEqual([])
     expect(again).toBe(seen)
   })

@@ -1,10 +1,11 @@
 // The stack, tested as one: Policy( UnknownKeys( Reasons( Registry ) ) ), built with pipe.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { PermissionRequest, ToolCall, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
 import { REASON_PARAM, fromTools, registry, withPolicy, withReasons, withUnknownKeyAudit } from '../src/index.js'
+import { fromMcpClient } from '../src/mcp/index.js'
 import { call, decl } from './support/fakes.js'
 import { answersOnePerCall } from './laws.js'
 
@@ -105,5 +106,47 @@ describe('the whole stack', () => {
       ),
       { numRuns: 100 },
     )
+  })
+
+  it('parses each call\'s arguments once across the whole stack, down to fromMcpClient', async () => {
+    const sent: Array<Record<string, unknown> | undefined> = []
+    const client = {
+      listTools: () =>
+        Promise.resolve({
+          tools: [
+            { name: 'read', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+            { name: 'write', inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } },
+          ],
+        }),
+      callTool: (p: { name: string; arguments?: Record<string, unknown> }) => {
+        sent.push(p.arguments)
+        return Promise.resolve({ content: [{ type: 'text', text: 'ok' }] })
+      },
+    }
+    const tools = pipe(
+      registry([{ prefix: 'fs', provider: fromMcpClient(client) }]),
+      withReasons(),
+      withUnknownKeyAudit({ onWarn: () => () => undefined }),
+      withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow', under: '/srv' }, { tool: 'fs_write', decision: 'allow' }] }),
+    )
+    await tools.toolsForLlm()
+    const calls = [
+      call('1', 'fs_read', { path: '/srv/a', reason: 'because' }),
+      call('2', 'fs_write', { path: '/srv/b', content: 'x' }),
+      call('3', 'fs_write', { path: '/srv/c', contnet: 'y', reason: 'r' }),
+    ]
+    const own = new Set(calls.map((c) => c.function.arguments))
+    const spy = vi.spyOn(JSON, 'parse')
+    try {
+      const out = await tools.executeToolCalls(calls)()
+      expect(out._tag === 'Right' && out.right.map((r) => r.content)).toEqual(['ok', 'ok', 'ok'])
+      const parsesOfOwn = spy.mock.calls.filter(([text]) => own.has(text))
+      expect(parsesOfOwn).toHaveLength(3)
+      // and nothing else parsed any arguments again (the stripped ones included)
+      expect(spy.mock.calls.filter(([text]) => typeof text === 'string' && text.startsWith('{"path"'))).toHaveLength(3)
+    } finally {
+      spy.mockRestore()
+    }
+    expect(sent).toEqual([{ path: '/srv/a' }, { path: '/srv/b', content: 'x' }, { path: '/srv/c', contnet: 'y' }])
   })
 })

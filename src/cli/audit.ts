@@ -11,13 +11,14 @@
  */
 import { createReadStream } from 'node:fs'
 import type { Readable } from 'node:stream'
-import type { PairCounts, PairStat, UnknownKeyWarning } from '../UnknownKeys.js'
-import { emptyPairCounts, formatWarning, pairStats } from '../UnknownKeys.js'
+import type { PairCounts, PairStat, UnknownKeyWarning } from '../index.js'
+import { emptyPairCounts, formatWarning, pairStats } from '../index.js'
 import type { Catalogue } from './check.js'
 import { catalogueOf, checkCall, toleratedOf, warningRecord } from './check.js'
 import { hasOwn, isRecord, own } from '../internal/guards.js'
 import type { Palette } from './color.js'
-import { callIdOf, describeError } from '../internal/results.js'
+import { callIdOf } from '../internal/calls.js'
+import { describeError } from '../internal/describe.js'
 import { argsText, newCallSet } from './callset.js'
 import type { LineSink } from './lines.js'
 import { readLines } from './lines.js'
@@ -168,7 +169,7 @@ class Replay {
   private catalogueFor(tools: unknown): Catalogue {
     const last = this.last
     if (last !== undefined && matches(tools, last.shape)) return last.catalogue
-    const catalogue = catalogueOf(this.tolerated)(tools)
+    const catalogue = catalogueOf(this.tolerated)(tools as ReadonlyArray<unknown>)
     try {
       this.last = { shape: shapeOf(tools), catalogue }
     } catch {

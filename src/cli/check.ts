@@ -8,14 +8,20 @@
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { parseArgs } from '../Args.js'
-import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
-import { REASON_PARAM } from '../UnknownKeys.js'
-import type { Catalogue, Declared } from '../internal/catalogue.js'
-import type { Remember } from '../internal/catalogue.js'
-import { byCounts, warnOnce } from '../internal/catalogue.js'
+import type { Catalogue, Declared, PairCounts, SeenSet, UnknownKeyWarning } from '../index.js'
+import { REASON_PARAM, firstSeen, warnOnce as warnOnceOf } from '../index.js'
 
-export type { Catalogue } from '../internal/catalogue.js'
-export { catalogueOf, emptyCatalogue } from '../internal/catalogue.js'
+/** How the said pairs are remembered (one way now: the seen-set counts). */
+export type Remember<S> = (tool: string, unknownKeys: ReadonlyArray<string>, id: string) => (memory: S) => readonly [ReadonlyArray<string>, S]
+export const byCounts: Remember<SeenSet> = (tool, keys, id) => firstSeen(tool, keys, id)
+export const bySeen: Remember<SeenSet> = byCounts
+const warnOnce =
+  <S>(_remember: Remember<S>, declared: Declared, tool: string, unknownKeys: ReadonlyArray<string>, id: string) =>
+  (memory: S): readonly [UnknownKeyWarning | undefined, S] =>
+    warnOnceOf(declared, tool, unknownKeys, id)(memory as unknown as SeenSet) as unknown as readonly [UnknownKeyWarning | undefined, S]
+
+export type { Catalogue } from '../index.js'
+export { catalogueOf, emptyCatalogue } from '../index.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -64,8 +70,6 @@ export const mergeCatalogues = (base: Catalogue, more: Catalogue): Catalogue => 
 
 const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 
-export type { Remember } from '../internal/catalogue.js'
-export { byCounts, bySeen } from '../internal/catalogue.js'
 
 const checkDeclared = <S>(remember: Remember<S>, declared: Declared, tool: string, keys: ReadonlyArray<string>, id: string, memory: S): readonly [Check, S] => {
   const unknownKeys = declared.diff(keys)

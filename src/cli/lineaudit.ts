@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type { UnknownKeyWarning } from '../UnknownKeys.js'
+import type { UnknownKeyWarning } from '../index.js'
 import type { Direction, SideChannel } from './sidechannel.js'
 import { isAwaitingListing, newSideChannel, observe, observeCall } from './sidechannel.js'
 import type { QuietCalls } from './quiet.js'

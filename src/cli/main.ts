@@ -2,7 +2,7 @@
 // The bin entry: the only module that does something when loaded. Everything else
 // lives in importable modules that do nothing at import.
 import { main } from './program.js'
-import { describeError } from '../internal/results.js'
+import { describeError } from '../internal/describe.js'
 
 main(process.argv).then(
   (status) => {

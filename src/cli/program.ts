@@ -12,7 +12,7 @@ import { renderWarning, runProxy } from './proxy.js'
 import { auditWorkerBeside } from './auditor.js'
 import { hostSource } from './source.js'
 import { readVersion } from './version.js'
-import { describeError } from '../internal/results.js'
+import { describeError } from '../internal/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model

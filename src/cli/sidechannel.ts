@@ -6,12 +6,12 @@
  *
  * @since 0.1.0
  */
-import type { SeenSet, UnknownKeyWarning } from '../UnknownKeys.js'
-import { emptySeenSet } from '../UnknownKeys.js'
+import type { SeenSet, UnknownKeyWarning } from '../index.js'
+import { emptySeenSet } from '../index.js'
 import type { Catalogue, Check } from './check.js'
 import { bySeen, catalogueOf, checkCallWith, checkKeys, emptyCatalogue, mergeCatalogues, toleratedOf } from './check.js'
 import { isRecord, own } from '../internal/guards.js'
-import { callIdOf } from '../internal/results.js'
+import { callIdOf } from '../internal/calls.js'
 import type { SkimmedCall } from './skim.js'
 
 // -------------------------------------------------------------------------------------

@@ -9,3 +9,12 @@ export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => 
 
 /** An own property of a non-array object, or `undefined`. */
 export const own = (u: unknown, key: string): unknown => (isRecord(u) && hasOwn(u, key) ? u[key] : undefined)
+
+/** A plain object holding `o`'s own enumerable members, `__proto__` among them as a member like any other. */
+export const ownCopy = (o: object): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const k of Object.keys(o)) {
+    Object.defineProperty(out, k, { value: (o as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}

@@ -2,24 +2,8 @@
 // TypeError that names it, never a layer that silently does less.
 import * as t from 'io-ts/lib/index.js'
 import { isLeft } from 'fp-ts/lib/Either.js'
-
-/** A short, human description of a value, for error messages. */
-export const describeValue = (u: unknown): string => {
-  if (u === null) return 'null'
-  if (Array.isArray(u)) return 'an array'
-  switch (typeof u) {
-    case 'string':
-      return `the string ${JSON.stringify(u.length > 40 ? u.slice(0, 40) + '…' : u)}`
-    case 'function':
-      return `a function of ${u.length} parameter${u.length === 1 ? '' : 's'}`
-    case 'object':
-      return 'an object'
-    case 'undefined':
-      return 'undefined'
-    default:
-      return `${typeof u} ${String(u)}`
-  }
-}
+import { isProvider } from '../model.js'
+import { describeValue } from './describe.js'
 
 /** Renders io-ts errors as one line per failure: where, what was expected, what came. */
 export const drawErrors = (errors: t.Errors): string =>
@@ -38,16 +22,23 @@ export const drawErrors = (errors: t.Errors): string =>
 
 /**
  * Validates an options record: `undefined` is `{}`, any key outside `props` is
- * refused by name, every present value must decode.
+ * refused by name, every present value must decode. A provider handed over as the
+ * options is refused with the call that was meant (`example` is what goes between its
+ * parentheses).
  */
 export const decodeOptions = <P extends t.Props>(
   where: string,
   props: P,
   u: unknown,
+  example = '',
 ): t.TypeOf<t.PartialC<P>> => {
   if (u === undefined) return {} as t.TypeOf<t.PartialC<P>>
   if (typeof u !== 'object' || u === null || Array.isArray(u)) {
     throw new TypeError(`${where}: options must be an object, got ${describeValue(u)}`)
+  }
+  if (isProvider(u)) {
+    // `withX(provider)`: the combinator was handed its data where its options belong
+    throw new TypeError(`${where}: got a provider where the options belong; a combinator takes its options first: did you mean ${where}(${example})(provider)?`)
   }
   const known = Object.keys(props)
   const unknown = Object.keys(u).filter((k) => !known.includes(k))
@@ -59,6 +50,20 @@ export const decodeOptions = <P extends t.Props>(
   const decoded = t.partial(props).decode(u)
   if (isLeft(decoded)) throw new TypeError(`${where}: ${drawErrors(decoded.left)}`)
   return decoded.right
+}
+
+/**
+ * Runs a host callback that may answer an effect (fp-ts style: `(a) => IO<void>`) or
+ * do its work at once (`(a) => void`): either way it has run when this returns. A
+ * callback that throws changes nothing about a tool call.
+ */
+export const callBack = <A>(f: (a: A) => unknown, a: A): void => {
+  try {
+    const effect = f(a)
+    if (typeof effect === 'function') (effect as () => unknown)()
+  } catch {
+    // a host callback that throws changes nothing about a tool call
+  }
 }
 
 /** A host callback that must be a function taking at most `max` parameters. */

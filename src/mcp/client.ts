@@ -14,13 +14,13 @@ import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import * as t from 'io-ts/lib/index.js'
 import type { PaginatedResultSchema as PaginatedResultSchemaType } from '@modelcontextprotocol/sdk/types.js'
 import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../Provider.js'
+import type { Args, Batch, BatchProvider, ToolDeclaration, ToolResult } from '../model.js'
 import { drawArgsProblem, noneAsEmpty } from '../Args.js'
-import type { Args } from '../Args.js'
-import type { ArgsAt } from '../internal/argsMemo.js'
-import { argsOfBatch } from '../internal/argsMemo.js'
-import { decodeOptions, describeValue } from '../internal/options.js'
-import { callIdOf, callNameOf, describeError, errorResult, failAll } from '../internal/results.js'
+import { batchOf } from '../Batch.js'
+import { decodeOptions } from '../internal/options.js'
+import { describeError, describeValue } from '../internal/describe.js'
+import { errorResult, failAll, readPositions } from '../internal/answer.js'
+import { callIdOf, callNameOf } from '../internal/calls.js'
 import { renderCallResult } from './content.js'
 import { toolNameMapping } from './names.js'
 import { isRecord } from '../internal/guards.js'
@@ -144,7 +144,7 @@ export interface McpTool {
  * @since 0.1.0
  * @category model
  */
-export interface McpProvider extends Provider<McpListingError> {
+export interface McpProvider extends BatchProvider<McpListingError> {
   /** The tools of the last successful listing, in listing order. */
   readonly tools: IO<ReadonlyArray<McpTool>>
   /**
@@ -309,7 +309,7 @@ const firstLine = (s: string): string => {
 // How a request to the server failed, told apart once for the listing and the calls.
 type Failure = 'closed' | 'timeout' | 'rpc' | 'unreadable' | 'other'
 
-const classify = (e: unknown): Failure => {
+const failureOf = (e: unknown): Failure => {
   const code = isRecord(e) ? e['code'] : undefined
   if (code === CONNECTION_CLOSED || (e instanceof Error && e.message === 'Not connected')) return 'closed'
   if (code === REQUEST_TIMEOUT) return 'timeout'
@@ -318,7 +318,7 @@ const classify = (e: unknown): Failure => {
 }
 
 const describeListingFailure = (e: unknown): string => {
-  switch (classify(e)) {
+  switch (failureOf(e)) {
     case 'closed':
       return 'the connection to the MCP server is closed'
     case 'timeout':
@@ -341,7 +341,7 @@ const describeOutcome = (outcome: Exclude<Outcome, { _tag: 'Answered' }>, timeou
       return `the call was aborted (${firstLine(describeError(outcome.reason))}); ${MAY_HAVE_RUN}`
     case 'Failed': {
       const e = outcome.error
-      switch (classify(e)) {
+      switch (failureOf(e)) {
         case 'closed':
           return `the connection to the MCP server is closed; ${MAY_HAVE_RUN}`
         case 'timeout':
@@ -406,12 +406,7 @@ type Prepared =
   | { readonly _tag: 'Answered'; readonly result: ToolResult }
   | { readonly _tag: 'Ready'; readonly call: unknown; readonly tool: McpTool; readonly args: Args }
 
-const rawArgumentsOf = (call: unknown): unknown => {
-  const fn = (call as { readonly function?: unknown }).function
-  return isRecord(fn) ? fn['arguments'] : undefined
-}
-
-const prepare = (catalogue: Catalogue, read: ArgsAt, i: number, call: unknown): Prepared => {
+const prepare = (catalogue: Catalogue, batch: Batch, i: number, call: unknown): Prepared => {
   try {
     const name = callNameOf(call)
     if (name === undefined) {
@@ -424,8 +419,8 @@ const prepare = (catalogue: Catalogue, read: ArgsAt, i: number, call: unknown): 
         result: errorResult(call, `there is no tool named ${JSON.stringify(name)} on this MCP server; the tool was not called`),
       }
     }
-    // through the batch memo: a layer above (the audit) has usually parsed them already
-    const args = noneAsEmpty(read(i, call, rawArgumentsOf(call)))
+    // through the batch: a layer above (the audit) has usually parsed them already
+    const args = noneAsEmpty(batch.argsAt(i))
     if (isLeft(args)) return { _tag: 'Answered', result: errorResult(call, `${drawArgsProblem(args.left)}; the tool was not called`) }
     return { _tag: 'Ready', call, tool, args: args.right }
   } catch (e) {
@@ -555,26 +550,28 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
     }
   }
 
-  const runBatch = async (calls: ReadonlyArray<ToolCall>): Promise<ReadonlyArray<ToolResult>> => {
-    let n: number
-    try {
-      n = Array.isArray(calls) ? calls.length : 0
-    } catch {
-      return []
-    }
-    if (n === 0) return []
+  const run = async (batch: Batch): Promise<ReadonlyArray<ToolResult>> => {
+    const read = readPositions(batch.calls)
+    if (read._tag === 'Left') return read.left
+    const { calls, unreadable } = read.right
+    if (calls.length === 0) return []
     let table = catalogue.read()
     if (table === undefined) {
       const listed = await list()
       if (listed._tag === 'Left') {
         const why = `the MCP server's tools could not be listed to route this call (${listed.left.message}); the tool was not called`
-        return failAll(calls, why)
+        return calls.map((c, i) => {
+          const answered = unreadable[i]
+          return answered?._tag === 'Answer' ? answered.result : errorResult(c, why)
+        })
       }
       table = listed.right
     }
     const routes = table
-    const read = argsOfBatch(calls)
-    const prepared = calls.map((c, i) => prepare(routes, read, i, c))
+    const prepared = calls.map((c, i): Prepared => {
+      const answered = unreadable[i]
+      return answered?._tag === 'Answer' ? { _tag: 'Answered', result: answered.result } : prepare(routes, batch, i, c)
+    })
     if (concurrency === 1) {
       const out: Array<ToolResult> = []
       for (const p of prepared) out.push(await callOne(p))
@@ -600,6 +597,16 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
     return out
   }
 
+  const executeBatch = (batch: Batch) => () =>
+    run(batch).then(
+      (results) => right(results),
+      // unreachable by construction; kept so the batch cannot fail even then
+      (e: unknown) => {
+        const read = readPositions(batch.calls)
+        return right(read._tag === 'Left' ? read.left : failAll(read.right.calls, `the MCP provider failed: ${describeError(e)}`))
+      },
+    )
+
   const notify = (): void => {
     for (const l of listeners.read()) {
       try {
@@ -616,13 +623,8 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
         (listed) => (listed._tag === 'Right' ? right(listed.right.declarations) : listed),
         (e: unknown) => left(listingError(`tools/list failed: ${describeListingFailure(e)}`, e)),
       ),
-    executeToolCalls: (calls) => () =>
-      runBatch(calls).then(
-        (results) => right(results),
-        // unreachable by construction; kept so the batch cannot fail even then
-        (e: unknown) =>
-          right(Array.isArray(calls) ? failAll(calls, `the MCP provider failed: ${describeError(e)}`) : []),
-      ),
+    executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+    executeBatch,
     tools: () => catalogue.read()?.tools ?? [],
     onToolsChanged: (listener) => {
       // a wrapper per subscription, so subscribing one function twice needs two

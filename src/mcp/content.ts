@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { ToolResult } from '../Provider.js'
+import type { ToolResult } from '../model.js'
 import { isRecord } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------

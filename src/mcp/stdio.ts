@@ -8,7 +8,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { describeError } from '../internal/results.js'
+import { describeError } from '../internal/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model

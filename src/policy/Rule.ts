@@ -8,7 +8,7 @@
 import * as t from 'io-ts/lib/index.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
-import { describeValue } from '../internal/options.js'
+import { describeValue } from '../internal/describe.js'
 import { normalizeAbsolute } from './paths.js'
 import { hasOwn } from '../internal/guards.js'
 
@@ -227,10 +227,12 @@ export const decodeRules = (u: unknown, label = 'rules'): Either<string, Readonl
  * @since 0.1.0
  * @category utils
  */
-export const matchesTool =
-  (pattern: string) =>
-  (tool: string): boolean =>
-    pattern === '*' ? true : pattern.endsWith('*') ? tool.startsWith(pattern.slice(0, -1)) : tool === pattern
+export const matchesTool = (pattern: string): ((tool: string) => boolean) => {
+  if (pattern === '*') return () => true
+  if (!pattern.endsWith('*')) return (tool) => tool === pattern
+  const prefix = pattern.slice(0, -1)
+  return (tool) => tool.startsWith(prefix)
+}
 
 /**
  * How strong a decision is: deny 3 > ask 2 > allow 1.

@@ -137,7 +137,34 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
  * The decision when it does not depend on the call's arguments: when no rule that
  * matches `tool` has an `under`, the strongest matching rule decides (deny > ask >
  * allow) and no match means ask, exactly as {@link evaluate} would say. `undefined`
- * when a matching rule has an `under`, so only `evaluate` can tell.
+ * when a matching rule has an `under`, so only `evaluate` can tell. The rules are
+ * read once, when `decisionByName(rules)` is made.
+ *
+ * @example
+ * import { decisionByName } from 'toolstack'
+ * const byName = decisionByName([{ tool: 'fs_*', decision: 'allow' }, { tool: 'web_*', decision: 'allow', under: '/srv' }])
+ * assert.strictEqual(byName('fs_read'), 'allow')
+ * assert.strictEqual(byName('web_get'), undefined)
+ * assert.strictEqual(byName('shell'), 'ask')
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const decisionByName = (rules: ReadonlyArray<Rule>): ((tool: string) => Decision | undefined) => {
+  const compiled = rules.map((rule) => ({ matches: matchesTool(rule.tool), scoped: rule.under !== undefined, strength: strength(rule.decision) }))
+  return (tool) => {
+    let best = 0
+    for (const rule of compiled) {
+      if (!rule.matches(tool)) continue
+      if (rule.scoped) return undefined
+      if (rule.strength > best) best = rule.strength
+    }
+    return best === 3 ? 'deny' : best === 1 ? 'allow' : 'ask'
+  }
+}
+
+/**
+ * {@link decisionByName} for one tool.
  *
  * @example
  * import { decisionWithoutArgs } from 'toolstack'
@@ -147,14 +174,4 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
  * @since 0.1.0
  * @category pure steps
  */
-export const decisionWithoutArgs = (rules: ReadonlyArray<Rule>, tool: string): Decision | undefined => {
-  let best = 0
-  for (const rule of rules) {
-    if (!matchesTool(rule.tool)(tool)) continue
-    if (rule.under !== undefined) return undefined
-    const s = strength(rule.decision)
-    if (s > best) best = s
-  }
-  return best === 3 ? 'deny' : best === 1 ? 'allow' : 'ask'
-}
-
+export const decisionWithoutArgs = (rules: ReadonlyArray<Rule>, tool: string): Decision | undefined => decisionByName(rules)(tool)

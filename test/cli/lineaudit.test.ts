@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
+import type { UnknownKeyWarning } from '../../src/index.js'
 import { lineAudit } from '../../src/cli/lineaudit.js'
 import type { QuietCalls } from '../../src/cli/quiet.js'
 import { quietCalls } from '../../src/cli/quiet.js'

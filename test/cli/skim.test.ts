@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { SkimmedCall } from '../../src/cli/skim.js'
 import { skimCall } from '../../src/cli/skim.js'
-import { callIdOf } from '../../src/internal/results.js'
+import { callIdOf } from '../../src/internal/calls.js'
 
 type Skim = (bytes: Uint8Array, start: number, end: number) => SkimmedCall | undefined
 

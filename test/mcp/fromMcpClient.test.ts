@@ -5,7 +5,7 @@ import { z } from 'zod'
 import type { ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
 import type { McpToolClient, McpToolsPage } from '../../src/mcp/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
-import { argsOfBatch } from '../../src/internal/argsMemo.js'
+import { batchOf } from '../../src/index.js'
 import { batchArb } from '../support/arbitraries.js'
 import { call } from '../support/fakes.js'
 import type { Linked } from './fixtures.js'
@@ -231,11 +231,11 @@ describe('fromMcpClient: calls', () => {
     const fake = fakeClient([tool('a')])
     const tools = fromMcpClient(fake)
     await tools.toolsForLlm()
-    const batch = [call('1', 'a', { x: 'y' })]
-    const above = argsOfBatch(batch)(0, batch[0], batch[0]?.function.arguments)
+    const batch = batchOf([call('1', 'a', { x: 'y' })])
+    const above = batch.argsAt(0)
     const spy = vi.spyOn(JSON, 'parse')
     try {
-      await tools.executeToolCalls(batch)()
+      await tools.executeBatch?.(batch)()
       expect(spy).not.toHaveBeenCalled()
     } finally {
       spy.mockRestore()

@@ -1,6 +1,6 @@
 // Pure fakes for tests: providers whose every move is recorded.
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
+import type { Batch, Provider, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
 
 /** A declaration with the given property names. */
 export const decl = (name: string, properties: ReadonlyArray<string> = [], extra: Record<string, unknown> = {}): ToolDeclaration => ({
@@ -61,6 +61,26 @@ export const recordingProvider = (
       const out = answer(calls)
       rec.results.push(out)
       return Promise.resolve({ _tag: 'Right', right: out } as const)
+    },
+  }
+}
+
+/**
+ * `recordingProvider` that also offers `executeBatch`, as toolstack's own layers do,
+ * and records every batch it was handed that way (the very object).
+ */
+export const batchingProvider = (
+  declarations: ReadonlyArray<ToolDeclaration>,
+  answer?: (calls: ReadonlyArray<ToolCall>) => ReadonlyArray<ToolResult>,
+): Provider<string> & { readonly rec: Recording; readonly received: Array<Batch> } => {
+  const inner = recordingProvider(declarations, answer)
+  const received: Array<Batch> = []
+  return {
+    ...inner,
+    received,
+    executeBatch: (batch) => {
+      received.push(batch)
+      return inner.executeToolCalls(batch.calls)
     },
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { answerFor, completeResults } from '../../src/internal/results.js'
+import { answerFor, completeResults } from '../../src/internal/answer.js'
 import { call } from '../support/fakes.js'
 
 const result = (id: string, content = id) => ({ role: 'tool' as const, tool_call_id: id, content })

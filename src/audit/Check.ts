@@ -1,0 +1,152 @@
+/**
+ * The audit's one decision: a call's keys against its tool's declaration, and a
+ * warning for the undeclared keys never said before. Pure steps over a {@link Catalogue}
+ * and a {@link SeenSet}; `withUnknownKeyAudit`, the framework adapters and the
+ * `toolstack` command all decide with these, so a warning is decided in one place.
+ *
+ * @since 0.1.0
+ */
+import { isLeft } from 'fp-ts/lib/Either.js'
+import { parseArgs } from '../Args.js'
+import type { Suggestion } from '../Suggest.js'
+import type { Catalogue, Declared } from './Catalogue.js'
+import type { SeenSet } from './SeenSet.js'
+import { firstSeen } from './SeenSet.js'
+import { escapeControls } from '../internal/describe.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What `onWarn` is told, at most once per call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKeyWarning {
+  /** The tool name, as listed. */
+  readonly tool: string
+  /** Undeclared keys reported now for the first time, sorted. */
+  readonly unknownKeys: ReadonlyArray<string>
+  /** Every key the tool declares, sorted. */
+  readonly declaredKeys: ReadonlyArray<string>
+  /** The call's `id` as a string; `''` when it has none. */
+  readonly id: string
+  /** For each reported key that plainly points at one declared key, that key; in the order of `unknownKeys`. */
+  readonly suggestions: ReadonlyArray<Suggestion>
+}
+
+/**
+ * The outcome of checking one call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Check =
+  /** The tool is not in the catalogue, or its arguments do not read as an object. */
+  | { readonly _tag: 'NotAudited' }
+  /** `unknownKeys`: every undeclared key the call carried; `warning`: only when some are new. */
+  | { readonly _tag: 'Audited'; readonly unknownKeys: ReadonlyArray<string>; readonly warning: UnknownKeyWarning | undefined }
+
+const NOT_AUDITED: Check = { _tag: 'NotAudited' }
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * Counts a call of `tool` that carried `unknownKeys` (from its `Declared.diff`), and
+ * the warning for those never said before: a pair is said once it is seen.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const warnOnce =
+  (declared: Declared, tool: string, unknownKeys: ReadonlyArray<string>, id: string) =>
+  (seen: SeenSet): readonly [UnknownKeyWarning | undefined, SeenSet] => {
+    const [fresh, next] = firstSeen(tool, unknownKeys, id)(seen)
+    return [
+      fresh.length === 0 ? undefined : { tool, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) },
+      next,
+    ]
+  }
+
+/**
+ * Checks one call of `tool` that carried argument `keys` against the catalogue: its
+ * undeclared keys, and a warning for those not said before, with the seen-set that
+ * now counts this call.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkKeys =
+  (catalogue: Catalogue, tool: string, keys: ReadonlyArray<string>, id: string) =>
+  (seen: SeenSet): readonly [Check, SeenSet] => {
+    const declared = catalogue.get(tool)
+    if (declared === undefined) return [NOT_AUDITED, seen]
+    const unknownKeys = declared.diff(keys)
+    if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, seen]
+    const [warning, next] = warnOnce(declared, tool, unknownKeys, id)(seen)
+    return [{ _tag: 'Audited', unknownKeys, warning }, next]
+  }
+
+/**
+ * {@link checkKeys} for a call with raw `args` (a JSON string or an object), read with
+ * `parseArgs`: a call whose arguments do not read as an object is not audited.
+ *
+ * @example
+ * import { catalogueOf, checkCall, emptySeenSet, toleratedOf } from 'toolstack'
+ * const catalogue = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { offset: {} } } } }])
+ * const [check] = checkCall(catalogue, 'fs_read', '{"ffset":3}', 'call_1')(emptySeenSet)
+ * assert.deepStrictEqual(check._tag === 'Audited' && check.warning?.suggestions, [{ key: 'ffset', didYouMean: 'offset' }])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkCall =
+  (catalogue: Catalogue, tool: string, args: unknown, id: string) =>
+  (seen: SeenSet): readonly [Check, SeenSet] => {
+    if (!catalogue.has(tool)) return [NOT_AUDITED, seen]
+    const parsed = parseArgs(args)
+    return isLeft(parsed) ? [NOT_AUDITED, seen] : checkKeys(catalogue, tool, Object.keys(parsed.right), id)(seen)
+  }
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+const MAX_SHOWN = 200
+
+// names, ids and keys come from models and servers: escaped, so a key holding
+// `ESC]0;…BEL` cannot retitle a terminal, and cut short, so a 10 KB key is one line
+const shown = (s: string): string => escapeControls(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s)
+const quoted = (s: string): string => escapeControls(JSON.stringify(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s))
+
+/**
+ * The default one-line rendering of a warning. Every name, id and key is escaped
+ * (control characters as `\uXXXX`) and cut at 200 characters, so a line is safe to
+ * print on a terminal.
+ *
+ * @example
+ * import { formatWarning } from 'toolstack'
+ * assert.strictEqual(
+ *   formatWarning({ tool: 'fs_read', id: 'call_1', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'] }),
+ *   'toolstack: fs_read call call_1 carried undeclared argument key "ffset" (declared: "offset", "path")',
+ * )
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatWarning = (w: Omit<UnknownKeyWarning, 'suggestions'> & { readonly suggestions?: ReadonlyArray<Suggestion> }): string => {
+  const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map(quoted).join(', '))
+  const call = w.id === '' ? 'a call without an id' : `call ${shown(w.id)}`
+  const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)} (declared: ${quote(w.declaredKeys)})`
+  const suggestions = w.suggestions ?? []
+  if (suggestions.length === 0) return line
+  const hint =
+    w.unknownKeys.length === 1 && suggestions.length === 1
+      ? shown((suggestions[0] as Suggestion).didYouMean)
+      : suggestions.map((s) => `${shown(s.didYouMean)} for ${quoted(s.key)}`).join(', ')
+  return `${line} (did you mean ${hint}?)`
+}

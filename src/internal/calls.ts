@@ -1,0 +1,58 @@
+// Reading calls and batches that come from models and hosts this code did not write:
+// every read is guarded, so a getter that throws, a Proxy or a hole costs the call it
+// is in, never the batch. A leaf.
+import type { Either } from 'fp-ts/lib/Either.js'
+import { left, right } from 'fp-ts/lib/Either.js'
+import { describeError, describeValue } from './describe.js'
+
+/** The call's id as a string, `''` when it has none or cannot be read. */
+export const callIdOf = (call: unknown): string => {
+  try {
+    if (typeof call !== 'object' || call === null) return ''
+    const id = (call as { readonly id?: unknown }).id
+    return id === undefined || id === null ? '' : String(id)
+  } catch {
+    return ''
+  }
+}
+
+/** The call's function name, when it is a readable string. */
+export const callNameOf = (call: unknown): string | undefined => {
+  try {
+    if (typeof call !== 'object' || call === null) return undefined
+    const fn = (call as { readonly function?: unknown }).function
+    if (typeof fn !== 'object' || fn === null) return undefined
+    const name = (fn as { readonly name?: unknown }).name
+    return typeof name === 'string' ? name : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The most calls one batch may hold: a batch is what one model turn asked for. */
+export const MAX_BATCH = 100_000
+
+/**
+ * How many calls a batch holds, or why that cannot be known: not an array, a length
+ * that throws when read, or one no model turn could have produced.
+ */
+export const batchSize = (calls: unknown): Either<string, number> => {
+  try {
+    if (!Array.isArray(calls)) return left(`expected an array of tool calls, got ${describeValue(calls)}`)
+    const n: unknown = calls.length
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return left(`its length is ${describeValue(n)}`)
+    if (n > MAX_BATCH) return left(`it holds ${n} calls, more than the ${MAX_BATCH} one batch may hold`)
+    return right(n)
+  } catch (e) {
+    return left(`its length cannot be read (${describeError(e)})`)
+  }
+}
+
+/** The call at position `i`, or why it cannot be read. */
+export const callAt = (calls: ReadonlyArray<unknown>, i: number): Either<string, unknown> => {
+  try {
+    return right(calls[i])
+  } catch (e) {
+    return left(describeError(e))
+  }
+}

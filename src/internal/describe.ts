@@ -1,0 +1,44 @@
+// Values and failures as words, for error messages a human or a model reads. A leaf:
+// it imports nothing of the library.
+
+/** A short, human description of a value, for error messages. */
+export const describeValue = (u: unknown): string => {
+  if (u === null) return 'null'
+  if (Array.isArray(u)) return 'an array'
+  switch (typeof u) {
+    case 'string':
+      return `the string ${JSON.stringify(u.length > 40 ? u.slice(0, 40) + '…' : u)}`
+    case 'function':
+      return `a function of ${u.length} parameter${u.length === 1 ? '' : 's'}`
+    case 'object':
+      return 'an object'
+    case 'undefined':
+      return 'undefined'
+    default:
+      return `${typeof u} ${String(u)}`
+  }
+}
+
+/** A failure of any kind, in one line a model (and a human) can read. */
+export const describeError = (e: unknown): string => {
+  try {
+    if (e instanceof Error) return e.message === '' ? e.name : e.message
+    if (typeof e === 'string') return e
+    const s = JSON.stringify(e)
+    return s === undefined ? String(e) : s
+  } catch {
+    try {
+      return String(e)
+    } catch {
+      return 'an unreadable error'
+    }
+  }
+}
+
+/**
+ * `s` with every control character (C0, DEL and C1) written as `\uXXXX`, so text from
+ * a model or a log cannot move a terminal's cursor, retitle it or ring it.
+ */
+export const escapeControls = (s: string): string =>
+  // eslint-disable-next-line no-control-regex
+  s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)

@@ -1,0 +1,109 @@
+/**
+ * Asking the human about one call: the request `onAsk` is handed (copies, so nothing
+ * the host does to it changes what runs), the host's answer however it comes (a
+ * Task, a Promise, or a value), read with `decodeAnswer`.
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left } from 'fp-ts/lib/Either.js'
+import type { Task } from 'fp-ts/lib/Task.js'
+import type { Args, ToolCall } from '../model.js'
+import type { DecodedAnswer, PermissionAnswer, PermissionRequest } from './Answer.js'
+import { decodeAnswer } from './Answer.js'
+import type { Refusal } from './Refusal.js'
+import type { Question } from './Verdict.js'
+import { callIdOf } from '../internal/calls.js'
+import { describeError } from '../internal/describe.js'
+import { ownCopy } from '../internal/guards.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * How the host asks its human: answers a Task (fp-ts), a Promise, or the answer itself.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type OnAsk = (request: PermissionRequest) => Task<PermissionAnswer> | Promise<PermissionAnswer> | PermissionAnswer
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+const copyOf = <A>(u: A): A => {
+  try {
+    return structuredClone(u)
+  } catch {
+    return ownCopy(u as object) as A
+  }
+}
+
+const copyCall = (call: object, tool: string, args: Args): ToolCall => {
+  let type: unknown
+  let raw: unknown
+  try {
+    type = (call as { readonly type?: unknown }).type
+    raw = (call as { readonly function: { readonly arguments?: unknown } }).function.arguments
+  } catch {
+    type = undefined
+  }
+  return {
+    id: callIdOf(call),
+    ...(type === 'function' ? { type: 'function' as const } : {}),
+    function: { name: tool, arguments: typeof raw === 'string' ? raw : copyOf(args) },
+  }
+}
+
+/**
+ * The request for a question whose arguments could be read: everything a human needs
+ * to decide, every part a copy.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const requestFor = (q: Question, args: Args): PermissionRequest => ({
+  kind: 'permission',
+  tool: q.tool,
+  arguments: copyOf(args),
+  call: copyCall(q.call, q.tool, args),
+  rule: q.evaluation.rule,
+  why: q.evaluation.why,
+  paths: q.evaluation.paths,
+  suggestion: q.evaluation.suggestion,
+})
+
+// -------------------------------------------------------------------------------------
+// effects
+// -------------------------------------------------------------------------------------
+
+/**
+ * Asks `onAsk` about a question and reads the answer; whatever goes wrong (a request
+ * that cannot be copied, a callback that throws or rejects, an answer that does not
+ * read) is the refusal saying so. Never rejects.
+ *
+ * @since 0.1.0
+ * @category effects
+ */
+export const askHuman =
+  (onAsk: OnAsk) =>
+  async (q: Question, args: Args): Promise<Either<Refusal, DecodedAnswer>> => {
+    const failed = (error: string): Either<Refusal, DecodedAnswer> => left({ _tag: 'AskFailed', tool: q.tool, error })
+    let request: PermissionRequest
+    try {
+      request = requestFor(q, args)
+    } catch (e) {
+      return failed(`the call could not be shown to the human (${describeError(e)})`)
+    }
+    let answer: unknown
+    try {
+      const asked: unknown = onAsk(request)
+      answer = typeof asked === 'function' ? await (asked as () => unknown)() : await asked
+    } catch (e) {
+      return failed(`onAsk failed: ${describeError(e)}`)
+    }
+    const decoded = decodeAnswer(answer, q.evaluation.suggestion)
+    return isLeft(decoded) ? left({ ...decoded.left, tool: q.tool }) : decoded
+  }
