@@ -1,8 +1,37 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import importX from 'eslint-plugin-import-x'
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
+
+// The layering of src/, kept by lint (see DESIGN.md): imports flow one way,
+//   leaves → pure steps → combinators (never each other) → index → mcp/, adapters → cli/
+const LEAVES = ['model.ts', 'internal/describe.ts', 'internal/calls.ts', 'internal/guards.ts', 'internal/options.ts', 'internal/ref.ts', 'internal/StringMap.ts', 'Suggest.ts', 'policy/paths.ts']
+const PURE = ['Args.ts', 'Batch.ts', 'audit', 'internal/answer.ts', 'policy/Rule.ts', 'policy/evaluate.ts', 'policy/Refusal.ts', 'policy/Answer.ts', 'policy/Verdict.ts', 'policy/ask.ts', 'policy/questions.ts', 'policy/listing.ts']
+const COMBINATORS = ['Provider.ts', 'UnknownKeys.ts', 'Reasons.ts', 'Registry.ts', 'Policy.ts']
+const ADAPTERS = ['mcp', 'ai-sdk', 'openai', 'openai-agents', 'langchain']
+const ABOVE_COMBINATORS = ['index.ts', ...ADAPTERS, 'cli']
+const at = (paths) => paths.map((p) => `./src/${p}`)
+
+const zones = [
+  // a leaf imports only leaves
+  { target: at(LEAVES), from: at([...PURE, ...COMBINATORS, ...ABOVE_COMBINATORS]), message: 'a leaf imports only leaves' },
+  // a pure step imports leaves and pure steps
+  { target: at(PURE), from: at([...COMBINATORS, ...ABOVE_COMBINATORS]), message: 'a pure step imports only leaves and pure steps' },
+  // a combinator never imports another combinator, nor anything above it
+  ...COMBINATORS.map((c) => ({
+    target: at([c]),
+    from: at([...COMBINATORS.filter((o) => o !== c), ...ABOVE_COMBINATORS]),
+    message: 'a combinator never imports another combinator, nor the layers above it',
+  })),
+  { target: at(['index.ts']), from: at([...ADAPTERS, 'cli']), message: 'index re-exports the library only' },
+  // adapters stand beside one another, below the command
+  ...ADAPTERS.map((a) => ({ target: at([a]), from: at([...ADAPTERS.filter((o) => o !== a), 'cli']), message: 'an adapter imports the library, not another adapter or the command' })),
+  // the command uses the public API and the audit's shared steps
+  { target: at(['cli']), from: './src', except: ['./index.ts', './audit', './cli', './mcp/index.ts'], message: 'cli/ imports the public API (index, mcp/index) and the audit steps only' },
+]
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', '.stryker-tmp/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,6 +40,20 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+      // so that no-cycle reads the TypeScript modules it follows, not only the first
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { zones }],
     },
   },
   {
