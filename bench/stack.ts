@@ -16,7 +16,7 @@ const stackOver = (inner: Provider<never>) =>
   pipe(
     registry([{ prefix: 'fs', provider: inner }]),
     withReasons(),
-    withUnknownKeyAudit({ onWarn: () => () => undefined }),
+    withUnknownKeyAudit({ onWarn: () => () => undefined, onDiagnostic: () => undefined }),
     withPolicy({ rules: [{ tool: 'fs_*', decision: 'allow' }] }),
   )
 
@@ -26,7 +26,7 @@ export const stackFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
   const figures: Array<Figure> = []
   for (const [label, args, target] of [
     ['calls without a reason', WITHOUT_REASON, 1.5],
-    ['calls with a reason (stripped and re-serialised)', TYPICAL, undefined],
+    ['calls with a reason (stripped and re-serialised)', TYPICAL, 2.5],
   ] as const) {
     const stack = stackOver(bareProvider())
     const bare = bareProvider()

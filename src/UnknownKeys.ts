@@ -155,7 +155,7 @@ export const audited =
         if (declared === undefined) continue
         const args = batch.argsAt(i)
         if (isLeft(args)) continue
-        const unknownKeys = declared.diff(Object.keys(args.right))
+        const unknownKeys = declared.diff(args.right)
         if (unknownKeys.length === 0) continue
         const [warning, next] = warnOnce(declared, name as string, unknownKeys, callIdOf(call))(seen)
         seen = next

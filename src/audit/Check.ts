@@ -73,19 +73,19 @@ export const warnOnce =
   }
 
 /**
- * Checks one call of `tool` that carried argument `keys` against the catalogue: its
- * undeclared keys, and a warning for those not said before, with the seen-set that
- * now counts this call.
+ * Checks one call of `tool` whose arguments read as the object `args` against the
+ * catalogue: its undeclared keys, and a warning for those not said before, with the
+ * seen-set that now counts this call.
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const checkKeys =
-  (catalogue: Catalogue, tool: string, keys: ReadonlyArray<string>, id: string) =>
+  (catalogue: Catalogue, tool: string, args: Readonly<Record<string, unknown>>, id: string) =>
   (seen: SeenSet): readonly [Check, SeenSet] => {
     const declared = catalogue.get(tool)
     if (declared === undefined) return [NOT_AUDITED, seen]
-    const unknownKeys = declared.diff(keys)
+    const unknownKeys = declared.diff(args)
     if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, seen]
     const [warning, next] = warnOnce(declared, tool, unknownKeys, id)(seen)
     return [{ _tag: 'Audited', unknownKeys, warning }, next]
@@ -109,7 +109,7 @@ export const checkCall =
   (seen: SeenSet): readonly [Check, SeenSet] => {
     if (!catalogue.has(tool)) return [NOT_AUDITED, seen]
     const parsed = parseArgs(args)
-    return isLeft(parsed) ? [NOT_AUDITED, seen] : checkKeys(catalogue, tool, Object.keys(parsed.right), id)(seen)
+    return isLeft(parsed) ? [NOT_AUDITED, seen] : checkKeys(catalogue, tool, parsed.right, id)(seen)
   }
 
 // -------------------------------------------------------------------------------------

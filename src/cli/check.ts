@@ -72,7 +72,7 @@ const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 
 
 const checkDeclared = <S>(remember: Remember<S>, declared: Declared, tool: string, keys: ReadonlyArray<string>, id: string, memory: S): readonly [Check, S] => {
-  const unknownKeys = declared.diff(keys)
+  const unknownKeys = declared.diff(Object.fromEntries(keys.map((k) => [k, true])))
   if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, memory]
   const [warning, next] = warnOnce(remember, declared, tool, unknownKeys, id)(memory)
   return [{ _tag: 'Audited', unknownKeys, warning }, next]
