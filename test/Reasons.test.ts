@@ -15,7 +15,7 @@ import {
   withUnknownKeyAudit,
 } from '../src/index.js'
 import { answersOnePerCall, behavingProvider, isLazy, listingFailurePassesThrough } from './laws.js'
-import { argsObjectArb, batchArb } from './support/arbitraries.js'
+import { argsObjectArb, plainBatchArb } from './support/arbitraries.js'
 import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { runExample } from './support/examples.js'
 
@@ -468,7 +468,7 @@ describe('withReasons: laws', () => {
 
   it('property: every call not stripped is forwarded as the very same object', async () => {
     await fc.assert(
-      fc.asyncProperty(batchArb(namesArb), async (calls) => {
+      fc.asyncProperty(plainBatchArb(namesArb), async (calls) => {
         const inner = behavingProvider(catalogue, () => 'ok')
         const layer = withReasons()(inner)
         await layer.toolsForLlm()

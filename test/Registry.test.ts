@@ -5,7 +5,7 @@ import type { BatchProvider, Provider, RegistryEntry, RegistryError, ToolCall, T
 import { batchOf, drawRegistryError, listingFailed, listingUnreadable, matchRegistryError, registry, toolShadowed } from '../src/index.js'
 import { callNameOf } from '../src/internal/calls.js'
 import { answersOnePerCall, behavingProvider, innerBehaviourArb, isLazy } from './laws.js'
-import { batchArb } from './support/arbitraries.js'
+import { batchArb, plainBatchArb } from './support/arbitraries.js'
 import { runExample } from './support/examples.js'
 import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'
 
@@ -560,7 +560,7 @@ describe('registry: properties', () => {
       return undefined
     }
     await fc.assert(
-      fc.asyncProperty(batchArb(names), innerBehaviourArb, innerBehaviourArb, async (calls, fsDoes, webDoes) => {
+      fc.asyncProperty(plainBatchArb(names), innerBehaviourArb, innerBehaviourArb, async (calls, fsDoes, webDoes) => {
         const does = { fs: fsDoes, web: webDoes }
         const inner = { fs: behavingProvider([], () => fsDoes), web: behavingProvider([], () => webDoes) }
         const r = registry([

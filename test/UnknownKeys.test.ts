@@ -15,7 +15,7 @@ import {
   hasSeen,
   withUnknownKeyAudit,
 } from '../src/index.js'
-import { batchArb, keyArb, rawArgsArb, toolNameArb } from './support/arbitraries.js'
+import { batchArb, plainBatchArb, keyArb, rawArgsArb, toolNameArb } from './support/arbitraries.js'
 import { call, decl, failingProvider, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { isLazy, listingFailurePassesThrough } from './laws.js'
 
@@ -425,8 +425,8 @@ describe('withUnknownKeyAudit: transparent', () => {
         if (listed) await audited.toolsForLlm()
         const out = await run(audited, calls)
         expect(inner.rec.batches).toHaveLength(1)
+        // the caller's very array, so every call in it is the caller's own
         expect(inner.rec.batches[0]).toBe(calls)
-        calls.forEach((c, i) => expect(inner.rec.batches[0]?.[i]).toBe(c))
         expect(out._tag === 'Right' && out.right).toBe(inner.rec.results[0])
       }),
     )
@@ -722,7 +722,7 @@ describe('withUnknownKeyAudit: stats', () => {
   it('equals a naive recount over the same calls', async () => {
     const names = fc.constantFrom('fs_read', 'fs_write', 'unlisted')
     await fc.assert(
-      fc.asyncProperty(fc.array(batchArb(names), { maxLength: 5 }), async (batches) => {
+      fc.asyncProperty(fc.array(plainBatchArb(names), { maxLength: 5 }), async (batches) => {
         const { audited } = setup()
         await audited.toolsForLlm()
         for (const b of batches) await run(audited, b)

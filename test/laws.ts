@@ -2,7 +2,7 @@
 import fc from 'fast-check'
 import { expect } from 'vitest'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../src/index.js'
-import { batchArb } from './support/arbitraries.js'
+import { batchArb, lengthReadable, owedResults } from './support/arbitraries.js'
 import { okResult } from './support/fakes.js'
 
 /** What the inner provider does with a batch. */
@@ -39,6 +39,15 @@ export const behavingProvider = (
   }
 }
 
+// a slot of a hostile batch may throw when read: `undefined` when it does
+const slot = (calls: ReadonlyArray<unknown>, i: number): { readonly ok: boolean; readonly call: unknown } => {
+  try {
+    return { ok: true, call: calls[i] }
+  } catch {
+    return { ok: false, call: undefined }
+  }
+}
+
 const readableId = (c: unknown): string | undefined => {
   try {
     const id = (c as { id?: unknown } | null)?.id
@@ -49,9 +58,36 @@ const readableId = (c: unknown): string | undefined => {
 }
 
 /**
- * Law for layers that answer for a provider: whatever the batch and whatever the inner
- * provider does, the batch never fails and there is one result per call, in order,
- * each answering its call's id when the call has a readable one.
+ * What a layer that answers for a provider owes a batch (hostile ones included): one
+ * result per position it can measure, in order, each answering its call's id when the
+ * call has a readable one; an `is_error` result naming the position for a slot that
+ * cannot be read; one `is_error` refusal for a batch whose length cannot be read.
+ */
+export const expectOnePerPosition = (calls: ReadonlyArray<unknown>, results: ReadonlyArray<ToolResult>): void => {
+  expect(results).toHaveLength(owedResults(calls))
+  if (!lengthReadable(calls)) {
+    expect(results[0]?.is_error).toBe(true)
+    expect(results[0]?.content).toMatch(/^this batch of tool calls could not be read/)
+    return
+  }
+  results.forEach((r, i) => {
+    expect(r.role).toBe('tool')
+    expect(typeof r.content).toBe('string')
+    const read = slot(calls, i)
+    if (!read.ok) {
+      expect(r.is_error).toBe(true)
+      expect(r.content).toContain(`position ${i}`)
+      return
+    }
+    const id = readableId(read.call)
+    if (id !== undefined) expect(r.tool_call_id).toBe(id)
+  })
+}
+
+/**
+ * Law for layers that answer for a provider: whatever the batch (hostile ones
+ * included) and whatever the inner provider does, the batch never fails, and the
+ * results are what {@link expectOnePerPosition} says.
  */
 export const answersOnePerCall = (
   make: (inner: Provider<string>) => Provider<unknown>,
@@ -64,14 +100,7 @@ export const answersOnePerCall = (
     const out = await layer.executeToolCalls(calls)()
     expect(out._tag).toBe('Right')
     if (out._tag !== 'Right') return
-    const results: ReadonlyArray<ToolResult> = out.right
-    expect(results).toHaveLength(calls.length)
-    results.forEach((r, i) => {
-      expect(r.role).toBe('tool')
-      expect(typeof r.content).toBe('string')
-      const id = readableId(calls[i])
-      if (id !== undefined) expect(r.tool_call_id).toBe(id)
-    })
+    expectOnePerPosition(calls, out.right)
   })
 
 /** Law: building a task does nothing; only running it reaches the inner provider. */

@@ -189,7 +189,7 @@ const lazySuggestions = (keys: ReadonlySet<string>): ((ks: ReadonlyArray<string>
  *   { type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: { reason: {} } } } },
  * ])
  * assert.deepStrictEqual([...c.keys()], ['fs_read'])
- * assert.deepStrictEqual(c.get('fs_read')?.diff(['path', 'ffset']), ['ffset'])
+ * assert.deepStrictEqual(c.get('fs_read')?.diff({ path: '/tmp', ffset: 3 }), ['ffset'])
  *
  * @since 0.1.0
  * @category pure steps

@@ -2,10 +2,11 @@ import fc from 'fast-check'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
-import type { ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
+import type { ToolCall, ToolDeclaration } from '../../src/index.js'
 import type { McpToolClient, McpToolsPage } from '../../src/mcp/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
 import { batchOf } from '../../src/index.js'
+import { expectOnePerPosition } from '../laws.js'
 import { batchArb } from '../support/arbitraries.js'
 import { call } from '../support/fakes.js'
 import type { Linked } from './fixtures.js'
@@ -409,19 +410,7 @@ describe('fromMcpClient: calls', () => {
         )
         const out = await fromMcpClient(fake, { readOnlyConcurrency: 2 }).executeToolCalls(calls)()
         expect(out._tag).toBe('Right')
-        const results: ReadonlyArray<ToolResult> = rightOf(out)
-        expect(results).toHaveLength(calls.length)
-        results.forEach((r, i) => {
-          expect(r.role).toBe('tool')
-          expect(typeof r.content).toBe('string')
-          let id: unknown
-          try {
-            id = (calls[i] as { id?: unknown }).id
-          } catch {
-            id = undefined
-          }
-          if (typeof id === 'string') expect(r.tool_call_id).toBe(id)
-        })
+        expectOnePerPosition(calls, rightOf(out))
       }),
       { numRuns: 100 },
     )

@@ -45,9 +45,26 @@ export interface Recording {
  * A provider over fixed declarations that answers one result per call and records
  * every batch it received (the very array) and every result array it returned.
  */
+/** `okResult` for each position of a batch, reading each slot with care (a hostile batch may throw). */
+export const okResults = (calls: ReadonlyArray<ToolCall>): ReadonlyArray<ToolResult> => {
+  let n = 0
+  try {
+    n = calls.length
+  } catch {
+    return []
+  }
+  return Array.from({ length: n }, (_, i) => {
+    try {
+      return okResult(calls[i], i)
+    } catch {
+      return okResult(undefined, i)
+    }
+  })
+}
+
 export const recordingProvider = (
   declarations: ReadonlyArray<ToolDeclaration>,
-  answer: (calls: ReadonlyArray<ToolCall>) => ReadonlyArray<ToolResult> = (calls) => calls.map(okResult),
+  answer: (calls: ReadonlyArray<ToolCall>) => ReadonlyArray<ToolResult> = okResults,
 ): Provider<string> & { readonly rec: Recording } => {
   const rec: Recording = { batches: [], results: [], listings: 0 }
   return {
