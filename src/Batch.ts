@@ -83,7 +83,17 @@ export const derive = (
  */
 export const runBatch = <E>(provider: Provider<E>): ((batch: Batch) => TaskEither<E, ReadonlyArray<ToolResult>>) => {
   // called as methods, so a provider that is a class instance keeps its `this`
-  return typeof provider.executeBatch === 'function'
-    ? (batch) => (provider.executeBatch as NonNullable<Provider<E>['executeBatch']>).call(provider, batch)
-    : (batch) => provider.executeToolCalls(batch.calls)
+  const run: (batch: Batch) => unknown =
+    typeof provider.executeBatch === 'function'
+      ? (batch) => (provider.executeBatch as NonNullable<Provider<E>['executeBatch']>).call(provider, batch)
+      : (batch) => provider.executeToolCalls(batch.calls)
+  return (batch) => {
+    const task = run(batch)
+    if (typeof task === 'function') return task as TaskEither<E, ReadonlyArray<ToolResult>>
+    // a Promise-based provider handed over as is: say what to write, not "… is not a function"
+    const why = new TypeError(
+      `the provider's executeToolCalls answered ${typeof (task as { then?: unknown } | null)?.then === 'function' ? 'a Promise' : describeValue(task)}, not a task (a function returning a Promise); a Promise-based provider is adapted with fromAsync(provider)`,
+    )
+    return () => Promise.reject(why)
+  }
 }

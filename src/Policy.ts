@@ -18,7 +18,7 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import * as t from 'io-ts/lib/index.js'
-import type { Batch, BatchProvider, Provider, ToolResult } from './model.js'
+import type { Batch, BatchProvider, Provider, ToolDeclaration, ToolResult } from './model.js'
 import { assertProvider } from './model.js'
 import { batchOf, runBatch } from './Batch.js'
 import type { Rule } from './policy/Rule.js'
@@ -34,7 +34,7 @@ import type { QuestionQueue } from './policy/questions.js'
 import { newQuestionQueue } from './policy/questions.js'
 import type { OnAsk } from './policy/ask.js'
 import { askHuman } from './policy/ask.js'
-import { withoutRefusedTools } from './policy/listing.js'
+import { rulesNameNoTool, withoutRefusedTools } from './policy/listing.js'
 import type { Step } from './internal/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from './internal/answer.js'
 import { callNameOf } from './internal/calls.js'
@@ -71,6 +71,35 @@ export interface PolicyOptions {
    * has its own human (one per session of a server).
    */
   readonly questions?: QuestionQueue
+  /** Told, once, when the rules name none of the listed tools. Default: one line on stderr. */
+  readonly onDiagnostic?: (diagnostic: PolicyDiagnostic) => IO<void> | void
+}
+
+/**
+ * Something about the policy itself, said once per provider: the rules name none of
+ * the listed tools (`defaultRules` behind a registry prefix, say), so every call will
+ * be asked about or refused.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyDiagnostic {
+  readonly _tag: 'RulesNameNoTool'
+  /** The rules' tool patterns. */
+  readonly patterns: ReadonlyArray<string>
+  /** Some of the listed names, to compare with. */
+  readonly tools: ReadonlyArray<string>
+}
+
+/**
+ * A diagnostic in one line.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const drawPolicyDiagnostic = (d: PolicyDiagnostic): string => {
+  const few = (xs: ReadonlyArray<string>): string => xs.slice(0, 4).map((x) => JSON.stringify(x)).join(', ') + (xs.length > 4 ? ', …' : '')
+  return `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))`
 }
 
 /**
@@ -153,6 +182,7 @@ const OptionsProps = {
   roots: t.unknown,
   filterTools: t.boolean,
   questions: t.unknown,
+  onDiagnostic: t.unknown,
 }
 
 const orThrow = <A>(where: string, e: Either<string, A>): A => {
@@ -215,6 +245,13 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   const roots = decodeRoots(where, opts.roots)
   assertCallback(where, 'onAsk', opts.onAsk, 1)
   assertCallback(where, 'onGrant', opts.onGrant, 1)
+  assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
+  const onDiagnostic =
+    (opts.onDiagnostic as PolicyOptions['onDiagnostic']) ??
+    ((d: PolicyDiagnostic) => {
+      process.stderr.write(drawPolicyDiagnostic(d) + '\n')
+    })
+  const inert = rulesNameNoTool(rules)
   if (opts.questions !== undefined && !isQueue(opts.questions)) {
     throw new TypeError(`${where}: option "questions" must be a queue made by newQuestionQueue(), got ${describeValue(opts.questions)}`)
   }
@@ -228,7 +265,16 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   return <E>(provider: Provider<E>): PolicyProvider<E> => {
     assertProvider(where, provider)
     const grants: IORef<ReadonlyArray<Rule>> = newIORef(initialGrants)()
+    const saidInert: IORef<boolean> = newIORef(false)()
     const send = runBatch(provider)
+
+    const diagnose = (listing: ReadonlyArray<ToolDeclaration>): void => {
+      if (!inert(listing)) return
+      const first = modify((said: boolean): readonly [boolean, boolean] => [!said, true])(saidInert)()
+      if (!first) return
+      const tools = listing.map(callNameOf).filter((n): n is string => n !== undefined)
+      callBack(onDiagnostic, { _tag: 'RulesNameNoTool', patterns: rules.map((r) => r.tool), tools })
+    }
     const refuse = (call: unknown, r: Refusal): Step<never> => answerHere(call, drawRefusal(r))
     const settle = (call: unknown, v: Verdict): Step<'inner'> => (v._tag === 'Refuse' ? refuse(call, v.refusal) : FORWARD)
 
@@ -291,7 +337,13 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     return {
       toolsForLlm: () =>
         provider.toolsForLlm().then((listed) => {
-          if (!filterTools || typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
+          if (typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
+          try {
+            diagnose(listed.right)
+          } catch {
+            // a diagnostic never costs a listing
+          }
+          if (!filterTools) return listed
           try {
             const kept = withoutRefusedTools([...rules, ...grants.read()])(listed.right)
             return kept === listed.right ? listed : right(kept)

@@ -86,6 +86,14 @@ export const editDistance = (a: string, b: string, max = Infinity): number => {
 const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
   candidates.length === 1 ? some(candidates[0] as string) : candidates.length > 1 ? none : undefined
 
+/** Whether `b` is `a` with exactly two neighbouring characters swapped. */
+const isNeighbourSwap = (a: string, b: string): boolean => {
+  if (a.length !== b.length) return false
+  let i = 0
+  while (i < a.length && a[i] === b[i]) i++
+  return i + 1 < a.length && a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2)
+}
+
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
@@ -97,8 +105,9 @@ const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
  *
  * 1. the same name up to case, `_` and `-` (`max_depth` → `maxDepth`);
  * 2. a truncated end or start of a declared key, 3 characters or more (`ffset` → `offset`, `ead` → `head`);
- * 3. one or two edits away, for keys of 5 characters or more (`contnet` → `content`, `promt` → `prompt`);
- * 4. the trailing words of a camelCase or snake_case declared name (`depth` → `maxDepth`).
+ * 3. one or two edits away (a swap of two neighbours is one edit), for keys of 5 characters or more (`contnet` → `content`, `promt` → `prompt`);
+ * 4. two neighbours swapped, for shorter keys of 3 or 4 characters (`haed` → `head`, `tial` → `tail`);
+ * 5. the trailing words of a camelCase or snake_case declared name (`depth` → `maxDepth`).
  *
  * @example
  * import { suggestKey } from 'toolstack'
@@ -107,6 +116,7 @@ const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
  * assert.deepStrictEqual(near('ffset'), some('offset'))
  * assert.deepStrictEqual(near('depth'), some('maxDepth'))
  * assert.deepStrictEqual(near('recursive'), none)
+ * assert.deepStrictEqual(suggestKey(new Set(['head', 'tail']))('haed'), some('head'))
  *
  * @since 0.1.0
  * @category pure steps
@@ -141,6 +151,10 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
       }
       const edited = only(at)
       if (edited !== undefined) return edited
+    } else if (key.length >= 3) {
+      // too short for two edits to be plain, but a slip of two neighbours is
+      const swapped = only(all.filter((x) => isNeighbourSwap(key, x.d) || isNeighbourSwap(nk, x.nd)).map((x) => x.d))
+      if (swapped !== undefined) return swapped
     }
 
     const kw = keyWords(key).join('')

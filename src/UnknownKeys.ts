@@ -28,6 +28,7 @@ import { formatWarning, warnOnce } from './audit/Check.js'
 import { batchSize, callIdOf, callNameOf } from './internal/calls.js'
 import { assertCallback, callBack, decodeOptions } from './internal/options.js'
 import { modify } from './internal/ref.js'
+import { describeValue } from './internal/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -47,6 +48,8 @@ export type AuditDiagnostic =
   | { readonly _tag: 'NothingToAudit'; readonly tools: number }
   /** The seen-set holds its `capacity` pairs: new pairs are still reported, but no longer remembered. */
   | { readonly _tag: 'SeenSetFull'; readonly capacity: number }
+  /** The provider's listing answered something that is not an Either (a Promise-based provider handed over as is). */
+  | { readonly _tag: 'ListingNotAnEither'; readonly got: string }
 
 /**
  * @since 0.1.0
@@ -170,6 +173,24 @@ export const audited =
     return [{ warnings, diagnostics }, after]
   }
 
+/**
+ * A listing that is not an Either: nothing changes but the diagnostic, said once.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const notAnEither =
+  (got: string) =>
+  (s: AuditState): readonly [Said, AuditState] => {
+    const [diagnostics, after] = once(s, { _tag: 'ListingNotAnEither', got })
+    return [{ warnings: [], diagnostics }, after]
+  }
+
+const isEither = (u: unknown): boolean => {
+  const tag = typeof u === 'object' && u !== null ? (u as { readonly _tag?: unknown })._tag : undefined
+  return tag === 'Left' || tag === 'Right'
+}
+
 // -------------------------------------------------------------------------------------
 // utils
 // -------------------------------------------------------------------------------------
@@ -188,6 +209,8 @@ export const drawAuditDiagnostic = (d: AuditDiagnostic): string => {
       return `toolstack: the listing held ${d.tools} tool${d.tools === 1 ? '' : 's'}, but none declares a property, so no call is audited`
     case 'SeenSetFull':
       return `toolstack: the audit remembers ${d.capacity} (tool, key) pairs, its most; a new pair is still reported, each time it comes, but no longer remembered or counted`
+    case 'ListingNotAnEither':
+      return `toolstack: the provider's listing answered ${d.got}, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)`
   }
 }
 
@@ -297,6 +320,7 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
       toolsForLlm: () =>
         provider.toolsForLlm().then((listing) => {
           if (typeof listing === 'object' && listing !== null && listing._tag === 'Right') onListing(listing.right)
+          else if (!isEither(listing)) say(modify(notAnEither(describeValue(listing)))(state)())
           return listing
         }),
       executeToolCalls: (calls) => executeBatch(batchOf(calls)),

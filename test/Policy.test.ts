@@ -2,13 +2,14 @@ import { describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { Task } from 'fp-ts/lib/Task.js'
-import type { PermissionAnswer, PermissionRequest, PolicyOptions, Provider, Rule, ToolCall, ToolResult } from '../src/index.js'
+import type { PermissionAnswer, PermissionRequest, PolicyDiagnostic, PolicyOptions, Provider, Rule, ToolCall, ToolResult } from '../src/index.js'
 import {
   READ_ONLY_TOOLS,
   batchOf,
   decodeAnswer,
   decodeRules,
   defaultRules,
+  drawPolicyDiagnostic,
   drawRefusal,
   evaluate,
   readOnlyRules,
@@ -298,7 +299,7 @@ describe('withPolicy: ask', () => {
       rule: { tool: 'fs_write', decision: 'ask', under: '/p/docs' },
       why: 'rule',
       paths: ['/p/docs/a.md'],
-      suggestion: { tool: 'fs_write', decision: 'allow', under: '/p/docs/a.md' },
+      suggestion: { tool: 'fs_write', decision: 'allow', under: '/p/docs' },
     })
     expect(req.call).not.toBe(c)
     expect(req.call.function).not.toBe(c.function)
@@ -364,11 +365,12 @@ describe('withPolicy: ask', () => {
     const told: Array<ReadonlyArray<Rule>> = []
     const { inner, policy } = setup({ onAsk, onGrant: (g) => () => void told.push(g) })
     await run(policy, [call('1', 'fs_write', { path: '/tmp/a' })])
-    await run(policy, [call('2', 'fs_write', { path: '/tmp/a' })])
+    // the next file beside it is covered by the same grant
+    await run(policy, [call('2', 'fs_write', { path: '/tmp/b' })])
     expect(requests).toHaveLength(1)
     expect(inner.rec.batches).toHaveLength(2)
-    expect(policy.grants()).toEqual([{ tool: 'fs_write', decision: 'allow', under: '/tmp/a' }])
-    expect(told).toEqual([[{ tool: 'fs_write', decision: 'allow', under: '/tmp/a' }]])
+    expect(policy.grants()).toEqual([{ tool: 'fs_write', decision: 'allow', under: '/tmp' }])
+    expect(told).toEqual([[{ tool: 'fs_write', decision: 'allow', under: '/tmp' }]])
   })
 
   it('always-deny records a deny grant: later calls are refused without asking, naming the user', async () => {
@@ -694,5 +696,25 @@ describe('examples/policy.ts', () => {
     expect(r.stdout).toContain('  ✓ write_file: write_file ran on docs/faq.md')
     expect(r.stdout.match(/ \? /g)).toHaveLength(2)
     expect(r.stdout).toContain('  ✗ write_file: The user declined this call to "write_file"')
+  })
+})
+
+describe('withPolicy: diagnostics', () => {
+  it('says once when its rules name none of the listed tools (defaultRules behind a registry prefix)', async () => {
+    const said: Array<unknown> = []
+    const listing = [decl('fs_read_file', ['path']), decl('fs_write_file', ['path', 'content'])]
+    const policy = withPolicy({ rules: defaultRules, onDiagnostic: (d) => () => void said.push(d) })(recordingProvider(listing))
+    await policy.toolsForLlm()
+    await policy.toolsForLlm()
+    expect(said).toEqual([{ _tag: 'RulesNameNoTool', patterns: defaultRules.map((r) => r.tool), tools: ['fs_read_file', 'fs_write_file'] }])
+    expect(drawPolicyDiagnostic(said[0] as PolicyDiagnostic)).toMatch(/name none of the listed tools \("fs_read_file", "fs_write_file"\)/)
+  })
+
+  it('is silent when a rule names a listed tool, and for an empty listing', async () => {
+    const said: Array<unknown> = []
+    const onDiagnostic = (d: PolicyDiagnostic) => () => void said.push(d)
+    await withPolicy({ rules: readOnlyRules('fs_'), onDiagnostic })(recordingProvider([decl('fs_read_file'), decl('fs_write_file')])).toolsForLlm()
+    await withPolicy({ rules: defaultRules, onDiagnostic })(recordingProvider([])).toolsForLlm()
+    expect(said).toEqual([])
   })
 })

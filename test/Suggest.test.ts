@@ -156,3 +156,21 @@ describe('helpers', () => {
     ])
   })
 })
+
+describe('suggestKey: neighbours swapped', () => {
+  it('points a short key with two neighbours swapped at the declared key (issue 14)', () => {
+    const near = suggestKey(new Set(['head', 'tail', 'path']))
+    expect(near('haed')).toEqual(some('head'))
+    expect(near('tial')).toEqual(some('tail'))
+    expect(near('ptah')).toEqual(some('path'))
+    // two swaps, or a swap that is not of neighbours, is no plain slip
+    expect(near('ehda')).toEqual(none)
+    expect(near('hdae')).toEqual(none)
+  })
+
+  it('stays silent when a swap points at two keys', () => {
+    // "bac" is "abc" with its first two swapped, and "bca" with its last two
+    expect(suggestKey(new Set(['abc', 'bca']))('bac')).toEqual(none)
+    expect(suggestKey(new Set(['abc']))('bac')).toEqual(some('abc'))
+  })
+})

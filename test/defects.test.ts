@@ -73,3 +73,27 @@ describe('a rejected construction names what was meant', () => {
     expect(() => withUnknownKeyAudit(fromTools([]) as never)).toThrow(/did you mean withUnknownKeyAudit\(\)\(provider\)\?/)
   })
 })
+
+describe('issue 14: a Promise-based provider where an fp-ts one belongs', () => {
+  const promised = {
+    toolsForLlm: () => Promise.resolve([readFile]),
+    executeToolCalls: (calls: ReadonlyArray<{ readonly id: string }>) => Promise.resolve(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' }))),
+  }
+
+  it('an async executeToolCalls is refused at construction, naming fromAsync', () => {
+    const asyncOne = { toolsForLlm: async () => [readFile], executeToolCalls: async () => [] }
+    expect(() => withUnknownKeyAudit()(asyncOne as never)).toThrow(/fromAsync\(provider\)/)
+    expect(() => withReasons()(asyncOne as never)).toThrow(/fromAsync\(provider\)/)
+  })
+
+  it('a listing that is not an Either is said once, naming fromAsync; a call answers why it failed', async () => {
+    const said: Array<string> = []
+    const audited = withUnknownKeyAudit({ onDiagnostic: (d) => () => void said.push(d._tag) })(promised as never)
+    await audited.toolsForLlm()
+    await audited.toolsForLlm()
+    expect(said).toEqual(['ListingNotAnEither'])
+    const reasons = withReasons()(promised as never)
+    const out = await reasons.executeToolCalls([{ id: '1', function: { name: 'read', arguments: '{}' } }])()
+    expect(out._tag === 'Right' && out.right[0]?.content).toMatch(/answered a Promise, not a task.*fromAsync\(provider\)/)
+  })
+})

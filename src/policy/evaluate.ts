@@ -8,7 +8,7 @@
 import type { Decision, Rule } from './Rule.js'
 import { matchesTool, strength } from './Rule.js'
 import type { PathLocation, Roots } from './paths.js'
-import { commonDirectory, locate, locationWithin, rootFor } from './paths.js'
+import { commonDirectory, isInside, locate, locationWithin, parentDirectory, rootFor } from './paths.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -39,7 +39,8 @@ export interface Evaluation {
   readonly paths: ReadonlyArray<string>
   /**
    * The rule an "always allow" answer would record: this tool, under the deepest
-   * directory containing every path when the call names locations.
+   * directory holding every path the call names (each path's own directory), never
+   * above the tool's root.
    */
   readonly suggestion: Rule
 }
@@ -87,11 +88,16 @@ const compareFired = (a: Fired, b: Fired): number =>
   b.rule.tool.length - a.rule.tool.length ||
   (canonical(a.rule) < canonical(b.rule) ? -1 : canonical(a.rule) > canonical(b.rule) ? 1 : 0)
 
+// The rule an "always" answer records: the tool, under the deepest directory that
+// holds every path the call names (for a path, the directory it is in, so that the
+// next file beside it is covered too), never above the tool's root.
 const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: ReadonlyArray<string>, roots: Roots): Rule => {
   if (locations.every((l) => l._tag === 'Missing')) return { tool, decision: 'allow' }
+  const root = rootFor(roots, tool)
+  const holding = commonDirectory(paths.map(parentDirectory))
   // a location that cannot be read still belongs somewhere: the tool's root, or, at
   // the least, only clean absolute paths (an allow under "/" never covers a ".." path)
-  const under = commonDirectory(paths) ?? rootFor(roots, tool) ?? '/'
+  const under = holding === undefined ? (root ?? '/') : root !== undefined && holding !== root && isInside(holding, root) ? root : holding
   return { tool, decision: 'allow', under }
 }
 
@@ -108,7 +114,7 @@ const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: Re
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: 'src/a.ts' }, { fs_: '/p' }).decision, 'allow')
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: '/p/.git/HEAD' }, {}).decision, 'deny')
  * const e = evaluate(rules, 'fs_write', { path: '/elsewhere/a' }, {})
- * assert.deepStrictEqual([e.decision, e.why, e.suggestion.under], ['ask', 'no-match', '/elsewhere/a'])
+ * assert.deepStrictEqual([e.decision, e.why, e.suggestion.under], ['ask', 'no-match', '/elsewhere'])
  *
  * @since 0.1.0
  * @category pure steps

@@ -34,3 +34,26 @@ export const withoutRefusedTools =
     })
     return kept.length === declarations.length ? declarations : kept
   }
+
+/**
+ * Whether the rules name none of the listed tools: the listing holds tools, there are
+ * rules, and not one of their patterns matches a listed name (as happens with
+ * `defaultRules` behind a registry prefix). Then every call is asked about or refused,
+ * whatever the rules were meant to allow.
+ *
+ * @example
+ * import { defaultRules, rulesNameNoTool } from 'toolstack'
+ * const listing = [{ type: 'function', function: { name: 'fs_read_file' } }] as const
+ * assert.strictEqual(rulesNameNoTool(defaultRules)(listing), true)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const rulesNameNoTool =
+  (rules: ReadonlyArray<Rule>) =>
+  (declarations: ReadonlyArray<ToolDeclaration>): boolean => {
+    const names = declarations.map(callNameOf).filter((n): n is string => n !== undefined)
+    if (names.length === 0 || rules.length === 0) return false
+    const patterns = rules.map((r) => matchesTool(r.tool))
+    return !names.some((n) => patterns.some((matches) => matches(n)))
+  }

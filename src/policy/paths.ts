@@ -252,3 +252,17 @@ export const commonDirectory = (paths: ReadonlyArray<string>): string | undefine
   }
   return fromSegments(first.slice(0, n))
 }
+
+/**
+ * The directory a normalised absolute path lies in; `/` for `/` itself.
+ *
+ * @example
+ * import { parentDirectory } from 'toolstack'
+ * assert.strictEqual(parentDirectory('/w/src/a.ts'), '/w/src')
+ * assert.strictEqual(parentDirectory('/w'), '/')
+ * assert.strictEqual(parentDirectory('/'), '/')
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const parentDirectory = (path: string): string => fromSegments(segmentsOf(path).slice(0, -1))

@@ -20,7 +20,7 @@ describe('evaluate', () => {
         rule: undefined,
         why: 'no-match',
         paths: ['/p/a'],
-        suggestion: { tool: 'fs_write', decision: 'allow', under: '/p/a' },
+        suggestion: { tool: 'fs_write', decision: 'allow', under: '/p' },
       })
       expect(evaluate([], 'x', {}, {}).why).toBe('no-match')
     })
@@ -105,6 +105,20 @@ describe('evaluate', () => {
       expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/p' })
       expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/' })
       expect(evaluate([], 'fs_read', 'garbage', {}).suggestion.under).toBe('/')
+    })
+
+    it('suggests the directory a path is in, so the next file beside it is covered too, never above the tool\'s root', () => {
+      const under = (args: unknown, roots = {}) => evaluate([], 'fs_write', args, roots).suggestion.under
+      expect(under({ path: '/w/a' })).toBe('/w')
+      const always = evaluate([], 'fs_write', { path: '/w/a' }, {}).suggestion
+      expect(evaluate([always], 'fs_write', { path: '/w/b' }, {}).decision).toBe('allow')
+      expect(under({ from: '/w/src/a.ts', to: '/w/lib/b.ts' })).toBe('/w')
+      expect(under({ path: 'a.txt' }, { fs_: '/w' })).toBe('/w')
+      // the root itself named: its parent would be above the root, so the root it is
+      expect(under({ path: '/w' }, { fs_: '/w' })).toBe('/w')
+      expect(under({ path: '/w/deep/er/x' }, { fs_: '/w' })).toBe('/w/deep/er')
+      // outside the root, nothing to clamp to
+      expect(under({ path: '/elsewhere/x' }, { fs_: '/w' })).toBe('/elsewhere')
     })
 
     it('a suggestion matches the very call it was made for', () => {
