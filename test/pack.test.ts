@@ -1,0 +1,73 @@
+// Installable as users install: a fresh copy of the repository (no dist/, as a git
+// clone is) is packed with `npm pack`, whose `prepare` script builds it; the tarball is
+// installed into a new project, whose code then loads it with `import` and
+// `require()` and runs its `toolstack` bin. A git install runs the same `prepare`.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const work = mkdtempSync(join(tmpdir(), 'toolstack-pack-'))
+const clone = join(work, 'clone')
+const user = join(work, 'user')
+let tarball = ''
+let packed: ReadonlyArray<string> = []
+
+// what `git clone` would give: the files git knows (tracked, or new and not ignored)
+const repositoryFiles = (): ReadonlyArray<string> =>
+  execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: root, encoding: 'utf8' })
+    .split('\0')
+    .filter((f) => f !== '' && existsSync(join(root, f)))
+
+beforeAll(() => {
+  for (const f of repositoryFiles()) {
+    mkdirSync(dirname(join(clone, f)), { recursive: true })
+    cpSync(join(root, f), join(clone, f))
+  }
+  expect(existsSync(join(clone, 'dist'))).toBe(false)
+  // the dev dependencies prepare needs, as `npm install` would have put them
+  symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'), 'dir')
+  const out = execFileSync(npm, ['pack', '--json', '--pack-destination', work], { cwd: clone, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const info = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>
+  tarball = join(work, (info[0] as { filename: string }).filename)
+  packed = (info[0] as { files: Array<{ path: string }> }).files.map((f) => f.path)
+  mkdirSync(user)
+  writeFileSync(join(user, 'package.json'), JSON.stringify({ name: 'user', version: '1.0.0', private: true }))
+  execFileSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: user, stdio: 'ignore' })
+}, 240_000)
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+const inUser = (args: ReadonlyArray<string>) => spawnSync(process.execPath, args, { cwd: user, encoding: 'utf8', timeout: 30_000 })
+
+describe('the packed package, installed as a user installs it', () => {
+  it('packs the built package, not only the README and package.json', () => {
+    expect(packed).toContain('dist/esm/index.js')
+    expect(packed).toContain('dist/cjs/index.js')
+    expect(packed).toContain('dist/esm/index.d.ts')
+    expect(packed).toContain('dist/esm/mcp/index.js')
+    expect(packed).toContain('dist/esm/cli/main.js')
+    expect(packed.some((f) => f.startsWith('src/') || f.startsWith('test/'))).toBe(false)
+  })
+
+  it('loads with import and with require()', () => {
+    const esm = inUser(['--input-type=module', '-e', "const t = await import('toolstack'); console.log(typeof t.withUnknownKeyAudit, typeof t.pipe)"])
+    expect(esm.stderr).toBe('')
+    expect(esm.stdout.trim()).toBe('function undefined')
+    const cjs = inUser(['-e', "const t = require('toolstack'); console.log(typeof t.withUnknownKeyAudit)"])
+    expect(cjs.stderr).toBe('')
+    expect(cjs.stdout.trim()).toBe('function')
+  })
+
+  it('runs its bin', () => {
+    const bin = join(user, 'node_modules', '.bin', 'toolstack')
+    expect(existsSync(bin)).toBe(true)
+    const r = spawnSync(bin, ['--version'], { cwd: user, encoding: 'utf8', timeout: 30_000 })
+    expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version)
+    expect(readdirSync(join(user, 'node_modules', 'toolstack', 'dist'))).toEqual(expect.arrayContaining(['esm', 'cjs']))
+  })
+})
