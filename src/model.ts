@@ -67,7 +67,18 @@ export interface ToolCall {
 }
 
 /**
- * One result per call, in the caller's order.
+ * An MCP content block (text, image, audio, resource link, embedded resource), as a
+ * server sent it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ContentBlock = Readonly<Record<string, unknown>> & { readonly type: string }
+
+/**
+ * One result per call, in the caller's order. `content` is the text a chat model
+ * reads; an MCP tool's own blocks and structured content travel beside it, unchanged,
+ * for whoever serves the result to an MCP host again.
  *
  * @since 0.1.0
  * @category model
@@ -79,6 +90,8 @@ export interface ToolResult {
   readonly is_error?: boolean
   /** An MCP tool's `structuredContent`, kept as it came. */
   readonly structured_content?: unknown
+  /** An MCP tool's content blocks, kept as they came (images, audio and resources included). */
+  readonly mcp_content?: ReadonlyArray<ContentBlock>
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { ToolResult } from '../model.js'
+import type { ContentBlock, ToolResult } from '../model.js'
 import { isRecord } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -82,7 +82,8 @@ const safeJson = (u: unknown): string => {
 /**
  * A `tools/call` result as the tool message a model reads: blocks rendered one per
  * line; `isError: true` becomes `is_error: true`; `structuredContent` is kept as
- * `structured_content`, and rendered as JSON when it is all the result holds. A
+ * `structured_content`, and rendered as JSON when it is all the result holds; the
+ * blocks themselves are kept, as they came, as `mcp_content`. A
  * legacy (2024-10-07) `toolResult` is rendered as JSON. Anything else is an
  * `is_error` result saying the answer is not a tool result.
  *
@@ -90,7 +91,7 @@ const safeJson = (u: unknown): string => {
  * import { renderCallResult } from 'toolstack/mcp'
  * assert.deepStrictEqual(
  *   renderCallResult('call_1', { content: [{ type: 'text', text: 'nope' }], isError: true }),
- *   { role: 'tool', tool_call_id: 'call_1', content: 'nope', is_error: true },
+ *   { role: 'tool', tool_call_id: 'call_1', content: 'nope', is_error: true, mcp_content: [{ type: 'text', text: 'nope' }] },
  * )
  *
  * @since 0.1.0
@@ -108,6 +109,7 @@ export const renderCallResult = (toolCallId: string, result: unknown): ToolResul
       content: text,
       ...(result['isError'] === true ? { is_error: true } : {}),
       ...(structured !== undefined ? { structured_content: structured } : {}),
+      ...(blocks.length > 0 ? { mcp_content: blocks as ReadonlyArray<ContentBlock> } : {}),
     }
   }
   if (isRecord(result) && Object.prototype.hasOwnProperty.call(result, 'toolResult')) {

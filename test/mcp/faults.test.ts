@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { fromMcpClient } from '../../src/mcp/index.js'
 import { call } from '../support/fakes.js'
-import { FAULTY_SERVER, cleanUpAfterEach, isAlive, spawnServer } from './fixtures.js'
+import { FAULTY_SERVER, answered, cleanUpAfterEach, isAlive, spawnServer } from './fixtures.js'
 
 cleanUpAfterEach()
 
@@ -27,8 +27,8 @@ describe('faults', () => {
     expect(declarations.find((d) => d.function.name === 'odd')?.function.parameters).toHaveProperty('anyOf')
     const out = rightOf(await tools.executeToolCalls([call('1', 'odd', { a: 'x' }), call('2', 'echo', { text: 'hi' })])())
     expect(out).toEqual([
-      { role: 'tool', tool_call_id: '1', content: 'odd got {"a":"x"}' },
-      { role: 'tool', tool_call_id: '2', content: 'hi' },
+      answered('1', 'odd got {"a":"x"}'),
+      answered('2', 'hi'),
     ])
   })
 
@@ -39,7 +39,7 @@ describe('faults', () => {
       await tools.executeToolCalls([call('1', 'echo', { text: 'before' }), call('2', 'die'), call('3', 'echo', { text: 'after' }), call('4', 'nope')])(),
     )
     expect(out).toEqual([
-      { role: 'tool', tool_call_id: '1', content: 'before' },
+      answered('1', 'before'),
       { role: 'tool', tool_call_id: '2', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
       { role: 'tool', tool_call_id: '3', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
       { role: 'tool', tool_call_id: '4', content: 'there is no tool named "nope" on this MCP server; the tool was not called', is_error: true },
@@ -57,7 +57,7 @@ describe('faults', () => {
     expect(Date.now() - started).toBeLessThan(3000)
     expect(out).toEqual([
       { role: 'tool', tool_call_id: '1', content: 'the MCP server did not answer within 300 ms, so the call was cancelled; the tool may or may not have run', is_error: true },
-      { role: 'tool', tool_call_id: '2', content: 'still here' },
+      answered('2', 'still here'),
     ])
   })
 
@@ -76,7 +76,7 @@ describe('faults', () => {
       content: 'the MCP server answered with an error: MCP error -32603: the tool broke inside',
       is_error: true,
     })
-    expect(out[3]).toEqual({ role: 'tool', tool_call_id: '4', content: 'fine' })
+    expect(out[3]).toEqual(answered('4', 'fine'))
   })
 
   it('close ends a server that ignores the end of its input and SIGTERM', async () => {

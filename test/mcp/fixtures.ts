@@ -109,3 +109,12 @@ export const cleanUpAfterEach = (): void => {
 }
 
 export { isAlive } from '../support/processes.js'
+
+/** A result a server answered with one text block: the text, and the block kept as it came. */
+export const answered = (id: string, text: string, extra: Readonly<Record<string, unknown>> = {}) => ({
+  role: 'tool' as const,
+  tool_call_id: id,
+  content: text,
+  mcp_content: [{ type: 'text', text }],
+  ...extra,
+})

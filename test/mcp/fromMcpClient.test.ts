@@ -10,7 +10,7 @@ import { expectOnePerPosition } from '../laws.js'
 import { batchArb } from '../support/arbitraries.js'
 import { call } from '../support/fakes.js'
 import type { Linked } from './fixtures.js'
-import { ODD_TOOLS, linked, lowLevelServer } from './fixtures.js'
+import { ODD_TOOLS, answered, linked, lowLevelServer } from './fixtures.js'
 
 // ------------------------------------------------------------------------------------
 // fixtures
@@ -137,7 +137,7 @@ describe('fromMcpClient: listing', () => {
     const declarations = rightOf(await fromMcpClient(l.client).toolsForLlm())
     expect(declarations.map((d) => d.function.name)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6'])
     const out = rightOf(await fromMcpClient(l.client).executeToolCalls([call('a', 't6', { p6: 'x' })])())
-    expect(out).toEqual([{ role: 'tool', tool_call_id: 'a', content: 't6 {"p6":"x"}' }])
+    expect(out).toEqual([answered('a', 't6 {"p6":"x"}')])
   })
 
   it('publishes tools with odd schemas as they came, though the SDK rejects the page', async () => {
@@ -221,9 +221,9 @@ describe('fromMcpClient: calls', () => {
       await tools.executeToolCalls([call('1', read, { path: '/a' }), call('2', write, { path: '/b', text: 'hello' }), call('3', 'no_args', '')])(),
     )
     expect(out).toEqual([
-      { role: 'tool', tool_call_id: '1', content: 'contents of /a' },
-      { role: 'tool', tool_call_id: '2', content: 'wrote 5 characters' },
-      { role: 'tool', tool_call_id: '3', content: 'nothing taken' },
+      answered('1', 'contents of /a'),
+      answered('2', 'wrote 5 characters'),
+      answered('3', 'nothing taken'),
     ])
     expect(received.map((r) => r.tool)).toEqual(['files.read', 'files.write', 'no_args'])
   })
@@ -297,13 +297,11 @@ describe('fromMcpClient: calls', () => {
     const tools = fromMcpClient(client)
     await tools.toolsForLlm()
     const out = rightOf(await tools.executeToolCalls([call('e', 'fails', { why: 'no disk' }), call('w', 'weather', { city: 'Oslo' }), call('m', 'media')])())
-    expect(out[0]).toEqual({ role: 'tool', tool_call_id: 'e', content: 'failed: no disk', is_error: true })
-    expect(out[1]).toEqual({
-      role: 'tool',
-      tool_call_id: 'w',
-      content: '{"temperature":21,"city":"Oslo"}',
-      structured_content: { temperature: 21, city: 'Oslo' },
-    })
+    expect(out[0]).toEqual(answered('e', 'failed: no disk', { is_error: true }))
+    expect(out[1]).toEqual(answered('w', '{"temperature":21,"city":"Oslo"}', { structured_content: { temperature: 21, city: 'Oslo' } }))
+    // every block is kept, as the server sent it, for whoever serves the result again
+    expect(out[2]?.mcp_content?.map((b) => b.type)).toEqual(['text', 'image', 'audio', 'resource', 'resource', 'resource_link'])
+    expect(out[2]?.mcp_content?.[1]).toMatchObject({ type: 'image', mimeType: 'image/png' })
     expect(out[2]?.content.split('\n')).toEqual([
       'here:',
       '[image: image/png, 70 bytes]',
@@ -324,12 +322,12 @@ describe('fromMcpClient: calls', () => {
     )
     expect(Date.now() - started).toBeLessThan(2000)
     expect(out.map((r) => r.tool_call_id)).toEqual(['1', '2', '3', '4', '5'])
-    expect(out[0]).toEqual({ role: 'tool', tool_call_id: '1', content: 'nothing taken' })
+    expect(out[0]).toEqual(answered('1', 'nothing taken'))
     // McpServer turns a throwing handler into an isError result
     expect(out[1]).toMatchObject({ is_error: true, content: expect.stringContaining('the handler threw') })
     expect(out[2]).toMatchObject({ is_error: true, content: expect.stringMatching(/did not answer within 200 ms/) })
     expect(out[3]).toMatchObject({ is_error: true })
-    expect(out[4]).toEqual({ role: 'tool', tool_call_id: '5', content: 'nothing taken' })
+    expect(out[4]).toEqual(answered('5', 'nothing taken'))
   })
 
   it('a closed connection is an is_error result for each call', async () => {

@@ -8,7 +8,7 @@ import type { ToolDeclaration, UnknownKeyWarning } from '../../src/index.js'
 import { withUnknownKeyAudit } from '../../src/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
 import { call } from '../support/fakes.js'
-import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, isAlive, spawnServer, tempDir } from './fixtures.js'
+import { EVERYTHING_SERVER, FILESYSTEM_SERVER, answered, cleanUpAfterEach, isAlive, spawnServer, tempDir } from './fixtures.js'
 
 cleanUpAfterEach()
 
@@ -48,7 +48,7 @@ describe('server-filesystem over stdio', () => {
         call('5', 'read_text_file', { path: '/etc/hostname' }),
       ])(),
     )
-    expect(out[0]).toEqual({ role: 'tool', tool_call_id: '1', content: TEXT, structured_content: { content: TEXT } })
+    expect(out[0]).toEqual(answered('1', TEXT, { structured_content: { content: TEXT } }))
     expect(out[1]?.is_error).toBeUndefined()
     expect(readFileSync(join(dir, 'new.txt'), 'utf8')).toBe('written by a test')
     expect(out[2]?.content).toMatch(/\[FILE\] new\.txt/)
