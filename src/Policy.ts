@@ -55,7 +55,7 @@ export interface PolicyOptions {
   /** The static rules. `[]` is allowed and means: ask about every call. */
   readonly rules: ReadonlyArray<Rule>
   /** Asks the human: answers a Task, a Promise or the answer itself. Without it the policy is headless: every ask is refused. */
-  readonly onAsk?: OnAsk
+  readonly onAsk?: OnAsk | undefined
   /** Grants to start the session with (rules, consulted only when the static rules ask). */
   readonly grants?: ReadonlyArray<Rule>
   /** Told the whole grant list after each "always" answer, to persist it. */

@@ -1,0 +1,231 @@
+/**
+ * Serving an MCP server to hosts: over stdio (one host, one session), or over
+ * Streamable HTTP, where each host session gets a server of its own, so each gets its
+ * own stack (seen-set, grants, question queue) and takes it away when it ends.
+ *
+ * @since 0.1.0
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createServer } from 'node:http'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { describeError } from '../internal/describe.js'
+
+// -------------------------------------------------------------------------------------
+// stdio
+// -------------------------------------------------------------------------------------
+
+/**
+ * Serves `server` on this process's stdin and stdout; resolves when the host has gone
+ * (its end of stdin closed).
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const serveStdio = async (server: Server): Promise<void> => {
+  const closed = new Promise<void>((resolve) => {
+    const previous = server.onclose
+    server.onclose = () => {
+      previous?.()
+      resolve()
+    }
+  })
+  const transport = new StdioServerTransport()
+  await server.connect(transport)
+  // the SDK's stdio transport does not close itself when the host closes stdin
+  process.stdin.once('end', () => void server.close().catch(() => undefined))
+  await closed
+}
+
+// -------------------------------------------------------------------------------------
+// Streamable HTTP
+// -------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface ServeHttpOptions {
+  /** The address to bind. Default `127.0.0.1`: only this machine. */
+  readonly host?: string
+  /** The port; `0` picks a free one. */
+  readonly port: number
+  /** The endpoint's path. Default `/mcp`. */
+  readonly path?: string
+  /** When given, every request must carry `Authorization: Bearer <token>`. */
+  readonly token?: string
+  /** `Host` header values accepted besides this server's own (`host:port`, `localhost:port`, `127.0.0.1:port`, `[::1]:port`). */
+  readonly allowedHosts?: ReadonlyArray<string>
+  /** Origins accepted besides this server's own (a request without `Origin`, from a program rather than a page, is accepted). */
+  readonly allowedOrigins?: ReadonlyArray<string>
+  /** Milliseconds a session may stay idle before it is closed. Default 1 800 000 (30 minutes). */
+  readonly idleMs?: number
+}
+
+/**
+ * A running HTTP endpoint.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface HttpServing {
+  /** Where hosts connect, e.g. `http://127.0.0.1:8931/mcp`. */
+  readonly url: string
+  /** How many sessions are open now. */
+  readonly sessions: () => number
+  /** Closes every session and stops listening. Idempotent. */
+  readonly close: () => Promise<void>
+}
+
+interface Session {
+  readonly server: Server
+  readonly transport: StreamableHTTPServerTransport
+  lastSeen: number
+}
+
+const MAX_BODY = 4 * 1024 * 1024
+
+const refuse = (res: ServerResponse, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+}
+
+const readBody = (req: IncomingMessage): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on('data', (c: Buffer) => {
+      size += c.length
+      if (size > MAX_BODY) {
+        reject(new Error('the request body is larger than 4 MiB'))
+        req.destroy()
+      } else chunks.push(c)
+    })
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+      } catch {
+        reject(new Error('the request body is not JSON'))
+      }
+    })
+    req.on('error', reject)
+  })
+
+const sameSecret = (given: string, expected: string): boolean => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/**
+ * Serves over Streamable HTTP, with a server of its own for each session, made by
+ * `newServer` (e.g. `() => toMcpServer(session => stack, info)`). Binds `127.0.0.1`
+ * by default; refuses a request whose `Host` or `Origin` is not this server's (403,
+ * against DNS rebinding), one without the bearer token when one is set (401), an
+ * unknown session (404). Idle sessions are closed. Rejects when the port cannot be
+ * bound, saying why.
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const serveHttp = (newServer: () => Server, options: ServeHttpOptions): Promise<HttpServing> => {
+  const host = options.host ?? '127.0.0.1'
+  const path = options.path ?? '/mcp'
+  const idleMs = options.idleMs ?? 1_800_000
+  const sessions = new Map<string, Session>()
+  const http = createServer()
+  let port = options.port
+
+  const ownHosts = (): ReadonlySet<string> => {
+    const hostPart = host.includes(':') ? `[${host}]` : host
+    return new Set([`${hostPart}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, ...(options.allowedHosts ?? [])])
+  }
+  const ownOrigins = (): ReadonlySet<string> => new Set([...[...ownHosts()].map((h) => `http://${h}`), ...(options.allowedOrigins ?? [])])
+
+  const endSession = (id: string): void => {
+    const s = sessions.get(id)
+    if (s === undefined) return
+    sessions.delete(id)
+    void s.transport.close().catch(() => undefined)
+    void s.server.close().catch(() => undefined)
+  }
+
+  const open = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'POST') return refuse(res, 400, 'Bad Request: no session; a session starts with a POST of initialize')
+    let body: unknown
+    try {
+      body = await readBody(req)
+    } catch (e) {
+      return refuse(res, 400, `Bad Request: ${describeError(e)}`)
+    }
+    if (!isInitializeRequest(body)) return refuse(res, 400, 'Bad Request: no session; a session starts with initialize')
+    const server = newServer()
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { server, transport, lastSeen: Date.now() })
+      },
+      onsessionclosed: (id) => endSession(id),
+    })
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+    }
+    await server.connect(transport)
+    await transport.handleRequest(req, res, body)
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    if (url.pathname !== path) return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
+    if (!ownHosts().has(req.headers.host ?? '')) return refuse(res, 403, `Forbidden: Host ${JSON.stringify(req.headers.host ?? '')} is not this server`)
+    const origin = req.headers.origin
+    if (origin !== undefined && !ownOrigins().has(origin)) return refuse(res, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
+    if (options.token !== undefined && !sameSecret(req.headers.authorization ?? '', `Bearer ${options.token}`)) {
+      return refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
+    }
+    const id = req.headers['mcp-session-id']
+    if (typeof id !== 'string') return open(req, res)
+    const s = sessions.get(id)
+    if (s === undefined) return refuse(res, 404, 'Not Found: no such session (it ended or never began); start a new one with initialize')
+    s.lastSeen = Date.now()
+    await s.transport.handleRequest(req, res)
+  }
+
+  http.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch((e: unknown) => {
+      if (!res.headersSent) refuse(res, 500, `Internal error: ${describeError(e)}`)
+      else res.end()
+    })
+  })
+
+  const reaper = setInterval(() => {
+    const now = Date.now()
+    for (const [id, s] of sessions) if (now - s.lastSeen > idleMs) endSession(id)
+  }, Math.max(1000, Math.min(60_000, idleMs / 4)))
+  reaper.unref()
+
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> =>
+    (closing ??= new Promise<void>((resolve) => {
+      clearInterval(reaper)
+      for (const id of [...sessions.keys()]) endSession(id)
+      http.closeAllConnections()
+      http.close(() => resolve())
+    }))
+
+  return new Promise((resolve, reject) => {
+    http.once('error', (e: NodeJS.ErrnoException) => {
+      clearInterval(reaper)
+      reject(new Error(e.code === 'EADDRINUSE' ? `port ${options.port} on ${host} is already in use` : `cannot listen on ${host}:${options.port}: ${describeError(e)}`))
+    })
+    http.listen(options.port, host, () => {
+      const address = http.address()
+      port = typeof address === 'object' && address !== null ? address.port : options.port
+      const shown = host.includes(':') ? `[${host}]` : host
+      resolve({ url: `http://${shown}:${port}${path}`, sessions: () => sessions.size, close })
+    })
+  })
+}

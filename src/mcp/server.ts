@@ -1,0 +1,308 @@
+/**
+ * `toMcpServer`: a provider served as an MCP server, so any MCP host gets a whole
+ * stack (the audit, reasons, the human's permission, many upstream servers) with no
+ * code. It is the SDK's low-level `Server`, so a call's arguments reach the stack
+ * exactly as the host sent them (the SDK's `McpServer` with zod shapes would strip the
+ * undeclared keys before any layer could see them).
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult, ClientCapabilities, ElicitRequestFormParams, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { ContentBlock, OnAsk, PermissionAnswer, PermissionRequest, Provider, ToolCall, ToolDeclaration, ToolResult } from '../index.js'
+import { drawRegistryError, drawRule } from '../index.js'
+import { describeError } from '../internal/describe.js'
+import { isRecord } from '../internal/guards.js'
+import { renderBlock } from './content.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What a stack served to one host session knows of that host.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpSession {
+  /** The host's capabilities, as it declared them when it initialized. */
+  readonly clientCapabilities: ClientCapabilities | undefined
+  /**
+   * Asks the host's human about a call through MCP elicitation (`elicitation/create`),
+   * for `withPolicy`'s `onAsk`; `undefined` when the host did not declare elicitation,
+   * so the policy is headless and refuses what it would ask.
+   */
+  readonly askHuman: OnAsk | undefined
+}
+
+/**
+ * The stack a session serves: one provider for every session, or one built per
+ * session (its own seen-set, grants and question queue), once the host has
+ * initialized, so it can ask the host's human.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Served = Provider<unknown> | ((session: McpSession) => Provider<unknown>)
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface ToMcpServerOptions {
+  /**
+   * Subscribes to changes of the upstream tool lists (for instance each upstream
+   * `fromMcpClient(…).onToolsChanged`); the server tells the host with
+   * `notifications/tools/list_changed` (coalesced), and unsubscribes when it closes.
+   */
+  readonly toolsChanged?: (listener: IO<void>) => IO<void>
+  /** Milliseconds a question to the host's human may take. Default 600 000 (ten minutes). */
+  readonly askTimeout?: number
+  /** What the host is told about this server (MCP `instructions`). */
+  readonly instructions?: string
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+type Schema = Readonly<Record<string, unknown>>
+
+/**
+ * A declaration's parameters as an MCP `inputSchema` every SDK client accepts: an
+ * object schema (`type: "object"` added when missing), boolean property schemas as
+ * objects, a `required` that is not a list of names left out. One odd schema makes
+ * the SDK client refuse the host's whole `tools/list`, so the served list never
+ * holds one.
+ *
+ * @example
+ * import { toInputSchema } from 'toolstack/mcp'
+ * assert.deepStrictEqual(toInputSchema({ anyOf: [{ required: ['a'] }], properties: { a: true } }), { anyOf: [{ required: ['a'] }], properties: { a: {} }, type: 'object' })
+ * assert.deepStrictEqual(toInputSchema(undefined), { type: 'object' })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const toInputSchema = (parameters: unknown): Schema & { readonly type: 'object' } => {
+  if (!isRecord(parameters)) return { type: 'object' }
+  const { properties, required, ...rest } = parameters
+  const props = isRecord(properties)
+    ? Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, isRecord(v) ? v : v === false ? { not: {} } : {}]))
+    : undefined
+  const names = Array.isArray(required) && required.every((r) => typeof r === 'string') ? required : undefined
+  return { ...rest, ...(props === undefined ? {} : { properties: props }), ...(names === undefined ? {} : { required: names }), type: 'object' }
+}
+
+/**
+ * A declaration as an MCP tool.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const toMcpTool = (d: ToolDeclaration): { readonly name: string; readonly description?: string; readonly inputSchema: Schema } => ({
+  name: d.function.name,
+  ...(typeof d.function.description === 'string' ? { description: d.function.description } : {}),
+  inputSchema: toInputSchema(d.function.parameters),
+})
+
+const isString = (u: unknown): u is string => typeof u === 'string'
+
+// A block the SDK's schema refuses would fail the host's whole call: such a block is
+// said in words instead, as a chat model would read it.
+const servable = (b: ContentBlock): boolean => {
+  switch (b.type) {
+    case 'text':
+      return isString(b['text'])
+    case 'image':
+    case 'audio':
+      return isString(b['data']) && isString(b['mimeType'])
+    case 'resource_link':
+      return isString(b['uri']) && isString(b['name'])
+    case 'resource': {
+      const r = b['resource']
+      return isRecord(r) && isString(r['uri']) && (isString(r['text']) || isString(r['blob']))
+    }
+    default:
+      return false
+  }
+}
+
+/**
+ * A result as an MCP `tools/call` result: the MCP tool's own blocks when it came from
+ * one (an image stays an image), else the text; `structuredContent` and `isError` kept.
+ *
+ * @example
+ * import { toCallToolResult } from 'toolstack/mcp'
+ * assert.deepStrictEqual(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'no', is_error: true }), { content: [{ type: 'text', text: 'no' }], isError: true })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const toCallToolResult = (
+  r: ToolResult,
+): { readonly content: ReadonlyArray<ContentBlock>; readonly structuredContent?: Schema; readonly isError?: boolean } => {
+  const blocks = r.mcp_content
+  const content =
+    blocks === undefined || blocks.length === 0
+      ? [{ type: 'text', text: r.content }]
+      : blocks.map((b) => (servable(b) ? b : { type: 'text', text: renderBlock(b) }))
+  return {
+    content,
+    ...(isRecord(r.structured_content) ? { structuredContent: r.structured_content } : {}),
+    ...(r.is_error === true ? { isError: true } : {}),
+  }
+}
+
+const ACTIONS = ['allow-once', 'deny-once', 'always-allow', 'always-deny'] as const
+
+/**
+ * The `elicitation/create` form that asks the host's human about one call: the
+ * question, the model's `reason`, the paths, and the "always" rule on offer.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const elicitationFor = (request: PermissionRequest): ElicitRequestFormParams => {
+  const reason = request.arguments['reason']
+  const lines = [
+    `May the model call ${request.tool}${request.paths.length === 0 ? '' : ` on ${request.paths.join(', ')}`}?`,
+    ...(typeof reason === 'string' && reason !== '' ? [`The model's reason: ${reason}`] : []),
+    `Arguments: ${JSON.stringify(request.arguments).slice(0, 2000)}`,
+    `"Always" remembers: ${drawRule(request.suggestion)}, for this session.`,
+  ]
+  return {
+    message: lines.join('\n'),
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        action: {
+          type: 'string',
+          title: 'Your answer',
+          enum: [...ACTIONS],
+          enumNames: ['Allow once', 'Deny once', `Always allow (${drawRule(request.suggestion)})`, `Always deny (${drawRule({ ...request.suggestion, decision: 'deny' })})`],
+        },
+      },
+      required: ['action'],
+    },
+  }
+}
+
+/**
+ * The host's answer as a permission answer: an accepted form with its action; a
+ * declined or dismissed one (or one that cannot be read) is a refusal this time.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const answerOf = (result: unknown): PermissionAnswer => {
+  const action = isRecord(result) && result['action'] === 'accept' && isRecord(result['content']) ? result['content']['action'] : undefined
+  return { action: ACTIONS.find((a) => a === action) ?? 'deny-once' }
+}
+
+// -------------------------------------------------------------------------------------
+// constructor
+// -------------------------------------------------------------------------------------
+
+const REGISTRY_TAGS: ReadonlySet<unknown> = new Set(['ListingFailed', 'ListingUnreadable', 'ToolShadowed'])
+
+const describeLeft = (e: unknown): string => {
+  if (isRecord(e) && REGISTRY_TAGS.has(e['_tag'])) return drawRegistryError(e as unknown as Parameters<typeof drawRegistryError>[0])
+  if (isRecord(e) && isString(e['message'])) return e['message']
+  return describeError(e)
+}
+
+const failed = (what: string, e: unknown): McpError => new McpError(ErrorCode.InternalError, `${what}: ${describeLeft(e)}`)
+
+/**
+ * A provider served as an MCP server (the SDK's low-level `Server`, not yet
+ * connected: hand it to `serveStdio`, `serveHttp`, or `server.connect(transport)`).
+ *
+ * - `tools/list` answers the provider's listing, each declaration as an MCP tool with
+ *   a schema every SDK client accepts; a failed listing is a JSON-RPC error saying why.
+ * - `tools/call` runs the call through the provider with its arguments exactly as the
+ *   host sent them; the result keeps an MCP tool's blocks (`toCallToolResult`); an
+ *   `is_error` result is `isError: true`; a Left is a JSON-RPC error the host can show.
+ * - With a function, the stack is built per session once the host has initialized,
+ *   with `askHuman` when the host declared elicitation.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toMcpServer = (served: Served, info: Implementation, options: ToMcpServerOptions = {}): Server => {
+  const server = new Server(info, {
+    capabilities: { tools: { listChanged: true } },
+    debouncedNotificationMethods: ['notifications/tools/list_changed'],
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+  })
+  const askTimeout = options.askTimeout ?? 600_000
+  // the host's JSON-RPC id of each call in flight, so a question about it travels on
+  // that call's own stream (over HTTP, the only one sure to reach the host)
+  const inFlight = new Map<string, RequestId>()
+  let nextCall = 0
+
+  const askHuman: OnAsk = async (request) => {
+    const relatedRequestId = inFlight.get(request.call.id)
+    const result = await server.elicitInput(elicitationFor(request), { timeout: askTimeout, ...(relatedRequestId === undefined ? {} : { relatedRequestId }) })
+    return answerOf(result)
+  }
+
+  let provider: Provider<unknown> | undefined = typeof served === 'function' ? undefined : served
+  // a host that calls before it lists (after a reconnect, say) still gets an audited
+  // call: the stack lists once first, as it would for the host
+  let listed: Promise<unknown> | undefined
+  const providerNow = (): Provider<unknown> => {
+    if (provider !== undefined) return provider
+    const clientCapabilities = server.getClientCapabilities()
+    const built = (served as (session: McpSession) => Provider<unknown>)({
+      clientCapabilities,
+      askHuman: clientCapabilities?.elicitation === undefined ? undefined : askHuman,
+    })
+    provider = built
+    return built
+  }
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const listing = providerNow().toolsForLlm()
+    listed = listing
+    const out = await listing
+    if (out._tag === 'Left') throw failed('the tools could not be listed', out.left)
+    return { tools: out.right.map(toMcpTool) }
+  })
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    // a name of its own, so two calls in flight never share one
+    const id = `mcp_${String(extra.requestId)}_${nextCall++}`
+    const call: ToolCall = { id, type: 'function', function: { name: request.params.name, arguments: request.params.arguments ?? {} } }
+    inFlight.set(id, extra.requestId)
+    try {
+      await (listed ??= providerNow().toolsForLlm())
+      const out = await providerNow().executeToolCalls([call])()
+      if (out._tag === 'Left') throw failed(`the call to ${request.params.name} failed`, out.left)
+      const result = out.right[0]
+      // the blocks are the upstream's own, checked by `servable`; the SDK's type is stricter than the wire
+      return toCallToolResult(result ?? { role: 'tool', tool_call_id: id, content: 'the tool provider returned no result for this call', is_error: true }) as CallToolResult
+    } finally {
+      inFlight.delete(id)
+    }
+  })
+
+  if (options.toolsChanged !== undefined) {
+    const unsubscribe = options.toolsChanged(() => {
+      // before the host connected, or after it left, there is no one to tell
+      try {
+        server.sendToolListChanged().catch(() => undefined)
+      } catch {
+        // not connected
+      }
+    })
+    const previous = server.onclose
+    server.onclose = () => {
+      unsubscribe()
+      previous?.()
+    }
+  }
+  return server
+}
