@@ -1,0 +1,256 @@
+/**
+ * An upstream MCP server a gateway keeps running: started (a command over stdio, or a
+ * Streamable HTTP URL), watched, and restarted with back-off when it fails or dies.
+ * While it is down its tools stay listed and answer `is_error` results naming it, so
+ * the other upstreams keep working and a model is told, not left wondering; when it is
+ * back, and its tools changed, its listeners hear of it.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Either } from 'fp-ts/lib/Either.js'
+import { right } from 'fp-ts/lib/Either.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Batch, BatchProvider, ToolDeclaration, ToolResult } from '../index.js'
+import { batchOf } from '../index.js'
+import { describeError } from '../internal/describe.js'
+import { errorResult, readPositions } from '../internal/answer.js'
+import type { McpProvider } from './client.js'
+import { fromMcpClient } from './client.js'
+import { connectStdio } from './stdio.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * How to reach an upstream: the `mcpServers` entry hosts already use.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type UpstreamSpec =
+  | { readonly command: string; readonly args?: ReadonlyArray<string>; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string }
+  | { readonly url: string; readonly headers?: Readonly<Record<string, string>> }
+
+/**
+ * What happened to an upstream, for a log.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type UpstreamEvent =
+  | { readonly _tag: 'Started'; readonly upstream: string; readonly tools: number; readonly ms: number }
+  | { readonly _tag: 'Failed'; readonly upstream: string; readonly error: string }
+  | { readonly _tag: 'Exited'; readonly upstream: string }
+  | { readonly _tag: 'Restarting'; readonly upstream: string; readonly inMs: number }
+  | { readonly _tag: 'ToolsChanged'; readonly upstream: string; readonly tools: number }
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface UpstreamOptions {
+  /** Told of every start, failure, exit, restart and change of tools. */
+  readonly onEvent?: (event: UpstreamEvent) => void
+  /** Milliseconds before the first restart; it doubles each time, up to `maxBackoffMs`. Default 500. */
+  readonly backoffMs?: number
+  /** Default 30 000. */
+  readonly maxBackoffMs?: number
+  /** Per-request timeout for the upstream's calls (see `fromMcpClient`). */
+  readonly timeout?: number
+  /** The upstream server's stderr. Default `'ignore'`. */
+  readonly stderr?: 'inherit' | 'ignore'
+}
+
+/**
+ * A supervised upstream: a provider that is always able to answer.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Upstream extends BatchProvider<never> {
+  readonly name: string
+  /** Resolves once the first start has succeeded or failed. */
+  readonly ready: Promise<void>
+  /** Whether it is running now. */
+  readonly isUp: IO<boolean>
+  /** The server process's id, for a command that runs now. */
+  readonly pid: IO<number | undefined>
+  /** Calls `listener` when its tools changed (a restart with other tools, or the server said so); returns the unsubscribe. */
+  readonly onToolsChanged: (listener: IO<void>) => IO<void>
+  /** Stops it for good. */
+  readonly close: () => Promise<void>
+}
+
+interface Running {
+  readonly provider: McpProvider
+  readonly close: () => Promise<void>
+  readonly pid: () => number | undefined
+}
+
+interface Connected {
+  readonly client: Client
+  readonly close: () => Promise<void>
+  readonly pid: () => number | undefined
+}
+
+const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: () => void): Promise<Connected> => {
+  if ('url' in spec) {
+    const client = new Client({ name: 'toolstack', version: '0.1.0' })
+    client.onclose = onClose
+    await client.connect(new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: { ...(spec.headers ?? {}) } } }))
+    return { client, close: () => client.close().catch(() => undefined), pid: () => undefined }
+  }
+  const conn = await connectStdio({
+    command: spec.command,
+    args: spec.args ?? [],
+    ...(spec.env === undefined ? {} : { env: spec.env }),
+    ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+    stderr: options.stderr ?? 'ignore',
+  })
+  const previous = conn.client.onclose
+  conn.client.onclose = () => {
+    previous?.()
+    onClose()
+  }
+  return { client: conn.client, close: conn.close, pid: () => conn.pid }
+}
+
+const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean =>
+  a.length === b.length && a.every((d, i) => d.function.name === b[i]?.function.name && JSON.stringify(d.function.parameters) === JSON.stringify(b[i]?.function.parameters))
+
+// -------------------------------------------------------------------------------------
+// constructor
+// -------------------------------------------------------------------------------------
+
+/**
+ * Starts `spec` and keeps it running. The listing is the upstream's last good one
+ * (empty until it first started), never a Left; a call while it is down is an
+ * `is_error` result naming it and saying when it is tried again.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const superviseUpstream = (name: string, spec: UpstreamSpec, options: UpstreamOptions = {}): Upstream => {
+  const say = options.onEvent ?? (() => undefined)
+  const base = options.backoffMs ?? 500
+  const max = options.maxBackoffMs ?? 30_000
+  let running: Running | undefined
+  let known: ReadonlyArray<ToolDeclaration> = []
+  let down = 'it has not started yet'
+  let retry: NodeJS.Timeout | undefined
+  let nextDelay = base
+  let closed = false
+  const listeners = new Set<IO<void>>()
+  const notify = (): void => {
+    for (const l of [...listeners]) {
+      try {
+        l()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+
+  const scheduleRestart = (): void => {
+    if (closed || retry !== undefined) return
+    const inMs = nextDelay
+    nextDelay = Math.min(max, nextDelay * 2)
+    say({ _tag: 'Restarting', upstream: name, inMs })
+    down = `${down}; it is restarted in ${Math.ceil(inMs / 1000)} s`
+    retry = setTimeout(() => {
+      retry = undefined
+      void start()
+    }, inMs)
+    retry.unref()
+  }
+
+  const relist = async (provider: McpProvider): Promise<number> => {
+    const listed = await provider.toolsForLlm()
+    if (listed._tag === 'Left') throw new Error(listed.left.message)
+    const changed = !sameNames(known, listed.right)
+    known = listed.right
+    if (changed) {
+      say({ _tag: 'ToolsChanged', upstream: name, tools: known.length })
+      notify()
+    }
+    return known.length
+  }
+
+  const start = async (): Promise<void> => {
+    if (closed) return
+    const t0 = Date.now()
+    let current: Connected | undefined
+    try {
+      current = await connectTo(spec, options, () => {
+        if (running === undefined || closed) return
+        running = undefined
+        down = 'it exited'
+        say({ _tag: 'Exited', upstream: name })
+        scheduleRestart()
+      })
+      const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
+      provider.onToolsChanged(() => void relist(provider).catch(() => undefined))
+      const tools = await relist(provider)
+      running = { provider, close: current.close, pid: current.pid }
+      nextDelay = base
+      say({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0 })
+    } catch (e) {
+      running = undefined
+      await current?.close()
+      down = `it failed to start (${describeError(e)})`
+      say({ _tag: 'Failed', upstream: name, error: describeError(e) })
+      scheduleRestart()
+    }
+  }
+
+  const ready = start()
+
+  const answerAll = (batch: Batch, why: string): Either<never, ReadonlyArray<ToolResult>> => {
+    const read = readPositions(batch.calls)
+    if (read._tag === 'Left') return right(read.left)
+    return right(
+      read.right.calls.map((c, i): ToolResult => {
+        const answered = read.right.unreadable[i]
+        return answered?._tag === 'Answer' ? answered.result : errorResult(c, why)
+      }),
+    )
+  }
+
+  const executeBatch = (batch: Batch) => async (): Promise<Either<never, ReadonlyArray<ToolResult>>> => {
+    const now = running
+    if (now === undefined) return answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`)
+    // fromMcpClient never fails a batch; were it to, its calls would say why
+    const out = await now.provider.executeBatch(batch)()
+    return out._tag === 'Left' ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`) : out
+  }
+
+  return {
+    name,
+    ready,
+    isUp: () => running !== undefined,
+    pid: () => running?.pid(),
+    toolsForLlm: async () => {
+      const now = running
+      if (now !== undefined) await relist(now.provider).catch(() => undefined)
+      return right(known)
+    },
+    executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+    executeBatch,
+    onToolsChanged: (listener) => {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    },
+    close: async () => {
+      closed = true
+      if (retry !== undefined) clearTimeout(retry)
+      const now = running
+      running = undefined
+      await now?.close()
+    },
+  }
+}

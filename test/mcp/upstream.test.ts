@@ -1,0 +1,91 @@
+// A supervised upstream over real processes: one that fails its first start, one that
+// is killed while it runs. The others keep working meanwhile (a registry test below).
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { registry } from '../../src/index.js'
+import type { Upstream, UpstreamEvent } from '../../src/mcp/index.js'
+import { superviseUpstream } from '../../src/mcp/index.js'
+import { isAlive, tempDir } from './fixtures.js'
+import { cleanUpAfterEach } from './fixtures.js'
+
+cleanUpAfterEach()
+const FLAKY = fileURLToPath(new URL('./fixtures/flaky-server.mjs', import.meta.url))
+const started: Array<Upstream> = []
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((u) => u.close()))
+})
+
+const supervise = (name: string, args: ReadonlyArray<string>, events: Array<UpstreamEvent>): Upstream => {
+  const u = superviseUpstream(name, { command: process.execPath, args: [FLAKY, ...args] }, { backoffMs: 100, onEvent: (e) => void events.push(e) })
+  started.push(u)
+  return u
+}
+
+const until = async (done: () => boolean, ms = 10_000): Promise<void> => {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+const call = (name: string) => ({ id: '1', function: { name, arguments: '{"n":1}' } })
+
+describe('superviseUpstream', () => {
+  it('one that fails to start: lists nothing, answers calls naming it, and is restarted; its tools come back, and listeners hear of it', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = supervise('flaky', [join(tempDir(), 'marker')], events)
+    let changed = 0
+    u.onToolsChanged(() => {
+      changed++
+    })
+    await u.ready
+    expect(events.map((e) => e._tag).slice(0, 2)).toEqual(['Failed', 'Restarting'])
+    expect(await u.toolsForLlm()).toEqual({ _tag: 'Right', right: [] })
+    const before = await u.executeToolCalls([call('ping')])()
+    expect(before._tag === 'Right' && before.right[0]?.content).toMatch(/^the upstream MCP server "flaky" is not running: it failed to start \(.*\); it is restarted in 1 s; the tool was not called$/)
+    await until(() => u.isUp())
+    expect(events.map((e) => e._tag)).toEqual(['Failed', 'Restarting', 'ToolsChanged', 'Started'])
+    expect(changed).toBe(1)
+    const after = await u.executeToolCalls([call('ping')])()
+    expect(after._tag === 'Right' && after.right[0]?.content).toBe('pong {"n":1}')
+  })
+
+  it('one killed while it runs: its calls say so, the others keep working, and it comes back', async () => {
+    const events: Array<UpstreamEvent> = []
+    const a = supervise('a', [], events)
+    const b = supervise('b', [], [])
+    await Promise.all([a.ready, b.ready])
+    const both = registry([{ prefix: 'a', provider: a }, { prefix: 'b', provider: b }])
+    expect((await both.toolsForLlm())._tag).toBe('Right')
+    const pid = a.pid() as number
+    process.kill(pid, 'SIGKILL')
+    await until(() => !a.isUp())
+    const during = await both.executeToolCalls([{ ...call('a_ping'), id: 'x' }, { ...call('b_ping'), id: 'y' }])()
+    expect(during._tag === 'Right' && during.right.map((r) => [r.is_error === true, r.content.slice(0, 40)])).toEqual([
+      [true, 'the upstream MCP server "a" is not runni'],
+      [false, 'pong {"n":1}'],
+    ])
+    // the listing stays whole: its tools are still listed while it is down
+    const listed = await both.toolsForLlm()
+    expect(listed._tag === 'Right' && listed.right.map((d) => d.function.name)).toEqual(['a_ping', 'b_ping'])
+    await until(() => a.isUp())
+    expect(a.pid()).not.toBe(pid)
+    expect(isAlive(pid)).toBe(false)
+    expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started', 'Exited', 'Restarting', 'Started'])
+    const back = await both.executeToolCalls([call('a_ping')])()
+    expect(back._tag === 'Right' && back.right[0]?.content).toBe('pong {"n":1}')
+  })
+
+  it('close stops it for good: no restart, no process left', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = supervise('c', [], events)
+    await u.ready
+    const pid = u.pid() as number
+    await u.close()
+    await new Promise((r) => setTimeout(r, 300))
+    expect(isAlive(pid)).toBe(false)
+    expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started'])
+  })
+})
