@@ -37,7 +37,7 @@ import { askHuman } from './policy/ask.js'
 import { rulesNameNoTool, withoutRefusedTools } from './policy/listing.js'
 import type { Step } from './internal/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from './internal/answer.js'
-import { callNameOf } from './internal/calls.js'
+import { callIdOf, callNameOf } from './internal/calls.js'
 import { describeError, describeValue } from './internal/describe.js'
 import { assertCallback, callBack, decodeOptions } from './internal/options.js'
 import { modify } from './internal/ref.js'
@@ -73,6 +73,25 @@ export interface PolicyOptions {
   readonly questions?: QuestionQueue
   /** Told, once, when the rules name none of the listed tools. Default: one line on stderr. */
   readonly onDiagnostic?: (diagnostic: PolicyDiagnostic) => IO<void> | void
+  /** Told what became of every call, and who decided (for a log of decisions). */
+  readonly onDecision?: (decision: PolicyDecision) => IO<void> | void
+}
+
+/**
+ * What became of one call, and who decided: the static rules, a grant of this
+ * session, the human, or nobody (a question no one could be asked).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyDecision {
+  readonly tool: string
+  /** The call's id, `''` when it has none. */
+  readonly id: string
+  readonly outcome: 'allowed' | 'refused'
+  readonly by: 'rules' | 'grant' | 'human' | 'nobody'
+  /** Why it was refused: the refusal's tag. */
+  readonly refusal?: Refusal['_tag']
 }
 
 /**
@@ -183,6 +202,7 @@ const OptionsProps = {
   filterTools: t.boolean,
   questions: t.unknown,
   onDiagnostic: t.unknown,
+  onDecision: t.unknown,
 }
 
 const orThrow = <A>(where: string, e: Either<string, A>): A => {
@@ -246,6 +266,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   assertCallback(where, 'onAsk', opts.onAsk, 1)
   assertCallback(where, 'onGrant', opts.onGrant, 1)
   assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
+  assertCallback(where, 'onDecision', opts.onDecision, 1)
+  const onDecision = opts.onDecision as PolicyOptions['onDecision']
   const onDiagnostic =
     (opts.onDiagnostic as PolicyOptions['onDiagnostic']) ??
     ((d: PolicyDiagnostic) => {
@@ -275,8 +297,21 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       const tools = listing.map(callNameOf).filter((n): n is string => n !== undefined)
       callBack(onDiagnostic, { _tag: 'RulesNameNoTool', patterns: rules.map((r) => r.tool), tools })
     }
-    const refuse = (call: unknown, r: Refusal): Step<never> => answerHere(call, drawRefusal(r))
-    const settle = (call: unknown, v: Verdict): Step<'inner'> => (v._tag === 'Refuse' ? refuse(call, v.refusal) : FORWARD)
+    // every call's fate is told to onDecision, with who decided it
+    const tell = (call: unknown, tool: string, by: PolicyDecision['by'], refusal?: Refusal): void => {
+      if (onDecision === undefined) return
+      callBack(onDecision, { tool, id: callIdOf(call), outcome: refusal === undefined ? 'allowed' : 'refused', by, ...(refusal === undefined ? {} : { refusal: refusal._tag }) })
+    }
+    const refuse = (call: unknown, tool: string, by: PolicyDecision['by'], r: Refusal): Step<never> => {
+      tell(call, tool, by, r)
+      return answerHere(call, drawRefusal(r))
+    }
+    const allow = (call: unknown, tool: string, by: PolicyDecision['by']): Step<'inner'> => {
+      tell(call, tool, by)
+      return FORWARD
+    }
+    const settle = (call: unknown, tool: string, by: PolicyDecision['by'], v: Verdict): Step<'inner'> =>
+      v._tag === 'Refuse' ? refuse(call, tool, by, v.refusal) : allow(call, tool, by)
 
     const remember = (rule: Rule): void => {
       const all = modify((gs: ReadonlyArray<Rule>) => {
@@ -289,27 +324,27 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     // the previous question may have granted this one, so the grants are read again in turn
     const inTurn = (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>) => async (): Promise<Step<'inner'>> => {
       const granted = byGrants(grants.read(), roots)(q)
-      if (granted !== undefined) return settle(q.call, granted)
+      if (granted !== undefined) return settle(q.call, q.tool, 'grant', granted)
       const answer = await asking(q, args)
-      if (isLeft(answer)) return refuse(q.call, answer.left)
+      if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
       const { action, grant } = answer.right
       if (grant !== undefined) remember(grant)
       return action === 'allow-once' || action === 'always-allow'
-        ? FORWARD
-        : refuse(q.call, { _tag: 'DeclinedByUser', tool: q.tool, remembered: grant })
+        ? allow(q.call, q.tool, 'human')
+        : refuse(q.call, q.tool, 'human', { _tag: 'DeclinedByUser', tool: q.tool, remembered: grant })
     }
 
     // a Promise only when the human must be asked: most calls are settled at once
     const stepFor = (batch: Batch, call: unknown, i: number): Step<'inner'> | Promise<Step<'inner'>> => {
       const tool = callNameOf(call)
-      if (tool === undefined || typeof call !== 'object' || call === null) return refuse(call, { _tag: 'MalformedCall' })
+      if (tool === undefined || typeof call !== 'object' || call === null) return refuse(call, tool ?? '', 'rules', { _tag: 'MalformedCall' })
       const verdict = judgeCall(call, tool, () => batch.argsAt(i))
-      if (verdict._tag !== 'Ask') return settle(call, verdict)
+      if (verdict._tag !== 'Ask') return settle(call, tool, 'rules', verdict)
       const q = verdict.question
       const granted = byGrants(grants.read(), roots)(q)
-      if (granted !== undefined) return settle(call, granted)
-      if (ask === undefined) return refuse(call, { _tag: 'NoOneToAsk', tool })
-      if (q.args === undefined) return refuse(call, { _tag: 'UnreadableArguments', tool, problem: isLeft(q.parsed) ? q.parsed.left : { _tag: 'Absent' } })
+      if (granted !== undefined) return settle(call, tool, 'grant', granted)
+      if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
+      if (q.args === undefined) return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem: isLeft(q.parsed) ? q.parsed.left : { _tag: 'Absent' } })
       return questions.inTurn(inTurn(q, q.args, ask))()
     }
 
@@ -327,7 +362,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           step = s instanceof Promise ? await s : s
         } catch (e) {
           // whatever goes wrong while judging or asking costs this call, not the batch
-          step = refuse(call, { _tag: 'AskFailed', tool: callNameOf(call) ?? '', error: describeError(e) })
+          const tool = callNameOf(call) ?? ''
+          step = refuse(call, tool, 'human', { _tag: 'AskFailed', tool, error: describeError(e) })
         }
         steps.push(step)
       }

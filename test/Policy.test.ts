@@ -718,3 +718,25 @@ describe('withPolicy: diagnostics', () => {
     expect(said).toEqual([])
   })
 })
+
+describe('withPolicy: onDecision', () => {
+  it('tells what became of every call, and who decided', async () => {
+    const told: Array<unknown> = []
+    const answers = [{ action: 'always-allow' as const }, { action: 'deny-once' as const }]
+    const policy = withPolicy({
+      rules: [{ tool: 'fs_read', decision: 'allow' }, { tool: 'fs_delete', decision: 'deny' }],
+      onAsk: () => () => Promise.resolve(answers.shift() ?? { action: 'deny-once' as const }),
+      onDecision: (d) => () => void told.push(d),
+    })(recordingProvider(DECLS))
+    await run(policy, [call('1', 'fs_read', { path: '/a' }), call('2', 'fs_delete', { path: '/a' }), call('3', 'fs_write', { path: '/w/a' })])
+    await run(policy, [call('4', 'fs_write', { path: '/w/b' }), call('5', 'web_get', { url: 'u' }), { id: '6' } as unknown as ToolCall])
+    expect(told).toEqual([
+      { tool: 'fs_read', id: '1', outcome: 'allowed', by: 'rules' },
+      { tool: 'fs_delete', id: '2', outcome: 'refused', by: 'rules', refusal: 'DeniedByRule' },
+      { tool: 'fs_write', id: '3', outcome: 'allowed', by: 'human' },
+      { tool: 'fs_write', id: '4', outcome: 'allowed', by: 'grant' },
+      { tool: 'web_get', id: '5', outcome: 'refused', by: 'human', refusal: 'DeclinedByUser' },
+      { tool: '', id: '6', outcome: 'refused', by: 'rules', refusal: 'MalformedCall' },
+    ])
+  })
+})

@@ -1,0 +1,236 @@
+/**
+ * The gateway behind `toolstack serve`: several upstream MCP servers behind one
+ * namespace, served to a host as one MCP server with the whole stack on every
+ * session — the audit, a `reason` on every call, and a permission policy that asks
+ * the host's own human. The configuration is the `mcpServers` shape hosts already use.
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
+import { identity, pipe } from 'fp-ts/lib/function.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { AuditDiagnostic, PolicyDecision, PolicyDiagnostic, Provider, Rule, UnknownKeyWarning } from '../index.js'
+import {
+  decodeRules,
+  drawAuditDiagnostic,
+  drawPolicyDiagnostic,
+  newQuestionQueue,
+  registry,
+  withPolicy,
+  withReasons,
+  withUnknownKeyAudit,
+} from '../index.js'
+import { describeValue } from '../internal/describe.js'
+import { hasOwn, isRecord } from '../internal/guards.js'
+import type { McpSession } from './server.js'
+import { toMcpServer } from './server.js'
+import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
+import { superviseUpstream } from './upstream.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One upstream server: its key in `mcpServers`, the prefix its tools are published
+ * under, and how to start or reach it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface GatewayServer {
+  readonly name: string
+  readonly prefix: string
+  readonly spec: UpstreamSpec
+}
+
+/**
+ * A checked gateway configuration.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface GatewayConfig {
+  readonly servers: ReadonlyArray<GatewayServer>
+  /** The policy's rules; absent in the file means every call is allowed. */
+  readonly rules: ReadonlyArray<Rule>
+  readonly tolerate: ReadonlyArray<string>
+  readonly reasons: boolean
+  /** Where the JSON Lines log goes, if anywhere. */
+  readonly log: string | undefined
+}
+
+/**
+ * What the gateway has to say, for its log: each record names the upstream it is about.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type GatewayRecord =
+  | ({ readonly type: 'warning'; readonly upstream: string } & UnknownKeyWarning)
+  | ({ readonly type: 'decision'; readonly upstream: string } & PolicyDecision)
+  | ({ readonly type: 'upstream' } & UpstreamEvent)
+  | { readonly type: 'diagnostic'; readonly message: string }
+
+/**
+ * A running gateway.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Gateway {
+  readonly upstreams: ReadonlyArray<Upstream>
+  /** A server for one host session, with a stack of its own. */
+  readonly newServer: () => Server
+  /** Stops every upstream. */
+  readonly close: () => Promise<void>
+}
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+const ALPHABET = /^[A-Za-z0-9_-]+$/
+const TOP = ['mcpServers', 'rules', 'tolerate', 'reasons', 'log']
+const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix']
+const URL_MEMBERS = ['url', 'headers', 'prefix']
+
+const unknownMembers = (at: string, u: object, known: ReadonlyArray<string>): string | undefined => {
+  const extra = Object.keys(u).filter((k) => !known.includes(k))
+  return extra.length === 0 ? undefined : `${at} has unknown member${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')} (known: ${known.join(', ')})`
+}
+
+const stringRecord = (at: string, u: unknown): Either<string, Readonly<Record<string, string>>> => {
+  if (!isRecord(u)) return left(`${at} must be an object of strings, got ${describeValue(u)}`)
+  for (const [k, v] of Object.entries(u)) if (typeof v !== 'string') return left(`${at}.${k} must be a string, got ${describeValue(v)}`)
+  return right(u as Readonly<Record<string, string>>)
+}
+
+const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> => {
+  const at = `mcpServers.${name}`
+  if (!isRecord(u)) return left(`${at} must be an object { command, args?, env? } or { url }, got ${describeValue(u)}`)
+  const prefix = hasOwn(u, 'prefix') ? u['prefix'] : name
+  if (typeof prefix !== 'string' || !ALPHABET.test(prefix)) {
+    return left(`${at}.prefix must be letters, digits, "_" and "-"${hasOwn(u, 'prefix') ? '' : ` (it defaults to the server's key, ${JSON.stringify(name)}; give one)`}, got ${describeValue(prefix)}`)
+  }
+  if (hasOwn(u, 'url')) {
+    const extra = unknownMembers(at, u, URL_MEMBERS)
+    if (extra !== undefined) return left(extra)
+    const url = u['url']
+    if (typeof url !== 'string' || !/^https?:\/\//.test(url)) return left(`${at}.url must be an http(s) URL, got ${describeValue(url)}`)
+    const headers = u['headers'] === undefined ? right({}) : stringRecord(`${at}.headers`, u['headers'])
+    if (isLeft(headers)) return headers
+    return right({ name, prefix, spec: { url, headers: headers.right } })
+  }
+  const extra = unknownMembers(at, u, COMMAND)
+  if (extra !== undefined) return left(extra)
+  const command = u['command']
+  if (typeof command !== 'string' || command === '') return left(`${at}.command must be a non-empty string (or give a url), got ${describeValue(command)}`)
+  const args = u['args'] ?? []
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return left(`${at}.args must be an array of strings, got ${describeValue(args)}`)
+  const env = u['env'] === undefined ? right(undefined) : stringRecord(`${at}.env`, u['env'])
+  if (isLeft(env)) return env
+  const cwd = u['cwd']
+  if (cwd !== undefined && typeof cwd !== 'string') return left(`${at}.cwd must be a string, got ${describeValue(cwd)}`)
+  return right({ name, prefix, spec: { command, args, ...(env.right === undefined ? {} : { env: env.right }), ...(cwd === undefined ? {} : { cwd }) } })
+}
+
+/**
+ * Reads a gateway configuration: every member checked, every problem a message that
+ * names the field, so a bad file never starts half a gateway.
+ *
+ * @example
+ * import { decodeGatewayConfig } from 'toolstack/mcp'
+ * const ok = decodeGatewayConfig({ mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'] } } })
+ * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
+ * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), { _tag: 'Left', left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix)' })
+ *
+ * @since 0.1.0
+ * @category codecs
+ */
+export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> => {
+  if (!isRecord(u)) return left(`the configuration must be a JSON object with "mcpServers", got ${describeValue(u)}`)
+  const extra = unknownMembers('the configuration', u, TOP)
+  if (extra !== undefined) return left(extra)
+  const mcpServers = u['mcpServers']
+  if (!isRecord(mcpServers) || Object.keys(mcpServers).length === 0) return left(`mcpServers must be an object with at least one server, got ${describeValue(mcpServers)}`)
+  const servers: Array<GatewayServer> = []
+  const prefixes = new Map<string, string>()
+  for (const [name, spec] of Object.entries(mcpServers)) {
+    const s = decodeServer(name, spec)
+    if (isLeft(s)) return s
+    const before = prefixes.get(s.right.prefix)
+    if (before !== undefined) return left(`mcpServers.${before} and mcpServers.${name} both use the prefix ${JSON.stringify(s.right.prefix)}`)
+    prefixes.set(s.right.prefix, name)
+    servers.push(s.right)
+  }
+  const rules = u['rules'] === undefined ? right<string, ReadonlyArray<Rule>>([{ tool: '*', decision: 'allow' }]) : decodeRules(u['rules'], 'rules')
+  if (isLeft(rules)) return rules
+  const tolerate = u['tolerate'] ?? []
+  if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string')) return left(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
+  const reasons = u['reasons'] ?? true
+  if (typeof reasons !== 'boolean') return left(`reasons must be true or false, got ${describeValue(reasons)}`)
+  const log = u['log']
+  if (log !== undefined && (typeof log !== 'string' || log === '')) return left(`log must be a file path, got ${describeValue(log)}`)
+  return right({ servers, rules: rules.right, tolerate, reasons, log })
+}
+
+// -------------------------------------------------------------------------------------
+// constructor
+// -------------------------------------------------------------------------------------
+
+/**
+ * Starts every upstream at once, waits until each has started or failed (a failed one
+ * keeps being restarted), and answers a gateway whose `newServer` makes a server for
+ * one host session, with a stack of its own: `registry` over the upstreams, then
+ * `withReasons` (unless `reasons` is false), `withUnknownKeyAudit`, and `withPolicy`
+ * asking the session's human through elicitation.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const startGateway = async (
+  config: GatewayConfig,
+  onRecord: (record: GatewayRecord) => void,
+  info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
+): Promise<Gateway> => {
+  const upstreams = config.servers.map((s) => superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }))
+  await Promise.all(upstreams.map((u) => u.ready))
+  const upstreamOf = (tool: string): string => config.servers.find((s) => tool.startsWith(`${s.prefix}_`))?.name ?? ''
+  const namespace = registry(config.servers.map((s, i) => ({ prefix: s.prefix, provider: upstreams[i] as Upstream })))
+  const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
+
+  const stackFor = (session: McpSession): Provider<unknown> =>
+    pipe(
+      namespace,
+      config.reasons ? withReasons() : identity,
+      withUnknownKeyAudit({
+        tolerate: config.tolerate,
+        onWarn: (w) => onRecord({ type: 'warning', upstream: upstreamOf(w.tool), ...w }),
+        onDiagnostic: (d: AuditDiagnostic) => diagnose(drawAuditDiagnostic(d)),
+      }),
+      withPolicy({
+        rules: config.rules,
+        onAsk: session.askHuman,
+        questions: newQuestionQueue(),
+        onDecision: (d) => onRecord({ type: 'decision', upstream: upstreamOf(d.tool), ...d }),
+        onDiagnostic: (d: PolicyDiagnostic) => diagnose(drawPolicyDiagnostic(d)),
+      }),
+    )
+
+  const toolsChanged = (listener: () => void): (() => void) => {
+    const offs = upstreams.map((u) => u.onToolsChanged(listener))
+    return () => {
+      for (const off of offs) off()
+    }
+  }
+
+  return {
+    upstreams,
+    newServer: () => toMcpServer(stackFor, info, { toolsChanged }),
+    close: async () => {
+      await Promise.all(upstreams.map((u) => u.close()))
+    },
+  }
+}

@@ -1,0 +1,140 @@
+// The gateway over real upstream servers (the reference filesystem server and an echo
+// server that says what it received), served to a real SDK Client in process.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, startGateway } from '../../src/mcp/index.js'
+import { FILESYSTEM_SERVER, tempDir } from './fixtures.js'
+import { cleanUpAfterEach } from './fixtures.js'
+
+cleanUpAfterEach()
+const ECHO = fileURLToPath(new URL('./fixtures/flaky-server.mjs', import.meta.url))
+const running: Array<Gateway> = []
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((g) => g.close()))
+})
+
+const start = async (dir: string, extra: Record<string, unknown> = {}) => {
+  const records: Array<GatewayRecord> = []
+  const config = decodeGatewayConfig({
+    mcpServers: {
+      fs: { command: process.execPath, args: [FILESYSTEM_SERVER, dir] },
+      echo: { command: process.execPath, args: [ECHO], prefix: 'ec' },
+    },
+    rules: [{ tool: 'fs_read_text_file', decision: 'allow' }, { tool: 'ec_*', decision: 'allow' }, { tool: 'fs_write_file', decision: 'ask', under: dir }, { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves' }],
+    ...extra,
+  })
+  if (config._tag === 'Left') throw new Error(config.left)
+  const gateway = await startGateway(config.right, (r) => void records.push(r))
+  running.push(gateway)
+  return { gateway, records }
+}
+
+const host = async (gateway: Gateway, elicit?: (message: string) => unknown) => {
+  const client = new Client({ name: 'host', version: '1' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
+  if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req.params.message) as never)
+  const [c, s] = InMemoryTransport.createLinkedPair()
+  await gateway.newServer().connect(s)
+  await client.connect(c)
+  return client
+}
+
+const text = (r: Record<string, unknown>): string => JSON.stringify(r['content'])
+
+describe('the gateway', () => {
+  it('serves every upstream under its prefix, each tool with reason; reason never reaches the upstream; a misspelling is logged once, naming the upstream', async () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'notes.txt'), 'one\ntwo\nthree\n')
+    const { gateway, records } = await start(dir)
+    const client = await host(gateway)
+    const { tools } = await client.listTools()
+    const names = tools.map((t) => t.name)
+    expect(names).toContain('fs_read_text_file')
+    expect(names).toContain('ec_ping')
+    expect(tools.every((t) => Object.keys(t.inputSchema.properties ?? {}).includes('reason'))).toBe(true)
+    const pong = await client.callTool({ name: 'ec_ping', arguments: { n: 1, reason: 'checking the echo' } })
+    expect(text(pong)).toBe(JSON.stringify([{ type: 'text', text: 'pong {"n":1}' }]))
+    for (const id of [1, 2]) await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: id } })
+    const warnings = records.filter((r) => r.type === 'warning')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ upstream: 'fs', tool: 'fs_read_text_file', unknownKeys: ['haed'], suggestions: [{ key: 'haed', didYouMean: 'head' }] })
+    expect(records.filter((r) => r.type === 'upstream').map((r) => r.type === 'upstream' && [r._tag, r.upstream]).sort()).toEqual([
+      ['Started', 'echo'],
+      ['Started', 'fs'],
+      ['ToolsChanged', 'echo'],
+      ['ToolsChanged', 'fs'],
+    ])
+    await client.close()
+  })
+
+  it('a denied call is isError; an ask goes to the host\'s human, and "always" leaves a grant the next call uses; no elicitation, no running', async () => {
+    const dir = tempDir()
+    const { gateway, records } = await start(dir)
+    const asked: Array<string> = []
+    const answers = [{ action: 'accept', content: { action: 'allow-once' } }, { action: 'accept', content: { action: 'always-allow' } }]
+    const client = await host(gateway, (m) => {
+      asked.push(m)
+      return answers.shift() ?? { action: 'decline' }
+    })
+    const denied = await client.callTool({ name: 'fs_move_file', arguments: { source: join(dir, 'a'), destination: join(dir, 'b') } })
+    expect(denied.isError).toBe(true)
+    expect(text(denied)).toMatch(/nothing moves/)
+    const write = (name: string) => client.callTool({ name: 'fs_write_file', arguments: { path: join(dir, name), content: 'x', reason: 'the user asked' } })
+    expect((await write('a.txt')).isError).toBeFalsy()
+    await write('b.txt')
+    await write('c.txt')
+    expect(asked).toHaveLength(2)
+    expect(asked[0]).toMatch(/The model's reason: the user asked/)
+    expect(records.filter((r) => r.type === 'decision').map((r) => r.type === 'decision' && [r.tool, r.outcome, r.by])).toEqual([
+      ['fs_move_file', 'refused', 'rules'],
+      ['fs_write_file', 'allowed', 'human'],
+      ['fs_write_file', 'allowed', 'human'],
+      ['fs_write_file', 'allowed', 'grant'],
+    ])
+    const headless = await host(gateway)
+    const refused = await headless.callTool({ name: 'fs_write_file', arguments: { path: join(dir, 'd.txt'), content: 'x' } })
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toMatch(/no one is available to give it/)
+    await client.close()
+    await headless.close()
+  })
+})
+
+describe('decodeGatewayConfig', () => {
+  it.each([
+    [[], 'the configuration must be a JSON object with "mcpServers", got an array'],
+    [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
+    [{ mcpServers: { fs: { command: 'x' } }, rulez: [] }, 'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, reasons, log)'],
+    [{ mcpServers: { fs: { args: ['a'] } } }, 'mcpServers.fs.command must be a non-empty string (or give a url), got undefined'],
+    [{ mcpServers: { 'my.fs': { command: 'x' } } }, 'mcpServers.my.fs.prefix must be letters, digits, "_" and "-" (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"'],
+    [{ mcpServers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } }, 'mcpServers.a and mcpServers.b both use the prefix "p"'],
+    [{ mcpServers: { a: { url: 'ftp://x' } } }, 'mcpServers.a.url must be an http(s) URL, got the string "ftp://x"'],
+    [{ mcpServers: { a: { command: 'x', env: { A: 1 } } } }, 'mcpServers.a.env.A must be a string, got number 1'],
+    [{ mcpServers: { a: { command: 'x' } }, rules: [{ tool: 'a_*', decision: 'alow' }] }, 'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"'],
+    [{ mcpServers: { a: { command: 'x' } }, reasons: 'yes' }, 'reasons must be true or false, got the string "yes"'],
+  ])('refuses %j: %s', (config, message) => {
+    expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
+  })
+
+  it('fills what was left out: the prefix from the key, every call allowed, reasons on', () => {
+    const c = decodeGatewayConfig({ mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { X: '1' } }, web: { url: 'https://example.org/mcp' } } })
+    expect(c).toEqual({
+      _tag: 'Right',
+      right: {
+        servers: [
+          { name: 'fs', prefix: 'fs', spec: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { X: '1' } } },
+          { name: 'web', prefix: 'web', spec: { url: 'https://example.org/mcp', headers: {} } },
+        ],
+        rules: [{ tool: '*', decision: 'allow' }],
+        tolerate: [],
+        reasons: true,
+        log: undefined,
+      },
+    })
+  })
+})
