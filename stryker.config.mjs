@@ -1,0 +1,31 @@
+// Mutation testing (`npm run mutation`, see docs/mutation.md). Not part of `npm test`
+// nor of CI: a full run takes about two hours on a two-core machine, so the script runs
+// it incrementally (only mutants whose code or tests changed are tested again);
+// `npm run mutation -- --force` tests every mutant.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  // related: false, so the @example blocks test/docs.test.ts imports at run time count too
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
+  coverageAnalysis: 'perTest',
+  mutate: [
+    'src/**/*.ts',
+    '!src/cli/**',
+    '!src/index.ts',
+    '!src/mcp/index.ts',
+    // adapters kept on other branches, each with its own tests
+    '!src/ai-sdk/**',
+    '!src/openai/**',
+    '!src/openai-agents/**',
+    '!src/langchain/**',
+  ],
+  ignorePatterns: ['dist', 'coverage', 'bench', 'reports', 'test/.docs', 'test/.md'],
+  concurrency: 2,
+  timeoutMS: 10_000,
+  reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
+  htmlReporter: { fileName: 'reports/mutation/index.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  incrementalFile: 'reports/stryker-incremental.json',
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+}

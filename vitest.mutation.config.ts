@@ -1,0 +1,26 @@
+// The tests Stryker runs against each mutant (`npm run mutation`): every test that
+// exercises src/ in this process. Left out, because no mutant can reach them: tests of
+// the command (src/cli is not mutated), tests that run a separate process over the
+// built package or an example (a mutant lives only in this process), and the README
+// and docs checks.
+import { defineConfig, mergeConfig } from 'vitest/config'
+import base from './vitest.config.js'
+
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      isolate: false,
+      exclude: [
+        'node_modules/**',
+        'test/cli/**',
+        'test/pack.test.ts',
+        'test/smoke.test.ts',
+        'test/markdown.test.ts',
+        'test/demo.test.ts',
+        'test/examples.test.ts',
+        'test/mcp/examples.test.ts',
+      ],
+    },
+  }),
+)
