@@ -242,6 +242,67 @@ describe('serveHttp', () => {
     }
   })
 
+  it('refuses, with a 400 saying how a session starts, a request without a session that is not a POST of initialize', async () => {
+    const serving = await serveHttp(() => toMcpServer(fromTools([]), INFO), { port: 0 })
+    const post = (body: string) =>
+      fetch(serving.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body })
+    const messageOf = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message
+    try {
+      const get = await fetch(serving.url)
+      expect(get.status).toBe(400)
+      expect(await messageOf(get)).toBe('Bad Request: no session; a session starts with a POST of initialize')
+      const list = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))
+      expect(list.status).toBe(400)
+      expect(await messageOf(list)).toBe('Bad Request: no session; a session starts with initialize')
+      const garbage = await post('{"jsonrpc":')
+      expect(garbage.status).toBe(400)
+      expect(await messageOf(garbage)).toBe('Bad Request: the request body is not JSON')
+      // a body over 4 MiB is cut off (the connection with it): no session opens, and the server goes on serving
+      const padded = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x'.repeat(4 * 1024 * 1024), version: '1' } } })
+      const huge = await post(padded).then((r) => r.status, () => 'cut off')
+      expect([400, 'cut off']).toContain(huge)
+      expect(serving.sessions()).toBe(0)
+      const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+      expect((await post(init)).status).toBe(200)
+      expect(serving.sessions()).toBe(1)
+    } finally {
+      await serving.close()
+    }
+  })
+
+  it('serves at the path given, shows an IPv6 host in brackets, and accepts the Hosts and Origins it is told to', async () => {
+    const serving = await serveHttp(() => toMcpServer(fromTools([]), INFO), {
+      port: 0,
+      host: '::1',
+      path: '/tools',
+      allowedHosts: ['tools.internal:443'],
+      allowedOrigins: ['https://app.example'],
+    }).catch(() => undefined)
+    if (serving === undefined) return // no IPv6 loopback on this machine
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const status = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(serving.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.on('error', reject)
+        req.end(init)
+      })
+    try {
+      const port = new URL(serving.url).port
+      expect(serving.url).toBe(`http://[::1]:${port}/tools`)
+      expect(await status({})).toBe(200)
+      expect(await status({ host: 'tools.internal:443' })).toBe(200)
+      expect(await status({ host: `localhost:${port}`, origin: 'https://app.example' })).toBe(200)
+      expect(await status({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200)
+      expect(await status({ host: 'other.internal:443' })).toBe(403)
+      expect(await status({ origin: 'https://other.example' })).toBe(403)
+    } finally {
+      await serving.close()
+    }
+  })
+
   it('a port in use is a clear error, and nothing is left listening', async () => {
     const first = await serveHttp(() => toMcpServer(fromTools([]), INFO), { port: 0 })
     const port = Number(new URL(first.url).port)
