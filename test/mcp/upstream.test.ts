@@ -3,9 +3,10 @@
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { registry } from '../../src/index.js'
+import * as TE from 'fp-ts/lib/TaskEither.js'
+import { fromTools, registry } from '../../src/index.js'
 import type { Upstream, UpstreamEvent } from '../../src/mcp/index.js'
-import { superviseUpstream } from '../../src/mcp/index.js'
+import { serveHttp, superviseUpstream, toMcpServer } from '../../src/mcp/index.js'
 import { isAlive, tempDir } from './fixtures.js'
 import { cleanUpAfterEach } from './fixtures.js'
 
@@ -87,5 +88,67 @@ describe('superviseUpstream', () => {
     await new Promise((r) => setTimeout(r, 300))
     expect(isAlive(pid)).toBe(false)
     expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started'])
+  })
+})
+
+describe('superviseUpstream over Streamable HTTP', () => {
+  const INFO = { name: 'upstream-under-test', version: '0.0.0' }
+  const echo = fromTools([
+    {
+      declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } },
+      run: (args) => TE.right(`echo ${String(args['text'])}`),
+    },
+  ])
+
+  it('reaches a URL with the headers given; there is no process, so no pid; every listener hears of its tools, one that throws costing the others nothing', async () => {
+    const serving = await serveHttp(() => toMcpServer(echo, INFO), { port: 0, token: 't0ken' })
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('web', { url: serving.url, headers: { Authorization: 'Bearer t0ken' } }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    const heard: Array<string> = []
+    u.onToolsChanged(() => {
+      throw new Error('a listener that throws')
+    })
+    u.onToolsChanged(() => void heard.push('second'))
+    const unsubscribe = u.onToolsChanged(() => void heard.push('gone'))
+    unsubscribe()
+    try {
+      await u.ready
+      expect(u.isUp()).toBe(true)
+      expect(u.pid()).toBeUndefined()
+      expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started'])
+      expect(events[0]).toEqual({ _tag: 'ToolsChanged', upstream: 'web', tools: 1 })
+      expect(heard).toEqual(['second'])
+      const listed = await u.toolsForLlm()
+      expect(listed._tag === 'Right' && listed.right.map((d) => d.function.name)).toEqual(['echo'])
+      const out = await u.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi"}' } }])()
+      expect(out._tag === 'Right' && out.right[0]?.content).toBe('echo hi')
+      // listing again with the same tools is no change
+      expect(heard).toEqual(['second'])
+    } finally {
+      await u.close()
+      await serving.close()
+    }
+  })
+
+  it('is restarted with a back-off that doubles each time, up to maxBackoffMs', async () => {
+    const serving = await serveHttp(() => toMcpServer(echo, INFO), { port: 0, token: 't0ken' })
+    const events: Array<UpstreamEvent> = []
+    // the wrong token: every start fails
+    const u = superviseUpstream('web', { url: serving.url, headers: { Authorization: 'Bearer wrong' } }, { backoffMs: 40, maxBackoffMs: 100, onEvent: (e) => void events.push(e) })
+    started.push(u)
+    try {
+      await u.ready
+      expect(u.isUp()).toBe(false)
+      await until(() => events.filter((e) => e._tag === 'Restarting').length >= 4)
+      expect(events.flatMap((e) => (e._tag === 'Restarting' ? [e.inMs] : [])).slice(0, 4)).toEqual([40, 80, 100, 100])
+      expect(events[0]?._tag).toBe('Failed')
+      const out = await u.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{}' } }])()
+      expect(out._tag === 'Right' && out.right[0]).toMatchObject({ is_error: true, tool_call_id: '1' })
+      expect(out._tag === 'Right' && out.right[0]?.content).toMatch(/^the upstream MCP server "web" is not running: it failed to start \(.+\); it is restarted in 1 s; the tool was not called$/)
+    } finally {
+      await u.close()
+      await serving.close()
+    }
   })
 })
