@@ -117,8 +117,57 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: { a: { command: 'x', env: { A: 1 } } } }, 'mcpServers.a.env.A must be a string, got number 1'],
     [{ mcpServers: { a: { command: 'x' } }, rules: [{ tool: 'a_*', decision: 'alow' }] }, 'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"'],
     [{ mcpServers: { a: { command: 'x' } }, reasons: 'yes' }, 'reasons must be true or false, got the string "yes"'],
+    [null, 'the configuration must be a JSON object with "mcpServers", got null'],
+    [{ rules: [] }, 'mcpServers must be an object with at least one server, got undefined'],
+    [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
+    [{ mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' }, 'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, reasons, log)'],
+    [{ mcpServers: { fs: 'npx' } }, 'mcpServers.fs must be an object { command, args?, env? } or { url }, got the string "npx"'],
+    [{ mcpServers: { fs: { command: 'x', prefix: 'f.s' } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string "f.s"'],
+    [{ mcpServers: { fs: { command: 'x', prefix: '' } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string ""'],
+    [{ mcpServers: { fs: { command: 'x', prefix: 7 } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got number 7'],
+    [{ mcpServers: { fs: { command: '' } } }, 'mcpServers.fs.command must be a non-empty string (or give a url), got the string ""'],
+    [{ mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } }, 'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix)'],
+    [{ mcpServers: { fs: { url: 'https://x', command: 'y' } } }, 'mcpServers.fs has unknown member "command" (known: url, headers, prefix)'],
+    [{ mcpServers: { a: { url: 7 } } }, 'mcpServers.a.url must be an http(s) URL, got number 7'],
+    [{ mcpServers: { a: { url: 'see https://x' } } }, 'mcpServers.a.url must be an http(s) URL, got the string "see https://x"'],
+    [{ mcpServers: { a: { url: 'https://x', headers: ['Authorization'] } } }, 'mcpServers.a.headers must be an object of strings, got an array'],
+    [{ mcpServers: { a: { url: 'https://x', headers: { Authorization: 1 } } } }, 'mcpServers.a.headers.Authorization must be a string, got number 1'],
+    [{ mcpServers: { a: { command: 'x', args: 'a b' } } }, 'mcpServers.a.args must be an array of strings, got the string "a b"'],
+    [{ mcpServers: { a: { command: 'x', args: ['a', 1] } } }, 'mcpServers.a.args must be an array of strings, got an array'],
+    [{ mcpServers: { a: { command: 'x', env: null } } }, 'mcpServers.a.env must be an object of strings, got null'],
+    [{ mcpServers: { a: { command: 'x', cwd: 1 } } }, 'mcpServers.a.cwd must be a string, got number 1'],
+    [{ mcpServers: { a: { command: 'x' } }, rules: { tool: '*' } }, 'rules must be an array of rules, got an object'],
+    [{ mcpServers: { a: { command: 'x' } }, tolerate: 'x' }, 'tolerate must be an array of strings, got the string "x"'],
+    [{ mcpServers: { a: { command: 'x' } }, tolerate: ['x', 1] }, 'tolerate must be an array of strings, got an array'],
+    [{ mcpServers: { a: { command: 'x' } }, log: '' }, 'log must be a file path, got the string ""'],
+    [{ mcpServers: { a: { command: 'x' } }, log: 1 }, 'log must be a file path, got number 1'],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
+  })
+
+  it('keeps what was given: a prefix, headers, env, cwd, rules, tolerated names, reasons off, a log', () => {
+    const c = decodeGatewayConfig({
+      mcpServers: { files: { command: 'npx', prefix: 'fs', cwd: '/srv' }, web: { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' }, prefix: 'w' } },
+      rules: [{ tool: 'fs_*', decision: 'ask' }],
+      tolerate: ['why'],
+      reasons: false,
+      log: '/tmp/gateway.log',
+    })
+    expect(c).toEqual({
+      _tag: 'Right',
+      right: {
+        servers: [
+          { name: 'files', prefix: 'fs', spec: { command: 'npx', args: [], cwd: '/srv' } },
+          { name: 'web', prefix: 'w', spec: { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' } } },
+        ],
+        rules: [{ tool: 'fs_*', decision: 'ask' }],
+        tolerate: ['why'],
+        reasons: false,
+        log: '/tmp/gateway.log',
+      },
+    })
+    const files = c._tag === 'Right' ? c.right.servers[0] : undefined
+    expect(files?.spec).not.toHaveProperty('env')
   })
 
   it('fills what was left out: the prefix from the key, every call allowed, reasons on', () => {
