@@ -8,10 +8,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js'
-import type { Provider, UnknownKeyWarning } from '../../src/index.js'
+import type { ContentBlock, PermissionRequest, Provider, UnknownKeyWarning } from '../../src/index.js'
 import { fromTools, newQuestionQueue, registry, withPolicy, withReasons, withUnknownKeyAudit } from '../../src/index.js'
 import type { McpSession } from '../../src/mcp/index.js'
-import { fromMcpClient, serveHttp, toCallToolResult, toInputSchema, toMcpServer } from '../../src/mcp/index.js'
+import { answerOf, elicitationFor, fromMcpClient, serveHttp, toCallToolResult, toInputSchema, toMcpServer, toMcpTool } from '../../src/mcp/index.js'
 import { EVERYTHING_SERVER, cleanUpAfterEach, linked, spawnServer } from './fixtures.js'
 
 cleanUpAfterEach()
@@ -63,6 +63,122 @@ describe('toInputSchema and toCallToolResult', () => {
     expect(r.content[0]).toBe(image)
     expect(r.content[1]).toEqual({ type: 'text', text: '[image: no MIME type, 3 bytes]' })
     expect(r.structuredContent).toEqual({ a: 1 })
+  })
+})
+
+describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
+  it('toMcpTool: the name, the description when there is one, the parameters as an inputSchema', () => {
+    expect(toMcpTool({ type: 'function', function: { name: 'read', description: 'reads', parameters: { properties: { p: true } } } })).toEqual({
+      name: 'read',
+      description: 'reads',
+      inputSchema: { type: 'object', properties: { p: {} } },
+    })
+    expect(toMcpTool({ type: 'function', function: { name: 'x' } })).toEqual({ name: 'x', inputSchema: { type: 'object' } })
+  })
+
+  it('toInputSchema: keeps required only as a list of names, and its own type is always object', () => {
+    expect(toInputSchema({ type: 'string', required: ['a', 1] })).toEqual({ type: 'object' })
+    expect(toInputSchema({ properties: 'a' })).toEqual({ type: 'object' })
+    expect(toInputSchema({ properties: { a: null, b: { type: 'string' } } })).toEqual({ type: 'object', properties: { a: {}, b: { type: 'string' } } })
+  })
+
+  it('toCallToolResult: the text when there are no blocks; is_error and structured content kept, and only an object as structured content', () => {
+    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'plain' })).toEqual({ content: [{ type: 'text', text: 'plain' }] })
+    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'plain', mcp_content: [] })).toEqual({ content: [{ type: 'text', text: 'plain' }] })
+    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'no', is_error: false, structured_content: [1] })).toEqual({ content: [{ type: 'text', text: 'no' }] })
+  })
+
+  it('toCallToolResult: serves each kind of block the SDK accepts as it came, and says any other in words', () => {
+    const ok: ReadonlyArray<ContentBlock> = [
+      { type: 'text', text: 'a' },
+      { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+      { type: 'resource_link', uri: 'file:///a', name: 'a' },
+      { type: 'resource', resource: { uri: 'file:///a', text: 'hi' } },
+      { type: 'resource', resource: { uri: 'file:///b', blob: 'AAAA' } },
+    ]
+    const served = toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'x', mcp_content: ok }).content
+    ok.forEach((b, i) => expect(served[i]).toBe(b))
+    const odd: ReadonlyArray<ContentBlock> = [
+      { type: 'text', text: 1 },
+      { type: 'audio', data: 'AAAA' },
+      { type: 'image', mimeType: 'image/png' },
+      { type: 'resource_link', uri: 'file:///a' },
+      { type: 'resource_link', name: 'a' },
+      { type: 'resource', resource: { uri: 'file:///a' } },
+      { type: 'resource', resource: { text: 'hi' } },
+      { type: 'resource', resource: 'file:///a' },
+      { type: 'video', data: 'AAAA' },
+    ]
+    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'x', mcp_content: odd }).content).toEqual([
+      { type: 'text', text: '[text block without text]' },
+      { type: 'text', text: '[audio: no MIME type, 3 bytes]' },
+      { type: 'text', text: '[image: image/png, no data]' },
+      { type: 'text', text: '[resource_link: no MIME type, file:///a]' },
+      { type: 'text', text: '[resource_link: no MIME type, no URI, "a"]' },
+      { type: 'text', text: '[resource: no MIME type, file:///a, no contents]' },
+      { type: 'text', text: '[resource: no MIME type, no URI, 2 characters]' },
+      { type: 'text', text: '[resource: unreadable]' },
+      { type: 'text', text: '[video block]' },
+    ])
+  })
+
+  const request = (args: Record<string, unknown>, paths: ReadonlyArray<string>): PermissionRequest => ({
+    kind: 'permission',
+    tool: 'fs_write',
+    arguments: args,
+    call: { id: '1', function: { name: 'fs_write', arguments: JSON.stringify(args) } },
+    rule: undefined,
+    why: 'no-match',
+    paths,
+    suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
+  })
+
+  it('elicitationFor: asks about the tool and its paths, gives the model\'s reason and the arguments, and offers the four answers', () => {
+    const form = elicitationFor(request({ path: '/w/a', reason: 'to save the notes' }, ['/w/a', '/w/b']))
+    expect(form.message).toBe(
+      [
+        'May the model call fs_write on /w/a, /w/b?',
+        "The model's reason: to save the notes",
+        'Arguments: {"path":"/w/a","reason":"to save the notes"}',
+        '"Always" remembers: allow "fs_write" under /w, for this session.',
+      ].join('\n'),
+    )
+    expect(form.requestedSchema).toEqual({
+      type: 'object',
+      properties: {
+        action: {
+          type: 'string',
+          title: 'Your answer',
+          enum: ['allow-once', 'deny-once', 'always-allow', 'always-deny'],
+          enumNames: ['Allow once', 'Deny once', 'Always allow (allow "fs_write" under /w)', 'Always deny (deny "fs_write" under /w)'],
+        },
+      },
+      required: ['action'],
+    })
+  })
+
+  it('elicitationFor: leaves out the paths when there are none, a reason that is empty or not a string, and cuts long arguments to 2000 characters', () => {
+    const bare = elicitationFor(request({ reason: '' }, [])).message.split('\n')
+    expect(bare).toEqual(['May the model call fs_write?', 'Arguments: {"reason":""}', '"Always" remembers: allow "fs_write" under /w, for this session.'])
+    expect(elicitationFor(request({ reason: 7 }, [])).message).not.toContain('reason:')
+    const long = elicitationFor(request({ text: 'x'.repeat(5000) }, [])).message.split('\n')[1] ?? ''
+    expect(long).toBe(`Arguments: ${JSON.stringify({ text: 'x'.repeat(5000) }).slice(0, 2000)}`)
+  })
+
+  it('answerOf: an accepted form\'s action; anything declined, dismissed or unreadable is deny-once', () => {
+    for (const action of ['allow-once', 'deny-once', 'always-allow', 'always-deny'] as const) {
+      expect(answerOf({ action: 'accept', content: { action } })).toEqual({ action })
+    }
+    for (const result of [
+      { action: 'decline', content: { action: 'allow-once' } },
+      { action: 'cancel' },
+      { action: 'accept', content: { action: 'allow-twice' } },
+      { action: 'accept', content: 'allow-once' },
+      { action: 'accept' },
+      null,
+    ]) {
+      expect(answerOf(result)).toEqual({ action: 'deny-once' })
+    }
   })
 })
 
