@@ -183,6 +183,55 @@ describe('fromMcpClient: listing', () => {
     expect(b._tag === 'Left' && b.left.message).toMatch(/repeated the cursor "again"/)
   })
 
+  it('words each way a listing can fail, in one line', async () => {
+    const failing = (e: unknown) => fromMcpClient({ listTools: () => Promise.reject(e), callTool: () => Promise.resolve({}) })
+    const messageOf = async (e: unknown) => {
+      const out = await failing(e).toolsForLlm()
+      return out._tag === 'Left' ? out.left.message : 'listed'
+    }
+    const schemaError = Object.assign(new Error('\n  bad page\nmore detail'), { name: 'ZodError', issues: [] })
+    expect(await messageOf(Object.assign(new Error('gone'), { code: -32000 }))).toBe('tools/list failed on page 1: the connection to the MCP server is closed')
+    expect(await messageOf(new Error('Not connected'))).toBe('tools/list failed on page 1: the connection to the MCP server is closed')
+    expect(await messageOf(Object.assign(new Error('slow'), { code: -32001 }))).toBe('tools/list failed on page 1: the MCP server did not answer in time')
+    expect(await messageOf(schemaError)).toBe('tools/list failed on page 1: the answer could not be read (  bad page)')
+    expect(await messageOf(new Error('first line\nsecond line'))).toBe('tools/list failed on page 1: first line')
+    expect(await messageOf(new Error('x'.repeat(400)))).toBe(`tools/list failed on page 1: ${'x'.repeat(300)}…`)
+    expect(await messageOf(new Error('x'.repeat(300)))).toBe(`tools/list failed on page 1: ${'x'.repeat(300)}`)
+  })
+
+  it('a page that is not a page of tools fails the listing, naming what came', async () => {
+    const answering = (page: unknown) => fromMcpClient({ listTools: () => Promise.resolve(page as McpToolsPage), callTool: () => Promise.resolve({}) })
+    for (const [page, got] of [
+      [{ tools: 'a' }, 'an object'],
+      [null, 'null'],
+      [{ tools: [], nextCursor: 7 }, 'an object'],
+    ] as const) {
+      const out = await answering(page).toolsForLlm()
+      expect(out._tag === 'Left' && out.left.message).toBe(`tools/list failed on page 1: the answer is not a page of tools (got ${got})`)
+    }
+    const nullCursor = await answering({ tools: [tool('a')], nextCursor: null }).toolsForLlm()
+    expect(nullCursor._tag === 'Right' && nullCursor.right.map((d) => d.function.name)).toEqual(['a'])
+  })
+
+  it('asks again with a plain request only when the SDK refused the page itself, not when the server said no', async () => {
+    const requests: Array<unknown> = []
+    const refusedPage = Object.assign(new Error('invalid page'), { name: 'ZodError', issues: [] })
+    const client = (e: unknown): McpToolClient => ({
+      listTools: () => Promise.reject(e),
+      callTool: () => Promise.resolve({}),
+      request: (r) => {
+        requests.push(r)
+        return Promise.resolve({ tools: [tool('odd')] })
+      },
+    })
+    const again = await fromMcpClient(client(refusedPage)).toolsForLlm()
+    expect(again._tag === 'Right' && again.right.map((d) => d.function.name)).toEqual(['odd'])
+    expect(requests).toEqual([{ method: 'tools/list', params: {} }])
+    const rpc = await fromMcpClient(client(Object.assign(new Error('MCP error -32603: boom'), { code: -32603 }))).toolsForLlm()
+    expect(rpc._tag === 'Left' && rpc.left.message).toBe('tools/list failed on page 1: MCP error -32603: boom')
+    expect(requests).toHaveLength(1)
+  })
+
   it('leaves out listed things that are not tools, and a repeated name after its first listing', async () => {
     const fake = fakeClient([null, 7, { description: 'no name' }, tool('a'), { ...(tool('a') as object), description: 'second a' }, { name: 'b', inputSchema: true }])
     const declarations = rightOf(await fromMcpClient(fake).toolsForLlm())
@@ -379,6 +428,28 @@ describe('fromMcpClient: calls', () => {
       ['the call was aborted (the user pressed stop); the tool may or may not have run', true],
     ])
     expect(fake.calls.map((c) => c.name)).toEqual(['a', 'slow'])
+  })
+
+  it('words each way a call can fail, in one line, for that call only', async () => {
+    const errors: Record<string, unknown> = {
+      closed: Object.assign(new Error('gone'), { code: -32000 }),
+      timeout: Object.assign(new Error('Request timed out'), { code: -32001 }),
+      rpc: Object.assign(new Error('MCP error -32602: bad params\nstack'), { code: -32602 }),
+      schema: Object.assign(new Error('invalid result\ndetail'), { name: 'ZodError', issues: [] }),
+      other: new Error('\nsocket hang up'),
+    }
+    const fake = fakeClient(
+      Object.keys(errors).map((n) => tool(n)),
+      (name) => Promise.reject(errors[name]),
+    )
+    const out = rightOf(await fromMcpClient(fake, { timeout: 5000 }).executeToolCalls(Object.keys(errors).map((n, i) => call(String(i), n)))())
+    expect(out.map((r) => [r.is_error, r.content])).toEqual([
+      [true, 'the connection to the MCP server is closed; the tool may or may not have run'],
+      [true, 'the MCP server did not answer within 5000 ms, so the call was cancelled; the tool may or may not have run'],
+      [true, 'the MCP server answered with an error: MCP error -32602: bad params'],
+      [true, "the MCP server's answer is not a valid tool result (invalid result)"],
+      [true, 'the tool call failed: socket hang up'],
+    ])
   })
 
   it('a result that is not a tool result is an is_error result', async () => {
