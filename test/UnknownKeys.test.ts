@@ -5,6 +5,7 @@ import type { Provider, SeenSet, ToolCall, ToolDeclaration, UnknownKeyWarning } 
 import {
   countPairs,
   diffKeys,
+  drawAuditDiagnostic,
   emptyPairCounts,
   emptySeenSet,
   observe,
@@ -601,6 +602,39 @@ describe('withUnknownKeyAudit: construction', () => {
 
   it('accepts no options at all', () => {
     expect(() => withUnknownKeyAudit()(recordingProvider([]))).not.toThrow()
+  })
+})
+
+describe('drawAuditDiagnostic', () => {
+  it('says each diagnostic in one line, naming what to do', () => {
+    expect(drawAuditDiagnostic({ _tag: 'CalledBeforeListing' })).toBe(
+      'toolstack: calls were made before any listing went through the audit, so they were not audited; list the tools (toolsForLlm) through the stack first',
+    )
+    expect(drawAuditDiagnostic({ _tag: 'NothingToAudit', tools: 1 })).toBe('toolstack: the listing held 1 tool, but none declares a property, so no call is audited')
+    expect(drawAuditDiagnostic({ _tag: 'NothingToAudit', tools: 3 })).toBe('toolstack: the listing held 3 tools, but none declares a property, so no call is audited')
+    expect(drawAuditDiagnostic({ _tag: 'SeenSetFull', capacity: 2 })).toBe(
+      'toolstack: the audit remembers 2 (tool, key) pairs, its most; a new pair is still reported, each time it comes, but no longer remembered or counted',
+    )
+    expect(drawAuditDiagnostic({ _tag: 'ListingNotAnEither', got: 'a Promise' })).toBe(
+      "toolstack: the provider's listing answered a Promise, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)",
+    )
+  })
+})
+
+describe('withUnknownKeyAudit: default onDiagnostic', () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  it('writes the diagnostic, in one line, on stderr', async () => {
+    const lines: Array<string> = []
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk))
+      return true
+    })
+    const audited = withUnknownKeyAudit({ onWarn: () => undefined })(recordingProvider([FS_READ]))
+    await run(audited, [call('1', 'fs_read', { path: 'a' })])
+    expect(lines).toEqual([drawAuditDiagnostic({ _tag: 'CalledBeforeListing' }) + '\n'])
   })
 })
 
