@@ -143,6 +143,15 @@ describe('fromTools', () => {
       expect(none?.content).toBe('there is no tool named "x"; no tools are available')
     })
 
+    it('names at most 30 of the tools that exist, and says when there are more', async () => {
+      const tools = (n: number) => fromTools(Array.from({ length: n }, (_, i) => ({ declaration: decl(`t${i}`), run: () => TE.right('') })))
+      const names = (n: number) => Array.from({ length: n }, (_, i) => `"t${i}"`).join(', ')
+      const [thirty] = await resultsOf(tools(30), [call('1', 'x')])
+      expect(thirty?.content).toBe(`there is no tool named "x"; the available tools are ${names(30)}`)
+      const [more] = await resultsOf(tools(31), [call('1', 'x')])
+      expect(more?.content).toBe(`there is no tool named "x"; the available tools are ${names(30)}, …`)
+    })
+
     it('answers a malformed call', async () => {
       const [r] = await resultsOf(fromTools([echo]), [{ id: 'm', function: {} } as unknown as ToolCall])
       expect(r).toEqual({ role: 'tool', tool_call_id: 'm', is_error: true, content: expect.stringMatching(/malformed.*no function name/) })
