@@ -96,6 +96,7 @@ describe('registry: construction', () => {
 
   it('refuses an unknown entry member by name', () => {
     refuses([{ prefix: 'fs', provider: nothing(), sepatator: '-' }], /entry 0 has unknown member "sepatator" \(known members: prefix, provider, separator\)/)
+    refuses([{ prefix: 'fs', provider: nothing(), sep: '-', name: 'x' }], /entry 0 has unknown members "sep", "name" \(known members: prefix, provider, separator\)/)
   })
 
   it('reads own members only: an inherited prefix does not count', () => {
@@ -280,6 +281,14 @@ describe('registry: RegistryError', () => {
     expect(drawRegistryError(toolShadowed('a', 'b_c', 'a_b_c', 'a_b'))).toMatch(/choose prefixes whose namespaces do not nest$/)
   })
 
+  it('renders an error that only looks like a registry error, or throws when read, as any other error', () => {
+    expect(drawRegistryError(listingFailed('web', { _tag: 'ListingFailed', prefix: 7 }))).toBe(
+      'registry: the provider under prefix "web" could not list its tools: {"_tag":"ListingFailed","prefix":7}',
+    )
+    const hostile = { get _tag(): never { throw new Error('no tag') }, toString: () => 'a hostile error' }
+    expect(drawRegistryError(listingFailed('web', hostile))).toBe('registry: the provider under prefix "web" could not list its tools: a hostile error')
+  })
+
   it('renders a nested registry error inside its parent', () => {
     expect(drawRegistryError(listingFailed('outer', listingFailed('fs', 'disk gone')))).toBe(
       'registry: the provider under prefix "outer" could not list its tools: registry: the provider under prefix "fs" could not list its tools: disk gone',
@@ -409,6 +418,13 @@ describe('registry: calls', () => {
     expect(out.every((x) => x.is_error === true)).toBe(true)
     expect(inner.rec.batches).toEqual([])
     expect((await run(registry([]), [call('1', 'x')]))[0]?.content).toBe('no tool named "x"; no tools are registered')
+  })
+
+  it('quotes at most 80 characters of a name it cannot route', async () => {
+    const r = registry([{ prefix: 'fs', provider: recordingProvider([]) }])
+    const [long, edge] = await run(r, [call('1', 'x'.repeat(81)), call('2', 'y'.repeat(80))])
+    expect(long?.content).toBe(`no tool named "${'x'.repeat(80)}…"; known prefixes are "fs_"`)
+    expect(edge?.content).toBe(`no tool named "${'y'.repeat(80)}"; known prefixes are "fs_"`)
   })
 
   it('answers malformed calls one by one, and still runs the rest', async () => {
