@@ -86,17 +86,20 @@ const compareFired = (a: Fired, b: Fired): number =>
   depth(b.rule.under) - depth(a.rule.under) ||
   Number(b.rule.tool.endsWith('*') === false) - Number(a.rule.tool.endsWith('*') === false) ||
   b.rule.tool.length - a.rule.tool.length ||
+  // Stryker disable next-line EqualityOperator: canonical strings are equal only for identical rules, and either of two identical rules is the same rule
   (canonical(a.rule) < canonical(b.rule) ? -1 : canonical(a.rule) > canonical(b.rule) ? 1 : 0)
 
 // The rule an "always" answer records: the tool, under the deepest directory that
 // holds every path the call names (for a path, the directory it is in, so that the
 // next file beside it is covered too), never above the tool's root.
 const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: ReadonlyArray<string>, roots: Roots): Rule => {
+  // Stryker disable next-line MethodExpression: locate answers [Missing] alone or no Missing at all, so every and some agree
   if (locations.every((l) => l._tag === 'Missing')) return { tool, decision: 'allow' }
   const root = rootFor(roots, tool)
   const holding = commonDirectory(paths.map(parentDirectory))
   // a location that cannot be read still belongs somewhere: the tool's root, or, at
   // the least, only clean absolute paths (an allow under "/" never covers a ".." path)
+  // Stryker disable next-line ConditionalExpression: when holding is the root, root and holding are the same directory
   const under = holding === undefined ? (root ?? '/') : root !== undefined && holding !== root && isInside(holding, root) ? root : holding
   return { tool, decision: 'allow', under }
 }
@@ -132,6 +135,7 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
       blocked = true
       continue
     }
+    // Stryker disable next-line EqualityOperator: fired rules compare equal only when they are identical rules, so either may be kept
     if (best === undefined || compareFired(f, best) < 0) best = f
   }
   const suggestion = suggest(tool, locations, paths, roots)
@@ -163,6 +167,7 @@ export const decisionByName = (rules: ReadonlyArray<Rule>): ((tool: string) => D
     for (const rule of compiled) {
       if (!rule.matches(tool)) continue
       if (rule.scoped) return undefined
+      // Stryker disable next-line EqualityOperator: on a tie the strength stored is the same number
       if (rule.strength > best) best = rule.strength
     }
     return best === 3 ? 'deny' : best === 1 ? 'allow' : 'ask'

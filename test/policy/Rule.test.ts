@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { RULE_MEMBERS, RuleCodec, decodeRule, decodeRules, drawRule, isBareDeny, isToolGlob, matchesTool } from '../../src/index.js'
+import * as t from 'io-ts/lib/index.js'
+import { AbsoluteDirectory, RULE_MEMBERS, RuleCodec, ToolGlob, decodeRule, decodeRules, drawRule, drawRuleErrors, isBareDeny, isToolGlob, matchesTool } from '../../src/index.js'
 
 // -------------------------------------------------------------------------------------
 // codecs
@@ -25,6 +26,25 @@ describe('decodeRule', () => {
       expect(Object.isFrozen(out.right)).toBe(true)
     }
     expect(decodeRule({ tool: '*', decision: 'ask' })).toEqual({ _tag: 'Right', right: { tool: '*', decision: 'ask' } })
+  })
+
+  it('holds exactly the members given: none undefined, none inherited', () => {
+    const out = decodeRule({ tool: 'x', decision: 'allow' })
+    expect(out._tag === 'Right' && Object.keys(out.right)).toEqual(['tool', 'decision'])
+    const inherited = decodeRule(Object.assign(Object.create({ note: 'from the prototype', under: '/etc' }) as object, { tool: 'x', decision: 'deny' }))
+    expect(inherited._tag === 'Right' && Object.keys(inherited.right)).toEqual(['tool', 'decision'])
+  })
+
+  it('names several unknown members at once', () => {
+    expect(decodeRule({ tool: 'x', decision: 'deny', undr: '/etc', nte: 'n' })).toEqual({
+      _tag: 'Left',
+      left: 'rule has unknown members "undr", "nte" (a rule has: tool, decision, under, note)',
+    })
+  })
+
+  it('says a rule whose members cannot be listed cannot be read', () => {
+    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys') } })
+    expect(decodeRule(hostile)).toEqual({ _tag: 'Left', left: 'rule cannot be read' })
   })
 
   it('names an unknown member, never stripping it', () => {
@@ -75,6 +95,39 @@ describe('decodeRule', () => {
   })
 })
 
+describe('ToolGlob and AbsoluteDirectory', () => {
+  it('is() agrees with what they decode', () => {
+    expect([ToolGlob.is('fs_*'), ToolGlob.is('*'), ToolGlob.is('*_x'), ToolGlob.is(''), ToolGlob.is(5)]).toEqual([true, true, false, false, false])
+    expect([AbsoluteDirectory.is('/p'), AbsoluteDirectory.is('/p/../q'), AbsoluteDirectory.is('p'), AbsoluteDirectory.is(5)]).toEqual([true, false, false, false])
+  })
+})
+
+describe('drawRuleErrors', () => {
+  it('names where each problem is: array positions as [i], members by name', () => {
+    const errors = (u: unknown, type: t.Decoder<unknown, unknown>): t.Errors => {
+      const d = type.decode(u)
+      if (d._tag === 'Right') throw new Error('expected a failure')
+      return d.left
+    }
+    expect(drawRuleErrors('rules', errors([{ tool: 'x', decision: 'nope' }], t.array(RuleCodec)))).toBe(
+      'rules[0].decision must be "allow", "deny" or "ask", got the string "nope"',
+    )
+    expect(drawRuleErrors('config', errors({ v2: 1, '2v': '' }, t.type({ v2: t.string, '2v': t.number })))).toBe(
+      'config.v2 must be string, got number 1; config.2v must be number, got the string ""',
+    )
+  })
+
+  it('says each problem once', () => {
+    const e = t.string.decode(1)
+    if (e._tag === 'Right') throw new Error('expected a failure')
+    expect(drawRuleErrors('x', [...e.left, ...e.left])).toBe('x must be string, got number 1')
+  })
+
+  it('says "a valid value" when an error does not say what was expected', () => {
+    expect(drawRuleErrors('x', [{ value: 1, context: [] }])).toBe('x must be a valid value, got number 1')
+  })
+})
+
 describe('decodeRules', () => {
   it('names each bad rule by its index', () => {
     const out = decodeRules([{ tool: 'a', decision: 'allow' }, { tool: 'b', decision: 'nope' }, 5], 'rules')
@@ -86,6 +139,16 @@ describe('decodeRules', () => {
 
   it('refuses anything but an array', () => {
     expect(decodeRules({ tool: 'a', decision: 'allow' }, 'grants')).toEqual({ _tag: 'Left', left: 'grants must be an array of rules, got an object' })
+  })
+
+  it('calls the list "rules" unless told otherwise', () => {
+    expect(decodeRules(5)).toEqual({ _tag: 'Left', left: 'rules must be an array of rules, got number 5' })
+    expect(decodeRules([5])).toEqual({ _tag: 'Left', left: 'rules[0] must be a rule { tool, decision, under?, note? }, got number 5' })
+  })
+
+  it('answers a frozen list', () => {
+    const out = decodeRules([{ tool: 'a', decision: 'allow' }])
+    expect(out._tag === 'Right' && Object.isFrozen(out.right)).toBe(true)
   })
 
   it('accepts the empty list', () => {
@@ -104,6 +167,8 @@ describe('matchesTool', () => {
     expect(matchesTool('fs_*')('fs_read')).toBe(true)
     expect(matchesTool('fs_*')('fs_')).toBe(true)
     expect(matchesTool('fs_*')('web_get')).toBe(false)
+    expect(matchesTool('fs_*')('fx_read')).toBe(false)
+    expect(matchesTool('')('fs_read')).toBe(false)
     expect(matchesTool('*')('anything')).toBe(true)
     expect(matchesTool('__proto__')('__proto__')).toBe(true)
   })

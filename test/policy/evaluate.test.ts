@@ -81,6 +81,34 @@ describe('evaluate', () => {
       expect(e).toMatchObject({ why: 'rule', rule: { note: 'inside' } })
     })
 
+    describe('the rule reported among rules of one strength, whatever their order', () => {
+      const reported = (rules: ReadonlyArray<Rule>, tool: string, args: unknown): Rule | undefined => {
+        const forward = evaluate(rules, tool, args, {}).rule
+        expect(evaluate([...rules].reverse(), tool, args, {}).rule).toEqual(forward)
+        return forward
+      }
+
+      it('is the one with the deeper under', () => {
+        expect(reported([allow('fs_*', '/p'), allow('fs_*', '/p/src')], 'fs_read', { path: '/p/src/a' })).toEqual(allow('fs_*', '/p/src'))
+        expect(reported([deny('fs_*', '/'), deny('fs_*', '/p')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/p'))
+        // an under, even "/", is more specific than none
+        expect(reported([deny('fs_*'), deny('fs_*', '/')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/'))
+      })
+
+      it('then the exact name over a glob, and the longer glob over a shorter one', () => {
+        expect(reported([allow('ab'), allow('ab*')], 'ab', {})).toEqual(allow('ab'))
+        expect(reported([allow('fs_*'), allow('fs_r*')], 'fs_read', {})).toEqual(allow('fs_r*'))
+        expect(reported([allow('*'), allow('f*')], 'fs_read', {})).toEqual(allow('f*'))
+      })
+
+      it('then a fixed textual order, under and note included', () => {
+        // which one is the textual order's business; that it is the same one either way is the promise
+        expect(reported([deny('x', undefined, 'b'), deny('x', undefined, 'a')], 'x', {})?.note).toMatch(/^[ab]$/)
+        expect(reported([deny('x', undefined, 'a'), deny('x')], 'x', {})?.tool).toBe('x')
+        expect(reported([deny('fs_*', '/q'), deny('fs_*', '/p')], 'fs_move', { from: '/p/a', to: '/q/b' })?.under).toMatch(/^\/[pq]$/)
+      })
+    })
+
     it('resolves relative locations against the roots, longest prefix first', () => {
       const roots: Roots = { '': '/srv', fs_: '/p' }
       expect(evaluate(rules, 'fs_read', { path: 'src/a.ts' }, roots)).toMatchObject({ decision: 'allow', paths: ['/p/src/a.ts'] })
@@ -223,6 +251,14 @@ describe('decisionWithoutArgs', () => {
     },
     { requiredKeys: ['tool', 'decision'] },
   )
+
+  it('the strongest matching rule decides, whatever the order', () => {
+    for (const rules of [[deny('*'), allow('fs_read')], [ask('fs_*'), allow('fs_read')], [allow('fs_read'), ask('fs_*'), deny('x')]]) {
+      const expected = rules.some((r) => r.decision === 'deny' && r.tool !== 'x') ? 'deny' : 'ask'
+      expect(decisionWithoutArgs(rules, 'fs_read')).toBe(expected)
+      expect(decisionWithoutArgs([...rules].reverse(), 'fs_read')).toBe(expected)
+    }
+  })
 
   it('agrees with evaluate whenever it answers, whatever the arguments', () => {
     fc.assert(
