@@ -341,10 +341,14 @@ describe('the properties, against broken maps', () => {
 })
 
 describe('update', () => {
-  it('binds f(old) in one walk, f(undefined) when unbound, and keeps every earlier version', () => {
+  it.each([
+    ['the real hash', () => SM.emptyStringMap<number>()],
+    // every key in one full-hash collision node
+    ['a hash under which every key collides', () => SM.emptyStringMapHashedBy<number>(() => 0)],
+  ])('binds f(old) in one walk, f(undefined) when unbound, and keeps every earlier version, under %s', (_, empty) => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', '', '__proto__', 'x\u0000y'), fc.integer({ min: -3, max: 3 })), { maxLength: 40 }), (steps) => {
-        const versions: Array<[SM.StringMap<number>, Map<string, number>]> = [[SM.emptyStringMap<number>(), new Map()]]
+        const versions: Array<[SM.StringMap<number>, Map<string, number>]> = [[empty(), new Map()]]
         for (const [k, d] of steps) {
           const [m, model] = versions[versions.length - 1] as [SM.StringMap<number>, Map<string, number>]
           const next = SM.update(m, k, (old) => (old ?? 100) + d)
