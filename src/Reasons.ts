@@ -63,7 +63,9 @@ export const DEFAULT_REASON_DESCRIPTION =
 const isReadable = (u: unknown): boolean => {
   try {
     return !isLeft(ReadableDeclaration.decode(u))
+    // Stryker disable next-line BlockStatement: addReasonParam, the only caller, answers none for a declaration that throws when read, whichever read throws
   } catch {
+    // Stryker disable next-line BooleanLiteral: as above
     return false
   }
 }
@@ -139,13 +141,17 @@ export const addReasonParam =
 export const stripReason =
   (tools: ReadonlySet<string>) =>
   (call: ToolCall): ToolCall => {
+    let s: Stripped | undefined
     try {
       const name = callNameOf(call)
+      // Stryker disable next-line ConditionalExpression: `name === undefined` is there for the compiler (a set of tool names never holds undefined, so the second test returns too); its siblings on this line are caught by the tests
       if (name === undefined || !tools.has(name)) return call
-      return stripped(call, parseArgs(call.function.arguments))?.call ?? call
+      s = stripped(call, parseArgs(call.function.arguments))
     } catch {
       return call
     }
+    // outside the catch, which is for calls that throw when read, not for this code
+    return s === undefined ? call : s.call
   }
 
 type Parsed = Either<ArgsProblem, Args>
@@ -163,6 +169,7 @@ const withoutReason = (args: Args): Args => {
   const rest: Record<string, unknown> = {}
   for (const k of Object.keys(args)) {
     if (k === REASON_PARAM) continue
+    // Stryker disable next-line ConditionalExpression,BooleanLiteral: for any other key defineProperty makes the member assignment makes (the other way round, `__proto__` assigned, a test catches); how a member of read-only arguments could be changed is no promise
     if (k === '__proto__') Object.defineProperty(rest, k, { value: args[k], enumerable: true, writable: true, configurable: true })
     else rest[k] = args[k]
   }
@@ -205,6 +212,7 @@ const augmentCatalogue =
       } else {
         out.push(d)
         const name = callNameOf(d)
+        // Stryker disable next-line ConditionalExpression: undefined is never a name asked about
         if (name !== undefined) kept.add(name)
       }
     }
@@ -217,15 +225,19 @@ const THE_PROVIDER = (): string => 'the tool provider'
 // Each call goes on, as it came or without its reason; only a call this layer cannot
 // read at all is answered here.
 const stepFor = (tools: ReadonlySet<string>, batch: Batch, call: unknown, i: number): Step<'inner'> => {
+  let s: Stripped | undefined
   try {
     const name = callNameOf(call)
+    // Stryker disable next-line ConditionalExpression: `name === undefined` is there for the compiler (a set of tool names never holds undefined, so the second test returns too); its siblings on this line are caught by the tests
     if (name === undefined || !tools.has(name)) return FORWARD
-    const s = stripped(call as ToolCall, batch.argsAt(i))
-    return s === undefined ? FORWARD : { _tag: 'Send', to: 'inner', call: s.call, args: s.args }
+    s = stripped(call as ToolCall, batch.argsAt(i))
   } catch {
     // a call this layer cannot read is forwarded as it came
     return FORWARD
   }
+  // outside the catch, which is for calls that throw when read, not for this code
+  // Stryker disable next-line StringLiteral: sendInOrder sends on every step that is not an Answer
+  return s === undefined ? FORWARD : { _tag: 'Send', to: 'inner', call: s.call, args: s.args }
 }
 
 // -------------------------------------------------------------------------------------

@@ -194,6 +194,29 @@ describe('withReasons: catalogue', () => {
     expect(layer.augmentedTools()).toEqual(['ok'])
   })
 
+  it('passes a listing that is not an Either, or whose declarations throw when listed, through as it came, augmenting nothing', async () => {
+    const throwing = new Proxy([decl('a', ['x'])], {
+      get: (target, k, receiver) => {
+        if (k === Symbol.iterator || k === 'length') throw new Error('no listing')
+        return Reflect.get(target, k, receiver) as unknown
+      },
+    })
+    for (const listing of [null, { _tag: 'Right', right: throwing }]) {
+      const inner = { toolsForLlm: () => Promise.resolve(listing), executeToolCalls: () => TE.right([]) } as unknown as Provider<string>
+      const layer = withReasons()(inner)
+      expect(await layer.toolsForLlm()).toBe(listing)
+      expect(layer.augmentedTools()).toEqual([])
+    }
+  })
+
+  it('leaves as it came a declaration that can be read once but throws when read again', () => {
+    let reads = 0
+    const fn = { name: 't', parameters: { type: 'object', properties: { x: {} } } }
+    const d = { type: 'function', get function() { if (++reads > 1) throw new Error('read twice'); return fn } }
+    expect(isNone(addReasonParam('why')(d))).toBe(true)
+    expect(reads).toBe(2)
+  })
+
   it('returns the inner listing itself when nothing is augmented', async () => {
     const declarations = [decl('t', ['reason'])]
     const inner = recordingProvider(declarations)
@@ -323,6 +346,25 @@ describe('withReasons: calls', () => {
     const out = await resultsOf(layer, [call('1', 'a', { reason: 'r' }), call('2', 'a')])
     expect(out[0]).toBe(inner.rec.results[0]?.[0])
     expect(out[1]).toBe(inner.rec.results[0]?.[1])
+  })
+
+  it('stripReason returns a call that throws when read as the very call', () => {
+    const hostile = { id: '1', function: { name: 'a', get arguments(): never { throw new Error('unreadable') } } } as unknown as ToolCall
+    expect(stripReason(new Set(['a']))(hostile)).toBe(hostile)
+  })
+
+  it('forwards a call whose arguments cannot be read from the batch as the very call, and the rest as usual', async () => {
+    const inner = batchingProvider([decl('a', ['x'])])
+    const layer = withReasons()(inner)
+    await layer.toolsForLlm()
+    const bad = call('1', 'a', { x: 1, reason: 'r' })
+    const good = call('2', 'a', { x: 2, reason: 'r' })
+    const batch = { calls: [bad, good], argsAt: (i: number) => { if (i === 0) throw new Error('no args'); return parseArgs(good.function.arguments) } }
+    const out = await layer.executeBatch(batch)()
+    expect(out._tag === 'Right' && out.right.map((r) => r.tool_call_id)).toEqual(['1', '2'])
+    const below = inner.received[0]
+    expect(below?.calls[0]).toBe(bad)
+    expect(below?.calls[1]?.function.arguments).toBe('{"x":2}')
   })
 
   it('stripReason returns the very call when it has nothing to do', () => {
