@@ -608,7 +608,9 @@ describe('withPolicy: never fails a batch', () => {
     const calls = [null, call('1', 'fs_read', { path: '/a' }), { id: 'x', function: { name: 7 } }, 'call'] as unknown as ReadonlyArray<ToolCall>
     const out = await run(policy, calls)
     expect(out.map((r) => [r.tool_call_id, r.is_error])).toEqual([['', true], ['1', undefined], ['x', true], ['', true]])
-    expect(out[0]?.content).toContain('could not read this tool call')
+    for (const i of [0, 2, 3]) {
+      expect(out[i]?.content).toBe('The permission policy could not read this tool call, so it was not run. Send a call with an id and a function { name, arguments }.')
+    }
     expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['1'])
   })
 
