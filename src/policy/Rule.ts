@@ -165,8 +165,10 @@ const pathOf = (label: string, e: t.ValidationError): string => {
     const parentTag = tagOf(parent.type)
     const inArray = parentTag === 'ArrayType' || parentTag === 'ReadonlyArrayType'
     if (inArray) out += `[${entry.key}]`
-    // Stryker disable next-line Regex: an io-ts intersection holds at most five members, so a member's position is one digit
-    else if (!/^\d+$/.test(entry.key)) out += `.${entry.key}`
+    else {
+      // Stryker disable next-line Regex: an io-ts intersection holds at most five members, so a member's position is one digit (the other regex mutants here are caught by the tests)
+      if (!/^\d+$/.test(entry.key)) out += `.${entry.key}`
+    }
   }
   return out
 }

@@ -75,6 +75,12 @@ const depth = (dir: string | undefined): number => (dir === undefined ? -1 : dir
 
 const canonical = (r: Rule): string => JSON.stringify([r.tool, r.decision, r.under ?? null, r.note ?? null])
 
+const textually = (a: string, b: string): number => {
+  if (a < b) return -1
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: compareFired is only ever asked whether it is below 0, and a tie is two identical rules
+  return a > b ? 1 : 0
+}
+
 /**
  * A total order on fired rules, so the rule reported is the same whatever order the
  * rules came in: stronger first, then one that fired on its own terms, then the more
@@ -86,8 +92,7 @@ const compareFired = (a: Fired, b: Fired): number =>
   depth(b.rule.under) - depth(a.rule.under) ||
   Number(b.rule.tool.endsWith('*') === false) - Number(a.rule.tool.endsWith('*') === false) ||
   b.rule.tool.length - a.rule.tool.length ||
-  // Stryker disable next-line EqualityOperator: canonical strings are equal only for identical rules, and either of two identical rules is the same rule
-  (canonical(a.rule) < canonical(b.rule) ? -1 : canonical(a.rule) > canonical(b.rule) ? 1 : 0)
+  textually(canonical(a.rule), canonical(b.rule))
 
 // The rule an "always" answer records: the tool, under the deepest directory that
 // holds every path the call names (for a path, the directory it is in, so that the

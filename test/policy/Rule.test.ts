@@ -31,6 +31,8 @@ describe('decodeRule', () => {
   it('holds exactly the members given: none undefined, none inherited', () => {
     const out = decodeRule({ tool: 'x', decision: 'allow' })
     expect(out._tag === 'Right' && Object.keys(out.right)).toEqual(['tool', 'decision'])
+    const undefinedMembers = decodeRule({ tool: 'x', decision: 'allow', under: undefined, note: undefined })
+    expect(undefinedMembers._tag === 'Right' && Object.keys(undefinedMembers.right)).toEqual(['tool', 'decision'])
     const inherited = decodeRule(Object.assign(Object.create({ note: 'from the prototype', under: '/etc' }) as object, { tool: 'x', decision: 'deny' }))
     expect(inherited._tag === 'Right' && Object.keys(inherited.right)).toEqual(['tool', 'decision'])
   })

@@ -91,6 +91,8 @@ describe('evaluate', () => {
       it('is the one with the deeper under', () => {
         expect(reported([allow('fs_*', '/p'), allow('fs_*', '/p/src')], 'fs_read', { path: '/p/src/a' })).toEqual(allow('fs_*', '/p/src'))
         expect(reported([deny('fs_*', '/'), deny('fs_*', '/p')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/p'))
+        // deeper counts directories, not characters
+        expect(reported([deny('fs_*', '/abcdef'), deny('fs_*', '/p/q')], 'fs_move', { from: '/abcdef/x', to: '/p/q/y' })).toEqual(deny('fs_*', '/p/q'))
         // an under, even "/", is more specific than none
         expect(reported([deny('fs_*'), deny('fs_*', '/')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/'))
       })
