@@ -201,7 +201,7 @@ describe('withReasons: catalogue', () => {
         return Reflect.get(target, k, receiver) as unknown
       },
     })
-    for (const listing of [null, { _tag: 'Right', right: throwing }]) {
+    for (const listing of [null, undefined, 'tools', { _tag: 'Right', right: throwing }]) {
       const inner = { toolsForLlm: () => Promise.resolve(listing), executeToolCalls: () => TE.right([]) } as unknown as Provider<string>
       const layer = withReasons()(inner)
       expect(await layer.toolsForLlm()).toBe(listing)
