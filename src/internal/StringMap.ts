@@ -105,8 +105,10 @@ const replaced = (n: Node, i: number, x: unknown): Node => {
 }
 
 const withPairAt = (n: Node, dataMap: number, i: number, key: string, value: unknown): Node => {
+  // Stryker disable next-line ArrayDeclaration: the array is filled to the same length either way; building it at that length is for V8's allocation, which no caller can see
   const out: Array<unknown> = new Array(n.length + 2)
   out[DATA_MAP] = dataMap
+  // Stryker disable next-line EqualityOperator: slot i, copied one step too far, is written with the key just below
   for (let j = NODE_MAP; j < i; j++) out[j] = n[j]
   out[i] = key
   out[i + 1] = value
@@ -120,7 +122,9 @@ const pairToNode = (n: Node, dataMap: number, nodeMap: number, i: number, at: nu
   const out: Array<unknown> = new Array(n.length - 1)
   out[DATA_MAP] = dataMap
   out[NODE_MAP] = nodeMap
+  // Stryker disable next-line EqualityOperator: slot i, copied one step too far, is written by the next loop
   for (let j = FIRST; j < i; j++) out[j] = n[j]
+  // Stryker disable next-line EqualityOperator: slot at, copied one step too far, is written with the sub-node just below
   for (let j = i; j < at; j++) out[j] = n[j + 2]
   out[at] = sub
   for (let j = at + 1; j < out.length; j++) out[j] = n[j + 1]
@@ -142,6 +146,7 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
   const f1 = (h1 >>> shift) & MASK
   const f2 = (h2 >>> shift) & MASK
   if (f1 === f2) return [0, 1 << f1, pair(k1, v1, h1, k2, v2, h2, shift + BITS)]
+  // Stryker disable next-line EqualityOperator: f1 === f2 was answered above
   return f1 < f2 ? [(1 << f1) | (1 << f2), 0, k1, v1, k2, v2] : [(1 << f1) | (1 << f2), 0, k2, v2, k1, v1]
 }
 
@@ -150,6 +155,7 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
 // itself when nothing changes.
 const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number, shift: number, hash: Hash): Node => {
   if (shift > LAST_SHIFT) {
+    // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is never a key
     for (let i = FIRST; i < n.length; i += 2) {
       if (n[i] === key) {
         const value = f(n[i + 1])
@@ -191,6 +197,7 @@ const lookup = (m: Impl<unknown>, key: string): unknown => {
   let n = m.root
   for (let shift = 0; ; shift += BITS) {
     if (shift > LAST_SHIFT) {
+      // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is never a key
       for (let i = FIRST; i < n.length; i += 2) if (n[i] === key) return n[i + 1]
       return ABSENT
     }
