@@ -11,6 +11,7 @@ import {
   defaultRules,
   drawPolicyDiagnostic,
   drawRefusal,
+  newQuestionQueue,
   evaluate,
   readOnlyRules,
   recordGrant,
@@ -104,6 +105,17 @@ describe('withPolicy: construction', () => {
     ['an onAsk of two parameters', { rules: [], onAsk: (_a: unknown, _b: unknown) => undefined }, 'option "onAsk" must take at most 1 parameter'],
     ['an onGrant of two parameters', { rules: [], onGrant: (_a: unknown, _b: unknown) => undefined }, 'option "onGrant" must take at most 1 parameter'],
     ['a filterTools that is not a boolean', { rules: [], filterTools: 'yes' }, 'filterTools must be boolean'],
+    ['roots that are null', { rules: [], roots: null }, 'withPolicy: roots must be an object mapping a tool-name prefix to a directory, got null'],
+    ['roots that are a string', { rules: [], roots: '/p' }, 'withPolicy: roots must be an object mapping a tool-name prefix to a directory, got the string "/p"'],
+    ['a root that is not a string', { rules: [], roots: { fs_: 5 } }, 'withPolicy: roots["fs_"] must be an absolute POSIX path without "..", NUL, backslash or "~", got number 5'],
+    ['questions that are an empty object', { rules: [], questions: {} }, 'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got an object'],
+    ['questions with the tag but no inTurn', { rules: [], questions: { _tag: 'QuestionQueue' } }, 'option "questions" must be a queue made by newQuestionQueue()'],
+    ['questions with inTurn but another tag', { rules: [], questions: { _tag: 'Queue', inTurn: () => undefined } }, 'option "questions" must be a queue made by newQuestionQueue()'],
+    ['questions that are null', { rules: [], questions: null }, 'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got null'],
+    ['questions that are a string', { rules: [], questions: 'q' }, 'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got the string "q"'],
+    ['an onDiagnostic that is not a function', { rules: [], onDiagnostic: 1 }, 'withPolicy: option "onDiagnostic" must be a function, got number 1'],
+    ['an onDecision that is not a function', { rules: [], onDecision: 'x' }, 'withPolicy: option "onDecision" must be a function, got the string "x"'],
+    ['a provider where the options belong', recordingProvider([]), 'withPolicy: got a provider where the options belong; a combinator takes its options first: did you mean withPolicy({ rules })(provider)?'],
   ])('refuses %s with a TypeError naming it', (_, options, message) => {
     expect(build(options)).toThrow(TypeError)
     expect(build(options)).toThrow(message)
@@ -111,6 +123,7 @@ describe('withPolicy: construction', () => {
 
   it('accepts [] as rules (ask about everything) and every option well formed', () => {
     expect(build({ rules: [] })).not.toThrow()
+    expect(build({ rules: [], questions: newQuestionQueue(), onDiagnostic: () => undefined, onDecision: () => undefined })).not.toThrow()
     expect(
       build({ rules: defaultRules, grants: [{ tool: 'x', decision: 'allow' }], onAsk: () => () => Promise.resolve({ action: 'deny-once' }), onGrant: () => () => undefined, roots: { '': '/srv' }, filterTools: false }),
     ).not.toThrow()
@@ -705,8 +718,9 @@ describe('withPolicy: diagnostics', () => {
   it('says once when its rules name none of the listed tools (defaultRules behind a registry prefix)', async () => {
     const said: Array<unknown> = []
     const listing = [decl('fs_read_file', ['path']), decl('fs_write_file', ['path', 'content'])]
-    const policy = withPolicy({ rules: defaultRules, onDiagnostic: (d) => () => void said.push(d) })(recordingProvider(listing))
+    const policy = withPolicy({ rules: defaultRules, onDiagnostic: (d) => () => void said.push(d) })(recordingProvider([...listing, { function: 7 } as never]))
     await policy.toolsForLlm()
+    expect(said).toHaveLength(1)
     await policy.toolsForLlm()
     expect(said).toEqual([{ _tag: 'RulesNameNoTool', patterns: defaultRules.map((r) => r.tool), tools: ['fs_read_file', 'fs_write_file'] }])
     expect(drawPolicyDiagnostic(said[0] as PolicyDiagnostic)).toMatch(/name none of the listed tools \("fs_read_file", "fs_write_file"\)/)
@@ -721,7 +735,93 @@ describe('withPolicy: diagnostics', () => {
   })
 })
 
+describe('withPolicy: default onDiagnostic and drawPolicyDiagnostic', () => {
+  it('writes the diagnostic on stderr, in one line', async () => {
+    const lines: Array<string> = []
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk))
+      return true
+    })
+    try {
+      await withPolicy({ rules: defaultRules })(recordingProvider([decl('fs_read_file')])).toolsForLlm()
+    } finally {
+      spy.mockRestore()
+    }
+    expect(lines).toEqual([drawPolicyDiagnostic({ _tag: 'RulesNameNoTool', patterns: defaultRules.map((r) => r.tool), tools: ['fs_read_file'] }) + '\n'])
+  })
+
+  it('names at most four patterns and four tools, and says when there are more', () => {
+    expect(drawPolicyDiagnostic({ _tag: 'RulesNameNoTool', patterns: ['a', 'b', 'c', 'd', 'e'], tools: ['t', 'u', 'v', 'w'] })).toBe(
+      `toolstack: the policy's rules ("a", "b", "c", "d", …) name none of the listed tools ("t", "u", "v", "w"), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))`,
+    )
+  })
+})
+
+describe('readOnlyRules', () => {
+  it('refuses a prefix that is not a string, or holds "*"', () => {
+    expect(() => readOnlyRules('fs*')).toThrow(new TypeError('readOnlyRules: prefix must be a string without "*", got the string "fs*"'))
+    expect(() => readOnlyRules(5 as never)).toThrow(new TypeError('readOnlyRules: prefix must be a string without "*", got number 5'))
+  })
+})
+
+describe('withPolicy: the listing', () => {
+  it('passes a listing that is not a Right, or not a list, through as it came', async () => {
+    for (const listing of [null, undefined, 'tools', { _tag: 'Left', left: 'down' }, { _tag: 'Right', right: 'not a list' }]) {
+      const inner = { toolsForLlm: () => Promise.resolve(listing), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) } as unknown as Provider<string>
+      expect(await withPolicy({ rules: [{ tool: 'x', decision: 'deny' }] })(inner).toolsForLlm()).toBe(listing)
+    }
+  })
+
+  it('answers the inner listing itself when it leaves nothing out', async () => {
+    const listing = { _tag: 'Right', right: DECLS } as const
+    const inner = { toolsForLlm: () => Promise.resolve(listing), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) } as unknown as Provider<string>
+    expect(await withPolicy({ rules: RULES.filter((r) => r.decision !== 'deny') })(inner).toolsForLlm()).toBe(listing)
+  })
+})
+
 describe('withPolicy: onDecision', () => {
+  it('says who refused: the human who answered unclearly, nobody when no one can be asked or the arguments cannot be shown', async () => {
+    const told: Array<unknown> = []
+    const onDecision = (d: unknown) => () => void told.push(d)
+    const asking = withPolicy({ rules: [], onAsk: () => () => Promise.resolve({ action: 'nope' } as never), onDecision })(recordingProvider(DECLS))
+    await run(asking, [call('1', 'fs_write', { path: '/a' }), call('2', 'fs_write', '[1]', true)])
+    await run(withPolicy({ rules: [], onDecision })(recordingProvider(DECLS)), [call('3', 'fs_write', { path: '/a' })])
+    expect(told).toEqual([
+      { tool: 'fs_write', id: '1', outcome: 'refused', by: 'human', refusal: 'UnclearAnswer' },
+      { tool: 'fs_write', id: '2', outcome: 'refused', by: 'nobody', refusal: 'UnreadableArguments' },
+      { tool: 'fs_write', id: '3', outcome: 'refused', by: 'nobody', refusal: 'NoOneToAsk' },
+    ])
+  })
+
+  it('says a grant decided a call whose question waited behind the answer that made the grant', async () => {
+    const told: Array<unknown> = []
+    const policy = withPolicy({
+      rules: [],
+      onAsk: () => () => Promise.resolve({ action: 'always-allow', rule: { tool: 'fs_write' } }),
+      onDecision: (d) => () => void told.push(d),
+    })(recordingProvider(DECLS))
+    await run(policy, [call('1', 'fs_write', { path: '/a' }), call('2', 'fs_write', { path: '/b' })])
+    expect(told).toEqual([
+      { tool: 'fs_write', id: '1', outcome: 'allowed', by: 'human' },
+      { tool: 'fs_write', id: '2', outcome: 'allowed', by: 'grant' },
+    ])
+  })
+
+  it('refuses only the call whose judging throws, naming the tool and what went wrong', async () => {
+    const told: Array<unknown> = []
+    const inner = batchingProvider(DECLS)
+    const policy = withPolicy({ rules: [{ tool: 'fs_write', decision: 'allow', under: '/p' }, { tool: 'fs_read', decision: 'allow' }], onDecision: (d) => () => void told.push(d) })(inner)
+    const calls = [call('1', 'fs_write', { path: '/p/a' }), call('2', 'fs_read', { path: '/a' })]
+    const out = await policy.executeBatch({ calls, argsAt: () => { throw new Error('the parse broke') } })()
+    expect(out._tag === 'Right' && out.right.map((r) => [r.tool_call_id, r.is_error, r.content])).toEqual([
+      ['1', true, drawRefusal({ _tag: 'AskFailed', tool: 'fs_write', error: 'the parse broke' })],
+      ['2', undefined, 'ok 0'],
+    ])
+    expect(told[0]).toEqual({ tool: 'fs_write', id: '1', outcome: 'refused', by: 'human', refusal: 'AskFailed' })
+  })
+})
+
+describe('withPolicy: onDecision, every case', () => {
   it('tells what became of every call, and who decided', async () => {
     const told: Array<unknown> = []
     const answers = [{ action: 'always-allow' as const }, { action: 'deny-once' as const }]
