@@ -94,6 +94,14 @@ describe('registry: construction', () => {
     refuses([{ prefix: 'fs', provider: null }], /expected a provider/)
   })
 
+  it('says an entry whose members cannot be listed cannot be read, and names unknown members as they are', () => {
+    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys') } })
+    expect(() => registry([hostile as never])).toThrow(new TypeError('registry: entry 0 cannot be read: no keys'))
+    expect(() => registry([{ prefix: 'fs', provider: nothing(), sepatator: '-' } as never])).toThrow(
+      new TypeError('registry: entry 0 has unknown member "sepatator" (known members: prefix, provider, separator)'),
+    )
+  })
+
   it('refuses an unknown entry member by name', () => {
     refuses([{ prefix: 'fs', provider: nothing(), sepatator: '-' }], /entry 0 has unknown member "sepatator" \(known members: prefix, provider, separator\)/)
     refuses([{ prefix: 'fs', provider: nothing(), sep: '-', name: 'x' }], /entry 0 has unknown members "sep", "name" \(known members: prefix, provider, separator\)/)
@@ -216,8 +224,9 @@ describe('registry: listing', () => {
 
   it.each([
     ['a listing that is not an array', { not: 'an array' }, /the listing is an object, not an array/],
-    ['a declaration that is not an object', [null], /declaration 0 has no "function" object/],
-    ['a declaration with no function', [{ type: 'function' }], /declaration 0 has no "function" object/],
+    ['a declaration that is not an object', [null], /declaration 0 has no "function" object \(got null\)$/],
+    ['a declaration with no function', [{ type: 'function' }], /declaration 0 has no "function" object \(got an object\)$/],
+    ['a declaration whose function is null', [{ type: 'function', function: null }], /declaration 0 has no "function" object \(got an object\)$/],
     ['a declaration with no name', [decl('ok'), { type: 'function', function: { description: 'x' } }], /declaration 1 has no tool name \(function.name is undefined\)/],
     ['a declaration with an empty name', [{ type: 'function', function: { name: '' } }], /declaration 0 has no tool name/],
     ['a declaration with a numeric name', [{ type: 'function', function: { name: 7 } }], /declaration 0 has no tool name \(function.name is number 7\)/],
@@ -240,10 +249,11 @@ describe('registry: listing', () => {
     expect(out).toEqual({ _tag: 'Left', left: listingUnreadable('fs', 'declaration 0 cannot be read (getter)') })
   })
 
-  it('fails the listing when a provider resolves with something that is not an Either', async () => {
-    const r = registry([{ prefix: 'fs', provider: { toolsForLlm: () => Promise.resolve(42 as never), executeToolCalls: () => TE.right([]) } }])
-    const out = await r.toolsForLlm()
-    expect(out._tag === 'Left' && out.left._tag).toBe('ListingUnreadable')
+  it('fails the listing when a provider resolves with something that is not an Either, saying what came', async () => {
+    for (const [listing, got] of [[42, 'number 42'], [null, 'null'], [undefined, 'undefined'], [{ _tag: 'Maybe' }, 'an object']] as const) {
+      const r = registry([{ prefix: 'fs', provider: { toolsForLlm: () => Promise.resolve(listing as never), executeToolCalls: () => TE.right([]) } }])
+      expect(await r.toolsForLlm()).toEqual({ _tag: 'Left', left: listingUnreadable('fs', `the listing is ${got}, not an Either`) })
+    }
   })
 
   it('fails the listing when a tool name would route to a nested namespace', async () => {
@@ -418,6 +428,17 @@ describe('registry: calls', () => {
     expect(out.every((x) => x.is_error === true)).toBe(true)
     expect(inner.rec.batches).toEqual([])
     expect((await run(registry([]), [call('1', 'x')]))[0]?.content).toBe('no tool named "x"; no tools are registered')
+  })
+
+  it('says exactly what is wrong with a call that is not an object, or has no function object', async () => {
+    const r = registry([{ prefix: 'fs', provider: recordingProvider([]) }])
+    const shape = 'a tool call looks like { "id": "…", "function": { "name": "…", "arguments": "{…}" } }'
+    const out = await run(r, [null, 'fs_read', { id: '3', function: null }] as unknown as ReadonlyArray<ToolCall>)
+    expect(out.map((x) => x.content)).toEqual([
+      `this tool call is malformed: it is null; ${shape}`,
+      `this tool call is malformed: it is the string "fs_read"; ${shape}`,
+      `this tool call is malformed: it has no "function" object; ${shape}`,
+    ])
   })
 
   it('quotes at most 80 characters of a name it cannot route', async () => {
