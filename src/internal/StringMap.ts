@@ -105,7 +105,7 @@ const replaced = (n: Node, i: number, x: unknown): Node => {
 }
 
 const withPairAt = (n: Node, dataMap: number, i: number, key: string, value: unknown): Node => {
-  // Stryker disable next-line ArrayDeclaration: the array is filled to the same length either way; building it at that length is for V8's allocation, which no caller can see
+  // Stryker disable next-line ArrayDeclaration,ArithmeticOperator: the array is filled to the same length either way; building it at that length is for V8's allocation, which no caller can see
   const out: Array<unknown> = new Array(n.length + 2)
   out[DATA_MAP] = dataMap
   // Stryker disable next-line EqualityOperator: slot i, copied one step too far, is written with the key just below

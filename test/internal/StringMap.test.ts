@@ -241,6 +241,22 @@ describe('StringMap', () => {
     expect(new Set(keys.map(hashString)).size).toBe(keys.length)
   })
 
+  it('is FNV-1a over the UTF-16 code units, then the murmur3 finaliser', () => {
+    // FNV-1a and fmix32 as published, written out here independently
+    const fnv1a = (str: string): number => {
+      let h = 0x811c9dc5
+      for (const unit of Array.from({ length: str.length }, (_, i) => str.charCodeAt(i))) h = Math.imul(h ^ unit, 16777619)
+      return h
+    }
+    const fmix = (x: number): number => {
+      let h = x
+      h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+      h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+      return (h ^ (h >>> 16)) | 0
+    }
+    for (const key of ['', 'a', 'path', 'ffset', '\ud800', 'x'.repeat(100)]) expect(hashString(key) | 0).toBe(fmix(fnv1a(key)))
+  })
+
   it('hashes to 32-bit integers', () => {
     fc.assert(
       fc.property(fc.string({ unit: codeUnit }), (s) => {
