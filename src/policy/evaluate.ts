@@ -76,6 +76,7 @@ const depth = (dir: string | undefined): number => (dir === undefined ? -1 : dir
 const canonical = (r: Rule): string => JSON.stringify([r.tool, r.decision, r.under ?? null, r.note ?? null])
 
 const textually = (a: string, b: string): number => {
+  // Stryker disable next-line EqualityOperator: a tie is two identical rules, and the reverse order is a fixed textual order too (which one is not promised)
   if (a < b) return -1
   // Stryker disable next-line ConditionalExpression,EqualityOperator: compareFired is only ever asked whether it is below 0, and a tie is two identical rules
   return a > b ? 1 : 0
