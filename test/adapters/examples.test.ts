@@ -1,0 +1,22 @@
+// The framework adapters' examples, run as a user runs them: a separate process.
+import { describe, expect, it } from 'vitest'
+import { runExample } from '../support/examples.js'
+
+describe('adapter examples', () => {
+  it('ai-sdk: a generateText loop over server-filesystem warns from the middleware and the stack, and the model gets text, a stripped input’s answer and a refusal', () => {
+    const r = runExample('ai-sdk.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    const warnings = r.stdout.split('\n').filter((l) => l.includes('⚠'))
+    expect(warnings).toEqual([
+      '  ⚠ middleware: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+      '  ⚠ middleware: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
+      '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+    ])
+    expect(r.stdout).toContain('model ← call_1 text: Ship the adapters on Friday. | Demo on 2 December.')
+    // zod stripped "wrods": the summary fell back to its default length
+    expect(r.stdout).toContain('model ← call_2 text: Ship the adapters…')
+    expect(r.stdout).toMatch(/model ← call_3 error-text: Error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toMatch(/assistant: The demo is on 2 December\.\n$/)
+  })
+})
