@@ -113,6 +113,15 @@ const result = { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 't',
 const params = { prompt: [], tools: [{ type: 'function', name: 't', inputSchema: { type: 'object', properties: { a: {} } } }] }
 mw.wrapGenerate({ doGenerate: async () => result, params }).then((r) => console.log(JSON.stringify({ same: r === result, said, exports: Object.keys(m).sort() })))`,
   },
+  {
+    subpath: 'toolstack/openai-agents',
+    probe: `
+const said = []
+const invoke = async () => 'ran'
+const t = { type: 'function', name: 't', description: '', strict: false, parameters: { type: 'object', properties: { a: {} } }, invoke, needsApproval: async () => false, isEnabled: async () => true }
+const { tools } = m.auditAgentsTools([t], { onWarn: (w) => { said.push(w.unknownKeys.join()) } })
+tools[0].invoke({}, '{"a":1,"b":2}').then((r) => console.log(JSON.stringify({ same: r === 'ran', said, exports: Object.keys(m).sort() })))`,
+  },
 ]
 
 describe('the framework adapters, built, in plain Node', () => {
