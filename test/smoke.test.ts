@@ -122,6 +122,14 @@ const t = { type: 'function', name: 't', description: '', strict: false, paramet
 const { tools } = m.auditAgentsTools([t], { onWarn: (w) => { said.push(w.unknownKeys.join()) } })
 tools[0].invoke({}, '{"a":1,"b":2}').then((r) => console.log(JSON.stringify({ same: r === 'ran', said, exports: Object.keys(m).sort() })))`,
   },
+  {
+    subpath: 'toolstack/langchain',
+    probe: `
+const said = []
+const audit = new m.UnknownKeyAuditHandler([{ name: 't', schema: { type: 'object', properties: { a: {} } } }], { onWarn: (w) => { said.push(w.unknownKeys.join()) } })
+audit.handleToolStart({}, '{"a":1,"b":2}', 'run', undefined, undefined, undefined, 't', 'c1')
+console.log(JSON.stringify({ same: m.permissiveSchema({ type: 'object', additionalProperties: false }).additionalProperties === undefined, said, exports: Object.keys(m).sort() }))`,
+  },
 ]
 
 describe('the framework adapters, built, in plain Node', () => {
