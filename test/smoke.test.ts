@@ -114,6 +114,14 @@ const params = { prompt: [], tools: [{ type: 'function', name: 't', inputSchema:
 mw.wrapGenerate({ doGenerate: async () => result, params }).then((r) => console.log(JSON.stringify({ same: r === result, said, exports: Object.keys(m).sort() })))`,
   },
   {
+    subpath: 'toolstack/openai',
+    probe: `
+const calls = m.fromResponsesCalls([{ type: 'function_call', id: 'fc', call_id: 'c1', name: 't', arguments: '{"a":1,"b":2}' }])
+const [out] = m.toFunctionCallOutputs([{ role: 'tool', tool_call_id: calls[0].id, content: 'b', is_error: true }])
+const [msg] = m.toToolMessages([{ role: 'tool', tool_call_id: 'c1', content: 'b', structured_content: {} }])
+console.log(JSON.stringify({ same: out.output === 'Error: b' && Object.keys(msg).length === 3, said: [msg.content], exports: Object.keys(m).sort() }))`,
+  },
+  {
     subpath: 'toolstack/openai-agents',
     probe: `
 const said = []

@@ -48,4 +48,16 @@ describe('adapter examples', () => {
     expect(r.stdout).toMatch(/model ← call_3 error: The permission policy refused this call to "write_file"/)
     expect(r.stdout).toContain('stats: [{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]')
   })
+
+  it('openai-responses: the openai client (recorded fetch) in a Responses loop over a stack on server-filesystem', () => {
+    const r = runExample('openai-responses.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+      '  ⚠ toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+    ])
+    expect(r.stdout).toContain('model ← call_1: Ship the adapters on Friday. | Demo on 2 December.')
+    expect(r.stdout).toMatch(/model ← call_2: Error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toMatch(/assistant: The demo is on 2 December\.\n$/)
+  })
 })
