@@ -81,6 +81,12 @@ export const modelOutputOf = (arg: unknown): { readonly type: 'text'; readonly v
 /**
  * The error a `toAiSdkTools` tool throws for an `is_error` result.
  *
+ * @example
+ * import { toolResultError } from 'toolstack/ai-sdk'
+ * const e = toolResultError({ role: 'tool', tool_call_id: 'c1', content: 'no such file', is_error: true })
+ * assert.strictEqual(String(e), 'Error: no such file')
+ * assert.strictEqual(e.result.tool_call_id, 'c1')
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -111,6 +117,14 @@ const argumentsOf = (input: unknown): ToolCall['function']['arguments'] => {
  * thrown as a {@link ToolResultError}, so the model gets the SDK's tool error; any other
  * result is the tool's output, structured content included, and the model reads its
  * text (`toModelOutput`). A listing that fails rejects with a `ProviderFailure`.
+ *
+ * @example
+ * import { fromTools } from 'toolstack'
+ * import { toAiSdkTools } from 'toolstack/ai-sdk'
+ * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } } }, run: (a) => String(a.text) }])
+ * const tools = await toAiSdkTools(stack)
+ * const out = await tools.echo?.execute?.({ text: 'hi', txet: 'hi' }, { toolCallId: 'c1', messages: [], context: undefined })
+ * assert.deepStrictEqual(out, { role: 'tool', tool_call_id: 'c1', content: 'hi' })
  *
  * @since 0.1.0
  * @category constructors
@@ -235,6 +249,14 @@ const localToolOf = async (name: string, tool: Tool & { readonly execute: NonNul
  * is, anything else as JSON, kept as `structured_content`). Provider-defined tools and
  * tools without `execute` are left out. Never fails a batch; a listing fails only when
  * a schema cannot be read.
+ *
+ * @example
+ * import { tool } from 'ai'
+ * import { z } from 'zod'
+ * import { fromAiSdkTools } from 'toolstack/ai-sdk'
+ * const provider = fromAiSdkTools({ shout: tool({ inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => text.toUpperCase() }) })
+ * const out = await provider.executeToolCalls([{ id: 'c1', function: { name: 'shout', arguments: '{"text":"hi","txet":1}' } }])()
+ * assert.deepStrictEqual(out, { _tag: 'Right', right: [{ role: 'tool', tool_call_id: 'c1', content: 'HI' }] })
  *
  * @since 0.1.0
  * @category constructors

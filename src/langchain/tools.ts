@@ -79,6 +79,14 @@ const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined =>
  * a `ToolMessage` with `status: 'error'` (invoked without a tool call, it is thrown as an
  * `Error`). A listing that fails rejects with a `ProviderFailure`.
  *
+ * @example
+ * import { fromTools } from 'toolstack'
+ * import { toLangChainTools } from 'toolstack/langchain'
+ * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} }, additionalProperties: false } } }, run: (a) => String(a.text) }])
+ * const [echo] = await toLangChainTools(stack)
+ * const message = await echo?.invoke({ id: 'c1', name: 'echo', args: { text: 'hi', txet: 'hi' }, type: 'tool_call' })
+ * assert.strictEqual(message?.content, 'hi')
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -159,6 +167,17 @@ const declarationOf = (t: AuditableTool): unknown => {
  * const audit = new UnknownKeyAuditHandler(tools, { onWarn })
  * await new ToolNode(tools).invoke({ messages }, { callbacks: [audit] })
  * ```
+ *
+ * @example
+ * import { tool } from '@langchain/core/tools'
+ * import { z } from 'zod'
+ * import { UnknownKeyAuditHandler } from 'toolstack/langchain'
+ * const read = tool(async ({ path }) => `read ${path}`, { name: 'read', description: 'Reads', schema: z.object({ path: z.string(), offset: z.number().optional() }) })
+ * const said: Array<string> = []
+ * const audit = new UnknownKeyAuditHandler([read], { onWarn: (w) => { said.push(`${w.unknownKeys.join()} → ${w.suggestions[0]?.didYouMean}`) } })
+ * const message = await read.invoke({ id: 'c1', name: 'read', args: { path: 'a', ffset: 3 }, type: 'tool_call' }, { callbacks: [audit] })
+ * assert.strictEqual(message.content, 'read a')
+ * assert.deepStrictEqual(said, ['ffset → offset'])
  *
  * @since 0.1.0
  * @category constructors

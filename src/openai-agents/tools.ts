@@ -88,6 +88,15 @@ const callIdOf = (details: Details): string => {
  * the model reads, an `is_error` result as `Error: <content>`. A listing that fails
  * rejects with a `ProviderFailure`.
  *
+ * @example
+ * import { fromTools } from 'toolstack'
+ * import { toAgentsTools } from 'toolstack/openai-agents'
+ * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } } }, run: (a) => String(a.text) }])
+ * const [echo] = await toAgentsTools(stack)
+ * assert.strictEqual(echo?.strict, false)
+ * assert.strictEqual(await echo?.invoke({} as never, '{"text":"hi"}'), 'hi')
+ * assert.strictEqual(await echo?.invoke({} as never, '{"text":'), 'Error: tool "echo" was not run: the arguments are not valid JSON (Unexpected end of JSON input)')
+ *
  * @since 0.1.0
  * @category constructors
  */
