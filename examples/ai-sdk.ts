@@ -3,8 +3,6 @@
 // tool. The model is the SDK's own mock (no network, no key); it mistypes a key of
 // each tool. Swap in a real model (`openai('gpt-5')`) and nothing else changes.
 // Run with: npm run example:ai-sdk
-//
-// In your project the adapter is `import { … } from 'toolstack/ai-sdk'`.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -15,7 +13,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import { z } from 'zod'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { toAiSdkTools, unknownKeyAuditMiddleware } from '../src/ai-sdk/index.js'
+import { toAiSdkTools, unknownKeyAuditMiddleware } from 'toolstack/ai-sdk'
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } }
 

@@ -3,8 +3,6 @@
 // user's own zod tool, with UnknownKeyAuditHandler listening. The AIMessage is written
 // here (no model, no network); a chat model's bindTools(tools) produces the same.
 // Run with: npm run example:langchain
-//
-// In your project the adapter is `import { … } from 'toolstack/langchain'`.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -17,7 +15,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import { z } from 'zod'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { UnknownKeyAuditHandler, toLangChainTools } from '../src/langchain/index.js'
+import { UnknownKeyAuditHandler, toLangChainTools } from 'toolstack/langchain'
 
 const main = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-langchain-'))

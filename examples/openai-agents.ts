@@ -3,8 +3,6 @@
 // zod tool wrapped by auditAgentsTools. The model is the SDK's ScriptedModel (no
 // network, no key); give the Agent a real model and nothing else changes.
 // Run with: npm run example:openai-agents
-//
-// In your project the adapter is `import { … } from 'toolstack/openai-agents'`.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -15,7 +13,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import { z } from 'zod'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { auditAgentsTools, toAgentsTools } from '../src/openai-agents/index.js'
+import { auditAgentsTools, toAgentsTools } from 'toolstack/openai-agents'
 
 setTracingDisabled(true)
 

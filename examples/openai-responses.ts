@@ -3,8 +3,6 @@
 // with recorded responses (no network, no key): drop the `fetch` option and set
 // OPENAI_API_KEY, and nothing else changes.
 // Run with: npm run example:openai-responses
-//
-// In your project the adapter is `import { … } from 'toolstack/openai'`.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -14,7 +12,7 @@ import type { ResponseInputItem } from 'openai/resources/responses/responses'
 import { pipe } from 'fp-ts/lib/function.js'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { fromResponsesCalls, toFunctionCallOutputs, toResponsesTools } from '../src/openai/index.js'
+import { fromResponsesCalls, toFunctionCallOutputs, toResponsesTools } from 'toolstack/openai'
 
 // two recorded responses: the model's calls, then its answer
 const recorded = (dir: string): Array<unknown> => {

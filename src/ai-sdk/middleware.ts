@@ -9,10 +9,9 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { LanguageModelMiddleware } from 'ai'
-import type { Catalogue, PairStat, ToolDeclaration, UnknownKeyAuditOptions } from '../index.js'
+import type { AuditSession, Catalogue, PairStat, ToolDeclaration, UnknownKeyAuditOptions } from '../index.js'
+import { auditSessions } from '../index.js'
 import { isRecord } from '../internal/guards.js'
-import type { AuditSession } from './session.js'
-import { auditSession } from './session.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -126,7 +125,7 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
  * @category constructors
  */
 export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
-  const session = auditSession('unknownKeyAuditMiddleware', options)
+  const session = auditSessions('unknownKeyAuditMiddleware', options)()
 
   const wrapGenerate: WrapGenerate = async ({ doGenerate, params }) => {
     const catalogue = catalogueOfRequest(session, params)

@@ -17,13 +17,11 @@ import { ToolMessage } from '@langchain/core/messages'
 import type { RunnableConfig } from '@langchain/core/runnables'
 import { DynamicStructuredTool } from '@langchain/core/tools'
 import { toJsonSchema } from '@langchain/core/utils/json_schema'
-import type { Catalogue, JsonSchema, PairStat, Provider, ToolCall, ToolResult, UnknownKeyAuditOptions } from '../index.js'
-import { assertProvider, batchOf, providerFailure, runBatch } from '../index.js'
+import type { AuditSession, Catalogue, JsonSchema, PairStat, Provider, ToolCall, ToolResult, UnknownKeyAuditOptions } from '../index.js'
+import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
 import { answerFor } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { hasOwn, isRecord } from '../internal/guards.js'
-import type { AuditSession } from './session.js'
-import { auditSession } from './session.js'
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -195,7 +193,7 @@ export class UnknownKeyAuditHandler extends BaseCallbackHandler {
     super()
     const where = 'UnknownKeyAuditHandler'
     if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools (with name and schema), got ${describeValue(tools)}`)
-    this.#session = auditSession(where, options)
+    this.#session = auditSessions(where, options)()
     const declarations = tools.map(declarationOf).filter((d) => d !== undefined)
     this.#catalogue = this.#session.catalogueOf(declarations)
     this.#session.listed(this.#catalogue, declarations.length)

@@ -9,12 +9,11 @@
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { FunctionTool, RunContext, Tool } from '@openai/agents'
 import type { PairStat, Provider, ToolCall, UnknownKeyAuditOptions } from '../index.js'
-import { assertProvider, batchOf, providerFailure, runBatch } from '../index.js'
+import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
 import { answerFor } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { isRecord } from '../internal/guards.js'
 import type { PolicyApproval } from './approval.js'
-import { auditSession } from './session.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -166,7 +165,7 @@ export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsO
 export const auditAgentsTools = <T extends Tool<never>>(tools: ReadonlyArray<T>, options?: UnknownKeyAuditOptions): AuditedAgentsTools<T> => {
   const where = 'auditAgentsTools'
   if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools, got ${describeValue(tools)}`)
-  const session = auditSession(where, options)
+  const session = auditSessions(where, options)()
   const isFunctionTool = (t: unknown): t is FunctionTool<never> => isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
   const functionTools = tools.filter(isFunctionTool)
   const declarations = functionTools.map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: t.parameters } }))

@@ -89,7 +89,7 @@ describe('toAiSdkTools: what the SDK keeps', () => {
     const model = scriptedModel((_, turn) => (turn === 0 ? [{ id: 'call_9', tool: 'read_text_file', input: JSON.stringify({ path: join(dir, 'notes.txt') }) }] : 'done'))
     const r = await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(3) })
     const result = r.steps[0]?.toolResults[0]
-    expect(result?.output).toEqual({ role: 'tool', tool_call_id: 'call_9', content: TEXT, structured_content: { content: TEXT } })
+    expect(result?.output).toEqual({ role: 'tool', tool_call_id: 'call_9', content: TEXT, structured_content: { content: TEXT }, mcp_content: [{ type: 'text', text: TEXT }] })
   })
 
   it('a listing that fails rejects with a ProviderFailure holding the Left', async () => {

@@ -60,7 +60,7 @@ describe('toLangChainTools in a ToolNode over server-filesystem', () => {
     expect(received).toEqual([{ name: 'read_text_file', arguments: { path, haed: 1 } }])
     expect(first).toMatchObject({ tool_call_id: 'call_1', status: 'success', content: 'one\ntwo\n' })
     // the whole result is the artifact: the structured content survives, unseen by the model
-    expect(first?.artifact).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'one\ntwo\n', structured_content: { content: 'one\ntwo\n' } })
+    expect(first?.artifact).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'one\ntwo\n', structured_content: { content: 'one\ntwo\n' }, mcp_content: [{ type: 'text', text: 'one\ntwo\n' }] })
     expect(second).toMatchObject({ tool_call_id: 'call_2', status: 'error', content: expect.stringMatching(/^The permission policy refused this call to "write_file".*read-only agent/) })
     expect(readFileSync(path, 'utf8')).toBe('one\ntwo\n')
   })
