@@ -1,13 +1,13 @@
 /**
- * The provider model: a record of two functions, in the OpenAI
- * chat-completions shapes that MCP hosts already speak.
+ * Providers from plain functions: `fromTools` over in-process tools, and the bridges
+ * to Promise-based hosts and providers, `fromAsync` and `toAsync`.
  *
  * @since 0.1.0
  */
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left as leftOf, right as rightOf } from 'fp-ts/lib/Either.js'
-import type { Args, Batch, Provider, ToolCall, ToolDeclaration, ToolResult, BatchProvider } from './model.js'
+import type { Args, Batch, BatchProvider, Provider, ToolCall, ToolDeclaration, ToolResult } from './model.js'
 import { assertProvider } from './model.js'
 import { drawArgsProblem, noneAsEmpty } from './Args.js'
 import { batchOf } from './Batch.js'

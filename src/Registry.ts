@@ -7,7 +7,7 @@
  */
 import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
-import type { Batch, Provider, ToolCall, ToolDeclaration, BatchProvider } from './model.js'
+import type { Batch, BatchProvider, Provider, ToolCall, ToolDeclaration } from './model.js'
 import { assertProvider } from './model.js'
 import { batchOf, runBatch } from './Batch.js'
 import type { Step } from './internal/answer.js'

@@ -16,7 +16,7 @@ import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import { isLeft } from 'fp-ts/lib/Either.js'
 import * as t from 'io-ts/lib/index.js'
-import type { Batch, Provider, ToolDeclaration, BatchProvider } from './model.js'
+import type { Batch, BatchProvider, Provider, ToolCall, ToolDeclaration } from './model.js'
 import { assertProvider } from './model.js'
 import { batchOf, runBatch } from './Batch.js'
 import type { Catalogue } from './audit/Catalogue.js'
@@ -96,8 +96,13 @@ export interface AuditState {
   readonly said: ReadonlySet<AuditDiagnostic['_tag']>
 }
 
-/** What a step has to say once the state is written. */
-interface Said {
+/**
+ * What a step has to say once the state is written.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Said {
   readonly warnings: ReadonlyArray<UnknownKeyWarning>
   readonly diagnostics: ReadonlyArray<AuditDiagnostic>
 }
@@ -239,8 +244,33 @@ export const diagnoseToStderr =
   }
 
 // -------------------------------------------------------------------------------------
-// combinator
+// sessions
 // -------------------------------------------------------------------------------------
+
+/**
+ * One audit's memory and voice, for whoever feeds it calls: `withUnknownKeyAudit` over
+ * a provider, and the framework adapters over a framework's own tool calls. The state
+ * (`AuditState`) lives in one ref, changed only by the pure steps `listed` and
+ * `audited`, each applied in one synchronous step; what they have to say is said after
+ * the write. Nothing it does can throw.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditSession {
+  /** The catalogue of a listing, with this session's tolerated names. */
+  readonly catalogueOf: (declarations: ReadonlyArray<unknown>) => Catalogue
+  /** A listing went through: calls are audited against its catalogue from now on. */
+  readonly listed: (catalogue: Catalogue, tools: number) => void
+  /** A listing that was not an Either went through: said once. */
+  readonly notAnEither: (got: string) => void
+  /** Audits a batch against the last listing's catalogue. */
+  readonly audit: (batch: Batch) => void
+  /** Audits one call against `catalogue` (the tools of that very request), not the last listing's. */
+  readonly check: (catalogue: Catalogue, call: ToolCall) => void
+  readonly auditedTools: IO<ReadonlyArray<string>>
+  readonly stats: IO<ReadonlyArray<PairStat>>
+}
 
 const Capacity = new t.Type<number, number, unknown>(
   'a whole number of at least 1',
@@ -251,6 +281,66 @@ const Capacity = new t.Type<number, number, unknown>(
 
 // callbacks are checked by assertCallback, which can say more than a codec
 const OptionsProps = { onWarn: t.unknown, tolerate: t.readonlyArray(t.string), maxPairs: Capacity, onDiagnostic: t.unknown }
+
+/**
+ * The options, checked once at the door (a `TypeError` naming the problem), and a
+ * maker of sessions that share them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): IO<AuditSession> => {
+  const opts = decodeOptions(where, OptionsProps, options)
+  assertCallback(where, 'onWarn', opts.onWarn, 1)
+  assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
+  const onWarn = (opts.onWarn as UnknownKeyAuditOptions['onWarn']) ?? warnToStderr
+  const onDiagnostic = (opts.onDiagnostic as UnknownKeyAuditOptions['onDiagnostic']) ?? diagnoseToStderr
+  const ofListing = catalogueOf(toleratedOf(opts.tolerate))
+  const initial: AuditState = { catalogue: undefined, seen: emptySeenSetOf(opts.maxPairs ?? DEFAULT_CAPACITY), said: new Set() }
+
+  return () => {
+    const state: IORef<AuditState> = newIORef(initial)()
+    // said after the state is written, so a callback that lists or calls again sees it
+    const say = (said: Said): void => {
+      for (const d of said.diagnostics) callBack(onDiagnostic, d)
+      for (const w of said.warnings) callBack(onWarn, w)
+    }
+    const step = (f: (s: AuditState) => readonly [Said, AuditState]): void => {
+      try {
+        say(modify(f)(state)())
+      } catch {
+        // the audit adds no failure of its own
+      }
+    }
+    return {
+      catalogueOf: (declarations) => {
+        try {
+          return ofListing(declarations)
+        } catch {
+          return emptyCatalogue
+        }
+      },
+      listed: (catalogue, tools) => step(listed(catalogue, tools)),
+      notAnEither: (got) => step(notAnEither(got)),
+      audit: (batch) => step(audited(batch)),
+      check: (catalogue, call) => step(auditedAgainst(catalogue, call)),
+      auditedTools: () => [...(state.read().catalogue ?? emptyCatalogue).keys()].sort(),
+      stats: () => pairStats(state.read().seen),
+    }
+  }
+}
+
+// `audited` of one call against the caller's catalogue, leaving the state's own
+const auditedAgainst =
+  (catalogue: Catalogue, call: ToolCall) =>
+  (s: AuditState): readonly [Said, AuditState] => {
+    const [said, next] = audited(batchOf([call]))({ ...s, catalogue })
+    return [said, next.seen === s.seen && next.said === s.said ? s : { ...next, catalogue: s.catalogue }]
+  }
+
+// -------------------------------------------------------------------------------------
+// combinator
+// -------------------------------------------------------------------------------------
 
 /**
  * Audits each call's argument keys against the tool's own declaration and warns once
@@ -276,57 +366,35 @@ const OptionsProps = { onWarn: t.unknown, tolerate: t.readonlyArray(t.string), m
  */
 export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(provider: Provider<E>) => AuditedProvider<E>) => {
   const where = 'withUnknownKeyAudit'
-  const opts = decodeOptions(where, OptionsProps, options)
-  assertCallback(where, 'onWarn', opts.onWarn, 1)
-  assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
-  const onWarn = (opts.onWarn as UnknownKeyAuditOptions['onWarn']) ?? warnToStderr
-  const onDiagnostic = (opts.onDiagnostic as UnknownKeyAuditOptions['onDiagnostic']) ?? diagnoseToStderr
-  const catalogueOfListing = catalogueOf(toleratedOf(opts.tolerate))
-  const initial: AuditState = { catalogue: undefined, seen: emptySeenSetOf(opts.maxPairs ?? DEFAULT_CAPACITY), said: new Set() }
+  const newSession = auditSessions(where, options)
 
   return <E>(provider: Provider<E>): AuditedProvider<E> => {
     assertProvider(where, provider)
-    const state: IORef<AuditState> = newIORef(initial)()
+    const session = newSession()
     const send = runBatch(provider)
 
-    // said after the state is written, so a callback that lists or calls again sees it
-    const say = (said: Said): void => {
-      for (const d of said.diagnostics) callBack(onDiagnostic, d)
-      for (const w of said.warnings) callBack(onWarn, w)
-    }
-
-    const onListing = (declarations: ReadonlyArray<ToolDeclaration>): void => {
-      let catalogue: Catalogue
-      let tools = 0
-      try {
-        catalogue = catalogueOfListing(declarations)
-        tools = Array.isArray(declarations) ? declarations.length : 0
-      } catch {
-        catalogue = emptyCatalogue
-      }
-      say(modify(listed(catalogue, tools))(state)())
+    const onListing = (listing: unknown): void => {
+      if (typeof listing === 'object' && listing !== null && (listing as { _tag?: unknown })._tag === 'Right') {
+        const declarations = (listing as { right: ReadonlyArray<ToolDeclaration> }).right
+        session.listed(session.catalogueOf(declarations), Array.isArray(declarations) ? declarations.length : 0)
+      } else if (!isEither(listing)) session.notAnEither(describeValue(listing))
     }
 
     const executeBatch = (batch: Batch) => () => {
-      try {
-        say(modify(audited(batch))(state)())
-      } catch {
-        // the audit adds no failure of its own
-      }
+      session.audit(batch)
       return send(batch)()
     }
 
     return {
       toolsForLlm: () =>
         provider.toolsForLlm().then((listing) => {
-          if (typeof listing === 'object' && listing !== null && listing._tag === 'Right') onListing(listing.right)
-          else if (!isEither(listing)) say(modify(notAnEither(describeValue(listing)))(state)())
+          onListing(listing)
           return listing
         }),
       executeToolCalls: (calls) => executeBatch(batchOf(calls)),
       executeBatch,
-      auditedTools: () => [...(state.read().catalogue ?? emptyCatalogue).keys()].sort(),
-      stats: () => pairStats(state.read().seen),
+      auditedTools: session.auditedTools,
+      stats: session.stats,
     }
   }
 }

@@ -58,8 +58,10 @@ describe('@example blocks', () => {
     const name = `${relative(root, ex.file)} #${ex.index + 1}`
     it(name, async () => {
       const index = relative(out, join(root, 'src', 'index.ts')).replace(/\\/g, '/').replace(/\.ts$/, '.js')
-      const mcp = relative(out, join(root, 'src', 'mcp', 'index.ts')).replace(/\\/g, '/').replace(/\.ts$/, '.js')
-      const body = ex.code.replace(/from 'toolstack\/mcp'/g, `from '${mcp}'`).replace(/from 'toolstack'/g, `from '${index}'`)
+      const sub = (n: string): string => relative(out, join(root, 'src', n, 'index.ts')).replace(/\\/g, '/').replace(/\.ts$/, '.js')
+      const body = ex.code
+        .replace(/from 'toolstack\/(mcp|ai-sdk|openai|openai-agents|langchain)'/g, (_, n: string) => `from '${sub(n)}'`)
+        .replace(/from 'toolstack'/g, `from '${index}'`)
       const file = join(out, `${relative(join(root, 'src'), ex.file).replace(/[/\\.]/g, '_')}_${ex.index}.ts`)
       writeFileSync(file, `import assert from 'node:assert'\n${body}\nexport {}\n`)
       await import(file)

@@ -100,3 +100,64 @@ describe('the built package in plain Node', () => {
     expect(JSON.parse(err.trim()) as unknown).toMatchObject({ type: 'warning', tool: 'read', id: '2', unknownKeys: ['pth'] })
   })
 })
+
+// Each framework adapter's subpath, from dist/, with `import` and with `require`: the
+// same exports both ways, a call that works, and nothing done at import.
+const ADAPTERS: ReadonlyArray<{ readonly subpath: string; readonly probe: string }> = [
+  {
+    subpath: 'toolstack/ai-sdk',
+    probe: `
+const said = []
+const mw = m.unknownKeyAuditMiddleware({ onWarn: (w) => { said.push(w.unknownKeys.join()) } })
+const result = { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 't', input: '{"a":1,"b":2}' }] }
+const params = { prompt: [], tools: [{ type: 'function', name: 't', inputSchema: { type: 'object', properties: { a: {} } } }] }
+mw.wrapGenerate({ doGenerate: async () => result, params }).then((r) => console.log(JSON.stringify({ same: r === result, said, exports: Object.keys(m).sort() })))`,
+  },
+  {
+    subpath: 'toolstack/openai',
+    probe: `
+const calls = m.fromResponsesCalls([{ type: 'function_call', id: 'fc', call_id: 'c1', name: 't', arguments: '{"a":1,"b":2}' }])
+const [out] = m.toFunctionCallOutputs([{ role: 'tool', tool_call_id: calls[0].id, content: 'b', is_error: true }])
+const [msg] = m.toToolMessages([{ role: 'tool', tool_call_id: 'c1', content: 'b', structured_content: {} }])
+console.log(JSON.stringify({ same: out.output === 'Error: b' && Object.keys(msg).length === 3, said: [msg.content], exports: Object.keys(m).sort() }))`,
+  },
+  {
+    subpath: 'toolstack/openai-agents',
+    probe: `
+const said = []
+const invoke = async () => 'ran'
+const t = { type: 'function', name: 't', description: '', strict: false, parameters: { type: 'object', properties: { a: {} } }, invoke, needsApproval: async () => false, isEnabled: async () => true }
+const { tools } = m.auditAgentsTools([t], { onWarn: (w) => { said.push(w.unknownKeys.join()) } })
+tools[0].invoke({}, '{"a":1,"b":2}').then((r) => console.log(JSON.stringify({ same: r === 'ran', said, exports: Object.keys(m).sort() })))`,
+  },
+  {
+    subpath: 'toolstack/langchain',
+    probe: `
+const said = []
+const audit = new m.UnknownKeyAuditHandler([{ name: 't', schema: { type: 'object', properties: { a: {} } } }], { onWarn: (w) => { said.push(w.unknownKeys.join()) } })
+audit.handleToolStart({}, '{"a":1,"b":2}', 'run', undefined, undefined, undefined, 't', 'c1')
+console.log(JSON.stringify({ same: m.permissiveSchema({ type: 'object', additionalProperties: false }).additionalProperties === undefined, said, exports: Object.keys(m).sort() }))`,
+  },
+]
+
+describe('the framework adapters, built, in plain Node', () => {
+  for (const { subpath, probe } of ADAPTERS) {
+    it(`${subpath} loads with require() and with import, with the same exports, and works`, () => {
+      const cjs = node(['-e', `const m = require('${subpath}')\n${probe}`])
+      expect(cjs.stderr).toBe('')
+      const esm = node(['--input-type=module', '-e', `import * as m from '${subpath}'\n${probe}`])
+      expect(esm.stderr).toBe('')
+      const [a, b] = [JSON.parse(cjs.stdout) as Record<string, unknown>, JSON.parse(esm.stdout) as Record<string, unknown>]
+      expect(a).toEqual(b)
+      expect(a['same']).toBe(true)
+      expect(a['said']).toEqual(['b'])
+      expect((a['exports'] as ReadonlyArray<string>).length).toBeGreaterThan(2)
+    })
+
+    it(`${subpath} does nothing at import`, () => {
+      const r = node(['--input-type=module', '-e', `await import('${subpath}'); const t = Date.now(); process.on('exit', () => console.log(Date.now() - t < 1000 ? 'exited' : 'lingered'))`])
+      expect(r.stderr).toBe('')
+      expect(r.stdout).toBe('exited\n')
+    })
+  }
+})

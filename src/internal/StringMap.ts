@@ -135,10 +135,11 @@ const pairToNode = (n: Node, dataMap: number, nodeMap: number, i: number, at: nu
 // the trie
 // -------------------------------------------------------------------------------------
 
-// Set by `updateIn` when it adds a binding rather than replacing one. A return flag instead
-// of a second lookup before every set; `updateIn` runs synchronously and calls only the
-// map's hash, so nothing can observe or interleave with it.
-let grew = false
+// Told by `updateIn` when it adds a binding rather than replacing one: a flag the caller
+// makes and reads, instead of a second lookup before every set.
+interface Growth {
+  grew: boolean
+}
 
 // A node holding exactly two bindings whose keys differ, from `shift` on.
 const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: number, shift: number): Node => {
@@ -153,7 +154,7 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
 // Binds `key` to `f(the value bound now)` (f(undefined) when none) in one walk, so a
 // counter bumped in a large map costs one path, not a lookup and a set. Returns `n`
 // itself when nothing changes.
-const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number, shift: number, hash: Hash): Node => {
+const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number, shift: number, hash: Hash, growth: Growth): Node => {
   if (shift > LAST_SHIFT) {
     // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is never a key
     for (let i = FIRST; i < n.length; i += 2) {
@@ -162,7 +163,7 @@ const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number,
         return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
       }
     }
-    grew = true
+    growth.grew = true
     return withPairAt(n, 0, n.length, key, f(undefined))
   }
   const bit = 1 << ((h >>> shift) & MASK)
@@ -175,17 +176,17 @@ const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number,
       const value = f(n[i + 1])
       return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
     }
-    grew = true
+    growth.grew = true
     const sub = pair(resident, n[i + 1], hash(resident), key, f(undefined), h, shift + BITS)
     return pairToNode(n, dataMap ^ bit, nodeMap | bit, i, n.length - 2 - bitCount(nodeMap & (bit - 1)), sub)
   }
   if ((nodeMap & bit) !== 0) {
     const j = n.length - 1 - bitCount(nodeMap & (bit - 1))
     const sub = n[j] as Node
-    const next = updateIn(sub, key, f, h, shift + BITS, hash)
+    const next = updateIn(sub, key, f, h, shift + BITS, hash, growth)
     return next === sub ? n : replaced(n, j, next)
   }
-  grew = true
+  growth.grew = true
   return withPairAt(n, dataMap | bit, FIRST + 2 * bitCount(dataMap & (bit - 1)), key, f(undefined))
 }
 
@@ -258,10 +259,10 @@ export const set = <V>(m: StringMap<V>, key: string, value: V): StringMap<V> => 
  */
 export const update = <V>(m: StringMap<V>, key: string, f: (old: V | undefined) => V): StringMap<V> => {
   const { root, hash, size } = impl(m)
-  grew = false
-  const next = updateIn(root, key, f as (old: unknown) => unknown, hash(key), 0, hash)
+  const growth: Growth = { grew: false }
+  const next = updateIn(root, key, f as (old: unknown) => unknown, hash(key), 0, hash, growth)
   if (next === root) return m
-  const out: Impl<V> = { size: grew ? size + 1 : size, root: next, hash }
+  const out: Impl<V> = { size: growth.grew ? size + 1 : size, root: next, hash }
   return out
 }
 

@@ -177,7 +177,7 @@ interface Listed {
   readonly readOnly: boolean
 }
 
-interface Catalogue {
+interface Routes {
   readonly declarations: ReadonlyArray<ToolDeclaration>
   readonly tools: ReadonlyArray<McpTool>
   /** Model-facing name → tool. A Map: tool names are data (`__proto__` is a name). */
@@ -200,7 +200,7 @@ const readTool = (u: unknown): Listed | undefined => {
   }
 }
 
-const toCatalogue = (listed: ReadonlyArray<Listed>): Catalogue => {
+const toRoutes = (listed: ReadonlyArray<Listed>): Routes => {
   const names = toolNameMapping(listed.map((l) => l.mcpName))
   const declarations: Array<ToolDeclaration> = []
   const tools: Array<McpTool> = []
@@ -258,7 +258,7 @@ const fetchPage = async (
   return page
 }
 
-const listAll = async (client: McpToolClient, options: McpRequestOptions): Promise<Either<McpListingError, Catalogue>> => {
+const listAll = async (client: McpToolClient, options: McpRequestOptions): Promise<Either<McpListingError, Routes>> => {
   const listed: Array<Listed> = []
   const cursors = new Set<string>()
   let cursor: string | undefined
@@ -273,7 +273,7 @@ const listAll = async (client: McpToolClient, options: McpRequestOptions): Promi
       const l = readTool(tool)
       if (l !== undefined) listed.push(l)
     }
-    if (got.nextCursor === undefined) return right(toCatalogue(listed))
+    if (got.nextCursor === undefined) return right(toRoutes(listed))
     // a server that hands back a cursor it gave before would be listed forever
     if (cursors.has(got.nextCursor)) {
       return left(listingError(`tools/list failed on page ${page}: the server repeated the cursor ${JSON.stringify(got.nextCursor)}`, undefined))
@@ -406,13 +406,13 @@ type Prepared =
   | { readonly _tag: 'Answered'; readonly result: ToolResult }
   | { readonly _tag: 'Ready'; readonly call: unknown; readonly tool: McpTool; readonly args: Args }
 
-const prepare = (catalogue: Catalogue, batch: Batch, i: number, call: unknown): Prepared => {
+const prepare = (routes: Routes, batch: Batch, i: number, call: unknown): Prepared => {
   try {
     const name = callNameOf(call)
     if (name === undefined) {
       return { _tag: 'Answered', result: errorResult(call, 'the call has no function name; the tool was not called') }
     }
-    const tool = catalogue.byName.get(name)
+    const tool = routes.byName.get(name)
     if (tool === undefined) {
       return {
         _tag: 'Answered',
@@ -529,13 +529,13 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
   const signal: AbortSignal | undefined = opts.signal
   const requestOptions: McpRequestOptions = signal === undefined ? { timeout } : { timeout, signal }
 
-  const catalogue: IORef<Catalogue | undefined> = newIORef<Catalogue | undefined>(undefined)()
+  const lastRoutes: IORef<Routes | undefined> = newIORef<Routes | undefined>(undefined)()
   const listeners: IORef<ReadonlyArray<{ readonly run: IO<void> }>> = newIORef<ReadonlyArray<{ readonly run: IO<void> }>>([])()
   let installed = false
 
-  const list = async (): Promise<Either<McpListingError, Catalogue>> => {
+  const list = async (): Promise<Either<McpListingError, Routes>> => {
     const listed = await listAll(client, requestOptions)
-    if (listed._tag === 'Right') catalogue.write(listed.right)()
+    if (listed._tag === 'Right') lastRoutes.write(listed.right)()
     return listed
   }
 
@@ -555,7 +555,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
     if (read._tag === 'Left') return read.left
     const { calls, unreadable } = read.right
     if (calls.length === 0) return []
-    let table = catalogue.read()
+    let table = lastRoutes.read()
     if (table === undefined) {
       const listed = await list()
       if (listed._tag === 'Left') {
@@ -625,7 +625,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       ),
     executeToolCalls: (calls) => executeBatch(batchOf(calls)),
     executeBatch,
-    tools: () => catalogue.read()?.tools ?? [],
+    tools: () => lastRoutes.read()?.tools ?? [],
     onToolsChanged: (listener) => {
       // a wrapper per subscription, so subscribing one function twice needs two
       // unsubscribes, and unsubscribing is by identity of the subscription

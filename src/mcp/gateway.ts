@@ -198,13 +198,17 @@ export const startGateway = async (
   const upstreams = config.servers.map((s) => superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }))
   await Promise.all(upstreams.map((u) => u.ready))
   const upstreamOf = (tool: string): string => config.servers.find((s) => tool.startsWith(`${s.prefix}_`))?.name ?? ''
-  const namespace = registry(config.servers.map((s, i) => ({ prefix: s.prefix, provider: upstreams[i] as Upstream })))
+  // what every session shares: the upstreams under one namespace, with reasons (a
+  // session's own state is its seen-set, grants and question queue, above)
+  const namespace = pipe(
+    registry(config.servers.map((s, i) => ({ prefix: s.prefix, provider: upstreams[i] as Upstream }))),
+    config.reasons ? withReasons() : identity,
+  )
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
 
   const stackFor = (session: McpSession): Provider<unknown> =>
     pipe(
       namespace,
-      config.reasons ? withReasons() : identity,
       withUnknownKeyAudit({
         tolerate: config.tolerate,
         onWarn: (w) => onRecord({ type: 'warning', upstream: upstreamOf(w.tool), ...w }),

@@ -252,7 +252,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   let provider: Provider<unknown> | undefined = typeof served === 'function' ? undefined : served
   // a host that calls before it lists (after a reconnect, say) still gets an audited
   // call: the stack lists once first, as it would for the host
-  let listed: Promise<unknown> | undefined
+  let listed: Promise<void> | undefined
   const providerNow = (): Provider<unknown> => {
     if (provider !== undefined) return provider
     const clientCapabilities = server.getClientCapabilities()
@@ -266,7 +266,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const listing = providerNow().toolsForLlm()
-    listed = listing
+    // what is kept is that a listing ran, not the listing: a session holds no copy of it
+    listed = listing.then(() => undefined)
     const out = await listing
     if (out._tag === 'Left') throw failed('the tools could not be listed', out.left)
     return { tools: out.right.map(toMcpTool) }
@@ -278,7 +279,9 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
     const call: ToolCall = { id, type: 'function', function: { name: request.params.name, arguments: request.params.arguments ?? {} } }
     inFlight.set(id, extra.requestId)
     try {
-      await (listed ??= providerNow().toolsForLlm())
+      await (listed ??= providerNow()
+        .toolsForLlm()
+        .then(() => undefined))
       const out = await providerNow().executeToolCalls([call])()
       if (out._tag === 'Left') throw failed(`the call to ${request.params.name} failed`, out.left)
       const result = out.right[0]

@@ -41,7 +41,7 @@ export type UpstreamSpec =
  * @category model
  */
 export type UpstreamEvent =
-  | { readonly _tag: 'Started'; readonly upstream: string; readonly tools: number; readonly ms: number }
+  | { readonly _tag: 'Started'; readonly upstream: string; readonly tools: number; readonly ms: number; readonly pid?: number }
   | { readonly _tag: 'Failed'; readonly upstream: string; readonly error: string }
   | { readonly _tag: 'Exited'; readonly upstream: string }
   | { readonly _tag: 'Restarting'; readonly upstream: string; readonly inMs: number }
@@ -196,7 +196,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       const tools = await relist(provider)
       running = { provider, close: current.close, pid: current.pid }
       nextDelay = base
-      say({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0 })
+      const pid = current.pid()
+      say({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
     } catch (e) {
       running = undefined
       await current?.close()

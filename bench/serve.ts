@@ -1,0 +1,216 @@
+// `toolstack serve`'s figures, measured side by side in one run: the latency a
+// tools/call round trip gains through the gateway over calling the upstream directly
+// with the SDK; the gateway's start to its first tools/list answer, against the
+// slowest upstream's own start; the memory an idle HTTP session holds, and 200
+// sessions at once, each answered.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { decodeGatewayConfig, serveHttp, startGateway } from 'toolstack/mcp'
+import type { Figure } from './measure.js'
+import { median } from './measure.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const main = join(root, 'dist/esm/cli/main.js')
+const require = createRequire(import.meta.url)
+const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
+const ECHO = join(root, 'test/mcp/fixtures/flaky-server.mjs')
+
+const connect = async (command: string, args: ReadonlyArray<string>): Promise<Client> => {
+  const client = new Client({ name: 'bench', version: '1' })
+  await client.connect(new StdioClientTransport({ command, args: [...args], stderr: 'ignore' }))
+  return client
+}
+
+const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6
+
+// 1. a round trip through the gateway against the same upstream called directly
+const latency = async (dir: string, calls: number): Promise<Figure> => {
+  const config = join(dir, 'echo.json')
+  writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO], prefix: 'ec' } } }))
+  const direct = await connect(process.execPath, [ECHO])
+  const gateway = await connect(process.execPath, [main, 'serve', '--config', config])
+  try {
+    await gateway.listTools()
+    const deltas: Array<number> = []
+    const once = async (client: Client, name: string): Promise<number> => {
+      const t0 = process.hrtime.bigint()
+      await client.callTool({ name, arguments: { n: 1 } })
+      return ms(t0)
+    }
+    for (let i = 0; i < 50; i++) await Promise.all([once(direct, 'ping'), once(gateway, 'ec_ping')])
+    const d: Array<number> = []
+    const g: Array<number> = []
+    for (let i = 0; i < calls; i++) {
+      // alternate who goes first, one at a time, so neither waits on the other
+      if (i % 2 === 0) {
+        d.push(await once(direct, 'ping'))
+        g.push(await once(gateway, 'ec_ping'))
+      } else {
+        g.push(await once(gateway, 'ec_ping'))
+        d.push(await once(direct, 'ping'))
+      }
+      deltas.push((g[g.length - 1] as number) - (d[d.length - 1] as number))
+    }
+    return {
+      name: 'serve: latency added per tools/call round trip, gateway vs the upstream called directly',
+      value: median(deltas) * 1000,
+      unit: 'µs',
+      target: { op: '<=', value: 300 },
+      note: `direct ${(median(d) * 1000).toFixed(0)} µs, through the gateway ${(median(g) * 1000).toFixed(0)} µs (median of ${calls})`,
+    }
+  } finally {
+    await direct.close()
+    await gateway.close()
+  }
+}
+
+// 2. the gateway's start to its first tools/list answer, against each upstream alone
+const startUp = async (dir: string, rounds: number): Promise<Figure> => {
+  const config = join(dir, 'two.json')
+  writeFileSync(config, JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] }, ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }))
+  const firstList = async (command: string, args: ReadonlyArray<string>): Promise<number> => {
+    const t0 = process.hrtime.bigint()
+    const client = await connect(command, args)
+    await client.listTools()
+    const t = ms(t0)
+    await client.close()
+    return t
+  }
+  const extra: Array<number> = []
+  const slowest: Array<number> = []
+  const gateways: Array<number> = []
+  await firstList(process.execPath, [FILESYSTEM, dir]) // file cache
+  for (let r = 0; r < rounds; r++) {
+    const fs = await firstList(process.execPath, [FILESYSTEM, dir])
+    const ev = await firstList(process.execPath, [EVERYTHING, 'stdio'])
+    const gw = await firstList(process.execPath, [main, 'serve', '--config', config])
+    slowest.push(Math.max(fs, ev))
+    gateways.push(gw)
+    extra.push(gw - Math.max(fs, ev))
+  }
+  return {
+    name: 'serve: start to first tools/list answer, beyond the slowest upstream alone',
+    value: median(extra),
+    unit: 'ms',
+    target: { op: '<=', value: 150 },
+    note: `slowest upstream alone ${median(slowest).toFixed(0)} ms, the gateway over both ${median(gateways).toFixed(0)} ms (median of ${rounds})`,
+  }
+}
+
+// the sessions are opened by another process, so only the gateway's side is counted
+const LOAD = `
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+const clients = []
+const open = async (url, n, list) => {
+  for (let i = 0; i < n; i++) {
+    const c = new Client({ name: 'load', version: '1' })
+    await c.connect(new StreamableHTTPClientTransport(new URL(url)))
+    if (list) await c.listTools()
+    clients.push(c)
+  }
+}
+const [url, n] = [process.argv[2], Number(process.argv[3])]
+process.stdin.setEncoding('utf8')
+let buffered = ''
+process.stdin.on('data', async (chunk) => {
+  buffered += chunk
+  const lines = buffered.split('\\n')
+  buffered = lines.pop()
+  for (const line of lines) {
+    if (line === 'open') await open(url, n, false)
+    if (line === 'list') for (const c of clients) await c.listTools()
+    if (line === 'call') {
+      const answers = await Promise.all(clients.map((c, i) => c.callTool({ name: 'ec_ping', arguments: { n: i } })))
+      process.stdout.write('answered ' + answers.filter((a, i) => a.content?.[0]?.text === 'pong {"n":' + i + '}').length + '\\n')
+      continue
+    }
+    if (line === 'close') {
+      await Promise.all(clients.splice(0).map(async (c) => { await c.transport?.terminateSession?.(); await c.close() }))
+    }
+    process.stdout.write('done ' + line + '\\n')
+  }
+})
+`
+
+// 3. memory per idle HTTP session (initialized, not yet listing), the same after each
+// listed the tools of two real upstreams, and n sessions held, each call answered
+export const sessions = async (dir: string, n: number): Promise<ReadonlyArray<Figure>> => {
+  const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined)
+  const config = decodeGatewayConfig({
+    mcpServers: {
+      ec: { command: process.execPath, args: [ECHO] },
+      fs: { command: process.execPath, args: [FILESYSTEM, dir] },
+      ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+    },
+  })
+  if (config._tag === 'Left') throw new Error(config.left)
+  const gateway = await startGateway(config.right, () => undefined)
+  const serving = await serveHttp(gateway.newServer, { port: 0 })
+  const loader = join(root, 'bench', '.load-sessions.mjs')
+  writeFileSync(loader, LOAD)
+  const child = spawn(process.execPath, [loader, serving.url, String(n)], { stdio: ['pipe', 'pipe', 'inherit'], cwd: root })
+  let out = ''
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString()
+  })
+  const step = async (line: string, reply: string): Promise<void> => {
+    out = ''
+    child.stdin.write(line + '\n')
+    while (!out.includes(reply)) {
+      if (child.exitCode !== null) throw new Error(`the load process ended: ${out}`)
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  }
+  const heap = (): number => {
+    gc()
+    gc()
+    return process.memoryUsage().heapUsed
+  }
+  try {
+    // a first round warms what every session shares (code, caches), then is let go
+    await step('open', 'done open')
+    await step('list', 'done list')
+    await step('close', 'done close')
+    await new Promise((r) => setTimeout(r, 200))
+    const empty = heap()
+    await step('open', 'done open')
+    const held = serving.sessions()
+    const idle = (heap() - empty) / held
+    await step('list', 'done list')
+    const listed = (heap() - empty) / held
+    await step('call', 'answered')
+    const answered = Number(/answered (\d+)/.exec(out)?.[1] ?? 0)
+    return [
+      { name: 'serve: memory per idle HTTP session (the gateway\'s heap)', value: idle / 1024, unit: 'KB', target: { op: '<=', value: 50 }, note: `${held} sessions held` },
+      { name: 'serve: memory per HTTP session once it listed 28 tools of three upstreams', value: listed / 1024, unit: 'KB' },
+      { name: `serve: ${n} concurrent HTTP sessions, each call answered`, value: answered / n, unit: 'ratio', target: { op: '>=', value: 1 } },
+    ]
+  } finally {
+    child.kill()
+    rmSync(loader, { force: true })
+    await serving.close()
+    await gateway.close()
+  }
+}
+
+export const serveFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>> => {
+  const dir = mkdtempSync(join(tmpdir(), 'toolstack-bench-serve-'))
+  try {
+    return [await latency(dir, quick ? 200 : 1000), await startUp(dir, quick ? 3 : 5), ...(await sessions(dir, 200))]
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { render } = await import('./measure.js')
+  for (const f of await serveFigures(process.argv.includes('--quick'))) console.log(render(f))
+}

@@ -1,0 +1,66 @@
+// The unknown-key alarm inside LangChain: LangGraph's ToolNode runs an AIMessage's
+// tool calls over a toolstack stack on the reference filesystem MCP server and over the
+// user's own zod tool, with UnknownKeyAuditHandler listening. The AIMessage is written
+// here (no model, no network); a chat model's bindTools(tools) produces the same.
+// Run with: npm run example:langchain
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ToolMessage } from '@langchain/core/messages'
+import { AIMessage } from '@langchain/core/messages'
+import { tool } from '@langchain/core/tools'
+import { ToolNode } from '@langchain/langgraph/prebuilt'
+import { pipe } from 'fp-ts/lib/function.js'
+import { z } from 'zod'
+import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
+import { connectStdio, fromMcpClient } from 'toolstack/mcp'
+import { UnknownKeyAuditHandler, toLangChainTools } from 'toolstack/langchain'
+
+const main = async (): Promise<void> => {
+  const dir = mkdtempSync(join(tmpdir(), 'toolstack-langchain-'))
+  writeFileSync(join(dir, 'notes.txt'), 'Ship the adapters on Friday.\nDemo on 2 December.\nRetro after.\n')
+  const server = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
+  const fs = await connectStdio({ command: process.execPath, args: [server, dir], stderr: 'ignore' })
+  const show = (s: string): string => s.replaceAll(dir, '<dir>').replace(/\n/g, ' | ')
+  try {
+    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) => console.log(`  ⚠ ${who}: ${show(formatWarning(w))}`)
+
+    // 1. a toolstack stack as LangChain tools: their schemas let every key through to the stack
+    const stack = pipe(
+      fromMcpClient(fs.client),
+      withReasons(),
+      withUnknownKeyAudit({ onWarn: say('stack') }),
+      withPolicy({ rules: [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: dir, note: 'this agent only reads' }] }),
+    )
+    // 2. the user's own zod tool, heard by the handler before zod strips what it does not declare
+    const summarise = tool(async ({ text, words }) => `${text.split(/\s+/).slice(0, words ?? 3).join(' ')}…`, {
+      name: 'summarise',
+      description: 'Summarises a text in a few words',
+      schema: z.object({ text: z.string(), words: z.number().optional() }),
+    })
+    const audit = new UnknownKeyAuditHandler([summarise], { onWarn: say('handler') })
+
+    const message = new AIMessage({
+      content: '',
+      tool_calls: [
+        { id: 'call_1', name: 'read_text_file', args: { path: join(dir, 'notes.txt'), haed: 1, reason: 'the user asked when the demo is' }, type: 'tool_call' },
+        { id: 'call_2', name: 'summarise', args: { text: 'Ship the adapters on Friday', wrods: 2 }, type: 'tool_call' },
+        { id: 'call_3', name: 'write_file', args: { path: join(dir, 'notes.txt'), content: '' }, type: 'tool_call' },
+      ],
+    })
+    for (const c of message.tool_calls ?? []) console.log(`model → ${c.id ?? ''} ${c.name} ${show(JSON.stringify(c.args))}`)
+    const node = new ToolNode([...(await toLangChainTools(stack)), summarise])
+    const out = (await node.invoke({ messages: [message] }, { callbacks: [audit] })) as { messages: Array<ToolMessage> }
+    for (const m of out.messages) console.log(`model ← ${m.tool_call_id} ${m.status ?? ''}: ${show(String(m.content)).slice(0, 120)}`)
+    console.log(`stats: ${JSON.stringify(audit.stats())}`)
+  } finally {
+    await fs.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e)
+  process.exitCode = 1
+})

@@ -1,0 +1,168 @@
+/**
+ * A policy's `ask` through the AI SDK's own tool approval: the static rules decide,
+ * before a tool runs, which calls need a human (`toolApproval` answers
+ * `'user-approval'` for them), the SDK asks in its own way (a `tool-approval-request`,
+ * answered by a `tool-approval-response`), and when the human approved, the call goes
+ * down the stack marked so: `withPolicy`'s `onAsk` answers `allow-once` for it.
+ *
+ * @since 0.1.0
+ */
+import type { IORef } from 'fp-ts/lib/IORef.js'
+import { newIORef } from 'fp-ts/lib/IORef.js'
+import type { OnAsk, PermissionAnswer, Roots, Rule } from '../index.js'
+import { decodeRules, drawRule, evaluate } from '../index.js'
+import { describeValue } from '../internal/describe.js'
+import { isRecord } from '../internal/guards.js'
+import { modify } from '../internal/ref.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyApprovalOptions {
+  /** The rules given to `withPolicy`: the same ones, so both say `ask` about the same calls. */
+  readonly rules: ReadonlyArray<Rule>
+  /** The `roots` given to `withPolicy`, if any. */
+  readonly roots?: Roots
+  /** Asked about a call the policy asks about but the SDK did not (no approval found for it). Default: refuse it. */
+  readonly onAsk?: OnAsk
+}
+
+/**
+ * What an AI SDK tool approval is: the status a `toolApproval` function answers.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ApprovalStatus = 'not-applicable' | { readonly type: 'user-approval'; readonly reason: string }
+
+/**
+ * The two ends of the bridge.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyApproval {
+  /** For `generateText` / `streamText`'s `toolApproval`: asks the human about the calls the rules ask about. */
+  readonly toolApproval: (options: { readonly toolCall: { readonly toolName: string; readonly input: unknown } }) => ApprovalStatus
+  /** For `withPolicy({ rules, onAsk })`: `allow-once` for a call the human approved through the SDK. */
+  readonly onAsk: OnAsk
+  /** Runs `task` with the call `id` marked approved (what `toAiSdkTools` does for an approved call). */
+  readonly approvedWhile: <A>(id: string, task: () => Promise<A>) => Promise<A>
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+const partsOf = (message: unknown, role: string): ReadonlyArray<unknown> =>
+  isRecord(message) && message['role'] === role && Array.isArray(message['content']) ? (message['content'] as ReadonlyArray<unknown>) : []
+
+/**
+ * Whether the messages a tool runs with hold the human's approval of the call
+ * `toolCallId`: an assistant's `tool-approval-request` for it, answered by a
+ * `tool-approval-response` with `approved: true`.
+ *
+ * @example
+ * import { approvedInMessages } from 'toolstack/ai-sdk'
+ * const messages = [
+ *   { role: 'assistant', content: [{ type: 'tool-approval-request', approvalId: 'a1', toolCallId: 'c1' }] },
+ *   { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'a1', approved: true }] },
+ * ]
+ * assert.strictEqual(approvedInMessages(messages, 'c1'), true)
+ * assert.strictEqual(approvedInMessages(messages, 'c2'), false)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const approvedInMessages = (messages: unknown, toolCallId: string): boolean => {
+  try {
+    if (!Array.isArray(messages)) return false
+    const requests = new Set<unknown>()
+    for (const m of messages as ReadonlyArray<unknown>) {
+      for (const p of partsOf(m, 'assistant')) {
+        if (isRecord(p) && p['type'] === 'tool-approval-request' && p['toolCallId'] === toolCallId) requests.add(p['approvalId'])
+      }
+    }
+    if (requests.size === 0) return false
+    for (const m of messages as ReadonlyArray<unknown>) {
+      for (const p of partsOf(m, 'tool')) {
+        if (isRecord(p) && p['type'] === 'tool-approval-response' && p['approved'] === true && requests.has(p['approvalId'])) return true
+      }
+    }
+    return false
+  } catch {
+    return false
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructor
+// -------------------------------------------------------------------------------------
+
+const DENY: PermissionAnswer = { action: 'deny-once' }
+const ALLOW: PermissionAnswer = { action: 'allow-once' }
+
+/**
+ * The bridge between `withPolicy` and the AI SDK's tool approval.
+ *
+ * ```ts
+ * const approval = policyApproval({ rules })
+ * const stack = pipe(fromMcpClient(client), withUnknownKeyAudit(), withPolicy({ rules, onAsk: approval.onAsk }))
+ * const tools = await toAiSdkTools(stack, { approval })
+ * const r = await generateText({ model, tools, toolApproval: approval.toolApproval, prompt })
+ * ```
+ *
+ * @example
+ * import { policyApproval } from 'toolstack/ai-sdk'
+ * const approval = policyApproval({ rules: [{ tool: 'read_*', decision: 'allow' }, { tool: 'write_file', decision: 'ask', note: 'writes need a human' }] })
+ * assert.strictEqual(approval.toolApproval({ toolCall: { toolName: 'read_text_file', input: {} } }), 'not-applicable')
+ * assert.deepStrictEqual(approval.toolApproval({ toolCall: { toolName: 'write_file', input: {} } }), { type: 'user-approval', reason: 'ask "write_file": writes need a human' })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval => {
+  const where = 'policyApproval'
+  if (!isRecord(options)) throw new TypeError(`${where}: options must be an object { rules, roots?, onAsk? }, got ${describeValue(options)}`)
+  const decoded = decodeRules(options.rules, 'rules')
+  if (decoded._tag === 'Left') throw new TypeError(`${where}: ${decoded.left}`)
+  const rules = decoded.right
+  const roots: Roots = options.roots ?? {}
+  const fallback = options.onAsk
+  if (fallback !== undefined && typeof fallback !== 'function') throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
+  const approved: IORef<ReadonlySet<string>> = newIORef<ReadonlySet<string>>(new Set())()
+  const mark = (id: string, on: boolean): void =>
+    modify((s: ReadonlySet<string>): readonly [void, ReadonlySet<string>] => {
+      const next = new Set(s)
+      if (on) next.add(id)
+      else next.delete(id)
+      return [undefined, next]
+    })(approved)()
+
+  return {
+    toolApproval: ({ toolCall }) => {
+      try {
+        const e = evaluate(rules, toolCall.toolName, toolCall.input, roots)
+        if (e.decision !== 'ask') return 'not-applicable'
+        const reason = e.rule === undefined ? 'no rule allows this call' : `${drawRule(e.rule)}${e.rule.note === undefined ? '' : `: ${e.rule.note}`}`
+        return { type: 'user-approval', reason }
+      } catch {
+        return { type: 'user-approval', reason: 'the call could not be evaluated' }
+      }
+    },
+    onAsk: (request) => (approved.read().has(request.call.id) ? ALLOW : fallback === undefined ? DENY : fallback(request)),
+    approvedWhile: async (id, task) => {
+      mark(id, true)
+      try {
+        return await task()
+      } finally {
+        mark(id, false)
+      }
+    },
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * `toolstack serve --config FILE [--http [HOST:]PORT]`: one MCP server in front of
+ * many, with the whole stack on every session. The work is the library's
+ * (`startGateway`, `toMcpServer`, `serveStdio`, `serveHttp`); this module reads the
+ * command line's choices, keeps the log, and ends cleanly.
+ *
+ * @since 0.1.0
+ */
+import { appendFileSync, readFileSync } from 'node:fs'
+import { formatWarning } from '../index.js'
+import type { GatewayRecord } from '../mcp/index.js'
+import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface ServeOptions {
+  readonly config: string
+  /** `[HOST:]PORT`; absent: stdio. */
+  readonly http?: string | undefined
+  /** Overrides the configuration's `log`. */
+  readonly log?: string | undefined
+}
+
+/**
+ * The effects `serve` needs, passed in.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ServeIO {
+  readonly err: (line: string) => void
+  /** The bearer token HTTP clients must present (from `TOOLSTACK_TOKEN`), if any. */
+  readonly token: string | undefined
+  /** Subscribes to a signal sent to the command; returns the unsubscribe. */
+  readonly onSignal: (signal: NodeJS.Signals, handler: () => void) => () => void
+  readonly version: string
+}
+
+const oneLine = (r: GatewayRecord): string => {
+  switch (r.type) {
+    case 'warning':
+      return formatWarning(r)
+    case 'decision':
+      return `toolstack serve: ${r.tool} call ${r.id || '(no id)'} ${r.outcome} by ${r.by}${r.refusal === undefined ? '' : ` (${r.refusal})`}`
+    case 'diagnostic':
+      return r.message
+    case 'upstream':
+      return `toolstack serve: upstream ${JSON.stringify(r.upstream)} ${r._tag === 'Started' ? `started with ${r.tools} tools in ${r.ms} ms` : r._tag === 'Failed' ? `failed: ${r.error}` : r._tag === 'Restarting' ? `restarts in ${r.inMs} ms` : r._tag === 'Exited' ? 'exited' : `now has ${r.tools} tools`}`
+  }
+}
+
+/** `[HOST:]PORT` as a host and a port; a Left saying why when it is not one. */
+const parseListen = (s: string): { readonly host: string; readonly port: number } | string => {
+  const m = /^(?:(.+):)?(\d{1,5})$/.exec(s)
+  const port = m === null ? NaN : Number(m[2])
+  if (m === null || port > 65535) return `--http expects [HOST:]PORT, e.g. 8931 or 127.0.0.1:8931, got ${JSON.stringify(s)}`
+  return { host: (m[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1'), port }
+}
+
+/**
+ * Runs the gateway until the host goes (stdio) or a signal ends it; answers the exit
+ * status: 0 when it ended as asked, 2 when it could not start (a bad configuration,
+ * a port in use), saying why.
+ *
+ * @since 0.1.0
+ * @category command
+ */
+export const runServe = async (options: ServeOptions, io: ServeIO): Promise<number> => {
+  let text: string
+  try {
+    text = readFileSync(options.config, 'utf8')
+  } catch (e) {
+    io.err(`cannot read the configuration ${JSON.stringify(options.config)}: ${(e as Error).message}`)
+    return 2
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    io.err(`${options.config} is not JSON: ${(e as Error).message}`)
+    return 2
+  }
+  const config = decodeGatewayConfig(json)
+  if (config._tag === 'Left') {
+    io.err(`${options.config}: ${config.left}`)
+    return 2
+  }
+  const listen = options.http === undefined ? undefined : parseListen(options.http)
+  if (typeof listen === 'string') {
+    io.err(listen)
+    return 2
+  }
+  const logFile = options.log ?? config.right.log
+  const record = (r: GatewayRecord): void => {
+    try {
+      if (logFile === undefined) io.err(oneLine(r))
+      else appendFileSync(logFile, JSON.stringify({ time: new Date().toISOString(), ...r }) + '\n')
+    } catch {
+      // a log that cannot be written costs no tool call
+    }
+  }
+  const gateway = await startGateway(config.right, record, { name: 'toolstack', version: io.version })
+  let stop: () => void = () => undefined
+  const ended = new Promise<void>((resolve) => {
+    stop = resolve
+  })
+  const offs = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => io.onSignal(s, stop))
+  try {
+    if (listen === undefined) {
+      await Promise.race([serveStdio(gateway.newServer()), ended])
+      return 0
+    }
+    let serving
+    try {
+      serving = await serveHttp(gateway.newServer, { ...listen, ...(io.token === undefined ? {} : { token: io.token }) })
+    } catch (e) {
+      io.err((e as Error).message)
+      return 2
+    }
+    io.err(`toolstack serve: listening on ${serving.url}${io.token === undefined ? '' : ' (bearer token required)'}`)
+    await ended
+    await serving.close()
+    return 0
+  } finally {
+    for (const off of offs) off()
+    await gateway.close()
+  }
+}

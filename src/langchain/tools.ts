@@ -1,0 +1,217 @@
+/**
+ * LangChain: a toolstack stack as LangChain tools, and the alarm as a callback handler
+ * for a user's own tools.
+ *
+ * A LangChain tool validates its input before it runs: a zod `z.object` strips the keys
+ * it does not declare, a JSON Schema with `additionalProperties: false` rejects the call
+ * (LangChain validates JSON Schemas too, with `@cfworker/json-schema`). So the stack's
+ * tools carry their declared schema without `additionalProperties` at the top: a key
+ * the schema does not name passes LangChain's validation untouched and reaches the stack.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Serialized } from '@langchain/core/load/serializable'
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base'
+import { ToolMessage } from '@langchain/core/messages'
+import type { RunnableConfig } from '@langchain/core/runnables'
+import { DynamicStructuredTool } from '@langchain/core/tools'
+import { toJsonSchema } from '@langchain/core/utils/json_schema'
+import type { AuditSession, Catalogue, JsonSchema, PairStat, Provider, ToolCall, ToolResult, UnknownKeyAuditOptions } from '../index.js'
+import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
+import { answerFor } from '../internal/answer.js'
+import { describeError, describeValue } from '../internal/describe.js'
+import { hasOwn, isRecord } from '../internal/guards.js'
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * A declared JSON Schema that lets every key through LangChain's validation: the same
+ * schema without its top-level `additionalProperties` (a copy; the declaration is not
+ * changed). Types, `required` and nested schemas are kept, and still validated by
+ * LangChain; the model is shown the same properties.
+ *
+ * @example
+ * import { permissiveSchema } from 'toolstack/langchain'
+ * assert.deepStrictEqual(
+ *   permissiveSchema({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false }),
+ *   { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const permissiveSchema = (parameters: JsonSchema | undefined): Record<string, unknown> => {
+  if (parameters === undefined || !isRecord(parameters)) return { type: 'object', properties: {} }
+  const out: Record<string, unknown> = {}
+  for (const k of Object.keys(parameters)) {
+    if (k === 'additionalProperties') continue
+    Object.defineProperty(out, k, { value: parameters[k], enumerable: true, writable: true, configurable: true })
+  }
+  if (!hasOwn(out, 'type')) out['type'] = 'object'
+  return out
+}
+
+const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined => {
+  try {
+    const call: unknown = (config as { readonly toolCall?: unknown } | undefined)?.toolCall
+    const id = isRecord(call) ? call['id'] : undefined
+    return typeof id === 'string' && id !== '' ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The tools of a provider, listed once, as LangChain `DynamicStructuredTool`s over the
+ * {@link permissiveSchema} of each declaration, so every key the model wrote reaches the
+ * stack. A call goes down the stack with LangChain's tool-call id as its id; the answer
+ * is `content_and_artifact`: the model reads the result's text, and the `ToolMessage`'s
+ * `artifact` is the whole result (`structured_content` included). An `is_error` result is
+ * a `ToolMessage` with `status: 'error'` (invoked without a tool call, it is thrown as an
+ * `Error`). A listing that fails rejects with a `ProviderFailure`.
+ *
+ * @example
+ * import { fromTools } from 'toolstack'
+ * import { toLangChainTools } from 'toolstack/langchain'
+ * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} }, additionalProperties: false } } }, run: (a) => String(a.text) }])
+ * const [echo] = await toLangChainTools(stack)
+ * const message = await echo?.invoke({ id: 'c1', name: 'echo', args: { text: 'hi', txet: 'hi' }, type: 'tool_call' })
+ * assert.strictEqual(message?.content, 'hi')
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toLangChainTools = <E>(provider: Provider<E>): Promise<Array<DynamicStructuredTool>> => {
+  assertProvider('toLangChainTools', provider)
+  const send = runBatch(provider)
+
+  const func =
+    (name: string) =>
+    async (input: unknown, _runManager?: unknown, config?: RunnableConfig): Promise<[string | ToolMessage, ToolResult | undefined]> => {
+      if (config?.signal?.aborted === true) throw new Error(`the call was aborted before it ran (${describeError(config.signal.reason)})`)
+      const id = toolCallIdOf(config)
+      const call: ToolCall = { id: id ?? '', type: 'function', function: { name, arguments: isRecord(input) ? input : JSON.stringify(input) ?? '' } }
+      const [result] = await answerFor([call], send(batchOf([call])))
+      if (result === undefined) throw new Error('the tool provider returned no result for this call')
+      if (result.is_error !== true) return [result.content, result]
+      if (id === undefined) throw new Error(result.content)
+      return [new ToolMessage({ status: 'error', content: result.content, tool_call_id: id, name, artifact: result }), undefined]
+    }
+
+  return Promise.resolve(provider.toolsForLlm()).then((listed) => {
+    if (listed._tag === 'Left') throw providerFailure(listed.left)
+    const seen = new Set<string>()
+    const out: Array<DynamicStructuredTool> = []
+    for (const d of listed.right) {
+      const name = d.function.name
+      if (seen.has(name)) continue
+      seen.add(name)
+      out.push(
+        new DynamicStructuredTool({
+          name,
+          description: d.function.description ?? '',
+          schema: permissiveSchema(d.function.parameters),
+          responseFormat: 'content_and_artifact',
+          func: func(name),
+        }),
+      )
+    }
+    return out
+  })
+}
+
+// -------------------------------------------------------------------------------------
+
+/**
+ * A tool the handler can audit: its name and its schema (zod or JSON Schema), as every
+ * LangChain structured tool has them.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditableTool {
+  readonly name: string
+  readonly schema: unknown
+}
+
+const declarationOf = (t: AuditableTool): unknown => {
+  try {
+    return { type: 'function', function: { name: t.name, parameters: toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]) } }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The alarm for a user's own LangChain tools, as a callback handler: `handleToolStart`
+ * receives the call's arguments as the model wrote them (a JSON string, before the
+ * tool's zod schema strips them), and the tool's name (`runName`); they are audited
+ * against that tool's own schema, with the options, warning and once-per-(tool, key)
+ * memory of `withUnknownKeyAudit`. It only listens.
+ *
+ * LangChain validates a call before any callback fires: a call its schema rejects (a
+ * `z.strictObject`, a JSON Schema with `additionalProperties: false`) never reaches this
+ * handler. It is a class because LangChain's handlers are (`instanceof
+ * BaseCallbackHandler`).
+ *
+ * ```ts
+ * const audit = new UnknownKeyAuditHandler(tools, { onWarn })
+ * await new ToolNode(tools).invoke({ messages }, { callbacks: [audit] })
+ * ```
+ *
+ * @example
+ * import { tool } from '@langchain/core/tools'
+ * import { z } from 'zod'
+ * import { UnknownKeyAuditHandler } from 'toolstack/langchain'
+ * const read = tool(async ({ path }) => `read ${path}`, { name: 'read', description: 'Reads', schema: z.object({ path: z.string(), offset: z.number().optional() }) })
+ * const said: Array<string> = []
+ * const audit = new UnknownKeyAuditHandler([read], { onWarn: (w) => { said.push(`${w.unknownKeys.join()} → ${w.suggestions[0]?.didYouMean}`) } })
+ * const message = await read.invoke({ id: 'c1', name: 'read', args: { path: 'a', ffset: 3 }, type: 'tool_call' }, { callbacks: [audit] })
+ * assert.strictEqual(message.content, 'read a')
+ * assert.deepStrictEqual(said, ['ffset → offset'])
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export class UnknownKeyAuditHandler extends BaseCallbackHandler {
+  override name = 'toolstack_unknown_key_audit'
+  /** Every (tool, undeclared key) pair ever seen, with how many calls carried it. */
+  readonly stats: IO<ReadonlyArray<PairStat>>
+  /** Sorted names of the audited tools (those whose schema declares a property). */
+  readonly auditedTools: IO<ReadonlyArray<string>>
+  readonly #session: AuditSession
+  readonly #catalogue: Catalogue
+
+  constructor(tools: ReadonlyArray<AuditableTool>, options?: UnknownKeyAuditOptions) {
+    super()
+    const where = 'UnknownKeyAuditHandler'
+    if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools (with name and schema), got ${describeValue(tools)}`)
+    this.#session = auditSessions(where, options)()
+    const declarations = tools.map(declarationOf).filter((d) => d !== undefined)
+    this.#catalogue = this.#session.catalogueOf(declarations)
+    this.#session.listed(this.#catalogue, declarations.length)
+    this.stats = this.#session.stats
+    this.auditedTools = this.#session.auditedTools
+  }
+
+  override handleToolStart(
+    _tool: Serialized,
+    input: string,
+    _runId: string,
+    _parentRunId?: string,
+    _tags?: ReadonlyArray<string>,
+    _metadata?: Readonly<Record<string, unknown>>,
+    runName?: string,
+    toolCallId?: string,
+  ): void {
+    if (typeof runName !== 'string') return
+    this.#session.check(this.#catalogue, { id: toolCallId ?? '', type: 'function', function: { name: runName, arguments: input } })
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * The OpenAI Agents SDK: a toolstack stack as the SDK's function tools, and the alarm
+ * around a user's own tools. A function tool's `invoke` receives the model's arguments
+ * as the raw JSON string, before a zod schema parses (and strips) them: that is where
+ * both read them.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { FunctionTool, RunContext, Tool } from '@openai/agents'
+import type { PairStat, Provider, ToolCall, UnknownKeyAuditOptions } from '../index.js'
+import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
+import { answerFor } from '../internal/answer.js'
+import { describeError, describeValue } from '../internal/describe.js'
+import { isRecord } from '../internal/guards.js'
+import type { PolicyApproval } from './approval.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface ToAgentsToolsOptions {
+  /** The bridge from `policyApproval`: the rules' `ask` becomes `needsApproval`, and an approved call is marked so for `withPolicy`. */
+  readonly approval?: PolicyApproval
+}
+
+/**
+ * A user's tools, each function tool's `invoke` audited, plus what the audit knows.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditedAgentsTools<T extends Tool<never>> {
+  /** The tools in their order: function tools wrapped, every other tool the very same object. */
+  readonly tools: ReadonlyArray<T>
+  /** Sorted names of the audited tools (function tools declaring a property). */
+  readonly auditedTools: IO<ReadonlyArray<string>>
+  /** Every (tool, undeclared key) pair ever seen, with how many calls carried it. */
+  readonly stats: IO<ReadonlyArray<PairStat>>
+}
+
+type Details = Parameters<FunctionTool['invoke']>[2]
+type Parameters_ = FunctionTool['parameters']
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+const NO_PARAMETERS = Object.freeze({ type: 'object', properties: {}, required: [], additionalProperties: true }) as unknown as Parameters_
+
+/**
+ * What the model reads for a result: its text, an error said in words (a function
+ * call's output has no error flag).
+ *
+ * @example
+ * import { outputOf } from 'toolstack/openai-agents'
+ * assert.strictEqual(outputOf({ role: 'tool', tool_call_id: 'c1', content: 'nope', is_error: true }), 'Error: nope')
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const outputOf = (result: { readonly content: string; readonly is_error?: boolean }): string => (result.is_error === true ? `Error: ${result.content}` : result.content)
+
+const callIdOf = (details: Details): string => {
+  try {
+    const id = details?.toolCall?.callId
+    return typeof id === 'string' ? id : ''
+  } catch {
+    return ''
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The tools of a provider, listed once, as the Agents SDK's function tools: each with
+ * the declaration's JSON Schema, `strict: false` (so the model is not held to the
+ * schema and no key is refused before the stack), and an `invoke` that sends the raw
+ * argument string down the stack with the SDK's call id as its id. It never throws (a
+ * throw from a hand-built `invoke` would end the whole run): any failure is the text
+ * the model reads, an `is_error` result as `Error: <content>`. A listing that fails
+ * rejects with a `ProviderFailure`.
+ *
+ * @example
+ * import { fromTools } from 'toolstack'
+ * import { toAgentsTools } from 'toolstack/openai-agents'
+ * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } } }, run: (a) => String(a.text) }])
+ * const [echo] = await toAgentsTools(stack)
+ * assert.strictEqual(echo?.strict, false)
+ * assert.strictEqual(await echo?.invoke({} as never, '{"text":"hi"}'), 'hi')
+ * assert.strictEqual(await echo?.invoke({} as never, '{"text":'), 'Error: tool "echo" was not run: the arguments are not valid JSON (Unexpected end of JSON input)')
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsOptions): Promise<Array<FunctionTool>> => {
+  assertProvider('toAgentsTools', provider)
+  if (options !== undefined && !isRecord(options)) throw new TypeError(`toAgentsTools: options must be an object, got ${describeValue(options)}`)
+  const approval: PolicyApproval | undefined = (options as ToAgentsToolsOptions | undefined)?.approval
+  const send = runBatch(provider)
+
+  const invoke =
+    (name: string) =>
+    async (runContext: RunContext<unknown>, input: string, details?: Details): Promise<string> => {
+      try {
+        if (details?.signal?.aborted === true) return `Error: the call was aborted before it ran (${describeError(details.signal.reason)})`
+        const call: ToolCall = { id: callIdOf(details), type: 'function', function: { name, arguments: input } }
+        const run = () => answerFor([call], send(batchOf([call])))
+        const approved = approval !== undefined && call.id !== '' && runContext.isToolApproved({ toolName: name, callId: call.id }) === true
+        const [result] = approved ? await approval.approvedWhile(call.id, run) : await run()
+        return result === undefined ? 'Error: the tool provider returned no result for this call' : outputOf(result)
+      } catch (e) {
+        return `Error: the tool call failed: ${describeError(e)}`
+      }
+    }
+
+  return Promise.resolve(provider.toolsForLlm()).then((listed) => {
+    if (listed._tag === 'Left') throw providerFailure(listed.left)
+    const seen = new Set<string>()
+    const out: Array<FunctionTool> = []
+    for (const d of listed.right) {
+      const name = d.function.name
+      if (seen.has(name)) continue
+      seen.add(name)
+      out.push({
+        type: 'function',
+        name,
+        description: d.function.description ?? '',
+        parameters: (d.function.parameters ?? NO_PARAMETERS) as Parameters_,
+        strict: false,
+        invoke: invoke(name),
+        needsApproval: async (_ctx: RunContext, input: unknown) => approval !== undefined && approval.needsApproval(name, input),
+        isEnabled: async () => true,
+      })
+    }
+    return out
+  })
+}
+
+/**
+ * A user's own Agents SDK tools with the alarm around each function tool's `invoke`:
+ * the raw argument string is audited against the tool's own `parameters` (the JSON
+ * Schema the SDK made of its zod schema) before the tool parses it, with the options,
+ * warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. The tool itself is
+ * untouched: the very same `invoke` runs with the very same arguments, and what it
+ * answers or throws is what the SDK gets; every other tool is passed on as it is.
+ *
+ * @example
+ * import { auditAgentsTools } from 'toolstack/openai-agents'
+ * const said: Array<string> = []
+ * const read = { type: 'function', name: 'read', description: 'Reads', strict: true, parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } }, required: ['path', 'offset'], additionalProperties: false }, invoke: async () => 'text', needsApproval: async () => false, isEnabled: async () => true } as const
+ * const audited = auditAgentsTools([read], { onWarn: (w) => { said.push(`${w.tool}: ${w.unknownKeys.join()}`) } })
+ * assert.strictEqual(await audited.tools[0]?.invoke({} as never, '{"path":"a","ffset":1}', { toolCall: { type: 'function_call', callId: 'c1', name: 'read', arguments: '' } }), 'text')
+ * assert.deepStrictEqual(said, ['read: ffset'])
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const auditAgentsTools = <T extends Tool<never>>(tools: ReadonlyArray<T>, options?: UnknownKeyAuditOptions): AuditedAgentsTools<T> => {
+  const where = 'auditAgentsTools'
+  if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools, got ${describeValue(tools)}`)
+  const session = auditSessions(where, options)()
+  const isFunctionTool = (t: unknown): t is FunctionTool<never> => isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
+  const functionTools = tools.filter(isFunctionTool)
+  const declarations = functionTools.map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: t.parameters } }))
+  const catalogue = session.catalogueOf(declarations)
+  session.listed(catalogue, declarations.length)
+  const wrapped = tools.map((t): T => {
+    if (!isFunctionTool(t) || !catalogue.has(t.name)) return t
+    const name = t.name
+    const audited: FunctionTool<never> = {
+      ...t,
+      invoke: (runContext, input, details) => {
+        session.check(catalogue, { id: callIdOf(details), type: 'function', function: { name, arguments: input } })
+        return t.invoke(runContext, input, details)
+      },
+    }
+    return audited as T
+  })
+  return { tools: wrapped, auditedTools: session.auditedTools, stats: session.stats }
+}

@@ -1,0 +1,111 @@
+/**
+ * The Responses API: its function tools sit one level flatter than the Chat Completions
+ * ones, its calls carry `call_id` (the id their output must answer) beside an item
+ * `id`, and their outputs are input items of their own. The three mappings a host
+ * writes by hand, in the provider model's terms.
+ *
+ * @since 0.1.0
+ */
+import type { FunctionTool, ResponseFunctionToolCall, ResponseInputItem } from 'openai/resources/responses/responses'
+import type { ToolCall, ToolDeclaration, ToolResult } from '../index.js'
+import { isRecord } from '../internal/guards.js'
+import { textForModel } from './chat.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface ResponsesToolsOptions {
+  /**
+   * The tools' `strict`. With `false` the model is not held to the schema, so a key it
+   * invents reaches the stack, where the audit hears it. With `true` the API constrains
+   * the arguments to the schema (which must then be a strict one: every property
+   * required, `additionalProperties: false`), so there are no undeclared keys to hear.
+   */
+  readonly strict: boolean
+}
+
+/**
+ * One function call output, as the Responses API takes it back.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & { readonly call_id: string; readonly output: string }
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * Declarations as Responses API function tools: `name`, `description` and `parameters`
+ * moved up a level, with the `strict` chosen. A declaration without parameters gets
+ * the empty object schema.
+ *
+ * @example
+ * import { toResponsesTools } from 'toolstack/openai'
+ * assert.deepStrictEqual(
+ *   toResponsesTools([{ type: 'function', function: { name: 'read', description: 'Reads', parameters: { type: 'object', properties: { path: {} } } } }], { strict: false }),
+ *   [{ type: 'function', name: 'read', description: 'Reads', parameters: { type: 'object', properties: { path: {} } }, strict: false }],
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const toResponsesTools = (declarations: ReadonlyArray<ToolDeclaration>, options: ResponsesToolsOptions): Array<FunctionTool> => {
+  if (!isRecord(options) || typeof options.strict !== 'boolean') throw new TypeError('toResponsesTools: options must be { strict: boolean }')
+  return declarations.map((d) => ({
+    type: 'function',
+    name: d.function.name,
+    ...(d.function.description !== undefined ? { description: d.function.description } : {}),
+    parameters: (d.function.parameters ?? { type: 'object', properties: {} }) as FunctionTool['parameters'],
+    strict: options.strict,
+  }))
+}
+
+/**
+ * The function calls of a response's `output`, in order, as calls for a provider: the
+ * call's `call_id` is the `ToolCall.id` (so each result answers it), `arguments` the
+ * string the model wrote. Every other output item is left out.
+ *
+ * @example
+ * import { fromResponsesCalls } from 'toolstack/openai'
+ * assert.deepStrictEqual(
+ *   fromResponsesCalls([{ type: 'message', id: 'm1', role: 'assistant', status: 'completed', content: [] }, { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"a"}' }]),
+ *   [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }],
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const fromResponsesCalls = (output: ReadonlyArray<unknown>): Array<ToolCall> => {
+  const calls: Array<ToolCall> = []
+  for (const item of output) {
+    if (!isRecord(item) || item['type'] !== 'function_call') continue
+    const c = item as unknown as ResponseFunctionToolCall
+    calls.push({ id: c.call_id, type: 'function', function: { name: c.name, arguments: c.arguments } })
+  }
+  return calls
+}
+
+/**
+ * Results as Responses API input items: one `function_call_output` per result, its
+ * `call_id` the result's `tool_call_id`, its `output` the text ({@link textForModel}: an
+ * `is_error` result said in words; `structured_content` left out).
+ *
+ * @example
+ * import { toFunctionCallOutputs } from 'toolstack/openai'
+ * assert.deepStrictEqual(
+ *   toFunctionCallOutputs([{ role: 'tool', tool_call_id: 'call_1', content: 'no such file', is_error: true }]),
+ *   [{ type: 'function_call_output', call_id: 'call_1', output: 'Error: no such file' }],
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const toFunctionCallOutputs = (results: ReadonlyArray<ToolResult>): Array<FunctionCallOutput> =>
+  results.map((r) => ({ type: 'function_call_output', call_id: r.tool_call_id, output: textForModel(r) }))

@@ -1,0 +1,63 @@
+// The framework adapters' examples, run as a user runs them: a separate process.
+import { describe, expect, it } from 'vitest'
+import { runExample } from '../support/examples.js'
+
+describe('adapter examples', () => {
+  it('ai-sdk: a generateText loop over server-filesystem warns from the middleware and the stack, and the model gets text, a stripped input’s answer and a refusal', () => {
+    const r = runExample('ai-sdk.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    const warnings = r.stdout.split('\n').filter((l) => l.includes('⚠'))
+    expect(warnings).toEqual([
+      '  ⚠ middleware: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+      '  ⚠ middleware: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
+      '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+    ])
+    expect(r.stdout).toContain('model ← call_1 text: Ship the adapters on Friday. | Demo on 2 December.')
+    // zod stripped "wrods": the summary fell back to its default length
+    expect(r.stdout).toContain('model ← call_2 text: Ship the adapters…')
+    expect(r.stdout).toMatch(/model ← call_3 error-text: Error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toMatch(/assistant: The demo is on 2 December\.\n$/)
+  })
+
+  it('openai-agents: run() over a stack on server-filesystem and an audited zod tool, each warning once, the model getting text and a refusal', () => {
+    const r = runExample('openai-agents.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+      '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+      '  ⚠ auditAgentsTools: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
+    ])
+    expect(r.stdout).toContain('model ← call_1: Ship the adapters on Friday. | Demo on 2 December.')
+    expect(r.stdout).toContain('model ← call_2: Ship the adapters…')
+    expect(r.stdout).toMatch(/model ← call_3: Error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toContain('assistant: The demo is on 2 December.')
+    expect(r.stdout).toContain('stats: [{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]')
+  })
+
+  it('langchain: a ToolNode over a stack on server-filesystem and a zod tool heard by the handler', () => {
+    const r = runExample('langchain.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+      '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+      '  ⚠ handler: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
+    ])
+    expect(r.stdout).toContain('model ← call_1 success: Ship the adapters on Friday. | Demo on 2 December.')
+    expect(r.stdout).toContain('model ← call_2 success: Ship the adapters…')
+    expect(r.stdout).toMatch(/model ← call_3 error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toContain('stats: [{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]')
+  })
+
+  it('openai-responses: the openai client (recorded fetch) in a Responses loop over a stack on server-filesystem', () => {
+    const r = runExample('openai-responses.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+      '  ⚠ toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+    ])
+    expect(r.stdout).toContain('model ← call_1: Ship the adapters on Friday. | Demo on 2 December.')
+    expect(r.stdout).toMatch(/model ← call_2: Error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toMatch(/assistant: The demo is on 2 December\.\n$/)
+  })
+})

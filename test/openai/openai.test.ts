@@ -1,0 +1,204 @@
+// The openai SDK's own client, its fetch answered with recorded responses (no network):
+// a Responses API loop and a Chat Completions loop over a toolstack stack, with the
+// mappings of toolstack/openai; and what the mappings promise whatever the results.
+import OpenAI from 'openai'
+import type { ResponseInputItem } from 'openai/resources/responses/responses'
+import fc from 'fast-check'
+import { pipe } from 'fp-ts/lib/function.js'
+import { describe, expect, it } from 'vitest'
+import type { ToolResult, UnknownKeyWarning } from '../../src/index.js'
+import { fromTools, withPolicy, withUnknownKeyAudit } from '../../src/index.js'
+import { fromResponsesCalls, toFunctionCallOutputs, toResponsesTools, toToolMessages } from '../../src/openai/index.js'
+
+// -------------------------------------------------------------------------------------
+// recorded responses
+// -------------------------------------------------------------------------------------
+
+const respBase = {
+  object: 'response',
+  created_at: 0,
+  model: 'gpt-test',
+  status: 'completed',
+  error: null,
+  incomplete_details: null,
+  instructions: null,
+  metadata: {},
+  parallel_tool_calls: true,
+  temperature: 1,
+  tool_choice: 'auto',
+  tools: [],
+  top_p: 1,
+  usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+}
+const chatBase = { id: 'chatcmpl-1', object: 'chat.completion', created: 0, model: 'gpt-test', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }
+
+const respCalls = {
+  ...respBase,
+  id: 'resp_1',
+  output: [
+    { type: 'reasoning', id: 'rs_1', summary: [] },
+    { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"notes.txt","ffset":3}', status: 'completed' },
+    { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'remove', arguments: '{"path":"notes.txt"}', status: 'completed' },
+  ],
+}
+const respText = { ...respBase, id: 'resp_2', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done', annotations: [] }] }] }
+const chatCalls = {
+  ...chatBase,
+  choices: [
+    {
+      index: 0,
+      finish_reason: 'tool_calls',
+      logprobs: null,
+      message: {
+        role: 'assistant',
+        content: null,
+        refusal: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt","ffset":3}' } },
+          { id: 'call_2', type: 'function', function: { name: 'remove', arguments: '{"path":"notes.txt"}' } },
+        ],
+      },
+    },
+  ],
+}
+const chatText = { ...chatBase, choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: 'done', refusal: null } }] }
+
+/** A client whose fetch answers each path's recorded responses in turn and records every request body. */
+const clientAnswering = (script: Record<string, Array<unknown>>) => {
+  const requests: Array<{ path: string; body: Record<string, unknown> }> = []
+  const fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const path = new URL(String(url)).pathname.replace(/^\/v1/, '')
+    requests.push({ path, body: JSON.parse(String(init?.body)) as Record<string, unknown> })
+    const next = script[path]?.shift()
+    return new Response(JSON.stringify(next ?? { error: { message: `no recorded response for ${path}` } }), {
+      status: next === undefined ? 500 : 200,
+      headers: { 'content-type': 'application/json' },
+    })
+  }
+  return { client: new OpenAI({ apiKey: 'test', baseURL: 'http://recorded.invalid/v1', maxRetries: 0, fetch }), requests }
+}
+
+const stack = (warnings: Array<UnknownKeyWarning>) =>
+  pipe(
+    fromTools([
+      {
+        declaration: { type: 'function', function: { name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } } } },
+        run: (a) => ({ content: `read ${String(a['path'])}`, structured_content: { lines: 3 } }),
+      },
+      { declaration: { type: 'function', function: { name: 'remove', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }, run: () => 'removed' },
+    ]),
+    withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
+    withPolicy({ rules: [{ tool: 'read', decision: 'allow' }, { tool: 'remove', decision: 'deny', under: '/', note: 'nothing is removed' }], roots: { '': '/srv' } }),
+  )
+
+describe('a Responses API loop through the SDK client', () => {
+  it('tools, calls and outputs mapped; the audit hears ffset; an is_error result goes back in words', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const tools = stack(warnings)
+    const listed = await tools.toolsForLlm()
+    if (listed._tag === 'Left') throw new Error('unreachable')
+    const { client, requests } = clientAnswering({ '/responses': [respCalls, respText] })
+    const first = await client.responses.create({ model: 'gpt-test', input: 'read my notes', tools: toResponsesTools(listed.right, { strict: false }) })
+    const calls = fromResponsesCalls(first.output)
+    expect(calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt","ffset":3}' } },
+      { id: 'call_2', type: 'function', function: { name: 'remove', arguments: '{"path":"notes.txt"}' } },
+    ])
+    const results = await tools.executeToolCalls(calls)()
+    if (results._tag === 'Left') throw new Error('unreachable')
+    const second = await client.responses.create({
+      model: 'gpt-test',
+      // the SDK's output items go back as input; its own types disagree under exactOptionalPropertyTypes
+      input: [{ role: 'user', content: 'read my notes' }, ...(first.output as Array<ResponseInputItem>), ...toFunctionCallOutputs(results.right)],
+    })
+    expect(second.output_text).toBe('done')
+    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.suggestions])).toEqual([['read', ['ffset'], 'call_1', [{ key: 'ffset', didYouMean: 'offset' }]]])
+
+    // what the API was sent
+    expect(requests[0]?.body['tools']).toEqual([
+      { type: 'function', name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } }, strict: false },
+      { type: 'function', name: 'remove', parameters: { type: 'object', properties: { path: { type: 'string' } } }, strict: false },
+    ])
+    const input = requests[1]?.body['input'] as ReadonlyArray<Record<string, unknown>>
+    expect(input.filter((i) => i['type'] === 'function_call_output')).toEqual([
+      { type: 'function_call_output', call_id: 'call_1', output: 'read notes.txt' },
+      { type: 'function_call_output', call_id: 'call_2', output: expect.stringMatching(/^Error: The permission policy refused this call to "remove".*nothing is removed/) },
+    ])
+  })
+})
+
+describe('a Chat Completions loop through the SDK client', () => {
+  it('the assistant’s calls go to the stack as they are; the tool messages carry role, id and content only', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const tools = stack(warnings)
+    const listed = await tools.toolsForLlm()
+    if (listed._tag === 'Left') throw new Error('unreachable')
+    const { client, requests } = clientAnswering({ '/chat/completions': [chatCalls, chatText] })
+    const first = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'read my notes' }], tools: [...listed.right] })
+    const message = first.choices[0]?.message
+    if (message === undefined) throw new Error('no choice')
+    const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function')
+    const results = await tools.executeToolCalls(calls)()
+    if (results._tag === 'Left') throw new Error('unreachable')
+    expect(results.right[0]).toMatchObject({ structured_content: { lines: 3 } })
+    const second = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'read my notes' }, message, ...toToolMessages(results.right)] })
+    expect(second.choices[0]?.message.content).toBe('done')
+    expect(warnings.map((w) => w.unknownKeys)).toEqual([['ffset']])
+    const sent = (requests[1]?.body['messages'] as ReadonlyArray<Record<string, unknown>>).filter((m) => m['role'] === 'tool')
+    expect(sent).toEqual([
+      { role: 'tool', tool_call_id: 'call_1', content: 'read notes.txt' },
+      { role: 'tool', tool_call_id: 'call_2', content: expect.stringMatching(/^Error: The permission policy refused/) },
+    ])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// whatever the results
+// -------------------------------------------------------------------------------------
+
+const resultArb: fc.Arbitrary<ToolResult> = fc
+  .record({ id: fc.string({ maxLength: 6 }), content: fc.string({ maxLength: 12 }), is_error: fc.option(fc.boolean(), { nil: undefined }), structured: fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined }) })
+  .map(({ id, content, is_error, structured }) => ({
+    role: 'tool' as const,
+    tool_call_id: id,
+    content,
+    ...(is_error !== undefined ? { is_error } : {}),
+    ...(structured !== undefined ? { structured_content: structured } : {}),
+  }))
+
+const messageIsSendable = (r: ToolResult, m: Record<string, unknown>): boolean =>
+  Object.keys(m).sort().join() === 'content,role,tool_call_id' && m['role'] === 'tool' && m['tool_call_id'] === r.tool_call_id && m['content'] === (r.is_error === true ? `Error: ${r.content}` : r.content)
+
+describe('toToolMessages and toFunctionCallOutputs, whatever the results', () => {
+  it('one message per result, in order, with only the members the API accepts, an error said in words', () => {
+    fc.assert(
+      fc.property(fc.array(resultArb, { maxLength: 6 }), (results) => {
+        const messages = toToolMessages(results)
+        expect(messages).toHaveLength(results.length)
+        messages.forEach((m, i) => expect(messageIsSendable(results[i] as ToolResult, m as unknown as Record<string, unknown>)).toBe(true))
+        const outputs = toFunctionCallOutputs(results)
+        outputs.forEach((o, i) => expect(o).toEqual({ type: 'function_call_output', call_id: results[i]?.tool_call_id, output: messages[i]?.content }))
+      }),
+    )
+  })
+
+  it('the property can fail: passing results on as they are breaks it', () => {
+    const asTheyAre = (results: ReadonlyArray<ToolResult>): ReadonlyArray<Record<string, unknown>> => results.map((r) => ({ ...r }))
+    const out = fc.check(fc.property(fc.array(resultArb, { maxLength: 6 }), (results) => asTheyAre(results).every((m, i) => messageIsSendable(results[i] as ToolResult, m))))
+    expect(out.failed).toBe(true)
+  })
+
+  it('fromResponsesCalls keeps the function calls, in order, each answerable by its call_id', () => {
+    const itemArb = fc.oneof(
+      fc.record({ call_id: fc.string({ maxLength: 5 }), name: fc.string({ maxLength: 5 }), arguments: fc.string({ maxLength: 8 }) }).map((c) => ({ type: 'function_call', id: `fc_${c.call_id}`, ...c })),
+      fc.constantFrom<unknown>({ type: 'message', id: 'm', role: 'assistant', content: [] }, { type: 'reasoning', id: 'r', summary: [] }, null, 7),
+    )
+    fc.assert(
+      fc.property(fc.array(itemArb, { maxLength: 8 }), (items) => {
+        const fns = items.filter((i): i is { type: string; call_id: string; name: string; arguments: string } => typeof i === 'object' && i !== null && (i as { type?: unknown }).type === 'function_call')
+        expect(fromResponsesCalls(items)).toEqual(fns.map((f) => ({ id: f.call_id, type: 'function', function: { name: f.name, arguments: f.arguments } })))
+      }),
+    )
+    expect(() => toResponsesTools([], {} as never)).toThrow(/strict: boolean/)
+  })
+})
