@@ -9,18 +9,15 @@
  *
  * @since 0.1.0
  */
+import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type { Readable } from 'node:stream'
-import type { PairCounts, PairStat, UnknownKeyWarning } from '../UnknownKeys.js'
-import { emptyPairCounts, formatWarning, pairStats } from '../UnknownKeys.js'
-import type { Catalogue } from './check.js'
-import { catalogueOf, checkCall, toleratedOf, warningRecord } from './check.js'
-import { hasOwn, isRecord, own } from '../internal/guards.js'
+import type { Memory, PairStat, UnknownKeyWarning } from './check.js'
+import { catalogueOf, checkCall, emptyMemory, formatWarning, pairStats, warningFields } from './check.js'
 import type { Palette } from './color.js'
-import { callIdOf, describeError } from '../internal/results.js'
-import { argsText, newCallSet } from './callset.js'
-import type { LineSink } from './lines.js'
-import { readLines } from './lines.js'
+import type { RecordSink } from './records.js'
+import { readRecords } from './records.js'
+import { describeError, idText, isRecord, kindOf, own, plural } from './text.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -86,166 +83,23 @@ export interface Auditor {
 // constructors
 // -------------------------------------------------------------------------------------
 
-// A parsed JSON value read once: an object's own keys in order and the shape under
-// each, an array's items, anything else the value itself. A session's requests repeat
-// the same tool list, so each request compares its tool list with the last one's shape,
-// and the last catalogue usually answers; that walk makes no key arrays (`for…in` reads the object's own keys in the order `Object.keys` gives them).
-interface Shape {
-  readonly value: unknown
-  /** An object's own keys, in order; `undefined` for anything else. */
-  readonly keys: ReadonlyArray<string> | undefined
-  /** An object's values or an array's items; `undefined` for anything else. */
-  readonly items: ReadonlyArray<Shape> | undefined
+// A call is the same call when its id, tool name and arguments text are the same.
+// Arguments longer than this are remembered by their length and a digest, so the
+// memory of counted calls stays small however large they are.
+const ARGS_KEPT = 64
+
+const argsText = (args: unknown): string => {
+  let text: string
+  try {
+    text = typeof args === 'string' ? args : (JSON.stringify(args) ?? '')
+  } catch {
+    text = ''
+  }
+  return text.length <= ARGS_KEPT ? text : `#${text.length}:${createHash('sha256').update(text).digest('base64')}`
 }
 
-const shapeOf = (value: unknown): Shape => {
-  if (typeof value !== 'object' || value === null) return { value, keys: undefined, items: undefined }
-  const items: Array<Shape> = []
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) items.push(shapeOf(value[i]))
-    return { value, keys: undefined, items }
-  }
-  const keys = Object.keys(value)
-  for (const k of keys) items.push(shapeOf((value as Record<string, unknown>)[k]))
-  return { value, keys, items }
-}
-
-/** Whether `a` is the same JSON (own keys, in order) as the value whose shape `s` is, that value unchanged since. */
-const matches = (a: unknown, s: Shape): boolean => {
-  if (a === s.value) return true
-  const items = s.items
-  if (items === undefined || typeof a !== 'object' || a === null) return false
-  const keys = s.keys
-  if (keys === undefined) {
-    if (!Array.isArray(a) || a.length !== items.length) return false
-    for (let i = 0; i < items.length; i++) if (!matches(a[i], items[i] as Shape)) return false
-    return true
-  }
-  if (Array.isArray(a)) return false
-  let i = 0
-  for (const k in a) {
-    // inherited keys, which `Object.keys` leaves out, come after the own ones
-    if (!hasOwn(a, k)) continue
-    if (i === keys.length || k !== keys[i] || !matches((a as Record<string, unknown>)[k], items[i] as Shape)) return false
-    i++
-  }
-  return i === keys.length
-}
-
-const kindOf = (u: unknown): string =>
-  u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`
 
 const NO_WARNINGS: ReadonlyArray<LocatedWarning> = Object.freeze([])
-
-// The replay's state, as a class for the same reason as the call set's.
-class Replay {
-  private readonly tolerated: ReadonlySet<string>
-  // the same counts as the combinator's: a pair is reported once it is counted
-  private counts: PairCounts = emptyPairCounts
-  private readonly counted = newCallSet()
-  private requests = 0
-  private callsRead = 0
-  private repeatedCalls = 0
-  private callsAudited = 0
-  private warnings = 0
-  // the last tool list's shape and catalogue; none when it could not be read into a
-  // shape (too deep), and then each request builds its own
-  private last: { readonly shape: Shape; readonly catalogue: Catalogue } | undefined = undefined
-  // The calls of the request before, in the order walked: id, tool name and arguments
-  // (when a string). A request body repeats the one before it and adds to it, so most
-  // calls are known by comparing them with the call in the same place there: no
-  // digest to make, no lookup. A place is written once its call is counted, so each
-  // holds a call counted, whatever happens to the request that writes it.
-  private readonly seenId: Array<string> = []
-  private readonly seenTool: Array<string> = []
-  private readonly seenArgs: Array<string | undefined> = []
-  private seenCount = 0
-
-  constructor(tolerate: ReadonlyArray<string>) {
-    this.tolerated = toleratedOf(tolerate)
-  }
-
-  private catalogueFor(tools: unknown): Catalogue {
-    const last = this.last
-    if (last !== undefined && matches(tools, last.shape)) return last.catalogue
-    const catalogue = catalogueOf(this.tolerated)(tools)
-    try {
-      this.last = { shape: shapeOf(tools), catalogue }
-    } catch {
-      this.last = undefined
-    }
-    return catalogue
-  }
-
-  request(body: unknown, where: Location): ReadonlyArray<LocatedWarning> | string {
-    if (!isRecord(body)) return `expected a chat-completion request body (an object with "messages"), got ${kindOf(body)}`
-    const messages = own(body, 'messages')
-    if (!Array.isArray(messages)) {
-      return `expected a chat-completion request body, but "messages" is ${messages === undefined ? 'missing' : kindOf(messages)}`
-    }
-    this.requests++
-    // built only when the request holds a call not counted yet: most requests repeat
-    // calls already seen
-    let catalogue: Catalogue | undefined
-    const tools = own(body, 'tools')
-    const { seenId, seenTool, seenArgs } = this
-    let out: Array<LocatedWarning> | undefined
-    let n = 0
-    for (const message of messages) {
-      const calls = own(message, 'tool_calls')
-      if (!Array.isArray(calls)) continue
-      for (const call of calls) {
-        const fn = own(call, 'function')
-        const name = own(fn, 'name')
-        const args = own(fn, 'arguments')
-        const id = callIdOf(call)
-        const tool = typeof name === 'string' ? name : ''
-        const raw = typeof args === 'string' ? args : undefined
-        const repeat =
-          (n < this.seenCount && raw !== undefined && raw === seenArgs[n] && id === seenId[n] && tool === seenTool[n]) ||
-          !this.counted.add(id, tool, argsText(args))
-        seenId[n] = id
-        seenTool[n] = tool
-        seenArgs[n] = raw
-        n++
-        if (repeat) {
-          this.repeatedCalls++
-          continue
-        }
-        this.callsRead++
-        if (typeof name !== 'string') continue
-        catalogue ??= this.catalogueFor(tools)
-        const [check, next] = checkCall(catalogue, name, args, id)(this.counts)
-        this.counts = next
-        if (check._tag === 'NotAudited') continue
-        this.callsAudited++
-        if (check.warning !== undefined) {
-          this.warnings++
-          ;(out ??= []).push({ ...check.warning, file: where.file, line: where.line })
-        }
-      }
-    }
-    this.seenCount = n
-    // what a longer request before held is let go
-    if (seenId.length > n) {
-      seenId.length = n
-      seenTool.length = n
-      seenArgs.length = n
-    }
-    return out ?? NO_WARNINGS
-  }
-
-  summary(): Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords'> {
-    return {
-      requests: this.requests,
-      callsRead: this.callsRead,
-      repeatedCalls: this.repeatedCalls,
-      callsAudited: this.callsAudited,
-      warnings: this.warnings,
-      undeclared: pairStats(this.counts),
-    }
-  }
-}
 
 /**
  * A new replay state (creating state is an effect: each call gives a fresh one);
@@ -255,143 +109,70 @@ class Replay {
  * @category constructors
  */
 export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
-  const replay = new Replay(tolerate)
-  return { request: (body, where) => replay.request(body, where), summary: () => replay.summary() }
-}
-
-// -------------------------------------------------------------------------------------
-// reading
-// -------------------------------------------------------------------------------------
-
-/**
- * What a reader reports: a parsed record (a request body, or an array of them), or a
- * problem at a line (`null`: the input as a whole).
- *
- * @since 0.1.0
- * @category model
- */
-export interface RecordSink {
-  readonly record: (value: unknown, line: number | null) => void
-  readonly problem: (line: number | null, message: string) => void
-}
-
-type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string }
-
-const tryParse = (text: string): Parsed => {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown }
-  } catch (e) {
-    return { ok: false, message: describeError(e) }
+  const catalogueFor = catalogueOf(tolerate)
+  // id → the tool name and arguments text of each call counted with that id, in turn
+  const counted = new Map<string, Array<string>>()
+  const isNew = (id: string, tool: string, args: string): boolean => {
+    const same = counted.get(id)
+    if (same === undefined) return void counted.set(id, [tool, args]), true
+    for (let i = 0; i < same.length; i += 2) if (same[i] === tool && same[i + 1] === args) return false
+    same.push(tool, args)
+    return true
   }
-}
+  // the same counts as the combinator's: a pair is reported once it is counted
+  let memory: Memory = emptyMemory
+  let requests = 0
+  let callsRead = 0
+  let repeatedCalls = 0
+  let callsAudited = 0
+  let warnings = 0
 
-const startsLikeRecord = (line: string): boolean => {
-  const c = line.charCodeAt(0)
-  return c === 0x7b /* { */ || c === 0x5b /* [ */
-}
-
-// JSON.parse's message names a character position; a line number is what a person
-// can go to.
-const withLine = (message: string, text: string): string => {
-  const m = /position (\d+)/.exec(message)
-  if (m === null) return message
-  const pos = Number(m[1])
-  let line = 1
-  for (let i = text.indexOf('\n'); i !== -1 && i < pos; i = text.indexOf('\n', i + 1)) line++
-  return `${message} (line ${line})`
-}
-
-/**
- * Reads records from a stream, line by line, holding no more than one line at a time
- * once it knows the input is JSON Lines.
- *
- * The decision: when the first non-blank line parses on its own, the input is JSON
- * Lines. Otherwise lines are held until either two more lines that begin with `{` or
- * `[` parse on their own (then it is JSON Lines with a bad first record, and the held
- * lines are replayed as such), or the input ends and the held text is parsed as one
- * JSON document. A document that does not parse is replayed as JSON Lines when any
- * of its lines parses on its own, and is one problem otherwise.
- *
- * @since 0.1.0
- * @category reading
- */
-export const readRecords = (input: Readable, sink: RecordSink): Promise<void> =>
-  new Promise<void>((resolve, reject) => readLines(input, new RecordReader(sink, resolve, reject)))
-
-// The line sink of `readRecords`, a class for the reason `readLines` is one.
-class RecordReader implements LineSink {
-  private mode: 'start' | 'lines' | 'held' = 'start'
-  private lineNo = 0
-  private held: Array<string> = []
-  private heldFrom = 1
-  private standalone = 0
-
-  constructor(
-    private readonly sink: RecordSink,
-    private readonly resolve: () => void,
-    readonly error: (e: unknown) => void,
-  ) {}
-
-  // parsed first: a blank line never parses, and most lines are not blank
-  private asLine(text: string, n: number): void {
-    let value: unknown
-    try {
-      value = JSON.parse(text) as unknown
-    } catch (e) {
-      if (text.trim() !== '') this.sink.problem(n, `not valid JSON (${describeError(e)})`)
-      return
+  const request = (body: unknown, where: Location): ReadonlyArray<LocatedWarning> | string => {
+    if (!isRecord(body)) return `expected a chat-completion request body (an object with "messages"), got ${kindOf(body)}`
+    const messages = own(body, 'messages')
+    if (!Array.isArray(messages)) {
+      return `expected a chat-completion request body, but "messages" is ${messages === undefined ? 'missing' : kindOf(messages)}`
     }
-    this.sink.record(value, n)
-  }
-
-  private replayHeld(): void {
-    const lines = this.held
-    this.held = []
-    for (let i = 0; i < lines.length; i++) this.asLine(lines[i] as string, this.heldFrom + i)
-  }
-
-  line(raw: string): void {
-    const n = ++this.lineNo
-    const line = n === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw
-    if (this.mode === 'lines') return this.asLine(line, n)
-    if (this.mode === 'held') {
-      this.held.push(line)
-      if (startsLikeRecord(line) && tryParse(line).ok && ++this.standalone >= 2) {
-        this.mode = 'lines'
-        this.replayHeld()
-      }
-      return
-    }
-    if (line.trim() === '') return
-    const p = tryParse(line)
-    if (p.ok) {
-      this.mode = 'lines'
-      this.sink.record(p.value, n)
-    } else {
-      this.mode = 'held'
-      this.heldFrom = n
-      this.held.push(line)
-    }
-  }
-
-  end(): void {
-    if (this.mode === 'held') {
-      const held = this.held
-      const text = held.join('\n')
-      const p = tryParse(text)
-      if (p.ok) {
-        this.held = []
-        this.sink.record(p.value, null)
-      } else if (held.some((l) => startsLikeRecord(l) && tryParse(l).ok)) {
-        this.replayHeld()
-      } else {
-        this.held = []
-        this.sink.problem(null, `neither one JSON document nor JSON Lines: ${withLine(p.message, text)}`)
+    requests++
+    const tools = asArray(own(body, 'tools'))
+    let out: Array<LocatedWarning> | undefined
+    for (const message of messages) {
+      const calls = own(message, 'tool_calls')
+      if (!Array.isArray(calls)) continue
+      for (const call of calls) {
+        const fn = own(call, 'function')
+        const name = own(fn, 'name')
+        const args = own(fn, 'arguments')
+        const id = idText(own(call, 'id'))
+        if (!isNew(id, typeof name === 'string' ? name : '', argsText(args))) {
+          repeatedCalls++
+          continue
+        }
+        callsRead++
+        if (typeof name !== 'string') continue
+        // only the declarations of the tool called: a request lists many tools, and
+        // calls few that were not counted before
+        const catalogue = catalogueFor(tools.filter((d) => own(own(d, 'function'), 'name') === name))
+        const [check, next] = checkCall(catalogue, name, args, id)(memory)
+        memory = next
+        if (check._tag === 'NotAudited') continue
+        callsAudited++
+        if (check.warning !== undefined) {
+          warnings++
+          ;(out ??= []).push({ ...check.warning, file: where.file, line: where.line })
+        }
       }
     }
-    this.resolve()
+    return out ?? NO_WARNINGS
+  }
+
+  return {
+    request,
+    summary: () => ({ requests, callsRead, repeatedCalls, callsAudited, warnings, undeclared: pairStats(memory) }),
   }
 }
+
+const asArray = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : [])
 
 // -------------------------------------------------------------------------------------
 // command
@@ -422,8 +203,6 @@ export interface AuditIO {
   readonly outColor: Palette
   readonly errColor: Palette
 }
-
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 // A file is read 256 KiB at a time, not the stream default of 64: each read is a round
 // trip to the thread pool, and lines are cut from the bytes, so a bigger chunk costs
@@ -456,93 +235,61 @@ const describeOpenError = (e: unknown): string => {
  * @category command
  */
 export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptions, io: AuditIO): Promise<number> => {
-  const run = new AuditRun(options, io)
+  const auditor = newAuditor(options.tolerate)
+  const { outColor: oc, errColor: ec } = io
   let unusableFiles = 0
-  const ec = io.errColor
+  let badRecords = 0
+
+  const say = (w: LocatedWarning): void => {
+    if (options.json) io.out(JSON.stringify({ ...warningFields(w), file: w.file, line: w.line }))
+    else io.out(`${oc.dim((w.line === null ? w.file : `${w.file}:${w.line}`) + ':')} ${oc.yellow(formatWarning(w))}`)
+  }
 
   for (const file of files) {
     const label = file === '-' ? '<stdin>' : file
-    const audit = new FileAudit(run, label)
+    let accepted = 0
+    const problem = (line: number | null, message: string): void => {
+      badRecords++
+      io.err(`${ec.red('toolstack audit:')} ${line === null ? label : `${label}:${line}`}: ${message}`)
+    }
+    const one = (body: unknown, where: Location, element: number | undefined): void => {
+      let result: ReadonlyArray<LocatedWarning> | string
+      try {
+        result = auditor.request(body, where)
+      } catch (e) {
+        result = `could not be audited (${describeError(e)})`
+      }
+      if (typeof result === 'string') return problem(where.line, element === undefined ? result : `element ${element}: ${result}`)
+      accepted++
+      for (const w of result) say(w)
+    }
+    const sink: RecordSink = {
+      record: (value, line) => {
+        const where: Location = { file: label, line }
+        if (Array.isArray(value)) value.forEach((body, i) => one(body, where, i + 1))
+        else one(value, where, undefined)
+      },
+      problem,
+    }
     try {
-      await readRecords(openInput(file, io), audit)
+      await readRecords(openInput(file, io), sink)
     } catch (e) {
       unusableFiles++
       io.err(`${ec.red('toolstack audit:')} ${label}: cannot read: ${describeOpenError(e)}`)
       continue
     }
-    if (audit.accepted === 0) {
+    if (accepted === 0) {
       unusableFiles++
       io.err(`${ec.red('toolstack audit:')} ${label}: no readable request body in it`)
     }
   }
 
-  const summary: AuditSummary = { files: files.length, unusableFiles, badRecords: run.badRecords, ...run.replay.summary() }
+  const summary: AuditSummary = { files: files.length, unusableFiles, badRecords, ...auditor.summary() }
   if (options.json) io.out(JSON.stringify({ type: 'summary', ...summary }))
-  else for (const line of drawSummary(summary, io.outColor)) io.out(line)
+  else for (const line of drawSummary(summary, oc)) io.out(line)
 
   if (unusableFiles > 0) return 2
   return options.failOnWarn && summary.warnings > 0 ? 1 : 0
-}
-
-// What a run shares across its files. This and FileAudit are classes for the reason
-// `readLines` is one.
-class AuditRun {
-  readonly replay: Replay
-  badRecords = 0
-
-  constructor(
-    private readonly options: AuditOptions,
-    readonly io: AuditIO,
-  ) {
-    this.replay = new Replay(options.tolerate)
-  }
-
-  say(w: LocatedWarning): void {
-    const { io } = this
-    if (this.options.json) {
-      io.out(warningRecord(w, { file: w.file, line: w.line }))
-    } else {
-      const at = w.line === null ? w.file : `${w.file}:${w.line}`
-      io.out(`${io.outColor.dim(at + ':')} ${io.outColor.yellow(formatWarning(w))}`)
-    }
-  }
-}
-
-// The records of one file.
-class FileAudit implements RecordSink {
-  accepted = 0
-
-  constructor(
-    private readonly run: AuditRun,
-    private readonly label: string,
-  ) {}
-
-  record(value: unknown, line: number | null): void {
-    const where: Location = { file: this.label, line }
-    if (Array.isArray(value)) value.forEach((body, i) => this.one(body, where, i + 1))
-    else this.one(value, where, undefined)
-  }
-
-  problem(line: number | null, message: string): void {
-    const { run, label } = this
-    run.badRecords++
-    run.io.err(`${run.io.errColor.red('toolstack audit:')} ${line === null ? label : `${label}:${line}`}: ${message}`)
-  }
-
-  private one(body: unknown, where: Location, element: number | undefined): void {
-    let result: ReadonlyArray<LocatedWarning> | string
-    try {
-      result = this.run.replay.request(body, where)
-    } catch (e) {
-      result = `could not be audited (${describeError(e)})`
-    }
-    if (typeof result === 'string') {
-      this.problem(where.line, element === undefined ? result : `element ${element}: ${result}`)
-      return
-    }
-    this.accepted++
-    for (const w of result) this.run.say(w)
-  }
 }
 
 /**

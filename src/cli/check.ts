@@ -1,118 +1,109 @@
 /**
- * The audit's pure steps as both commands use them: a catalogue built from the
- * declarations in force, and one call checked against it, with the very steps
- * `withUnknownKeyAudit` takes (`extractDeclarations`, `parseArgs`, `diffKeys`, and
- * `observe`: its `firstSeen` and `countPairs` in one step), and the same suggestions.
+ * The command's one door into the library: the audit's steps as both commands use
+ * them. Every other module under `src/cli` imports library things from here only, so
+ * this file is all that changes when the library's API does. Keep it a thin layer of
+ * re-exports and adapters.
+ *
+ * The surface:
+ * - `catalogueOf(tolerate)(declarations)`: the tools in force, from declarations in the
+ *   OpenAI chat-completions shape (`{ type: 'function', function: { name, parameters } }`);
+ *   `reason` and the `tolerate` names are never reported.
+ * - `checkCall(catalogue, tool, args, id)(memory)`: one call checked, with the
+ *   combinator's own steps (`parseArgs`, `diffKeys`, once per (tool, key)), giving the
+ *   warning when a pair is new, and the memory that counts this call.
+ * - `pairStats(memory)`: the counts per (tool, key), sorted.
+ * - `formatWarning(w)` and `warningFields(w)`: a warning in the combinator's words, and
+ *   as the fields of a JSON record.
  *
  * @since 0.1.0
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { parseArgs } from '../Args.js'
-import type { PairCounts, UnknownKeyWarning } from '../UnknownKeys.js'
-import { REASON_PARAM } from '../UnknownKeys.js'
-import type { Catalogue, Declared } from '../internal/catalogue.js'
-import type { Remember } from '../internal/catalogue.js'
-import { byCounts, warnOnce } from '../internal/catalogue.js'
+import type { PairCounts, PairStat, UnknownKeyWarning } from '../UnknownKeys.js'
+import { REASON_PARAM, emptyPairCounts, formatWarning as formatLibraryWarning, pairStats as libraryPairStats } from '../UnknownKeys.js'
+import type { Catalogue as LibraryCatalogue } from '../internal/catalogue.js'
+import { byCounts, catalogueOf as libraryCatalogueOf, emptyCatalogue as libraryEmptyCatalogue, warnOnce } from '../internal/catalogue.js'
 
-export type { Catalogue } from '../internal/catalogue.js'
-export { catalogueOf, emptyCatalogue } from '../internal/catalogue.js'
+export type { PairStat, UnknownKeyWarning } from '../UnknownKeys.js'
 
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
 
 /**
- * The outcome of checking one call.
+ * The tools whose calls are audited, and what each declares. Opaque outside this
+ * module: built by `catalogueOf`, read by `checkCall`.
  *
  * @since 0.1.0
  * @category model
  */
-export type Check =
-  /** The tool is not in the catalogue, or its arguments do not read as an object. */
-  | { readonly _tag: 'NotAudited' }
-  /** `unknownKeys`: every undeclared key the call carried; `warning`: only when some are new. */
-  | { readonly _tag: 'Audited'; readonly unknownKeys: ReadonlyArray<string>; readonly warning: UnknownKeyWarning | undefined }
+export type Catalogue = LibraryCatalogue
+
+/**
+ * What the audit remembers across calls: for each (tool, key) pair said, how many
+ * calls carried it and the first one's id. A pair is said once it is remembered.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Memory = PairCounts
+
+/**
+ * The outcome of checking one call: not audited (a tool not in the catalogue, or
+ * arguments that do not read as an object), or audited, with a warning when it
+ * carried a pair not said before.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Check = { readonly _tag: 'NotAudited' } | { readonly _tag: 'Audited'; readonly warning: UnknownKeyWarning | undefined }
 
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
 
+/** @since 0.1.0 */
+export const emptyCatalogue: Catalogue = libraryEmptyCatalogue
+
+/** @since 0.1.0 */
+export const emptyMemory: Memory = emptyPairCounts
+
 /**
- * The names never reported, declared or not: `reason`, and those given.
+ * The catalogue of `declarations` (OpenAI shape; unreadable ones left out, the first of
+ * two with one name wins, a tool declaring no property is not audited). `reason` and
+ * each of `tolerate` are never reported.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const toleratedOf = (names: ReadonlyArray<string>): ReadonlySet<string> => new Set([REASON_PARAM, ...names])
-
-/**
- * Adds the tools of `more` that `base` does not have yet (pages of one listing).
- *
- * @since 0.1.0
- * @category combinators
- */
-export const mergeCatalogues = (base: Catalogue, more: Catalogue): Catalogue => {
-  if (more.size === 0) return base
-  const out = new Map(base)
-  for (const [name, declared] of more) if (!out.has(name)) out.set(name, declared)
-  return out
-}
+export const catalogueOf = (tolerate: ReadonlyArray<string>): ((declarations: ReadonlyArray<unknown>) => Catalogue) =>
+  libraryCatalogueOf(new Set([REASON_PARAM, ...tolerate]))
 
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
 
 const NOT_AUDITED: Check = { _tag: 'NotAudited' }
-
-export type { Remember } from '../internal/catalogue.js'
-export { byCounts, bySeen } from '../internal/catalogue.js'
-
-const checkDeclared = <S>(remember: Remember<S>, declared: Declared, tool: string, keys: ReadonlyArray<string>, id: string, memory: S): readonly [Check, S] => {
-  const unknownKeys = declared.diff(keys)
-  if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, memory]
-  const [warning, next] = warnOnce(remember, declared, tool, unknownKeys, id)(memory)
-  return [{ _tag: 'Audited', unknownKeys, warning }, next]
-}
+const CLEAN: Check = { _tag: 'Audited', warning: undefined }
 
 /**
- * Checks one call of `tool` that carried argument `keys` (in the order they came)
- * against the catalogue: the undeclared keys, and a warning for those not said
- * before, with the memory that now includes this call.
+ * Checks one call of `tool` with raw `args` (a JSON string or an object) against the
+ * catalogue, as `withUnknownKeyAudit` checks it.
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const checkKeys =
-  <S>(remember: Remember<S>, catalogue: Catalogue, tool: string, keys: ReadonlyArray<string>, id: string) =>
-  (memory: S): readonly [Check, S] => {
-    const declared = catalogue.get(tool)
-    return declared === undefined ? [NOT_AUDITED, memory] : checkDeclared(remember, declared, tool, keys, id, memory)
-  }
-
-/**
- * `checkKeys` for a call with raw `args` (a JSON string or an object): a call whose
- * arguments do not read as an object is not audited. Remembers by counts (see
- * `checkCallWith` for another memory).
- *
- * @since 0.1.0
- * @category pure steps
- */
-export const checkCall = (catalogue: Catalogue, tool: string, args: unknown, id: string): ((counts: PairCounts) => readonly [Check, PairCounts]) =>
-  checkCallWith(byCounts, catalogue, tool, args, id)
-
-/**
- * `checkCall` with the memory `remember` keeps.
- *
- * @since 0.1.0
- * @category pure steps
- */
-export const checkCallWith =
-  <S>(remember: Remember<S>, catalogue: Catalogue, tool: string, args: unknown, id: string) =>
-  (memory: S): readonly [Check, S] => {
+export const checkCall =
+  (catalogue: Catalogue, tool: string, args: unknown, id: string) =>
+  (memory: Memory): readonly [Check, Memory] => {
     const declared = catalogue.get(tool)
     if (declared === undefined) return [NOT_AUDITED, memory]
     const parsed = parseArgs(args)
-    return isLeft(parsed) ? [NOT_AUDITED, memory] : checkDeclared(remember, declared, tool, Object.keys(parsed.right), id, memory)
+    if (isLeft(parsed)) return [NOT_AUDITED, memory]
+    const unknownKeys = declared.diff(Object.keys(parsed.right))
+    if (unknownKeys.length === 0) return [CLEAN, memory]
+    const [warning, next] = warnOnce(byCounts, declared, tool, unknownKeys, id)(memory)
+    return [{ _tag: 'Audited', warning }, next]
   }
 
 // -------------------------------------------------------------------------------------
@@ -120,11 +111,32 @@ export const checkCallWith =
 // -------------------------------------------------------------------------------------
 
 /**
- * A warning as one JSON Lines record, in the combinator's field names, with whatever
- * the command adds (`file` and `line` for a recorded session).
+ * Every (tool, key) pair remembered, with how many calls carried it; sorted by tool, then key.
  *
  * @since 0.1.0
  * @category utils
  */
-export const warningRecord = (w: UnknownKeyWarning, more: Readonly<Record<string, unknown>> = {}): string =>
-  JSON.stringify({ type: 'warning', tool: w.tool, id: w.id, unknownKeys: w.unknownKeys, declaredKeys: w.declaredKeys, suggestions: w.suggestions, ...more })
+export const pairStats = (memory: Memory): ReadonlyArray<PairStat> => libraryPairStats(memory)
+
+/**
+ * A warning in the combinator's own sentence (raw: escape it before a terminal sees it).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatWarning = (w: UnknownKeyWarning): string => formatLibraryWarning(w)
+
+/**
+ * A warning as the fields of a JSON record, in the combinator's field names.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const warningFields = (w: UnknownKeyWarning): Readonly<Record<string, unknown>> => ({
+  type: 'warning',
+  tool: w.tool,
+  id: w.id,
+  unknownKeys: w.unknownKeys,
+  declaredKeys: w.declaredKeys,
+  suggestions: w.suggestions,
+})

@@ -6,13 +6,12 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { runAudit } from './audit.js'
 import { paletteFor } from './color.js'
-import { renderWarning, runProxy } from './proxy.js'
-import { auditWorkerBeside } from './auditor.js'
-import { hostSource } from './source.js'
+import { describeError } from './text.js'
 import { readVersion } from './version.js'
-import { describeError } from '../internal/results.js'
+
+// Each subcommand's module is imported when it runs, not before: the library loads
+// only for the command that needs it, and the proxy starts its server first.
 
 // -------------------------------------------------------------------------------------
 // model
@@ -131,6 +130,7 @@ proxy: the server's own.
     .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
     .addHelpText('after', AUDIT_EXAMPLES)
     .action(async (files: ReadonlyArray<string>, opts: { readonly json: boolean; readonly failOnWarn: boolean; readonly tolerate: ReadonlyArray<string> }) => {
+      const { runAudit } = await import('./audit.js')
       status = await runAudit(files, { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate }, {
         stdin: process.stdin,
         out,
@@ -172,17 +172,16 @@ proxy: the server's own.
             return
           }
         }
-        const render = renderWarning(opts.json)
         const logFd = fd
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
+        const { runProxy } = await import('./proxy.js')
         try {
-          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate }, {
-            // read from the descriptor itself when it is a pipe (see hostSource)
-            stdin: hostSource(0, () => process.stdin),
+          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate, json: opts.json }, {
+            stdin: process.stdin,
             stdout: process.stdout,
             env,
-            warn: (w) => {
-              const line = warnColor.yellow(render(w)) + '\n'
+            say: (text) => {
+              const line = warnColor.yellow(text) + '\n'
               if (logFd === undefined) process.stderr.write(line)
               else writeSync(logFd, line)
             },
@@ -191,15 +190,10 @@ proxy: the server's own.
               process.on(signal, handler)
               return () => process.off(signal, handler)
             },
-            auditWorker: auditWorkerBeside(argv[1]),
           })
         } finally {
           if (logFd !== undefined) closeSync(logFd)
         }
-        // the server is gone and its output flushed: a handle the host still holds
-        // open must not keep the proxy alive (unref'd, so a clean exit comes first)
-        const done = status
-        setTimeout(() => process.exit(done), 1000).unref()
       },
     )
 

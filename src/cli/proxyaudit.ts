@@ -1,0 +1,134 @@
+/**
+ * The proxy's audit of the lines it forwarded: each line that can matter is parsed
+ * and observed by the side channel's pure steps, and each warning said. The proxy
+ * loads this module (and with it the library) only once its server is started, so the
+ * server's start-up never waits for it.
+ *
+ * @since 0.1.0
+ */
+import type { UnknownKeyWarning } from './check.js'
+import { formatWarning, warningFields } from './check.js'
+import { textOf } from './lines.js'
+import type { Direction, SideChannel } from './sidechannel.js'
+import { isAwaitingListing, newSideChannel, observe } from './sidechannel.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface ProxyAuditOptions {
+  /** Argument names never reported, besides `reason`. */
+  readonly tolerate: ReadonlyArray<string>
+  /** Warnings as JSON Lines records instead of sentences. */
+  readonly json: boolean
+}
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface ProxyAudit {
+  /** Reads one whole line (without its LF) that was forwarded from one side; a server line only matters while a listing is awaited. */
+  readonly line: (from: Direction, bytes: Buffer) => void
+  /** Whether the server's lines can matter now (a `tools/list` response is awaited). */
+  readonly awaitingListing: () => boolean
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COLON = 0x3a
+
+// Where the JSON string opening at `open` closes (the index of its closing quote), or
+// -1: the first quote after it that an odd number of backslashes does not escape.
+const closingQuote = (b: Buffer, open: number): number => {
+  for (let at = open + 1; ; ) {
+    const q = b.indexOf(QUOTE, at)
+    if (q === -1) return -1
+    let k = q - 1
+    while (b[k] === BACKSLASH) k--
+    if ((q - 1 - k) % 2 === 0) return q
+    at = q + 1
+  }
+}
+
+const isWs = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+/**
+ * The line with each string value longer than `longest` bytes emptied (`""`); member
+ * names are kept whatever their length. `JSON.parse` of a 1 MB call cost more than
+ * forwarding it: back-to-back 1 MB calls kept 0.37 of a bare relay's throughput on
+ * the 2-core machine this was measured on, against a target of 0.5. Finding the quotes
+ * with `indexOf` and parsing what is left costs a fraction of that. What is dropped is
+ * a value the audit never reads (only member names and short values matter to it); a
+ * line whose dropped value `JSON.parse` would refuse (a raw control character in it)
+ * is read all the same.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
+  const kept: Array<Buffer> = []
+  let from = 0
+  for (let open = b.indexOf(QUOTE); open !== -1; ) {
+    const close = closingQuote(b, open)
+    if (close === -1) break
+    if (close - open - 1 > longest) {
+      let next = close + 1
+      while (isWs(b[next])) next++
+      if (b[next] !== COLON) {
+        kept.push(b.subarray(from, open + 1))
+        from = close
+      }
+    }
+    open = b.indexOf(QUOTE, close + 1)
+  }
+  if (from === 0) return b
+  kept.push(b.subarray(from))
+  return Buffer.concat(kept)
+}
+
+// Lines longer than this have their long string values emptied before parsing.
+const BIG_LINE = 1 << 16
+const LONG_STRING = 1 << 12
+
+/**
+ * The warning as one line: the combinator's own sentence, or a JSON record.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const renderWarning = (json: boolean, w: UnknownKeyWarning): string => (json ? JSON.stringify(warningFields(w)) : formatWarning(w))
+
+/**
+ * An audit over a fresh side channel; `say` gets each warning as a line of text.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const proxyAudit = (options: ProxyAuditOptions, say: (line: string) => void): ProxyAudit => {
+  let state: SideChannel = newSideChannel(options.tolerate)
+  return {
+    line: (from, bytes) => {
+      if (from === 'server' && !isAwaitingListing(state)) return
+      let msg: unknown
+      try {
+        msg = JSON.parse(textOf(bytes.length > BIG_LINE ? withoutLongStrings(bytes, LONG_STRING) : bytes))
+      } catch {
+        return
+      }
+      if (typeof msg !== 'object' || msg === null) return
+      const [warnings, next] = observe(from, msg)(state)
+      state = next
+      for (const w of warnings) say(renderWarning(options.json, w))
+    },
+    awaitingListing: () => isAwaitingListing(state),
+  }
+}
