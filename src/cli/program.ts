@@ -27,6 +27,8 @@ export const ExitCode = {
   ok: 0,
   warnings: 1,
   unusable: 2,
+  /** The output was closed early (`… | head -n1`): 128 + SIGPIPE, as a Unix tool ends then. */
+  outputClosed: 141,
 } as const
 
 // -------------------------------------------------------------------------------------
@@ -45,7 +47,8 @@ Examples:
   $ toolstack audit --json session.jsonl | jq 'select(.type == "warning")'
 
 Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 a file could not be read,
-held no readable request body, or the command line was wrong.
+held no readable request body, or the command line was wrong; 141 the output was
+closed early (as by head).
 `
 
 const PROXY_EXAMPLES = `
@@ -95,6 +98,12 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     process.stderr.write(line + '\n')
   }
   let status: number = ExitCode.ok
+  // Node ignores SIGPIPE, so a reader that went away shows as an EPIPE error on the
+  // next write: the command then ends as a Unix tool killed by SIGPIPE does, quietly.
+  // (The proxy takes this listener off: there, a closed stdout is a host gone.)
+  const outputClosed = (): void => process.exit(ExitCode.outputClosed)
+  process.stdout.on('error', outputClosed)
+  process.stderr.on('error', () => undefined)
 
   const program = new Command('toolstack')
     .description('Audit LLM tool calls for argument keys the tool never declared.')
@@ -174,6 +183,7 @@ proxy: the server's own.
         }
         const logFd = fd
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
+        process.stdout.off('error', outputClosed)
         const { runProxy } = await import('./proxy.js')
         try {
           status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate, json: opts.json }, {

@@ -12,7 +12,7 @@ import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
 import { formatWarning } from '../../src/UnknownKeys.js'
 import { assistant, fsRead, jsonl, noProps, session, toolCall, webGet } from './fixtures.js'
-import { cliArgs, killAll, mainTs, root, runCli, tempDir } from './support.js'
+import { cliArgs, killAll, mainTs, root, runCli, tempDir, track } from './support.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
@@ -643,6 +643,21 @@ describe('toolstack audit', () => {
     expect(r.stderr).toContain(`toolstack audit: ${tmp.dir}: cannot read: is a directory`)
     expect(r.stderr).not.toMatch(/\n\s+at /)
     expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
+  })
+
+  it('ends quietly when its output is closed early, as `… | head -n1` closes it', async () => {
+    // enough warnings to fill the pipe many times over
+    const many = Array.from({ length: 5000 }, (_, i) => ({ tools: [fsRead], messages: [assistant(toolCall(`c${i}`, 'fs_read', { path: '/', [`key_${i}`]: 1 }))] }))
+    const f = file('many.jsonl', jsonl(many))
+    const child = track(process.execPath, cliArgs('audit', f), { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let err = ''
+    child.stderr?.setEncoding('utf8').on('data', (t: string) => (err += t))
+    // read the first line, then close the pipe, as head does
+    child.stdout?.once('data', () => child.stdout?.destroy())
+    const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (s, g) => resolve([s, g])))
+    expect(err).toBe('')
+    // as a Unix tool killed by SIGPIPE ends: 128 + 13
+    expect([status, signal]).toEqual([141, null])
   })
 
   it('exits 2 on a usage error', async () => {
