@@ -187,6 +187,8 @@ export interface AuditOptions {
   readonly failOnWarn: boolean
   /** Argument names never reported, besides `reason`. */
   readonly tolerate: ReadonlyArray<string>
+  /** The longest line (or whole document) read; a longer one is a bad record. */
+  readonly maxLineBytes?: number
 }
 
 /**
@@ -272,7 +274,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
       problem,
     }
     try {
-      await readRecords(openInput(file, io), sink)
+      await readRecords(openInput(file, io), sink, options.maxLineBytes)
     } catch (e) {
       unusableFiles++
       io.err(`${ec.red('toolstack audit:')} ${label}: cannot read: ${describeOpenError(e)}`)

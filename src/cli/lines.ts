@@ -23,6 +23,19 @@ export interface LineSink {
    * of a chunk: read them now, or keep the Buffer (chunks are never reused).
    */
   readonly line: (bytes: Buffer) => void
+  /** A line longer than the limit, passed over without being kept: its length in bytes, without its LF. */
+  readonly tooLong?: (length: number) => void
+}
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface SplitOptions {
+  /** Asked as each line starts (when its first byte, or its LF, arrives): a line it declines is skipped, not kept. */
+  readonly wants?: () => boolean
+  /** The longest line kept, in bytes: memory stays bounded by it, whatever the input. */
+  readonly maxBytes?: number
 }
 
 /**
@@ -45,23 +58,25 @@ const LF = 0x0a
 const always = (): boolean => true
 
 /**
- * A splitter over `sink`. `wants()` is asked as each line starts (when its first byte,
- * or its LF, arrives); a line it declines is skipped, not kept.
+ * A splitter over `sink`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const splitLines = (sink: LineSink, wants: () => boolean = always): LineSplitter => {
+export const splitLines = (sink: LineSink, { wants = always, maxBytes = Infinity }: SplitOptions = {}): LineSplitter => {
   let pieces: Array<Buffer> = []
   let length = 0
   // undefined: no line started; true: the line is kept; false: it is skipped
   let keeping: boolean | undefined
+  let tooLong = false
 
   const finish = (): void => {
     if (keeping === true) sink.line(pieces.length === 0 ? EMPTY : pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length))
+    else if (tooLong) sink.tooLong?.(length)
     pieces = []
     length = 0
     keeping = undefined
+    tooLong = false
   }
 
   return {
@@ -71,10 +86,13 @@ export const splitLines = (sink: LineSink, wants: () => boolean = always): LineS
         keeping ??= wants()
         const nl = chunk.indexOf(LF, start)
         const end = nl === -1 ? chunk.length : nl
-        if (keeping && end > start) {
-          pieces.push(chunk.subarray(start, end))
-          length += end - start
+        length += end - start
+        if (keeping && length > maxBytes) {
+          keeping = false
+          tooLong = true
+          pieces = []
         }
+        if (keeping && end > start) pieces.push(chunk.subarray(start, end))
         if (nl === -1) return
         finish()
         start = nl + 1

@@ -76,6 +76,19 @@ const parseGrace = (value: string): number => {
   return n
 }
 
+// A line is decoded into one string, and V8's strings stop at 2^29 - 24 characters.
+const MAX_LINE_BYTES = 0x1fffffe8
+const DEFAULT_LINE_BYTES = 64 * 1024 * 1024
+
+const parseLineBytes = (value: string): number => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LINE_BYTES) throw new InvalidArgumentError(`expected a whole number of bytes, from 1 to ${MAX_LINE_BYTES}`)
+  return n
+}
+
+const maxLineOption = (what: string): Option =>
+  new Option('--max-line-bytes <n>', `${what} (memory stays bounded by it)`).default(DEFAULT_LINE_BYTES, '64 MiB').argParser(parseLineBytes)
+
 // -------------------------------------------------------------------------------------
 // command
 // -------------------------------------------------------------------------------------
@@ -137,10 +150,11 @@ proxy: the server's own.
     .option('--json', 'print JSON Lines (warnings, then one summary)', false)
     .option('--fail-on-warn', 'exit with status 1 when a warning was raised', false)
     .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
+    .addOption(maxLineOption('a longer line, or a longer whole document, is a bad record'))
     .addHelpText('after', AUDIT_EXAMPLES)
-    .action(async (files: ReadonlyArray<string>, opts: { readonly json: boolean; readonly failOnWarn: boolean; readonly tolerate: ReadonlyArray<string> }) => {
+    .action(async (files: ReadonlyArray<string>, opts: { readonly json: boolean; readonly failOnWarn: boolean; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number }) => {
       const { runAudit } = await import('./audit.js')
-      status = await runAudit(files, { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate }, {
+      status = await runAudit(files, { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes }, {
         stdin: process.stdin,
         out,
         err,
@@ -163,13 +177,14 @@ proxy: the server's own.
         .default(2000)
         .argParser(parseGrace),
     )
+    .addOption(maxLineOption('a longer line is forwarded but not audited'))
     .passThroughOptions()
     .addHelpText('after', PROXY_EXAMPLES)
     .action(
       async (
         command: string,
         args: ReadonlyArray<string>,
-        opts: { readonly log?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string> },
+        opts: { readonly log?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number },
       ) => {
         let fd: number | undefined
         if (opts.log !== undefined) {
@@ -186,12 +201,12 @@ proxy: the server's own.
         process.stdout.off('error', outputClosed)
         const { runProxy } = await import('./proxy.js')
         try {
-          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate, json: opts.json }, {
+          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes }, {
             stdin: process.stdin,
             stdout: process.stdout,
             env,
-            say: (text) => {
-              const line = warnColor.yellow(text) + '\n'
+            say: (record) => {
+              const line = (opts.json ? JSON.stringify(record.fields) : warnColor.yellow(record.text)) + '\n'
               if (logFd === undefined) process.stderr.write(line)
               else writeSync(logFd, line)
             },

@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import { splitLines } from './lines.js'
-import type { ProxyAudit, ProxyAuditOptions } from './proxyaudit.js'
+import type { LogRecord, ProxyAudit, ProxyAuditOptions } from './proxyaudit.js'
 import type { Direction } from './sidechannel.js'
 import { describeError } from './text.js'
 
@@ -31,6 +31,8 @@ import { describeError } from './text.js'
 export interface ProxyOptions extends ProxyAuditOptions {
   /** Milliseconds between closing the server's stdin and SIGTERM, and between SIGTERM and SIGKILL. */
   readonly graceMs: number
+  /** The longest line the audit reads; a longer one is forwarded all the same. */
+  readonly maxLineBytes: number
 }
 
 /**
@@ -43,8 +45,8 @@ export interface ProxyIO {
   readonly stdin: Readable
   readonly stdout: Writable
   readonly env: NodeJS.ProcessEnv
-  /** Where a warning goes (stderr or the log file), as a line of text. */
-  readonly say: (line: string) => void
+  /** Where warnings and notices go (stderr or the log file). */
+  readonly say: (record: LogRecord) => void
   /** The proxy's own messages (a server that cannot be started). */
   readonly err: (line: string) => void
   /** Subscribes to a signal sent to the proxy; returns the unsubscribe. */
@@ -58,7 +60,7 @@ export interface ProxyIO {
 const TOOLS = Buffer.from('tools')
 const BACKSLASH = 0x5c
 
-const loadProxyAudit = async (options: ProxyAuditOptions, say: (line: string) => void): Promise<ProxyAudit> =>
+const loadProxyAudit = async (options: ProxyAuditOptions, say: (record: LogRecord) => void): Promise<ProxyAudit> =>
   (await import('./proxyaudit.js')).proxyAudit(options, say)
 
 /**
@@ -238,8 +240,16 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       closeServer()
     })
 
-    const fromHost = splitLines({ line: audit.host })
-    const fromServer = splitLines({ line: audit.server }, audit.wantsServer)
+    // a line longer than the limit is forwarded, but not held for the audit: said once
+    let toldTooLong = false
+    const tooLong = (from: Direction) => (length: number): void => {
+      if (toldTooLong) return
+      toldTooLong = true
+      const message = `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than --max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
+      io.say({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
+    }
+    const fromHost = splitLines({ line: audit.host, tooLong: tooLong('host') }, { maxBytes: options.maxLineBytes })
+    const fromServer = splitLines({ line: audit.server, tooLong: tooLong('server') }, { wants: audit.wantsServer, maxBytes: options.maxLineBytes })
 
     // pipe() forwards each chunk from its own `data` listener, added first: every chunk
     // is written before the audit's listener reads it

@@ -23,8 +23,18 @@ import { isAwaitingListing, newSideChannel, observe } from './sidechannel.js'
 export interface ProxyAuditOptions {
   /** Argument names never reported, besides `reason`. */
   readonly tolerate: ReadonlyArray<string>
-  /** Warnings as JSON Lines records instead of sentences. */
-  readonly json: boolean
+}
+
+/**
+ * What the proxy says, a warning or a notice about the audit itself: a sentence for a
+ * person, and the fields of a JSON record (`type` among them).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface LogRecord {
+  readonly text: string
+  readonly fields: Readonly<Record<string, unknown>>
 }
 
 /**
@@ -99,21 +109,15 @@ export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
 const BIG_LINE = 1 << 16
 const LONG_STRING = 1 << 12
 
-/**
- * The warning as one line: the combinator's own sentence, or a JSON record.
- *
- * @since 0.1.0
- * @category utils
- */
-export const renderWarning = (json: boolean, w: UnknownKeyWarning): string => (json ? JSON.stringify(warningFields(w)) : formatWarning(w))
+const warningRecord = (w: UnknownKeyWarning): LogRecord => ({ text: formatWarning(w), fields: warningFields(w) })
 
 /**
- * An audit over a fresh side channel; `say` gets each warning as a line of text.
+ * An audit over a fresh side channel; `say` gets each warning.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const proxyAudit = (options: ProxyAuditOptions, say: (line: string) => void): ProxyAudit => {
+export const proxyAudit = (options: ProxyAuditOptions, say: (record: LogRecord) => void): ProxyAudit => {
   let state: SideChannel = newSideChannel(options.tolerate)
   return {
     line: (from, bytes) => {
@@ -127,7 +131,7 @@ export const proxyAudit = (options: ProxyAuditOptions, say: (line: string) => vo
       if (typeof msg !== 'object' || msg === null) return
       const [warnings, next] = observe(from, msg)(state)
       state = next
-      for (const w of warnings) say(renderWarning(options.json, w))
+      for (const w of warnings) say(warningRecord(w))
     },
     awaitingListing: () => isAwaitingListing(state),
   }

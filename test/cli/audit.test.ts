@@ -298,7 +298,7 @@ const readlineLines = (chunks: ReadonlyArray<Chunk>): Promise<Array<string>> =>
 const ourLines = (input: Readable): Promise<Array<string>> =>
   new Promise((resolve, reject) => {
     const out: Array<string> = []
-    readTextLines(input, (l) => out.push(l)).then(() => resolve(out), reject)
+    readTextLines(input, { line: (l) => void out.push(l), tooLong: () => undefined }).then(() => resolve(out), reject)
   })
 
 // a stream written one chunk at a time, each in its own turn of the event loop
@@ -404,7 +404,7 @@ describe('readTextLines', () => {
   it('reports a stream error once, and nothing after it', async () => {
     const input = new PassThrough()
     const seen: Array<string> = []
-    const done = readTextLines(input, (l) => seen.push(l)).then(
+    const done = readTextLines(input, { line: (l) => void seen.push(l), tooLong: () => undefined }).then(
       () => 'end',
       (e: unknown) => e,
     )
@@ -658,6 +658,41 @@ describe('toolstack audit', () => {
     expect(err).toBe('')
     // as a Unix tool killed by SIGPIPE ends: 128 + 13
     expect([status, signal]).toEqual([141, null])
+  })
+
+  it('reads a record longer than --max-line-bytes as a bad record, by file and line, and audits the rest', async () => {
+    const long = { tools: [fsRead], messages: [assistant(toolCall('long', 'fs_read', { path: 'x'.repeat(3000), lenght: 1 }))] }
+    const f = file('long.jsonl', jsonl([drifting[1], long, drifting[2], drifting[3]]))
+    const r = await runCli(['audit', '--json', '--max-line-bytes', '2000', f])
+    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}:2: a line of ${JSON.stringify(long).length} bytes, longer than --max-line-bytes (2000): not read`)
+    const out = jsonLines(r.stdout)
+    expect(out.filter((o) => o['type'] === 'warning').map((o) => [o['id'], o['line']])).toEqual([
+      ['c1', 1],
+      ['c4', 4],
+    ])
+    expect(out.at(-1)).toMatchObject({ badRecords: 1, requests: 3 })
+  })
+
+  it('gives up on input that is neither JSON Lines nor a document within --max-line-bytes, once', async () => {
+    const f = file('junk.txt', 'not json\n'.repeat(1000))
+    const r = await runCli(['audit', '--max-line-bytes', '1000', f])
+    expect(r.status).toBe(2)
+    const err = r.stderr.trim().split('\n')
+    expect(err[0]).toBe(`toolstack audit: ${f}: neither JSON Lines nor a JSON document of at most 1000 bytes; the rest of it was not read`)
+    expect(err.slice(1)).toEqual([`toolstack audit: ${f}: no readable request body in it`])
+  })
+
+  it('holds no more than its line limit of input that is not JSON Lines (200 MB of binary)', { timeout: 120_000 }, async () => {
+    const probe = file('maxrss.mjs', "process.on('exit', () => process.stderr.write(`maxrss=${process.resourceUsage().maxRSS}\\n`))\n")
+    const bin = join(tmp.dir, 'blob.bin')
+    const block = Buffer.alloc(1 << 20, 0xa5)
+    for (let i = 0; i < 200; i++) writeFileSync(bin, block, { flag: 'a' })
+    const r = await runCli(['audit', bin], { nodeArgs: ['--import', `file://${probe}`] })
+    const peakMb = Number(/maxrss=(\d+)/.exec(r.stderr)?.[1]) / 1024
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+    expect(r.stderr).toContain(`toolstack audit: ${bin}:1: a line of ${200 * (1 << 20)} bytes, longer than --max-line-bytes`)
+    expect(r.status).toBe(2)
+    expect(peakMb).toBeLessThan(200)
   })
 
   it('exits 2 on a usage error', async () => {

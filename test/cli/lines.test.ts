@@ -48,9 +48,21 @@ describe('splitLines', () => {
         let asked = 0
         const want = (): boolean => answers[asked++ % answers.length] as boolean
         const expected = model(b).filter((_, i) => answers[i % answers.length])
-        expect(run((sink) => splitLines(sink, want), cutAt(b, cuts))).toEqual(expected)
+        expect(run((sink) => splitLines(sink, { wants: want }), cutAt(b, cuts))).toEqual(expected)
         // asked once per line, at its start
         expect(asked).toBe(model(b).length)
+      }),
+    )
+  })
+
+  it('passes over each line longer than the limit, telling its length, and gives every other line whole', () => {
+    fc.assert(
+      fc.property(bytes, fc.array(fc.nat(), { maxLength: 10 }), fc.nat(12), (b, cuts, max) => {
+        const out: Array<string> = []
+        const s = splitLines({ line: (l) => out.push(l.toString('latin1')), tooLong: (n) => out.push(`too long: ${n}`) }, { maxBytes: max })
+        for (const c of cutAt(b, cuts)) s.push(Buffer.from(c))
+        s.end()
+        expect(out).toEqual(model(b).map((l) => (l.length > max ? `too long: ${l.length}` : l)))
       }),
     )
   })

@@ -308,6 +308,28 @@ describe('toolstack proxy: warnings', () => {
   })
 })
 
+describe('toolstack proxy: lines longer than --max-line-bytes', () => {
+  it('forwards them byte for byte, audits the rest, and says once that it did not audit them', async () => {
+    const p = startProxy(['--max-line-bytes', '1000'])
+    await serverStarted(p)
+    p.send(line(listReq(1)))
+    p.send(emit(line(listRes(1, [tool('read', 'path')]))))
+    await eventually(() => p.stdout().toString().includes('"id":1,"result"'), 10_000, 'listing')
+    const long = (id: number): string => line(callReq(id, 'read', { path: 'x'.repeat(5000), [`long${id}`]: 1 }))
+    const sent = [long(2), long(3), line(callReq(4, 'read', { path: '/', short: 1 }))]
+    for (const l of sent) for (let i = 0; i < l.length; i += 777) p.send(l.slice(i, i + 777))
+    await eventually(() => p.stderr().includes('"short"'), 10_000, 'the warning for the short call')
+    p.child.stdin?.end()
+    expect((await p.exited).code).toBe(0)
+    expect(readFileSync(p.record, 'utf8')).toBe(line(listReq(1)) + emit(line(listRes(1, [tool('read', 'path')]))) + sent.join(''))
+    const said = p.stderr().split('\n').filter((l) => l !== '')
+    expect(said).toEqual([
+      `toolstack proxy: a line of ${long(2).length - 1} bytes from the host was forwarded but not audited: it is longer than --max-line-bytes (1000); longer lines are not mentioned again`,
+      'toolstack: read call 4 carried undeclared argument key "short" (declared: "path")',
+    ])
+  })
+})
+
 describe('toolstack proxy: lifecycle', () => {
   it('ends with the server’s exit status when it crashes', async () => {
     const p = startProxy([])

@@ -2,7 +2,7 @@
 // chunks came, lines that cannot matter passed over, the rest parsed and observed.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { LineSplitter } from '../../src/cli/lines.js'
+import type { LineSink, LineSplitter, SplitOptions } from '../../src/cli/lines.js'
 import { splitLines } from '../../src/cli/lines.js'
 import { auditTap } from '../../src/cli/proxy.js'
 import type { ProxyAudit } from '../../src/cli/proxyaudit.js'
@@ -34,9 +34,9 @@ const reference = (tolerate: ReadonlyArray<string>, lines: ReadonlyArray<Line>):
 
 type Audit = (tolerate: ReadonlyArray<string>, say: (line: string) => void) => ProxyAudit
 type MakeTap = typeof auditTap
-type Split = (sink: { readonly line: (b: Buffer) => void }, wants?: () => boolean) => LineSplitter
+type Split = (sink: LineSink, options?: SplitOptions) => LineSplitter
 
-const realAudit: Audit = (tolerate, say) => proxyAudit({ tolerate, json: true }, say)
+const realAudit: Audit = (tolerate, say) => proxyAudit({ tolerate }, (r) => say(JSON.stringify(r.fields)))
 
 // As the proxy wires it: one splitter per side, the server's skipping lines while no
 // listing is awaited, the audit loaded on the first host line about tools. Each run of
@@ -54,7 +54,7 @@ const fed = async (
 ): Promise<ReadonlyArray<string>> => {
   const out: Array<string> = []
   const tap = makeTap(async () => audit(tolerate, (l) => out.push(l)), (e) => out.push(`error: ${e}`))
-  const sides = { host: split({ line: tap.host }), server: split({ line: tap.server }, tap.wantsServer) }
+  const sides = { host: split({ line: tap.host }), server: split({ line: tap.server }, { wants: tap.wantsServer }) }
   let k = 0
   for (let i = 0; i < lines.length; ) {
     const from = (lines[i] as Line)[0]
@@ -156,8 +156,8 @@ describe('the proxy’s audit of what it forwarded', () => {
       const a = realAudit(t, say)
       return { ...a, line: (from, b) => (from === 'host' && !b.includes('tools') ? undefined : a.line(from, b)) }
     }
-    const forgetful: Split = (sink, wants) => {
-      const s = splitLines(sink, wants)
+    const forgetful: Split = (sink, options) => {
+      const s = splitLines(sink, options)
       return { push: (chunk) => (s.push(chunk), s.push(Buffer.from('\n'))), end: s.end }
     }
     const impatient: MakeTap = (load, err) => {
@@ -172,9 +172,9 @@ describe('the proxy’s audit of what it forwarded', () => {
 
   it('reads a last line that has no newline when its side ends, and not before', () => {
     const said: Array<string> = []
-    const a = proxyAudit({ tolerate: [], json: false }, (l) => said.push(l))
+    const a = proxyAudit({ tolerate: [] }, (r) => said.push(r.text))
     const host = splitLines({ line: (b) => a.line('host', b) })
-    const server = splitLines({ line: (b) => a.line('server', b) }, a.awaitingListing)
+    const server = splitLines({ line: (b) => a.line('server', b) }, { wants: a.awaitingListing })
     host.push(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'))
     expect(a.awaitingListing()).toBe(true)
     server.push(Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{"type":"object","properties":{"path":{}}}}]}}'))
@@ -189,7 +189,7 @@ describe('the proxy’s audit of what it forwarded', () => {
 
   it('joins a line that came in many pieces (a 1 MB call in 64 KiB chunks)', () => {
     const said: Array<string> = []
-    const a = proxyAudit({ tolerate: [], json: true }, (l) => said.push(l))
+    const a = proxyAudit({ tolerate: [] }, (r) => said.push(JSON.stringify(r.fields)))
     a.line('host', Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list"}'))
     a.line('server', Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write","inputSchema":{"type":"object","properties":{"path":{},"content":{}}}}]}}'))
     const host = splitLines({ line: (b) => a.line('host', b) })
