@@ -164,7 +164,9 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
   new Promise<number>((resolve) => {
     let child: ChildProcess
     try {
-      child = spawn(command, [...args], { stdio: ['pipe', 'pipe', 'inherit'], env: io.env })
+      // a process group of its own: a signal sent to the group (kill(-pid)) reaches
+      // whatever the server started, and nothing the server started outlives the proxy
+      child = spawn(command, [...args], { stdio: ['pipe', 'pipe', 'inherit'], env: io.env, detached: true })
     } catch (e) {
       const [message, status] = startError(command, e)
       io.err(message)
@@ -183,6 +185,32 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       }, ms)
       timers.add(t)
     }
+    const signalGroup = (signal: NodeJS.Signals | 0): boolean => {
+      if (child.pid === undefined) return false
+      try {
+        process.kill(-child.pid, signal)
+        return true
+      } catch {
+        return false
+      }
+    }
+    let killing = false
+    const killAfterGrace = (): void => {
+      if (killing) return
+      killing = true
+      later(options.graceMs, () => signalGroup('SIGKILL'))
+    }
+    // once the server is gone: what it left in its group gets SIGTERM, and SIGKILL if it
+    // is still there after the grace
+    const endGroup = async (): Promise<void> => {
+      if (!signalGroup('SIGTERM')) return
+      for (const until = Date.now() + options.graceMs; Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, 25))
+        if (!signalGroup(0)) return
+      }
+      signalGroup('SIGKILL')
+    }
+
     const unsubscribe: Array<() => void> = []
     let finished = false
     let exitStatus: number | undefined
@@ -199,7 +227,7 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       io.stdin.destroy()
       serverOut.destroy()
       // the warnings for the last calls come before the proxy ends
-      void audit.settled().then(() => {
+      void Promise.all([endGroup(), audit.settled()]).then(() => {
         if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
         else resolve(status)
       })
@@ -214,8 +242,8 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       closing = true
       if (!serverIn.destroyed) serverIn.end()
       later(options.graceMs, () => {
-        child.kill('SIGTERM')
-        later(options.graceMs, () => child.kill('SIGKILL'))
+        signalGroup('SIGTERM')
+        killAfterGrace()
       })
     }
 
@@ -271,7 +299,8 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
       unsubscribe.push(
         io.onSignal(signal, () => {
-          if (exitStatus === undefined) child.kill(signal)
+          signalGroup(signal)
+          killAfterGrace()
         }),
       )
     }

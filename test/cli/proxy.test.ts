@@ -413,6 +413,54 @@ describe('toolstack proxy: lifecycle', () => {
     }
   })
 
+  const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
+    Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))])
+
+  it('ends when its server ignores SIGTERM or SIGINT: the signal is passed on, then SIGKILL after the grace', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const p = startProxy(['--grace', '300'])
+      await serverStarted(p)
+      const server = p.serverPid()
+      p.send(line({ fake: 'ignore', signal }))
+      await eventually(() => readFileSync(p.record, 'utf8').includes('"ignore"'), 10_000, 'the server to hear')
+      p.child.kill(signal)
+      expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(128 + 9)
+      expect(isRunning(server) && !isZombie(server)).toBe(false)
+    }
+  })
+
+  // a server and a process it started, in its process group, which ignores SIGTERM
+  const withGrandchild = (pidFile: string, extra = ''): string => `
+    const { spawn } = require('node:child_process')
+    const g = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: 'ignore' })
+    require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(g.pid))
+    ${extra}
+    process.stdin.resume()
+    process.stdin.on('end', () => process.exit(0))
+  `
+
+  it('leaves no process of its server’s group behind when the host closes stdin', async () => {
+    const grandchildPid = join(tmp.dir, 'grandchild.pid')
+    const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
+    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
+    pids.push(grandchild)
+    p.child.stdin?.end()
+    expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(0)
+    expect(isRunning(grandchild) && !isZombie(grandchild)).toBe(false)
+  })
+
+  it('leaves no process of its server’s group behind when it is sent SIGTERM', async () => {
+    const grandchildPid = join(tmp.dir, 'grandchild.pid')
+    const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
+    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
+    pids.push(grandchild)
+    p.child.kill('SIGTERM')
+    expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(128 + 15)
+    expect(isRunning(grandchild) && !isZombie(grandchild)).toBe(false)
+  })
+
   it('says clearly when the server cannot be started', async () => {
     const missing = await runCli(['proxy', '--', join(tmp.dir, 'no-such-server')])
     expect(missing.status).toBe(127)
