@@ -169,7 +169,8 @@ proxy: the server's own.
     .usage('[options] -- COMMAND [ARGS...]')
     .argument('<command>', 'the server to run')
     .argument('[args...]', 'its arguments')
-    .option('--log <file>', 'append warnings to FILE instead of stderr')
+    .option('--log <file>', 'append warnings to FILE instead of stderr, each with its time and server')
+    .option('--name <name>', 'name this server in --log records (default: its command line)')
     .option('--json', 'write warnings as JSON Lines', false)
     .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
     .addOption(
@@ -184,7 +185,7 @@ proxy: the server's own.
       async (
         command: string,
         args: ReadonlyArray<string>,
-        opts: { readonly log?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number },
+        opts: { readonly log?: string; readonly name?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number },
       ) => {
         let fd: number | undefined
         if (opts.log !== undefined) {
@@ -197,6 +198,7 @@ proxy: the server's own.
           }
         }
         const logFd = fd
+        const server = opts.name ?? [command, ...args].join(' ')
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
         process.stdout.off('error', outputClosed)
         const { runProxy } = await import('./proxy.js')
@@ -206,9 +208,12 @@ proxy: the server's own.
             stdout: process.stdout,
             env,
             say: (record) => {
-              const line = (opts.json ? JSON.stringify(record.fields) : warnColor.yellow(record.text)) + '\n'
-              if (logFd === undefined) process.stderr.write(line)
-              else writeSync(logFd, line)
+              if (logFd === undefined) return void process.stderr.write((opts.json ? JSON.stringify(record.fields) : warnColor.yellow(record.text)) + '\n')
+              // a log may be shared: each record says when, and from which server; one
+              // write of a whole line to a file opened to append is never interleaved
+              const time = new Date().toISOString()
+              const line = opts.json ? JSON.stringify({ type: record.fields['type'], time, server, command: [command, ...args], ...record.fields }) : `${time} [${server}] ${record.text}`
+              writeSync(logFd, line + '\n')
             },
             err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
             onSignal: (signal, handler) => {

@@ -289,9 +289,10 @@ describe('toolstack proxy: warnings', () => {
     expect(p.stdout().toString()).toBe(line(listRes(2, [tool('read', 'path', 'offset')])))
   })
 
-  it('writes JSON Lines to --log FILE, and nothing to stderr', async () => {
+  it('writes JSON Lines to --log FILE, each with its time and server, and nothing to stderr', async () => {
     const log = join(tmp.dir, 'warn.log')
     writeFileSync(log, 'earlier\n')
+    const before = Date.now()
     const p = startProxy(['--log', log, '--json', '--tolerate', 'tolerated'])
     await serverStarted(p)
     p.send(line(listReq('L')))
@@ -303,8 +304,42 @@ describe('toolstack proxy: warnings', () => {
     expect((await p.exited).code).toBe(0)
     const [first, warning] = readFileSync(log, 'utf8').split('\n')
     expect(first).toBe('earlier')
-    expect(JSON.parse(warning ?? '')).toEqual({ type: 'warning', tool: 'read', id: 'c', unknownKeys: ['ffset'], declaredKeys: ['path'], suggestions: expect.any(Array) })
+    const record = JSON.parse(warning ?? '') as Record<string, unknown>
+    const command = [process.execPath, join(tmp.dir, 'fake-server.mjs'), p.record, p.pidFile]
+    expect(record).toEqual({
+      type: 'warning',
+      time: expect.any(String),
+      server: command.join(' '),
+      command,
+      tool: 'read',
+      id: 'c',
+      unknownKeys: ['ffset'],
+      declaredKeys: ['path'],
+      suggestions: expect.any(Array),
+    })
+    expect(Date.parse(record['time'] as string)).toBeGreaterThanOrEqual(before - 1000)
+    expect(Date.parse(record['time'] as string)).toBeLessThanOrEqual(Date.now())
     expect(p.stderr()).toBe('')
+  })
+
+  it('lets several proxies share one log: each line says when, and which server (--name)', async () => {
+    const log = join(tmp.dir, 'shared.log')
+    const proxies = [startProxy(['--log', log, '--name', 'alpha']), startProxy(['--log', log, '--name', 'beta'])]
+    for (const [i, p] of proxies.entries()) {
+      await serverStarted(p)
+      p.send(line(listReq(1)))
+      p.send(emit(line(listRes(1, [tool('read', 'path')]))))
+      await eventually(() => p.stdout().toString().includes('"id":1,"result"'), 10_000, 'listing')
+      p.send(line(callReq(2, 'read', { path: '/', [`from${i}`]: 1 })))
+    }
+    await eventually(() => readFileSync(log, 'utf8').split('\n').length > 2, 10_000, 'both log lines')
+    for (const p of proxies) p.child.stdin?.end()
+    for (const p of proxies) expect((await p.exited).code).toBe(0)
+    const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').sort((a, b) => a.slice(25).localeCompare(b.slice(25)))
+    expect(lines.map((l) => l.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /, '<time> '))).toEqual([
+      '<time> [alpha] toolstack: read call 2 carried undeclared argument key "from0" (declared: "path")',
+      '<time> [beta] toolstack: read call 2 carried undeclared argument key "from1" (declared: "path")',
+    ])
   })
 })
 
