@@ -7,6 +7,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { paletteFor } from './color.js'
+import { HOST_CONFIG } from './hostConfig.js'
 import { describeError } from './text.js'
 import { readVersion } from './version.js'
 
@@ -57,12 +58,12 @@ is forwarded unchanged, both ways; each tools/call is audited against the schema
 the server listed. Warnings go to stderr (or --log FILE), never to stdout.
 
 Examples:
-  $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem /srv
-  $ toolstack proxy --log /tmp/toolstack.log --json -- node server.js --port 0
+  $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem DIR
+  $ toolstack proxy --log /tmp/toolstack.log --name files --json -- node server.js
 
-In a host's configuration (Claude Desktop, Cursor, ...):
-  "command": "npx",
-  "args": ["toolstack", "proxy", "--", "npx", "mcp-server-filesystem", "/srv"]
+In a host's configuration (Claude Desktop's claude_desktop_config.json, and hosts
+that read the same shape):
+${HOST_CONFIG.replace(/^/gm, '  ')}
 
 Exit status: the server's own (128+n when signal n ended it); 126/127 when it
 cannot be started; 2 when the command line was wrong.
@@ -136,7 +137,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
       `
 Examples:
   $ toolstack audit session.jsonl --fail-on-warn
-  $ toolstack proxy -- npx mcp-server-filesystem /srv
+  $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem DIR
 
 Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 unusable input or usage error;
 proxy: the server's own.

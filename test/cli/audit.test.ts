@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { newAuditor } from '../../src/cli/audit.js'
 import { readRecords, readTextLines } from '../../src/cli/records.js'
 import { paletteFor } from '../../src/cli/color.js'
+import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
 import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
 import { formatWarning } from '../../src/UnknownKeys.js'
@@ -715,6 +716,18 @@ describe('the command itself', () => {
       expect(r.stdout.toString()).toContain(`Usage: toolstack ${sub}`)
       expect(r.stdout.toString()).toContain(`$ toolstack ${sub}`)
     }
+  })
+
+  it('names only the official scoped packages in its help, and shows the host configuration as it is', async () => {
+    const helps = await Promise.all([['--help'], ['audit', '--help'], ['proxy', '--help']].map(async (args) => (await runCli(args)).stdout.toString()))
+    // what npx is told to fetch: the word after each -y, in a command line or in JSON
+    const packages = helps.flatMap((h) => [...h.matchAll(/[\s[]"?-y"?,?\s+"?([^\s",\]]+)/g)].map((m) => m[1]))
+    expect(packages.length).toBeGreaterThan(3)
+    expect(helps.join('\n').match(/\bnpx\b/g)?.length).toBe(packages.length)
+    for (const p of packages) expect(p === 'toolstack' || p?.startsWith('@modelcontextprotocol/')).toBe(true)
+    expect(helps.join('\n')).not.toMatch(/(?<!@modelcontextprotocol\/server-)\bmcp-server-/)
+    const proxyHelp = helps[2] ?? ''
+    expect(proxyHelp.replaceAll('\n  ', '\n')).toContain(HOST_CONFIG)
   })
 
   it('prints the version from package.json', async () => {
