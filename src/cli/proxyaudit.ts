@@ -6,10 +6,9 @@
  *
  * @since 0.1.0
  */
-import type { UnknownKeyWarning } from './check.js'
 import { formatWarning, warningFields } from './check.js'
 import { textOf } from './lines.js'
-import type { Direction, SideChannel } from './sidechannel.js'
+import type { Direction, Event, SideChannel } from './sidechannel.js'
 import { isAwaitingListing, newSideChannel, observe } from './sidechannel.js'
 
 // -------------------------------------------------------------------------------------
@@ -109,10 +108,20 @@ export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
 const BIG_LINE = 1 << 16
 const LONG_STRING = 1 << 12
 
-const warningRecord = (w: UnknownKeyWarning): LogRecord => ({ text: formatWarning(w), fields: warningFields(w) })
+/**
+ * What an event says, as a sentence and as the fields of a JSON record.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const recordOf = (e: Event): LogRecord => {
+  if (e._tag === 'Warning') return { text: formatWarning(e.warning), fields: warningFields(e.warning) }
+  const message = `the host called ${JSON.stringify(e.tool)} (call ${e.id === '' ? 'without an id' : e.id}) before any tools/list was answered: calls are audited only against a listing the proxy saw, so none is audited until then; said once`
+  return { text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } }
+}
 
 /**
- * An audit over a fresh side channel; `say` gets each warning.
+ * An audit over a fresh side channel; `say` gets each warning and notice.
  *
  * @since 0.1.0
  * @category constructors
@@ -129,9 +138,9 @@ export const proxyAudit = (options: ProxyAuditOptions, say: (record: LogRecord) 
         return
       }
       if (typeof msg !== 'object' || msg === null) return
-      const [warnings, next] = observe(from, msg)(state)
+      const [events, next] = observe(from, msg)(state)
       state = next
-      for (const w of warnings) say(warningRecord(w))
+      for (const e of events) say(recordOf(e))
     },
     awaitingListing: () => isAwaitingListing(state),
   }

@@ -32,7 +32,22 @@ export interface SideChannel {
   readonly tolerate: ReadonlyArray<string>
   /** The (tool, key) pairs said already: each is said once. */
   readonly memory: Memory
+  /** Whether a listing ever completed: before one, no call can be audited. */
+  readonly listed: boolean
+  /** Whether a call before any listing was said (it is said once). */
+  readonly toldUnlisted: boolean
 }
+
+/**
+ * What observing a message can say: a warning, or (once) that the host called a tool
+ * before any listing completed, so that nothing could be audited.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Event =
+  | { readonly _tag: 'Warning'; readonly warning: UnknownKeyWarning }
+  | { readonly _tag: 'Unlisted'; readonly tool: string; readonly id: string }
 
 /**
  * @since 0.1.0
@@ -56,6 +71,8 @@ export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChanne
   cache: emptyCatalogue,
   tolerate,
   memory: emptyMemory,
+  listed: false,
+  toldUnlisted: false,
 })
 
 // -------------------------------------------------------------------------------------
@@ -69,7 +86,7 @@ const idKey = (id: unknown): string | undefined =>
 const asDeclaration = (tool: unknown): unknown =>
   isRecord(tool) ? { type: 'function', function: { name: own(tool, 'name'), parameters: own(tool, 'inputSchema') } } : undefined
 
-const fromHost = (s: SideChannel, msg: unknown): readonly [UnknownKeyWarning | undefined, SideChannel] => {
+const fromHost = (s: SideChannel, msg: unknown): readonly [Event | undefined, SideChannel] => {
   const method = own(msg, 'method')
   if (method === 'tools/list') {
     const key = idKey(own(msg, 'id'))
@@ -83,8 +100,11 @@ const fromHost = (s: SideChannel, msg: unknown): readonly [UnknownKeyWarning | u
   const params = own(msg, 'params')
   const name = own(params, 'name')
   if (typeof name !== 'string') return [undefined, s]
-  const [check, memory] = checkCall(s.cache, name, own(params, 'arguments'), idText(own(msg, 'id')))(s.memory)
-  return [check._tag === 'Audited' ? check.warning : undefined, memory === s.memory ? s : { ...s, memory }]
+  const id = idText(own(msg, 'id'))
+  if (!s.listed) return s.toldUnlisted ? [undefined, s] : [{ _tag: 'Unlisted', tool: name, id }, { ...s, toldUnlisted: true }]
+  const [check, memory] = checkCall(s.cache, name, own(params, 'arguments'), id)(s.memory)
+  const warning = check._tag === 'Audited' ? check.warning : undefined
+  return [warning === undefined ? undefined : { _tag: 'Warning', warning }, memory === s.memory ? s : { ...s, memory }]
 }
 
 const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
@@ -100,31 +120,31 @@ const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
   if (!Array.isArray(tools)) return { ...s, listing, pages: undefined }
   const pages = [...(s.pages ?? []), ...tools.map(asDeclaration)]
   if (typeof own(result, 'nextCursor') === 'string') return { ...s, listing, pages }
-  return { ...s, listing, pages: undefined, cache: catalogueOf(s.tolerate)(pages) }
+  return { ...s, listing, pages: undefined, cache: catalogueOf(s.tolerate)(pages), listed: true }
 }
 
 /**
  * Reads one parsed message (or a batch: an array, each element read in turn) from
- * one side, and returns the warnings it raised with the next state.
+ * one side, and returns what it said with the next state.
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const observe =
   (from: Direction, message: unknown) =>
-  (s: SideChannel): readonly [ReadonlyArray<UnknownKeyWarning>, SideChannel] => {
+  (s: SideChannel): readonly [ReadonlyArray<Event>, SideChannel] => {
     const messages: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
     let state = s
-    const warnings: Array<UnknownKeyWarning> = []
+    const events: Array<Event> = []
     for (const m of messages) {
       if (from === 'server') state = fromServer(state, m)
       else {
-        const [w, next] = fromHost(state, m)
+        const [e, next] = fromHost(state, m)
         state = next
-        if (w !== undefined) warnings.push(w)
+        if (e !== undefined) events.push(e)
       }
     }
-    return [warnings, state]
+    return [events, state]
   }
 
 /**

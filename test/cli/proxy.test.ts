@@ -40,7 +40,7 @@ const play = (steps: ReadonlyArray<Step>): Array<string> => {
   for (const [from, msg] of steps) {
     const [ws, next] = observe(from, msg)(s)
     s = next
-    for (const w of ws) said.push(`${w.tool}#${w.id}:${w.unknownKeys.join(',')}`)
+    for (const e of ws) said.push(e._tag === 'Warning' ? `${e.warning.tool}#${e.warning.id}:${e.warning.unknownKeys.join(',')}` : `unlisted ${e.tool}#${e.id}`)
   }
   return said
 }
@@ -49,14 +49,15 @@ describe('the side channel', () => {
   it('audits a call against the listed schema, tolerates reason, says each (tool, key) once', () => {
     expect(
       play([
-        ['host', callReq(0, 'read', { ffset: 1 })], // never listed: not audited
+        ['host', callReq(0, 'read', { ffset: 1 })], // never listed: not audited, and said
+        ['host', callReq(1, 'read', { ffset: 1 })], // said once
         ['host', listReq(1)],
         ['server', listRes(1, [tool('read', 'path', 'offset')])],
         ['host', callReq(2, 'read', { path: '/', ffset: 1, reason: 'r' })],
         ['host', callReq(3, 'read', { path: '/', ffset: 1, lenght: 2, _meta: {} })], // _meta tolerated here
         ['host', callReq('x', 'other', { a: 1 })],
       ]),
-    ).toEqual(['read#2:ffset', 'read#3:lenght'])
+    ).toEqual(['unlisted read#0', 'read#2:ffset', 'read#3:lenght'])
   })
 
   it('merges pages by nextCursor and swaps the cache in when the last page arrives', () => {
@@ -70,7 +71,7 @@ describe('the side channel', () => {
         ['host', callReq(4, 'a', { y: 1 })],
         ['host', callReq(5, 'b', { y: 1 })],
       ]),
-    ).toEqual(['a#4:y', 'b#5:y'])
+    ).toEqual(['unlisted a#2', 'a#4:y', 'b#5:y'])
   })
 
   it('keeps the old cache after list_changed until the next listing completes', () => {
@@ -198,7 +199,8 @@ describe('toolstack proxy: bytes', () => {
     expect(readFileSync(p.record).equals(fromHost)).toBe(true)
     expect(p.stdout().length).toBe(fromServer.length)
     expect(p.stdout().equals(fromServer)).toBe(true)
-    expect(p.stderr()).toBe('')
+    // a call came before any listing was answered: said once, and nothing else
+    expect(p.stderr()).toMatch(/^toolstack proxy: the host called "a" \(call 2\) before any tools\/list was answered: [^\n]*\n$/)
   })
 
   it('reads a host input that is a file, not a pipe, through a stream, byte for byte', async () => {
@@ -223,7 +225,7 @@ describe('toolstack proxy: bytes', () => {
     const code = await new Promise((resolve) => child.once('close', resolve))
     expect(code).toBe(0)
     expect(readFileSync(fake.record).equals(fromHost)).toBe(true)
-    expect(err).toBe('')
+    expect(err).toMatch(/^toolstack proxy: the host called "read" \(call 2\) before any tools\/list was answered: [^\n]*\n$/)
   })
 
   it('forwards the server’s bytes unchanged while it reads them (a listing pending), lines split across chunks included', { timeout: 30_000 }, async () => {
@@ -276,11 +278,12 @@ describe('toolstack proxy: warnings', () => {
     p.send(line(callReq(4, 'read', { path: '/', ffset: 2 })))
     p.send('{"jsonrpc":"2.0","id":5,"method":"tools\\/call","params":{"name":"read","arguments":{"\\u006cenght":1}}}\n')
     p.send(line([callReq(6, 'read', { a: 1 }), callReq(7, 'read', { b: 1 })]))
-    await eventually(() => p.stderr().split('\n').length > 4, 10_000, 'warnings')
+    await eventually(() => p.stderr().split('\n').length > 5, 10_000, 'warnings')
     p.child.stdin?.end()
     expect((await p.exited).code).toBe(0)
     // the combinator's own sentence, whatever suggestion it ends with
     expect(p.stderr().split('\n').filter((l) => l !== '').map((l) => l.replace(/ \(did you mean [^)]*\)$/, ''))).toEqual([
+      'toolstack proxy: the host called "read" (call 1) before any tools/list was answered: calls are audited only against a listing the proxy saw, so none is audited until then; said once',
       'toolstack: read call 3 carried undeclared argument key "ffset" (declared: "offset", "path")',
       'toolstack: read call 5 carried undeclared argument key "lenght" (declared: "offset", "path")',
       'toolstack: read call 6 carried undeclared argument key "a" (declared: "offset", "path")',

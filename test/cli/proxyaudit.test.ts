@@ -6,7 +6,7 @@ import type { LineSink, LineSplitter, SplitOptions } from '../../src/cli/lines.j
 import { splitLines } from '../../src/cli/lines.js'
 import { auditTap } from '../../src/cli/proxy.js'
 import type { ProxyAudit } from '../../src/cli/proxyaudit.js'
-import { proxyAudit, withoutLongStrings } from '../../src/cli/proxyaudit.js'
+import { proxyAudit, recordOf, withoutLongStrings } from '../../src/cli/proxyaudit.js'
 import type { Direction, SideChannel } from '../../src/cli/sidechannel.js'
 import { newSideChannel, observe } from '../../src/cli/sidechannel.js'
 
@@ -27,7 +27,7 @@ const reference = (tolerate: ReadonlyArray<string>, lines: ReadonlyArray<Line>):
     if (typeof msg !== 'object' || msg === null) continue
     const [ws, next] = observe(from, msg)(s)
     s = next
-    out.push(...ws.map((w) => JSON.stringify({ type: 'warning', tool: w.tool, id: w.id, unknownKeys: w.unknownKeys, declaredKeys: w.declaredKeys, suggestions: w.suggestions })))
+    out.push(...ws.map((e) => JSON.stringify(recordOf(e).fields)))
   }
   return out
 }
