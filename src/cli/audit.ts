@@ -1,5 +1,6 @@
 /**
- * `toolstack audit`: replays the audit over recorded chat-completion request bodies.
+ * `toolstack audit`: replays the audit over recorded request bodies (OpenAI chat
+ * completions and Responses, Anthropic Messages: see `formats.ts`).
  *
  * The input is read as JSON Lines when its first non-blank line parses on its own,
  * and as one JSON document otherwise (see `readRecords`). Each call is counted once
@@ -15,9 +16,11 @@ import type { Readable } from 'node:stream'
 import type { Memory, PairStat, UnknownKeyWarning } from './check.js'
 import { catalogueOf, checkCall, emptyMemory, formatWarning, pairStats, warningFields } from './check.js'
 import type { Palette } from './color.js'
+import type { Format, UnknownShape } from './formats.js'
+import { FORMAT_NAMES, readRequest } from './formats.js'
 import type { RecordSink } from './records.js'
 import { readRecords } from './records.js'
-import { describeError, idText, isRecord, kindOf, own, plural } from './text.js'
+import { describeError, plural } from './text.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -54,8 +57,12 @@ export interface AuditSummary {
   /** Files that could not be read, or held no readable request body. */
   readonly unusableFiles: number
   readonly requests: number
-  /** Records that could not be read (not JSON, or not a request body). */
+  /** The requests of each format read. */
+  readonly formats: Readonly<Record<Format, number>>
+  /** Records that could not be read (not JSON, too long, or not a request body). */
   readonly badRecords: number
+  /** The records of an unknown shape, by what they look like. */
+  readonly unknownShapes: ReadonlyArray<{ readonly shape: string; readonly records: number }>
   /** Distinct calls. */
   readonly callsRead: number
   /** Calls seen again in a later request, not counted twice. */
@@ -74,9 +81,9 @@ export interface AuditSummary {
  * @category model
  */
 export interface Auditor {
-  /** Audits one request body; returns the warnings it raised, or a problem in words. */
-  readonly request: (body: unknown, where: Location) => ReadonlyArray<LocatedWarning> | string
-  readonly summary: () => Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords'>
+  /** Audits one request body; returns the warnings it raised, or what the record looks like when it is none. */
+  readonly request: (body: unknown, where: Location) => ReadonlyArray<LocatedWarning> | UnknownShape
+  readonly summary: () => Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords' | 'unknownShapes'>
 }
 
 // -------------------------------------------------------------------------------------
@@ -100,6 +107,8 @@ const argsText = (args: unknown): string => {
 
 
 const NO_WARNINGS: ReadonlyArray<LocatedWarning> = Object.freeze([])
+
+const READS = Object.values(FORMAT_NAMES).join(', ')
 
 /**
  * A new replay state (creating state is an effect: each call gives a fresh one);
@@ -127,52 +136,38 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   let callsAudited = 0
   let warnings = 0
 
-  const request = (body: unknown, where: Location): ReadonlyArray<LocatedWarning> | string => {
-    if (!isRecord(body)) return `expected a chat-completion request body (an object with "messages"), got ${kindOf(body)}`
-    const messages = own(body, 'messages')
-    if (!Array.isArray(messages)) {
-      return `expected a chat-completion request body, but "messages" is ${messages === undefined ? 'missing' : kindOf(messages)}`
-    }
+  const formats: Record<Format, number> = { chat: 0, responses: 0, anthropic: 0 }
+
+  const request = (body: unknown, where: Location): ReadonlyArray<LocatedWarning> | UnknownShape => {
+    const read = readRequest(body)
+    if ('_tag' in read) return read
     requests++
-    const tools = asArray(own(body, 'tools'))
+    formats[read.format]++
     let out: Array<LocatedWarning> | undefined
-    for (const message of messages) {
-      const calls = own(message, 'tool_calls')
-      if (!Array.isArray(calls)) continue
-      for (const call of calls) {
-        const fn = own(call, 'function')
-        const name = own(fn, 'name')
-        const args = own(fn, 'arguments')
-        const id = idText(own(call, 'id'))
-        if (!isNew(id, typeof name === 'string' ? name : '', argsText(args))) {
-          repeatedCalls++
-          continue
-        }
-        callsRead++
-        if (typeof name !== 'string') continue
-        // only the declarations of the tool called: a request lists many tools, and
-        // calls few that were not counted before
-        const catalogue = catalogueFor(tools.filter((d) => own(own(d, 'function'), 'name') === name))
-        const [check, next] = checkCall(catalogue, name, args, id)(memory)
-        memory = next
-        if (check._tag === 'NotAudited') continue
-        callsAudited++
-        if (check.warning !== undefined) {
-          warnings++
-          ;(out ??= []).push({ ...check.warning, file: where.file, line: where.line })
-        }
+    read.calls((id, name, args) => {
+      if (!isNew(id, typeof name === 'string' ? name : '', argsText(args))) return void repeatedCalls++
+      callsRead++
+      if (typeof name !== 'string') return
+      // only the declarations of the tool called: a request lists many tools, and
+      // calls few that were not counted before
+      const [check, next] = checkCall(catalogueFor(read.declarationsOf(name)), name, args, id)(memory)
+      memory = next
+      if (check._tag === 'NotAudited') return
+      callsAudited++
+      if (check.warning !== undefined) {
+        warnings++
+        ;(out ??= []).push({ ...check.warning, file: where.file, line: where.line })
       }
-    }
+    })
     return out ?? NO_WARNINGS
   }
 
   return {
     request,
-    summary: () => ({ requests, callsRead, repeatedCalls, callsAudited, warnings, undeclared: pairStats(memory) }),
+    summary: () => ({ requests, formats: { ...formats }, callsRead, repeatedCalls, callsAudited, warnings, undeclared: pairStats(memory) }),
   }
 }
 
-const asArray = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : [])
 
 // -------------------------------------------------------------------------------------
 // command
@@ -241,6 +236,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
   const { outColor: oc, errColor: ec } = io
   let unusableFiles = 0
   let badRecords = 0
+  const unknownShapes = new Map<string, number>()
 
   const say = (w: LocatedWarning): void => {
     if (options.json) io.out(JSON.stringify({ ...warningFields(w), file: w.file, line: w.line }))
@@ -255,13 +251,17 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
       io.err(`${ec.red('toolstack audit:')} ${line === null ? label : `${label}:${line}`}: ${message}`)
     }
     const one = (body: unknown, where: Location, element: number | undefined): void => {
-      let result: ReadonlyArray<LocatedWarning> | string
+      const at = (message: string): void => problem(where.line, element === undefined ? message : `element ${element}: ${message}`)
+      let result: ReadonlyArray<LocatedWarning> | UnknownShape
       try {
         result = auditor.request(body, where)
       } catch (e) {
-        result = `could not be audited (${describeError(e)})`
+        return at(`could not be audited (${describeError(e)})`)
       }
-      if (typeof result === 'string') return problem(where.line, element === undefined ? result : `element ${element}: ${result}`)
+      if ('_tag' in result) {
+        unknownShapes.set(result.shape, (unknownShapes.get(result.shape) ?? 0) + 1)
+        return at(`not a request body this command reads (${READS}): ${result.shape}`)
+      }
       accepted++
       for (const w of result) say(w)
     }
@@ -286,7 +286,8 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
     }
   }
 
-  const summary: AuditSummary = { files: files.length, unusableFiles, badRecords, ...auditor.summary() }
+  const shapes = [...unknownShapes].map(([shape, records]) => ({ shape, records })).sort((a, b) => b.records - a.records)
+  const summary: AuditSummary = { files: files.length, unusableFiles, badRecords, unknownShapes: shapes, ...auditor.summary() }
   if (options.json) io.out(JSON.stringify({ type: 'summary', ...summary }))
   else for (const line of drawSummary(summary, oc)) io.out(line)
 
@@ -302,9 +303,11 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
  * @category command
  */
 export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> => {
+  const formats = (Object.keys(s.formats) as Array<Format>).filter((f) => s.formats[f] > 0)
+  const kinds = formats.length === 1 ? FORMAT_NAMES[formats[0] as Format] : formats.map((f) => `${s.formats[f]} ${FORMAT_NAMES[f]}`).join(', ')
   const figures = [
     plural(s.files, 'file'),
-    plural(s.requests, 'request'),
+    plural(s.requests, 'request') + (formats.length === 0 ? '' : ` (${kinds})`),
     `${plural(s.callsRead, 'call')} read` + (s.repeatedCalls > 0 ? ` (${plural(s.repeatedCalls, 'repeat')} not counted again)` : ''),
     `${s.callsAudited} audited`,
     plural(s.warnings, 'warning'),
@@ -312,6 +315,7 @@ export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> 
   if (s.badRecords > 0) figures.push(plural(s.badRecords, 'bad record'))
   if (s.unusableFiles > 0) figures.push(plural(s.unusableFiles, 'unusable file'))
   const lines = [`${c.bold('toolstack audit:')} ${figures.join(', ')}`]
+  for (const { shape, records } of s.unknownShapes) lines.push(`  ${plural(records, 'record')} of an unknown shape: ${shape}`)
   const byTool = new Map<string, Array<PairStat>>()
   for (const k of s.undeclared) {
     const list = byTool.get(k.tool)

@@ -37,9 +37,11 @@ export const ExitCode = {
 // -------------------------------------------------------------------------------------
 
 const AUDIT_EXAMPLES = `
-Input: OpenAI chat-completion request bodies ({ tools, messages }), as one JSON
-document, a JSON array of them, or JSON Lines (one per line). "-" reads stdin.
-Each call is counted once, however many later requests repeat it.
+Input: request bodies of OpenAI chat completions ({ tools, messages } with
+tool_calls), OpenAI Responses ({ tools, input } with function_call items) or
+Anthropic Messages ({ tools, messages } with tool_use blocks), told apart record by
+record; as one JSON document, a JSON array of them, or JSON Lines (one per line).
+"-" reads stdin. Each call is counted once, however many later requests repeat it.
 
 Examples:
   $ toolstack audit session.jsonl
@@ -146,7 +148,7 @@ proxy: the server's own.
 
   program
     .command('audit')
-    .description('replay the audit over recorded chat-completion request bodies')
+    .description('replay the audit over recorded LLM request bodies (OpenAI, Anthropic)')
     .argument('<files...>', 'JSON or JSON Lines files ("-" for stdin)')
     .option('--json', 'print JSON Lines (warnings, then one summary)', false)
     .option('--fail-on-warn', 'exit with status 1 when a warning was raised', false)

@@ -12,7 +12,7 @@ import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
 import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/UnknownKeys.js'
 import { formatWarning } from '../../src/UnknownKeys.js'
-import { assistant, fsRead, jsonl, noProps, session, toolCall, webGet } from './fixtures.js'
+import { anthropicRequest, assistant, chatRequest, fsRead, jsonl, noProps, responsesRequest, session, toolCall, webGet } from './fixtures.js'
 import { cliArgs, killAll, mainTs, root, runCli, tempDir, track } from './support.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -52,7 +52,7 @@ describe('newAuditor', () => {
     const a = newAuditor()
     const said = drifting.flatMap((body, i) => {
       const r = a.request(body, { file: 'f', line: i + 1 })
-      if (typeof r === 'string') throw new Error(r)
+      if ('_tag' in r) throw new Error(r.shape)
       return r
     })
     expect(said.map((w) => [w.tool, w.id, w.unknownKeys, w.line])).toEqual([
@@ -61,6 +61,7 @@ describe('newAuditor', () => {
     ])
     expect(a.summary()).toEqual({
       requests: 4,
+      formats: { chat: 4, responses: 0, anthropic: 0 },
       callsRead: 4,
       repeatedCalls: 1 + 3,
       callsAudited: 4,
@@ -88,14 +89,54 @@ describe('newAuditor', () => {
       JSON.stringify(session([fsRead], [[toolCall('p', 'fs_read', '{"path":"/","__proto__":1,"constructor":2}')]])[1]),
     ) as unknown
     const r = a.request(body, { file: 'f', line: 1 })
-    expect(typeof r === 'string' ? r : r.map((w) => w.unknownKeys)).toEqual([['__proto__', 'constructor']])
+    expect('_tag' in r ? r : r.map((w) => w.unknownKeys)).toEqual([['__proto__', 'constructor']])
   })
 
-  it('names what is wrong with a record that is not a request body', () => {
+  // each API's request, and the next one in the same conversation (which repeats it)
+  const warningsOf = (...bodies: ReadonlyArray<unknown>): unknown => {
     const a = newAuditor()
-    expect(a.request(42, { file: 'f', line: 1 })).toMatch(/request body .* got a number/)
-    expect(a.request({ tools: [] }, { file: 'f', line: 1 })).toMatch(/"messages" is missing/)
-    expect(a.request({ messages: {} }, { file: 'f', line: 1 })).toMatch(/"messages" is an object/)
+    const said = bodies.flatMap((b, i): Array<unknown> => {
+      const r = a.request(b, { file: 'f', line: i + 1 })
+      return '_tag' in r ? [r] : r.map((w) => [w.tool, w.id, w.unknownKeys, w.declaredKeys])
+    })
+    return { said, summary: a.summary() }
+  }
+
+  it('reads OpenAI chat-completion requests', () => {
+    expect(warningsOf(chatRequest, { ...chatRequest, messages: [...chatRequest.messages, { role: 'user', content: 'Thanks' }] })).toMatchObject({
+      said: [['get_weather', 'call_abc123', ['detail'], ['location', 'unit']]],
+      summary: { requests: 2, formats: { chat: 2, responses: 0, anthropic: 0 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+    })
+  })
+
+  it('reads OpenAI Responses requests: function_call items, against top-level function tools', () => {
+    expect(warningsOf(responsesRequest, { ...responsesRequest, input: [...responsesRequest.input, { role: 'user', content: 'Thanks' }] })).toMatchObject({
+      said: [['get_weather', 'call_12345xyz', ['units'], ['location', 'unit']]],
+      summary: { requests: 2, formats: { chat: 0, responses: 2, anthropic: 0 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+    })
+    // a plain text input carries no call
+    expect(warningsOf({ model: 'gpt-4.1', input: 'Hello' })).toMatchObject({ said: [], summary: { requests: 1, formats: { responses: 1 }, callsRead: 0 } })
+  })
+
+  it('reads Anthropic Messages requests: tool_use blocks, against input_schema', () => {
+    expect(warningsOf(anthropicRequest, { ...anthropicRequest, messages: [...anthropicRequest.messages, { role: 'assistant', content: 'It is 15 degrees.' }] })).toMatchObject({
+      said: [['get_weather', 'toolu_01A09q90qw90lq917835lq9', ['city'], ['location', 'unit']]],
+      summary: { requests: 2, formats: { chat: 0, responses: 0, anthropic: 2 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+    })
+  })
+
+  it('says what a record that is no request body looks like', () => {
+    const a = newAuditor()
+    const shape = (body: unknown): unknown => {
+      const r = a.request(body, { file: 'f', line: 1 })
+      return '_tag' in r ? r.shape : r
+    }
+    expect(shape(42)).toBe('a number')
+    expect(shape({ tools: [] })).toBe('an object with key "tools"')
+    expect(shape({ messages: {} })).toBe('an object with key "messages"')
+    expect(shape({ id: 'x', object: 'chat.completion', choices: [], usage: {}, model: 'm', created: 1, system_fingerprint: 'f' })).toBe(
+      'an object with keys "choices", "created", "id", "model", "object", "system_fingerprint", …',
+    )
     expect(a.summary().requests).toBe(0)
   })
 
@@ -527,7 +568,7 @@ describe('toolstack audit', () => {
     expect(out.slice(0, 2)).toEqual(
       json.slice(0, 2).map((w) => `${String(w['file'])}:${String(w['line'])}: ${formatWarning(w as unknown as UnknownKeyWarning)}`),
     )
-    expect(out[2]).toBe('toolstack audit: 1 file, 4 requests, 4 calls read (4 repeats not counted again), 4 audited, 2 warnings')
+    expect(out[2]).toBe('toolstack audit: 1 file, 4 requests (OpenAI chat completions), 4 calls read (4 repeats not counted again), 4 audited, 2 warnings')
     expect(out.slice(3)).toEqual(['  fs_read: "ffset" in 2 calls', '  web_get: "headers" in 1 call'])
     expect(r.stdout.includes(0x1b)).toBe(false)
   })
@@ -568,7 +609,9 @@ describe('toolstack audit', () => {
         files: 1,
         unusableFiles: 0,
         badRecords: 0,
+        unknownShapes: [],
         requests: 4,
+        formats: { chat: 4, responses: 0, anthropic: 0 },
         callsRead: 4,
         repeatedCalls: 4,
         callsAudited: 4,
@@ -601,6 +644,27 @@ describe('toolstack audit', () => {
     expect(out.at(-1)).toMatchObject({ files: 2, requests: 7, callsRead: 4 })
   })
 
+  it('reads the three formats from one file, and counts and names the records of an unknown shape', async () => {
+    const response = { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-4.1', choices: [] }
+    const f = file('mixed.jsonl', jsonl([chatRequest, response, responsesRequest, anthropicRequest, response]))
+    const human = await runCli(['audit', f])
+    const out = lines(human.stdout)
+    expect(out.filter((l) => l.includes('carried')).map((l) => /call (\S+) carried/.exec(l)?.[1])).toEqual(['call_abc123', 'call_12345xyz', 'toolu_01A09q90qw90lq917835lq9'])
+    expect(out.slice(-3)).toEqual([
+      'toolstack audit: 1 file, 3 requests (1 OpenAI chat completions, 1 OpenAI Responses, 1 Anthropic Messages), 3 calls read, 3 audited, 3 warnings, 2 bad records',
+      '  2 records of an unknown shape: an object with keys "choices", "created", "id", "model", "object"',
+      '  get_weather: "city" in 1 call, "detail" in 1 call, "units" in 1 call',
+    ])
+    expect(human.stderr).toContain(`${f}:2: not a request body this command reads`)
+    const json = jsonLines((await runCli(['audit', '--json', f])).stdout)
+    expect(json.at(-1)).toMatchObject({
+      requests: 3,
+      formats: { chat: 1, responses: 1, anthropic: 1 },
+      badRecords: 2,
+      unknownShapes: [{ shape: 'an object with keys "choices", "created", "id", "model", "object"', records: 2 }],
+    })
+  })
+
   it('reports a bad record by file and line, without a stack trace, and audits the others', async () => {
     const good = jsonl(drifting).split('\n')
     const f = file('bad.jsonl', [good[0], 'not json', good[1], '42', '{"tools":[]}', good[2], good[3], ''].join('\r\n'))
@@ -609,18 +673,19 @@ describe('toolstack audit', () => {
     const err = r.stderr.split('\n').filter((l) => l !== '')
     expect(err).toHaveLength(3)
     expect(err[0]).toMatch(new RegExp(`^toolstack audit: ${f}:2: not valid JSON \\(`))
-    expect(err[1]).toBe(`toolstack audit: ${f}:4: expected a chat-completion request body (an object with "messages"), got a number`)
-    expect(err[2]).toBe(`toolstack audit: ${f}:5: expected a chat-completion request body, but "messages" is missing`)
+    expect(err[1]).toBe(`toolstack audit: ${f}:4: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a number`)
+    expect(err[2]).toBe(`toolstack audit: ${f}:5: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): an object with key "tools"`)
     expect(r.stderr).not.toMatch(/\n\s+at /)
     expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
     expect(r.stdout.toString()).toContain('3 bad records')
+    expect(lines(r.stdout).slice(-4, -2)).toEqual(['  1 record of an unknown shape: a number', '  1 record of an unknown shape: an object with key "tools"'])
   })
 
   it('names the element of an array that is not a request body', async () => {
     const f = file('arr.json', JSON.stringify([drifting[1], 'x', drifting[2]], null, 1))
     const r = await runCli(['audit', f])
     expect(r.status).toBe(0)
-    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: expected a chat-completion request body (an object with "messages"), got a string`)
+    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a string`)
   })
 
   it('exits 1 on a warning only with --fail-on-warn', async () => {
