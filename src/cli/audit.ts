@@ -291,8 +291,19 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
   if (options.json) io.out(JSON.stringify({ type: 'summary', ...summary }))
   else for (const line of drawSummary(summary, oc)) io.out(line)
 
-  if (unusableFiles > 0) return 2
+  // a run that audited nothing must not look like a clean one
+  const nothing = nothingAudited(summary)
+  if (nothing !== undefined) io.err(`${ec.red('toolstack audit:')} ${nothing}${options.failOnWarn ? ' (--fail-on-warn: exit status 2, since nothing was audited)' : ''}`)
+  if (unusableFiles > 0 || (options.failOnWarn && nothing !== undefined)) return 2
   return options.failOnWarn && summary.warnings > 0 ? 1 : 0
+}
+
+const nothingAudited = (s: AuditSummary): string | undefined => {
+  if (s.requests === 0 || s.callsAudited > 0) return undefined
+  if (s.callsRead === 0) {
+    return `${plural(s.requests, 'request')} read, but no tool call in any: nothing was audited. Calls are read from OpenAI chat completions' tool_calls, OpenAI Responses' function_call items and Anthropic Messages' tool_use blocks (not from legacy function_call messages).`
+  }
+  return `${plural(s.callsRead, 'call')} read, but none could be audited: a call is audited when its request declares its tool with at least one property, and its arguments are a JSON object.`
 }
 
 /**

@@ -50,8 +50,8 @@ Examples:
   $ toolstack audit --json session.jsonl | jq 'select(.type == "warning")'
 
 Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 a file could not be read,
-held no readable request body, or the command line was wrong; 141 the output was
-closed early (as by head).
+held no readable request body, or the command line was wrong, or --fail-on-warn
+found nothing it could audit; 141 the output was closed early (as by head).
 `
 
 const PROXY_EXAMPLES = `

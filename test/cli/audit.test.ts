@@ -688,6 +688,27 @@ describe('toolstack audit', () => {
     expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a string`)
   })
 
+  it('says so when it found no call it could read, or none it could audit; --fail-on-warn then exits 2', async () => {
+    // a session before the model called anything, and one in the legacy function_call shape
+    const noCalls = file('none.jsonl', jsonl([{ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { model: 'm', functions: [], messages: [{ role: 'assistant', function_call: { name: 'f', arguments: '{}' } }] }]))
+    const plain = await runCli(['audit', noCalls])
+    expect(plain.status).toBe(0)
+    expect(plain.stderr.trim()).toBe(
+      "toolstack audit: 2 requests read, but no tool call in any: nothing was audited. Calls are read from OpenAI chat completions' tool_calls, OpenAI Responses' function_call items and Anthropic Messages' tool_use blocks (not from legacy function_call messages).",
+    )
+    const gate = await runCli(['audit', '--fail-on-warn', noCalls])
+    expect(gate.status).toBe(2)
+    expect(gate.stderr).toContain('(--fail-on-warn: exit status 2, since nothing was audited)')
+    // calls to tools the requests do not declare
+    const undeclared = file('undeclared.jsonl', jsonl([{ messages: [assistant(toolCall('c1', 'ghost', { a: 1 }))] }]))
+    const none = await runCli(['audit', '--fail-on-warn', undeclared])
+    expect(none.status).toBe(2)
+    expect(none.stderr).toContain('toolstack audit: 1 call read, but none could be audited')
+    // a clean run says nothing of the kind
+    const clean = await runCli(['audit', '--fail-on-warn', file('clean.jsonl', jsonl(session([fsRead], [[toolCall('k', 'fs_read', { path: '/' })]])))])
+    expect([clean.status, clean.stderr]).toEqual([0, ''])
+  })
+
   it('exits 1 on a warning only with --fail-on-warn', async () => {
     const warns = file('w.jsonl', jsonl(drifting))
     const clean = file('c.jsonl', jsonl(session([fsRead], [[toolCall('k', 'fs_read', { path: '/' })]])))
