@@ -20,7 +20,7 @@ import type { Format, UnknownShape } from './formats.js'
 import { FORMAT_NAMES, readRequest } from './formats.js'
 import type { RecordSink } from './records.js'
 import { readRecords } from './records.js'
-import { describeError, plural } from './text.js'
+import { describeError, escapeControls, jsonLine, plural } from './text.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -239,8 +239,8 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
   const unknownShapes = new Map<string, number>()
 
   const say = (w: LocatedWarning): void => {
-    if (options.json) io.out(JSON.stringify({ ...warningFields(w), file: w.file, line: w.line }))
-    else io.out(`${oc.dim((w.line === null ? w.file : `${w.file}:${w.line}`) + ':')} ${oc.yellow(formatWarning(w))}`)
+    if (options.json) io.out(jsonLine({ ...warningFields(w), file: w.file, line: w.line }))
+    else io.out(`${oc.dim(escapeControls(w.line === null ? w.file : `${w.file}:${w.line}`) + ':')} ${oc.yellow(escapeControls(formatWarning(w)))}`)
   }
 
   for (const file of files) {
@@ -248,7 +248,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
     let accepted = 0
     const problem = (line: number | null, message: string): void => {
       badRecords++
-      io.err(`${ec.red('toolstack audit:')} ${line === null ? label : `${label}:${line}`}: ${message}`)
+      io.err(`${ec.red('toolstack audit:')} ${escapeControls(`${line === null ? label : `${label}:${line}`}: ${message}`)}`)
     }
     const one = (body: unknown, where: Location, element: number | undefined): void => {
       const at = (message: string): void => problem(where.line, element === undefined ? message : `element ${element}: ${message}`)
@@ -277,18 +277,18 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
       await readRecords(openInput(file, io), sink, options.maxLineBytes)
     } catch (e) {
       unusableFiles++
-      io.err(`${ec.red('toolstack audit:')} ${label}: cannot read: ${describeOpenError(e)}`)
+      io.err(`${ec.red('toolstack audit:')} ${escapeControls(`${label}: cannot read: ${describeOpenError(e)}`)}`)
       continue
     }
     if (accepted === 0) {
       unusableFiles++
-      io.err(`${ec.red('toolstack audit:')} ${label}: no readable request body in it`)
+      io.err(`${ec.red('toolstack audit:')} ${escapeControls(label)}: no readable request body in it`)
     }
   }
 
   const shapes = [...unknownShapes].map(([shape, records]) => ({ shape, records })).sort((a, b) => b.records - a.records)
   const summary: AuditSummary = { files: files.length, unusableFiles, badRecords, unknownShapes: shapes, ...auditor.summary() }
-  if (options.json) io.out(JSON.stringify({ type: 'summary', ...summary }))
+  if (options.json) io.out(jsonLine({ type: 'summary', ...summary }))
   else for (const line of drawSummary(summary, oc)) io.out(line)
 
   // a run that audited nothing must not look like a clean one
@@ -326,7 +326,7 @@ export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> 
   if (s.badRecords > 0) figures.push(plural(s.badRecords, 'bad record'))
   if (s.unusableFiles > 0) figures.push(plural(s.unusableFiles, 'unusable file'))
   const lines = [`${c.bold('toolstack audit:')} ${figures.join(', ')}`]
-  for (const { shape, records } of s.unknownShapes) lines.push(`  ${plural(records, 'record')} of an unknown shape: ${shape}`)
+  for (const { shape, records } of s.unknownShapes) lines.push(`  ${plural(records, 'record')} of an unknown shape: ${escapeControls(shape)}`)
   const byTool = new Map<string, Array<PairStat>>()
   for (const k of s.undeclared) {
     const list = byTool.get(k.tool)
@@ -334,7 +334,7 @@ export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> 
     else list.push(k)
   }
   for (const [tool, keys] of byTool) {
-    lines.push(`  ${c.cyan(tool)}: ${keys.map((k) => `${JSON.stringify(k.key)} in ${plural(k.calls, 'call')}`).join(', ')}`)
+    lines.push(`  ${c.cyan(escapeControls(tool))}: ${escapeControls(keys.map((k) => `${JSON.stringify(k.key)} in ${plural(k.calls, 'call')}`).join(', '))}`)
   }
   return lines
 }

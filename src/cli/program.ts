@@ -8,7 +8,7 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
-import { describeError } from './text.js'
+import { describeError, escapeControls, jsonLine } from './text.js'
 import { readVersion } from './version.js'
 
 // Each subcommand's module is imported when it runs, not before: the library loads
@@ -211,11 +211,14 @@ proxy: the server's own.
             stdout: process.stdout,
             env,
             say: (record) => {
-              if (logFd === undefined) return void process.stderr.write((opts.json ? JSON.stringify(record.fields) : warnColor.yellow(record.text)) + '\n')
+              // names, ids and keys come from the traffic: escaped for a terminal
+              if (logFd === undefined) return void process.stderr.write((opts.json ? jsonLine(record.fields) : warnColor.yellow(escapeControls(record.text))) + '\n')
               // a log may be shared: each record says when, and from which server; one
               // write of a whole line to a file opened to append is never interleaved
               const time = new Date().toISOString()
-              const line = opts.json ? JSON.stringify({ type: record.fields['type'], time, server, command: [command, ...args], ...record.fields }) : `${time} [${server}] ${record.text}`
+              const line = opts.json
+                ? jsonLine({ type: record.fields['type'], time, server, command: [command, ...args], ...record.fields })
+                : `${time} [${escapeControls(server)}] ${escapeControls(record.text)}`
               writeSync(logFd, line + '\n')
             },
             err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),

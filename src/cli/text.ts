@@ -26,6 +26,31 @@ export const describeError = (e: unknown): string => {
  */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
+// C0 controls, DEL and C1 controls: what a terminal may act on (ESC starts a sequence
+// that can retitle the window or move the cursor, U+009B is ESC [ in one character, a
+// newline forges a line).
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
+
+const escaped = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+
+/**
+ * Text from the input made safe for a terminal: each control character written as
+ * `\u001b`, everything else as it is.
+ *
+ * @since 0.1.0
+ */
+export const escapeControls = (s: string): string => s.replace(CONTROL, escaped)
+
+/**
+ * A value as one line of JSON that a terminal can show as is. `JSON.stringify`
+ * escapes C0 controls but leaves DEL and C1 raw; those can only stand inside strings,
+ * where `\u009b` means the same character, so the JSON is exactly the same value.
+ *
+ * @since 0.1.0
+ */
+export const jsonLine = (value: unknown): string => JSON.stringify(value).replace(CONTROL, escaped)
+
 // -------------------------------------------------------------------------------------
 // reading JSON values
 // -------------------------------------------------------------------------------------

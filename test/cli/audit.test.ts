@@ -709,6 +709,27 @@ describe('toolstack audit', () => {
     expect([clean.status, clean.stderr]).toEqual([0, ''])
   })
 
+  // what a log may hold to take over a terminal: an OSC that retitles it (ESC ] … BEL),
+  // a CSI that clears it (ESC [ 2J), the same as a C1 CSI (U+009B), DEL, a newline
+  const evilTool = 'fs_read\u001b]0;pwned\u0007'
+  const evilKey = 'k\u001b[2J\u009b2J\u007f\nfake line'
+  const evilId = 'c\u009b31m'
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
+
+  it('escapes control characters from its input in human output, and keeps JSON output exact', async () => {
+    const tool = { type: 'function', function: { name: evilTool, parameters: { type: 'object', properties: { path: {} } } } }
+    const f = file('evil.jsonl', jsonl([{ tools: [tool], messages: [assistant(toolCall(evilId, evilTool, { path: '/', [evilKey]: 1 }))] }, { tools: [], messages: 42 }, '\u001b[2Jnot a request']))
+    const human = await runCli(['audit', f])
+    for (const out of [human.stdout.toString(), human.stderr]) expect(out).not.toMatch(raw)
+    expect(human.stdout.toString()).toContain('fs_read\\u001b]0;pwned\\u0007 call c\\u009b31m carried undeclared argument key "k\\u001b[2J\\u009b2J\\u007f\\nfake line"')
+    const json = await runCli(['audit', '--json', f])
+    expect(json.stdout.toString()).not.toMatch(raw)
+    const records = jsonLines(json.stdout)
+    expect(records[0]).toMatchObject({ tool: evilTool, id: evilId, unknownKeys: [evilKey] })
+    expect(records.at(-1)).toMatchObject({ undeclared: [{ tool: evilTool, key: evilKey }] })
+  })
+
   it('exits 1 on a warning only with --fail-on-warn', async () => {
     const warns = file('w.jsonl', jsonl(drifting))
     const clean = file('c.jsonl', jsonl(session([fsRead], [[toolCall('k', 'fs_read', { path: '/' })]])))

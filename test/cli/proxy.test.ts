@@ -346,6 +346,37 @@ describe('toolstack proxy: warnings', () => {
   })
 })
 
+describe('toolstack proxy: output a terminal can trust', () => {
+  const evilTool = 'read\u001b]0;pwned\u0007'
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
+
+  for (const options of [[], ['--log', 'LOG'], ['--json'], ['--json', '--log', 'LOG']]) {
+    it(`escapes control characters from the traffic (${options.join(' ') || 'stderr'}), and keeps JSON exact`, async () => {
+      const log = join(tmp.dir, 'evil.log')
+      const p = startProxy(options.map((o) => (o === 'LOG' ? log : o)))
+      await serverStarted(p)
+      p.send(line(callReq('\u009b0', evilTool, {}))) // before any listing: the notice names the tool
+      p.send(line(listReq(1)))
+      p.send(emit(line(listRes(1, [tool(evilTool, 'path')]))))
+      await eventually(() => p.stdout().toString().includes('"id":1,"result"'), 10_000, 'listing')
+      p.send(line(callReq('\u007f1', evilTool, { path: '/', 'k\u001b[2J\n': 1 })))
+      const said = (): string => (options.includes('--log') ? (existsSync(log) ? readFileSync(log, 'utf8') : '') : p.stderr())
+      await eventually(() => said().split('\n').length > 2, 10_000, 'the warning')
+      p.child.stdin?.end()
+      expect((await p.exited).code).toBe(0)
+      expect(said()).not.toMatch(raw)
+      const lines = said().split('\n').filter((l) => l !== '')
+      expect(lines).toHaveLength(2)
+      if (options.includes('--json')) {
+        const [notice, warning] = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+        expect(notice?.['message']).toContain(JSON.stringify(evilTool))
+        expect(warning).toMatchObject({ tool: evilTool, id: '\u007f1', unknownKeys: ['k\u001b[2J\n'] })
+      } else expect(lines[1]).toContain('toolstack: read\\u001b]0;pwned\\u0007 call \\u007f1 carried undeclared argument key "k\\u001b[2J\\n"')
+    })
+  }
+})
+
 describe('toolstack proxy: lines longer than --max-line-bytes', () => {
   it('forwards them byte for byte, audits the rest, and says once that it did not audit them', async () => {
     const p = startProxy(['--max-line-bytes', '1000'])
