@@ -225,8 +225,8 @@ const describeOpenError = (e: unknown): string => {
 
 /**
  * Runs `toolstack audit` over `files` (`-` is stdin) and returns the exit status: 2
- * when a file could not be read or held no readable request body, else 1 when
- * `failOnWarn` and a warning was raised, else 0.
+ * when a file could not be read, a record was unusable, or `failOnWarn` found nothing
+ * to audit; else 1 when `failOnWarn` and a warning was raised; else 0.
  *
  * @since 0.1.0
  * @category command
@@ -294,7 +294,8 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
   // a run that audited nothing must not look like a clean one
   const nothing = nothingAudited(summary)
   if (nothing !== undefined) io.err(`${ec.red('toolstack audit:')} ${nothing}${options.failOnWarn ? ' (--fail-on-warn: exit status 2, since nothing was audited)' : ''}`)
-  if (unusableFiles > 0 || (options.failOnWarn && nothing !== undefined)) return 2
+  // 2 wins over 1: warnings found in what could be read say nothing of what could not
+  if (unusableFiles > 0 || badRecords > 0 || (options.failOnWarn && nothing !== undefined)) return 2
   return options.failOnWarn && summary.warnings > 0 ? 1 : 0
 }
 

@@ -49,9 +49,12 @@ Examples:
   $ cat request.json | toolstack audit -
   $ toolstack audit --json session.jsonl | jq 'select(.type == "warning")'
 
-Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 a file could not be read,
-held no readable request body, or the command line was wrong, or --fail-on-warn
-found nothing it could audit; 141 the output was closed early (as by head).
+Exit status, once every readable record is audited and the summary printed:
+  0  ok
+  1  a warning was raised, with --fail-on-warn
+  2  a file or a record could not be read, or --fail-on-warn found nothing it
+     could audit, or the command line was wrong (2 wins over 1)
+  141  the output was closed early (as by head)
 `
 
 const PROXY_EXAMPLES = `

@@ -669,7 +669,7 @@ describe('toolstack audit', () => {
     const good = jsonl(drifting).split('\n')
     const f = file('bad.jsonl', [good[0], 'not json', good[1], '42', '{"tools":[]}', good[2], good[3], ''].join('\r\n'))
     const r = await runCli(['audit', f])
-    expect(r.status).toBe(0)
+    expect(r.status).toBe(2)
     const err = r.stderr.split('\n').filter((l) => l !== '')
     expect(err).toHaveLength(3)
     expect(err[0]).toMatch(new RegExp(`^toolstack audit: ${f}:2: not valid JSON \\(`))
@@ -684,7 +684,7 @@ describe('toolstack audit', () => {
   it('names the element of an array that is not a request body', async () => {
     const f = file('arr.json', JSON.stringify([drifting[1], 'x', drifting[2]], null, 1))
     const r = await runCli(['audit', f])
-    expect(r.status).toBe(0)
+    expect(r.status).toBe(2)
     expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a string`)
   })
 
@@ -728,6 +728,20 @@ describe('toolstack audit', () => {
     const records = jsonLines(json.stdout)
     expect(records[0]).toMatchObject({ tool: evilTool, id: evilId, unknownKeys: [evilKey] })
     expect(records.at(-1)).toMatchObject({ undeclared: [{ tool: evilTool, key: evilKey }] })
+  })
+
+  it('exits 2 when a record was unusable, after auditing the others and printing the summary; 2 wins over 1', async () => {
+    const good = jsonl(drifting).split('\n')
+    // a truncated line among good ones, as a log cut short by a crash leaves it
+    const f = file('truncated.jsonl', [good[0], good[1], (good[2] ?? '').slice(0, 40), good[3], ''].join('\n'))
+    const r = await runCli(['audit', f])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(new RegExp(`^toolstack audit: ${f}:3: not valid JSON`))
+    expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
+    expect(lines(r.stdout).at(-3)).toMatch(/^toolstack audit: 1 file, 3 requests .*, 1 bad record$/)
+    const gate = await runCli(['audit', '--fail-on-warn', '--json', f])
+    expect(gate.status).toBe(2)
+    expect(jsonLines(gate.stdout).at(-1)).toMatchObject({ type: 'summary', warnings: 2, badRecords: 1 })
   })
 
   it('exits 1 on a warning only with --fail-on-warn', async () => {
