@@ -22,36 +22,16 @@ import type { RecordSink } from './records.js'
 import { readRecords } from './records.js'
 import { describeError, escapeControls, jsonLine, plural } from './text.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * Where a record came from: `line` is its line in a JSON Lines input, `null` in a
- * whole JSON document (whose records have no line of their own).
- *
- * @since 0.1.0
- * @category model
- */
+/** Where a record came from: `line` is `null` in a whole JSON document. @since 0.1.0 */
 export interface Location {
   readonly file: string
   readonly line: number | null
 }
 
-/**
- * A warning, where it was found.
- *
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface LocatedWarning extends UnknownKeyWarning, Location {}
 
-/**
- * What one run read and found.
- *
- * @since 0.1.0
- * @category model
- */
+/** What one run read and found. @since 0.1.0 */
 export interface AuditSummary {
   readonly files: number
   /** Files that could not be read, or held no readable request body. */
@@ -74,21 +54,12 @@ export interface AuditSummary {
   readonly undeclared: ReadonlyArray<PairStat>
 }
 
-/**
- * The replay's state over one run. It lives only as long as the run that created it.
- *
- * @since 0.1.0
- * @category model
- */
+/** The replay's state over one run. @since 0.1.0 */
 export interface Auditor {
   /** Audits one request body; returns the warnings it raised, or what the record looks like when it is none. */
   readonly request: (body: unknown, where: Location) => ReadonlyArray<LocatedWarning> | UnknownShape
   readonly summary: () => Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords' | 'unknownShapes'>
 }
-
-// -------------------------------------------------------------------------------------
-// constructors
-// -------------------------------------------------------------------------------------
 
 // A call is the same call when its id, tool name and arguments text are the same.
 // Arguments longer than this are remembered by their length and a digest, so the
@@ -105,18 +76,11 @@ const argsText = (args: unknown): string => {
   return text.length <= ARGS_KEPT ? text : `#${text.length}:${createHash('sha256').update(text).digest('base64')}`
 }
 
-
 const NO_WARNINGS: ReadonlyArray<LocatedWarning> = Object.freeze([])
 
 const READS = Object.values(FORMAT_NAMES).join(', ')
 
-/**
- * A new replay state (creating state is an effect: each call gives a fresh one);
- * `tolerate` adds names never reported to `reason`.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** A new replay state (each call gives a fresh one); `tolerate` adds names to `reason`. @since 0.1.0 */
 export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   const catalogueFor = catalogueOf(tolerate)
   // id → the tool name and arguments text of each call counted with that id, in turn
@@ -135,7 +99,6 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   let repeatedCalls = 0
   let callsAudited = 0
   let warnings = 0
-
   const formats: Record<Format, number> = { chat: 0, responses: 0, anthropic: 0 }
 
   const request = (body: unknown, where: Location): ReadonlyArray<LocatedWarning> | UnknownShape => {
@@ -168,15 +131,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   }
 }
 
-
-// -------------------------------------------------------------------------------------
-// command
-// -------------------------------------------------------------------------------------
-
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface AuditOptions {
   readonly json: boolean
   readonly failOnWarn: boolean
@@ -186,12 +141,7 @@ export interface AuditOptions {
   readonly maxLineBytes?: number
 }
 
-/**
- * The effects the command needs, passed in.
- *
- * @since 0.1.0
- * @category model
- */
+/** The effects the command needs, passed in. @since 0.1.0 */
 export interface AuditIO {
   readonly stdin: Readable
   readonly out: (line: string) => void
@@ -201,27 +151,13 @@ export interface AuditIO {
   readonly errColor: Palette
 }
 
-// A file is read 256 KiB at a time, not the stream default of 64: each read is a round
-// trip to the thread pool, and lines are cut from the bytes, so a bigger chunk costs
-// nothing more per line (it bounds the memory held besides one line).
+// 256 KiB a read, not the default 64: each read is a round trip to the thread pool
 const READ_CHUNK = 1 << 18
 
 const openInput = (file: string, io: AuditIO): Readable => (file === '-' ? io.stdin : createReadStream(file, { highWaterMark: READ_CHUNK }))
 
-const describeOpenError = (e: unknown): string => {
-  const code = typeof e === 'object' && e !== null ? (e as { readonly code?: unknown }).code : undefined
-  switch (code) {
-    case 'ENOENT':
-      return 'no such file'
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied'
-    case 'EISDIR':
-      return 'is a directory'
-    default:
-      return describeError(e)
-  }
-}
+const OPEN_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'is a directory' }
+const describeOpenError = (e: unknown): string => OPEN_ERRORS[String((e as { readonly code?: unknown } | null)?.code)] ?? describeError(e)
 
 /**
  * Runs `toolstack audit` over `files` (`-` is stdin) and returns the exit status: 2
@@ -229,7 +165,6 @@ const describeOpenError = (e: unknown): string => {
  * to audit; else 1 when `failOnWarn` and a warning was raised; else 0.
  *
  * @since 0.1.0
- * @category command
  */
 export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptions, io: AuditIO): Promise<number> => {
   const auditor = newAuditor(options.tolerate)
@@ -307,13 +242,7 @@ const nothingAudited = (s: AuditSummary): string | undefined => {
   return `${plural(s.callsRead, 'call')} read, but none could be audited: a call is audited when its request declares its tool with at least one property, and its arguments are a JSON object.`
 }
 
-/**
- * The summary for a person: one line of figures, then one line per tool with its
- * undeclared keys and how many calls carried each.
- *
- * @since 0.1.0
- * @category command
- */
+/** The summary for a person: a line of figures, then a line per tool: its undeclared keys, with their calls. @since 0.1.0 */
 export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> => {
   const formats = (Object.keys(s.formats) as Array<Format>).filter((f) => s.formats[f] > 0)
   const kinds = formats.length === 1 ? FORMAT_NAMES[formats[0] as Format] : formats.map((f) => `${s.formats[f]} ${FORMAT_NAMES[f]}`).join(', ')

@@ -8,40 +8,20 @@
  */
 import { idText, isRecord, kindOf, own } from './text.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export type Format = 'chat' | 'responses' | 'anthropic'
 
-/**
- * The formats in words, for people.
- *
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export const FORMAT_NAMES: Readonly<Record<Format, string>> = {
   chat: 'OpenAI chat completions',
   responses: 'OpenAI Responses',
   anthropic: 'Anthropic Messages',
 }
 
-/**
- * Visits one call as a request carries it: `args` a JSON string or an object, as recorded.
- *
- * @since 0.1.0
- * @category model
- */
+/** Visits one call as recorded: `args` a JSON string or an object. @since 0.1.0 */
 export type CallVisitor = (id: string, name: unknown, args: unknown) => void
 
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface Request {
   readonly format: Format
   /** Visits each call, in order. (A visitor, not an array: a request repeats every call before it.) */
@@ -50,21 +30,12 @@ export interface Request {
   readonly declarationsOf: (name: string) => ReadonlyArray<unknown>
 }
 
-/**
- * A record that is no request body this command reads, with what it looks like.
- *
- * @since 0.1.0
- * @category model
- */
+/** A record that is no request body this command reads, and what it looks like. @since 0.1.0 */
 export interface UnknownShape {
   readonly _tag: 'UnknownShape'
   /** What the record is: a kind of value, or an object and its first keys. */
   readonly shape: string
 }
-
-// -------------------------------------------------------------------------------------
-// reading
-// -------------------------------------------------------------------------------------
 
 const NONE: ReadonlyArray<unknown> = []
 const asArray = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : NONE)
@@ -118,12 +89,7 @@ const describeShape = (u: unknown): string => {
   return `an object with ${keys.length === 1 ? 'key' : 'keys'} ${shown.join(', ')}${keys.length > 6 ? ', …' : ''}`
 }
 
-/**
- * Reads a request body of any of the three formats, or says what the record looks like.
- *
- * @since 0.1.0
- * @category reading
- */
+/** Reads a request body of any of the three formats, or says what the record looks like. @since 0.1.0 */
 export const readRequest = (body: unknown): Request | UnknownShape => {
   const tools = asArray(own(body, 'tools'))
   const messages = own(body, 'messages')

@@ -14,16 +14,7 @@ import { readVersion } from './version.js'
 // Each subcommand's module is imported when it runs, not before: the library loads
 // only for the command that needs it, and the proxy starts its server first.
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * The exit statuses of the command (the proxy also ends with the server's own).
- *
- * @since 0.1.0
- * @category model
- */
+/** The exit statuses of the command (the proxy also ends with the server's own). @since 0.1.0 */
 export const ExitCode = {
   ok: 0,
   warnings: 1,
@@ -31,10 +22,6 @@ export const ExitCode = {
   /** The output was closed early (`… | head -n1`): 128 + SIGPIPE, as a Unix tool ends then. */
   outputClosed: 141,
 } as const
-
-// -------------------------------------------------------------------------------------
-// help
-// -------------------------------------------------------------------------------------
 
 const AUDIT_EXAMPLES = `
 Input: request bodies of OpenAI chat completions ({ tools, messages } with
@@ -76,36 +63,21 @@ cannot be started; 2 when the command line was wrong.
 
 const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
 
-const parseGrace = (value: string): number => {
+const wholeNumber = (min: number, max: number, expected: string) => (value: string): number => {
   const n = Number(value)
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number of milliseconds')
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected ${expected}`)
   return n
 }
 
 // A line is decoded into one string, and V8's strings stop at 2^29 - 24 characters.
 const MAX_LINE_BYTES = 0x1fffffe8
-const DEFAULT_LINE_BYTES = 64 * 1024 * 1024
-
-const parseLineBytes = (value: string): number => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1 || n > MAX_LINE_BYTES) throw new InvalidArgumentError(`expected a whole number of bytes, from 1 to ${MAX_LINE_BYTES}`)
-  return n
-}
 
 const maxLineOption = (what: string): Option =>
-  new Option('--max-line-bytes <n>', `${what} (memory stays bounded by it)`).default(DEFAULT_LINE_BYTES, '64 MiB').argParser(parseLineBytes)
+  new Option('--max-line-bytes <n>', `${what} (memory stays bounded by it)`)
+    .default(64 * 1024 * 1024, '64 MiB')
+    .argParser(wholeNumber(1, MAX_LINE_BYTES, `a whole number of bytes, from 1 to ${MAX_LINE_BYTES}`))
 
-// -------------------------------------------------------------------------------------
-// command
-// -------------------------------------------------------------------------------------
-
-/**
- * Runs the command line `argv` (as `process.argv`: node, script, arguments…) and
- * returns the exit status. Reads stdin and writes stdout and stderr of this process.
- *
- * @since 0.1.0
- * @category command
- */
+/** Runs the command line `argv` (as `process.argv`) and returns the exit status. @since 0.1.0 */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const env = process.env
   const outColor = paletteFor(process.stdout.isTTY, env)
@@ -182,7 +154,7 @@ proxy: the server's own.
     .addOption(
       new Option('--grace <ms>', 'after the host closes stdin: wait this long before SIGTERM, and again before SIGKILL')
         .default(2000)
-        .argParser(parseGrace),
+        .argParser(wholeNumber(0, Number.MAX_SAFE_INTEGER, 'a whole number of milliseconds')),
     )
     .addOption(maxLineOption('a longer line is forwarded but not audited'))
     .passThroughOptions()

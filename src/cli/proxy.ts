@@ -20,14 +20,7 @@ import type { LogRecord, ProxyAudit, ProxyAuditOptions } from './proxyaudit.js'
 import type { Direction } from './sidechannel.js'
 import { describeError } from './text.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface ProxyOptions extends ProxyAuditOptions {
   /** Milliseconds between closing the server's stdin and SIGTERM, and between SIGTERM and SIGKILL. */
   readonly graceMs: number
@@ -35,12 +28,7 @@ export interface ProxyOptions extends ProxyAuditOptions {
   readonly maxLineBytes: number
 }
 
-/**
- * The effects the proxy needs, passed in.
- *
- * @since 0.1.0
- * @category model
- */
+/** The effects the proxy needs, passed in. @since 0.1.0 */
 export interface ProxyIO {
   readonly stdin: Readable
   readonly stdout: Writable
@@ -53,32 +41,20 @@ export interface ProxyIO {
   readonly onSignal: (signal: NodeJS.Signals, handler: () => void) => () => void
 }
 
-// -------------------------------------------------------------------------------------
-// the audit, loaded when first needed
-// -------------------------------------------------------------------------------------
-
-const TOOLS = Buffer.from('tools')
-const BACKSLASH = 0x5c
-
 const loadProxyAudit = async (options: ProxyAuditOptions, say: (record: LogRecord) => void): Promise<ProxyAudit> =>
   (await import('./proxyaudit.js')).proxyAudit(options, say)
 
-/**
- * Whether a host line can hold "tools/list" or "tools/call": it contains "tools", or an
- * escape that could spell it. Anything else is passed over without parsing.
- *
- * @since 0.1.0
- * @category forwarding
- */
-export const mayConcernTools = (line: Buffer): boolean => line.includes(TOOLS) || line.includes(BACKSLASH)
+// A host line can hold "tools/list" or "tools/call" only when it contains "tools", or an
+// escape that could spell it: anything else is passed over without parsing.
+const TOOLS = Buffer.from('tools')
+const mayConcernTools = (line: Buffer): boolean => line.includes(TOOLS) || line.includes(0x5c)
 
 /**
- * Where the forwarded lines go: the audit, loaded (with the library) on the first host
- * line that may concern tools. Loading blocks the thread for a while, and a host sends
- * `initialize` first: its answer is forwarded before the load begins.
+ * Where the forwarded lines go: the audit, loaded (and the library with it) on the
+ * first host line that may concern tools. Loading blocks the thread for a while, and
+ * a host sends `initialize` first: its answer is forwarded before the load begins.
  *
  * @since 0.1.0
- * @category model
  */
 export interface AuditTap {
   readonly host: (bytes: Buffer) => void
@@ -91,11 +67,10 @@ export interface AuditTap {
 
 /**
  * A tap over the audit `load` gives. Lines that come while it loads wait for it, in
- * the order they came from both sides (a listing's request before its response); so
- * do all the server's lines, since whether a listing is awaited is not known yet.
+ * the order they came from both sides (a listing's request before its response): all
+ * the server's lines, since whether a listing is awaited is not known yet.
  *
  * @since 0.1.0
- * @category forwarding
  */
 export const auditTap = (load: () => Promise<ProxyAudit>, err: (line: string) => void): AuditTap => {
   let audit: ProxyAudit | undefined
@@ -135,10 +110,6 @@ export const auditTap = (load: () => Promise<ProxyAudit>, err: (line: string) =>
   }
 }
 
-// -------------------------------------------------------------------------------------
-// command
-// -------------------------------------------------------------------------------------
-
 // How long the proxy waits for the server's stdout to end once the server exited: a
 // process the server started may hold it open for ever.
 const OUTPUT_GRACE_MS = 1000
@@ -146,7 +117,7 @@ const OUTPUT_GRACE_MS = 1000
 const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0
 
 const startError = (command: string, e: unknown): readonly [string, number] => {
-  const code = typeof e === 'object' && e !== null ? (e as { readonly code?: unknown }).code : undefined
+  const code = (e as { readonly code?: unknown } | null)?.code
   if (code === 'ENOENT') return [`cannot start ${JSON.stringify(command)}: command not found`, 127]
   if (code === 'EACCES') return [`cannot start ${JSON.stringify(command)}: permission denied`, 126]
   return [`cannot start ${JSON.stringify(command)}: ${describeError(e)}`, 126]
@@ -158,7 +129,6 @@ const startError = (command: string, e: unknown): readonly [string, number] => {
  * when the command does not exist, 126 when it cannot be run.
  *
  * @since 0.1.0
- * @category command
  */
 export const runProxy = (command: string, args: ReadonlyArray<string>, options: ProxyOptions, io: ProxyIO): Promise<number> =>
   new Promise<number>((resolve) => {

@@ -1,8 +1,7 @@
 /**
- * The proxy's audit of the lines it forwarded: each line that can matter is parsed
- * and observed by the side channel's pure steps, and each warning said. The proxy
- * loads this module (and with it the library) only once its server is started, so the
- * server's start-up never waits for it.
+ * The proxy's audit of the lines it forwarded: each line that can matter is parsed and
+ * observed by the side channel's pure steps, and what they say is said. The proxy
+ * loads this module, and the library with it, only when the host first mentions tools.
  *
  * @since 0.1.0
  */
@@ -11,45 +10,25 @@ import { textOf } from './lines.js'
 import type { Direction, Event, SideChannel } from './sidechannel.js'
 import { isAwaitingListing, newSideChannel, observe } from './sidechannel.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface ProxyAuditOptions {
   /** Argument names never reported, besides `reason`. */
   readonly tolerate: ReadonlyArray<string>
 }
 
-/**
- * What the proxy says, a warning or a notice about the audit itself: a sentence for a
- * person, and the fields of a JSON record (`type` among them).
- *
- * @since 0.1.0
- * @category model
- */
+/** What the proxy says (a warning, a notice): a sentence, and the fields of a JSON record. @since 0.1.0 */
 export interface LogRecord {
   readonly text: string
   readonly fields: Readonly<Record<string, unknown>>
 }
 
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface ProxyAudit {
   /** Reads one whole line (without its LF) that was forwarded from one side; a server line only matters while a listing is awaited. */
   readonly line: (from: Direction, bytes: Buffer) => void
   /** Whether the server's lines can matter now (a `tools/list` response is awaited). */
   readonly awaitingListing: () => boolean
 }
-
-// -------------------------------------------------------------------------------------
-// constructors
-// -------------------------------------------------------------------------------------
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -81,7 +60,6 @@ const isWs = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c =
  * is read all the same.
  *
  * @since 0.1.0
- * @category utils
  */
 export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
   const kept: Array<Buffer> = []
@@ -112,7 +90,6 @@ const LONG_STRING = 1 << 12
  * What an event says, as a sentence and as the fields of a JSON record.
  *
  * @since 0.1.0
- * @category utils
  */
 export const recordOf = (e: Event): LogRecord => {
   if (e._tag === 'Warning') return { text: formatWarning(e.warning), fields: warningFields(e.warning) }
@@ -124,7 +101,6 @@ export const recordOf = (e: Event): LogRecord => {
  * An audit over a fresh side channel; `say` gets each warning and notice.
  *
  * @since 0.1.0
- * @category constructors
  */
 export const proxyAudit = (options: ProxyAuditOptions, say: (record: LogRecord) => void): ProxyAudit => {
   let state: SideChannel = newSideChannel(options.tolerate)

@@ -8,34 +8,13 @@ import { StringDecoder } from 'node:string_decoder'
 import { splitLines, textOf } from './lines.js'
 import { describeError } from './text.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * What a reader reports: a parsed record, or a problem at a line (`null`: the input as
- * a whole).
- *
- * @since 0.1.0
- * @category model
- */
+/** What a reader reports: a parsed record, or a problem at a line (`null`: the input as a whole). @since 0.1.0 */
 export interface RecordSink {
   readonly record: (value: unknown, line: number | null) => void
   readonly problem: (line: number | null, message: string) => void
 }
 
-// -------------------------------------------------------------------------------------
-// lines
-// -------------------------------------------------------------------------------------
-
-const CR = 0x0d
-
-/**
- * Where `readTextLines` puts what it reads.
- *
- * @since 0.1.0
- * @category model
- */
+/** Where `readTextLines` puts what it reads. @since 0.1.0 */
 export interface TextLineSink {
   /** A line of text; `false` stops the reading (the rest of the input is not read). */
   readonly line: (text: string) => boolean | void
@@ -43,15 +22,16 @@ export interface TextLineSink {
   readonly tooLong: (length: number) => void
 }
 
+const CR = 0x0d
+
 /**
- * The text lines of a stream, cut as `readline` cuts them (with `crlfDelay: Infinity`):
- * at "\n", "\r\n" and a lone "\r"; a last line without a line end counts when it is not
- * empty, and an incomplete character at the very end is dropped, as readline's
- * decoder drops it. Each line is decoded from its own bytes: a line end is never
- * inside a character. A line of more than `maxBytes` bytes up to its "\n" is not kept.
+ * The text lines of a stream of bytes, cut as `readline` cuts them (`crlfDelay:
+ * Infinity`): at "\n", "\r\n" and a lone "\r"; a last line without a line end counts
+ * when it is not empty, and an incomplete character at the very end is dropped, as
+ * readline's decoder drops it. Each line is decoded from its own bytes (a line end is
+ * never inside a character). A line of more than `maxBytes` bytes is not kept.
  *
  * @since 0.1.0
- * @category reading
  */
 export const readTextLines = (input: Readable, sink: TextLineSink, maxBytes = Infinity): Promise<void> =>
   new Promise<void>((resolve, reject) => {
@@ -60,39 +40,22 @@ export const readTextLines = (input: Readable, sink: TextLineSink, maxBytes = In
     const say = (text: string): void => {
       if (!stopped && sink.line(text) === false) stopped = true
     }
-    const splitter = splitLines(
-      {
-        line: (bytes) => {
-          let text = last ? new StringDecoder('utf8').write(bytes) : textOf(bytes)
-          if (bytes.includes(CR)) {
-            if (text.endsWith('\r')) text = text.slice(0, -1)
-            for (const part of text.split('\r')) say(part)
-          } else if (!last || text !== '') say(text)
-        },
-        tooLong: (length) => {
-          if (!stopped) sink.tooLong(length)
-        },
-      },
-      { maxBytes },
-    )
-    // a stream with an encoding gives strings, which may end inside a surrogate pair
-    let high = ''
-    const onData = (chunk: Uint8Array | string): void => {
-      if (typeof chunk !== 'string') splitter.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
-      else {
-        const text = high + chunk
-        high = /[\ud800-\udbff]$/.test(text) ? text.slice(-1) : ''
-        splitter.push(Buffer.from(high === '' ? text : text.slice(0, -1)))
-      }
-      if (stopped) {
-        input.off('data', onData)
-        input.destroy()
-        resolve()
-      }
+    const line = (bytes: Buffer): void => {
+      let text = last ? new StringDecoder('utf8').write(bytes) : textOf(bytes)
+      if (!bytes.includes(CR)) return last && text === '' ? undefined : say(text)
+      if (text.endsWith('\r')) text = text.slice(0, -1)
+      for (const part of text.split('\r')) say(part)
+    }
+    const splitter = splitLines({ line, tooLong: (length) => void (stopped || sink.tooLong(length)) }, { maxBytes })
+    const onData = (chunk: Buffer | Uint8Array | string): void => {
+      splitter.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array))
+      if (!stopped) return
+      input.off('data', onData)
+      input.destroy()
+      resolve()
     }
     input.on('data', onData)
     input.once('end', () => {
-      if (high !== '') splitter.push(Buffer.from(high))
       last = true
       try {
         splitter.end()
@@ -107,10 +70,6 @@ export const readTextLines = (input: Readable, sink: TextLineSink, maxBytes = In
       reject(e)
     })
   })
-
-// -------------------------------------------------------------------------------------
-// records
-// -------------------------------------------------------------------------------------
 
 type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string }
 
@@ -149,10 +108,10 @@ const withLine = (message: string, text: string): string => {
  * `maxBytes` is a problem at its line.
  *
  * @since 0.1.0
- * @category reading
  */
 export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infinity): Promise<void> => {
-  let mode: 'start' | 'lines' | 'held' = 'start'
+  // done: the input was given up, and is not read further
+  let mode: 'start' | 'lines' | 'held' | 'done' = 'start'
   let lineNo = 0
   let held: Array<string> = []
   let heldFrom = 1
@@ -180,8 +139,9 @@ export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infini
   // held text that cannot be one document within the limit: JSON Lines after all when
   // a held line parses on its own; otherwise the input is given up
   const outgrown = (): boolean => {
-    mode = 'lines'
-    if (held.some((l) => startsLikeRecord(l) && tryParse(l).ok)) return void replayHeld(), true
+    const jsonLines = held.some((l) => startsLikeRecord(l) && tryParse(l).ok)
+    mode = jsonLines ? 'lines' : 'done'
+    if (jsonLines) return replayHeld(), true
     held = []
     sink.problem(null, `neither JSON Lines nor a JSON document of at most ${maxBytes} bytes; the rest of it was not read`)
     return false
@@ -189,11 +149,12 @@ export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infini
 
   const tooLong = (length: number): void => {
     const n = ++lineNo
-    if (mode === 'held' && !outgrown()) return
+    if (mode === 'done' || (mode === 'held' && !outgrown())) return
     sink.problem(n, `a line of ${length} bytes, longer than --max-line-bytes (${maxBytes}): not read`)
   }
 
   const line = (raw: string): boolean => {
+    if (mode === 'done') return false
     const n = ++lineNo
     const text = n === 1 && raw.startsWith('\ufeff') ? raw.slice(1) : raw
     if (mode === 'lines') return asLine(text, n), true

@@ -9,14 +9,7 @@ import type { Catalogue, Memory, UnknownKeyWarning } from './check.js'
 import { catalogueOf, checkCall, emptyCatalogue, emptyMemory } from './check.js'
 import { idText, isRecord, own } from './text.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface SideChannel {
   /**
    * Host-to-server `tools/list` requests not answered yet, keyed by the JSON text of
@@ -38,33 +31,15 @@ export interface SideChannel {
   readonly toldUnlisted: boolean
 }
 
-/**
- * What observing a message can say: a warning, or (once) that the host called a tool
- * before any listing completed, so that nothing could be audited.
- *
- * @since 0.1.0
- * @category model
- */
+/** What observing says: a warning, or (once) that the host called a tool before any listing completed. @since 0.1.0 */
 export type Event =
   | { readonly _tag: 'Warning'; readonly warning: UnknownKeyWarning }
   | { readonly _tag: 'Unlisted'; readonly tool: string; readonly id: string }
 
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export type Direction = 'host' | 'server'
 
-// -------------------------------------------------------------------------------------
-// constructors
-// -------------------------------------------------------------------------------------
-
-/**
- * Nothing listed, nothing pending, nothing said.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** Nothing listed, nothing pending, nothing said. @since 0.1.0 */
 export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChannel => ({
   listing: new Set(),
   pages: undefined,
@@ -74,10 +49,6 @@ export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChanne
   listed: false,
   toldUnlisted: false,
 })
-
-// -------------------------------------------------------------------------------------
-// pure steps
-// -------------------------------------------------------------------------------------
 
 const idKey = (id: unknown): string | undefined =>
   typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? JSON.stringify(id) : undefined
@@ -128,7 +99,6 @@ const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
  * one side, and returns what it said with the next state.
  *
  * @since 0.1.0
- * @category pure steps
  */
 export const observe =
   (from: Direction, message: unknown) =>
@@ -152,6 +122,5 @@ export const observe =
  * pass over almost everything the server says without reading it.
  *
  * @since 0.1.0
- * @category utils
  */
 export const isAwaitingListing = (s: SideChannel): boolean => s.listing.size > 0

@@ -5,11 +5,7 @@
  * @since 0.1.0
  */
 
-/**
- * A failure of any kind, in one line.
- *
- * @since 0.1.0
- */
+/** A failure of any kind, in one line. @since 0.1.0 */
 export const describeError = (e: unknown): string => {
   if (e instanceof Error) return e.message || e.name
   try {
@@ -19,11 +15,7 @@ export const describeError = (e: unknown): string => {
   }
 }
 
-/**
- * `n` and a noun, plural unless `n` is 1.
- *
- * @since 0.1.0
- */
+/** `n` and a noun, plural unless `n` is 1. @since 0.1.0 */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 // C0 controls, DEL and C1 controls: what a terminal may act on (ESC starts a sequence
@@ -34,52 +26,26 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
 
 const escaped = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
 
-/**
- * Text from the input made safe for a terminal: each control character written as
- * `\u001b`, everything else as it is.
- *
- * @since 0.1.0
- */
+/** Text from the input made safe for a terminal: each control character written as `\u001b`. @since 0.1.0 */
 export const escapeControls = (s: string): string => s.replace(CONTROL, escaped)
 
 /**
- * A value as one line of JSON that a terminal can show as is. `JSON.stringify`
- * escapes C0 controls but leaves DEL and C1 raw; those can only stand inside strings,
- * where `\u009b` means the same character, so the JSON is exactly the same value.
+ * A value as one line of JSON that a terminal can show as is. `JSON.stringify` escapes
+ * C0 controls but leaves DEL and C1 raw; those can only stand inside strings, where
+ * `\u009b` means the same character: the JSON is exactly the same value.
  *
  * @since 0.1.0
  */
 export const jsonLine = (value: unknown): string => JSON.stringify(value).replace(CONTROL, escaped)
 
-// -------------------------------------------------------------------------------------
-// reading JSON values
-// -------------------------------------------------------------------------------------
-
-/**
- * Whether `u` is a JSON object (not an array).
- *
- * @since 0.1.0
- */
+/** Whether `u` is a JSON object (not an array). @since 0.1.0 */
 export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === 'object' && u !== null && !Array.isArray(u)
 
-/**
- * `u[key]` when `u` is an object that owns `key`: keys are data (`__proto__` is a key).
- *
- * @since 0.1.0
- */
+/** `u[key]` when `u` is an object that owns `key`: keys are data (`__proto__` is a key). @since 0.1.0 */
 export const own = (u: unknown, key: string): unknown => (isRecord(u) && Object.hasOwn(u, key) ? u[key] : undefined)
 
-/**
- * What kind of JSON value `u` is, in words.
- *
- * @since 0.1.0
- */
-export const kindOf = (u: unknown): string =>
-  u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`
+/** What kind of JSON value `u` is, in words. @since 0.1.0 */
+export const kindOf = (u: unknown): string => (u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`)
 
-/**
- * An id as the warnings name it (as `withUnknownKeyAudit` does): `''` for none.
- *
- * @since 0.1.0
- */
+/** An id as the warnings name it (as `withUnknownKeyAudit` does): `''` for none. @since 0.1.0 */
 export const idText = (id: unknown): string => (id === undefined || id === null ? '' : String(id))
