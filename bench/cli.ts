@@ -450,8 +450,14 @@ export const runCliBench = async (
         name: `audit: peak RSS on ${big >= 1024 ? `${big / 1024} GB` : `${big} MB`} of JSON Lines (MB)`,
         value: large,
         unit: 'MB',
-        note: `${small.toFixed(0)} MB on 50 MB of the same sessions`,
+        note: `${small.toFixed(0)} MB on 50 MB of the same sessions (what grows is the set of distinct calls, a few dozen bytes each)`,
       })
+      // input that is not JSON Lines: no line break in 200 MB
+      const binary = join(dir, 'blob.bin')
+      const block = Buffer.alloc(MB, 0xa5)
+      for (let i = 0; i < 200; i++) writeFileSync(binary, block, { flag: 'a' })
+      out.push({ name: 'audit: peak RSS on 200 MB of binary, not JSON Lines (MB)', value: await peakRss(binary), unit: 'MB', note: 'the line is passed over once longer than --max-line-bytes (64 MiB)' })
+      rmSync(binary)
     }
     return out
   } finally {
