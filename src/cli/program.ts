@@ -152,7 +152,7 @@ proxy: the server's own.
     .option('--json', 'write warnings as JSON Lines', false)
     .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
     .addOption(
-      new Option('--grace <ms>', 'after the host closes stdin: wait this long before SIGTERM, and again before SIGKILL')
+      new Option('--grace <ms>', 'the wait before SIGTERM once the host closed stdin, and before SIGKILL once a signal was sent')
         .default(2000)
         .argParser(wholeNumber(0, Number.MAX_SAFE_INTEGER, 'a whole number of milliseconds')),
     )

@@ -842,6 +842,8 @@ describe('the command itself', () => {
     expect(helps.join('\n')).not.toMatch(/(?<!@modelcontextprotocol\/server-)\bmcp-server-/)
     const proxyHelp = helps[2] ?? ''
     expect(proxyHelp.replaceAll('\n  ', '\n')).toContain(HOST_CONFIG)
+    // the command's reference shows the same text
+    expect(readFileSync(join(root, 'docs/cli.md'), 'utf8')).toContain(HOST_CONFIG)
   })
 
   it('prints the version from package.json', async () => {

@@ -491,7 +491,7 @@ describe('toolstack proxy: lifecycle', () => {
       await serverStarted(p)
       const server = p.serverPid()
       p.send(line({ fake: 'ignore', signal }))
-      await eventually(() => readFileSync(p.record, 'utf8').includes('"ignore"'), 10_000, 'the server to hear')
+      await eventually(() => p.stdout().toString().includes(`{"ignoring":"${signal}"}`), 10_000, 'the server to ignore it')
       p.child.kill(signal)
       expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(128 + 9)
       expect(isRunning(server) && !isZombie(server)).toBe(false)
