@@ -1,8 +1,10 @@
 // The built package, loaded in plain Node 20 (not under vitest) with `import` and
 // with `require`, as a user's code would load it.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -66,16 +68,7 @@ describe('the built package in plain Node', () => {
     expect(first).toMatchObject({ type: 'warning', tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'] })
   })
 
-  it('ships the audit thread as one file that imports only Node’s own modules (it loads while the proxy starts)', () => {
-    const text = readFileSync(`${root}/dist/esm/cli/auditworker.js`, 'utf8')
-    const imported = [...text.matchAll(/^import .* from ["']([^"']+)["'];?$/gm)].map((m) => m[1])
-    expect(imported.length).toBeGreaterThan(0)
-    expect(imported.filter((spec) => !spec?.startsWith('node:'))).toEqual([])
-    expect(text).not.toMatch(/\brequire\(["'](?!node:)/)
-  })
-
-  it('runs the proxy from dist/, its audit on the worker thread built beside it', async () => {
-    expect(existsSync(`${root}/dist/esm/cli/auditworker.js`)).toBe(true)
+  it('runs the proxy from dist/', async () => {
     // a server that answers the listing and reads the rest
     const server = [
       "const rl = require('node:readline').createInterface({ input: process.stdin })",
@@ -98,6 +91,30 @@ describe('the built package in plain Node', () => {
     expect(status).toBe(0)
     expect(out).toContain('"id":1,"result"')
     expect(JSON.parse(err.trim()) as unknown).toMatchObject({ type: 'warning', tool: 'read', id: '2', unknownKeys: ['pth'] })
+  })
+
+  // the library (and fp-ts, io-ts under it) loads only for what needs it: not for
+  // --version or help, and not for a proxy until the host says something about tools
+  it('loads the library only when a command needs it', async () => {
+    const probe = join(mkdtempSync(join(tmpdir(), 'toolstack-smoke-')), 'probe.mjs')
+    writeFileSync(probe, "import { createRequire } from 'node:module'\nconst r = createRequire(import.meta.url)\nprocess.on('exit', () => process.stderr.write('\\nloaded=' + JSON.stringify(Object.keys(r.cache)) + '\\n'))\n")
+    const loaded = (stderr: string): Array<string> => JSON.parse(/loaded=(.*)/.exec(stderr)?.[1] ?? 'null') as Array<string>
+    const usesLibrary = (files: ReadonlyArray<string>): boolean => files.some((f) => /[\\/](fp-ts|io-ts)[\\/]/.test(f))
+    expect(usesLibrary(loaded(node(['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', '--version']).stderr))).toBe(false)
+    expect(usesLibrary(loaded(node(['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', '--help']).stderr))).toBe(false)
+    const session = (lines: string): Promise<string> =>
+      new Promise((resolve) => {
+        const server = "process.stdin.on('data', (b) => process.stdout.write(b)); process.stdin.on('end', () => process.exit(0))"
+        const p = spawn(process.execPath, ['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', 'proxy', '--', process.execPath, '-e', server], { cwd: root })
+        let err = ''
+        p.stderr.setEncoding('utf8').on('data', (t: string) => (err += t))
+        p.stdout.resume()
+        p.once('close', () => resolve(err))
+        p.stdin.end(lines)
+      })
+    expect(usesLibrary(loaded(await session('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n')))).toBe(false)
+    expect(usesLibrary(loaded(await session('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')))).toBe(true)
+    rmSync(dirname(probe), { recursive: true, force: true })
   })
 })
 

@@ -5,16 +5,7 @@
  * @since 0.1.0
  */
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * The styles the command uses; each is the identity when colour is off.
- *
- * @since 0.1.0
- * @category model
- */
+/** The styles the command uses; each is the identity when colour is off. @since 0.1.0 */
 export interface Palette {
   readonly enabled: boolean
   readonly bold: (s: string) => string
@@ -24,10 +15,6 @@ export interface Palette {
   readonly cyan: (s: string) => string
 }
 
-// -------------------------------------------------------------------------------------
-// constructors
-// -------------------------------------------------------------------------------------
-
 const wrap =
   (open: number, close: number) =>
   (s: string): string =>
@@ -35,13 +22,7 @@ const wrap =
 
 const id = (s: string): string => s
 
-/**
- * The palette for a stream: colour only when `isTTY` is true and `NO_COLOR` is unset
- * or empty.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** The palette for a stream: colour only when `isTTY` and `NO_COLOR` is unset or empty. @since 0.1.0 */
 export const paletteFor = (isTTY: boolean | undefined, env: Readonly<Record<string, string | undefined>>): Palette => {
   const noColor = env['NO_COLOR']
   const enabled = isTTY === true && (noColor === undefined || noColor === '')

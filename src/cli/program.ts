@@ -6,38 +6,29 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { runAudit } from './audit.js'
 import { paletteFor } from './color.js'
-import { renderWarning, runProxy } from './proxy.js'
-import { auditWorkerBeside } from './auditor.js'
-import { hostSource } from './source.js'
+import { HOST_CONFIG } from './hostConfig.js'
+import { describeError, escapeControls, jsonLine } from './text.js'
 import { readVersion } from './version.js'
-import { describeError } from '../internal/describe.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
+// Each subcommand's module is imported when it runs, not before: the library loads
+// only for the command that needs it, and the proxy starts its server first.
 
-/**
- * The exit statuses of the command (the proxy also ends with the server's own).
- *
- * @since 0.1.0
- * @category model
- */
+/** The exit statuses of the command (the proxy also ends with the server's own). @since 0.1.0 */
 export const ExitCode = {
   ok: 0,
   warnings: 1,
   unusable: 2,
+  /** The output was closed early (`… | head -n1`): 128 + SIGPIPE, as a Unix tool ends then. */
+  outputClosed: 141,
 } as const
 
-// -------------------------------------------------------------------------------------
-// help
-// -------------------------------------------------------------------------------------
-
 const AUDIT_EXAMPLES = `
-Input: OpenAI chat-completion request bodies ({ tools, messages }), as one JSON
-document, a JSON array of them, or JSON Lines (one per line). "-" reads stdin.
-Each call is counted once, however many later requests repeat it.
+Input: request bodies of OpenAI chat completions ({ tools, messages } with
+tool_calls), OpenAI Responses ({ tools, input } with function_call items) or
+Anthropic Messages ({ tools, messages } with tool_use blocks), told apart record by
+record; as one JSON document, a JSON array of them, or JSON Lines (one per line).
+"-" reads stdin. Each call is counted once, however many later requests repeat it.
 
 Examples:
   $ toolstack audit session.jsonl
@@ -45,8 +36,12 @@ Examples:
   $ cat request.json | toolstack audit -
   $ toolstack audit --json session.jsonl | jq 'select(.type == "warning")'
 
-Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 a file could not be read,
-held no readable request body, or the command line was wrong.
+Exit status, once every readable record is audited and the summary printed:
+  0  ok
+  1  a warning was raised, with --fail-on-warn
+  2  a file or a record could not be read, or --fail-on-warn found nothing it
+     could audit, or the command line was wrong (2 wins over 1)
+  141  the output was closed early (as by head)
 `
 
 const PROXY_EXAMPLES = `
@@ -55,12 +50,12 @@ is forwarded unchanged, both ways; each tools/call is audited against the schema
 the server listed. Warnings go to stderr (or --log FILE), never to stdout.
 
 Examples:
-  $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem /srv
-  $ toolstack proxy --log /tmp/toolstack.log --json -- node server.js --port 0
+  $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem DIR
+  $ toolstack proxy --log /tmp/toolstack.log --name files --json -- node server.js
 
-In a host's configuration (Claude Desktop, Cursor, ...):
-  "command": "npx",
-  "args": ["toolstack", "proxy", "--", "npx", "mcp-server-filesystem", "/srv"]
+In a host's configuration (Claude Desktop's claude_desktop_config.json, and hosts
+that read the same shape):
+${HOST_CONFIG.replace(/^/gm, '  ')}
 
 Exit status: the server's own (128+n when signal n ended it); 126/127 when it
 cannot be started; 2 when the command line was wrong.
@@ -68,23 +63,21 @@ cannot be started; 2 when the command line was wrong.
 
 const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
 
-const parseGrace = (value: string): number => {
+const wholeNumber = (min: number, max: number, expected: string) => (value: string): number => {
   const n = Number(value)
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number of milliseconds')
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected ${expected}`)
   return n
 }
 
-// -------------------------------------------------------------------------------------
-// command
-// -------------------------------------------------------------------------------------
+// A line is decoded into one string, and V8's strings stop at 2^29 - 24 characters.
+const MAX_LINE_BYTES = 0x1fffffe8
 
-/**
- * Runs the command line `argv` (as `process.argv`: node, script, arguments…) and
- * returns the exit status. Reads stdin and writes stdout and stderr of this process.
- *
- * @since 0.1.0
- * @category command
- */
+const maxLineOption = (what: string): Option =>
+  new Option('--max-line-bytes <n>', `${what} (memory stays bounded by it)`)
+    .default(64 * 1024 * 1024, '64 MiB')
+    .argParser(wholeNumber(1, MAX_LINE_BYTES, `a whole number of bytes, from 1 to ${MAX_LINE_BYTES}`))
+
+/** Runs the command line `argv` (as `process.argv`) and returns the exit status. @since 0.1.0 */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const env = process.env
   const outColor = paletteFor(process.stdout.isTTY, env)
@@ -96,6 +89,12 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     process.stderr.write(line + '\n')
   }
   let status: number = ExitCode.ok
+  // Node ignores SIGPIPE, so a reader that went away shows as an EPIPE error on the
+  // next write: the command then ends as a Unix tool killed by SIGPIPE does, quietly.
+  // (The proxy takes this listener off: there, a closed stdout is a host gone.)
+  const outputClosed = (): void => process.exit(ExitCode.outputClosed)
+  process.stdout.on('error', outputClosed)
+  process.stderr.on('error', () => undefined)
 
   const program = new Command('toolstack')
     .description('Audit LLM tool calls for argument keys the tool never declared.')
@@ -115,7 +114,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
       `
 Examples:
   $ toolstack audit session.jsonl --fail-on-warn
-  $ toolstack proxy -- npx mcp-server-filesystem /srv
+  $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem DIR
 
 Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 unusable input or usage error;
 proxy: the server's own.
@@ -124,14 +123,16 @@ proxy: the server's own.
 
   program
     .command('audit')
-    .description('replay the audit over recorded chat-completion request bodies')
+    .description('replay the audit over recorded LLM request bodies (OpenAI, Anthropic)')
     .argument('<files...>', 'JSON or JSON Lines files ("-" for stdin)')
     .option('--json', 'print JSON Lines (warnings, then one summary)', false)
     .option('--fail-on-warn', 'exit with status 1 when a warning was raised', false)
     .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
+    .addOption(maxLineOption('a longer line, or a longer whole document, is a bad record'))
     .addHelpText('after', AUDIT_EXAMPLES)
-    .action(async (files: ReadonlyArray<string>, opts: { readonly json: boolean; readonly failOnWarn: boolean; readonly tolerate: ReadonlyArray<string> }) => {
-      status = await runAudit(files, { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate }, {
+    .action(async (files: ReadonlyArray<string>, opts: { readonly json: boolean; readonly failOnWarn: boolean; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number }) => {
+      const { runAudit } = await import('./audit.js')
+      status = await runAudit(files, { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes }, {
         stdin: process.stdin,
         out,
         err,
@@ -146,21 +147,23 @@ proxy: the server's own.
     .usage('[options] -- COMMAND [ARGS...]')
     .argument('<command>', 'the server to run')
     .argument('[args...]', 'its arguments')
-    .option('--log <file>', 'append warnings to FILE instead of stderr')
+    .option('--log <file>', 'append warnings to FILE instead of stderr, each with its time and server')
+    .option('--name <name>', 'name this server in --log records (default: its command line)')
     .option('--json', 'write warnings as JSON Lines', false)
     .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
     .addOption(
-      new Option('--grace <ms>', 'after the host closes stdin: wait this long before SIGTERM, and again before SIGKILL')
+      new Option('--grace <ms>', 'the wait before SIGTERM once the host closed stdin, and before SIGKILL once a signal was sent')
         .default(2000)
-        .argParser(parseGrace),
+        .argParser(wholeNumber(0, Number.MAX_SAFE_INTEGER, 'a whole number of milliseconds')),
     )
+    .addOption(maxLineOption('a longer line is forwarded but not audited'))
     .passThroughOptions()
     .addHelpText('after', PROXY_EXAMPLES)
     .action(
       async (
         command: string,
         args: ReadonlyArray<string>,
-        opts: { readonly log?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string> },
+        opts: { readonly log?: string; readonly name?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number },
       ) => {
         let fd: number | undefined
         if (opts.log !== undefined) {
@@ -172,34 +175,36 @@ proxy: the server's own.
             return
           }
         }
-        const render = renderWarning(opts.json)
         const logFd = fd
+        const server = opts.name ?? [command, ...args].join(' ')
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
+        process.stdout.off('error', outputClosed)
+        const { runProxy } = await import('./proxy.js')
         try {
-          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate }, {
-            // read from the descriptor itself when it is a pipe (see hostSource)
-            stdin: hostSource(0, () => process.stdin),
+          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes }, {
+            stdin: process.stdin,
             stdout: process.stdout,
             env,
-            warn: (w) => {
-              const line = warnColor.yellow(render(w)) + '\n'
-              if (logFd === undefined) process.stderr.write(line)
-              else writeSync(logFd, line)
+            say: (record) => {
+              // names, ids and keys come from the traffic: escaped for a terminal
+              if (logFd === undefined) return void process.stderr.write((opts.json ? jsonLine(record.fields) : warnColor.yellow(escapeControls(record.text))) + '\n')
+              // a log may be shared: each record says when, and from which server; one
+              // write of a whole line to a file opened to append is never interleaved
+              const time = new Date().toISOString()
+              const line = opts.json
+                ? jsonLine({ type: record.fields['type'], time, server, command: [command, ...args], ...record.fields })
+                : `${time} [${escapeControls(server)}] ${escapeControls(record.text)}`
+              writeSync(logFd, line + '\n')
             },
             err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
             onSignal: (signal, handler) => {
               process.on(signal, handler)
               return () => process.off(signal, handler)
             },
-            auditWorker: auditWorkerBeside(argv[1]),
           })
         } finally {
           if (logFd !== undefined) closeSync(logFd)
         }
-        // the server is gone and its output flushed: a handle the host still holds
-        // open must not keep the proxy alive (unref'd, so a clean exit comes first)
-        const done = status
-        setTimeout(() => process.exit(done), 1000).unref()
       },
     )
 

@@ -1,6 +1,13 @@
 /**
  * `toolstack proxy`: a stdio MCP proxy that forwards every byte both ways, unchanged
- * and in order, and audits a copy on a thread of its own.
+ * and in order, and audits a copy after forwarding it.
+ *
+ * Each direction is a plain pipe (`Readable.pipe`, backpressure included) with a
+ * `data` listener added after it: a chunk is written to the other side first, then
+ * cut into lines, and the lines that can matter are parsed. That is the whole design:
+ * a parse per `tools/call` costs microseconds, and hosts send a handful of calls a
+ * second, so nothing here needs a thread or a ring of its own. (Lines over 64 KiB
+ * take one shortcut before parsing: see `withoutLongStrings`.)
  *
  * @since 0.1.0
  */
@@ -8,226 +15,139 @@ import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
-import type { UnknownKeyWarning } from '../index.js'
-import { formatWarning } from '../index.js'
-import { threadedAuditor as startAuditor } from './auditor.js'
-import type { ChunkSource } from './source.js'
-import { readableSource } from './source.js'
-import { describeError } from '../internal/describe.js'
-import { warningRecord } from './check.js'
-import { LF as NEWLINE } from './bytes.js'
+import { splitLines } from './lines.js'
+import type { LogRecord, ProxyAudit, ProxyAuditOptions } from './proxyaudit.js'
+import type { Direction } from './sidechannel.js'
+import { describeError } from './text.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * @since 0.1.0
- * @category model
- */
-export interface ProxyOptions {
+/** @since 0.1.0 */
+export interface ProxyOptions extends ProxyAuditOptions {
   /** Milliseconds between closing the server's stdin and SIGTERM, and between SIGTERM and SIGKILL. */
   readonly graceMs: number
-  /** Argument names never reported, besides `reason`. */
-  readonly tolerate: ReadonlyArray<string>
+  /** The longest line the audit reads; a longer one is forwarded all the same. */
+  readonly maxLineBytes: number
 }
 
-/**
- * The effects the proxy needs, passed in.
- *
- * @since 0.1.0
- * @category model
- */
+/** The effects the proxy needs, passed in. @since 0.1.0 */
 export interface ProxyIO {
-  /** The host's bytes: a stream, or a source that recycles its buffers (see `hostSource`). */
-  readonly stdin: Readable | ChunkSource
+  readonly stdin: Readable
   readonly stdout: Writable
   readonly env: NodeJS.ProcessEnv
-  /** Where a warning goes (stderr or the log file), already rendered. */
-  readonly warn: (warning: UnknownKeyWarning) => void
+  /** Where warnings and notices go (stderr or the log file). */
+  readonly say: (record: LogRecord) => void
   /** The proxy's own messages (a server that cannot be started). */
   readonly err: (line: string) => void
   /** Subscribes to a signal sent to the proxy; returns the unsubscribe. */
   readonly onSignal: (signal: NodeJS.Signals, handler: () => void) => () => void
-  /**
-   * The module the audit's thread runs (`auditworker.js` beside the command); without
-   * it the audit runs on the forwarding thread.
-   */
-  readonly auditWorker?: string | undefined
 }
 
-// -------------------------------------------------------------------------------------
-// forwarding
-// -------------------------------------------------------------------------------------
+const loadProxyAudit = async (options: ProxyAuditOptions, say: (record: LogRecord) => void): Promise<ProxyAudit> =>
+  (await import('./proxyaudit.js')).proxyAudit(options, say)
+
+// A host line can hold "tools/list" or "tools/call" only when it contains "tools", or an
+// escape that could spell it: anything else is passed over without parsing.
+const TOOLS = Buffer.from('tools')
+const mayConcernTools = (line: Buffer): boolean => line.includes(TOOLS) || line.includes(0x5c)
 
 /**
- * Pauses a source while any reason holds it: `hold(why, true)` pauses it, and it
- * resumes once every reason let go.
+ * Where the forwarded lines go: the audit, loaded (and the library with it) on the
+ * first host line that may concern tools. Loading blocks the thread for a while, and
+ * a host sends `initialize` first: its answer is forwarded before the load begins.
  *
  * @since 0.1.0
- * @category forwarding
  */
-export const valveFor = (source: { readonly pause: () => unknown; readonly resume: () => unknown }): ((why: string, on: boolean) => void) => {
-  const holds = new Set<string>()
-  return (why, on) => {
-    if (on) {
-      holds.add(why)
-      source.pause()
-    } else if (holds.delete(why) && holds.size === 0) source.resume()
-  }
+export interface AuditTap {
+  readonly host: (bytes: Buffer) => void
+  /** A server line, given only when `wantsServer()` said so as it started. */
+  readonly server: (bytes: Buffer) => void
+  readonly wantsServer: () => boolean
+  /** Settles once every line handed over was read (or the audit could not load). */
+  readonly settled: () => Promise<void>
 }
 
 /**
- * Forwards `source` to `sink` chunk by chunk, as raw bytes, as each arrives, holding
- * the source (through `hold`) while the sink is full. Each chunk is handed to `tap`
- * once its bytes were handed to the sink, and released to the source once the sink
- * has written them.
+ * A tap over the audit `load` gives. Lines that come while it loads wait for it, in
+ * the order they came from both sides (a listing's request before its response): all
+ * the server's lines, since whether a listing is awaited is not known yet.
  *
  * @since 0.1.0
- * @category forwarding
  */
-export const relayChunks = (
-  source: ChunkSource,
-  sink: Writable,
-  hold: (why: string, on: boolean) => void,
-  tap: (chunk: Buffer) => void,
-  onEnd: () => void,
-): void => {
-  let full = false
-  const drained = (): void => {
-    sink.off('close', drained)
-    sink.off('drain', drained)
-    full = false
-    hold('sink', false)
-  }
-
-  source.start((chunk, release) => {
-    // a sink that is gone (the host closed its end) drops the bytes, but the source
-    // keeps being read so the other process never blocks on a full pipe
-    if (!sink.writable || sink.destroyed) release()
-    else if (!sink.write(chunk, release) && !full) {
-      full = true
-      hold('sink', true)
-      sink.once('drain', drained)
-      sink.once('close', drained)
-    }
+export const auditTap = (load: () => Promise<ProxyAudit>, err: (line: string) => void): AuditTap => {
+  let audit: ProxyAudit | undefined
+  let loading: Promise<void> | undefined
+  let waiting: Array<readonly [Direction, Buffer]> | undefined = []
+  const read = (a: ProxyAudit, from: Direction, bytes: Buffer): void => {
     try {
-      tap(chunk)
+      a.line(from, bytes)
     } catch {
       // the audit never costs a byte of forwarding
     }
-  }, onEnd)
+  }
+  const take = (from: Direction, bytes: Buffer): void => {
+    if (audit !== undefined) return read(audit, from, bytes)
+    waiting?.push([from, bytes])
+    loading ??= load().then(
+      (a) => {
+        for (const [f, b] of waiting ?? []) read(a, f, b)
+        waiting = undefined
+        audit = a
+      },
+      (e: unknown) => {
+        waiting = undefined
+        err(`the audit could not be loaded (${describeError(e)}); forwarding goes on, unaudited`)
+      },
+    )
+  }
+  return {
+    host: (bytes) => {
+      if (mayConcernTools(bytes)) take('host', bytes)
+    },
+    server: (bytes) => {
+      if (loading !== undefined) take('server', bytes)
+    },
+    wantsServer: () => (audit === undefined ? loading !== undefined && waiting !== undefined : audit.awaitingListing()),
+    settled: () => loading ?? Promise.resolve(),
+  }
 }
 
-/**
- * `relayChunks` for a stream whose tap wants whole lines: each line, once its newline
- * has arrived (or the source ended), is handed to `tap` after its bytes were
- * forwarded, as the pieces it arrived in.
- *
- * @since 0.1.0
- * @category forwarding
- */
-export const relayLines = (
-  source: Readable,
-  sink: Writable,
-  hold: (why: string, on: boolean) => void,
-  tap: (pieces: ReadonlyArray<Buffer>) => void,
-  onEnd: () => void,
-): void => {
-  let pending: Array<Buffer> = []
-  relayChunks(
-    readableSource(source),
-    sink,
-    hold,
-    (chunk) => {
-      const last = chunk.lastIndexOf(NEWLINE)
-      if (last === -1) {
-        pending.push(chunk)
-        return
-      }
-      const whole = last === chunk.length - 1
-      const lines = pending
-      lines.push(whole ? chunk : chunk.subarray(0, last + 1))
-      pending = whole ? [] : [chunk.subarray(last + 1)]
-      tap(lines)
-    },
-    () => {
-      if (pending.length > 0) {
-        const rest = pending
-        pending = []
-        try {
-          tap(rest)
-        } catch {
-          // as above
-        }
-      }
-      onEnd()
-    },
-  )
-}
-
-// -------------------------------------------------------------------------------------
-// command
-// -------------------------------------------------------------------------------------
-
-// How long the proxy's end waits for the audit to finish what it was handed.
-const AUDIT_GRACE_MS = 2000
+// How long the proxy waits for the server's stdout to end once the server exited: a
+// process the server started may hold it open for ever.
+const OUTPUT_GRACE_MS = 1000
 
 const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0
 
 const startError = (command: string, e: unknown): readonly [string, number] => {
-  const code = typeof e === 'object' && e !== null ? (e as { readonly code?: unknown }).code : undefined
+  const code = (e as { readonly code?: unknown } | null)?.code
   if (code === 'ENOENT') return [`cannot start ${JSON.stringify(command)}: command not found`, 127]
   if (code === 'EACCES') return [`cannot start ${JSON.stringify(command)}: permission denied`, 126]
   return [`cannot start ${JSON.stringify(command)}: ${describeError(e)}`, 126]
 }
 
-const isChunkSource = (s: Readable | ChunkSource): s is ChunkSource => (s as Partial<ChunkSource>)._tag === 'ChunkSource'
-
 /**
  * Runs `command args…` as an MCP server behind the proxy and returns the exit status
- * the proxy should end with: the server's own (128 + n when a signal ended it), 127
+ * the proxy should end with: the server's own (128 + n when signal n ended it), 127
  * when the command does not exist, 126 when it cannot be run.
  *
  * @since 0.1.0
- * @category command
  */
 export const runProxy = (command: string, args: ReadonlyArray<string>, options: ProxyOptions, io: ProxyIO): Promise<number> =>
   new Promise<number>((resolve) => {
-    const timers = new Set<NodeJS.Timeout>()
-    const unsubscribe: Array<() => void> = []
-    let finished = false
-    let exitStatus: number | undefined
-    let serverOutputDone = false
-
     let child: ChildProcess
     try {
-      child = spawn(command, [...args], { stdio: ['pipe', 'pipe', 'inherit'], env: io.env })
+      // a process group of its own: a signal sent to the group (kill(-pid)) reaches
+      // whatever the server started, and nothing the server started outlives the proxy
+      child = spawn(command, [...args], { stdio: ['pipe', 'pipe', 'inherit'], env: io.env, detached: true })
     } catch (e) {
       const [message, status] = startError(command, e)
       io.err(message)
       resolve(status)
       return
     }
+    const serverIn = child.stdin as Writable
+    const serverOut = child.stdout as Readable
+    const audit = auditTap(() => loadProxyAudit(options, io.say), io.err)
 
-    const host = isChunkSource(io.stdin) ? io.stdin : readableSource(io.stdin)
-    const holdHost = valveFor(host)
-    const auditor = startAuditor(io.auditWorker, options.tolerate, { warn: io.warn, err: io.err, holdHost: (on) => holdHost('audit', on) })
-
-    const finish = (status: number): void => {
-      if (finished) return
-      finished = true
-      for (const t of timers) clearTimeout(t)
-      for (const u of unsubscribe) u()
-      // the host may keep its end open; the proxy is done all the same
-      host.destroy()
-      // the warnings for the last calls come before the proxy ends
-      void auditor.close(AUDIT_GRACE_MS).then(() => {
-        if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
-        else resolve(status)
-      })
-    }
-
+    const timers = new Set<NodeJS.Timeout>()
     const later = (ms: number, f: () => void): void => {
       const t = setTimeout(() => {
         timers.delete(t)
@@ -235,7 +155,53 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
       }, ms)
       timers.add(t)
     }
+    const signalGroup = (signal: NodeJS.Signals | 0): boolean => {
+      if (child.pid === undefined) return false
+      try {
+        process.kill(-child.pid, signal)
+        return true
+      } catch {
+        return false
+      }
+    }
+    let killing = false
+    const killAfterGrace = (): void => {
+      if (killing) return
+      killing = true
+      later(options.graceMs, () => signalGroup('SIGKILL'))
+    }
+    // once the server is gone: what it left in its group gets SIGTERM, and SIGKILL if it
+    // is still there after the grace
+    const endGroup = async (): Promise<void> => {
+      if (!signalGroup('SIGTERM')) return
+      for (const until = Date.now() + options.graceMs; Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, 25))
+        if (!signalGroup(0)) return
+      }
+      signalGroup('SIGKILL')
+    }
 
+    const unsubscribe: Array<() => void> = []
+    let finished = false
+    let exitStatus: number | undefined
+    let serverOutputDone = false
+
+    const finish = (status: number): void => {
+      if (finished) return
+      finished = true
+      for (const t of timers) clearTimeout(t)
+      for (const u of unsubscribe) u()
+      // the host may keep its end open, and a process the server started may keep the
+      // server's stdout open: the proxy is done all the same
+      io.stdin.unpipe(serverIn)
+      io.stdin.destroy()
+      serverOut.destroy()
+      // the warnings for the last calls come before the proxy ends
+      void Promise.all([endGroup(), audit.settled()]).then(() => {
+        if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
+        else resolve(status)
+      })
+    }
     const maybeFinish = (): void => {
       if (exitStatus !== undefined && serverOutputDone) finish(exitStatus)
     }
@@ -244,72 +210,68 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
     const closeServer = (): void => {
       if (closing) return
       closing = true
-      if (!child.stdin?.destroyed) child.stdin?.end()
+      if (!serverIn.destroyed) serverIn.end()
       later(options.graceMs, () => {
-        child.kill('SIGTERM')
-        later(options.graceMs, () => child.kill('SIGKILL'))
+        signalGroup('SIGTERM')
+        killAfterGrace()
       })
     }
 
     child.once('error', (e) => {
-      if (child.pid === undefined) {
-        const [message, status] = startError(command, e)
-        io.err(message)
-        finish(status)
-      }
+      if (child.pid !== undefined) return
+      const [message, status] = startError(command, e)
+      io.err(message)
+      finish(status)
     })
     child.once('exit', (code, signal) => {
       exitStatus = code ?? (signal === null ? 1 : 128 + signalNumber(signal))
-      // a grandchild holding the server's stdout open must not hold the proxy too
-      later(1000, () => finish(exitStatus as number))
+      later(OUTPUT_GRACE_MS, () => finish(exitStatus as number))
       maybeFinish()
     })
-
-    const serverIn = child.stdin as Writable
-    const serverOut = child.stdout as Readable
     serverIn.on('error', () => {
       // EPIPE once the server is gone: its exit decides what happens next
     })
     io.stdout.on('error', () => {
-      // the host went away: treat it as end of input
+      // the host went away: as if it had closed stdin; what the server still says is
+      // read and dropped, so it never blocks on a full pipe
+      serverOut.resume()
       closeServer()
     })
 
-    // the host's bytes go to the audit as they came: it finds the lines itself
-    relayChunks(host, serverIn, holdHost, (chunk) => auditor.feed('host', [chunk]), () => {
-      auditor.end('host')
+    // a line longer than the limit is forwarded, but not held for the audit: said once
+    let toldTooLong = false
+    const tooLong = (from: Direction) => (length: number): void => {
+      if (toldTooLong) return
+      toldTooLong = true
+      const message = `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than --max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
+      io.say({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
+    }
+    const fromHost = splitLines({ line: audit.host, tooLong: tooLong('host') }, { maxBytes: options.maxLineBytes })
+    const fromServer = splitLines({ line: audit.server, tooLong: tooLong('server') }, { wants: audit.wantsServer, maxBytes: options.maxLineBytes })
+
+    // pipe() forwards each chunk from its own `data` listener, added first: every chunk
+    // is written before the audit's listener reads it
+    io.stdin.pipe(serverIn)
+    io.stdin.on('data', (chunk: Buffer) => fromHost.push(chunk))
+    io.stdin.once('end', () => {
+      fromHost.end()
       closeServer()
     })
-    relayLines(
-      serverOut,
-      io.stdout,
-      valveFor(serverOut),
-      (pieces) => {
-        if (auditor.wantsServer()) auditor.feed('server', pieces)
-      },
-      () => {
-        auditor.end('server')
-        serverOutputDone = true
-        maybeFinish()
-      },
-    )
+    io.stdin.on('error', closeServer)
+    serverOut.pipe(io.stdout, { end: false })
+    serverOut.on('data', (chunk: Buffer) => fromServer.push(chunk))
+    serverOut.once('end', () => {
+      fromServer.end()
+      serverOutputDone = true
+      maybeFinish()
+    })
 
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
       unsubscribe.push(
         io.onSignal(signal, () => {
-          if (exitStatus === undefined) child.kill(signal)
+          signalGroup(signal)
+          killAfterGrace()
         }),
       )
     }
   })
-
-/**
- * The warning as a line: the combinator's own sentence, or JSON.
- *
- * @since 0.1.0
- * @category command
- */
-export const renderWarning = (json: boolean) => (w: UnknownKeyWarning): string =>
-  json
-    ? warningRecord(w)
-    : formatWarning(w)

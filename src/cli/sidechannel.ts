@@ -1,27 +1,15 @@
 /**
- * The proxy's parsed copy of the traffic: which host-to-server `tools/list` requests
- * are pending, the schemas their responses listed, and each `tools/call` checked
- * against them. Pure steps over an immutable state; the proxy holds the one current
- * value.
+ * The proxy's reading of the traffic: which host-to-server `tools/list` requests are
+ * pending, the schemas their responses listed, and each `tools/call` checked against
+ * them. Pure steps over an immutable state; the proxy holds the one current value.
  *
  * @since 0.1.0
  */
-import type { SeenSet, UnknownKeyWarning } from '../index.js'
-import { emptySeenSet } from '../index.js'
-import type { Catalogue, Check } from './check.js'
-import { bySeen, catalogueOf, checkCallWith, checkKeys, emptyCatalogue, mergeCatalogues, toleratedOf } from './check.js'
-import { isRecord, own } from '../internal/guards.js'
-import { callIdOf } from '../internal/calls.js'
-import type { SkimmedCall } from './skim.js'
+import type { Catalogue, Memory, UnknownKeyWarning } from './check.js'
+import { catalogueOf, checkCall, emptyCatalogue, emptyMemory } from './check.js'
+import { idText, isRecord, own } from './text.js'
 
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * @since 0.1.0
- * @category model
- */
+/** @since 0.1.0 */
 export interface SideChannel {
   /**
    * Host-to-server `tools/list` requests not answered yet, keyed by the JSON text of
@@ -29,77 +17,66 @@ export interface SideChannel {
    * coming from the server are matched against these.
    */
   readonly listing: ReadonlySet<string>
-  /** The listing being assembled page by page; swapped in when its last page arrives. */
-  readonly pending: Catalogue | undefined
-  /** The schemas calls are audited against now. */
+  /** The declarations of the listing being assembled page by page; none when no listing is under way. */
+  readonly pages: ReadonlyArray<unknown> | undefined
+  /** The schemas calls are audited against now: replaced when a listing's last page arrives. */
   readonly cache: Catalogue
-  /** Names never reported: `reason`, and the `--tolerate` ones. */
-  readonly tolerated: ReadonlySet<string>
+  /** Names never reported besides `reason`. */
+  readonly tolerate: ReadonlyArray<string>
   /** The (tool, key) pairs said already: each is said once. */
-  readonly said: SeenSet
+  readonly memory: Memory
+  /** Whether a listing ever completed: before one, no call can be audited. */
+  readonly listed: boolean
+  /** Whether a call before any listing was said (it is said once). */
+  readonly toldUnlisted: boolean
 }
 
-/**
- * @since 0.1.0
- * @category model
- */
+/** What observing says: a warning, or (once) that the host called a tool before any listing completed. @since 0.1.0 */
+export type Event =
+  | { readonly _tag: 'Warning'; readonly warning: UnknownKeyWarning }
+  | { readonly _tag: 'Unlisted'; readonly tool: string; readonly id: string }
+
+/** @since 0.1.0 */
 export type Direction = 'host' | 'server'
 
-// -------------------------------------------------------------------------------------
-// constructors
-// -------------------------------------------------------------------------------------
-
-/**
- * Nothing listed, nothing pending, nothing said; `tolerate` adds names to `reason`.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** Nothing listed, nothing pending, nothing said. @since 0.1.0 */
 export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChannel => ({
   listing: new Set(),
-  pending: undefined,
+  pages: undefined,
   cache: emptyCatalogue,
-  tolerated: toleratedOf(tolerate),
-  said: emptySeenSet,
+  tolerate,
+  memory: emptyMemory,
+  listed: false,
+  toldUnlisted: false,
 })
-
-// -------------------------------------------------------------------------------------
-// pure steps
-// -------------------------------------------------------------------------------------
 
 const idKey = (id: unknown): string | undefined =>
   typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? JSON.stringify(id) : undefined
 
-// MCP lists `{ name, inputSchema }`; the pure steps read the OpenAI shape.
+// MCP lists `{ name, inputSchema }`; the audit's steps read the OpenAI shape.
 const asDeclaration = (tool: unknown): unknown =>
   isRecord(tool) ? { type: 'function', function: { name: own(tool, 'name'), parameters: own(tool, 'inputSchema') } } : undefined
 
-const withListing = (s: SideChannel, listing: ReadonlySet<string>): SideChannel => ({ ...s, listing })
-
-const fromHost = (s: SideChannel, msg: unknown): readonly [UnknownKeyWarning | undefined, SideChannel] => {
+const fromHost = (s: SideChannel, msg: unknown): readonly [Event | undefined, SideChannel] => {
   const method = own(msg, 'method')
   if (method === 'tools/list') {
     const key = idKey(own(msg, 'id'))
     if (key === undefined) return [undefined, s]
-    const listing = new Set(s.listing).add(key)
     // a listing that starts without a cursor starts over; a later page adds to the
     // one being assembled
-    const fresh = own(own(msg, 'params'), 'cursor') === undefined || s.pending === undefined
-    return [undefined, { ...s, listing, pending: fresh ? emptyCatalogue : s.pending }]
+    const fresh = own(own(msg, 'params'), 'cursor') === undefined || s.pages === undefined
+    return [undefined, { ...s, listing: new Set(s.listing).add(key), pages: fresh ? [] : s.pages }]
   }
-  if (method === 'tools/call') {
-    const params = own(msg, 'params')
-    const name = own(params, 'name')
-    if (typeof name !== 'string') return [undefined, s]
-    return afterCheck(s, checkCallWith(bySeen, s.cache, name, own(params, 'arguments'), callIdOf(msg))(s.said))
-  }
-  return [undefined, s]
+  if (method !== 'tools/call') return [undefined, s]
+  const params = own(msg, 'params')
+  const name = own(params, 'name')
+  if (typeof name !== 'string') return [undefined, s]
+  const id = idText(own(msg, 'id'))
+  if (!s.listed) return s.toldUnlisted ? [undefined, s] : [{ _tag: 'Unlisted', tool: name, id }, { ...s, toldUnlisted: true }]
+  const [check, memory] = checkCall(s.cache, name, own(params, 'arguments'), id)(s.memory)
+  const warning = check._tag === 'Audited' ? check.warning : undefined
+  return [warning === undefined ? undefined : { _tag: 'Warning', warning }, memory === s.memory ? s : { ...s, memory }]
 }
-
-const afterCheck = (s: SideChannel, [check, said]: readonly [Check, SeenSet]): readonly [UnknownKeyWarning | undefined, SideChannel] => [
-  check._tag === 'Audited' ? check.warning : undefined,
-  said === s.said ? s : { ...s, said },
-]
 
 const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
   if (s.listing.size === 0 || own(msg, 'method') !== undefined) return s
@@ -111,55 +88,39 @@ const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
   const tools = own(result, 'tools')
   // an error, or a result without a tool list, abandons the listing being assembled:
   // the cache is replaced only by a listing that completed
-  if (!Array.isArray(tools)) return { ...withListing(s, listing), pending: undefined }
-  const page = catalogueOf(s.tolerated)(tools.map(asDeclaration))
-  const pending = mergeCatalogues(s.pending ?? emptyCatalogue, page)
-  const next = own(result, 'nextCursor')
-  return typeof next === 'string' ? { ...s, listing, pending } : { ...s, listing, pending: undefined, cache: pending }
+  if (!Array.isArray(tools)) return { ...s, listing, pages: undefined }
+  const pages = [...(s.pages ?? []), ...tools.map(asDeclaration)]
+  if (typeof own(result, 'nextCursor') === 'string') return { ...s, listing, pages }
+  return { ...s, listing, pages: undefined, cache: catalogueOf(s.tolerate)(pages), listed: true }
 }
 
 /**
  * Reads one parsed message (or a batch: an array, each element read in turn) from
- * one side, and returns the warnings it raised with the next state.
+ * one side, and returns what it said with the next state.
  *
  * @since 0.1.0
- * @category pure steps
  */
 export const observe =
   (from: Direction, message: unknown) =>
-  (s: SideChannel): readonly [ReadonlyArray<UnknownKeyWarning>, SideChannel] => {
+  (s: SideChannel): readonly [ReadonlyArray<Event>, SideChannel] => {
     const messages: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
     let state = s
-    let warnings: Array<UnknownKeyWarning> | undefined
+    const events: Array<Event> = []
     for (const m of messages) {
       if (from === 'server') state = fromServer(state, m)
       else {
-        const [w, next] = fromHost(state, m)
+        const [e, next] = fromHost(state, m)
         state = next
-        if (w !== undefined) (warnings ??= []).push(w)
+        if (e !== undefined) events.push(e)
       }
     }
-    return [warnings ?? [], state]
+    return [events, state]
   }
 
 /**
- * `observe` for a host `tools/call` already read down to its id, tool and argument
- * keys (by `skimCall`): the same warning and the same next state as observing the
- * parsed message.
+ * Whether a server line can matter: only while a listing is pending. Lets the proxy
+ * pass over almost everything the server says without reading it.
  *
  * @since 0.1.0
- * @category pure steps
- */
-export const observeCall =
-  (call: SkimmedCall) =>
-  (s: SideChannel): readonly [UnknownKeyWarning | undefined, SideChannel] =>
-    afterCheck(s, checkKeys(bySeen, s.cache, call.name, call.keys, call.id)(s.said))
-
-/**
- * Whether a server line can matter to the side channel: only while a listing is
- * pending. Lets the proxy skip parsing almost everything the server says.
- *
- * @since 0.1.0
- * @category utils
  */
 export const isAwaitingListing = (s: SideChannel): boolean => s.listing.size > 0

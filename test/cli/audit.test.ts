@@ -5,15 +5,15 @@ import { createInterface } from 'node:readline'
 import { PassThrough, Readable } from 'node:stream'
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { newAuditor, readRecords } from '../../src/cli/audit.js'
-import { newCallSet } from '../../src/cli/callset.js'
-import { readLines } from '../../src/cli/lines.js'
+import { newAuditor } from '../../src/cli/audit.js'
+import { readRecords, readTextLines } from '../../src/cli/records.js'
 import { paletteFor } from '../../src/cli/color.js'
+import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
 import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { formatWarning } from '../../src/index.js'
-import { assistant, fsRead, jsonl, noProps, session, toolCall, webGet } from './fixtures.js'
-import { cliArgs, killAll, mainTs, root, runCli, tempDir } from './support.js'
+import { anthropicRequest, assistant, chatRequest, fsRead, jsonl, noProps, responsesRequest, session, toolCall, webGet } from './fixtures.js'
+import { cliArgs, killAll, mainTs, root, runCli, tempDir, track } from './support.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
@@ -52,7 +52,7 @@ describe('newAuditor', () => {
     const a = newAuditor()
     const said = drifting.flatMap((body, i) => {
       const r = a.request(body, { file: 'f', line: i + 1 })
-      if (typeof r === 'string') throw new Error(r)
+      if ('_tag' in r) throw new Error(r.shape)
       return r
     })
     expect(said.map((w) => [w.tool, w.id, w.unknownKeys, w.line])).toEqual([
@@ -61,6 +61,7 @@ describe('newAuditor', () => {
     ])
     expect(a.summary()).toEqual({
       requests: 4,
+      formats: { chat: 4, responses: 0, anthropic: 0 },
       callsRead: 4,
       repeatedCalls: 1 + 3,
       callsAudited: 4,
@@ -88,14 +89,54 @@ describe('newAuditor', () => {
       JSON.stringify(session([fsRead], [[toolCall('p', 'fs_read', '{"path":"/","__proto__":1,"constructor":2}')]])[1]),
     ) as unknown
     const r = a.request(body, { file: 'f', line: 1 })
-    expect(typeof r === 'string' ? r : r.map((w) => w.unknownKeys)).toEqual([['__proto__', 'constructor']])
+    expect('_tag' in r ? r : r.map((w) => w.unknownKeys)).toEqual([['__proto__', 'constructor']])
   })
 
-  it('names what is wrong with a record that is not a request body', () => {
+  // each API's request, and the next one in the same conversation (which repeats it)
+  const warningsOf = (...bodies: ReadonlyArray<unknown>): unknown => {
     const a = newAuditor()
-    expect(a.request(42, { file: 'f', line: 1 })).toMatch(/request body .* got a number/)
-    expect(a.request({ tools: [] }, { file: 'f', line: 1 })).toMatch(/"messages" is missing/)
-    expect(a.request({ messages: {} }, { file: 'f', line: 1 })).toMatch(/"messages" is an object/)
+    const said = bodies.flatMap((b, i): Array<unknown> => {
+      const r = a.request(b, { file: 'f', line: i + 1 })
+      return '_tag' in r ? [r] : r.map((w) => [w.tool, w.id, w.unknownKeys, w.declaredKeys])
+    })
+    return { said, summary: a.summary() }
+  }
+
+  it('reads OpenAI chat-completion requests', () => {
+    expect(warningsOf(chatRequest, { ...chatRequest, messages: [...chatRequest.messages, { role: 'user', content: 'Thanks' }] })).toMatchObject({
+      said: [['get_weather', 'call_abc123', ['detail'], ['location', 'unit']]],
+      summary: { requests: 2, formats: { chat: 2, responses: 0, anthropic: 0 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+    })
+  })
+
+  it('reads OpenAI Responses requests: function_call items, against top-level function tools', () => {
+    expect(warningsOf(responsesRequest, { ...responsesRequest, input: [...responsesRequest.input, { role: 'user', content: 'Thanks' }] })).toMatchObject({
+      said: [['get_weather', 'call_12345xyz', ['units'], ['location', 'unit']]],
+      summary: { requests: 2, formats: { chat: 0, responses: 2, anthropic: 0 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+    })
+    // a plain text input carries no call
+    expect(warningsOf({ model: 'gpt-4.1', input: 'Hello' })).toMatchObject({ said: [], summary: { requests: 1, formats: { responses: 1 }, callsRead: 0 } })
+  })
+
+  it('reads Anthropic Messages requests: tool_use blocks, against input_schema', () => {
+    expect(warningsOf(anthropicRequest, { ...anthropicRequest, messages: [...anthropicRequest.messages, { role: 'assistant', content: 'It is 15 degrees.' }] })).toMatchObject({
+      said: [['get_weather', 'toolu_01A09q90qw90lq917835lq9', ['city'], ['location', 'unit']]],
+      summary: { requests: 2, formats: { chat: 0, responses: 0, anthropic: 2 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+    })
+  })
+
+  it('says what a record that is no request body looks like', () => {
+    const a = newAuditor()
+    const shape = (body: unknown): unknown => {
+      const r = a.request(body, { file: 'f', line: 1 })
+      return '_tag' in r ? r.shape : r
+    }
+    expect(shape(42)).toBe('a number')
+    expect(shape({ tools: [] })).toBe('an object with key "tools"')
+    expect(shape({ messages: {} })).toBe('an object with key "messages"')
+    expect(shape({ id: 'x', object: 'chat.completion', choices: [], usage: {}, model: 'm', created: 1, system_fingerprint: 'f' })).toBe(
+      'an object with keys "choices", "created", "id", "model", "object", "system_fingerprint", …',
+    )
     expect(a.summary().requests).toBe(0)
   })
 
@@ -172,31 +213,22 @@ describe('newAuditor', () => {
     )
   })
 
-  it('tells calls apart by their characters, even when every hash is the same', () => {
-    const set = newCallSet(() => 0)
-    const seen = new Set<string>()
-    const texts = ['', 'a', 'b', 'ab', 'ba', 'é', 'ÿ', 'x'.repeat(300), 'x'.repeat(299) + 'y', '{"p":1}', '{"p":2}']
-    const tools = ['', 't', 'u', 'tt']
-    for (let round = 0; round < 2; round++) {
-      for (const id of texts) {
-        for (const tool of tools) {
-          for (const text of texts) {
-            const key = JSON.stringify([id, tool, text])
-            expect(set.add(id, tool, text)).toBe(!seen.has(key))
-            seen.add(key)
-          }
-        }
-      }
-    }
-    // the id and the text are not run together
-    const other = newCallSet(() => 0)
-    expect(other.add('ab', 't', 'c')).toBe(true)
-    expect(other.add('a', 't', 'bc')).toBe(true)
-    expect(other.add('a😀', 't', 'bc')).toBe(true)
-    expect(other.add('a', 't', '😀bc')).toBe(true)
-    expect(other.add('a😀', 't', 'bc')).toBe(false)
-    expect(other.add('a😀t', '', 'bc')).toBe(true)
-    expect(other.add('a😀', '', 'tbc')).toBe(true)
+  it('tells calls apart whose id, tool and arguments run together alike, and long arguments by their digest', () => {
+    const a = newAuditor()
+    const long = 'x'.repeat(300)
+    const calls = [
+      toolCall('ab', 't', 'c'),
+      toolCall('a', 't', 'bc'),
+      toolCall('a', 'tb', 'c'),
+      toolCall('a1', 't', 'c'),
+      toolCall('a', '1t', 'c'),
+      toolCall('a', 't', `{"p":"${long}"}`),
+      toolCall('a', 't', `{"p":"${long}y"}`),
+      toolCall('a', 't', `{"p":"y${long}"}`),
+    ]
+    a.request({ messages: [assistant(...calls)] }, { file: 'f', line: 1 })
+    a.request({ messages: [assistant(...calls, ...calls)] }, { file: 'f', line: 2 })
+    expect(a.summary()).toMatchObject({ callsRead: calls.length, repeatedCalls: 2 * calls.length })
   })
 
   it('counts many distinct calls, long and wide ones among them', () => {
@@ -308,7 +340,7 @@ const readlineLines = (chunks: ReadonlyArray<Chunk>): Promise<Array<string>> =>
 const ourLines = (input: Readable): Promise<Array<string>> =>
   new Promise((resolve, reject) => {
     const out: Array<string> = []
-    readLines(input, { line: (l) => out.push(l), end: () => resolve(out), error: reject })
+    readTextLines(input, { line: (l) => void out.push(l), tooLong: () => undefined }).then(() => resolve(out), reject)
   })
 
 // a stream written one chunk at a time, each in its own turn of the event loop
@@ -363,7 +395,7 @@ const edgyBytes = fc.oneof(
     .map((parts) => Buffer.from(parts.join(''))),
 )
 
-describe('readLines', () => {
+describe('readTextLines', () => {
   it('gives the lines readline gives, wherever the chunks end', async () => {
     await fc.assert(
       fc.asyncProperty(edgyBytes, fc.array(fc.nat(), { maxLength: 8 }), async (bytes, cuts) => {
@@ -373,18 +405,6 @@ describe('readLines', () => {
         expect(await ourLines(Readable.from([bytes]))).toEqual(expected)
       }),
       { numRuns: 500 },
-    )
-  })
-
-  it('gives the lines readline gives for string chunks', async () => {
-    const text = fc
-      .array(fc.oneof(fc.constantFrom('\n', '\r', '\r\n', '\ud83d', '😀'), fc.string({ unit: 'binary' })), { maxLength: 20 })
-      .map((parts) => parts.join(''))
-    await fc.assert(
-      fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 6 }), async (whole, cuts) => {
-        const chunks = cutAt(whole, cuts)
-        expect(await ourLines(Readable.from(chunks))).toEqual(await readlineLines(chunks))
-      }),
     )
   })
 
@@ -412,8 +432,9 @@ describe('readLines', () => {
   it('reports a stream error once, and nothing after it', async () => {
     const input = new PassThrough()
     const seen: Array<string> = []
-    const done = new Promise<unknown>((resolve) =>
-      readLines(input, { line: (l) => seen.push(l), end: () => resolve('end'), error: (e) => resolve(e) }),
+    const done = readTextLines(input, { line: (l) => void seen.push(l), tooLong: () => undefined }).then(
+      () => 'end',
+      (e: unknown) => e,
     )
     input.write('a\nb')
     await new Promise((r) => setImmediate(r))
@@ -533,7 +554,7 @@ describe('toolstack audit', () => {
     expect(out.slice(0, 2)).toEqual(
       json.slice(0, 2).map((w) => `${String(w['file'])}:${String(w['line'])}: ${formatWarning(w as unknown as UnknownKeyWarning)}`),
     )
-    expect(out[2]).toBe('toolstack audit: 1 file, 4 requests, 4 calls read (4 repeats not counted again), 4 audited, 2 warnings')
+    expect(out[2]).toBe('toolstack audit: 1 file, 4 requests (OpenAI chat completions), 4 calls read (4 repeats not counted again), 4 audited, 2 warnings')
     expect(out.slice(3)).toEqual(['  fs_read: "ffset" in 2 calls', '  web_get: "headers" in 1 call'])
     expect(r.stdout.includes(0x1b)).toBe(false)
   })
@@ -574,7 +595,9 @@ describe('toolstack audit', () => {
         files: 1,
         unusableFiles: 0,
         badRecords: 0,
+        unknownShapes: [],
         requests: 4,
+        formats: { chat: 4, responses: 0, anthropic: 0 },
         callsRead: 4,
         repeatedCalls: 4,
         callsAudited: 4,
@@ -607,26 +630,104 @@ describe('toolstack audit', () => {
     expect(out.at(-1)).toMatchObject({ files: 2, requests: 7, callsRead: 4 })
   })
 
+  it('reads the three formats from one file, and counts and names the records of an unknown shape', async () => {
+    const response = { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-4.1', choices: [] }
+    const f = file('mixed.jsonl', jsonl([chatRequest, response, responsesRequest, anthropicRequest, response]))
+    const human = await runCli(['audit', f])
+    const out = lines(human.stdout)
+    expect(out.filter((l) => l.includes('carried')).map((l) => /call (\S+) carried/.exec(l)?.[1])).toEqual(['call_abc123', 'call_12345xyz', 'toolu_01A09q90qw90lq917835lq9'])
+    expect(out.slice(-3)).toEqual([
+      'toolstack audit: 1 file, 3 requests (1 OpenAI chat completions, 1 OpenAI Responses, 1 Anthropic Messages), 3 calls read, 3 audited, 3 warnings, 2 bad records',
+      '  2 records of an unknown shape: an object with keys "choices", "created", "id", "model", "object"',
+      '  get_weather: "city" in 1 call, "detail" in 1 call, "units" in 1 call',
+    ])
+    expect(human.stderr).toContain(`${f}:2: not a request body this command reads`)
+    const json = jsonLines((await runCli(['audit', '--json', f])).stdout)
+    expect(json.at(-1)).toMatchObject({
+      requests: 3,
+      formats: { chat: 1, responses: 1, anthropic: 1 },
+      badRecords: 2,
+      unknownShapes: [{ shape: 'an object with keys "choices", "created", "id", "model", "object"', records: 2 }],
+    })
+  })
+
   it('reports a bad record by file and line, without a stack trace, and audits the others', async () => {
     const good = jsonl(drifting).split('\n')
     const f = file('bad.jsonl', [good[0], 'not json', good[1], '42', '{"tools":[]}', good[2], good[3], ''].join('\r\n'))
     const r = await runCli(['audit', f])
-    expect(r.status).toBe(0)
+    expect(r.status).toBe(2)
     const err = r.stderr.split('\n').filter((l) => l !== '')
     expect(err).toHaveLength(3)
     expect(err[0]).toMatch(new RegExp(`^toolstack audit: ${f}:2: not valid JSON \\(`))
-    expect(err[1]).toBe(`toolstack audit: ${f}:4: expected a chat-completion request body (an object with "messages"), got a number`)
-    expect(err[2]).toBe(`toolstack audit: ${f}:5: expected a chat-completion request body, but "messages" is missing`)
+    expect(err[1]).toBe(`toolstack audit: ${f}:4: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a number`)
+    expect(err[2]).toBe(`toolstack audit: ${f}:5: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): an object with key "tools"`)
     expect(r.stderr).not.toMatch(/\n\s+at /)
     expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
     expect(r.stdout.toString()).toContain('3 bad records')
+    expect(lines(r.stdout).slice(-4, -2)).toEqual(['  1 record of an unknown shape: a number', '  1 record of an unknown shape: an object with key "tools"'])
   })
 
   it('names the element of an array that is not a request body', async () => {
     const f = file('arr.json', JSON.stringify([drifting[1], 'x', drifting[2]], null, 1))
     const r = await runCli(['audit', f])
-    expect(r.status).toBe(0)
-    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: expected a chat-completion request body (an object with "messages"), got a string`)
+    expect(r.status).toBe(2)
+    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a string`)
+  })
+
+  it('says so when it found no call it could read, or none it could audit; --fail-on-warn then exits 2', async () => {
+    // a session before the model called anything, and one in the legacy function_call shape
+    const noCalls = file('none.jsonl', jsonl([{ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { model: 'm', functions: [], messages: [{ role: 'assistant', function_call: { name: 'f', arguments: '{}' } }] }]))
+    const plain = await runCli(['audit', noCalls])
+    expect(plain.status).toBe(0)
+    expect(plain.stderr.trim()).toBe(
+      "toolstack audit: 2 requests read, but no tool call in any: nothing was audited. Calls are read from OpenAI chat completions' tool_calls, OpenAI Responses' function_call items and Anthropic Messages' tool_use blocks (not from legacy function_call messages).",
+    )
+    const gate = await runCli(['audit', '--fail-on-warn', noCalls])
+    expect(gate.status).toBe(2)
+    expect(gate.stderr).toContain('(--fail-on-warn: exit status 2, since nothing was audited)')
+    // calls to tools the requests do not declare
+    const undeclared = file('undeclared.jsonl', jsonl([{ messages: [assistant(toolCall('c1', 'ghost', { a: 1 }))] }]))
+    const none = await runCli(['audit', '--fail-on-warn', undeclared])
+    expect(none.status).toBe(2)
+    expect(none.stderr).toContain('toolstack audit: 1 call read, but none could be audited')
+    // a clean run says nothing of the kind
+    const clean = await runCli(['audit', '--fail-on-warn', file('clean.jsonl', jsonl(session([fsRead], [[toolCall('k', 'fs_read', { path: '/' })]])))])
+    expect([clean.status, clean.stderr]).toEqual([0, ''])
+  })
+
+  // what a log may hold to take over a terminal: an OSC that retitles it (ESC ] … BEL),
+  // a CSI that clears it (ESC [ 2J), the same as a C1 CSI (U+009B), DEL, a newline
+  const evilTool = 'fs_read\u001b]0;pwned\u0007'
+  const evilKey = 'k\u001b[2J\u009b2J\u007f\nfake line'
+  const evilId = 'c\u009b31m'
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
+
+  it('escapes control characters from its input in human output, and keeps JSON output exact', async () => {
+    const tool = { type: 'function', function: { name: evilTool, parameters: { type: 'object', properties: { path: {} } } } }
+    const f = file('evil.jsonl', jsonl([{ tools: [tool], messages: [assistant(toolCall(evilId, evilTool, { path: '/', [evilKey]: 1 }))] }, { tools: [], messages: 42 }, '\u001b[2Jnot a request']))
+    const human = await runCli(['audit', f])
+    for (const out of [human.stdout.toString(), human.stderr]) expect(out).not.toMatch(raw)
+    expect(human.stdout.toString()).toContain('fs_read\\u001b]0;pwned\\u0007 call c\\u009b31m carried undeclared argument key "k\\u001b[2J\\u009b2J\\u007f\\nfake line"')
+    const json = await runCli(['audit', '--json', f])
+    expect(json.stdout.toString()).not.toMatch(raw)
+    const records = jsonLines(json.stdout)
+    expect(records[0]).toMatchObject({ tool: evilTool, id: evilId, unknownKeys: [evilKey] })
+    expect(records.at(-1)).toMatchObject({ undeclared: [{ tool: evilTool, key: evilKey }] })
+  })
+
+  it('exits 2 when a record was unusable, after auditing the others and printing the summary; 2 wins over 1', async () => {
+    const good = jsonl(drifting).split('\n')
+    // a truncated line among good ones, as a log cut short by a crash leaves it
+    const f = file('truncated.jsonl', [good[0], good[1], (good[2] ?? '').slice(0, 40), good[3], ''].join('\n'))
+    const r = await runCli(['audit', f])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(new RegExp(`^toolstack audit: ${f}:3: not valid JSON`))
+    expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
+    expect(lines(r.stdout).at(-3)).toMatch(/^toolstack audit: 1 file, 3 requests .*, 1 bad record$/)
+    const gate = await runCli(['audit', '--fail-on-warn', '--json', f])
+    expect(gate.status).toBe(2)
+    expect(jsonLines(gate.stdout).at(-1)).toMatchObject({ type: 'summary', warnings: 2, badRecords: 1 })
   })
 
   it('exits 1 on a warning only with --fail-on-warn', async () => {
@@ -652,6 +753,63 @@ describe('toolstack audit', () => {
     expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
   })
 
+  it('ends quietly when its output is closed early, as `… | head -n1` closes it', async () => {
+    // enough warnings to fill the pipe many times over
+    const many = Array.from({ length: 5000 }, (_, i) => ({ tools: [fsRead], messages: [assistant(toolCall(`c${i}`, 'fs_read', { path: '/', [`key_${i}`]: 1 }))] }))
+    const f = file('many.jsonl', jsonl(many))
+    const child = track(process.execPath, cliArgs('audit', f), { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let err = ''
+    child.stderr?.setEncoding('utf8').on('data', (t: string) => (err += t))
+    // read the first line, then close the pipe, as head does
+    child.stdout?.once('data', () => child.stdout?.destroy())
+    const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (s, g) => resolve([s, g])))
+    expect(err).toBe('')
+    // as a Unix tool killed by SIGPIPE ends: 128 + 13
+    expect([status, signal]).toEqual([141, null])
+  })
+
+  it('reads a record longer than --max-line-bytes as a bad record, by file and line, and audits the rest', async () => {
+    const long = { tools: [fsRead], messages: [assistant(toolCall('long', 'fs_read', { path: 'x'.repeat(3000), lenght: 1 }))] }
+    const f = file('long.jsonl', jsonl([drifting[1], long, drifting[2], drifting[3]]))
+    const r = await runCli(['audit', '--json', '--max-line-bytes', '2000', f])
+    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}:2: a line of ${JSON.stringify(long).length} bytes, longer than --max-line-bytes (2000): not read`)
+    const out = jsonLines(r.stdout)
+    expect(out.filter((o) => o['type'] === 'warning').map((o) => [o['id'], o['line']])).toEqual([
+      ['c1', 1],
+      ['c4', 4],
+    ])
+    expect(out.at(-1)).toMatchObject({ badRecords: 1, requests: 3 })
+  })
+
+  it('gives up on input that is neither JSON Lines nor a document within --max-line-bytes, once', async () => {
+    const f = file('junk.txt', 'not json\n'.repeat(1000))
+    const r = await runCli(['audit', '--max-line-bytes', '1000', f])
+    expect(r.status).toBe(2)
+    const err = r.stderr.trim().split('\n')
+    expect(err[0]).toBe(`toolstack audit: ${f}: neither JSON Lines nor a JSON document of at most 1000 bytes; the rest of it was not read`)
+    expect(err.slice(1)).toEqual([`toolstack audit: ${f}: no readable request body in it`])
+    // the same when it is a line too long that outgrows the limit
+    const g = file('junk2.txt', `not json\n${'x'.repeat(2000)}\n${'not json\n'.repeat(10)}`)
+    const r2 = await runCli(['audit', '--max-line-bytes', '1000', g])
+    expect(r2.stderr.trim().split('\n')).toEqual([
+      `toolstack audit: ${g}: neither JSON Lines nor a JSON document of at most 1000 bytes; the rest of it was not read`,
+      `toolstack audit: ${g}: no readable request body in it`,
+    ])
+  })
+
+  it('holds no more than its line limit of input that is not JSON Lines (200 MB of binary)', { timeout: 120_000 }, async () => {
+    const probe = file('maxrss.mjs', "process.on('exit', () => process.stderr.write(`maxrss=${process.resourceUsage().maxRSS}\\n`))\n")
+    const bin = join(tmp.dir, 'blob.bin')
+    const block = Buffer.alloc(1 << 20, 0xa5)
+    for (let i = 0; i < 200; i++) writeFileSync(bin, block, { flag: 'a' })
+    const r = await runCli(['audit', bin], { nodeArgs: ['--import', `file://${probe}`] })
+    const peakMb = Number(/maxrss=(\d+)/.exec(r.stderr)?.[1]) / 1024
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+    expect(r.stderr).toContain(`toolstack audit: ${bin}:1: a line of ${200 * (1 << 20)} bytes, longer than --max-line-bytes`)
+    expect(r.status).toBe(2)
+    expect(peakMb).toBeLessThan(200)
+  })
+
   it('exits 2 on a usage error', async () => {
     const none = await runCli(['audit'])
     expect(none.status).toBe(2)
@@ -672,6 +830,20 @@ describe('the command itself', () => {
       expect(r.stdout.toString()).toContain(`Usage: toolstack ${sub}`)
       expect(r.stdout.toString()).toContain(`$ toolstack ${sub}`)
     }
+  })
+
+  it('names only the official scoped packages in its help, and shows the host configuration as it is', async () => {
+    const helps = await Promise.all([['--help'], ['audit', '--help'], ['proxy', '--help']].map(async (args) => (await runCli(args)).stdout.toString()))
+    // what npx is told to fetch: the word after each -y, in a command line or in JSON
+    const packages = helps.flatMap((h) => [...h.matchAll(/[\s[]"?-y"?,?\s+"?([^\s",\]]+)/g)].map((m) => m[1]))
+    expect(packages.length).toBeGreaterThan(3)
+    expect(helps.join('\n').match(/\bnpx\b/g)?.length).toBe(packages.length)
+    for (const p of packages) expect(p === 'toolstack' || p?.startsWith('@modelcontextprotocol/')).toBe(true)
+    expect(helps.join('\n')).not.toMatch(/(?<!@modelcontextprotocol\/server-)\bmcp-server-/)
+    const proxyHelp = helps[2] ?? ''
+    expect(proxyHelp.replaceAll('\n  ', '\n')).toContain(HOST_CONFIG)
+    // the command's reference shows the same text
+    expect(readFileSync(join(root, 'docs/cli.md'), 'utf8')).toContain(HOST_CONFIG)
   })
 
   it('prints the version from package.json', async () => {

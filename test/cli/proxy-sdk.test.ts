@@ -1,7 +1,8 @@
 // A real SDK client gets exactly what it gets connected directly, through the proxy,
 // from the real reference servers.
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import {
@@ -12,7 +13,10 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
 import { cliArgs, descendants, killTree, root, serverEverything, serverFilesystem, tempDir } from './support.js'
+
+const require = createRequire(import.meta.url)
 
 let tmp: ReturnType<typeof tempDir>
 const open: Array<{ readonly client: Client; readonly transport: StdioClientTransport }> = []
@@ -160,5 +164,46 @@ describe('toolstack proxy with a real SDK client', () => {
     expect(stderr[0]).not.toContain('toolstack:')
     expect(stderr[1]).toMatch(/toolstack: read_text_file call \d+ carried undeclared argument key "ofset" \(declared: "head", "path", "tail"\)/)
     expect(stderr[1]?.match(/toolstack:/g)).toHaveLength(1)
+  })
+
+  // The configuration the help shows, run as a host would run it, with each `npx -y
+  // PACKAGE` replaced by the bin of the package installed here (toolstack's own: the
+  // built dist/), and its directory by a temporary one.
+  it('the host configuration in the help runs: the tools of the official filesystem server, audited', { timeout: 60_000 }, async () => {
+    const entry = (JSON.parse(HOST_CONFIG) as { mcpServers: Record<string, { command: string; args: Array<string> }> }).mcpServers['filesystem']
+    const argv = [entry?.command ?? '', ...(entry?.args ?? [])]
+    const binOf = (pkg: string): string => {
+      const dir = pkg === 'toolstack' ? root : dirname(require.resolve(`${pkg}/package.json`))
+      const bin = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin
+      return join(dir, Object.values(bin)[0] ?? '')
+    }
+    const local: Array<string> = []
+    for (let i = 0; i < argv.length; i++) {
+      if (argv[i] === 'npx' && argv[i + 1] === '-y') {
+        local.push(process.execPath, binOf(argv[i + 2] ?? ''))
+        i += 2
+      } else local.push(argv[i] ?? '')
+    }
+    const dir = join(tmp.dir, 'projects')
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'a.txt'), 'alpha\n')
+    expect(local.at(-1)).toBe('/Users/me/projects')
+    local[local.length - 1] = dir
+    expect(local.filter((a) => a === process.execPath)).toHaveLength(2)
+
+    const transport = new StdioClientTransport({ command: local[0] ?? '', args: local.slice(1), cwd: root, stderr: 'pipe' })
+    let err = ''
+    transport.stderr?.on('data', (b: Buffer) => (err += b.toString()))
+    const ended = new Promise<void>((resolve) => (transport.stderr === null ? resolve() : transport.stderr.once('end', resolve)))
+    const client = new Client({ name: 'test-host', version: '1.0.0' })
+    open.push({ client, transport })
+    await client.connect(transport)
+    const tools = (await client.listTools()).tools.map((t) => t.name)
+    expect(tools).toContain('read_text_file')
+    const read = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'a.txt'), heda: 1 } })
+    expect(JSON.stringify(read)).toContain('alpha')
+    await client.close()
+    await Promise.race([ended, settle(10_000)])
+    expect(err).toMatch(/toolstack: read_text_file call \d+ carried undeclared argument key "heda"/)
   })
 })

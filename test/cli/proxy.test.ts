@@ -40,7 +40,7 @@ const play = (steps: ReadonlyArray<Step>): Array<string> => {
   for (const [from, msg] of steps) {
     const [ws, next] = observe(from, msg)(s)
     s = next
-    for (const w of ws) said.push(`${w.tool}#${w.id}:${w.unknownKeys.join(',')}`)
+    for (const e of ws) said.push(e._tag === 'Warning' ? `${e.warning.tool}#${e.warning.id}:${e.warning.unknownKeys.join(',')}` : `unlisted ${e.tool}#${e.id}`)
   }
   return said
 }
@@ -49,14 +49,15 @@ describe('the side channel', () => {
   it('audits a call against the listed schema, tolerates reason, says each (tool, key) once', () => {
     expect(
       play([
-        ['host', callReq(0, 'read', { ffset: 1 })], // never listed: not audited
+        ['host', callReq(0, 'read', { ffset: 1 })], // never listed: not audited, and said
+        ['host', callReq(1, 'read', { ffset: 1 })], // said once
         ['host', listReq(1)],
         ['server', listRes(1, [tool('read', 'path', 'offset')])],
         ['host', callReq(2, 'read', { path: '/', ffset: 1, reason: 'r' })],
         ['host', callReq(3, 'read', { path: '/', ffset: 1, lenght: 2, _meta: {} })], // _meta tolerated here
         ['host', callReq('x', 'other', { a: 1 })],
       ]),
-    ).toEqual(['read#2:ffset', 'read#3:lenght'])
+    ).toEqual(['unlisted read#0', 'read#2:ffset', 'read#3:lenght'])
   })
 
   it('merges pages by nextCursor and swaps the cache in when the last page arrives', () => {
@@ -70,7 +71,7 @@ describe('the side channel', () => {
         ['host', callReq(4, 'a', { y: 1 })],
         ['host', callReq(5, 'b', { y: 1 })],
       ]),
-    ).toEqual(['a#4:y', 'b#5:y'])
+    ).toEqual(['unlisted a#2', 'a#4:y', 'b#5:y'])
   })
 
   it('keeps the old cache after list_changed until the next listing completes', () => {
@@ -198,7 +199,8 @@ describe('toolstack proxy: bytes', () => {
     expect(readFileSync(p.record).equals(fromHost)).toBe(true)
     expect(p.stdout().length).toBe(fromServer.length)
     expect(p.stdout().equals(fromServer)).toBe(true)
-    expect(p.stderr()).toBe('')
+    // a call came before any listing was answered: said once, and nothing else
+    expect(p.stderr()).toMatch(/^toolstack proxy: the host called "a" \(call 2\) before any tools\/list was answered: [^\n]*\n$/)
   })
 
   it('reads a host input that is a file, not a pipe, through a stream, byte for byte', async () => {
@@ -223,7 +225,7 @@ describe('toolstack proxy: bytes', () => {
     const code = await new Promise((resolve) => child.once('close', resolve))
     expect(code).toBe(0)
     expect(readFileSync(fake.record).equals(fromHost)).toBe(true)
-    expect(err).toBe('')
+    expect(err).toMatch(/^toolstack proxy: the host called "read" \(call 2\) before any tools\/list was answered: [^\n]*\n$/)
   })
 
   it('forwards the server’s bytes unchanged while it reads them (a listing pending), lines split across chunks included', { timeout: 30_000 }, async () => {
@@ -276,11 +278,12 @@ describe('toolstack proxy: warnings', () => {
     p.send(line(callReq(4, 'read', { path: '/', ffset: 2 })))
     p.send('{"jsonrpc":"2.0","id":5,"method":"tools\\/call","params":{"name":"read","arguments":{"\\u006cenght":1}}}\n')
     p.send(line([callReq(6, 'read', { a: 1 }), callReq(7, 'read', { b: 1 })]))
-    await eventually(() => p.stderr().split('\n').length > 4, 10_000, 'warnings')
+    await eventually(() => p.stderr().split('\n').length > 5, 10_000, 'warnings')
     p.child.stdin?.end()
     expect((await p.exited).code).toBe(0)
     // the combinator's own sentence, whatever suggestion it ends with
     expect(p.stderr().split('\n').filter((l) => l !== '').map((l) => l.replace(/ \(did you mean [^)]*\)$/, ''))).toEqual([
+      'toolstack proxy: the host called "read" (call 1) before any tools/list was answered: calls are audited only against a listing the proxy saw, so none is audited until then; said once',
       'toolstack: read call 3 carried undeclared argument key "ffset" (declared: "offset", "path")',
       'toolstack: read call 5 carried undeclared argument key "lenght" (declared: "offset", "path")',
       'toolstack: read call 6 carried undeclared argument key "a" (declared: "offset", "path")',
@@ -289,9 +292,10 @@ describe('toolstack proxy: warnings', () => {
     expect(p.stdout().toString()).toBe(line(listRes(2, [tool('read', 'path', 'offset')])))
   })
 
-  it('writes JSON Lines to --log FILE, and nothing to stderr', async () => {
+  it('writes JSON Lines to --log FILE, each with its time and server, and nothing to stderr', async () => {
     const log = join(tmp.dir, 'warn.log')
     writeFileSync(log, 'earlier\n')
+    const before = Date.now()
     const p = startProxy(['--log', log, '--json', '--tolerate', 'tolerated'])
     await serverStarted(p)
     p.send(line(listReq('L')))
@@ -303,8 +307,95 @@ describe('toolstack proxy: warnings', () => {
     expect((await p.exited).code).toBe(0)
     const [first, warning] = readFileSync(log, 'utf8').split('\n')
     expect(first).toBe('earlier')
-    expect(JSON.parse(warning ?? '')).toEqual({ type: 'warning', tool: 'read', id: 'c', unknownKeys: ['ffset'], declaredKeys: ['path'], suggestions: expect.any(Array) })
+    const record = JSON.parse(warning ?? '') as Record<string, unknown>
+    const command = [process.execPath, join(tmp.dir, 'fake-server.mjs'), p.record, p.pidFile]
+    expect(record).toEqual({
+      type: 'warning',
+      time: expect.any(String),
+      server: command.join(' '),
+      command,
+      tool: 'read',
+      id: 'c',
+      unknownKeys: ['ffset'],
+      declaredKeys: ['path'],
+      suggestions: expect.any(Array),
+    })
+    expect(Date.parse(record['time'] as string)).toBeGreaterThanOrEqual(before - 1000)
+    expect(Date.parse(record['time'] as string)).toBeLessThanOrEqual(Date.now())
     expect(p.stderr()).toBe('')
+  })
+
+  it('lets several proxies share one log: each line says when, and which server (--name)', async () => {
+    const log = join(tmp.dir, 'shared.log')
+    const proxies = [startProxy(['--log', log, '--name', 'alpha']), startProxy(['--log', log, '--name', 'beta'])]
+    for (const [i, p] of proxies.entries()) {
+      await serverStarted(p)
+      p.send(line(listReq(1)))
+      p.send(emit(line(listRes(1, [tool('read', 'path')]))))
+      await eventually(() => p.stdout().toString().includes('"id":1,"result"'), 10_000, 'listing')
+      p.send(line(callReq(2, 'read', { path: '/', [`from${i}`]: 1 })))
+    }
+    await eventually(() => readFileSync(log, 'utf8').split('\n').length > 2, 10_000, 'both log lines')
+    for (const p of proxies) p.child.stdin?.end()
+    for (const p of proxies) expect((await p.exited).code).toBe(0)
+    const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').sort((a, b) => a.slice(25).localeCompare(b.slice(25)))
+    expect(lines.map((l) => l.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /, '<time> '))).toEqual([
+      '<time> [alpha] toolstack: read call 2 carried undeclared argument key "from0" (declared: "path")',
+      '<time> [beta] toolstack: read call 2 carried undeclared argument key "from1" (declared: "path")',
+    ])
+  })
+})
+
+describe('toolstack proxy: output a terminal can trust', () => {
+  const evilTool = 'read\u001b]0;pwned\u0007'
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
+
+  for (const options of [[], ['--log', 'LOG'], ['--json'], ['--json', '--log', 'LOG']]) {
+    it(`escapes control characters from the traffic (${options.join(' ') || 'stderr'}), and keeps JSON exact`, async () => {
+      const log = join(tmp.dir, 'evil.log')
+      const p = startProxy(options.map((o) => (o === 'LOG' ? log : o)))
+      await serverStarted(p)
+      p.send(line(callReq('\u009b0', evilTool, {}))) // before any listing: the notice names the tool
+      p.send(line(listReq(1)))
+      p.send(emit(line(listRes(1, [tool(evilTool, 'path')]))))
+      await eventually(() => p.stdout().toString().includes('"id":1,"result"'), 10_000, 'listing')
+      p.send(line(callReq('\u007f1', evilTool, { path: '/', 'k\u001b[2J\n': 1 })))
+      const said = (): string => (options.includes('--log') ? (existsSync(log) ? readFileSync(log, 'utf8') : '') : p.stderr())
+      await eventually(() => said().split('\n').length > 2, 10_000, 'the warning')
+      p.child.stdin?.end()
+      expect((await p.exited).code).toBe(0)
+      expect(said()).not.toMatch(raw)
+      const lines = said().split('\n').filter((l) => l !== '')
+      expect(lines).toHaveLength(2)
+      if (options.includes('--json')) {
+        const [notice, warning] = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+        expect(notice?.['message']).toContain(JSON.stringify(evilTool))
+        expect(warning).toMatchObject({ tool: evilTool, id: '\u007f1', unknownKeys: ['k\u001b[2J\n'] })
+      } else expect(lines[1]).toContain('toolstack: read\\u001b]0;pwned\\u0007 call \\u007f1 carried undeclared argument key "k\\u001b[2J\\n"')
+    })
+  }
+})
+
+describe('toolstack proxy: lines longer than --max-line-bytes', () => {
+  it('forwards them byte for byte, audits the rest, and says once that it did not audit them', async () => {
+    const p = startProxy(['--max-line-bytes', '1000'])
+    await serverStarted(p)
+    p.send(line(listReq(1)))
+    p.send(emit(line(listRes(1, [tool('read', 'path')]))))
+    await eventually(() => p.stdout().toString().includes('"id":1,"result"'), 10_000, 'listing')
+    const long = (id: number): string => line(callReq(id, 'read', { path: 'x'.repeat(5000), [`long${id}`]: 1 }))
+    const sent = [long(2), long(3), line(callReq(4, 'read', { path: '/', short: 1 }))]
+    for (const l of sent) for (let i = 0; i < l.length; i += 777) p.send(l.slice(i, i + 777))
+    await eventually(() => p.stderr().includes('"short"'), 10_000, 'the warning for the short call')
+    p.child.stdin?.end()
+    expect((await p.exited).code).toBe(0)
+    expect(readFileSync(p.record, 'utf8')).toBe(line(listReq(1)) + emit(line(listRes(1, [tool('read', 'path')]))) + sent.join(''))
+    const said = p.stderr().split('\n').filter((l) => l !== '')
+    expect(said).toEqual([
+      `toolstack proxy: a line of ${long(2).length - 1} bytes from the host was forwarded but not audited: it is longer than --max-line-bytes (1000); longer lines are not mentioned again`,
+      'toolstack: read call 4 carried undeclared argument key "short" (declared: "path")',
+    ])
   })
 })
 
@@ -389,6 +480,54 @@ describe('toolstack proxy: lifecycle', () => {
       expect((await p.exited).code).toBe(128 + n)
       expect(isRunning(server)).toBe(false)
     }
+  })
+
+  const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
+    Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))])
+
+  it('ends when its server ignores SIGTERM or SIGINT: the signal is passed on, then SIGKILL after the grace', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const p = startProxy(['--grace', '300'])
+      await serverStarted(p)
+      const server = p.serverPid()
+      p.send(line({ fake: 'ignore', signal }))
+      await eventually(() => p.stdout().toString().includes(`{"ignoring":"${signal}"}`), 10_000, 'the server to ignore it')
+      p.child.kill(signal)
+      expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(128 + 9)
+      expect(isRunning(server) && !isZombie(server)).toBe(false)
+    }
+  })
+
+  // a server and a process it started, in its process group, which ignores SIGTERM
+  const withGrandchild = (pidFile: string, extra = ''): string => `
+    const { spawn } = require('node:child_process')
+    const g = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: 'ignore' })
+    require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(g.pid))
+    ${extra}
+    process.stdin.resume()
+    process.stdin.on('end', () => process.exit(0))
+  `
+
+  it('leaves no process of its server’s group behind when the host closes stdin', async () => {
+    const grandchildPid = join(tmp.dir, 'grandchild.pid')
+    const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
+    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
+    pids.push(grandchild)
+    p.child.stdin?.end()
+    expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(0)
+    expect(isRunning(grandchild) && !isZombie(grandchild)).toBe(false)
+  })
+
+  it('leaves no process of its server’s group behind when it is sent SIGTERM', async () => {
+    const grandchildPid = join(tmp.dir, 'grandchild.pid')
+    const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
+    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
+    pids.push(grandchild)
+    p.child.kill('SIGTERM')
+    expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(128 + 15)
+    expect(isRunning(grandchild) && !isZombie(grandchild)).toBe(false)
   })
 
   it('says clearly when the server cannot be started', async () => {

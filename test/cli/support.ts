@@ -136,8 +136,8 @@ export const killTree = (pid: number): void => {
  * A fake stdio server for byte-level tests. It appends every byte it receives to
  * argv[2], writes its pid to argv[3], writes the file $FAKE_EMIT_FILE to stdout at
  * start, and obeys control lines `{"fake":"emit","b64":…}`, `{"fake":"exit","code":n}`,
- * `{"fake":"kill","signal":…}`. At stdin EOF it exits 0, unless FAKE_IGNORE_EOF;
- * FAKE_IGNORE_TERM makes it ignore SIGTERM.
+ * `{"fake":"kill","signal":…}`, and `{"fake":"ignore","signal":…}` (from then on; it says `{"ignoring":…}` once it does). At
+ * stdin EOF it exits 0, unless FAKE_IGNORE_EOF; FAKE_IGNORE_TERM makes it ignore SIGTERM.
  */
 export const FAKE_SERVER = `
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
@@ -154,6 +154,10 @@ const control = (text) => {
   if (c.fake === 'emit') process.stdout.write(Buffer.from(c.b64, 'base64'))
   if (c.fake === 'exit') exit(c.code)
   if (c.fake === 'kill') process.kill(process.pid, c.signal)
+  if (c.fake === 'ignore') {
+    process.on(c.signal, () => {})
+    process.stdout.write(JSON.stringify({ ignoring: c.signal }) + '\\n')
+  }
 }
 process.stdin.on('data', (b) => {
   appendFileSync(record, b)

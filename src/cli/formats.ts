@@ -1,0 +1,101 @@
+/**
+ * The request bodies `toolstack audit` reads, told apart record by record: OpenAI chat
+ * completions, OpenAI Responses and Anthropic Messages. Each is read into one shape:
+ * the calls it carries, and the declarations of a tool in the OpenAI chat shape the
+ * audit's steps read.
+ *
+ * @since 0.1.0
+ */
+import { idText, isRecord, kindOf, own } from './text.js'
+
+/** @since 0.1.0 */
+export type Format = 'chat' | 'responses' | 'anthropic'
+
+/** @since 0.1.0 */
+export const FORMAT_NAMES: Readonly<Record<Format, string>> = {
+  chat: 'OpenAI chat completions',
+  responses: 'OpenAI Responses',
+  anthropic: 'Anthropic Messages',
+}
+
+/** Visits one call as recorded: `args` a JSON string or an object. @since 0.1.0 */
+export type CallVisitor = (id: string, name: unknown, args: unknown) => void
+
+/** @since 0.1.0 */
+export interface Request {
+  readonly format: Format
+  /** Visits each call, in order. (A visitor, not an array: a request repeats every call before it.) */
+  readonly calls: (visit: CallVisitor) => void
+  /** The request's declarations of tool `name`, in the OpenAI chat shape. */
+  readonly declarationsOf: (name: string) => ReadonlyArray<unknown>
+}
+
+/** A record that is no request body this command reads, and what it looks like. @since 0.1.0 */
+export interface UnknownShape {
+  readonly _tag: 'UnknownShape'
+  /** What the record is: a kind of value, or an object and its first keys. */
+  readonly shape: string
+}
+
+const NONE: ReadonlyArray<unknown> = []
+const asArray = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : NONE)
+
+const asDeclaration = (name: unknown, parameters: unknown): unknown => ({ type: 'function', function: { name, parameters } })
+
+const chat = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unknown>): Request => ({
+  format: 'chat',
+  calls: (visit) => {
+    for (const m of messages) {
+      for (const c of asArray(own(m, 'tool_calls'))) {
+        const fn = own(c, 'function')
+        visit(idText(own(c, 'id')), own(fn, 'name'), own(fn, 'arguments'))
+      }
+    }
+  },
+  declarationsOf: (name) => tools.filter((t) => own(own(t, 'function'), 'name') === name),
+})
+
+// `input` items of type `function_call`; tools `{ type: 'function', name, parameters }`
+const responses = (tools: ReadonlyArray<unknown>, input: ReadonlyArray<unknown>): Request => ({
+  format: 'responses',
+  calls: (visit) => {
+    for (const i of input) if (own(i, 'type') === 'function_call') visit(idText(own(i, 'call_id')), own(i, 'name'), own(i, 'arguments'))
+  },
+  declarationsOf: (name) => tools.filter((t) => own(t, 'type') === 'function' && own(t, 'name') === name).map((t) => asDeclaration(name, own(t, 'parameters'))),
+})
+
+// `messages[].content[]` blocks of type `tool_use` (`input` an object); tools `{ name, input_schema }`
+const anthropic = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unknown>): Request => ({
+  format: 'anthropic',
+  calls: (visit) => {
+    for (const m of messages) for (const b of asArray(own(m, 'content'))) if (own(b, 'type') === 'tool_use') visit(idText(own(b, 'id')), own(b, 'name'), own(b, 'input'))
+  },
+  declarationsOf: (name) => tools.filter((t) => own(t, 'name') === name && own(t, 'input_schema') !== undefined).map((t) => asDeclaration(name, own(t, 'input_schema'))),
+})
+
+// Both APIs send `messages`: chat completions declare `function`s, Anthropic
+// `input_schema`s; without tools, Anthropic's calls and results are content blocks.
+const isAnthropic = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unknown>): boolean => {
+  const first = tools[0]
+  if (first !== undefined) return own(first, 'function') === undefined && tools.some((t) => own(t, 'input_schema') !== undefined)
+  return messages.some((m) => asArray(own(m, 'content')).some((b) => own(b, 'type') === 'tool_use' || own(b, 'type') === 'tool_result'))
+}
+
+const describeShape = (u: unknown): string => {
+  if (!isRecord(u)) return kindOf(u)
+  const keys = Object.keys(u).sort()
+  if (keys.length === 0) return 'an empty object'
+  const shown = keys.slice(0, 6).map((k) => JSON.stringify(k))
+  return `an object with ${keys.length === 1 ? 'key' : 'keys'} ${shown.join(', ')}${keys.length > 6 ? ', …' : ''}`
+}
+
+/** Reads a request body of any of the three formats, or says what the record looks like. @since 0.1.0 */
+export const readRequest = (body: unknown): Request | UnknownShape => {
+  const tools = asArray(own(body, 'tools'))
+  const messages = own(body, 'messages')
+  if (Array.isArray(messages)) return isAnthropic(tools, messages) ? anthropic(tools, messages) : chat(tools, messages)
+  const input = own(body, 'input')
+  if (Array.isArray(input)) return responses(tools, input)
+  if (typeof input === 'string') return responses(tools, [])
+  return { _tag: 'UnknownShape', shape: describeShape(body) }
+}
