@@ -166,9 +166,9 @@ describe('toolstack proxy with a real SDK client', () => {
     expect(stderr[1]?.match(/toolstack:/g)).toHaveLength(1)
   })
 
-  // The configuration the help shows, run as a host would run it, with each `npx -y
-  // PACKAGE` replaced by the bin of the package installed here (toolstack's own: the
-  // built dist/), and its directory by a temporary one.
+  // The configuration the help and the README show, run as a host would run it, with
+  // `toolstack` the built dist/'s bin, each `npx -y PACKAGE` the bin of the package
+  // installed here, and its directory a temporary one.
   it('the host configuration in the help runs: the tools of the official filesystem server, audited', { timeout: 60_000 }, async () => {
     const entry = (JSON.parse(HOST_CONFIG) as { mcpServers: Record<string, { command: string; args: Array<string> }> }).mcpServers['filesystem']
     const argv = [entry?.command ?? '', ...(entry?.args ?? [])]
@@ -177,9 +177,11 @@ describe('toolstack proxy with a real SDK client', () => {
       const bin = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin
       return join(dir, Object.values(bin)[0] ?? '')
     }
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(HOST_CONFIG)
     const local: Array<string> = []
     for (let i = 0; i < argv.length; i++) {
-      if (argv[i] === 'npx' && argv[i + 1] === '-y') {
+      if (argv[i] === 'toolstack') local.push(process.execPath, binOf('toolstack'))
+      else if (argv[i] === 'npx' && argv[i + 1] === '-y') {
         local.push(process.execPath, binOf(argv[i + 2] ?? ''))
         i += 2
       } else local.push(argv[i] ?? '')
@@ -187,7 +189,7 @@ describe('toolstack proxy with a real SDK client', () => {
     const dir = join(tmp.dir, 'projects')
     mkdirSync(dir)
     writeFileSync(join(dir, 'a.txt'), 'alpha\n')
-    expect(local.at(-1)).toBe('/Users/me/projects')
+    expect(local.at(-1)).toBe('/path/to/project')
     local[local.length - 1] = dir
     expect(local.filter((a) => a === process.execPath)).toHaveLength(2)
 
