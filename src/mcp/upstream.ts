@@ -143,6 +143,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   let retry: NodeJS.Timeout | undefined
   let nextDelay = base
   let closed = false
+  let startedOnce = false
   const listeners = new Set<IO<void>>()
   const notify = (): void => {
     for (const l of [...listeners]) {
@@ -167,10 +168,12 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     retry.unref()
   }
 
-  const relist = async (provider: McpProvider): Promise<number> => {
+  // `restarted`: a new process's tools are news even under the same names (a host that
+  // saw the upstream down lists again, and its schemas may have changed)
+  const relist = async (provider: McpProvider, restarted = false): Promise<number> => {
     const listed = await provider.toolsForLlm()
     if (listed._tag === 'Left') throw new Error(listed.left.message)
-    const changed = !sameNames(known, listed.right)
+    const changed = restarted || !sameNames(known, listed.right)
     known = listed.right
     if (changed) {
       say({ _tag: 'ToolsChanged', upstream: name, tools: known.length })
@@ -193,7 +196,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       })
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void relist(provider).catch(() => undefined))
-      const tools = await relist(provider)
+      const tools = await relist(provider, startedOnce)
+      startedOnce = true
       running = { provider, close: current.close, pid: current.pid }
       nextDelay = base
       const pid = current.pid()

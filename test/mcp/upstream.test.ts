@@ -53,7 +53,7 @@ describe('superviseUpstream', () => {
     expect(after._tag === 'Right' && after.right[0]?.content).toBe('pong {"n":1}')
   })
 
-  it('one killed while it runs: its calls say so, the others keep working, and it comes back', async () => {
+  it('one killed while it runs: its calls say so, the others keep working, and it comes back, its listeners told its tools are news', async () => {
     const events: Array<UpstreamEvent> = []
     const a = supervise('a', [], events)
     const b = supervise('b', [], [])
@@ -74,7 +74,7 @@ describe('superviseUpstream', () => {
     await until(() => a.isUp())
     expect(a.pid()).not.toBe(pid)
     expect(isAlive(pid)).toBe(false)
-    expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started', 'Exited', 'Restarting', 'Started'])
+    expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started', 'Exited', 'Restarting', 'ToolsChanged', 'Started'])
     const back = await both.executeToolCalls([call('a_ping')])()
     expect(back._tag === 'Right' && back.right[0]?.content).toBe('pong {"n":1}')
   })
