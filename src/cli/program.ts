@@ -61,6 +61,20 @@ Exit status: the server's own (128+n when signal n ended it); 126/127 when it
 cannot be started; 2 when the command line was wrong.
 `
 
+const SERVE_EXAMPLES = `
+One MCP server in front of many: each upstream's tools under its prefix, every call
+audited, a "reason" asked of the model, and the rules' "ask" put to the human through
+the host (MCP elicitation). The configuration uses the mcpServers shape hosts use;
+see docs/serve.md.
+
+Examples:
+  $ toolstack serve --config toolstack.json
+  $ TOOLSTACK_TOKEN=s3cret toolstack serve --config toolstack.json --http 127.0.0.1:8931
+
+Exit status: 0 when ended by the host or a signal; 2 when it could not start (a bad
+configuration, named by field; a port in use).
+`
+
 const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
 
 const wholeNumber = (min: number, max: number, expected: string) => (value: string): number => {
@@ -115,6 +129,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
 Examples:
   $ toolstack audit session.jsonl --fail-on-warn
   $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem DIR
+  $ toolstack serve --config toolstack.json
 
 Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 unusable input or usage error;
 proxy: the server's own.
@@ -207,6 +222,28 @@ proxy: the server's own.
         }
       },
     )
+
+  program
+    .command('serve')
+    .description('serve many MCP servers as one, with the audit, reasons and permissions')
+    .requiredOption('--config <file>', 'the gateway configuration (JSON)')
+    .option('--http <[host:]port>', 'serve Streamable HTTP instead of stdio (bearer token: $TOOLSTACK_TOKEN)')
+    .option('--log <file>', "append JSON Lines records to FILE (instead of the configuration's log)")
+    .addHelpText('after', SERVE_EXAMPLES)
+    .action(async (opts: { readonly config: string; readonly http?: string; readonly log?: string }) => {
+      // stdout is the MCP channel here: a closed one is a host gone, not a reader
+      process.stdout.off('error', outputClosed)
+      const { runServe } = await import('./serve.js')
+      status = await runServe(opts, {
+        err,
+        token: env['TOOLSTACK_TOKEN'],
+        onSignal: (signal, handler) => {
+          process.on(signal, handler)
+          return () => process.off(signal, handler)
+        },
+        version: readVersion(argv[1]),
+      })
+    })
 
   try {
     await program.parseAsync([...argv])

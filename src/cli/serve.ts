@@ -72,24 +72,24 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   try {
     text = readFileSync(options.config, 'utf8')
   } catch (e) {
-    io.err(`cannot read the configuration ${JSON.stringify(options.config)}: ${(e as Error).message}`)
+    io.err(`toolstack serve: cannot read the configuration ${JSON.stringify(options.config)}: ${(e as Error).message}`)
     return 2
   }
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (e) {
-    io.err(`${options.config} is not JSON: ${(e as Error).message}`)
+    io.err(`toolstack serve: ${options.config} is not JSON: ${(e as Error).message}`)
     return 2
   }
   const config = decodeGatewayConfig(json)
   if (config._tag === 'Left') {
-    io.err(`${options.config}: ${config.left}`)
+    io.err(`toolstack serve: ${options.config}: ${config.left}`)
     return 2
   }
   const listen = options.http === undefined ? undefined : parseListen(options.http)
   if (typeof listen === 'string') {
-    io.err(listen)
+    io.err(`toolstack serve: ${listen}`)
     return 2
   }
   const logFile = options.log ?? config.right.log
@@ -116,7 +116,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     try {
       serving = await serveHttp(gateway.newServer, { ...listen, ...(io.token === undefined ? {} : { token: io.token }) })
     } catch (e) {
-      io.err((e as Error).message)
+      io.err(`toolstack serve: ${(e as Error).message}`)
       return 2
     }
     io.err(`toolstack serve: listening on ${serving.url}${io.token === undefined ? '' : ' (bearer token required)'}`)

@@ -1,0 +1,234 @@
+// `toolstack serve`, run as a host runs it: the built command, real upstream servers,
+// a real SDK Client over stdio and over Streamable HTTP.
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { isAlive } from '../support/processes.js'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const main = join(root, 'dist/esm/cli/main.js')
+const require = createRequire(import.meta.url)
+const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+const workspace = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'toolstack-serve-'))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'notes.txt'), 'one\ntwo\nthree\n')
+  return dir
+}
+
+const configFile = (dir: string, config: unknown): string => {
+  const file = join(dir, 'toolstack.json')
+  writeFileSync(file, JSON.stringify(config))
+  return file
+}
+
+const gatewayConfig = (dir: string) => ({
+  mcpServers: {
+    fs: { command: process.execPath, args: [FILESYSTEM, dir] },
+    ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+  },
+  rules: [{ tool: 'fs_read_text_file', decision: 'allow' }, { tool: 'ev_*', decision: 'allow' }, { tool: 'fs_write_file', decision: 'ask', under: dir }, { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves here' }],
+  log: join(dir, 'toolstack.jsonl'),
+})
+
+const records = (dir: string): Array<Record<string, unknown>> =>
+  existsSync(join(dir, 'toolstack.jsonl'))
+    ? readFileSync(join(dir, 'toolstack.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : []
+
+const until = async (done: () => boolean, ms = 15_000): Promise<void> => {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+const text = (r: Record<string, unknown>): string => JSON.stringify(r['content'])
+
+const overStdio = async (file: string, elicit?: (message: string) => unknown): Promise<Client> => {
+  const client = new Client({ name: 'host', version: '1' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
+  if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req.params.message) as never)
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [main, 'serve', '--config', file], stderr: 'ignore' }))
+  cleanups.push(() => client.close())
+  return client
+}
+
+describe('toolstack serve, over stdio', () => {
+  it('serves both upstreams under their prefixes with reason; an image comes back an image; a misspelling is logged once, with its upstream and the time', async () => {
+    const dir = workspace()
+    const client = await overStdio(configFile(dir, gatewayConfig(dir)))
+    const { tools } = await client.listTools()
+    const names = tools.map((t) => t.name)
+    expect(names).toEqual(expect.arrayContaining(['fs_read_text_file', 'fs_write_file', 'ev_echo', 'ev_get-tiny-image']))
+    expect(tools.every((t) => Object.keys(t.inputSchema.properties ?? {}).includes('reason'))).toBe(true)
+    const image = await client.callTool({ name: 'ev_get-tiny-image', arguments: { reason: 'show the logo' } })
+    expect((image.content as Array<{ type: string }>).map((b) => b.type)).toEqual(['text', 'image', 'text'])
+    const echo = await client.callTool({ name: 'ev_echo', arguments: { message: 'hi', reason: 'say hi' } })
+    expect(text(echo)).toContain('Echo: hi')
+    for (const n of [1, 2]) await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: n } })
+    const warnings = records(dir).filter((r) => r['type'] === 'warning')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ upstream: 'fs', tool: 'fs_read_text_file', unknownKeys: ['haed'], suggestions: [{ key: 'haed', didYouMean: 'head' }] })
+    expect(Number.isNaN(Date.parse(String(warnings[0]?.['time'])))).toBe(false)
+  }, 60_000)
+
+  it('a denied call is isError; an ask goes to the host\'s elicitation (allow-once, then always), and a host without it gets the refusal', async () => {
+    const dir = workspace()
+    const file = configFile(dir, gatewayConfig(dir))
+    const answers = [{ action: 'accept', content: { action: 'allow-once' } }, { action: 'accept', content: { action: 'always-allow' } }]
+    const asked: Array<string> = []
+    const client = await overStdio(file, (m) => {
+      asked.push(m)
+      return answers.shift() ?? { action: 'decline' }
+    })
+    const denied = await client.callTool({ name: 'fs_move_file', arguments: { source: join(dir, 'notes.txt'), destination: join(dir, 'x.txt') } })
+    expect(denied.isError).toBe(true)
+    expect(text(denied)).toContain('nothing moves here')
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) {
+      const r = await client.callTool({ name: 'fs_write_file', arguments: { path: join(dir, name), content: name, reason: 'the user asked' } })
+      expect(r.isError).toBeFalsy()
+    }
+    expect(asked).toHaveLength(2)
+    expect(readFileSync(join(dir, 'c.txt'), 'utf8')).toBe('c.txt')
+    const headless = await overStdio(file)
+    const refused = await headless.callTool({ name: 'fs_write_file', arguments: { path: join(dir, 'd.txt'), content: 'x' } })
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toContain('no one is available to give it')
+  }, 60_000)
+
+  it('an upstream killed mid-session: its calls say so, the other still works, it comes back, and the host is told its tools changed', async () => {
+    const dir = workspace()
+    const client = await overStdio(configFile(dir, gatewayConfig(dir)))
+    let changed = 0
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++)
+    await client.listTools()
+    const started = () => records(dir).filter((r) => r['type'] === 'upstream' && r['_tag'] === 'Started' && r['upstream'] === 'ev')
+    const pid = started()[0]?.['pid'] as number
+    expect(isAlive(pid)).toBe(true)
+    const before = changed
+    process.kill(pid, 'SIGKILL')
+    await until(() => records(dir).some((r) => r['_tag'] === 'Exited'))
+    const down = await client.callTool({ name: 'ev_echo', arguments: { message: 'hi' } })
+    expect(down.isError).toBe(true)
+    expect(text(down)).toContain('the upstream MCP server \\"ev\\" is not running')
+    const fs = await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt') } })
+    expect(fs.isError).toBeFalsy()
+    await until(() => started().length === 2)
+    await client.listTools()
+    await until(() => changed > before)
+    const back = await client.callTool({ name: 'ev_echo', arguments: { message: 'back' } })
+    expect(text(back)).toContain('Echo: back')
+  }, 60_000)
+
+  it('a bad configuration is refused with the field named and status 2, and nothing is started', async () => {
+    const dir = workspace()
+    const bad = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] }, ev: { comand: 'npx' } } })
+    const r = spawnSync(process.execPath, [main, 'serve', '--config', bad], { encoding: 'utf8', timeout: 30_000 })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('mcpServers.ev has unknown member "comand"')
+    // not even the good upstream was started
+    expect(spawnSync('pgrep', ['-f', dir], { encoding: 'utf8' }).stdout.trim()).toBe('')
+  })
+})
+
+describe('toolstack serve --http', () => {
+  const serveHttpCommand = async (file: string, listen: string, env: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, [main, 'serve', '--config', file, '--http', listen], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve()
+          child.once('exit', () => resolve())
+          child.kill('SIGTERM')
+        }),
+    )
+    let err = ''
+    child.stderr.on('data', (b: Buffer) => {
+      err += b.toString()
+    })
+    await until(() => /listening on (\S+)/.test(err) || child.exitCode !== null, 30_000)
+    return { child, url: /listening on (\S+)/.exec(err)?.[1] ?? '', stderr: () => err }
+  }
+
+  it('a real client lists and calls over Streamable HTTP with the token; a wrong token and a foreign Origin are refused', async () => {
+    const dir = workspace()
+    const { url } = await serveHttpCommand(configFile(dir, gatewayConfig(dir)), '127.0.0.1:0', { TOOLSTACK_TOKEN: 's3cret' })
+    const client = new Client({ name: 'host', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer s3cret' } } }))
+    cleanups.push(() => client.close())
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('ev_get-tiny-image')
+    const image = await client.callTool({ name: 'ev_get-tiny-image', arguments: {} })
+    expect((image.content as Array<{ type: string }>)[1]?.type).toBe('image')
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const post = (headers: Record<string, string>) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: init })
+    expect((await post({ Authorization: 'Bearer wrong' })).status).toBe(401)
+    expect((await post({ Authorization: 'Bearer s3cret', Origin: 'http://evil.example' })).status).toBe(403)
+  }, 60_000)
+
+  it('a port in use is refused with status 2 and a clear message', async () => {
+    const dir = workspace()
+    const file = configFile(dir, gatewayConfig(dir))
+    const { url } = await serveHttpCommand(file, '127.0.0.1:0')
+    const port = new URL(url).port
+    const second = spawnSync(process.execPath, [main, 'serve', '--config', file, '--http', `127.0.0.1:${port}`], { encoding: 'utf8', timeout: 30_000 })
+    expect(second.status).toBe(2)
+    expect(second.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`)
+  }, 60_000)
+})
+
+describe('the host entries in docs/serve.md and the README', () => {
+  // the JSON blocks of a page, in order
+  const jsonBlocks = (file: string): Array<unknown> =>
+    [...readFileSync(join(root, file), 'utf8').matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1] ?? '') as unknown)
+
+  it('run exactly as written, with the configuration shown, against the locally installed servers', async () => {
+    const dir = workspace()
+    const [config, claude, vscode] = jsonBlocks('docs/serve.md') as [Record<string, unknown>, { mcpServers: Record<string, { command: string; args: Array<string> }> }, { servers: Record<string, { command: string; args: Array<string> }> }]
+    // the configuration as shown, its paths pointed at a temporary folder
+    const file = join(dir, 'toolstack.json')
+    writeFileSync(file, JSON.stringify(config).replaceAll('/srv/project', dir).replaceAll('/var/log/toolstack.jsonl', join(dir, 'toolstack.jsonl')))
+    // `toolstack` on the PATH, as a global install puts it
+    const bin = join(dir, 'bin')
+    const { mkdirSync, chmodSync } = await import('node:fs')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'toolstack'), `#!/bin/sh\nexec "${process.execPath}" "${main}" "$@"\n`)
+    chmodSync(join(bin, 'toolstack'), 0o755)
+    // the README shows the very same entry
+    expect(jsonBlocks('README.md')).toContainEqual(claude)
+    for (const entry of [claude.mcpServers['toolstack'], vscode.servers['toolstack']]) {
+      expect(entry).toBeDefined()
+      if (entry === undefined) continue
+      const client = new Client({ name: 'host', version: '1' })
+      await client.connect(
+        new StdioClientTransport({
+          command: entry.command,
+          args: entry.args.map((a) => a.replace('/path/to/toolstack.json', file)),
+          env: { PATH: `${bin}:${process.env['PATH'] ?? ''}` },
+          stderr: 'ignore',
+        }),
+      )
+      cleanups.push(() => client.close())
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(['fs_read_text_file', 'ev_echo']))
+    }
+  }, 90_000)
+})
