@@ -24,6 +24,7 @@ const optional = async (file: string, exportName: string, title: string): Promis
 const main = async (): Promise<void> => {
   await optional('./stack.ts', 'stackFigures', 'the whole stack')
   await optional('./cli.ts', 'runCliBench', 'the toolstack command')
+  await optional('./serve.ts', 'serveFigures', 'toolstack serve')
   if ((globalThis as { gc?: unknown }).gc === undefined) console.log('(run with node --expose-gc for the memory figures)')
   const all: Array<Figure> = []
   for (const [title, run] of sections) {
