@@ -26,6 +26,7 @@ export * from './policy/questions.js'
 export type { OnAsk } from './policy/ask.js'
 export { askHuman, requestFor } from './policy/ask.js'
 export * from './policy/listing.js'
+export * from './policy/approvals.js'
 
 // providers and combinators
 export * from './Provider.js'

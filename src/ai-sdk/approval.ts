@@ -7,30 +7,15 @@
  *
  * @since 0.1.0
  */
-import type { IORef } from 'fp-ts/lib/IORef.js'
-import { newIORef } from 'fp-ts/lib/IORef.js'
-import type { OnAsk, PermissionAnswer, Roots, Rule } from '../index.js'
-import { decodeRules, drawRule, evaluate } from '../index.js'
-import { describeValue } from '../internal/describe.js'
+import type { OnAsk, PolicyApprovalOptions } from '../index.js'
+import { approvalBridge, drawRule, evaluate } from '../index.js'
 import { isRecord } from '../internal/guards.js'
-import { modify } from '../internal/ref.js'
 
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
 
-/**
- * @since 0.1.0
- * @category model
- */
-export interface PolicyApprovalOptions {
-  /** The rules given to `withPolicy`: the same ones, so both say `ask` about the same calls. */
-  readonly rules: ReadonlyArray<Rule>
-  /** The `roots` given to `withPolicy`, if any. */
-  readonly roots?: Roots
-  /** Asked about a call the policy asks about but the SDK did not (no approval found for it). Default: refuse it. */
-  readonly onAsk?: OnAsk
-}
+export type { PolicyApprovalOptions }
 
 /**
  * What an AI SDK tool approval is: the status a `toolApproval` function answers.
@@ -104,9 +89,6 @@ export const approvedInMessages = (messages: unknown, toolCallId: string): boole
 // constructor
 // -------------------------------------------------------------------------------------
 
-const DENY: PermissionAnswer = { action: 'deny-once' }
-const ALLOW: PermissionAnswer = { action: 'allow-once' }
-
 /**
  * The bridge between `withPolicy` and the AI SDK's tool approval.
  *
@@ -127,23 +109,8 @@ const ALLOW: PermissionAnswer = { action: 'allow-once' }
  * @category constructors
  */
 export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval => {
-  const where = 'policyApproval'
-  if (!isRecord(options)) throw new TypeError(`${where}: options must be an object { rules, roots?, onAsk? }, got ${describeValue(options)}`)
-  const decoded = decodeRules(options.rules, 'rules')
-  if (decoded._tag === 'Left') throw new TypeError(`${where}: ${decoded.left}`)
-  const rules = decoded.right
-  const roots: Roots = options.roots ?? {}
-  const fallback = options.onAsk
-  if (fallback !== undefined && typeof fallback !== 'function') throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
-  const approved: IORef<ReadonlySet<string>> = newIORef<ReadonlySet<string>>(new Set())()
-  const mark = (id: string, on: boolean): void =>
-    modify((s: ReadonlySet<string>): readonly [void, ReadonlySet<string>] => {
-      const next = new Set(s)
-      if (on) next.add(id)
-      else next.delete(id)
-      return [undefined, next]
-    })(approved)()
-
+  const bridge = approvalBridge(options, 'policyApproval')
+  const { rules, roots } = bridge
   return {
     toolApproval: ({ toolCall }) => {
       try {
@@ -155,14 +122,7 @@ export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval =
         return { type: 'user-approval', reason: 'the call could not be evaluated' }
       }
     },
-    onAsk: (request) => (approved.read().has(request.call.id) ? ALLOW : fallback === undefined ? DENY : fallback(request)),
-    approvedWhile: async (id, task) => {
-      mark(id, true)
-      try {
-        return await task()
-      } finally {
-        mark(id, false)
-      }
-    },
+    onAsk: bridge.onAsk,
+    approvedWhile: bridge.approvedWhile,
   }
 }

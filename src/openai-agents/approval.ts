@@ -7,30 +7,14 @@
  *
  * @since 0.1.0
  */
-import type { IORef } from 'fp-ts/lib/IORef.js'
-import { newIORef } from 'fp-ts/lib/IORef.js'
-import type { OnAsk, PermissionAnswer, Roots, Rule } from '../index.js'
-import { decodeRules, evaluate } from '../index.js'
-import { describeValue } from '../internal/describe.js'
-import { isRecord } from '../internal/guards.js'
-import { modify } from '../internal/ref.js'
+import type { OnAsk, PolicyApprovalOptions } from '../index.js'
+import { approvalBridge, evaluate } from '../index.js'
 
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
 
-/**
- * @since 0.1.0
- * @category model
- */
-export interface PolicyApprovalOptions {
-  /** The rules given to `withPolicy`: the same ones, so both say `ask` about the same calls. */
-  readonly rules: ReadonlyArray<Rule>
-  /** The `roots` given to `withPolicy`, if any. */
-  readonly roots?: Roots
-  /** Asked about a call the policy asks about but the SDK did not have approved. Default: refuse it. */
-  readonly onAsk?: OnAsk
-}
+export type { PolicyApprovalOptions }
 
 /**
  * The two ends of the bridge.
@@ -50,9 +34,6 @@ export interface PolicyApproval {
 // -------------------------------------------------------------------------------------
 // constructor
 // -------------------------------------------------------------------------------------
-
-const DENY: PermissionAnswer = { action: 'deny-once' }
-const ALLOW: PermissionAnswer = { action: 'allow-once' }
 
 /**
  * The bridge between `withPolicy` and the Agents SDK's approvals.
@@ -76,23 +57,8 @@ const ALLOW: PermissionAnswer = { action: 'allow-once' }
  * @category constructors
  */
 export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval => {
-  const where = 'policyApproval'
-  if (!isRecord(options)) throw new TypeError(`${where}: options must be an object { rules, roots?, onAsk? }, got ${describeValue(options)}`)
-  const decoded = decodeRules(options.rules, 'rules')
-  if (decoded._tag === 'Left') throw new TypeError(`${where}: ${decoded.left}`)
-  const rules = decoded.right
-  const roots: Roots = options.roots ?? {}
-  const fallback = options.onAsk
-  if (fallback !== undefined && typeof fallback !== 'function') throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
-  const approved: IORef<ReadonlySet<string>> = newIORef<ReadonlySet<string>>(new Set())()
-  const mark = (id: string, on: boolean): void =>
-    modify((s: ReadonlySet<string>): readonly [void, ReadonlySet<string>] => {
-      const next = new Set(s)
-      if (on) next.add(id)
-      else next.delete(id)
-      return [undefined, next]
-    })(approved)()
-
+  const bridge = approvalBridge(options, 'policyApproval')
+  const { rules, roots } = bridge
   return {
     needsApproval: (tool, input) => {
       try {
@@ -101,14 +67,7 @@ export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval =
         return true
       }
     },
-    onAsk: (request) => (approved.read().has(request.call.id) ? ALLOW : fallback === undefined ? DENY : fallback(request)),
-    approvedWhile: async (id, task) => {
-      mark(id, true)
-      try {
-        return await task()
-      } finally {
-        mark(id, false)
-      }
-    },
+    onAsk: bridge.onAsk,
+    approvedWhile: bridge.approvedWhile,
   }
 }
