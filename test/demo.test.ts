@@ -111,3 +111,39 @@ describe('npm run demo', () => {
     )
   })
 })
+
+describe('npm run demo:serve', () => {
+  let run: ExampleRun
+  beforeAll(() => {
+    run = runExample('serve.ts')
+  }, 90_000)
+
+  it('exits 0 after a real host session through toolstack serve', () => {
+    expect(run.status, run.stderr).toBe(0)
+  })
+
+  it('lists both upstreams under their prefixes, every tool asking for a reason', () => {
+    const m = /tools\/list: (\d+) tools, (\d+) fs_… and (\d+) ev_…; (\d+) of them ask for a reason/.exec(run.stdout)
+    expect(m).not.toBeNull()
+    const [total, fs, ev, reasons] = (m ?? []).slice(1).map(Number)
+    expect(fs).toBeGreaterThan(5)
+    expect(ev).toBeGreaterThan(5)
+    expect(fs! + ev!).toBe(total)
+    expect(reasons).toBe(total)
+  })
+
+  it('asks the human through the host for the write, refuses the move, and brings the image back as an image', () => {
+    expect(run.stdout).toContain('host asks its human:\n    May the model call fs_write_file on ')
+    expect(run.stdout).toMatch(/→ fs_write_file .*\n(?: {2,}.*\n)*? {2}✓ Successfully wrote to …\/summary\.md/)
+    expect(run.stdout).toMatch(/→ fs_move_file .*\n {2}✗ .*nothing moves here/)
+    expect(run.stdout).toMatch(/→ ev_get-tiny-image .*\n {2}✓ .*\[image image\/png\]/)
+  })
+
+  it('logs the misspelled key once, with its suggestion, beside the decisions and the upstreams', () => {
+    const warnings = linesWith(run.stdout, ' warning ')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('fs_read_text_file carried ["haed"] (suggestions [{"key":"haed","didYouMean":"head"}])')
+    expect(linesWith(run.stdout, 'decision  fs_move_file: refused')).toHaveLength(1)
+    expect(linesWith(run.stdout, ' upstream ').length).toBeGreaterThanOrEqual(2)
+  })
+})
