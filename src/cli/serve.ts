@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { appendFileSync, readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { formatWarning } from '../index.js'
 import type { GatewayRecord } from '../mcp/index.js'
 import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
@@ -93,10 +93,22 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     return 2
   }
   const logFile = options.log ?? config.right.log
+  let logFd: number | undefined
+  if (logFile !== undefined) {
+    try {
+      logFd = openSync(logFile, 'a')
+    } catch (e) {
+      io.err(`toolstack serve: cannot open the log ${JSON.stringify(logFile)}: ${(e as Error).message}`)
+      return 2
+    }
+  }
+  const fd = logFd
   const record = (r: GatewayRecord): void => {
     try {
-      if (logFile === undefined) io.err(oneLine(r))
-      else appendFileSync(logFile, JSON.stringify({ time: new Date().toISOString(), ...r }) + '\n')
+      // the log has every record; stderr, what a person watching wants: not each call
+      // the rules allowed as written
+      if (fd !== undefined) writeSync(fd, JSON.stringify({ time: new Date().toISOString(), ...r }) + '\n')
+      else if (!(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules')) io.err(oneLine(r))
     } catch {
       // a log that cannot be written costs no tool call
     }
@@ -126,5 +138,6 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   } finally {
     for (const off of offs) off()
     await gateway.close()
+    if (fd !== undefined) closeSync(fd)
   }
 }

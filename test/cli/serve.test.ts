@@ -91,6 +91,25 @@ describe('toolstack serve, over stdio', () => {
     expect(Number.isNaN(Date.parse(String(warnings[0]?.['time'])))).toBe(false)
   }, 60_000)
 
+  it('without a log, stderr says the warning and the refusal once each, not every call the rules allowed', async () => {
+    const dir = workspace()
+    const config = gatewayConfig(dir) as Record<string, unknown>
+    delete config['log']
+    const transport = new StdioClientTransport({ command: process.execPath, args: [main, 'serve', '--config', configFile(dir, config)], stderr: 'pipe' })
+    let stderr = ''
+    transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()))
+    const client = new Client({ name: 'host', version: '1' })
+    await client.connect(transport)
+    cleanups.push(() => client.close())
+    await client.listTools()
+    for (const n of [1, 2, 3]) await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: n } })
+    await client.callTool({ name: 'fs_move_file', arguments: { source: join(dir, 'notes.txt'), destination: join(dir, 'b.txt') } })
+    await until(() => stderr.includes('fs_move_file'))
+    expect(stderr.match(/carried undeclared argument key "haed"/g)).toHaveLength(1)
+    expect(stderr).toMatch(/fs_move_file call \S+ refused by rules/)
+    expect(stderr).not.toContain('allowed by rules')
+  }, 60_000)
+
   it('a denied call is isError; an ask goes to the host\'s elicitation (allow-once, then always), and a host without it gets the refusal', async () => {
     const dir = workspace()
     const file = configFile(dir, gatewayConfig(dir))
