@@ -71,8 +71,11 @@ const latency = async (dir: string, calls: number): Promise<Figure> => {
   }
 }
 
-// 2. the gateway's start to its first tools/list answer, against each upstream alone
-const startUp = async (dir: string, rounds: number): Promise<Figure> => {
+// 2. the gateway's start to its first tools/list answer, against each upstream alone,
+// and against both started at once by a plain client: on a small machine two Node
+// servers starting together slow each other, which no gateway can undo, so the second
+// figure is the gateway's own share
+const startUp = async (dir: string, rounds: number): Promise<ReadonlyArray<Figure>> => {
   const config = join(dir, 'two.json')
   writeFileSync(config, JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] }, ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }))
   const firstList = async (command: string, args: ReadonlyArray<string>): Promise<number> => {
@@ -83,25 +86,34 @@ const startUp = async (dir: string, rounds: number): Promise<Figure> => {
     await client.close()
     return t
   }
-  const extra: Array<number> = []
   const slowest: Array<number> = []
+  const together: Array<number> = []
   const gateways: Array<number> = []
   await firstList(process.execPath, [FILESYSTEM, dir]) // file cache
   for (let r = 0; r < rounds; r++) {
     const fs = await firstList(process.execPath, [FILESYSTEM, dir])
     const ev = await firstList(process.execPath, [EVERYTHING, 'stdio'])
-    const gw = await firstList(process.execPath, [main, 'serve', '--config', config])
+    const t0 = process.hrtime.bigint()
+    await Promise.all([firstList(process.execPath, [FILESYSTEM, dir]), firstList(process.execPath, [EVERYTHING, 'stdio'])])
+    together.push(ms(t0))
+    gateways.push(await firstList(process.execPath, [main, 'serve', '--config', config]))
     slowest.push(Math.max(fs, ev))
-    gateways.push(gw)
-    extra.push(gw - Math.max(fs, ev))
   }
-  return {
-    name: 'serve: start to first tools/list answer, beyond the slowest upstream alone',
-    value: median(extra),
-    unit: 'ms',
-    target: { op: '<=', value: 150 },
-    note: `slowest upstream alone ${median(slowest).toFixed(0)} ms, the gateway over both ${median(gateways).toFixed(0)} ms (median of ${rounds})`,
-  }
+  const beyond = (base: ReadonlyArray<number>): number => median(gateways.map((g, i) => g - (base[i] as number)))
+  return [
+    {
+      name: 'serve: start to first tools/list answer, beyond the slowest upstream alone',
+      value: beyond(slowest),
+      unit: 'ms',
+      target: { op: '<=', value: 150 },
+      note: `slowest upstream alone ${median(slowest).toFixed(0)} ms, both at once by a plain client ${median(together).toFixed(0)} ms, the gateway over both ${median(gateways).toFixed(0)} ms (median of ${rounds})`,
+    },
+    {
+      name: 'serve: the same, beyond both upstreams started at once by a plain client (the gateway\'s own share)',
+      value: beyond(together),
+      unit: 'ms',
+    },
+  ]
 }
 
 // the sessions are opened by another process, so only the gateway's side is counted
@@ -204,7 +216,7 @@ export const sessions = async (dir: string, n: number): Promise<ReadonlyArray<Fi
 export const serveFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-bench-serve-'))
   try {
-    return [await latency(dir, quick ? 200 : 1000), await startUp(dir, quick ? 3 : 5), ...(await sessions(dir, 200))]
+    return [await latency(dir, quick ? 200 : 1000), ...(await startUp(dir, quick ? 3 : 5)), ...(await sessions(dir, 200))]
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

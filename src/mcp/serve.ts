@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { describeError } from '../internal/describe.js'
 
@@ -131,7 +131,12 @@ const sameSecret = (given: string, expected: string): boolean => {
  * @since 0.1.0
  * @category serving
  */
-export const serveHttp = (newServer: () => Server, options: ServeHttpOptions): Promise<HttpServing> => {
+// loaded when serving over HTTP begins, not with the module: a gateway served over
+// stdio (what a host starts) then loads less before it starts its upstreams
+const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+
+export const serveHttp = async (newServer: () => Server, options: ServeHttpOptions): Promise<HttpServing> => {
+  const { StreamableHTTPServerTransport } = await httpTransport()
   const host = options.host ?? '127.0.0.1'
   const path = options.path ?? '/mcp'
   const idleMs = options.idleMs ?? 1_800_000

@@ -11,7 +11,6 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { right } from 'fp-ts/lib/Either.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Batch, BatchProvider, ToolDeclaration, ToolResult } from '../index.js'
 import { batchOf } from '../index.js'
 import { describeError } from '../internal/describe.js'
@@ -100,6 +99,8 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
   if ('url' in spec) {
     const client = new Client({ name: 'toolstack', version: '0.1.0' })
     client.onclose = onClose
+    // imported for an HTTP upstream only: a gateway of stdio upstreams starts them sooner
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
     await client.connect(new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: { ...(spec.headers ?? {}) } } }))
     return { client, close: () => client.close().catch(() => undefined), pid: () => undefined }
   }
