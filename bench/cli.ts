@@ -106,7 +106,7 @@ interface Running {
 const start = (dir: string, via: Via, server: string): Running => {
   const serverArgs = [process.execPath, join(dir, server)]
   const argv = via === 'proxy' ? [MAIN, 'proxy', '--', ...serverArgs] : via === 'relay' ? [join(dir, 'relay.mjs'), ...serverArgs] : serverArgs.slice(1)
-  const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'inherit'], cwd: root })
+  const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'ignore'], cwd: root })
   let tail = ''
   let waiters: Array<{ readonly text: string; readonly resolve: () => void }> = []
   child.stdout?.on('data', (b: Buffer) => {
