@@ -15,13 +15,9 @@ export default {
   mutate: [
     'src/**/*.ts',
     '!src/cli/**',
+    // re-exports only
     '!src/index.ts',
-    '!src/mcp/index.ts',
-    // adapters kept on other branches, each with its own tests
-    '!src/ai-sdk/**',
-    '!src/openai/**',
-    '!src/openai-agents/**',
-    '!src/langchain/**',
+    '!src/*/index.ts',
   ],
   ignorePatterns: ['dist', 'coverage', 'bench', 'reports', 'test/.docs', 'test/.md'],
   concurrency: 2,

@@ -20,6 +20,7 @@ export default mergeConfig(
         'test/demo.test.ts',
         'test/examples.test.ts',
         'test/mcp/examples.test.ts',
+        'test/adapters/examples.test.ts',
       ],
     },
   }),
