@@ -159,17 +159,19 @@ export const audited =
       try {
         const call: unknown = calls[i]
         const name = callNameOf(call)
+        // Stryker disable next-line ConditionalExpression: a catalogue's names are strings, so get(undefined) answers undefined too
         const declared = name === undefined ? undefined : catalogue.get(name)
         if (declared === undefined) continue
         const args = batch.argsAt(i)
         if (isLeft(args)) continue
         const unknownKeys = declared.diff(args.right)
+        // Stryker disable next-line ConditionalExpression: warnOnce of no keys answers no warning and the very same seen-set (firstSeen's promise)
         if (unknownKeys.length === 0) continue
         const [warning, next] = warnOnce(declared, name as string, unknownKeys, callIdOf(call))(seen)
         seen = next
         if (warning !== undefined) warnings.push(warning)
       } catch {
-        continue
+        // skipped, like a call that cannot be read
       }
     }
     const next: AuditState = seen === s.seen ? s : { ...s, seen }
@@ -190,11 +192,6 @@ export const notAnEither =
     const [diagnostics, after] = once(s, { _tag: 'ListingNotAnEither', got })
     return [{ warnings: [], diagnostics }, after]
   }
-
-const isEither = (u: unknown): boolean => {
-  const tag = typeof u === 'object' && u !== null ? (u as { readonly _tag?: unknown })._tag : undefined
-  return tag === 'Left' || tag === 'Right'
-}
 
 // -------------------------------------------------------------------------------------
 // utils
@@ -272,12 +269,9 @@ export interface AuditSession {
   readonly stats: IO<ReadonlyArray<PairStat>>
 }
 
-const Capacity = new t.Type<number, number, unknown>(
-  'a whole number of at least 1',
-  (u): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1,
-  (u, c) => (typeof u === 'number' && Number.isSafeInteger(u) && u >= 1 ? t.success(u) : t.failure(u, c)),
-  t.identity,
-)
+// Stryker disable next-line ConditionalExpression: Number.isSafeInteger answers false for anything that is not a number; the typeof is for the compiler
+const isCapacity = (u: unknown): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1
+const Capacity = new t.Type<number, number, unknown>('a whole number of at least 1', isCapacity, (u, c) => (isCapacity(u) ? t.success(u) : t.failure(u, c)), t.identity)
 
 // callbacks are checked by assertCallback, which can say more than a codec
 const OptionsProps = { onWarn: t.unknown, tolerate: t.readonlyArray(t.string), maxPairs: Capacity, onDiagnostic: t.unknown }
@@ -335,6 +329,7 @@ const auditedAgainst =
   (catalogue: Catalogue, call: ToolCall) =>
   (s: AuditState): readonly [Said, AuditState] => {
     const [said, next] = audited(batchOf([call]))({ ...s, catalogue })
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the state lives in the session's private ref, so a fresh but equal state is unseen; and the seen-set cannot stay the same while `said` changes (the step that fills it says so)
     return [said, next.seen === s.seen && next.said === s.said ? s : { ...next, catalogue: s.catalogue }]
   }
 
@@ -374,10 +369,15 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
     const send = runBatch(provider)
 
     const onListing = (listing: unknown): void => {
-      if (typeof listing === 'object' && listing !== null && (listing as { _tag?: unknown })._tag === 'Right') {
-        const declarations = (listing as { right: ReadonlyArray<ToolDeclaration> }).right
-        session.listed(session.catalogueOf(declarations), Array.isArray(declarations) ? declarations.length : 0)
-      } else if (!isEither(listing)) session.notAnEither(describeValue(listing))
+      try {
+        const tag = typeof listing === 'object' && listing !== null ? (listing as { readonly _tag?: unknown })._tag : undefined
+        if (tag === 'Right') {
+          const declarations = (listing as { readonly right: ReadonlyArray<ToolDeclaration> }).right
+          session.listed(session.catalogueOf(declarations), Array.isArray(declarations) ? declarations.length : 0)
+        } else if (tag !== 'Left') session.notAnEither(describeValue(listing))
+      } catch {
+        // a listing whose fields throw when read leaves the audit as it was: it adds no failure of its own
+      }
     }
 
     const executeBatch = (batch: Batch) => () => {

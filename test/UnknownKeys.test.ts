@@ -1,8 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
-import type { Provider, SeenSet, ToolCall, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
+import type { AuditDiagnostic, AuditState, Batch, Declared, Provider, SeenSet, ToolCall, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
 import {
+  audited as auditedStep,
+  batchOf,
+  catalogueOf,
+  notAnEither,
+  toleratedOf,
   countPairs,
   diffKeys,
   drawAuditDiagnostic,
@@ -186,6 +191,57 @@ describe('firstSeen', () => {
     }
     const out2 = fc.check(saidOnceProperty(broken, fc.array(fc.tuple(joinableArb, joinableArb), { maxLength: 30 })))
     expect(out2.failed).toBe(true) // the property finds two pairs the broken variant merges
+  })
+})
+
+describe('audited', () => {
+  const state: AuditState = { catalogue: catalogueOf(toleratedOf())([FS_READ]), seen: emptySeenSet, said: new Set() }
+
+  it('reads no position past the batch its length says', () => {
+    const reads: Array<string> = []
+    const calls = new Proxy([call('1', 'fs_read', { path: 'a' })], {
+      get: (target, key, receiver) => {
+        if (typeof key === 'string') reads.push(key)
+        return Reflect.get(target, key, receiver) as unknown
+      },
+    })
+    auditedStep(batchOf(calls))(state)
+    expect(reads).toContain('0')
+    expect(reads.filter((k) => /^\d+$/.test(k) && k !== '0')).toEqual([])
+  })
+
+  it('never reads the arguments of a call to a tool it does not audit', () => {
+    const asked: Array<number> = []
+    const inner = batchOf([call('1', 'unlisted', { x: 1 }), call('2', 'fs_read', { x: 1 })])
+    const batch: Batch = { calls: inner.calls, argsAt: (i) => (asked.push(i), inner.argsAt(i)) }
+    const [said] = auditedStep(batch)(state)
+    expect(asked).toEqual([1])
+    expect(said.warnings.map((w) => w.tool)).toEqual(['fs_read'])
+  })
+
+  it('never diffs arguments that do not read as an object', () => {
+    const diffed: Array<unknown> = []
+    const spy: Declared = { keys: new Set(['a']), sorted: ['a'], diff: (args) => (diffed.push(args), []), suggest: () => [] }
+    const s: AuditState = { ...state, catalogue: new Map([['t', spy]]) }
+    auditedStep(batchOf([call('1', 't', '[1]', true), call('2', 't', '', true), call('3', 't', { a: 1 })]))(s)
+    expect(diffed).toEqual([{ a: 1 }])
+  })
+
+  it('answers the very same state when a batch changes nothing', () => {
+    expect(auditedStep(batchOf([call('1', 'fs_read', { path: 'a' }), call('2', 'unlisted', { x: 1 })]))(state)[1]).toBe(state)
+    const [said, next] = auditedStep(batchOf([call('3', 'fs_read', { x: 1 })]))(state)
+    expect(said.warnings).toHaveLength(1)
+    expect(next).not.toBe(state)
+    expect(auditedStep(batchOf([call('4', 'fs_read', { path: 'a' })]))(next)[1]).toBe(next)
+  })
+})
+
+describe('notAnEither', () => {
+  it('says the diagnostic once, and no warning', () => {
+    const s: AuditState = { catalogue: undefined, seen: emptySeenSet, said: new Set() }
+    const [said, next] = notAnEither('a Promise')(s)
+    expect(said).toEqual({ warnings: [], diagnostics: [{ _tag: 'ListingNotAnEither', got: 'a Promise' }] })
+    expect(notAnEither('a Promise')(next)[0]).toEqual({ warnings: [], diagnostics: [] })
   })
 })
 
@@ -600,8 +656,132 @@ describe('withUnknownKeyAudit: construction', () => {
     expect(() => audit(null as never)).toThrow(TypeError)
   })
 
+  it('refuses an onDiagnostic that is not a function, by name', () => {
+    expect(() => withUnknownKeyAudit({ onDiagnostic: 'log' as never })).toThrow(/"onDiagnostic" must be a function/)
+  })
+
+  it('takes as maxPairs a whole number of at least 1, and refuses anything else by name', async () => {
+    for (const maxPairs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, '2', null]) {
+      expect(() => withUnknownKeyAudit({ maxPairs: maxPairs as never })).toThrow(/maxPairs must be a whole number of at least 1/)
+    }
+    const warnings: Array<UnknownKeyWarning> = []
+    const audited = withUnknownKeyAudit({ maxPairs: 1, onWarn: (w) => () => void warnings.push(w), onDiagnostic: () => undefined })(recordingProvider([FS_READ]))
+    await audited.toolsForLlm()
+    for (const [id, key] of [['1', 'a'], ['2', 'a'], ['3', 'b'], ['4', 'b']]) await run(audited, [call(id as string, 'fs_read', { [key as string]: 1 })])
+    expect(warnings.map((w) => w.id)).toEqual(['1', '3', '4'])
+  })
+
   it('accepts no options at all', () => {
     expect(() => withUnknownKeyAudit()(recordingProvider([]))).not.toThrow()
+  })
+})
+
+/** An audited provider whose listings are `listings`, one per `toolsForLlm` (the last one again after), and all it said. */
+const diagnosing = (...listings: ReadonlyArray<unknown>) => {
+  const diagnostics: Array<AuditDiagnostic> = []
+  const warnings: Array<UnknownKeyWarning> = []
+  let n = 0
+  const inner: Provider<string> = { ...recordingProvider([]), toolsForLlm: () => Promise.resolve(listings[Math.min(n++, listings.length - 1)] as never) }
+  const audited = withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w), onDiagnostic: (d) => () => void diagnostics.push(d) })(inner)
+  return { audited, diagnostics, warnings }
+}
+
+const right = (declarations: unknown) => ({ _tag: 'Right', right: declarations })
+
+describe('withUnknownKeyAudit: diagnostics', () => {
+  it('says nothing of a listing that holds audited tools, or no tools at all', async () => {
+    for (const listing of [right([FS_READ, decl('now')]), right([])]) {
+      const { audited, diagnostics } = diagnosing(listing)
+      await audited.toolsForLlm()
+      expect(diagnostics).toEqual([])
+    }
+  })
+
+  it('says once that nothing is audited when no listed tool declares a property', async () => {
+    const { audited, diagnostics } = diagnosing(right([decl('now'), decl('ping', ['reason'])]))
+    await audited.toolsForLlm()
+    await audited.toolsForLlm()
+    expect(diagnostics).toEqual([{ _tag: 'NothingToAudit', tools: 2 }])
+  })
+
+  it('says nothing of an empty batch, or of one that is not an array, even before any listing', async () => {
+    const { audited, diagnostics } = diagnosing(right([FS_READ]))
+    await run(audited, [])
+    await run(audited, null as never)
+    expect(diagnostics).toEqual([])
+    await run(audited, [call('1', 'fs_read', { path: 'a' })])
+    expect(diagnostics).toEqual([{ _tag: 'CalledBeforeListing' }])
+  })
+
+  it('says nothing of a listing that failed: the failure is the provider’s, handed back as it came', async () => {
+    const failed = { _tag: 'Left', left: 'down' }
+    const { audited, diagnostics } = diagnosing(failed)
+    expect(await audited.toolsForLlm()).toBe(failed)
+    expect(diagnostics).toEqual([])
+  })
+
+  it('says once of a listing that is not an Either, whatever it is, and hands it back as it came', async () => {
+    for (const listing of [null, undefined, 42, 'tools', [FS_READ], { tag: 'Right', right: [FS_READ] }, { _tag: 'right', right: [FS_READ] }]) {
+      const { audited, diagnostics, warnings } = diagnosing(listing)
+      expect(await audited.toolsForLlm()).toBe(listing)
+      await audited.toolsForLlm()
+      expect(diagnostics.map((d) => d._tag)).toEqual(['ListingNotAnEither'])
+      expect(warnings).toEqual([])
+      expect(audited.auditedTools()).toEqual([])
+    }
+  })
+})
+
+describe('withUnknownKeyAudit: a successful listing whose declarations are not an array', () => {
+  it('replaces the catalogue with an empty one, and says nothing', async () => {
+    for (const declarations of [null, 'fs_read', { length: 1, 0: FS_READ }]) {
+      const { audited, diagnostics, warnings } = diagnosing(right([FS_READ]), right(declarations))
+      await audited.toolsForLlm()
+      await audited.toolsForLlm()
+      expect(audited.auditedTools()).toEqual([])
+      await run(audited, [call('1', 'fs_read', { ffset: 1 })])
+      expect(warnings).toEqual([])
+      expect(diagnostics).toEqual([])
+    }
+  })
+})
+
+describe('withUnknownKeyAudit: a listing that throws when read', () => {
+  const throwing = (): never => {
+    throw new Error('boom')
+  }
+
+  it('is handed back as it came, and leaves the audit as it was', async () => {
+    const tagThrows = Object.defineProperty({}, '_tag', { get: throwing })
+    const lengthThrows = right(new Proxy([FS_WRITE], { get: (target, key, receiver) => (key === 'length' ? throwing() : (Reflect.get(target, key, receiver) as unknown)) }))
+    for (const hostile of [tagThrows, lengthThrows]) {
+      const { audited, diagnostics, warnings } = diagnosing(right([FS_READ]), hostile)
+      await audited.toolsForLlm()
+      expect(await audited.toolsForLlm()).toBe(hostile)
+      expect(audited.auditedTools()).toEqual(['fs_read'])
+      await run(audited, [call('1', 'fs_read', { ffset: 1 })])
+      expect(warnings.map((w) => w.unknownKeys)).toEqual([['ffset']])
+      expect(diagnostics).toEqual([])
+    }
+  })
+
+  it('audits nothing from then on when its declarations cannot be walked', async () => {
+    const unwalkable = right(new Proxy([FS_WRITE], { get: (target, key, receiver) => (key === Symbol.iterator ? throwing() : (Reflect.get(target, key, receiver) as unknown)) }))
+    const { audited, warnings } = diagnosing(right([FS_READ]), unwalkable)
+    await audited.toolsForLlm()
+    expect(await audited.toolsForLlm()).toBe(unwalkable)
+    expect(audited.auditedTools()).toEqual([])
+    await run(audited, [call('1', 'fs_read', { ffset: 1 })])
+    expect(warnings).toEqual([])
+  })
+})
+
+describe('withUnknownKeyAudit: auditedTools', () => {
+  it('names the audited tools in sorted order, whatever the listing’s order', async () => {
+    const { audited } = diagnosing(right([decl('zeta', ['a']), decl('alpha', ['a']), decl('now'), decl('mid', ['a'])]))
+    expect(audited.auditedTools()).toEqual([])
+    await audited.toolsForLlm()
+    expect(audited.auditedTools()).toEqual(['alpha', 'mid', 'zeta'])
   })
 })
 

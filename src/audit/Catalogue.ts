@@ -76,8 +76,9 @@ const readable = (u: unknown): ReadableDeclaration | undefined => {
     const d = ReadableDeclaration.decode(u)
     return isLeft(d) ? undefined : d.right
   } catch {
-    return undefined
+    // a getter or a Proxy that throws: unreadable
   }
+  return undefined
 }
 
 /**

@@ -86,6 +86,7 @@ export const checkKeys =
     const declared = catalogue.get(tool)
     if (declared === undefined) return [NOT_AUDITED, seen]
     const unknownKeys = declared.diff(args)
+    // Stryker disable next-line ConditionalExpression: warnOnce of no keys answers no warning and the very same seen-set (firstSeen's promise)
     if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, seen]
     const [warning, next] = warnOnce(declared, tool, unknownKeys, id)(seen)
     return [{ _tag: 'Audited', unknownKeys, warning }, next]

@@ -189,12 +189,7 @@ export const firstSeen =
     let fresh: Array<string> | undefined
     let added = 0
     // a call's keys are an object's keys, so distinct; a caller's list may not be
-    const repeats = keys.length > 1 && new Set(keys).size !== keys.length ? new Set<string>() : undefined
-    for (const key of keys) {
-      if (repeats !== undefined) {
-        if (repeats.has(key)) continue
-        repeats.add(key)
-      }
+    for (const key of new Set(keys)) {
       const k = rememberedKey(key)
       const had = SM.get(ofTool, k)
       if (had !== undefined) {
@@ -231,8 +226,9 @@ export const hasSeen =
     return ofTool !== undefined && SM.has(ofTool, rememberedKey(key))
   }
 
-const byToolThenKey = (a: PairStat, b: PairStat): number =>
-  a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+const compare = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0)
+
+const byToolThenKey = (a: PairStat, b: PairStat): number => compare(a.tool, b.tool) || compare(a.key, b.key)
 
 /**
  * Every remembered pair with its count, sorted by tool, then key (by UTF-16 code

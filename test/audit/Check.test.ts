@@ -1,5 +1,6 @@
 // The audit's shared steps for one call, as the command uses them on a log of calls.
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { catalogueOf, checkCall, checkKeys, emptySeenSet, formatWarning, toleratedOf } from '../../src/index.js'
 import { decl } from '../support/fakes.js'
 
@@ -41,6 +42,24 @@ describe('checkCall', () => {
     }
     expect(checkCall(catalogue, 'other', '{"x":1}', '1')(emptySeenSet)[0]).toEqual({ _tag: 'NotAudited' })
   })
+
+  it('does not read the arguments of a tool the catalogue does not hold', () => {
+    const touched: Array<string> = []
+    const args = new Proxy<Record<string, unknown>>(
+      { ffset: 1 },
+      {
+        get: (target, key, receiver) => (touched.push('get'), Reflect.get(target, key, receiver) as unknown),
+        getPrototypeOf: (target) => (touched.push('getPrototypeOf'), Reflect.getPrototypeOf(target)),
+        ownKeys: (target) => (touched.push('ownKeys'), Reflect.ownKeys(target)),
+        getOwnPropertyDescriptor: (target, key) => (touched.push('getOwnPropertyDescriptor'), Reflect.getOwnPropertyDescriptor(target, key)),
+      },
+    )
+    expect(checkCall(catalogue, 'other', args, '1')(emptySeenSet)[0]).toEqual({ _tag: 'NotAudited' })
+    expect(touched).toEqual([])
+    // the same arguments to an audited tool are read
+    checkCall(catalogue, 'fs_read', args, '1')(emptySeenSet)
+    expect(touched).not.toEqual([])
+  })
 })
 
 describe('formatWarning', () => {
@@ -55,6 +74,11 @@ describe('formatWarning', () => {
     expect(formatWarning({ tool: long, id: long, unknownKeys: [long], declaredKeys: ['d'.repeat(200)] })).toBe(
       `toolstack: ${'k'.repeat(200)}… call ${'k'.repeat(200)}… carried undeclared argument key "${'k'.repeat(200)}…" (declared: "${'d'.repeat(200)}")`,
     )
+  })
+
+  it('shows a name or an id of exactly 200 characters whole', () => {
+    const edge = 'k'.repeat(200)
+    expect(formatWarning({ tool: edge, id: edge, unknownKeys: ['x'], declaredKeys: [] })).toBe(`toolstack: ${edge} call ${edge} carried undeclared argument key "x" (declared: none)`)
   })
 
   it('escapes control characters everywhere, so the line is safe on a terminal', () => {
@@ -72,5 +96,16 @@ describe('formatWarning', () => {
     ).toMatch(/ \(did you mean offset for "ffset", path for "pth"\?\)$/)
     expect(formatWarning({ ...base, unknownKeys: ['ffset', 'zz'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }] })).toMatch(/ \(did you mean offset for "ffset"\?\)$/)
     expect(formatWarning({ ...base, suggestions: [] })).toBe('toolstack: fs_read call c1 carried undeclared argument key "ffset" (declared: "offset")')
+  })
+
+  it('names every suggestion it is given, whatever the keys', () => {
+    const nameArb = fc.stringMatching(/^[a-z]{1,6}$/)
+    fc.assert(
+      fc.property(fc.uniqueArray(nameArb, { minLength: 1, maxLength: 3 }), fc.uniqueArray(nameArb, { minLength: 1, maxLength: 3 }), (unknownKeys, hints) => {
+        const suggestions = hints.map((h, i) => ({ key: unknownKeys[i % unknownKeys.length] as string, didYouMean: `DYM_${h}` }))
+        const line = formatWarning({ tool: 't', id: '1', unknownKeys, declaredKeys: [], suggestions })
+        for (const s of suggestions) expect(line).toContain(s.didYouMean)
+      }),
+    )
   })
 })
