@@ -46,13 +46,13 @@ export const normalizeKey = (k: string): string => k.toLowerCase().replace(/[_-]
  * @since 0.1.0
  * @category utils
  */
-export const keyWords = (name: string): ReadonlyArray<string> =>
-  name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .split(/[\s_-]+/)
-    .filter((w) => w !== '')
-    .map((w) => w.toLowerCase())
+export const keyWords = (name: string): ReadonlyArray<string> => {
+  const camel = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+  // Stryker disable next-line Regex: the space goes before the capital that starts a word, however much of the capitals before it the match takes
+  const acronyms = camel.replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+  // Stryker disable next-line Regex: split at each separator of a run instead, the empty words between them are dropped next
+  return acronyms.split(/[\s_-]+/).filter((w) => w !== '').map((w) => w.toLowerCase())
+}
 
 /**
  * Optimal string alignment distance (edits: insert, delete, substitute, swap two
@@ -62,7 +62,9 @@ export const keyWords = (name: string): ReadonlyArray<string> =>
  * @category utils
  */
 export const editDistance = (a: string, b: string, max = Infinity): number => {
+  // Stryker disable next-line ConditionalExpression: a speed-up only: the distance is at least the difference in length, and the last line caps it
   if (Math.abs(a.length - b.length) > max) return max + 1
+  // Stryker disable next-line ArrayDeclaration: the row two back is read only from the second row on (a swap needs i > 1), by when the first row has set it
   let prev2: Array<number> = []
   let prev: Array<number> = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
@@ -71,27 +73,43 @@ export const editDistance = (a: string, b: string, max = Infinity): number => {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1
       let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (prev2[j - 2] as number) + 1)
+      // a swap needs two characters on each side: in the first row or column one of them is
+      // at index -1, undefined, which equals no character, so the test needs no bounds
+      if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (prev2[j - 2] as number) + 1)
       row.push(d)
-      if (d < best) best = d
+      best = Math.min(best, d)
     }
+    // Stryker disable next-line ConditionalExpression: a speed-up only: no later cell is nearer than the nearest of this row, and the last line caps it
     if (best > max) return max + 1
     prev2 = prev
     prev = row
   }
-  return prev[b.length] as number
+  // a last row can keep a cell at most max while its last cell is further off
+  return Math.min(prev[b.length] as number, max + 1)
 }
 
 /** The one candidate, when there is exactly one; otherwise nothing, for no guess is plain. */
 const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
-  candidates.length === 1 ? some(candidates[0] as string) : candidates.length > 1 ? none : undefined
+  candidates.length === 0 ? undefined : candidates.length === 1 ? some(candidates[0] as string) : none
 
 /** Whether `b` is `a` with exactly two neighbouring characters swapped. */
 const isNeighbourSwap = (a: string, b: string): boolean => {
+  // Stryker disable next-line ConditionalExpression: a speed-up only: strings of other lengths fail the last slices' test
   if (a.length !== b.length) return false
   let i = 0
-  while (i < a.length && a[i] === b[i]) i++
-  return i + 1 < a.length && a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2)
+  while (
+    a[i] === b[i] &&
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: only equal strings run to i = a.length, and none come here (rule 1 answers a key whose normalized form is declared)
+    i < a.length
+  )
+    i++
+  return (
+    a[i] === b[i + 1] &&
+    a[i + 1] === b[i] &&
+    a.slice(i + 2) === b.slice(i + 2) &&
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: for unequal strings of one length, at the last index b[i + 1] is undefined and the first test has failed; kept for equal strings, which never come
+    i + 1 < a.length
+  )
 }
 
 // -------------------------------------------------------------------------------------
@@ -125,7 +143,14 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
   // everything about the declared keys is worked out once, so a model that invents a
   // key on every call pays only for the key it sent
   const all = [...declared].map((d) => ({ d, nd: normalizeKey(d), words: keyWords(d) }))
-  const tails = all.map(({ d, words }) => ({ d, tails: words.slice(1).map((_, i) => words.slice(i + 1).join('')) }))
+  const tails = all.map(({ d, words }) => ({
+    d,
+    // every run of trailing words, joined: `max_file_size` → `filesize`, `size`
+    // Stryker disable next-line MethodExpression: from the first word on adds one more tail, '' (no words), which no key of 3 characters or more meets
+    tails: words.slice(1).map((_, i) =>
+      words.slice(i + 1).join(''),
+    ),
+  }))
   return (key) => {
     if (declared.has(key)) return none
     const nk = normalizeKey(key)
@@ -134,7 +159,8 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
     if (same !== undefined) return same
 
     if (nk.length >= 3) {
-      const truncated = only(all.filter((x) => x.nd.length > nk.length && (x.nd.startsWith(nk) || x.nd.endsWith(nk))).map((x) => x.d))
+      // a declared key whose normalized form is nk itself was answered by rule 1, so whatever starts or ends with nk here is longer
+      const truncated = only(all.filter((x) => x.nd.startsWith(nk) || x.nd.endsWith(nk)).map((x) => x.d))
       if (truncated !== undefined) return truncated
     }
 

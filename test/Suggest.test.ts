@@ -174,3 +174,118 @@ describe('suggestKey: neighbours swapped', () => {
     expect(suggestKey(new Set(['abc']))('bac')).toEqual(some('abc'))
   })
 })
+
+describe('suggestKey: each rule, where the earlier ones are silent', () => {
+  it('rule 1 finds a short key that differs only in case, too short for the edit rule', () => {
+    expect(near(['path', 'offset'], 'Path')).toEqual(some('path'))
+    expect(near(['head', 'tail'], 'TAIL')).toEqual(some('tail'))
+    // under 3 characters no later rule applies at all
+    expect(near(['id', 'path'], 'ID')).toEqual(some('id'))
+    expect(near(['x_y', 'path'], 'XY')).toEqual(some('x_y'))
+  })
+
+  it('the first rule with candidates decides: a tie there is no suggestion, even when a later rule has one answer', () => {
+    // "depth" truncates both (rule 2, a tie); only maxDepth ends in the word "depth" (rule 5)
+    expect(near(['maxDepth', 'depthLimit'], 'depth')).toEqual(none)
+  })
+
+  it('rule 3 finds a slip in another case convention: the edits are counted on the names without case, _ or -', () => {
+    expect(near(['maxDepth', 'path'], 'max_dpeth')).toEqual(some('maxDepth'))
+    expect(near(['contentType', 'path'], 'Content-Tpye')).toEqual(some('contentType'))
+  })
+
+  it('rule 3 prefers the one nearest key to one further off, in any order', () => {
+    expect(near(['content', 'contents'], 'contnet')).toEqual(some('content'))
+    expect(near(['contents', 'content'], 'contnet')).toEqual(some('content'))
+  })
+
+  it('rule 3 finds the only declared key two substitutions away, for keys of 5 characters or more', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z]{5,12}$/), fc.nat(), fc.nat(), (declared, at1, at2) => {
+        const i = at1 % declared.length
+        const j = (i + 1 + (at2 % (declared.length - 1))) % declared.length
+        const chars = [...declared]
+        chars[i] = '1'
+        chars[j] = '2'
+        expect(near([declared], chars.join(''))).toEqual(some(declared))
+      }),
+    )
+  })
+
+  it('rule 4 (neighbours swapped) is for keys of 3 or 4 characters: a 2-character key is not guessed', () => {
+    expect(near(['id', 'path'], 'di')).toEqual(none)
+    expect(near(['to', 'path'], 'ot')).toEqual(none)
+  })
+
+  it('rule 4 finds a short key with two neighbours swapped in another case', () => {
+    expect(near(['head', 'tail'], 'Haed')).toEqual(some('head'))
+    expect(near(['head', 'tail'], 'TIAL')).toEqual(some('tail'))
+  })
+
+  it('rule 4 suggests the one declared key of 3 or 4 characters exactly when the key is it with two different neighbours swapped', () => {
+    const swapsOf = (d: string): ReadonlyArray<string> =>
+      [...d.slice(1)].map((_, i) => d.slice(0, i) + d.charAt(i + 1) + d.charAt(i) + d.slice(i + 2)).filter((s) => s !== d)
+    const shortArb = fc.stringMatching(/^[abc]{3,4}$/)
+    fc.assert(
+      fc.property(shortArb, shortArb, (declared, key) => {
+        fc.pre(declared !== key && declared.length === key.length)
+        // one lower-case word of the same length: no other rule can point at it
+        expect(near([declared], key)).toEqual(swapsOf(declared).includes(key) ? some(declared) : none)
+      }),
+    )
+  })
+
+  it('rule 5 finds the trailing words of a declared name in a key written with spaces', () => {
+    expect(near(['path', 'max_file_size'], 'file size')).toEqual(some('max_file_size'))
+    expect(near(['path', 'maxFileSize'], 'File Size')).toEqual(some('maxFileSize'))
+    // 3 characters are enough
+    expect(near(['path', 'base_url'], 'url ')).toEqual(some('base_url'))
+  })
+
+  it('rule 5 wants 3 characters or more, as a truncation does', () => {
+    expect(near(['user_id', 'path'], 'id')).toEqual(none)
+    expect(near(['user_id', 'path'], 'i d')).toEqual(none)
+  })
+})
+
+describe('keyWords: separators', () => {
+  it('leaves no empty word for separators at the ends or in a run', () => {
+    expect(keyWords('_private')).toEqual(['private'])
+    expect(keyWords('max__depth-')).toEqual(['max', 'depth'])
+    expect(keyWords(' -_ ')).toEqual([])
+  })
+
+  it('gives only non-empty, lower-case words without separators, whatever the name', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 16 }), (name) => {
+        for (const w of keyWords(name)) {
+          expect(w).not.toBe('')
+          expect(w).toBe(w.toLowerCase())
+          expect(w).not.toMatch(/[\s_-]/)
+        }
+      }),
+    )
+  })
+})
+
+describe('editDistance: the cap', () => {
+  it('answers the distance when it is at most max, and max + 1 otherwise', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), fc.nat(4), (a, b, max) => {
+        expect(editDistance(a, b, max)).toBe(Math.min(editDistance(a, b), max + 1))
+      }),
+    )
+  })
+
+  it('caps a difference in length alone, and a distance equal to max is no distance past it', () => {
+    expect(editDistance('', 'abcd', 1)).toBe(2)
+    expect(editDistance('ab', 'abcd', 2)).toBe(2)
+    expect(editDistance('ab', 'ac', 1)).toBe(1)
+  })
+
+  it('caps a distance past max even when the last row holds a nearer cell (was: the whole distance)', () => {
+    // the rows' nearest cells stay within 2, the distance is 4
+    expect(editDistance('aa', 'bbbb')).toBe(4)
+    expect(editDistance('aa', 'bbbb', 2)).toBe(3)
+  })
+})
