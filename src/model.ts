@@ -199,6 +199,7 @@ export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
 const memberOf = (u: object, k: string): unknown => {
   try {
     return (u as Record<string, unknown>)[k]
+    // Stryker disable next-line BlockStatement: an empty catch falls off the end, which answers the same undefined
   } catch {
     return undefined
   }
@@ -216,7 +217,11 @@ const memberOf = (u: object, k: string): unknown => {
  * @category guards
  */
 export const isProvider = (u: unknown): u is Provider<unknown> =>
-  typeof u === 'object' && u !== null && typeof memberOf(u, 'toolsForLlm') === 'function' && typeof memberOf(u, 'executeToolCalls') === 'function'
+  typeof u === 'object' &&
+  // Stryker disable next-line ConditionalExpression: null, let through, throws in memberOf, whose catch answers undefined, which is no function either
+  u !== null &&
+  typeof memberOf(u, 'toolsForLlm') === 'function' &&
+  typeof memberOf(u, 'executeToolCalls') === 'function'
 
 // an `async` executeToolCalls answers a Promise where a task (a function) belongs: the
 // mark of a Promise-based provider handed over as is

@@ -52,6 +52,20 @@ describe('parseArgs', () => {
     expect(tagOf(raw)).toBe(tag)
   })
 
+  it.each([
+    ['[1,2]', 'an array'],
+    ['null', 'null'],
+    ['42', 'a number'],
+    ['"text"', 'a string'],
+    [[1, 2], 'an array'],
+    [Object.setPrototypeOf([1], null), 'an array'],
+    [true, 'a boolean'],
+    [new Date(0), 'an object that is not a plain object'],
+    [Object.setPrototypeOf(() => ({}), null), 'a function'],
+  ])('says what %j is when it is no object', (raw, got) => {
+    expect(parseArgs(raw)).toEqual({ _tag: 'Left', left: { _tag: 'NotAnObject', got } })
+  })
+
   it('describes every problem in words', () => {
     expect(drawArgsProblem({ _tag: 'Absent' })).toMatch(/missing/)
     expect(drawArgsProblem({ _tag: 'Empty' })).toMatch(/empty/)

@@ -57,6 +57,19 @@ describe('derive', () => {
     expect(d.argsAt(0)).toBe(from.argsAt(1))
     expect(d.argsAt(1)).toBe(own)
   })
+
+  it('gives every call the parse of its origin when the layer wrote no arguments itself', () => {
+    const from = batchOf([call('1', 't', { a: 1 }), call('2', 't', { b: 2 })])
+    const d = derive(from, [...from.calls].reverse(), [1, 0])
+    expect(d.argsAt(0)).toBe(from.argsAt(1))
+    expect(d.argsAt(1)).toBe(from.argsAt(0))
+  })
+
+  it('reads a call with no origin as no call, never as the arguments of another', () => {
+    const from = batchOf([call('1', 't', { a: 1 }), call('2', 't', { b: 2 })])
+    const d = derive(from, from.calls, [])
+    expect(d.argsAt(0)).toEqual({ _tag: 'Left', left: { _tag: 'Unreadable', message: 'the call is undefined' } })
+  })
 })
 
 // -------------------------------------------------------------------------------------

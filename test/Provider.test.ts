@@ -385,6 +385,93 @@ describe('toAsync', () => {
   })
 })
 
+describe('fromTools, strictly', () => {
+  const tagged = { _tag: 'Left', left: 'not an Either' }
+  const fnWith = <A extends object>(members: A) => Object.assign(() => 0, members)
+
+  it('names itself in every construction error', () => {
+    expect(() => fromTools(undefined as unknown as ReadonlyArray<LocalTool>)).toThrow(
+      new TypeError('fromTools: expected an array of { declaration, run }, got undefined'),
+    )
+  })
+
+  it('refuses an entry that is no object, a function carrying both members included', () => {
+    for (const [entry, got] of [
+      [5, 'number 5'],
+      [fnWith({ declaration: decl('f'), run: echo.run }), 'a function of 0 parameters'],
+    ] as const) {
+      expect(() => fromTools([entry as unknown as LocalTool])).toThrow(
+        new TypeError(`fromTools: tools[0] must be an object { declaration, run }, got ${got}`),
+      )
+    }
+  })
+
+  it.each<[string, unknown, string]>([
+    ['null', null, 'null'],
+    ['a function tagged like an Either', fnWith(tagged), 'a function of 0 parameters'],
+    ['a function with content', fnWith({ content: 'x' }), 'a function of 0 parameters'],
+    ['an object without content', { text: 'x' }, 'an object'],
+  ])('refuses an output that is %s, naming it', async (_, output, got) => {
+    const p = fromTools([{ declaration: decl('t'), run: () => TE.right(output as string) }])
+    expect(await resultsOf(p, [call('1', 't')])).toEqual([
+      { role: 'tool', tool_call_id: '1', is_error: true, content: `tool "t" failed: its implementation answered ${got}, not a text or { content }` },
+    ])
+  })
+
+  it('adds no structured_content key to an outcome that has none', async () => {
+    const p = fromTools([{ declaration: decl('t'), run: () => TE.right({ content: 'x' }) }])
+    const [r] = await resultsOf(p, [call('1', 't')])
+    expect(Object.keys(r ?? {})).toEqual(['role', 'tool_call_id', 'content'])
+  })
+
+  it('answers a call whose arguments cannot be read from the batch, and runs the rest', async () => {
+    const p = fromTools([echo])
+    const calls = [call('1', 'echo', { text: 'a' }), call('2', 'echo', { text: 'b' })]
+    const batch = {
+      calls,
+      argsAt: (i: number) => {
+        if (i === 0) throw new Error('boom')
+        return { _tag: 'Right', right: { text: 'b' } } as const
+      },
+    }
+    const out = await p.executeBatch(batch)()
+    expect(out).toEqual({
+      _tag: 'Right',
+      right: [
+        { role: 'tool', tool_call_id: '1', is_error: true, content: 'this tool call could not be run: boom' },
+        { role: 'tool', tool_call_id: '2', content: 'b' },
+      ],
+    })
+  })
+})
+
+describe('fromAsync, strictly', () => {
+  it.each<[unknown, string]>([
+    [null, 'null'],
+    [1, 'number 1'],
+    [[], 'an array'],
+  ])('refuses %j, saying what it got', (u, got) => {
+    expect(() => fromAsync(u as AsyncProvider)).toThrow(
+      new TypeError(`fromAsync: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, got ${got}`),
+    )
+  })
+})
+
+describe('providerFailure, strictly', () => {
+  it('shows its left among its own enumerable keys', () => {
+    expect(Object.keys(providerFailure('x'))).toContain('left')
+  })
+
+  it('isProviderFailure answers false for an error that throws when read', () => {
+    const hostile = new Proxy(providerFailure('x'), {
+      get: () => {
+        throw new Error('boom')
+      },
+    })
+    expect(isProviderFailure(hostile)).toBe(false)
+  })
+})
+
 // -------------------------------------------------------------------------------------
 // example
 // -------------------------------------------------------------------------------------

@@ -8,7 +8,12 @@ import { describeError, describeValue } from './describe.js'
 /** The call's id as a string, `''` when it has none or cannot be read. */
 export const callIdOf = (call: unknown): string => {
   try {
-    if (typeof call !== 'object' || call === null) return ''
+    if (
+      typeof call !== 'object' ||
+      // Stryker disable next-line ConditionalExpression: null, let through, throws reading its id and the catch answers the same ''
+      call === null
+    )
+      return ''
     const id = (call as { readonly id?: unknown }).id
     return id === undefined || id === null ? '' : String(id)
   } catch {
@@ -19,11 +24,22 @@ export const callIdOf = (call: unknown): string => {
 /** The call's function name, when it is a readable string. */
 export const callNameOf = (call: unknown): string | undefined => {
   try {
-    if (typeof call !== 'object' || call === null) return undefined
+    if (
+      typeof call !== 'object' ||
+      // Stryker disable next-line ConditionalExpression: null, let through, throws reading its function and the catch answers the same undefined
+      call === null
+    )
+      return undefined
     const fn = (call as { readonly function?: unknown }).function
-    if (typeof fn !== 'object' || fn === null) return undefined
+    if (
+      typeof fn !== 'object' ||
+      // Stryker disable next-line ConditionalExpression: null, let through, throws reading its name and the catch answers the same undefined
+      fn === null
+    )
+      return undefined
     const name = (fn as { readonly name?: unknown }).name
     return typeof name === 'string' ? name : undefined
+    // Stryker disable next-line BlockStatement: an empty catch falls off the end, which answers the same undefined
   } catch {
     return undefined
   }
