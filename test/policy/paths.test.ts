@@ -222,3 +222,18 @@ describe('commonDirectory', () => {
     )
   })
 })
+
+describe('absolutise and rootFor: roots that cannot be used', () => {
+  it('cannot resolve a relative path against a root that is not a clean absolute path', () => {
+    for (const root of ['relative', '/p/../q', '', '~/p']) {
+      expect(absolutise('a.txt', root)).toEqual({ _tag: 'Left', left: 'is relative and this tool has no usable root' })
+      expect(containment('/', 'a.txt', root)).toBe('unknown')
+    }
+  })
+
+  it('skips a root that is not a string, and a prefix the tool does not start with, however long', () => {
+    const roots = JSON.parse('{"":"/srv","fs_":3,"fs_read_more":"/long","web_":"/web"}') as Record<string, string>
+    expect(rootFor(roots, 'fs_read')).toBe('/srv')
+    expect(rootFor({ fs_: null, web_: '/web' } as unknown as Record<string, string>, 'fs_read')).toBeUndefined()
+  })
+})

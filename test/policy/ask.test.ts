@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import type { Args, Question } from '../../src/index.js'
+import { judge, requestFor } from '../../src/index.js'
+
+/** The question the rules leave to the human about `call`. */
+const questionAbout = (call: object, args: Args): Question => {
+  const v = judge([{ tool: 'fs_write', decision: 'ask' }], {})(call, 'fs_write', () => ({ _tag: 'Right', right: args }))
+  if (v._tag !== 'Ask') throw new Error(`expected a question, got ${v._tag}`)
+  return v.question
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+describe('requestFor', () => {
+  it('copies the type of the call only when it says "function"', () => {
+    const args = { path: '/p/a' }
+    const typed = { id: '1', type: 'function', function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } }
+    expect(requestFor(questionAbout(typed, args), args).call).toEqual(typed)
+    for (const type of [undefined, 'tool', 3]) {
+      const call = { id: '2', ...(type === undefined ? {} : { type }), function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } }
+      const request = requestFor(questionAbout(call, args), args)
+      expect(request.call).toEqual({ id: '2', function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } })
+      expect(request.call).not.toHaveProperty('type')
+    }
+  })
+
+  it('trusts nothing of a call it cannot read: the arguments read stand in, and no type is claimed', () => {
+    const args = { path: '/p/a' }
+    const unreadable = {
+      id: '3',
+      type: 'function',
+      function: {
+        name: 'fs_write',
+        get arguments(): string {
+          throw new Error('no arguments here')
+        },
+      },
+    }
+    const request = requestFor(questionAbout(unreadable, args), args)
+    expect(request.call).toEqual({ id: '3', function: { name: 'fs_write', arguments: args } })
+    expect(request.call).not.toHaveProperty('type')
+    expect(request.call.function.arguments).not.toBe(args)
+  })
+})
