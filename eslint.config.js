@@ -31,7 +31,7 @@ const zones = [
 ]
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', '.stryker-tmp/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', '.stryker-tmp*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

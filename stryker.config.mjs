@@ -19,7 +19,7 @@ export default {
     '!src/index.ts',
     '!src/*/index.ts',
   ],
-  ignorePatterns: ['dist', 'coverage', 'bench', 'reports', 'test/.docs', 'test/.md'],
+  ignorePatterns: ['dist', 'coverage', 'bench', 'reports', 'test/.docs', 'test/.md', '.stryker-tmp*'],
   concurrency: 2,
   timeoutMS: 10_000,
   reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
