@@ -300,7 +300,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     }
     // every call's fate is told to onDecision, with who decided it
     const tell = (call: unknown, tool: string, by: PolicyDecision['by'], refusal?: Refusal): void => {
-      // Stryker disable next-line ConditionalExpression: with no onDecision there is no one to tell (callBack would swallow calling undefined); this only saves building the record
+      // Stryker disable next-line ConditionalExpression: callBack tells no one when there is no onDecision; this only saves building the record
       if (onDecision === undefined) return
       callBack(onDecision, { tool, id: callIdOf(call), outcome: refusal === undefined ? 'allowed' : 'refused', by, ...(refusal === undefined ? {} : { refusal: refusal._tag }) })
     }
@@ -320,8 +320,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         const next = recordGrant(rule)(gs)
         return [next, next] as const
       })(grants)()
-      // Stryker disable next-line ConditionalExpression: with no onGrant there is no one to tell (callBack would swallow calling undefined)
-      if (onGrant !== undefined) callBack(onGrant, all)
+      callBack(onGrant, all)
     }
 
     // the previous question may have granted this one, so the grants are read again in turn

@@ -13,7 +13,7 @@ import { batchOf, runBatch } from './Batch.js'
 import type { Step } from './internal/answer.js'
 import { answerHere, readPositions, sendInOrder } from './internal/answer.js'
 import { describeError, describeValue } from './internal/describe.js'
-import { own } from './internal/guards.js'
+import { memberOf, own } from './internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -222,20 +222,8 @@ export const matchRegistryError =
 
 const REGISTRY_ERROR_TAGS: ReadonlySet<unknown> = new Set(['ListingFailed', 'ListingUnreadable', 'ToolShadowed'])
 
-const isRegistryError = (u: unknown): u is RegistryError => {
-  try {
-    return (
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: a primitive has no tag in the set, and null throws into the catch below, which answers false too
-      typeof u === 'object' &&
-      // Stryker disable next-line ConditionalExpression: null throws into the catch below, which answers false too
-      u !== null &&
-      REGISTRY_ERROR_TAGS.has((u as { readonly _tag?: unknown })._tag) &&
-      typeof (u as { readonly prefix?: unknown }).prefix === 'string'
-    )
-  } catch {
-    return false
-  }
-}
+const isRegistryError = (u: unknown): u is RegistryError =>
+  REGISTRY_ERROR_TAGS.has(memberOf(u, '_tag')) && typeof memberOf(u, 'prefix') === 'string'
 
 /**
  * Renders a `RegistryError` in one line for a human; a nested registry's error is

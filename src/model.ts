@@ -8,6 +8,7 @@ import * as t from 'io-ts/lib/index.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
 import { describeValue } from './internal/describe.js'
+import { memberOf } from './internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -196,15 +197,6 @@ export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
 // guards
 // -------------------------------------------------------------------------------------
 
-const memberOf = (u: object, k: string): unknown => {
-  try {
-    return (u as Record<string, unknown>)[k]
-    // Stryker disable next-line BlockStatement: an empty catch falls off the end, which answers the same undefined
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Whether a value has the shape of a provider (both functions present).
  *
@@ -217,9 +209,6 @@ const memberOf = (u: object, k: string): unknown => {
  * @category guards
  */
 export const isProvider = (u: unknown): u is Provider<unknown> =>
-  typeof u === 'object' &&
-  // Stryker disable next-line ConditionalExpression: null, let through, throws in memberOf, whose catch answers undefined, which is no function either
-  u !== null &&
   typeof memberOf(u, 'toolsForLlm') === 'function' &&
   typeof memberOf(u, 'executeToolCalls') === 'function'
 

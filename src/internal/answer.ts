@@ -9,6 +9,7 @@ import type { Args, ArgsProblem, Batch, ToolCall, ToolResult } from '../model.js
 import { derive } from '../Batch.js'
 import { batchSize, callIdOf } from './calls.js'
 import { describeError } from './describe.js'
+import { memberOf } from './guards.js'
 
 // -------------------------------------------------------------------------------------
 // results
@@ -22,20 +23,7 @@ export const errorResult = (call: unknown, content: string): ToolResult => ({
   is_error: true,
 })
 
-const isResult = (u: unknown): u is ToolResult => {
-  try {
-    return (
-      typeof u === 'object' &&
-      // Stryker disable next-line ConditionalExpression: null, let through, throws reading its role and the catch answers the same false
-      u !== null &&
-      (u as { role?: unknown }).role === 'tool' &&
-      typeof (u as { content?: unknown }).content === 'string'
-    )
-    // Stryker disable next-line BlockStatement: an empty catch answers undefined, and every caller only tests the answer for truth
-  } catch {
-    return false
-  }
-}
+const isResult = (u: unknown): u is ToolResult => memberOf(u, 'role') === 'tool' && typeof memberOf(u, 'content') === 'string'
 
 const answersInOrder = (calls: ReadonlyArray<unknown>, list: ReadonlyArray<unknown>): boolean => {
   for (let i = 0; i < list.length; i++) {

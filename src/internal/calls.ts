@@ -4,45 +4,27 @@
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import { describeError, describeValue } from './describe.js'
+import { memberOf } from './guards.js'
 
-/** The call's id as a string, `''` when it has none or cannot be read. */
-export const callIdOf = (call: unknown): string => {
+// String(u) runs u's own toString, which may throw
+const textOf = (u: unknown): string => {
   try {
-    if (
-      typeof call !== 'object' ||
-      // Stryker disable next-line ConditionalExpression: null, let through, throws reading its id and the catch answers the same ''
-      call === null
-    )
-      return ''
-    const id = (call as { readonly id?: unknown }).id
-    return id === undefined || id === null ? '' : String(id)
+    return String(u)
   } catch {
     return ''
   }
 }
 
+/** The call's id as a string, `''` when it has none or cannot be read. */
+export const callIdOf = (call: unknown): string => {
+  const id = memberOf(call, 'id')
+  return id === undefined || id === null ? '' : textOf(id)
+}
+
 /** The call's function name, when it is a readable string. */
 export const callNameOf = (call: unknown): string | undefined => {
-  try {
-    if (
-      typeof call !== 'object' ||
-      // Stryker disable next-line ConditionalExpression: null, let through, throws reading its function and the catch answers the same undefined
-      call === null
-    )
-      return undefined
-    const fn = (call as { readonly function?: unknown }).function
-    if (
-      typeof fn !== 'object' ||
-      // Stryker disable next-line ConditionalExpression: null, let through, throws reading its name and the catch answers the same undefined
-      fn === null
-    )
-      return undefined
-    const name = (fn as { readonly name?: unknown }).name
-    return typeof name === 'string' ? name : undefined
-    // Stryker disable next-line BlockStatement: an empty catch falls off the end, which answers the same undefined
-  } catch {
-    return undefined
-  }
+  const name = memberOf(memberOf(call, 'function'), 'name')
+  return typeof name === 'string' ? name : undefined
 }
 
 /** The most calls one batch may hold: a batch is what one model turn asked for. */

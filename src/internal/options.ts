@@ -56,15 +56,18 @@ export const decodeOptions = <P extends t.Props>(
 /**
  * Runs a host callback that may answer an effect (fp-ts style: `(a) => IO<void>`) or
  * do its work at once (`(a) => void`): either way it has run when this returns. A
- * callback that throws changes nothing about a tool call.
+ * callback that throws changes nothing about a tool call; what it threw is the answer
+ * (`undefined` when it ran to the end, or when there is no callback), for a caller that
+ * has somewhere to say it.
  */
-export const callBack = <A>(f: (a: A) => unknown, a: A): void => {
+export const callBack = <A>(f: ((a: A) => unknown) | undefined, a: A): unknown => {
+  if (f === undefined) return undefined
   try {
     const effect = f(a)
-    // Stryker disable next-line ConditionalExpression: calling a non-function throws a TypeError the catch swallows, as the doc promises of any failing callback
     if (typeof effect === 'function') (effect as () => unknown)()
-  } catch {
-    // a host callback that throws changes nothing about a tool call
+    return undefined
+  } catch (e) {
+    return e
   }
 }
 

@@ -38,6 +38,15 @@ describe('callIdOf', () => {
     })
     expect(callIdOf(call)).toBe('')
   })
+
+  it('answers "" for an id whose own toString throws', () => {
+    const id = {
+      toString: () => {
+        throw new Error('boom')
+      },
+    }
+    expect(callIdOf({ id })).toBe('')
+  })
 })
 
 describe('callNameOf', () => {

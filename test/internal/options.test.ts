@@ -77,20 +77,28 @@ describe('callBack', () => {
     expect(effect).toHaveBeenCalledOnce()
   })
 
-  it('swallows a callback that throws, or whose effect throws', () => {
-    expect(() =>
+  it('swallows a callback that throws, or whose effect throws, and answers what was thrown', () => {
+    const boom = new Error('boom')
+    expect(
       callBack(() => {
-        throw new Error('boom')
+        throw boom
       }, 1),
-    ).not.toThrow()
-    expect(() =>
+    ).toBe(boom)
+    expect(
       callBack(
         () => () => {
-          throw new Error('boom')
+          throw boom
         },
         1,
       ),
-    ).not.toThrow()
+    ).toBe(boom)
+  })
+
+  it('answers undefined for a callback that ran to the end, whatever it answered, and for no callback', () => {
+    // a callback answering a non-function is not called again: calling it would throw
+    for (const answer of [undefined, null, 0, 'done', {}, Promise.resolve()]) expect(callBack(() => answer, 1)).toBeUndefined()
+    expect(callBack(() => () => 'ran', 1)).toBeUndefined()
+    expect(callBack(undefined, 1)).toBeUndefined()
   })
 })
 
