@@ -88,19 +88,15 @@ export const judge = (rules: ReadonlyArray<Rule>, roots: Roots): ((call: object,
       case 'ask':
         return { _tag: 'Ask', question: { call, tool, parsed, args, evaluation } }
       case 'deny':
-        // Stryker disable next-line ConditionalExpression: evaluate decides deny only through a rule, so the rule is never undefined here; the test is for the compiler
-        return evaluation.rule === undefined
-          // Stryker disable next-line ObjectLiteral,StringLiteral: unreachable, as above
-          ? { _tag: 'Refuse', refusal: { _tag: 'MalformedCall' } }
-          : {
-              _tag: 'Refuse',
-              refusal: {
-                _tag: 'DeniedByRule',
-                tool,
-                rule: evaluation.rule,
-                unevaluable: evaluation.why === 'unevaluable-path' ? unevaluable(args, tool, roots) : [],
-              },
-            }
+        return {
+          _tag: 'Refuse',
+          refusal: {
+            _tag: 'DeniedByRule',
+            tool,
+            rule: evaluation.rule,
+            unevaluable: evaluation.why === 'unevaluable-path' ? unevaluable(args, tool, roots) : [],
+          },
+        }
     }
   }
 }

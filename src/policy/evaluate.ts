@@ -24,16 +24,10 @@ import { commonDirectory, isInside, locate, locationWithin, parentDirectory, roo
  */
 export type Why = 'rule' | 'no-match' | 'unevaluable-path'
 
-/**
- * What `evaluate` says about one call.
- *
- * @since 0.1.0
- * @category model
- */
-export interface Evaluation {
-  readonly decision: Decision
-  /** The rule that decided, when one did. */
-  readonly rule: Rule | undefined
+interface EvaluationOf<D extends Decision, R extends Rule | undefined> {
+  readonly decision: D
+  /** The rule that decided, when one did: always, unless the human is asked because none did. */
+  readonly rule: R
   readonly why: Why
   /** The call's locations that could be read, absolute and normalised, without repeats. */
   readonly paths: ReadonlyArray<string>
@@ -44,6 +38,15 @@ export interface Evaluation {
    */
   readonly suggestion: Rule
 }
+
+/**
+ * What `evaluate` says about one call. An allow or a deny is always some rule's; an
+ * "ask" may be a rule's, or no rule's at all.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Evaluation = EvaluationOf<'ask', Rule | undefined> | EvaluationOf<'allow' | 'deny', Rule>
 
 // -------------------------------------------------------------------------------------
 // pure steps
