@@ -92,6 +92,7 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
   try {
     if (!isRecord(part) || part['type'] !== 'tool-call' || part['providerExecuted'] === true) return
     const name = part['toolName']
+    // Stryker disable next-line ConditionalExpression: a name that is not a string names no tool of the catalogue, so the check would pass it by too; this keeps the call typed
     if (typeof name !== 'string') return
     const id = part['toolCallId']
     session.check(catalogue, { id: typeof id === 'string' ? id : '', type: 'function', function: { name, arguments: part['input'] as string } })
@@ -130,7 +131,7 @@ export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): Unk
   const wrapGenerate: WrapGenerate = async ({ doGenerate, params }) => {
     const catalogue = catalogueOfRequest(session, params)
     const result = await doGenerate()
-    if (catalogue.size === 0) return result
+    // with no tools audited, the check of each part finds no declaration and says nothing
     try {
       for (const part of result.content) checkPart(session, catalogue, part)
     } catch {

@@ -98,7 +98,7 @@ export const toolResultError = (result: ToolResult): ToolResultError => {
 
 const argumentsOf = (input: unknown): ToolCall['function']['arguments'] => {
   if (isRecord(input)) return input
-  if (input === undefined) return ''
+  // JSON.stringify answers undefined for undefined (and a function): no arguments
   try {
     return JSON.stringify(input) ?? ''
   } catch {
@@ -141,8 +141,8 @@ export const toAiSdkTools = <E>(provider: Provider<E>, options?: ToAiSdkToolsOpt
     const call: ToolCall = { id: context.toolCallId, type: 'function', function: { name, arguments: argumentsOf(input) } }
     const run = () => answerFor([call], send(batchOf([call])))
     const approved = approval !== undefined && approvedInMessages(context.messages, call.id)
-    const [result] = approved ? await approval.approvedWhile(call.id, run) : await run()
-    if (result === undefined) throw new Error('the tool provider returned no result for this call')
+    // answerFor answers one result per call, so there is exactly one
+    const [result] = (approved ? await approval.approvedWhile(call.id, run) : await run()) as readonly [ToolResult]
     if (result.is_error === true) throw toolResultError(result)
     return result
   }
@@ -266,11 +266,13 @@ export const fromAiSdkTools = (tools: ToolSet): BatchProvider<Error> => {
   const runnable = Object.entries(tools).filter((e): e is [string, Tool & { readonly execute: NonNullable<Tool['execute']> }] => isRunnable(e[1]))
   let built: Promise<BatchProvider<never>> | undefined
   const build = (): Promise<BatchProvider<never>> => {
-    const b = (built ??= Promise.all(runnable.map(([name, tool]) => localToolOf(name, tool))).then(fromTools))
-    // a schema that could not be read is read again next time
+    if (built !== undefined) return built
+    const b = Promise.all(runnable.map(([name, tool]) => localToolOf(name, tool))).then(fromTools)
+    // a schema that could not be read is read again next time (built is b until then)
     b.catch(() => {
-      if (built === b) built = undefined
+      built = undefined
     })
+    built = b
     return b
   }
   const executeBatch = (batch: Parameters<BatchProvider<never>['executeBatch']>[0]) => async (): Promise<Either<Error, ReadonlyArray<ToolResult>>> => {
