@@ -120,6 +120,7 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
 }
 
 const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean =>
+  // Stryker disable next-line OptionalChaining: b is as long as a here, so b[i] is always there
   a.length === b.length && a.every((d, i) => d.function.name === b[i]?.function.name && JSON.stringify(d.function.parameters) === JSON.stringify(b[i]?.function.parameters))
 
 // -------------------------------------------------------------------------------------
@@ -198,6 +199,11 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void relist(provider).catch(() => undefined))
       const tools = await relist(provider, startedOnce)
+      // closed while it was starting: it stops here, for good
+      if (closed) {
+        await current.close()
+        return
+      }
       startedOnce = true
       running = { provider, close: current.close, pid: current.pid }
       nextDelay = base
@@ -230,6 +236,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     if (now === undefined) return answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`)
     // fromMcpClient never fails a batch; were it to, its calls would say why
     const out = await now.provider.executeBatch(batch)()
+    // Stryker disable next-line ConditionalExpression,StringLiteral: fromMcpClient never fails a batch (above), so no test can reach this defence
     return out._tag === 'Left' ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`) : out
   }
 

@@ -6,9 +6,12 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { right } from 'fp-ts/lib/Either.js'
+import * as TE from 'fp-ts/lib/TaskEither.js'
+import type { Provider, ToolDeclaration } from '../../src/index.js'
 import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, startGateway } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, serveHttp, startGateway, toMcpServer } from '../../src/mcp/index.js'
 import { FILESYSTEM_SERVER, tempDir } from './fixtures.js'
 import { cleanUpAfterEach } from './fixtures.js'
 
@@ -45,6 +48,14 @@ const host = async (gateway: Gateway, elicit?: (message: string) => unknown) => 
 }
 
 const text = (r: Record<string, unknown>): string => JSON.stringify(r['content'])
+
+const until = async (done: () => boolean, ms = 5000): Promise<void> => {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
 
 describe('the gateway', () => {
   it('serves every upstream under its prefix, each tool with reason; reason never reaches the upstream; a misspelling is logged once, naming the upstream', async () => {
@@ -183,6 +194,164 @@ describe('decodeGatewayConfig', () => {
         tolerate: [],
         reasons: true,
         log: undefined,
+      },
+    })
+  })
+})
+
+// ------------------------------------------------------------------------------------
+// what each record names, the diagnostics, the options, and tools that change upstream
+// ------------------------------------------------------------------------------------
+
+const gatewayOf = async (config: unknown, info?: { name: string; version: string }) => {
+  const decoded = decodeGatewayConfig(config)
+  if (decoded._tag === 'Left') throw new Error(decoded.left)
+  const records: Array<GatewayRecord> = []
+  const gateway = await (info === undefined ? startGateway(decoded.right, (r) => void records.push(r)) : startGateway(decoded.right, (r) => void records.push(r), info))
+  running.push(gateway)
+  return { gateway, records }
+}
+
+const bare = (name: string): ToolDeclaration => ({ type: 'function', function: { name, parameters: { type: 'object' } } })
+
+/** An upstream over HTTP whose tools the test changes; `change` has it tell its clients. */
+const changingUpstream = async () => {
+  const state: { tools: ReadonlyArray<ToolDeclaration> } = { tools: [bare('bare')] }
+  const listeners = new Set<() => void>()
+  const provider: Provider<never> = {
+    toolsForLlm: () => Promise.resolve(right(state.tools)),
+    executeToolCalls: (calls) => TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: 'ran' }))),
+  }
+  const serving = await serveHttp(() => toMcpServer(provider, { name: 'up', version: '0' }, { toolsChanged: (l) => (listeners.add(l), () => void listeners.delete(l)) }), { port: 0 })
+  return {
+    serving,
+    state,
+    change: () => {
+      for (const l of listeners) l()
+    },
+  }
+}
+
+const twoEchoes = { a: { command: process.execPath, args: [ECHO] }, b: { command: process.execPath, args: [ECHO], prefix: 'bee' } }
+
+describe('the gateway: records and options', () => {
+  it('is ready when it resolves: every upstream has started; it says who it is (toolstack 0.1.0 by default)', async () => {
+    const { gateway } = await gatewayOf({ mcpServers: twoEchoes })
+    expect(gateway.upstreams.map((u) => [u.name, u.isUp()])).toStrictEqual([
+      ['a', true],
+      ['b', true],
+    ])
+    const client = await host(gateway)
+    expect(client.getServerVersion()).toStrictEqual({ name: 'toolstack', version: '0.1.0' })
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toStrictEqual(['a_ping', 'bee_ping'])
+    await client.close()
+    await gateway.close()
+    expect(gateway.upstreams.map((u) => u.isUp())).toStrictEqual([false, false])
+  })
+
+  it('says the name and version it is given', async () => {
+    const { gateway } = await gatewayOf({ mcpServers: { a: twoEchoes.a } }, { name: 'my-gateway', version: '7.0.0' })
+    const client = await host(gateway)
+    expect(client.getServerVersion()).toStrictEqual({ name: 'my-gateway', version: '7.0.0' })
+    await client.close()
+  })
+
+  it('each decision and warning names the upstream of its tool (none for a tool of no upstream); a tolerated key is no warning', async () => {
+    const { gateway, records } = await gatewayOf({
+      mcpServers: twoEchoes,
+      rules: [{ tool: 'a_*', decision: 'allow' }, { tool: 'bee_*', decision: 'deny', note: 'not b' }],
+      tolerate: ['why'],
+    })
+    const client = await host(gateway)
+    await client.listTools()
+    await client.callTool({ name: 'a_ping', arguments: { n: 1, reason: 'r', why: 'tolerated' } })
+    await client.callTool({ name: 'bee_ping', arguments: { n: 1, reason: 'r' } })
+    await client.callTool({ name: 'a_ping', arguments: { n: 2, reason: 'r', nn: 3 } })
+    await client.callTool({ name: 'nope_ping', arguments: { reason: 'r' } })
+    expect(records.filter((r) => r.type === 'decision').map((r) => r.type === 'decision' && [r.upstream, r.tool, r.outcome, r.by])).toStrictEqual([
+      ['a', 'a_ping', 'allowed', 'rules'],
+      ['b', 'bee_ping', 'refused', 'rules'],
+      ['a', 'a_ping', 'allowed', 'rules'],
+      ['', 'nope_ping', 'refused', 'nobody'],
+    ])
+    const warnings = records.filter((r) => r.type === 'warning')
+    expect(warnings.map((r) => r.type === 'warning' && [r.upstream, r.tool, r.unknownKeys])).toStrictEqual([['a', 'a_ping', ['nn']]])
+    expect(records.filter((r) => r.type === 'diagnostic')).toStrictEqual([])
+    await client.close()
+  })
+
+  it('reasons off: no tool asks for a reason', async () => {
+    const { gateway } = await gatewayOf({ mcpServers: { a: twoEchoes.a }, reasons: false })
+    const client = await host(gateway)
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {})])).toStrictEqual([['a_ping', ['n']]])
+    await client.close()
+  })
+
+  it('diagnostics go to the log: a listing with nothing to audit, and rules that name no tool', async () => {
+    const { serving } = await changingUpstream()
+    try {
+      const { gateway, records } = await gatewayOf({ mcpServers: { web: { url: serving.url } }, rules: [{ tool: 'zz_*', decision: 'allow' }], reasons: false })
+      const client = await host(gateway)
+      await client.listTools()
+      expect(records.filter((r) => r.type === 'diagnostic')).toStrictEqual([
+        { type: 'diagnostic', message: 'toolstack: the listing held 1 tool, but none declares a property, so no call is audited' },
+        {
+          type: 'diagnostic',
+          message: 'toolstack: the policy\'s rules ("zz_*") name none of the listed tools ("web_bare"), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules(\'fs_\'))',
+        },
+      ])
+      await client.close()
+    } finally {
+      await serving.close()
+    }
+  })
+
+  it('a change of an upstream\'s tools reaches every connected host as tools/list_changed, and only while it is connected', async () => {
+    const { serving, state, change } = await changingUpstream()
+    try {
+      const { gateway } = await gatewayOf({ mcpServers: { web: { url: serving.url } } })
+      const heard: Array<string> = []
+      const hostHearing = async (name: string) => {
+        const client = await host(gateway)
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard.push(name))
+        return client
+      }
+      const one = await hostHearing('one')
+      const two = await hostHearing('two')
+      state.tools = [bare('first')]
+      change()
+      await until(() => heard.length === 2)
+      expect(heard.sort()).toStrictEqual(['one', 'two'])
+      await two.close()
+      heard.length = 0
+      state.tools = [bare('second')]
+      change()
+      await until(() => heard.length === 1)
+      await new Promise((r) => setTimeout(r, 50))
+      expect(heard).toStrictEqual(['one'])
+      expect((await one.listTools()).tools.map((t) => t.name)).toStrictEqual(['web_second'])
+      await one.close()
+    } finally {
+      await serving.close()
+    }
+  })
+})
+
+describe('decodeGatewayConfig: exactly what is kept', () => {
+  it('leaves out what was not given (no env, no cwd), with nothing undefined in its place', () => {
+    expect(decodeGatewayConfig({ mcpServers: { fs: { command: 'npx' }, web: { url: 'http://x/mcp' } }, log: 'g.log' })).toStrictEqual({
+      _tag: 'Right',
+      right: {
+        servers: [
+          { name: 'fs', prefix: 'fs', spec: { command: 'npx', args: [] } },
+          { name: 'web', prefix: 'web', spec: { url: 'http://x/mcp', headers: {} } },
+        ],
+        rules: [{ tool: '*', decision: 'allow' }],
+        tolerate: [],
+        reasons: true,
+        log: 'g.log',
       },
     })
   })

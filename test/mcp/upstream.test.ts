@@ -1,9 +1,13 @@
 // A supervised upstream over real processes: one that fails its first start, one that
 // is killed while it runs. The others keep working meanwhile (a registry test below).
+import { chmodSync, fstatSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { left, right } from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Provider } from '../../src/index.js'
 import { fromTools, registry } from '../../src/index.js'
 import type { Upstream, UpstreamEvent } from '../../src/mcp/index.js'
 import { serveHttp, superviseUpstream, toMcpServer } from '../../src/mcp/index.js'
@@ -150,5 +154,287 @@ describe('superviseUpstream over Streamable HTTP', () => {
       await u.close()
       await serving.close()
     }
+  })
+})
+
+// ------------------------------------------------------------------------------------
+// exact events, what reaches the upstream, and when its tools count as changed
+// ------------------------------------------------------------------------------------
+
+const WHOAMI = fileURLToPath(new URL('./fixtures/whoami-server.mjs', import.meta.url))
+const FAULTY = fileURLToPath(new URL('./fixtures/faulty-server.mjs', import.meta.url))
+
+const decl = (name: string, properties: Record<string, unknown> = { text: { type: 'string' } }) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties } } })
+
+/** A provider whose listing the test changes (or breaks) at will, served over HTTP; `change` tells the hosts. */
+const changing = async (first: ReadonlyArray<ReturnType<typeof decl>>) => {
+  const state = { tools: first, broken: false }
+  const listeners = new Set<() => void>()
+  const provider: Provider<string> = {
+    toolsForLlm: () => Promise.resolve(state.broken ? left('the listing broke') : right(state.tools)),
+    executeToolCalls: (calls) => TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: `ran ${c.function.name}` }))),
+  }
+  const made: Array<Server> = []
+  const serving = await serveHttp(
+    () => {
+      const server = toMcpServer(provider, { name: 'changing', version: '0.0.0' }, { toolsChanged: (l) => (listeners.add(l), () => void listeners.delete(l)) })
+      made.push(server)
+      return server
+    },
+    { port: 0 },
+  )
+  return {
+    state,
+    made,
+    serving,
+    change: () => {
+      for (const l of listeners) l()
+    },
+  }
+}
+
+const withoutMs = (events: ReadonlyArray<UpstreamEvent>) =>
+  events.map((e) => {
+    if (e._tag !== 'Started') return e
+    expect(e.ms).toBeGreaterThanOrEqual(0)
+    expect(e.ms).toBeLessThan(20_000)
+    const { ms: _ms, ...rest } = e
+    return rest
+  })
+
+describe('superviseUpstream: events and what it says', () => {
+  it('a command that cannot start: Failed saying why, Restarting in 500 ms by default; down, no pid, every call answered naming it', async () => {
+    const missing = join(tempDir(), 'no-such-server')
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('gone', { command: missing }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    await u.ready
+    const why = `connectStdio: could not connect to ${JSON.stringify(missing)}: spawn ${missing} ENOENT`
+    expect(events).toStrictEqual([
+      { _tag: 'Failed', upstream: 'gone', error: why },
+      { _tag: 'Restarting', upstream: 'gone', inMs: 500 },
+    ])
+    expect(u.isUp()).toBe(false)
+    expect(u.pid()).toBeUndefined()
+    expect(u.name).toBe('gone')
+    expect(await u.toolsForLlm()).toStrictEqual({ _tag: 'Right', right: [] })
+    const said = `the upstream MCP server "gone" is not running: it failed to start (${why}); it is restarted in 1 s; the tool was not called`
+    expect(await u.executeToolCalls([call('a'), { ...call('b'), id: '2' }])()).toStrictEqual({
+      _tag: 'Right',
+      right: [
+        { role: 'tool', tool_call_id: '1', content: said, is_error: true },
+        { role: 'tool', tool_call_id: '2', content: said, is_error: true },
+      ],
+    })
+    await u.close()
+    // closing one that is down is fine, and so is closing it again
+    await u.close()
+  })
+
+  it('while down, a batch whose size cannot be read is one refusal, and a position that cannot be read is answered naming it', async () => {
+    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { backoffMs: 60_000 })
+    started.push(u)
+    await u.ready
+    const unsized = await u.executeBatch({ calls: 'not calls' as never, argsAt: () => right({}) })()
+    expect(unsized).toStrictEqual({
+      _tag: 'Right',
+      right: [{ role: 'tool', tool_call_id: '', content: 'this batch of tool calls could not be read: expected an array of tool calls, got the string "not calls"; no call was run', is_error: true }],
+    })
+    const calls = [call('a'), call('b')]
+    const trap = new Proxy(calls, {
+      get: (target, key, receiver) => {
+        if (key === '1') throw new Error('no peeking')
+        return Reflect.get(target, key, receiver) as unknown
+      },
+    })
+    const out = await u.executeBatch({ calls: trap, argsAt: () => right({}) })()
+    expect(out._tag === 'Right' && out.right.map((r) => [r.tool_call_id, r.is_error, r.content.split(':')[0]])).toStrictEqual([
+      ['1', true, 'the upstream MCP server "gone" is not running'],
+      ['', true, 'the tool call at position 1 of the batch could not be read (no peeking), so it was not run'],
+    ])
+  })
+
+  it('a command that starts: Started with its tools, how long it took and its pid; what it was given reaches it; stderr ignored by default', async () => {
+    const dir = tempDir()
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('who', { command: process.execPath, args: [WHOAMI, 'arg'], cwd: dir, env: { WHOAMI_A: 'from the spec' } }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    await u.ready
+    const pid = u.pid()
+    expect(typeof pid).toBe('number')
+    expect(withoutMs(events)).toStrictEqual([
+      { _tag: 'ToolsChanged', upstream: 'who', tools: 1 },
+      { _tag: 'Started', upstream: 'who', tools: 1, pid },
+    ])
+    const out = await u.executeToolCalls([{ id: 'w', function: { name: 'whoami', arguments: '{}' } }])()
+    const me = JSON.parse(out._tag === 'Right' ? out.right[0]?.content ?? '' : '') as { argv: Array<string>; cwd: string; env: unknown; clientInfo: unknown; pid: number; stderr: unknown }
+    expect(me.argv).toStrictEqual(['arg'])
+    expect(me.cwd).toBe(dir)
+    expect(me.env).toStrictEqual({ WHOAMI_A: 'from the spec', hasPath: true })
+    expect(me.clientInfo).toStrictEqual({ name: 'toolstack', version: '0.1.0' })
+    expect(me.pid).toBe(pid)
+    const devNull = statSync('/dev/null')
+    expect(me.stderr).toStrictEqual({ dev: devNull.dev, ino: devNull.ino, rdev: devNull.rdev })
+  })
+
+  it('a command with nothing else: no arguments, no environment of its own, this cwd; stderr inherited when asked', async () => {
+    const file = join(tempDir(), 'whoami')
+    writeFileSync(file, `#!${process.execPath}\nawait import(${JSON.stringify(WHOAMI)})\n`)
+    chmodSync(file, 0o755)
+    const u = superviseUpstream('who', { command: file }, { stderr: 'inherit' })
+    started.push(u)
+    await u.ready
+    expect(u.isUp()).toBe(true)
+    const out = await u.executeToolCalls([{ id: 'w', function: { name: 'whoami', arguments: '{}' } }])()
+    const me = JSON.parse(out._tag === 'Right' ? out.right[0]?.content ?? '' : '') as { argv: Array<string>; cwd: string; env: unknown; stderr: unknown }
+    expect(me.argv).toStrictEqual([])
+    expect(me.cwd).toBe(process.cwd())
+    expect(me.env).toStrictEqual({ WHOAMI_A: null, hasPath: true })
+    const err = fstatSync(2)
+    expect(me.stderr).toStrictEqual({ dev: err.dev, ino: err.ino, rdev: err.rdev })
+  })
+
+  it('closed while it starts: it does not come up, and its process is gone once ready', async () => {
+    const pidFile = join(tempDir(), 'pid')
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('late', { command: process.execPath, args: [WHOAMI], env: { WHOAMI_PIDFILE: pidFile } }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    await u.close()
+    await u.ready
+    expect(u.isUp()).toBe(false)
+    expect(u.pid()).toBeUndefined()
+    expect(events.map((e) => e._tag)).not.toContain('Started')
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false)
+  })
+
+  it('closed while a start that fails is under way: no restart is scheduled', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    await u.close()
+    await u.ready
+    expect(events.map((e) => e._tag)).toStrictEqual(['Failed'])
+  })
+
+  it('the per-request timeout reaches its calls', async () => {
+    const u = superviseUpstream('faulty', { command: process.execPath, args: [FAULTY] }, { timeout: 300 })
+    started.push(u)
+    await u.ready
+    const t0 = Date.now()
+    const out = await u.executeToolCalls([{ id: 'h', function: { name: 'hang', arguments: '{}' } }])()
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(out._tag === 'Right' && out.right[0]?.is_error).toBe(true)
+    expect(out._tag === 'Right' && out.right[0]?.content).toBe('the MCP server did not answer within 300 ms, so the call was cancelled; the tool may or may not have run')
+  })
+})
+
+describe('superviseUpstream: when its tools count as changed', () => {
+  it('a new listing is news when a name, a schema or the count changed, not when the same tools come again; the server saying so re-lists', async () => {
+    const up = await changing([decl('a'), decl('b')])
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('web', { url: up.serving.url }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    let heard = 0
+    u.onToolsChanged(() => void heard++)
+    try {
+      await u.ready
+      expect(withoutMs(events)).toStrictEqual([
+        { _tag: 'ToolsChanged', upstream: 'web', tools: 2 },
+        { _tag: 'Started', upstream: 'web', tools: 2 },
+      ])
+      expect(heard).toBe(1)
+      // the upstream hears of this client as toolstack 0.1.0
+      expect(up.made.map((s) => s.getClientVersion())).toStrictEqual([{ name: 'toolstack', version: '0.1.0' }])
+      const names = async () => {
+        const listed = await u.toolsForLlm()
+        return listed._tag === 'Right' ? listed.right.map((d) => d.function.name) : []
+      }
+      const steps: Array<[string, Array<ReturnType<typeof decl>>, number]> = [
+        ['the same tools again', [decl('a'), decl('b')], 1],
+        ['the second one\'s schema changed', [decl('a'), decl('b', { text: { type: 'number' } })], 2],
+        ['the second one renamed, its schema kept', [decl('a'), decl('c', { text: { type: 'number' } })], 3],
+        ['the first one renamed', [decl('z'), decl('c', { text: { type: 'number' } })], 4],
+        ['one more', [decl('z'), decl('c', { text: { type: 'number' } }), decl('d')], 5],
+        ['the last one gone', [decl('z'), decl('c', { text: { type: 'number' } })], 6],
+        ['all gone', [], 7],
+        ['all gone again', [], 7],
+      ]
+      for (const [what, tools, expected] of steps) {
+        up.state.tools = tools
+        expect([what, await names(), heard]).toStrictEqual([what, tools.map((d) => d.function.name), expected])
+      }
+      expect(events.filter((e) => e._tag === 'ToolsChanged').map((e) => e._tag === 'ToolsChanged' && e.tools)).toStrictEqual([2, 2, 2, 2, 3, 2, 0])
+      // a listing that fails while it runs leaves the last good one
+      up.state.tools = [decl('kept')]
+      await names()
+      up.state.broken = true
+      expect(await names()).toStrictEqual(['kept'])
+      up.state.broken = false
+      // the server says its tools changed: the upstream re-lists without being asked
+      up.state.tools = [decl('pushed')]
+      const before = heard
+      up.change()
+      await until(() => heard > before)
+      expect(events.at(-1)).toStrictEqual({ _tag: 'ToolsChanged', upstream: 'web', tools: 1 })
+    } finally {
+      await u.close()
+      await up.serving.close()
+    }
+  })
+
+  it('a listing that fails at start is a failed start, not an exit', async () => {
+    const up = await changing([decl('a')])
+    up.state.broken = true
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('web', { url: up.serving.url }, { backoffMs: 60_000, onEvent: (e) => void events.push(e) })
+    started.push(u)
+    try {
+      await u.ready
+      expect(events.map((e) => e._tag)).toStrictEqual(['Failed', 'Restarting'])
+      expect(events[0]?._tag === 'Failed' && events[0].error).toMatch(/the listing broke/)
+      expect(events[1]).toStrictEqual({ _tag: 'Restarting', upstream: 'web', inMs: 60_000 })
+      expect(u.isUp()).toBe(false)
+    } finally {
+      await u.close()
+      await up.serving.close()
+    }
+  })
+})
+
+describe('superviseUpstream: back-off by default (a fake clock for its timer)', () => {
+  it('starts at 500 ms and doubles each time, up to 30 s; the message rounds it up to whole seconds', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    try {
+      await u.ready
+      const delays = () => events.flatMap((e) => (e._tag === 'Restarting' ? [e.inMs] : []))
+      const said = async () => {
+        const out = await u.executeToolCalls([call('x')])()
+        return out._tag === 'Right' ? (out.right[0]?.content.match(/restarted in (\d+) s/)?.[1] ?? '') : ''
+      }
+      const seconds = [await said()]
+      while (delays().length < 9) {
+        const count = delays().length
+        vi.advanceTimersByTime(delays().at(-1) ?? 0)
+        while (delays().length === count) await new Promise((r) => setImmediate(r))
+        seconds.push(await said())
+      }
+      expect(delays()).toStrictEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000])
+      expect(seconds).toStrictEqual(['1', '1', '2', '4', '8', '16', '30', '30', '30'])
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('a back-off that is not whole seconds is said rounded up, and the first one is not capped', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { backoffMs: 61_001, maxBackoffMs: 1000, onEvent: (e) => void events.push(e) })
+    started.push(u)
+    await u.ready
+    expect(events.at(-1)).toStrictEqual({ _tag: 'Restarting', upstream: 'gone', inMs: 61_001 })
+    const out = await u.executeToolCalls([call('x')])()
+    expect(out._tag === 'Right' && out.right[0]?.content.endsWith('; it is restarted in 62 s; the tool was not called')).toBe(true)
   })
 })

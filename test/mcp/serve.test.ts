@@ -1,0 +1,443 @@
+// serveStdio and serveHttp, in this process: stdio over stand-in stdin/stdout streams; HTTP
+// with real SDK clients and raw requests: who gets which session, each refusal's exact
+// status, headers and body, the hosts and origins accepted, idle sessions reaped on time
+// (fake clock), failures while answering, and closing.
+import type { ServerResponse } from 'node:http'
+import { request } from 'node:http'
+import { connect as tcpConnect } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import fc from 'fast-check'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { HttpServing } from '../../src/mcp/index.js'
+import { serveHttp, serveStdio } from '../../src/mcp/index.js'
+
+const MAX_BODY = 4 * 1024 * 1024
+
+const servings: Array<HttpServing> = []
+const clients: Array<Client> = []
+afterEach(async () => {
+  vi.useRealTimers()
+  vi.restoreAllMocks()
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)))
+  await Promise.all(servings.splice(0).map((s) => s.close()))
+})
+
+/** A plain server with one tool, `hello`; `made` collects every server made. */
+const factory = (made: Array<Server> = []) => (): Server => {
+  const server = new Server({ name: 'serve-under-test', version: '0.0.0' }, { capabilities: { tools: {} } })
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'hello', inputSchema: { type: 'object' } }] }))
+  made.push(server)
+  return server
+}
+
+const serve = async (options: Parameters<typeof serveHttp>[1], newServer: () => Server = factory()): Promise<HttpServing> => {
+  const serving = await serveHttp(newServer, options)
+  servings.push(serving)
+  return serving
+}
+
+const connectClient = async (url: string, name = 'host', headers: Record<string, string> = {}) => {
+  const client = new Client({ name, version: '1' })
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
+  await client.connect(transport)
+  clients.push(client)
+  return { client, transport }
+}
+
+const initBody = (name = 'x'): string =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } } })
+
+const refusal = (message: string) => ({ jsonrpc: '2.0', error: { code: -32000, message }, id: null })
+
+interface Answer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
+  readonly body: string
+}
+
+/** A request through node:http, which (unlike fetch) sends the Host header it is given. */
+const send = (url: string, options: { method?: string; headers?: Record<string, string>; body?: string; connectTo?: string } = {}): Promise<Answer> =>
+  new Promise((resolve, reject) => {
+    const u = new URL(url)
+    const req = request(
+      { host: options.connectTo ?? u.hostname.replace(/^\[|\]$/g, ''), port: u.port, path: `${u.pathname}${u.search}`, method: options.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...options.headers } },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    req.end(options.body ?? (options.method === 'GET' || options.method === 'DELETE' ? undefined : initBody()))
+  })
+
+const expectRefused = (answer: Answer, status: number, message: string): void => {
+  expect(answer.status).toBe(status)
+  expect(answer.headers['content-type']).toBe('application/json')
+  expect(JSON.parse(answer.body)).toStrictEqual(refusal(message))
+}
+
+const until = async (done: () => boolean, ms = 5000): Promise<void> => {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+describe('serveStdio', () => {
+  const withStdio = () => {
+    const stdin = new PassThrough()
+    const stdout = new PassThrough()
+    vi.spyOn(process, 'stdin', 'get').mockReturnValue(stdin as unknown as typeof process.stdin)
+    vi.spyOn(process, 'stdout', 'get').mockReturnValue(stdout as unknown as typeof process.stdout)
+    const lines: Array<unknown> = []
+    let rest = ''
+    stdout.on('data', (b: Buffer) => {
+      const parts = (rest + b.toString('utf8')).split('\n')
+      rest = parts.pop() ?? ''
+      for (const p of parts) lines.push(JSON.parse(p))
+    })
+    return { stdin, lines }
+  }
+
+  it('answers over stdin and stdout, and resolves once stdin ends, the server closed (no onclose of its own)', { timeout: 5000 }, async () => {
+    const { stdin, lines } = withStdio()
+    const server = factory()()
+    let resolved = false
+    const serving = serveStdio(server).then(() => {
+      resolved = true
+    })
+    stdin.write(initBody('stdio-host') + '\n')
+    await until(() => lines.length === 1)
+    expect(lines[0]).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'serve-under-test', version: '0.0.0' } } })
+    expect(server.getClientVersion()).toStrictEqual({ name: 'stdio-host', version: '1' })
+    stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n')
+    stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) + '\n')
+    await until(() => lines.length === 2)
+    expect(lines[1]).toStrictEqual({ jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'hello', inputSchema: { type: 'object' } }] } })
+    expect(resolved).toBe(false)
+    stdin.end()
+    await serving
+    expect(resolved).toBe(true)
+  })
+
+  it('keeps the server\'s own onclose, calling it once when the host goes', { timeout: 5000 }, async () => {
+    const { stdin } = withStdio()
+    const server = factory()()
+    let calls = 0
+    server.onclose = () => {
+      calls++
+    }
+    const serving = serveStdio(server)
+    await new Promise((r) => setImmediate(r))
+    expect(calls).toBe(0)
+    stdin.end()
+    await serving
+    expect(calls).toBe(1)
+  })
+})
+
+describe('serveHttp: where it listens', () => {
+  it('binds 127.0.0.1 at /mcp by default, on the port picked, and counts its sessions', async () => {
+    const serving = await serve({ port: 0 })
+    const port = Number(new URL(serving.url).port)
+    expect(port).toBeGreaterThan(0)
+    expect(serving.url).toBe(`http://127.0.0.1:${port}/mcp`)
+    expect(serving.sessions()).toBe(0)
+    await connectClient(serving.url)
+    expect(serving.sessions()).toBe(1)
+  })
+
+  it('serves at the path given; any other path is a 404 naming the endpoint; a query string is no other path', async () => {
+    const serving = await serve({ port: 0, path: '/tools' })
+    const port = new URL(serving.url).port
+    expect(serving.url).toBe(`http://127.0.0.1:${port}/tools`)
+    expectRefused(await send(`http://127.0.0.1:${port}/mcp`), 404, 'Not Found: the MCP endpoint is /tools')
+    expectRefused(await send(`http://127.0.0.1:${port}/tools/more`), 404, 'Not Found: the MCP endpoint is /tools')
+    expect((await send(`${serving.url}?from=test`)).status).toBe(200)
+  })
+
+  it('on another IPv4 address: its own address, localhost, 127.0.0.1 and [::1] are its Hosts and (over http) its Origins; nothing else is', async () => {
+    const serving = await serve({ port: 0, host: '127.0.0.2' })
+    const port = new URL(serving.url).port
+    expect(serving.url).toBe(`http://127.0.0.2:${port}/mcp`)
+    for (const host of [`127.0.0.2:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) {
+      expect([host, (await send(serving.url, { headers: { host } })).status]).toStrictEqual([host, 200])
+      expect([host, (await send(serving.url, { headers: { origin: `http://${host}` } })).status]).toStrictEqual([host, 200])
+    }
+    for (const host of [`[127.0.0.2]:${port}`, `127.0.0.2:${Number(port) + 1}`, '127.0.0.2', 'Stryker was here', 'evil.example']) {
+      expectRefused(await send(serving.url, { headers: { host } }), 403, `Forbidden: Host ${JSON.stringify(host)} is not this server`)
+    }
+    for (const origin of [`https://127.0.0.2:${port}`, `http://[127.0.0.2]:${port}`, `127.0.0.2:${port}`, 'Stryker was here', 'null']) {
+      expectRefused(await send(serving.url, { headers: { origin } }), 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
+    }
+    expect(serving.sessions()).toBe(8)
+  })
+
+  it('on an IPv6 address: shows it in brackets, and takes it in brackets as a Host', async () => {
+    const serving = await serve({ port: 0, host: '::ffff:127.0.0.1' })
+    const port = new URL(serving.url).port
+    expect(serving.url).toBe(`http://[::ffff:127.0.0.1]:${port}/mcp`)
+    // a GET without a session passes the Host check and is refused further on, saying how a session starts
+    expectRefused(await send(serving.url, { method: 'GET', connectTo: '127.0.0.1', headers: { host: `[::ffff:127.0.0.1]:${port}` } }), 400, 'Bad Request: no session; a session starts with a POST of initialize')
+    expect((await send(serving.url, { connectTo: '127.0.0.1', headers: { origin: `http://[::ffff:127.0.0.1]:${port}` } })).status).toBe(200)
+    const bare = `::ffff:127.0.0.1:${port}`
+    expectRefused(await send(serving.url, { connectTo: '127.0.0.1', headers: { host: bare } }), 403, `Forbidden: Host ${JSON.stringify(bare)} is not this server`)
+  })
+
+  it('accepts the Hosts and Origins it is told to, besides its own', async () => {
+    const serving = await serve({ port: 0, allowedHosts: ['tools.internal:443'], allowedOrigins: ['https://app.example'] })
+    const port = new URL(serving.url).port
+    expect((await send(serving.url, { headers: { host: 'tools.internal:443' } })).status).toBe(200)
+    expect((await send(serving.url, { headers: { origin: 'https://app.example' } })).status).toBe(200)
+    expect((await send(serving.url, { headers: { host: `localhost:${port}`, origin: `http://localhost:${port}` } })).status).toBe(200)
+    expectRefused(await send(serving.url, { headers: { host: 'tools.internal:80' } }), 403, 'Forbidden: Host "tools.internal:80" is not this server')
+    expectRefused(await send(serving.url, { headers: { origin: 'https://app.example.evil' } }), 403, 'Forbidden: Origin "https://app.example.evil" is not allowed')
+    // an allowed Host is an allowed Origin over http, as its own are
+    expect((await send(serving.url, { headers: { origin: 'http://tools.internal:443' } })).status).toBe(200)
+    expectRefused(await send(serving.url, { headers: { origin: 'https://tools.internal:443' } }), 403, 'Forbidden: Origin "https://tools.internal:443" is not allowed')
+  })
+
+  it('whatever Host, Origin or token comes, one that is not its own is refused, saying which', async () => {
+    const serving = await serve({ port: 0, token: 't0k3n' })
+    const port = new URL(serving.url).port
+    const own = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+    const headerValue = fc.stringMatching(/^[!-~]([ -~]{0,30}[!-~])?$/)
+    await fc.assert(
+      fc.asyncProperty(headerValue, headerValue, headerValue, async (host, origin, token) => {
+        fc.pre(!own.has(host) && !own.has(origin.replace(/^http:\/\//, '')) && token !== 't0k3n')
+        const auth = { authorization: 'Bearer t0k3n' }
+        expectRefused(await send(serving.url, { headers: { ...auth, host } }), 403, `Forbidden: Host ${JSON.stringify(host)} is not this server`)
+        expectRefused(await send(serving.url, { headers: { ...auth, origin } }), 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
+        expectRefused(await send(serving.url, { headers: { authorization: `Bearer ${token}` } }), 401, 'Unauthorized: a bearer token is required')
+      }),
+      { numRuns: 25 },
+    )
+    expect(serving.sessions()).toBe(0)
+  })
+
+  it('refuses a request without a Host (HTTP/1.0) as not this server', async () => {
+    const serving = await serve({ port: 0 })
+    const port = Number(new URL(serving.url).port)
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = tcpConnect(port, '127.0.0.1', () => socket.end('GET /mcp HTTP/1.0\r\n\r\n'))
+      const chunks: Array<Buffer> = []
+      socket.on('data', (c: Buffer) => chunks.push(c))
+      socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+      socket.on('error', reject)
+    })
+    const [head, body] = answer.split('\r\n\r\n')
+    expect(head?.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden')
+    expect(JSON.parse(body ?? '')).toStrictEqual(refusal('Forbidden: Host "" is not this server'))
+  })
+
+  it('a port in use is a clear error', async () => {
+    const first = await serve({ port: 0 })
+    const port = Number(new URL(first.url).port)
+    await expect(serveHttp(factory(), { port })).rejects.toThrow(new Error(`port ${port} on 127.0.0.1 is already in use`))
+    // the first goes on serving
+    expect((await send(first.url)).status).toBe(200)
+  })
+
+  it('an address it cannot bind is a clear error, saying why', async () => {
+    await expect(serveHttp(factory(), { port: 0, host: '192.0.2.1' })).rejects.toThrow(new Error('cannot listen on 192.0.2.1:0: listen EADDRNOTAVAIL: address not available 192.0.2.1'))
+  })
+})
+
+describe('serveHttp: the bearer token', () => {
+  it('without one, 401 with WWW-Authenticate: Bearer; a wrong one, of any length, too; the right one opens a session', async () => {
+    const serving = await serve({ port: 0, token: 's3cret' })
+    const refusedWith = async (headers: Record<string, string>) => {
+      const answer = await send(serving.url, { headers })
+      expectRefused(answer, 401, 'Unauthorized: a bearer token is required')
+      expect(answer.headers['www-authenticate']).toBe('Bearer')
+    }
+    await refusedWith({})
+    await refusedWith({ authorization: 'Bearer s3creT' })
+    await refusedWith({ authorization: 'Bearer s3cret!' })
+    await refusedWith({ authorization: 'Bearer ' })
+    await refusedWith({ authorization: 's3cret' })
+    await refusedWith({ authorization: 'Basic s3cret' })
+    expect(serving.sessions()).toBe(0)
+    const { client } = await connectClient(serving.url, 'host', { Authorization: 'Bearer s3cret' })
+    expect((await client.listTools()).tools.map((t) => t.name)).toStrictEqual(['hello'])
+    expect(serving.sessions()).toBe(1)
+  })
+
+  it('without a token set, a request needs no Authorization, and one that carries any is served', async () => {
+    const serving = await serve({ port: 0 })
+    expect((await send(serving.url)).status).toBe(200)
+    expect((await send(serving.url, { headers: { authorization: 'Bearer whatever' } })).status).toBe(200)
+  })
+})
+
+describe('serveHttp: sessions', () => {
+  it('gives each host session a server of its own, and a request goes to its own session\'s server', async () => {
+    const made: Array<Server> = []
+    const serving = await serve({ port: 0 }, factory(made))
+    const a = await connectClient(serving.url, 'host-a')
+    const b = await connectClient(serving.url, 'host-b')
+    expect(made).toHaveLength(2)
+    expect(made.map((s) => s.getClientVersion()?.name)).toStrictEqual(['host-a', 'host-b'])
+    expect(serving.sessions()).toBe(2)
+    expect(a.transport.sessionId).not.toBe(b.transport.sessionId)
+    // a request with b's session id goes to b's server: no third server is made
+    expect((await b.client.listTools()).tools).toHaveLength(1)
+    expect(made).toHaveLength(2)
+    let aClosed = 0
+    let bClosed = 0
+    ;(made[0] as Server).onclose = () => void aClosed++
+    ;(made[1] as Server).onclose = () => void bClosed++
+    await a.transport.terminateSession()
+    expect(serving.sessions()).toBe(1)
+    expect([aClosed > 0, bClosed]).toStrictEqual([true, 0])
+    // the ended session is gone: its id is now unknown
+    expectRefused(await send(serving.url, { headers: { 'mcp-session-id': a.transport.sessionId ?? 'none' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) }), 404, 'Not Found: no such session (it ended or never began); start a new one with initialize')
+    expect((await b.client.listTools()).tools).toHaveLength(1)
+  })
+
+  it('refuses, with a 400 saying how a session starts, what comes without a session and is not a POST of initialize', async () => {
+    const serving = await serve({ port: 0 })
+    expectRefused(await send(serving.url, { method: 'GET' }), 400, 'Bad Request: no session; a session starts with a POST of initialize')
+    expectRefused(await send(serving.url, { method: 'DELETE' }), 400, 'Bad Request: no session; a session starts with a POST of initialize')
+    expectRefused(await send(serving.url, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) }), 400, 'Bad Request: no session; a session starts with initialize')
+    expectRefused(await send(serving.url, { body: '{"jsonrpc":' }), 400, 'Bad Request: the request body is not JSON')
+    expectRefused(await send(serving.url, { body: '' }), 400, 'Bad Request: the request body is not JSON')
+    expect(serving.sessions()).toBe(0)
+    const opened = await send(serving.url, { body: initBody('é-host') })
+    expect(opened.status).toBe(200)
+    expect(typeof opened.headers['mcp-session-id']).toBe('string')
+    expect(serving.sessions()).toBe(1)
+  })
+
+  it('takes a body of exactly 4 MiB, and cuts off one a byte longer, opening no session', async () => {
+    const made: Array<Server> = []
+    const serving = await serve({ port: 0 }, factory(made))
+    const base = initBody('')
+    const exact = initBody('x'.repeat(MAX_BODY - Buffer.byteLength(base)))
+    expect(Buffer.byteLength(exact)).toBe(MAX_BODY)
+    expect((await send(serving.url, { body: exact })).status).toBe(200)
+    expect(serving.sessions()).toBe(1)
+    const over = initBody('x'.repeat(MAX_BODY - Buffer.byteLength(base) + 1))
+    await expect(send(serving.url, { body: over })).rejects.toThrow()
+    expect(serving.sessions()).toBe(1)
+    expect(made).toHaveLength(1)
+    // it goes on serving
+    expect((await send(serving.url)).status).toBe(200)
+  })
+
+  it('forgets a session whose server closed itself', async () => {
+    const serving = await serve({ port: 0 }, () => {
+      const server = factory()()
+      server.oninitialized = () => void server.close()
+      return server
+    })
+    await connectClient(serving.url)
+    await until(() => serving.sessions() === 0)
+    expect(serving.sessions()).toBe(0)
+  })
+})
+
+describe('serveHttp: failures while answering', () => {
+  it('a server that cannot be made is a 500 saying why', async () => {
+    const serving = await serve({ port: 0 }, () => {
+      throw new Error('no server today')
+    })
+    expectRefused(await send(serving.url), 500, 'Internal error: no server today')
+    expect(serving.sessions()).toBe(0)
+  })
+
+  it('a failure after the answer began ends the answer as it stands, rather than leaving it open', async () => {
+    const serving = await serve({ port: 0 }, () => {
+      const server = factory()()
+      const connect = server.connect.bind(server)
+      server.connect = async (transport) => {
+        await connect(transport)
+        ;(transport as unknown as { handleRequest: (req: unknown, res: ServerResponse) => Promise<void> }).handleRequest = async (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/plain' })
+          res.write('partial')
+          await Promise.resolve()
+          throw new Error('broke mid-answer')
+        }
+      }
+      return server
+    })
+    const answer = await send(serving.url)
+    expect([answer.status, answer.headers['content-type'], answer.body]).toStrictEqual([200, 'text/plain', 'partial'])
+  })
+})
+
+describe('serveHttp: idle sessions (a fake clock)', () => {
+  const idleFor = async (idleMs: number | undefined) => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] })
+    const serving = await serve(idleMs === undefined ? { port: 0 } : { port: 0, idleMs })
+    const { client } = await connectClient(serving.url)
+    expect(serving.sessions()).toBe(1)
+    return { serving, client }
+  }
+
+  it('idleMs 1000: checked every second; closed at the first check after more than 1000 ms idle', async () => {
+    const { serving } = await idleFor(1000)
+    vi.advanceTimersByTime(1000)
+    expect(serving.sessions()).toBe(1)
+    vi.advanceTimersByTime(999)
+    expect(serving.sessions()).toBe(1)
+    vi.advanceTimersByTime(1)
+    expect(serving.sessions()).toBe(0)
+  })
+
+  it('a request keeps a session alive: idleness counts from its last request', async () => {
+    const { serving, client } = await idleFor(1000)
+    vi.advanceTimersByTime(1500)
+    await client.listTools()
+    vi.advanceTimersByTime(1499)
+    expect(serving.sessions()).toBe(1)
+    vi.advanceTimersByTime(1)
+    expect(serving.sessions()).toBe(0)
+  })
+
+  it('idleMs 8000: checked every quarter of it', async () => {
+    const { serving } = await idleFor(8000)
+    vi.advanceTimersByTime(9999)
+    expect(serving.sessions()).toBe(1)
+    vi.advanceTimersByTime(1)
+    expect(serving.sessions()).toBe(0)
+  })
+
+  it('by default: 30 minutes, checked every minute at most', async () => {
+    const { serving } = await idleFor(undefined)
+    vi.advanceTimersByTime(1_800_000)
+    expect(serving.sessions()).toBe(1)
+    vi.advanceTimersByTime(59_999)
+    expect(serving.sessions()).toBe(1)
+    vi.advanceTimersByTime(1)
+    expect(serving.sessions()).toBe(0)
+  })
+})
+
+describe('serveHttp: close', () => {
+  it('closes every session and stops listening; twice is the same close', async () => {
+    const made: Array<Server> = []
+    const serving = await serveHttp(factory(made), { port: 0 })
+    await connectClient(serving.url, 'a')
+    await connectClient(serving.url, 'b')
+    expect(serving.sessions()).toBe(2)
+    const closedServers: Array<number> = []
+    made.forEach((s, i) => {
+      s.onclose = () => void closedServers.push(i)
+    })
+    const first = serving.close()
+    expect(first).toBeInstanceOf(Promise)
+    expect(serving.close()).toBe(first)
+    await first
+    expect(serving.sessions()).toBe(0)
+    expect(closedServers.sort()).toStrictEqual([0, 1])
+    await expect(send(serving.url)).rejects.toThrow(/ECONNREFUSED/)
+  })
+})

@@ -1,0 +1,156 @@
+// connectStdio against a server that says how it was started (fixtures/whoami-server.mjs):
+// what reaches the process (arguments, cwd, environment, clientInfo, stderr), its pid
+// while it runs and after, and close: idempotent, waiting graceMs for a server that will
+// not go before killing it, and a failed handshake that leaves no process.
+import { chmodSync, fstatSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { StdioConnection, StdioServerCommand } from '../../src/mcp/index.js'
+import { connectStdio } from '../../src/mcp/index.js'
+import { isAlive } from '../support/processes.js'
+import { cleanUpAfterEach, tempDir } from './fixtures.js'
+
+cleanUpAfterEach()
+const WHOAMI = fileURLToPath(new URL('./fixtures/whoami-server.mjs', import.meta.url))
+
+const open: Array<StdioConnection> = []
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()))
+})
+
+const start = async (command: StdioServerCommand): Promise<StdioConnection> => {
+  const conn = await connectStdio(command)
+  open.push(conn)
+  return conn
+}
+
+interface Whoami {
+  readonly argv: ReadonlyArray<string>
+  readonly cwd: string
+  readonly env: { readonly WHOAMI_A: string | null; readonly hasPath: boolean }
+  readonly clientInfo: unknown
+  readonly pid: number
+  readonly stderr: { readonly dev: number; readonly ino: number; readonly rdev: number }
+}
+
+const whoami = async (conn: StdioConnection): Promise<Whoami> => {
+  const r = await conn.client.callTool({ name: 'whoami', arguments: {} })
+  return JSON.parse((r.content as Array<{ text: string }>)[0]?.text ?? 'null') as Whoami
+}
+
+const identity = (s: { dev: number; ino: number; rdev: number }) => ({ dev: s.dev, ino: s.ino, rdev: s.rdev })
+
+/** An executable that runs the whoami server: a command that needs no arguments. */
+const executable = (): string => {
+  const file = join(tempDir(), 'whoami')
+  writeFileSync(file, `#!${process.execPath}\nawait import(${JSON.stringify(WHOAMI)})\n`)
+  chmodSync(file, 0o755)
+  return file
+}
+
+describe('connectStdio: what reaches the server', () => {
+  it('the arguments, cwd, environment (added to the default one), clientInfo given; stderr ignored', async () => {
+    const dir = tempDir()
+    const conn = await start({
+      command: process.execPath,
+      args: [WHOAMI, 'one', 'two words'],
+      cwd: dir,
+      env: { WHOAMI_A: 'a value' },
+      stderr: 'ignore',
+      clientInfo: { name: 'my-host', version: '9.9.9' },
+    })
+    const me = await whoami(conn)
+    expect(me.argv).toStrictEqual(['one', 'two words'])
+    expect(me.cwd).toBe(dir)
+    expect(me.env).toStrictEqual({ WHOAMI_A: 'a value', hasPath: true })
+    expect(me.clientInfo).toStrictEqual({ name: 'my-host', version: '9.9.9' })
+    expect(me.stderr).toStrictEqual(identity(statSync('/dev/null')))
+  })
+
+  it('by default: no arguments, this process\'s cwd, the default environment only, clientInfo toolstack 0.1.0, stderr inherited', async () => {
+    process.env['WHOAMI_A'] = 'not passed on'
+    try {
+      const conn = await start({ command: executable() })
+      const me = await whoami(conn)
+      expect(me.argv).toStrictEqual([])
+      expect(me.cwd).toBe(process.cwd())
+      expect(me.env).toStrictEqual({ WHOAMI_A: null, hasPath: true })
+      expect(me.clientInfo).toStrictEqual({ name: 'toolstack', version: '0.1.0' })
+      expect(me.stderr).toStrictEqual(identity(fstatSync(2)))
+    } finally {
+      delete process.env['WHOAMI_A']
+    }
+  })
+})
+
+describe('connectStdio: pid and close', () => {
+  it('pid is the server\'s while it runs and undefined once closed; close twice is one close, and the process is gone', async () => {
+    const conn = await start({ command: process.execPath, args: [WHOAMI], stderr: 'ignore' })
+    const me = await whoami(conn)
+    expect(conn.pid).toBe(me.pid)
+    expect(isAlive(me.pid)).toBe(true)
+    const first = conn.close()
+    expect(first).toBeInstanceOf(Promise)
+    expect(conn.close()).toBe(first)
+    await first
+    expect(isAlive(me.pid)).toBe(false)
+    expect(conn.pid).toBeUndefined()
+  })
+
+  it('a server that ignores the end of its input and SIGTERM: killed after graceMs, not before, and gone when close resolves', async () => {
+    const conn = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STUBBORN: '1' }, stderr: 'ignore', graceMs: 300 })
+    const pid = (await whoami(conn)).pid
+    const t0 = performance.now()
+    await conn.close()
+    const took = performance.now() - t0
+    expect(isAlive(pid)).toBe(false)
+    expect(took).toBeGreaterThanOrEqual(295)
+    // the SDK's own close would wait 2000 ms before even a SIGTERM
+    expect(took).toBeLessThan(1900)
+  })
+
+  it('a server the SDK\'s own close ends with a late SIGKILL (graceMs longer than its 4 s): close still resolves only once it is gone', async () => {
+    const conn = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STUBBORN: '1' }, stderr: 'ignore', graceMs: 10_000 })
+    const pid = (await whoami(conn)).pid
+    await conn.close()
+    expect(isAlive(pid)).toBe(false)
+  }, 15_000)
+
+  it('graceMs is 2000 by default', async () => {
+    const conn = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STUBBORN: '1' }, stderr: 'ignore' })
+    const pid = (await whoami(conn)).pid
+    const t0 = performance.now()
+    await conn.close()
+    const took = performance.now() - t0
+    expect(isAlive(pid)).toBe(false)
+    expect(took).toBeGreaterThanOrEqual(1995)
+    expect(took).toBeLessThan(3900)
+  })
+})
+
+describe('connectStdio: a failed start', () => {
+  it('a refused handshake: rejects naming the command and the reason, keeps the cause, and kills a server that will not go', async () => {
+    const pidFile = join(tempDir(), 'pid')
+    const error = await connectStdio({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_REFUSE: '1', WHOAMI_STUBBORN: '1', WHOAMI_PIDFILE: pidFile }, stderr: 'ignore', graceMs: 200 }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    )
+    expect(error).toBeInstanceOf(Error)
+    expect(error?.cause).toBeInstanceOf(Error)
+    const cause = error?.cause as Error
+    expect(cause.message).toMatch(/no thanks/)
+    expect(error?.message).toBe(`connectStdio: could not connect to ${JSON.stringify(process.execPath)}: ${cause.message}`)
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false)
+  })
+
+  it('a command that does not exist: rejects saying so', async () => {
+    const missing = join(tempDir(), 'no-such-server')
+    const error = await connectStdio({ command: missing, stderr: 'ignore', graceMs: 200 }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    )
+    expect(error?.message).toBe(`connectStdio: could not connect to ${JSON.stringify(missing)}: spawn ${missing} ENOENT`)
+    expect((error?.cause as NodeJS.ErrnoException).code).toBe('ENOENT')
+  })
+})
