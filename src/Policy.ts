@@ -38,6 +38,7 @@ import { rulesNameNoTool, withoutRefusedTools } from './policy/listing.js'
 import type { Step } from './internal/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from './internal/answer.js'
 import { callIdOf, callNameOf } from './internal/calls.js'
+import { memberOf } from './internal/guards.js'
 import { describeError, describeValue } from './internal/describe.js'
 import { assertCallback, callBack, decodeOptions } from './internal/options.js'
 import { modify } from './internal/ref.js'
@@ -227,8 +228,7 @@ const decodeRoots = (where: string, u: unknown): Roots => {
   return Object.freeze(out)
 }
 
-const isQueue = (u: unknown): u is QuestionQueue =>
-  typeof u === 'object' && u !== null && (u as { _tag?: unknown })._tag === 'QuestionQueue' && typeof (u as { inTurn?: unknown }).inTurn === 'function'
+const isQueue = (u: unknown): u is QuestionQueue => memberOf(u, '_tag') === 'QuestionQueue' && typeof memberOf(u, 'inTurn') === 'function'
 
 /**
  * Allows, denies or asks about each call. Allowed calls go to the inner provider as
