@@ -19,6 +19,7 @@ import { drawArgsProblem, noneAsEmpty } from '../Args.js'
 import { batchOf } from '../Batch.js'
 import { decodeOptions } from '../internal/options.js'
 import { describeError, describeValue } from '../internal/describe.js'
+import type { Read } from '../internal/answer.js'
 import { errorResult, failAll, readPositions } from '../internal/answer.js'
 import { callIdOf, callNameOf } from '../internal/calls.js'
 import { renderCallResult } from './content.js'
@@ -372,23 +373,25 @@ const invoke = (
       return
     }
     const controller = new AbortController()
-    let settled = false
+    // resolve, clearTimeout and removeEventListener are idempotent: a second ending
+    // (the call answering after the timeout) changes nothing
     const finish = (o: Outcome): void => {
-      if (settled) return
-      settled = true
       clearTimeout(timer)
       outer?.removeEventListener('abort', onAbort)
       resolve(o)
     }
     const onAbort = (): void => {
-      finish({ _tag: 'Aborted', reason: outer?.reason })
-      controller.abort(outer?.reason)
+      // Stryker disable next-line OptionalChaining: onAbort only ever runs as outer's listener, so outer is defined
+      const reason: unknown = outer?.reason
+      finish({ _tag: 'Aborted', reason })
+      controller.abort(reason)
     }
     const timer = setTimeout(() => {
       finish({ _tag: 'TimedOut' })
       controller.abort(new Error(`timed out after ${timeout} ms`))
     }, timeout)
-    outer?.addEventListener('abort', onAbort, { once: true })
+    // finish removes the listener, so it runs at most once
+    outer?.addEventListener('abort', onAbort)
     let pending: Promise<unknown>
     try {
       pending = Promise.resolve(client.callTool(params, undefined, { timeout, signal: controller.signal }))
@@ -430,7 +433,7 @@ const prepare = (routes: Routes, batch: Batch, i: number, call: unknown): Prepar
 
 /** Runs `tasks` with at most `limit` at once; results in order. */
 const pool = async <A>(tasks: ReadonlyArray<() => Promise<A>>, limit: number): Promise<ReadonlyArray<A>> => {
-  const out: Array<A> = new Array<A>(tasks.length)
+  const out: Array<A> = []
   let next = 0
   const worker = async (): Promise<void> => {
     while (next < tasks.length) {
@@ -449,23 +452,22 @@ const pool = async <A>(tasks: ReadonlyArray<() => Promise<A>>, limit: number): P
 const DEFAULT_TIMEOUT = 60_000
 
 // The codec's name is what a TypeError says a value "must be".
-const wholeNumber = (name: string, max: number): t.Type<number, number, unknown> =>
-  new t.Type<number, number, unknown>(
-    name,
-    (u): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1 && u <= max,
-    (u, c) => (typeof u === 'number' && Number.isSafeInteger(u) && u >= 1 && u <= max ? t.success(u) : t.failure(u, c)),
-    t.identity,
-  )
+const wholeNumber = (name: string, max: number): t.Type<number, number, unknown> => {
+  // Number.isSafeInteger is false for anything but a number
+  const is = (u: unknown): u is number => Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= max
+  return new t.Type<number, number, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
+}
 
 // setTimeout clamps anything above 2^31 - 1 ms to 1 ms: refuse it rather than time
 // every call out at once
 const Milliseconds = wholeNumber('a whole number of milliseconds between 1 and 2147483647', 2_147_483_647)
 const PositiveInteger = wholeNumber('a whole number of at least 1', Number.MAX_SAFE_INTEGER)
 
+const isAbortSignal = (u: unknown): u is AbortSignal => u instanceof AbortSignal
 const AbortSignalCodec = new t.Type<AbortSignal, AbortSignal, unknown>(
   'an AbortSignal',
-  (u): u is AbortSignal => u instanceof AbortSignal,
-  (u, c) => (u instanceof AbortSignal ? t.success(u) : t.failure(u, c)),
+  isAbortSignal,
+  (u, c) => (isAbortSignal(u) ? t.success(u) : t.failure(u, c)),
   t.identity,
 )
 
@@ -550,10 +552,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
     }
   }
 
-  const run = async (batch: Batch): Promise<ReadonlyArray<ToolResult>> => {
-    const read = readPositions(batch.calls)
-    if (read._tag === 'Left') return read.left
-    const { calls, unreadable } = read.right
+  const run = async (batch: Batch, { calls, unreadable }: Read): Promise<ReadonlyArray<ToolResult>> => {
     if (calls.length === 0) return []
     let table = lastRoutes.read()
     if (table === undefined) {
@@ -572,40 +571,34 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       const answered = unreadable[i]
       return answered?._tag === 'Answer' ? { _tag: 'Answered', result: answered.result } : prepare(routes, batch, i, c)
     })
-    if (concurrency === 1) {
-      const out: Array<ToolResult> = []
-      for (const p of prepared) out.push(await callOne(p))
-      return out
-    }
     // consecutive read-only calls (and calls already answered) form one group that
-    // runs together; any other call is a group of its own, so a write never overlaps
-    // anything and keeps its place in the caller's order
-    const groups: Array<Array<Prepared>> = []
+    // runs together, at most `concurrency` at once; any other call is a group of its
+    // own, so a write never overlaps anything and keeps its place in the caller's
+    // order. (A group may be empty: it answers nothing.)
     let current: Array<Prepared> = []
+    const groups: Array<Array<Prepared>> = [current]
     for (const p of prepared) {
       if (p._tag === 'Answered' || p.tool.readOnly) {
         current.push(p)
       } else {
-        if (current.length > 0) groups.push(current)
-        groups.push([p])
         current = []
+        groups.push([p], current)
       }
     }
-    if (current.length > 0) groups.push(current)
     const out: Array<ToolResult> = []
     for (const g of groups) out.push(...(await pool(g.map((p) => () => callOne(p)), concurrency)))
     return out
   }
 
-  const executeBatch = (batch: Batch) => () =>
-    run(batch).then(
+  const executeBatch = (batch: Batch) => async (): Promise<Either<never, ReadonlyArray<ToolResult>>> => {
+    const read = readPositions(batch.calls)
+    if (read._tag === 'Left') return right(read.left)
+    return run(batch, read.right).then(
       (results) => right(results),
-      // unreachable by construction; kept so the batch cannot fail even then
-      (e: unknown) => {
-        const read = readPositions(batch.calls)
-        return right(read._tag === 'Left' ? read.left : failAll(read.right.calls, `the MCP provider failed: ${describeError(e)}`))
-      },
+      // a listed tool whose members throw when read: the batch does not fail even then
+      (e: unknown) => right(failAll(read.right.calls, `the MCP provider failed: ${describeError(e)}`)),
     )
+  }
 
   const notify = (): void => {
     for (const l of listeners.read()) {
