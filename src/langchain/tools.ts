@@ -21,7 +21,7 @@ import type { AuditSession, Catalogue, JsonSchema, PairStat, Provider, ToolCall,
 import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
 import { answerFor } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
-import { hasOwn, isRecord } from '../internal/guards.js'
+import { hasOwn, isRecord, memberOf } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -44,7 +44,7 @@ import { hasOwn, isRecord } from '../internal/guards.js'
  * @category pure steps
  */
 export const permissiveSchema = (parameters: JsonSchema | undefined): Record<string, unknown> => {
-  if (parameters === undefined || !isRecord(parameters)) return { type: 'object', properties: {} }
+  if (!isRecord(parameters)) return { type: 'object', properties: {} }
   const out: Record<string, unknown> = {}
   for (const k of Object.keys(parameters)) {
     if (k === 'additionalProperties') continue
@@ -54,14 +54,11 @@ export const permissiveSchema = (parameters: JsonSchema | undefined): Record<str
   return out
 }
 
+// read as data: no config, no tool call, or a member that throws when read, is no id
 const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined => {
-  try {
-    const call: unknown = (config as { readonly toolCall?: unknown } | undefined)?.toolCall
-    const id = isRecord(call) ? call['id'] : undefined
-    return typeof id === 'string' && id !== '' ? id : undefined
-  } catch {
-    return undefined
-  }
+  const call = memberOf(config, 'toolCall')
+  const id = isRecord(call) ? memberOf(call, 'id') : undefined
+  return typeof id === 'string' && id !== '' ? id : undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -99,6 +96,7 @@ export const toLangChainTools = <E>(provider: Provider<E>): Promise<Array<Dynami
       const id = toolCallIdOf(config)
       const call: ToolCall = { id: id ?? '', type: 'function', function: { name, arguments: isRecord(input) ? input : JSON.stringify(input) ?? '' } }
       const [result] = await answerFor([call], send(batchOf([call])))
+      // Stryker disable next-line ConditionalExpression,StringLiteral: answerFor answers exactly one result per call, so this defence cannot be reached
       if (result === undefined) throw new Error('the tool provider returned no result for this call')
       if (result.is_error !== true) return [result.content, result]
       if (id === undefined) throw new Error(result.content)
@@ -141,13 +139,16 @@ export interface AuditableTool {
   readonly schema: unknown
 }
 
-const declarationOf = (t: AuditableTool): unknown => {
-  try {
-    return { type: 'function', function: { name: t.name, parameters: toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]) } }
-  } catch {
-    return undefined
-  }
-}
+// The declarations the audit reads (a function's name and parameters), one per tool
+// whose schema has a JSON Schema: one that has none (a `z.date()`, say) is left out.
+const declarationsOf = (tools: ReadonlyArray<AuditableTool>): ReadonlyArray<unknown> =>
+  tools.flatMap((t) => {
+    try {
+      return [{ function: { name: t.name, parameters: toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]) } }]
+    } catch {
+      return []
+    }
+  })
 
 /**
  * The alarm for a user's own LangChain tools, as a callback handler: `handleToolStart`
@@ -194,7 +195,7 @@ export class UnknownKeyAuditHandler extends BaseCallbackHandler {
     const where = 'UnknownKeyAuditHandler'
     if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools (with name and schema), got ${describeValue(tools)}`)
     this.#session = auditSessions(where, options)()
-    const declarations = tools.map(declarationOf).filter((d) => d !== undefined)
+    const declarations = declarationsOf(tools)
     this.#catalogue = this.#session.catalogueOf(declarations)
     this.#session.listed(this.#catalogue, declarations.length)
     this.stats = this.#session.stats
@@ -211,7 +212,8 @@ export class UnknownKeyAuditHandler extends BaseCallbackHandler {
     runName?: string,
     toolCallId?: string,
   ): void {
+    // Stryker disable next-line ConditionalExpression: a name that is not a string names no tool of the catalogue, so the check would pass it by too; this keeps the call typed
     if (typeof runName !== 'string') return
-    this.#session.check(this.#catalogue, { id: toolCallId ?? '', type: 'function', function: { name: runName, arguments: input } })
+    this.#session.check(this.#catalogue, { id: toolCallId ?? '', function: { name: runName, arguments: input } })
   }
 }

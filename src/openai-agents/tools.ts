@@ -12,7 +12,7 @@ import type { PairStat, Provider, ToolCall, UnknownKeyAuditOptions } from '../in
 import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
 import { answerFor } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
-import { isRecord } from '../internal/guards.js'
+import { isRecord, memberOf } from '../internal/guards.js'
 import type { PolicyApproval } from './approval.js'
 
 // -------------------------------------------------------------------------------------
@@ -65,13 +65,10 @@ const NO_PARAMETERS = Object.freeze({ type: 'object', properties: {}, required: 
  */
 export const outputOf = (result: { readonly content: string; readonly is_error?: boolean }): string => (result.is_error === true ? `Error: ${result.content}` : result.content)
 
+// read as data: details the SDK did not send, or a member that throws when read, is no id
 const callIdOf = (details: Details): string => {
-  try {
-    const id = details?.toolCall?.callId
-    return typeof id === 'string' ? id : ''
-  } catch {
-    return ''
-  }
+  const id = memberOf(memberOf(details, 'toolCall'), 'callId')
+  return typeof id === 'string' ? id : ''
 }
 
 // -------------------------------------------------------------------------------------
@@ -114,6 +111,7 @@ export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsO
         const run = () => answerFor([call], send(batchOf([call])))
         const approved = approval !== undefined && call.id !== '' && runContext.isToolApproved({ toolName: name, callId: call.id }) === true
         const [result] = approved ? await approval.approvedWhile(call.id, run) : await run()
+        // Stryker disable next-line ConditionalExpression,StringLiteral: answerFor answers exactly one result per call, so this defence cannot be reached
         return result === undefined ? 'Error: the tool provider returned no result for this call' : outputOf(result)
       } catch (e) {
         return `Error: the tool call failed: ${describeError(e)}`
@@ -168,7 +166,8 @@ export const auditAgentsTools = <T extends Tool<never>>(tools: ReadonlyArray<T>,
   const session = auditSessions(where, options)()
   const isFunctionTool = (t: unknown): t is FunctionTool<never> => isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
   const functionTools = tools.filter(isFunctionTool)
-  const declarations = functionTools.map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: t.parameters } }))
+  // the audit reads a declaration's function (name, parameters) and a call's id and function only
+  const declarations = functionTools.map((t) => ({ function: { name: t.name, parameters: t.parameters } }))
   const catalogue = session.catalogueOf(declarations)
   session.listed(catalogue, declarations.length)
   const wrapped = tools.map((t): T => {
@@ -177,7 +176,7 @@ export const auditAgentsTools = <T extends Tool<never>>(tools: ReadonlyArray<T>,
     const audited: FunctionTool<never> = {
       ...t,
       invoke: (runContext, input, details) => {
-        session.check(catalogue, { id: callIdOf(details), type: 'function', function: { name, arguments: input } })
+        session.check(catalogue, { id: callIdOf(details), function: { name, arguments: input } })
         return t.invoke(runContext, input, details)
       },
     }
