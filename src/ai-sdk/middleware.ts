@@ -95,7 +95,7 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
     // Stryker disable next-line ConditionalExpression: a name that is not a string names no tool of the catalogue, so the check would pass it by too; this keeps the call typed
     if (typeof name !== 'string') return
     const id = part['toolCallId']
-    session.check(catalogue, { id: typeof id === 'string' ? id : '', type: 'function', function: { name, arguments: part['input'] as string } })
+    session.check(catalogue, { id: typeof id === 'string' ? id : '', function: { name, arguments: part['input'] as string } })
   } catch {
     // a part that cannot be read is not audited, and goes on as it came
   }
