@@ -58,25 +58,26 @@ export interface StdioConnection {
 // utils
 // -------------------------------------------------------------------------------------
 
+// ESRCH: no such process; EPERM: it exists but is not ours to signal, so it is alive;
+// anything else (a pid that is no number) is a mistake here, and thrown
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true
   } catch (e) {
-    // EPERM: it exists but is not ours to signal, so it is alive
-    return (e as { code?: unknown }).code === 'EPERM'
+    const code = (e as { code?: unknown }).code
+    if (code === 'ESRCH') return false
+    if (code === 'EPERM') return true
+    throw e
   }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
-const waitGone = async (pid: number, ms: number): Promise<boolean> => {
+const waitGone = async (pid: number, ms: number): Promise<void> => {
   const until = Date.now() + ms
-  while (isAlive(pid)) {
-    if (Date.now() >= until) return false
-    await sleep(10)
-  }
-  return true
+  // Stryker disable next-line EqualityOperator: one more 10 ms wait at the very deadline is no promise
+  while (isAlive(pid) && Date.now() < until) await sleep(10)
 }
 
 // -------------------------------------------------------------------------------------
@@ -113,7 +114,9 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   const transport = new StdioClientTransport({
     command: server.command,
     args: [...(server.args ?? [])],
+    // Stryker disable next-line ConditionalExpression: the SDK takes cwd: undefined as no cwd
     ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
+    // Stryker disable next-line ConditionalExpression: the SDK takes env: undefined as no env
     ...(server.env !== undefined ? { env: { ...server.env } } : {}),
     stderr: server.stderr ?? 'inherit',
   })
@@ -144,6 +147,7 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   pid = transport.pid ?? undefined
   try {
     await connecting
+    // Stryker disable next-line LogicalOperator: the transport spawns as connect begins, so transport.pid is pid already; this only keeps a later SDK that spawns later right
     pid = transport.pid ?? pid
   } catch (e) {
     await close()

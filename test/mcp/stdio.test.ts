@@ -5,7 +5,7 @@
 import { chmodSync, fstatSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { StdioConnection, StdioServerCommand } from '../../src/mcp/index.js'
 import { connectStdio } from '../../src/mcp/index.js'
 import { isAlive } from '../support/processes.js'
@@ -142,6 +142,23 @@ describe('connectStdio: a failed start', () => {
     expect(cause.message).toMatch(/no thanks/)
     expect(error?.message).toBe(`connectStdio: could not connect to ${JSON.stringify(process.execPath)}: ${cause.message}`)
     expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false)
+  })
+
+  it('pid: a process that is not ours to signal (EPERM) is alive, one that is gone (ESRCH) is not, and any other failure is thrown', async () => {
+    const conn = await start({ command: process.execPath, args: [WHOAMI], stderr: 'ignore' })
+    const me = await whoami(conn)
+    const failWith = (code: string) =>
+      vi.spyOn(process, 'kill').mockImplementation(() => {
+        throw Object.assign(new Error(code), { code })
+      })
+    failWith('EPERM')
+    expect(conn.pid).toBe(me.pid)
+    failWith('ESRCH')
+    expect(conn.pid).toBeUndefined()
+    failWith('EINVAL')
+    expect(() => conn.pid).toThrow('EINVAL')
+    vi.restoreAllMocks()
+    expect(conn.pid).toBe(me.pid)
   })
 
   it('a command that does not exist: rejects saying so', async () => {
