@@ -15,7 +15,7 @@ import type { JSONSchema7, Tool, ToolExecutionOptions, ToolSet } from 'ai'
 import { asSchema, dynamicTool, jsonSchema } from 'ai'
 import type { BatchProvider, LocalTool, Provider, ToolCall, ToolDeclaration, ToolOutput, ToolResult } from '../index.js'
 import { assertProvider, batchOf, fromTools, providerFailure, runBatch } from '../index.js'
-import { answerFor } from '../internal/answer.js'
+import { answerFor, answerOne } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { isRecord } from '../internal/guards.js'
 import type { PolicyApproval } from './approval.js'
@@ -139,10 +139,9 @@ export const toAiSdkTools = <E>(provider: Provider<E>, options?: ToAiSdkToolsOpt
     const signal = context.abortSignal
     if (signal?.aborted === true) throw signal.reason
     const call: ToolCall = { id: context.toolCallId, type: 'function', function: { name, arguments: argumentsOf(input) } }
-    const run = () => answerFor([call], send(batchOf([call])))
+    const run = () => answerOne(call, send(batchOf([call])))
     const approved = approval !== undefined && approvedInMessages(context.messages, call.id)
-    // answerFor answers one result per call, so there is exactly one
-    const [result] = (approved ? await approval.approvedWhile(call.id, run) : await run()) as readonly [ToolResult]
+    const result = approved ? await approval.approvedWhile(call.id, run) : await run()
     if (result.is_error === true) throw toolResultError(result)
     return result
   }

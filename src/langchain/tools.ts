@@ -19,7 +19,7 @@ import { DynamicStructuredTool } from '@langchain/core/tools'
 import { toJsonSchema } from '@langchain/core/utils/json_schema'
 import type { AuditSession, Catalogue, JsonSchema, PairStat, Provider, ToolCall, ToolResult, UnknownKeyAuditOptions } from '../index.js'
 import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
-import { answerFor } from '../internal/answer.js'
+import { answerOne } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { hasOwn, isRecord, memberOf } from '../internal/guards.js'
 
@@ -95,9 +95,7 @@ export const toLangChainTools = <E>(provider: Provider<E>): Promise<Array<Dynami
       if (config?.signal?.aborted === true) throw new Error(`the call was aborted before it ran (${describeError(config.signal.reason)})`)
       const id = toolCallIdOf(config)
       const call: ToolCall = { id: id ?? '', type: 'function', function: { name, arguments: isRecord(input) ? input : JSON.stringify(input) ?? '' } }
-      const [result] = await answerFor([call], send(batchOf([call])))
-      // Stryker disable next-line ConditionalExpression,StringLiteral: answerFor answers exactly one result per call, so this defence cannot be reached
-      if (result === undefined) throw new Error('the tool provider returned no result for this call')
+      const result = await answerOne(call, send(batchOf([call])))
       if (result.is_error !== true) return [result.content, result]
       if (id === undefined) throw new Error(result.content)
       return [new ToolMessage({ status: 'error', content: result.content, tool_call_id: id, name, artifact: result }), undefined]

@@ -10,7 +10,7 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { FunctionTool, RunContext, Tool } from '@openai/agents'
 import type { PairStat, Provider, ToolCall, UnknownKeyAuditOptions } from '../index.js'
 import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
-import { answerFor } from '../internal/answer.js'
+import { answerOne } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { isRecord, memberOf } from '../internal/guards.js'
 import type { PolicyApproval } from './approval.js'
@@ -108,11 +108,9 @@ export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsO
       try {
         if (details?.signal?.aborted === true) return `Error: the call was aborted before it ran (${describeError(details.signal.reason)})`
         const call: ToolCall = { id: callIdOf(details), type: 'function', function: { name, arguments: input } }
-        const run = () => answerFor([call], send(batchOf([call])))
+        const run = () => answerOne(call, send(batchOf([call])))
         const approved = approval !== undefined && call.id !== '' && runContext.isToolApproved({ toolName: name, callId: call.id }) === true
-        const [result] = approved ? await approval.approvedWhile(call.id, run) : await run()
-        // Stryker disable next-line ConditionalExpression,StringLiteral: answerFor answers exactly one result per call, so this defence cannot be reached
-        return result === undefined ? 'Error: the tool provider returned no result for this call' : outputOf(result)
+        return outputOf(approved ? await approval.approvedWhile(call.id, run) : await run())
       } catch (e) {
         return `Error: the tool call failed: ${describeError(e)}`
       }
