@@ -197,7 +197,10 @@ export const startGateway = async (
 ): Promise<Gateway> => {
   const upstreams = config.servers.map((s) => superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }))
   await Promise.all(upstreams.map((u) => u.ready))
-  const upstreamOf = (tool: string): string => config.servers.find((s) => tool.startsWith(`${s.prefix}_`))?.name ?? ''
+  // the registry routes a name to the longest prefix it starts with (`fs_x_read` to `fs_x`,
+  // not `fs`), so the records name that upstream too
+  const longestFirst = [...config.servers].sort((a, b) => b.prefix.length - a.prefix.length)
+  const upstreamOf = (tool: string): string => longestFirst.find((s) => tool.startsWith(`${s.prefix}_`))?.name ?? ''
   // what every session shares: the upstreams under one namespace, with reasons (a
   // session's own state is its seen-set, grants and question queue, above)
   const namespace = pipe(

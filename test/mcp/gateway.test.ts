@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -141,6 +141,8 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: { fs: { url: 'https://x', command: 'y' } } }, 'mcpServers.fs has unknown member "command" (known: url, headers, prefix)'],
     [{ mcpServers: { a: { url: 7 } } }, 'mcpServers.a.url must be an http(s) URL, got number 7'],
     [{ mcpServers: { a: { url: 'see https://x' } } }, 'mcpServers.a.url must be an http(s) URL, got the string "see https://x"'],
+    // an array of one URL reads as that URL once made a string: it is no URL all the same
+    [{ mcpServers: { a: { url: ['https://x'] } } }, 'mcpServers.a.url must be an http(s) URL, got an array'],
     [{ mcpServers: { a: { url: 'https://x', headers: ['Authorization'] } } }, 'mcpServers.a.headers must be an object of strings, got an array'],
     [{ mcpServers: { a: { url: 'https://x', headers: { Authorization: 1 } } } }, 'mcpServers.a.headers.Authorization must be a string, got number 1'],
     [{ mcpServers: { a: { command: 'x', args: 'a b' } } }, 'mcpServers.a.args must be an array of strings, got the string "a b"'],
@@ -336,6 +338,49 @@ describe('the gateway: records and options', () => {
     } finally {
       await serving.close()
     }
+  })
+
+  it('names the upstream the call went to when one prefix starts another: the longest, as the registry routes', async () => {
+    const records: Array<GatewayRecord> = []
+    const config = decodeGatewayConfig({ mcpServers: { short: { command: process.execPath, args: [ECHO], prefix: 'ec' }, long: { command: process.execPath, args: [ECHO], prefix: 'ec_x' } } })
+    if (config._tag === 'Left') throw new Error(config.left)
+    const gateway = await startGateway(config.right, (r) => void records.push(r))
+    running.push(gateway)
+    const client = await host(gateway)
+    await client.callTool({ name: 'ec_x_ping', arguments: { n: 1, nn: 2, reason: 'r' } })
+    await client.callTool({ name: 'ec_ping', arguments: { n: 1, nn: 2, reason: 'r' } })
+    expect(records.flatMap((r) => (r.type === 'warning' || r.type === 'decision' ? [[r.type, r.tool, r.upstream]] : []))).toEqual([
+      ['decision', 'ec_x_ping', 'long'],
+      ['warning', 'ec_x_ping', 'long'],
+      ['decision', 'ec_ping', 'short'],
+      ['warning', 'ec_ping', 'short'],
+    ])
+    await client.close()
+  })
+
+  it('a session that ends unsubscribes from every upstream, so a long-running gateway keeps no closed session', async () => {
+    const { gateway } = await gatewayOf({ mcpServers: twoEchoes })
+    // every upstream's subscriptions, counted through its own onToolsChanged
+    const live = new Set<object>()
+    for (const u of gateway.upstreams) {
+      const subscribe = u.onToolsChanged
+      vi.spyOn(u, 'onToolsChanged').mockImplementation((listener) => {
+        const subscription = {}
+        live.add(subscription)
+        const off = subscribe(listener)
+        return () => {
+          live.delete(subscription)
+          off()
+        }
+      })
+    }
+    const one = await host(gateway)
+    const two = await host(gateway)
+    expect(live.size).toBe(4)
+    await two.close()
+    expect(live.size).toBe(2)
+    await one.close()
+    expect(live.size).toBe(0)
   })
 })
 
