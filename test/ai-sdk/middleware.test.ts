@@ -119,6 +119,10 @@ const TOOLS = [
 ]
 
 describe('unknownKeyAuditMiddleware changes nothing', () => {
+  it('says which middleware contract it keeps: v4, the one whose wrapGenerate and wrapStream it implements', () => {
+    expect(unknownKeyAuditMiddleware().specificationVersion).toBe('v4')
+  })
+
   it('wrapGenerate answers the very result the model gave', async () => {
     const mw = unknownKeyAuditMiddleware({ onWarn: () => undefined })
     const result = generated([callPart('c1', 'read', RAW)])
