@@ -382,6 +382,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     return {
       toolsForLlm: () =>
         provider.toolsForLlm().then((listed) => {
+          // Stryker disable next-line ConditionalExpression: a Left has no `right`: diagnosing and filtering it would throw in the guarded steps below, which answer `listed` itself
           if (typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
           try {
             diagnose(listed.right)

@@ -557,11 +557,16 @@ describe('withPolicy: one question at a time', () => {
       await tick(10)
       return onAsk(r)()
     }
-    const { policy, inner } = setup({ onAsk: slow })
+    const told: Array<unknown> = []
+    const { policy, inner } = setup({ onAsk: slow, onDecision: (d) => () => void told.push(d) })
     const [x, y] = await Promise.all([run(policy, [call('a', 'web_get', { url: '1' })]), run(policy, [call('b', 'web_get', { url: '2' })])])
     expect(requests).toHaveLength(1)
     expect([x?.[0]?.is_error, y?.[0]?.is_error]).toEqual([undefined, undefined])
     expect(inner.rec.batches.flat().map((c) => c.id).sort()).toEqual(['a', 'b'])
+    expect(told).toEqual([
+      { tool: 'web_get', id: 'a', outcome: 'allowed', by: 'human' },
+      { tool: 'web_get', id: 'b', outcome: 'allowed', by: 'grant' },
+    ])
   })
 })
 

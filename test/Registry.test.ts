@@ -225,6 +225,7 @@ describe('registry: listing', () => {
   it.each([
     ['a listing that is not an array', { not: 'an array' }, /the listing is an object, not an array/],
     ['a declaration that is not an object', [null], /declaration 0 has no "function" object \(got null\)$/],
+    ['a declaration that is undefined', [undefined], /declaration 0 has no "function" object \(got undefined\)$/],
     ['a declaration with no function', [{ type: 'function' }], /declaration 0 has no "function" object \(got an object\)$/],
     ['a declaration whose function is null', [{ type: 'function', function: null }], /declaration 0 has no "function" object \(got an object\)$/],
     ['a declaration with no name', [decl('ok'), { type: 'function', function: { description: 'x' } }], /declaration 1 has no tool name \(function.name is undefined\)/],
@@ -433,10 +434,11 @@ describe('registry: calls', () => {
   it('says exactly what is wrong with a call that is not an object, or has no function object', async () => {
     const r = registry([{ prefix: 'fs', provider: recordingProvider([]) }])
     const shape = 'a tool call looks like { "id": "…", "function": { "name": "…", "arguments": "{…}" } }'
-    const out = await run(r, [null, 'fs_read', { id: '3', function: null }] as unknown as ReadonlyArray<ToolCall>)
+    const out = await run(r, [null, 'fs_read', { id: '3', function: null }, { id: '4', function: 'fs_read' }] as unknown as ReadonlyArray<ToolCall>)
     expect(out.map((x) => x.content)).toEqual([
       `this tool call is malformed: it is null; ${shape}`,
       `this tool call is malformed: it is the string "fs_read"; ${shape}`,
+      `this tool call is malformed: it has no "function" object; ${shape}`,
       `this tool call is malformed: it has no "function" object; ${shape}`,
     ])
   })

@@ -259,6 +259,7 @@ export const set = <V>(m: StringMap<V>, key: string, value: V): StringMap<V> => 
  */
 export const update = <V>(m: StringMap<V>, key: string, f: (old: V | undefined) => V): StringMap<V> => {
   const { root, hash, size } = impl(m)
+  // Stryker disable next-line ObjectLiteral: an absent `grew` reads as false, which is what it says
   const growth: Growth = { grew: false }
   const next = updateIn(root, key, f as (old: unknown) => unknown, hash(key), 0, hash, growth)
   if (next === root) return m

@@ -38,6 +38,7 @@ export const batchSize = (calls: unknown): Either<string, number> => {
   try {
     if (!Array.isArray(calls)) return left(`expected an array of tool calls, got ${describeValue(calls)}`)
     const n: unknown = calls.length
+    // Stryker disable next-line ConditionalExpression: Number.isSafeInteger answers false for whatever is not a number; the typeof is for the compiler
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return left(`its length is ${describeValue(n)}`)
     if (n > MAX_BATCH) return left(`it holds ${n} calls, more than the ${MAX_BATCH} one batch may hold`)
     return right(n)

@@ -9,9 +9,8 @@ import { describeValue } from './describe.js'
 export const drawErrors = (errors: t.Errors): string =>
   errors
     .map((e) => {
+      // the root entry io-ts's decode makes has the key '', which the filter drops
       const path = e.context
-        // Stryker disable next-line MethodExpression: the root entry io-ts's decode makes has the key '', which the filter drops anyway
-        .slice(1)
         .map((c) => c.key)
         .filter((k) => k !== '')
         .join('.')

@@ -112,6 +112,6 @@ export const byGrants =
   (grants: ReadonlyArray<Rule>, roots: Roots) =>
   (q: Question): Verdict | undefined => {
     const g = evaluate(grants, q.tool, q.args, roots)
-    if (g.rule === undefined || g.decision === 'ask') return undefined
+    if (g.decision === 'ask') return undefined
     return g.decision === 'allow' ? ALLOW : { _tag: 'Refuse', refusal: { _tag: 'DeniedByGrant', tool: q.tool, rule: g.rule } }
   }

@@ -180,7 +180,7 @@ export const locate = (args: unknown, tool: string, roots: Roots): ReadonlyArray
 
 /**
  * Whether normalised absolute `path` is `dir` or lies below it, segment by segment:
- * `/tmp/root2` is not inside `/tmp/root`.
+ * `/tmp/root2` is not inside `/tmp/root`, and a relative path is inside nothing.
  *
  * @example
  * import { isInside } from 'toolstack'

@@ -1,7 +1,7 @@
 // Reading members of data this code did not make: nothing to read and could not be
 // read are two outcomes, so a guard cannot hide behind the catch of a read.
 import { describe, expect, it } from 'vitest'
-import { memberOf } from '../../src/internal/guards.js'
+import { memberOf, ownCopy } from '../../src/internal/guards.js'
 
 const UNREADABLE = Symbol('unreadable')
 const throwing = (): never => {
@@ -31,5 +31,21 @@ describe('memberOf', () => {
     expect(memberOf(getter, 'id', UNREADABLE)).toBe(UNREADABLE)
     expect(memberOf(trap, 'id', UNREADABLE)).toBe(UNREADABLE)
     expect(memberOf(getter, 'id')).toBeUndefined()
+  })
+})
+
+describe('ownCopy', () => {
+  it('is a plain object of the own enumerable members: each writable, enumerable and configurable, `__proto__` a member like any other', () => {
+    const source = JSON.parse('{"a":1,"__proto__":{"b":2}}') as object
+    Object.defineProperty(source, 'hidden', { value: 3, enumerable: false })
+    const copy = ownCopy(Object.freeze(source))
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
+    expect(Object.keys(copy)).toEqual(['a', '__proto__'])
+    expect(Object.getOwnPropertyDescriptor(copy, 'a')).toEqual({ value: 1, writable: true, enumerable: true, configurable: true })
+    expect(Object.getOwnPropertyDescriptor(copy, '__proto__')).toEqual({ value: { b: 2 }, writable: true, enumerable: true, configurable: true })
+    // the copy is the caller's to change, though the source was frozen
+    copy['a'] = 9
+    expect(copy['a']).toBe(9)
+    expect((source as { a: number }).a).toBe(1)
   })
 })

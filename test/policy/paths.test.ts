@@ -143,6 +143,9 @@ describe('isInside', () => {
     expect(isInside('/tmp/root', '/tmp/root2')).toBe(false)
     expect(isInside('/tmp/root', '/tmp')).toBe(false)
     expect(isInside('/', '/anything')).toBe(true)
+    // a relative path is inside nothing, not even the root
+    expect(isInside('/', 'tmp/a')).toBe(false)
+    expect(isInside('/tmp', 'tmp/a')).toBe(false)
   })
 })
 
