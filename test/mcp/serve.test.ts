@@ -440,4 +440,35 @@ describe('serveHttp: close', () => {
     expect(closedServers.sort()).toStrictEqual([0, 1])
     await expect(send(serving.url)).rejects.toThrow(/ECONNREFUSED/)
   })
+
+  it('does not wait for a client in the middle of a request: it cuts the connection', async () => {
+    const serving = await serve({ port: 0 })
+    const port = Number(new URL(serving.url).port)
+    const socket = tcpConnect(port, '127.0.0.1')
+    const received: Array<string> = []
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+    socket.on('error', () => undefined)
+    socket.on('data', (c: Buffer) => received.push(c.toString('utf8')))
+    // the server answers 100 Continue once it has taken the request; the rest of the body never comes
+    socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n`)
+    await until(() => received.join('').includes('100 Continue'))
+    socket.write('{"jsonrpc":')
+    await serving.close()
+    await ended
+    expect(received.join('')).toBe('HTTP/1.1 100 Continue\r\n\r\n')
+  })
+
+  it('leaves no timer behind, once closed or when it cannot listen', async () => {
+    const first = await serve({ port: 0 })
+    const port = Number(new URL(first.url).port)
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
+    const serving = await serve({ port: 0 })
+    await connectClient(serving.url)
+    // the fake clock sees what this serving keeps running
+    expect(vi.getTimerCount()).toBeGreaterThan(0)
+    await serving.close()
+    expect(vi.getTimerCount()).toBe(0)
+    await expect(serveHttp(factory(), { port })).rejects.toThrow(new Error(`port ${port} on 127.0.0.1 is already in use`))
+    expect(vi.getTimerCount()).toBe(0)
+  })
 })
