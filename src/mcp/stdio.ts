@@ -48,8 +48,8 @@ export interface StdioConnection {
   readonly pid: number | undefined
   /**
    * Closes the client and the transport; if the process is still alive after
-   * `graceMs`, kills it (SIGKILL) and waits for it to be gone. Idempotent, never
-   * rejects.
+   * `graceMs`, kills it (SIGKILL) and waits up to 5 s for it to be gone. Idempotent,
+   * never rejects.
    */
   readonly close: () => Promise<void>
 }
@@ -156,6 +156,7 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   return {
     client,
     get pid() {
+      // Stryker disable next-line ConditionalExpression: a connection is returned only once the spawn succeeded, so pid is a number here; the test is for the compiler
       return pid !== undefined && isAlive(pid) ? pid : undefined
     },
     close,

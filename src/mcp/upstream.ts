@@ -107,7 +107,9 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
   const conn = await connectStdio({
     command: spec.command,
     args: spec.args ?? [],
+    // Stryker disable next-line ConditionalExpression: connectStdio reads env only when it is not undefined, so env: undefined is env left out
     ...(spec.env === undefined ? {} : { env: spec.env }),
+    // Stryker disable next-line ConditionalExpression: connectStdio reads cwd only when it is not undefined, so cwd: undefined is cwd left out
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     stderr: options.stderr ?? 'ignore',
   })
@@ -158,6 +160,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   }
 
   const scheduleRestart = (): void => {
+    // Stryker disable next-line ConditionalExpression: only a failed start or the exit of a running server schedules a restart, and while a retry is pending no start runs and none is running, so retry is undefined here
     if (closed || retry !== undefined) return
     const inMs = nextDelay
     nextDelay = Math.min(max, nextDelay * 2)
@@ -184,8 +187,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     return known.length
   }
 
+  // run at construction and by the retry timer, which close clears
   const start = async (): Promise<void> => {
-    if (closed) return
     const t0 = Date.now()
     let current: Connected | undefined
     try {
@@ -196,6 +199,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         say({ _tag: 'Exited', upstream: name })
         scheduleRestart()
       })
+      // Stryker disable next-line ConditionalExpression: fromMcpClient decodes its options with t.partial, which reads timeout: undefined as no timeout (its default)
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void relist(provider).catch(() => undefined))
       const tools = await relist(provider, startedOnce)
@@ -260,7 +264,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     },
     close: async () => {
       closed = true
-      if (retry !== undefined) clearTimeout(retry)
+      clearTimeout(retry)
       const now = running
       running = undefined
       await now?.close()

@@ -16,6 +16,7 @@ const WHOAMI = fileURLToPath(new URL('./fixtures/whoami-server.mjs', import.meta
 
 const open: Array<StdioConnection> = []
 afterEach(async () => {
+  vi.restoreAllMocks()
   await Promise.all(open.splice(0).map((c) => c.close()))
 })
 
@@ -114,6 +115,23 @@ describe('connectStdio: pid and close', () => {
     const conn = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STUBBORN: '1' }, stderr: 'ignore', graceMs: 10_000 })
     const pid = (await whoami(conn)).pid
     await conn.close()
+    expect(isAlive(pid)).toBe(false)
+  }, 15_000)
+
+  it('a pid that stays taken once the server is gone (another user\'s process now: EPERM to every signal): close gives up on it after 5 s', async () => {
+    const conn = await start({ command: process.execPath, args: [WHOAMI], stderr: 'ignore', graceMs: 100 })
+    const pid = (await whoami(conn)).pid
+    const kill = process.kill.bind(process)
+    vi.spyOn(process, 'kill').mockImplementation((target, signal) => {
+      if (target === pid) throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' })
+      return kill(target, signal)
+    })
+    const t0 = performance.now()
+    await conn.close()
+    const took = performance.now() - t0
+    vi.restoreAllMocks()
+    expect(took).toBeGreaterThanOrEqual(4990)
+    expect(took).toBeLessThan(8000)
     expect(isAlive(pid)).toBe(false)
   }, 15_000)
 

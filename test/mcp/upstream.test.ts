@@ -316,6 +316,56 @@ describe('superviseUpstream: events and what it says', () => {
     expect(events.map((e) => e._tag)).toStrictEqual(['Failed'])
   })
 
+  it('a call before the first start has finished is answered saying so', async () => {
+    const u = superviseUpstream('early', { command: process.execPath, args: [WHOAMI] })
+    started.push(u)
+    expect(await u.executeToolCalls([call('whoami')])()).toStrictEqual({
+      _tag: 'Right',
+      right: [{ role: 'tool', tool_call_id: '1', content: 'the upstream MCP server "early" is not running: it has not started yet; the tool was not called', is_error: true }],
+    })
+    await u.ready
+    expect(u.isUp()).toBe(true)
+  })
+
+  it('one that exits: Exited, then Restarting; down, no pid, and its calls say it exited and when it is tried again', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('who', { command: process.execPath, args: [WHOAMI] }, { backoffMs: 60_000, onEvent: (e) => void events.push(e) })
+    started.push(u)
+    await u.ready
+    const pid = u.pid() as number
+    process.kill(pid, 'SIGKILL')
+    await until(() => !u.isUp())
+    expect(u.pid()).toBeUndefined()
+    expect(withoutMs(events)).toStrictEqual([
+      { _tag: 'ToolsChanged', upstream: 'who', tools: 1 },
+      { _tag: 'Started', upstream: 'who', tools: 1, pid },
+      { _tag: 'Exited', upstream: 'who' },
+      { _tag: 'Restarting', upstream: 'who', inMs: 60_000 },
+    ])
+    const out = await u.executeToolCalls([call('whoami')])()
+    expect(out._tag === 'Right' && out.right[0]?.content).toBe('the upstream MCP server "who" is not running: it exited; it is restarted in 60 s; the tool was not called')
+  })
+
+  it('close cancels a restart that is pending: it is not tried again', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { backoffMs: 50, onEvent: (e) => void events.push(e) })
+    started.push(u)
+    await u.ready
+    await u.close()
+    await new Promise((r) => setTimeout(r, 300))
+    expect(events.map((e) => e._tag)).toStrictEqual(['Failed', 'Restarting'])
+  })
+
+  it('a restart that is pending does not keep the process alive (its timer is unref\'d)', async () => {
+    const keepingAlive = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+    const before = keepingAlive()
+    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { backoffMs: 60_000 })
+    started.push(u)
+    await u.ready
+    expect(u.isUp()).toBe(false)
+    expect(keepingAlive()).toBe(before)
+  })
+
   it('the per-request timeout reaches its calls', async () => {
     const u = superviseUpstream('faulty', { command: process.execPath, args: [FAULTY] }, { timeout: 300 })
     started.push(u)
@@ -376,6 +426,49 @@ describe('superviseUpstream: when its tools count as changed', () => {
       up.change()
       await until(() => heard > before)
       expect(events.at(-1)).toStrictEqual({ _tag: 'ToolsChanged', upstream: 'web', tools: 1 })
+    } finally {
+      await u.close()
+      await up.serving.close()
+    }
+  })
+
+  it('one with no tools at its first start: Started, and no ToolsChanged (the listing was empty and still is)', async () => {
+    const up = await changing([])
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('web', { url: up.serving.url }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    let heard = 0
+    u.onToolsChanged(() => void heard++)
+    try {
+      await u.ready
+      expect(withoutMs(events)).toStrictEqual([{ _tag: 'Started', upstream: 'web', tools: 0 }])
+      expect(heard).toBe(0)
+    } finally {
+      await u.close()
+      await up.serving.close()
+    }
+  })
+
+  it('once closed, it hears no more from its server: a change announced afterwards is not listed again', async () => {
+    const up = await changing([decl('a')])
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream('web', { url: up.serving.url }, { onEvent: (e) => void events.push(e) })
+    started.push(u)
+    let heard = 0
+    u.onToolsChanged(() => void heard++)
+    try {
+      await u.ready
+      // while it runs, the server saying so is heard
+      up.state.tools = [decl('b')]
+      up.change()
+      await until(() => heard === 2)
+      await u.close()
+      up.state.tools = [decl('c')]
+      up.change()
+      await new Promise((r) => setTimeout(r, 300))
+      expect(heard).toBe(2)
+      expect(events.map((e) => e._tag)).toStrictEqual(['ToolsChanged', 'Started', 'ToolsChanged'])
+      expect(await u.toolsForLlm()).toStrictEqual(right([decl('b')]))
     } finally {
       await u.close()
       await up.serving.close()
