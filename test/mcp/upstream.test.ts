@@ -378,21 +378,27 @@ describe('superviseUpstream: events and what it says', () => {
   })
 })
 
+/** An upstream over a changing server, with its events and its listener's calls counted. */
+const watching = async (first: ReadonlyArray<ReturnType<typeof decl>>) => {
+  const up = await changing(first)
+  const events: Array<UpstreamEvent> = []
+  const u = superviseUpstream('web', { url: up.serving.url }, { onEvent: (e) => void events.push(e) })
+  started.push(u)
+  const heard = { count: 0 }
+  u.onToolsChanged(() => void heard.count++)
+  return { up, events, u, heard }
+}
+
 describe('superviseUpstream: when its tools count as changed', () => {
   it('a new listing is news when a name, a schema or the count changed, not when the same tools come again; the server saying so re-lists', async () => {
-    const up = await changing([decl('a'), decl('b')])
-    const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('web', { url: up.serving.url }, { onEvent: (e) => void events.push(e) })
-    started.push(u)
-    let heard = 0
-    u.onToolsChanged(() => void heard++)
+    const { up, events, u, heard } = await watching([decl('a'), decl('b')])
     try {
       await u.ready
       expect(withoutMs(events)).toStrictEqual([
         { _tag: 'ToolsChanged', upstream: 'web', tools: 2 },
         { _tag: 'Started', upstream: 'web', tools: 2 },
       ])
-      expect(heard).toBe(1)
+      expect(heard.count).toBe(1)
       // the upstream hears of this client as toolstack 0.1.0
       expect(up.made.map((s) => s.getClientVersion())).toStrictEqual([{ name: 'toolstack', version: '0.1.0' }])
       const names = async () => {
@@ -411,7 +417,7 @@ describe('superviseUpstream: when its tools count as changed', () => {
       ]
       for (const [what, tools, expected] of steps) {
         up.state.tools = tools
-        expect([what, await names(), heard]).toStrictEqual([what, tools.map((d) => d.function.name), expected])
+        expect([what, await names(), heard.count]).toStrictEqual([what, tools.map((d) => d.function.name), expected])
       }
       expect(events.filter((e) => e._tag === 'ToolsChanged').map((e) => e._tag === 'ToolsChanged' && e.tools)).toStrictEqual([2, 2, 2, 2, 3, 2, 0])
       // a listing that fails while it runs leaves the last good one
@@ -422,9 +428,9 @@ describe('superviseUpstream: when its tools count as changed', () => {
       up.state.broken = false
       // the server says its tools changed: the upstream re-lists without being asked
       up.state.tools = [decl('pushed')]
-      const before = heard
+      const before = heard.count
       up.change()
-      await until(() => heard > before)
+      await until(() => heard.count > before)
       expect(events.at(-1)).toStrictEqual({ _tag: 'ToolsChanged', upstream: 'web', tools: 1 })
     } finally {
       await u.close()
@@ -433,16 +439,11 @@ describe('superviseUpstream: when its tools count as changed', () => {
   })
 
   it('one with no tools at its first start: Started, and no ToolsChanged (the listing was empty and still is)', async () => {
-    const up = await changing([])
-    const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('web', { url: up.serving.url }, { onEvent: (e) => void events.push(e) })
-    started.push(u)
-    let heard = 0
-    u.onToolsChanged(() => void heard++)
+    const { up, events, u, heard } = await watching([])
     try {
       await u.ready
       expect(withoutMs(events)).toStrictEqual([{ _tag: 'Started', upstream: 'web', tools: 0 }])
-      expect(heard).toBe(0)
+      expect(heard.count).toBe(0)
     } finally {
       await u.close()
       await up.serving.close()
@@ -450,23 +451,18 @@ describe('superviseUpstream: when its tools count as changed', () => {
   })
 
   it('once closed, it hears no more from its server: a change announced afterwards is not listed again', async () => {
-    const up = await changing([decl('a')])
-    const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('web', { url: up.serving.url }, { onEvent: (e) => void events.push(e) })
-    started.push(u)
-    let heard = 0
-    u.onToolsChanged(() => void heard++)
+    const { up, events, u, heard } = await watching([decl('a')])
     try {
       await u.ready
       // while it runs, the server saying so is heard
       up.state.tools = [decl('b')]
       up.change()
-      await until(() => heard === 2)
+      await until(() => heard.count === 2)
       await u.close()
       up.state.tools = [decl('c')]
       up.change()
       await new Promise((r) => setTimeout(r, 300))
-      expect(heard).toBe(2)
+      expect(heard.count).toBe(2)
       expect(events.map((e) => e._tag)).toStrictEqual(['ToolsChanged', 'Started', 'ToolsChanged'])
       expect(await u.toolsForLlm()).toStrictEqual(right([decl('b')]))
     } finally {
