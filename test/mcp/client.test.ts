@@ -398,6 +398,19 @@ describe('fromMcpClient: a call that fails on the client side', () => {
   })
 })
 
+
+/** A client whose one tool, `slow`, never answers; `given` is the signal its call was given. */
+const neverAnswering = () => {
+  let signal: AbortSignal | undefined
+  const client: McpToolClient = {
+    listTools: () => Promise.resolve({ tools: [tool('slow')] }),
+    callTool: (_p, _s, options) => {
+      signal = options?.signal
+      return new Promise(() => undefined)
+    },
+  }
+  return { client, given: () => signal }
+}
 describe('fromMcpClient: timeout and abort', () => {
   it('an answer clears its timer, and a later abort of the signal reaches no finished call', async () => {
     vi.useFakeTimers()
@@ -414,14 +427,7 @@ describe('fromMcpClient: timeout and abort', () => {
 
   it('times out at the timeout, not before, and aborts the signal the client was given with the reason', async () => {
     vi.useFakeTimers()
-    let given: AbortSignal | undefined
-    const client: McpToolClient = {
-      listTools: () => Promise.resolve({ tools: [tool('slow')] }),
-      callTool: (_p, _s, options) => {
-        given = options?.signal
-        return new Promise(() => undefined)
-      },
-    }
+    const { client, given } = neverAnswering()
     const tools = fromMcpClient(client, { timeout: 30 })
     rightOf(await tools.toolsForLlm())
     let out: ReadonlyArray<ToolResult> | undefined
@@ -430,28 +436,21 @@ describe('fromMcpClient: timeout and abort', () => {
     })
     await vi.advanceTimersByTimeAsync(29)
     expect(out).toBe(undefined)
-    expect(given?.aborted).toBe(false)
+    expect(given()?.aborted).toBe(false)
     await vi.advanceTimersByTimeAsync(1)
     expect(out).toStrictEqual([
       failed('1', 'the MCP server did not answer within 30 ms, so the call was cancelled; the tool may or may not have run'),
     ])
-    expect(given?.aborted).toBe(true)
-    expect(given?.reason).toBeInstanceOf(Error)
-    expect((given?.reason as Error).message).toBe('timed out after 30 ms')
+    expect(given()?.aborted).toBe(true)
+    expect(given()?.reason).toBeInstanceOf(Error)
+    expect((given()?.reason as Error).message).toBe('timed out after 30 ms')
     expect(vi.getTimerCount()).toBe(0)
   })
 
   it('an abort ends the call in flight at once, passes its reason on, and clears the timer', async () => {
     vi.useFakeTimers()
     const outer = new AbortController()
-    let given: AbortSignal | undefined
-    const client: McpToolClient = {
-      listTools: () => Promise.resolve({ tools: [tool('slow')] }),
-      callTool: (_p, _s, options) => {
-        given = options?.signal
-        return new Promise(() => undefined)
-      },
-    }
+    const { client, given } = neverAnswering()
     const tools = fromMcpClient(client, { timeout: 10_000, signal: outer.signal })
     rightOf(await tools.toolsForLlm())
     let out: ReadonlyArray<ToolResult> | undefined
@@ -459,13 +458,13 @@ describe('fromMcpClient: timeout and abort', () => {
       out = rightOf(r)
     })
     await settle()
-    expect(given?.aborted).toBe(false)
+    expect(given()?.aborted).toBe(false)
     const reason = new Error('stop pressed\nby the user')
     outer.abort(reason)
     await settle()
     expect(out).toStrictEqual([failed('1', 'the call was aborted (stop pressed); the tool may or may not have run')])
-    expect(given?.aborted).toBe(true)
-    expect(given?.reason).toBe(reason)
+    expect(given()?.aborted).toBe(true)
+    expect(given()?.reason).toBe(reason)
     expect(vi.getTimerCount()).toBe(0)
   })
 
