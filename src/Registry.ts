@@ -14,6 +14,7 @@ import type { Step } from './internal/answer.js'
 import { answerHere, readPositions, sendInOrder } from './internal/answer.js'
 import { describeError, describeValue } from './internal/describe.js'
 import { memberOf, own } from './internal/guards.js'
+import { longestTagOf } from './internal/longest.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -265,8 +266,8 @@ interface Route {
 interface Table {
   /** In registration order. */
   readonly routes: ReadonlyArray<Route>
-  /** Longest tag first, so the first match is the longest. */
-  readonly byLength: ReadonlyArray<Route>
+  /** The route owning a name: the longest tag it starts with that leaves a name behind. */
+  readonly routeOf: (name: string) => Route | undefined
 }
 
 const WHERE = 'registry'
@@ -335,17 +336,8 @@ const readEntries = (entries: unknown): Table => {
     byTag.set(r.tag, index)
     routes.push(r)
   })
-  return { routes, byLength: [...routes].sort((a, b) => b.tag.length - a.tag.length) }
+  return { routes, routeOf: longestTagOf(routes, (r) => r.tag) }
 }
-
-/**
- * The route owning `name`: the longest tag it starts with that leaves a name behind.
- * Two distinct tags of one length cannot both start `name`, so ties cannot happen.
- */
-const routeOf =
-  (table: Table) =>
-  (name: string): Route | undefined =>
-    table.byLength.find((r) => name.length > r.tag.length && name.startsWith(r.tag))
 
 const quoteName = (s: string): string => JSON.stringify(s.length > 80 ? s.slice(0, 80) + '…' : s)
 
@@ -366,7 +358,7 @@ const publish =
   (table: Table, route: Route) =>
   (listed: unknown): Publish => {
     if (!Array.isArray(listed)) return left(listingUnreadable(route.prefix, `the listing is ${describeValue(listed)}, not an array`))
-    const owner = routeOf(table)
+    const owner = table.routeOf
     const out: Array<ToolDeclaration> = []
     for (let i = 0; i < listed.length; i++) {
       const d: unknown = listed[i]
@@ -403,7 +395,7 @@ const SHAPE = 'a tool call looks like { "id": "…", "function": { "name": "…"
 const answered = answerHere
 
 const decide = (table: Table) => {
-  const route = routeOf(table)
+  const route = table.routeOf
   return (call: unknown): Decision => {
     try {
       if (typeof call !== 'object' || call === null) return answered(call, `${MALFORMED}: it is ${describeValue(call)}; ${SHAPE}`)

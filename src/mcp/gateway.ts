@@ -23,6 +23,7 @@ import {
 } from '../index.js'
 import { describeValue } from '../internal/describe.js'
 import { hasOwn, isRecord } from '../internal/guards.js'
+import { longestTagOf } from '../internal/longest.js'
 import type { McpSession } from './server.js'
 import { toMcpServer } from './server.js'
 import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
@@ -197,10 +198,9 @@ export const startGateway = async (
 ): Promise<Gateway> => {
   const upstreams = config.servers.map((s) => superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }))
   await Promise.all(upstreams.map((u) => u.ready))
-  // the registry routes a name to the longest prefix it starts with (`fs_x_read` to `fs_x`,
-  // not `fs`), so the records name that upstream too
-  const longestFirst = [...config.servers].sort((a, b) => b.prefix.length - a.prefix.length)
-  const upstreamOf = (tool: string): string => longestFirst.find((s) => tool.startsWith(`${s.prefix}_`))?.name ?? ''
+  // the records name the upstream the registry routes a call to (`fs_x_read` to `fs_x`, not `fs`)
+  const serverOf = longestTagOf(config.servers, (s) => `${s.prefix}_`)
+  const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
   // what every session shares: the upstreams under one namespace, with reasons (a
   // session's own state is its seen-set, grants and question queue, above)
   const namespace = pipe(

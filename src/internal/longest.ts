@@ -1,0 +1,16 @@
+// Longest-prefix ownership of a name: the registry routes by it, and the gateway names
+// the upstream a call went to by the same rule. A leaf.
+
+/**
+ * Of `items`, the one whose tag is the longest that `name` starts with and that leaves a
+ * name behind; `undefined` when none does. Two distinct tags of one length cannot both
+ * start a name, so there are no ties.
+ */
+export const longestTagOf = <A>(items: ReadonlyArray<A>, tagOf: (a: A) => string): ((name: string) => A | undefined) => {
+  const byLength = [...items].sort((a, b) => tagOf(b).length - tagOf(a).length)
+  return (name) =>
+    byLength.find((a) => {
+      const tag = tagOf(a)
+      return name.length > tag.length && name.startsWith(tag)
+    })
+}
