@@ -4,10 +4,10 @@
  * forwards the very same call untouched.
  *
  * It is a composition of the audit's pure steps (see `audit/`): a listing becomes a
- * catalogue (`catalogueOf`: `extractDeclarations`, then `diffKeys` per tool); a batch
- * is checked call by call (`parseArgs` through the batch, `checkKeys`: `diffKeys`,
- * then `firstSeen` on the seen-set) in one pure step over the layer's state, applied
- * to its ref at once; the warnings are said after the state is written.
+ * catalogue (`catalogueOf`: `extractDeclarations` compiles each schema); a batch is
+ * checked call by call (`checkBatch`: `parseArgs` through the batch, `diffKeys` over
+ * the schema, `firstSeen` on the seen-set) in one pure step over the layer's state,
+ * applied to its ref at once; the warnings are said after the state is written.
  *
  * @since 0.1.0
  */
@@ -24,8 +24,8 @@ import { catalogueOf, emptyCatalogue, toleratedOf } from './audit/Catalogue.js'
 import type { PairStat, SeenSet } from './audit/SeenSet.js'
 import { emptySeenSetOf, isFull, pairStats, DEFAULT_CAPACITY } from './audit/SeenSet.js'
 import type { UnknownKeyWarning } from './audit/Check.js'
-import { formatWarning, warnOnce } from './audit/Check.js'
-import { batchSize, callIdOf, callNameOf } from './internal/calls.js'
+import { checkBatch, formatWarning } from './audit/Check.js'
+import { batchSize } from './internal/calls.js'
 import { assertCallback, callBack, decodeOptions } from './internal/options.js'
 import { modify } from './internal/ref.js'
 import { describeValue } from './internal/describe.js'
@@ -132,50 +132,25 @@ export const listed =
   }
 
 /**
- * A batch: each call to an audited tool whose arguments read as an object (`parseArgs`,
- * through the batch) has its keys diffed (`Declared.diff`: `diffKeys`) and, when some
- * are undeclared, counted on the seen-set (`warnOnce`: `firstSeen`); the warnings for
- * pairs never said before.
- * A call that cannot be read is skipped: the audit adds no failure of its own.
+ * A batch, against `catalogue` (by default the last listing's): each call checked
+ * (`checkBatch`: `parseArgs` through the batch, `diffKeys`, `firstSeen`); the warnings
+ * for pairs never said before. The catalogue is read, never replaced.
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const audited =
-  (batch: Batch) =>
+  (batch: Batch, against?: Catalogue) =>
   (s: AuditState): readonly [Said, AuditState] => {
-    const size = batchSize(batch.calls)
-    if (isLeft(size) || size.right === 0) return [NOTHING_SAID, s]
-    const catalogue = s.catalogue
+    const catalogue = against ?? s.catalogue
     if (catalogue === undefined) {
+      if (isLeft(batchSize(batch.calls)) || batch.calls.length === 0) return [NOTHING_SAID, s]
       const [diagnostics, after] = once(s, { _tag: 'CalledBeforeListing' })
       return [{ warnings: [], diagnostics }, after]
     }
-    let seen = s.seen
-    const warnings: Array<UnknownKeyWarning> = []
-    const calls = batch.calls
-    for (let i = 0; i < size.right; i++) {
-      // a call that cannot be read, or whose arguments cannot list their keys, is not audited
-      try {
-        const call: unknown = calls[i]
-        const name = callNameOf(call)
-        // Stryker disable next-line ConditionalExpression: a catalogue's names are strings, so get(undefined) answers undefined too
-        const declared = name === undefined ? undefined : catalogue.get(name)
-        if (declared === undefined) continue
-        const args = batch.argsAt(i)
-        if (isLeft(args)) continue
-        const unknownKeys = declared.diff(args.right)
-        // Stryker disable next-line ConditionalExpression: warnOnce of no keys answers no warning and the very same seen-set (firstSeen's promise)
-        if (unknownKeys.length === 0) continue
-        const [warning, next] = warnOnce(declared, name as string, unknownKeys, callIdOf(call))(seen)
-        seen = next
-        if (warning !== undefined) warnings.push(warning)
-      } catch {
-        // skipped, like a call that cannot be read
-      }
-    }
+    const [warnings, seen] = checkBatch(catalogue, batch)(s.seen)
     const next: AuditState = seen === s.seen ? s : { ...s, seen }
-    if (!isFull(seen)) return [{ warnings, diagnostics: [] }, next]
+    if (!isFull(seen)) return [warnings.length === 0 ? NOTHING_SAID : { warnings, diagnostics: [] }, next]
     const [diagnostics, after] = once(next, { _tag: 'SeenSetFull', capacity: seen.capacity })
     return [{ warnings, diagnostics }, after]
   }
@@ -317,21 +292,12 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
       listed: (catalogue, tools) => step(listed(catalogue, tools)),
       notAnEither: (got) => step(notAnEither(got)),
       audit: (batch) => step(audited(batch)),
-      check: (catalogue, call) => step(auditedAgainst(catalogue, call)),
+      check: (catalogue, call) => step(audited(batchOf([call]), catalogue)),
       auditedTools: () => [...(state.read().catalogue ?? emptyCatalogue).keys()].sort(),
       stats: () => pairStats(state.read().seen),
     }
   }
 }
-
-// `audited` of one call against the caller's catalogue, leaving the state's own
-const auditedAgainst =
-  (catalogue: Catalogue, call: ToolCall) =>
-  (s: AuditState): readonly [Said, AuditState] => {
-    const [said, next] = audited(batchOf([call]))({ ...s, catalogue })
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: the state lives in the session's private ref, so a fresh but equal state is unseen; and the seen-set cannot stay the same while `said` changes (the step that fills it says so)
-    return [said, next.seen === s.seen && next.said === s.said ? s : { ...next, catalogue: s.catalogue }]
-  }
 
 // -------------------------------------------------------------------------------------
 // combinator

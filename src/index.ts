@@ -10,6 +10,7 @@ export * from './Args.js'
 export { batchOf, derive, runBatch } from './Batch.js'
 
 // the audit's pure steps, shared by the combinator, the adapters and the command
+export * from './audit/Schema.js'
 export * from './audit/Catalogue.js'
 export * from './audit/SeenSet.js'
 export * from './audit/Check.js'

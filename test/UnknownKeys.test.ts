@@ -9,7 +9,7 @@ import {
   notAnEither,
   toleratedOf,
   countPairs,
-  diffKeys,
+  diffTopKeys,
   drawAuditDiagnostic,
   emptyPairCounts,
   emptySeenSet,
@@ -46,12 +46,12 @@ describe('extractDeclarations', () => {
   it('maps each readable tool to its declared property names', () => {
     const m = extractDeclarations([FS_READ, FS_WRITE])
     expect([...m.keys()]).toEqual(['fs_read', 'fs_write'])
-    expect([...(m.get('fs_read') ?? [])]).toEqual(['path', 'offset', 'length'])
+    expect([...(m.get('fs_read')?.keys ?? [])]).toEqual(['path', 'offset', 'length'])
   })
 
   it('reads a declaration without properties as declaring nothing', () => {
     const m = extractDeclarations([{ type: 'function', function: { name: 'now', parameters: { type: 'object' } } }])
-    expect(m.get('now')?.size).toBe(0)
+    expect(m.get('now')?.keys.size).toBe(0)
   })
 
   it('leaves out what it cannot read', () => {
@@ -73,13 +73,13 @@ describe('extractDeclarations', () => {
 
   it('keeps the first of two declarations with the same name', () => {
     const m = extractDeclarations([decl('t', ['a']), decl('t', ['b'])])
-    expect([...(m.get('t') ?? [])]).toEqual(['a'])
+    expect([...(m.get('t')?.keys ?? [])]).toEqual(['a'])
   })
 
   it('treats prototype names as ordinary property names', () => {
     const properties = JSON.parse('{"__proto__":{},"constructor":{},"toString":{},"hasOwnProperty":{}}') as Record<string, unknown>
     const m = extractDeclarations([{ type: 'function', function: { name: '__proto__', parameters: { type: 'object', properties } } }])
-    expect([...(m.get('__proto__') ?? [])]).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+    expect([...(m.get('__proto__')?.keys ?? [])]).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
   })
 })
 
@@ -87,15 +87,15 @@ describe('diffKeys', () => {
   const declared = new Set(['path', 'offset'])
 
   it('returns the undeclared keys in default sort order', () => {
-    expect(diffKeys(declared)(['zeta', 'path', 'Alpha', 'the rest', 'ffset'])).toEqual(['Alpha', 'ffset', 'the rest', 'zeta'])
+    expect(diffTopKeys(declared)(['zeta', 'path', 'Alpha', 'the rest', 'ffset'])).toEqual(['Alpha', 'ffset', 'the rest', 'zeta'])
   })
 
   it('never reports reason, but does report its near names', () => {
-    expect(diffKeys(declared)(['reason', 'reasons', 'Reason'])).toEqual(['Reason', 'reasons'])
+    expect(diffTopKeys(declared)(['reason', 'reasons', 'Reason'])).toEqual(['Reason', 'reasons'])
   })
 
   it('reports prototype names like any other key', () => {
-    expect(diffKeys(declared)(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])).toEqual(['__proto__', 'constructor', 'hasOwnProperty', 'toString'])
+    expect(diffTopKeys(declared)(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])).toEqual(['__proto__', 'constructor', 'hasOwnProperty', 'toString'])
   })
 
   it('is, for any keys, the sorted undeclared ones other than reason', () => {
@@ -103,7 +103,7 @@ describe('diffKeys', () => {
       fc.property(fc.uniqueArray(keyArb), fc.uniqueArray(keyArb), (decls, keys) => {
         const set = new Set(decls)
         const expected = keys.filter((k) => k !== 'reason' && !set.has(k)).sort()
-        expect(diffKeys(set)(keys)).toEqual(expected)
+        expect(diffTopKeys(set)(keys)).toEqual(expected)
       }),
     )
   })
@@ -221,7 +221,7 @@ describe('audited', () => {
 
   it('never diffs arguments that do not read as an object', () => {
     const diffed: Array<unknown> = []
-    const spy: Declared = { keys: new Set(['a']), sorted: ['a'], diff: (args) => (diffed.push(args), []), suggest: () => [] }
+    const spy: Declared = { name: 't', keys: new Set(['a']), sorted: ['a'], diff: (args) => (diffed.push(args), []), suggest: () => [] }
     const s: AuditState = { ...state, catalogue: new Map([['t', spy]]) }
     auditedStep(batchOf([call('1', 't', '[1]', true), call('2', 't', '', true), call('3', 't', { a: 1 })]))(s)
     expect(diffed).toEqual([{ a: 1 }])
@@ -970,9 +970,11 @@ describe('withUnknownKeyAudit: stats', () => {
           if (proto !== Object.prototype && proto !== null) continue
           for (const k of Object.keys(args)) {
             if (keys.includes(k) || k === 'reason') continue
-            const slot = JSON.stringify([tool, k])
+            // a top-level key is its own path unless it is empty or holds . [ ] "
+            const path = k === '' || /[.[\]"]/.test(k) ? `[${JSON.stringify(k)}]` : k
+            const slot = JSON.stringify([tool, path])
             const had = naive.get(slot)
-            naive.set(slot, { tool: tool as string, key: k, calls: (had?.calls ?? 0) + 1, firstId: had?.firstId ?? (id === undefined || id === null ? '' : String(id)) })
+            naive.set(slot, { tool: tool as string, key: path, calls: (had?.calls ?? 0) + 1, firstId: had?.firstId ?? (id === undefined || id === null ? '' : String(id)) })
           }
         }
         const expected = [...naive.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))

@@ -1,8 +1,8 @@
 /**
- * What the audit knows about the tools in force: for each audited tool, the keys it
- * declares, read once per listing. Shared by `withUnknownKeyAudit`, the framework
- * adapters and the `toolstack` command, so a tool is audited, or not, for the same
- * reason wherever it is listed.
+ * What the audit knows about the tools in force: for each audited tool, its schema
+ * compiled (see `Schema.ts`), read once per listing. Shared by `withUnknownKeyAudit`,
+ * the framework adapters and the `toolstack` command, so a tool is audited, or not, for
+ * the same reason wherever it is listed.
  *
  * @since 0.1.0
  */
@@ -10,7 +10,9 @@ import { isLeft } from 'fp-ts/lib/Either.js'
 import type { ToolDeclaration } from '../model.js'
 import { REASON_PARAM, ReadableDeclaration } from '../model.js'
 import type { Suggestion } from '../Suggest.js'
-import { suggestKey, suggestionsFor } from '../Suggest.js'
+import { suggestKey } from '../Suggest.js'
+import type { Shape, UnknownKey } from './Schema.js'
+import { compileSchema, diffKeys, pathOf } from './Schema.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -23,20 +25,22 @@ import { suggestKey, suggestionsFor } from '../Suggest.js'
  * @category model
  */
 export interface Declared {
-  /** The declared property names. */
+  /** The tool's name as listed: what the seen-set remembers, rather than a call's copy of it. */
+  readonly name: string
+  /** The property names declared at the top level. */
   readonly keys: ReadonlySet<string>
   /** The same, sorted: what a warning shows. */
   readonly sorted: ReadonlyArray<string>
-  /** {@link diffKeys} for this tool, of a call's arguments: their undeclared keys, sorted. */
-  readonly diff: (args: Readonly<Record<string, unknown>>) => ReadonlyArray<string>
-  /** The "did you mean" of each reported key. */
-  readonly suggest: (keys: ReadonlyArray<string>) => ReadonlyArray<Suggestion>
+  /** {@link diffKeys} for this tool, of a call's arguments: their undeclared keys, sorted by path. */
+  readonly diff: (args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>
+  /** The "did you mean" of each reported key, against the keys declared at its own place, as paths. */
+  readonly suggest: (keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>
 }
 
 /**
  * Tool name → what it declares, for the tools whose calls are audited: readable, and
- * declaring at least one property that is not tolerated (a tool that declares nothing,
- * or only `reason`, says nothing about its keys).
+ * declaring at least one property, at any depth, that is not a tolerated top-level name
+ * (a tool that declares nothing, or only `reason`, says nothing about its keys).
  *
  * @since 0.1.0
  * @category model
@@ -82,21 +86,21 @@ const readable = (u: unknown): ReadableDeclaration | undefined => {
 }
 
 /**
- * Tool name → the set of its `parameters.properties` keys, for every declaration it
- * can read. Unreadable ones are left out; when two declarations share a name, the
- * first one wins (the one a model is most likely to have been shown).
+ * Tool name → its `parameters` compiled as a schema, for every declaration it can read.
+ * Unreadable ones are left out; when two declarations share a name, the first one wins
+ * (the one a model is most likely to have been shown).
  *
  * @example
  * import { extractDeclarations } from 'toolstack'
  * const m = extractDeclarations([{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } } }, null])
- * assert.deepStrictEqual([...m.get('fs_read') ?? []], ['path', 'offset'])
+ * assert.deepStrictEqual([...(m.get('fs_read')?.keys ?? [])], ['path', 'offset'])
  * assert.strictEqual(m.size, 1)
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const extractDeclarations = (declarations: ReadonlyArray<unknown>): ReadonlyMap<string, ReadonlySet<string>> => {
-  const out = new Map<string, ReadonlySet<string>>()
+export const extractDeclarations = (declarations: ReadonlyArray<unknown>): ReadonlyMap<string, Shape> => {
+  const out = new Map<string, Shape>()
   if (!Array.isArray(declarations)) return out
   for (const d of declarations) {
     const r = readable(d)
@@ -104,8 +108,7 @@ export const extractDeclarations = (declarations: ReadonlyArray<unknown>): Reado
     const { name, parameters } = r.function
     if (out.has(name)) continue
     try {
-      const properties = parameters.properties
-      out.set(name, new Set(properties === undefined ? [] : Object.keys(properties)))
+      out.set(name, compileSchema(parameters))
     } catch {
       // a Proxy that refuses to list its keys: unreadable, left out
     }
@@ -116,18 +119,19 @@ export const extractDeclarations = (declarations: ReadonlyArray<unknown>): Reado
 const NOTHING: ReadonlyArray<string> = Object.freeze([])
 
 /**
- * The keys not declared, sorted, never including a tolerated name (by default
- * `reason` alone).
+ * The top-level keys of a list not declared, sorted, never including `reason` or a
+ * tolerated name: {@link diffKeys} for a tool whose schema only the top level can speak
+ * of, over a key list rather than the arguments.
  *
  * @example
- * import { diffKeys } from 'toolstack'
- * assert.deepStrictEqual(diffKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), ['ffset', 'the rest'])
- * assert.deepStrictEqual(diffKeys(new Set(['path']), new Set(['_meta']))(['path', '_meta', 'x']), ['x'])
+ * import { diffTopKeys } from 'toolstack'
+ * assert.deepStrictEqual(diffTopKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), ['ffset', 'the rest'])
+ * assert.deepStrictEqual(diffTopKeys(new Set(['path']), new Set(['_meta']))(['path', '_meta', 'x']), ['x'])
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const diffKeys =
+export const diffTopKeys =
   (declared: ReadonlySet<string>, tolerated: ReadonlySet<string> = toleratedOf()) =>
   (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
     let out: Array<string> | undefined
@@ -137,7 +141,6 @@ export const diffKeys =
     }
     return out === undefined ? NOTHING : out.sort()
   }
-
 /**
  * A tool's check of a call's arguments: their undeclared keys, sorted, remembering
  * the last key list it found clean. A model sends a tool's keys in the same order
@@ -171,26 +174,61 @@ export const lastCleanShape = (diff: (keys: ReadonlyArray<string>) => ReadonlyAr
   }
 }
 
-// prepared on the first warning for a tool, not at listing time: most tools never warn
-const lazySuggestions = (keys: ReadonlySet<string>): ((ks: ReadonlyArray<string>) => ReadonlyArray<Suggestion>) => {
-  let prepared: ((ks: ReadonlyArray<string>) => ReadonlyArray<Suggestion>) | undefined
-  return (ks) => (prepared ??= suggestionsFor(suggestKey(keys)))(ks)
+// "did you mean" per place, each place's suggester prepared on its first warning (most
+// tools never warn); a place's key set is the same object call after call on the flat
+// path, and a fresh one per call below it
+const suggester = (): ((keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>) => {
+  const prepared = new WeakMap<ReadonlySet<string>, ReturnType<typeof suggestKey>>()
+  const near = (declared: ReadonlySet<string>): ReturnType<typeof suggestKey> => {
+    const had = prepared.get(declared)
+    if (had !== undefined) return had
+    const made = suggestKey(declared)
+    prepared.set(declared, made)
+    return made
+  }
+  return (keys) => {
+    const out: Array<Suggestion> = []
+    for (const k of keys) {
+      const s = near(k.declared)(k.key)
+      if (s._tag === 'Some') out.push({ key: k.path, didYouMean: pathOf(k.at, s.value) })
+    }
+    return out
+  }
 }
+
+// the flat path: top-level key lists, behind lastCleanShape, as UnknownKeys
+const flatDiff = (keys: ReadonlySet<string>, tolerated: ReadonlySet<string>): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>) => {
+  const top = lastCleanShape(diffTopKeys(keys, tolerated))
+  return (args) => {
+    const unknown = top(args)
+    if (unknown.length === 0) return NO_KEYS
+    // sorted by path, which a quoted key (`["a.b"]`) can put in another order than the keys
+    return unknown.map((key) => ({ path: pathOf('', key), key, at: '', declared: keys })).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  }
+}
+
+const NO_KEYS: ReadonlyArray<UnknownKey> = Object.freeze([])
+
+// a tool is audited when it declares a top-level key that is not tolerated (every key
+// below sits under one) or a top-level pattern
+const audits = (shape: Shape, tolerated: ReadonlySet<string>): boolean =>
+  [...shape.keys].some((k) => k !== REASON_PARAM && !tolerated.has(k)) || shape.root.patterns.length > 0
 
 /**
  * The catalogue of a listing in the OpenAI shape: {@link extractDeclarations}, keeping
  * the tools that declare a property other than a tolerated name, each with its
- * {@link diffKeys} prepared (behind {@link lastCleanShape}). Built once per listing,
- * so a call costs a lookup.
+ * {@link diffKeys} prepared (a tool only whose top level declares keys goes through
+ * {@link diffTopKeys} behind {@link lastCleanShape}). Built once per listing, so a call
+ * costs a lookup.
  *
  * @example
  * import { catalogueOf, toleratedOf } from 'toolstack'
  * const c = catalogueOf(toleratedOf())([
- *   { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {} } } } },
+ *   { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, opts: { type: 'object', properties: { encoding: {} } } } } } },
  *   { type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: { reason: {} } } } },
  * ])
  * assert.deepStrictEqual([...c.keys()], ['fs_read'])
- * assert.deepStrictEqual(c.get('fs_read')?.diff({ path: '/tmp', ffset: 3 }), ['ffset'])
+ * assert.deepStrictEqual(c.get('fs_read')?.diff({ path: '/tmp', ffset: 3, opts: { encodng: 'utf8' } }).map((k) => k.path), ['ffset', 'opts.encodng'])
  *
  * @since 0.1.0
  * @category pure steps
@@ -199,9 +237,16 @@ export const catalogueOf =
   (tolerated: ReadonlySet<string>) =>
   (declarations: ReadonlyArray<ToolDeclaration> | ReadonlyArray<unknown>): Catalogue => {
     const out = new Map<string, Declared>()
-    for (const [name, keys] of extractDeclarations(declarations)) {
-      if (![...keys].some((k) => k !== REASON_PARAM && !tolerated.has(k))) continue
-      out.set(name, { keys, sorted: Object.freeze([...keys].sort()), diff: lastCleanShape(diffKeys(keys, tolerated)), suggest: lazySuggestions(keys) })
+    for (const [name, shape] of extractDeclarations(declarations)) {
+      if (!audits(shape, tolerated)) continue
+      const { keys } = shape
+      out.set(name, {
+        name,
+        keys,
+        sorted: Object.freeze([...keys].sort()),
+        diff: shape.flat ? flatDiff(keys, tolerated) : diffKeys(shape, tolerated),
+        suggest: suggester(),
+      })
     }
     return out
   }

@@ -8,8 +8,11 @@
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { parseArgs } from '../Args.js'
+import type { Batch } from '../model.js'
 import type { Suggestion } from '../Suggest.js'
 import type { Catalogue, Declared } from './Catalogue.js'
+import type { UnknownKey } from './Schema.js'
+import { batchSize, callIdOf, callNameOf } from '../internal/calls.js'
 import type { SeenSet } from './SeenSet.js'
 import { firstSeen } from './SeenSet.js'
 import { escapeControls } from '../internal/describe.js'
@@ -27,13 +30,13 @@ import { escapeControls } from '../internal/describe.js'
 export interface UnknownKeyWarning {
   /** The tool name, as listed. */
   readonly tool: string
-  /** Undeclared keys reported now for the first time, sorted. */
+  /** Undeclared keys reported now for the first time, each by its path (`haed`, `opts.encodng`, `edits[].oldtext`), sorted. */
   readonly unknownKeys: ReadonlyArray<string>
-  /** Every key the tool declares, sorted. */
+  /** Every key the tool declares at the top level, sorted. */
   readonly declaredKeys: ReadonlyArray<string>
   /** The call's `id` as a string; `''` when it has none. */
   readonly id: string
-  /** For each reported key that plainly points at one declared key, that key; in the order of `unknownKeys`. */
+  /** For each reported key that plainly points at one key declared at its place, that key's path; in the order of `unknownKeys`. */
   readonly suggestions: ReadonlyArray<Suggestion>
 }
 
@@ -46,7 +49,7 @@ export interface UnknownKeyWarning {
 export type Check =
   /** The tool is not in the catalogue, or its arguments do not read as an object. */
   | { readonly _tag: 'NotAudited' }
-  /** `unknownKeys`: every undeclared key the call carried; `warning`: only when some are new. */
+  /** `unknownKeys`: the path of every undeclared key the call carried; `warning`: only when some are new. */
   | { readonly _tag: 'Audited'; readonly unknownKeys: ReadonlyArray<string>; readonly warning: UnknownKeyWarning | undefined }
 
 const NOT_AUDITED: Check = { _tag: 'NotAudited' }
@@ -56,26 +59,27 @@ const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 // -------------------------------------------------------------------------------------
 
 /**
- * Counts a call of `tool` that carried `unknownKeys` (from its `Declared.diff`), and
- * the warning for those never said before: a pair is said once it is seen.
+ * Counts a call that carried `unknown` (from its tool's `Declared.diff`), and the warning
+ * for the paths never said before: a pair is said once it is seen.
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const warnOnce =
-  (declared: Declared, tool: string, unknownKeys: ReadonlyArray<string>, id: string) =>
+  (declared: Declared, unknown: ReadonlyArray<UnknownKey>, id: string) =>
   (seen: SeenSet): readonly [UnknownKeyWarning | undefined, SeenSet] => {
-    const [fresh, next] = firstSeen(tool, unknownKeys, id)(seen)
-    return [
-      fresh.length === 0 ? undefined : { tool, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions: declared.suggest(fresh) },
-      next,
-    ]
+    const [fresh, next] = firstSeen(declared.name, unknown.map((k) => k.path), id)(seen)
+    if (fresh.length === 0) return [undefined, next]
+    const said = new Set(fresh)
+    const suggestions = declared.suggest(unknown.filter((k) => said.has(k.path)))
+    return [{ tool: declared.name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions }, next]
   }
 
 /**
  * Checks one call of `tool` whose arguments read as the object `args` against the
  * catalogue: its undeclared keys, and a warning for those not said before, with the
- * seen-set that now counts this call.
+ * seen-set that now counts this call. The audit's one decision: the combinator, the
+ * adapters and the command all come here.
  *
  * @since 0.1.0
  * @category pure steps
@@ -85,11 +89,45 @@ export const checkKeys =
   (seen: SeenSet): readonly [Check, SeenSet] => {
     const declared = catalogue.get(tool)
     if (declared === undefined) return [NOT_AUDITED, seen]
-    const unknownKeys = declared.diff(args)
-    // Stryker disable next-line ConditionalExpression: warnOnce of no keys answers no warning and the very same seen-set (firstSeen's promise)
-    if (unknownKeys.length === 0) return [{ _tag: 'Audited', unknownKeys, warning: undefined }, seen]
-    const [warning, next] = warnOnce(declared, tool, unknownKeys, id)(seen)
-    return [{ _tag: 'Audited', unknownKeys, warning }, next]
+    const unknown = declared.diff(args)
+    if (unknown.length === 0) return [{ _tag: 'Audited', unknownKeys: NO_PATHS, warning: undefined }, seen]
+    const [warning, next] = warnOnce(declared, unknown, id)(seen)
+    return [{ _tag: 'Audited', unknownKeys: unknown.map((k) => k.path), warning }, next]
+  }
+
+const NO_PATHS: ReadonlyArray<string> = Object.freeze([])
+
+/**
+ * {@link checkKeys} for each call of a batch whose tool is in the catalogue and whose
+ * arguments read as an object (parsed once, through the batch): the warnings for pairs
+ * never said before, in the batch's order. A call that cannot be read is skipped: the
+ * audit adds no failure of its own.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkBatch =
+  (catalogue: Catalogue, batch: Batch) =>
+  (seen: SeenSet): readonly [ReadonlyArray<UnknownKeyWarning>, SeenSet] => {
+    const size = batchSize(batch.calls)
+    if (isLeft(size)) return [[], seen]
+    const warnings: Array<UnknownKeyWarning> = []
+    for (let i = 0; i < size.right; i++) {
+      // a call that cannot be read, or whose arguments cannot list their keys, is not audited
+      try {
+        const call: unknown = batch.calls[i]
+        const name = callNameOf(call)
+        if (name === undefined || !catalogue.has(name)) continue
+        const args = batch.argsAt(i)
+        if (isLeft(args)) continue
+        const [check, next] = checkKeys(catalogue, name, args.right, callIdOf(call))(seen)
+        seen = next
+        if (check._tag === 'Audited' && check.warning !== undefined) warnings.push(check.warning)
+      } catch {
+        // skipped, like a call that cannot be read
+      }
+    }
+    return [warnings, seen]
   }
 
 /**

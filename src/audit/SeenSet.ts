@@ -156,9 +156,20 @@ export const emptyPairCounts: SeenSet = emptySeenSet
  * @category pure steps
  */
 export const rememberedKey = (key: string): string =>
-  key.length <= MAX_KEY_CHARS ? key : `${key.slice(0, 48)}…#${createHash('sha256').update(key).digest('base64url')}`
+  key.length <= MAX_KEY_CHARS ? copyOf(key) : `${copyOf(key.slice(0, 48))}…#${createHash('sha256').update(key).digest('base64url')}`
 
-const rememberedId = (id: string): string => (id.length <= MAX_ID_CHARS ? id : id.slice(0, MAX_ID_CHARS) + '…')
+const rememberedId = (id: string): string => (id.length <= MAX_ID_CHARS ? copyOf(id) : copyOf(id.slice(0, MAX_ID_CHARS)) + '…')
+
+/**
+ * A flat copy of `s` that shares no memory with it: a V8 slice (or a string a parser
+ * cut from a larger one) keeps its whole parent alive, so a 64-character id cut from a
+ * 10 KB one would cost 10 KB for as long as it is remembered. UTF-16 round-trips every
+ * code unit, lone surrogates included.
+ */
+const copyOf = (s: string): string => Buffer.from(s, 'utf16le').toString('utf16le')
+
+// what a key is looked up by: itself, no copy; the digest form past MAX_KEY_CHARS
+const lookupKey = (key: string): string => (key.length <= MAX_KEY_CHARS ? key : rememberedKey(key))
 
 const NOTHING: ReadonlyArray<string> = Object.freeze([])
 
@@ -190,7 +201,7 @@ export const firstSeen =
     let added = 0
     // a call's keys are an object's keys, so distinct; a caller's list may not be
     for (const key of new Set(keys)) {
-      const k = rememberedKey(key)
+      const k = lookupKey(key)
       const had = SM.get(ofTool, k)
       if (had !== undefined) {
         ofTool = SM.set(ofTool, k, { calls: had.calls + 1, firstId: had.firstId })
@@ -198,10 +209,11 @@ export const firstSeen =
       }
       ;(fresh ??= []).push(key)
       if (size + added >= capacity) continue
-      ofTool = SM.set(ofTool, k, { calls: 1, firstId: rememberedId(id) })
+      ofTool = SM.set(ofTool, rememberedKey(key), { calls: 1, firstId: rememberedId(id) })
       added++
     }
-    return [fresh ?? NOTHING, make(SM.set(byTool, tool, ofTool), size + added, capacity)]
+    // a tool is remembered by a copy of its name, made once
+    return [fresh ?? NOTHING, make(SM.set(byTool, SM.has(byTool, tool) ? tool : copyOf(tool), ofTool), size + added, capacity)]
   }
 
 /**
@@ -223,7 +235,7 @@ export const hasSeen =
   (tool: string, key: string) =>
   (seen: SeenSet): boolean => {
     const ofTool = SM.get(impl(seen).byTool, tool)
-    return ofTool !== undefined && SM.has(ofTool, rememberedKey(key))
+    return ofTool !== undefined && SM.has(ofTool, lookupKey(key))
   }
 
 const compare = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0)

@@ -1,0 +1,453 @@
+/**
+ * A tool's `parameters` read as a JSON Schema: where, in a call's arguments, keys are
+ * declared. A declaration is compiled once per listing into places (one per schema
+ * position, with `allOf` and local `$ref` folded in); a call's arguments are then walked
+ * along them, and each key no place declares is named by its path (`opts.encodng`,
+ * `edits[].oldtext`).
+ *
+ * A place that declares no property (an open map, `{}`, a schema-free object) stays
+ * silent; so does a union with a branch that takes any object. `additionalProperties`
+ * changes nothing: a server that accepts a key it does not advertise is the case worth
+ * hearing.
+ *
+ * @since 0.1.0
+ */
+import { REASON_PARAM } from '../model.js'
+import { hasOwn, isRecord } from '../internal/guards.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+type Primitive = string | number | boolean | null
+
+/**
+ * One position of a schema, with `allOf` and `$ref` folded in. Opaque outside the audit:
+ * read it with {@link diffKeys}.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Place {
+  /** Declared property → the places its value is checked against (one per declaring schema). */
+  readonly props: ReadonlyMap<string, ReadonlyArray<Place>>
+  /** `patternProperties`: a key matching one is declared. */
+  readonly patterns: ReadonlyArray<readonly [RegExp, Place]>
+  /** `anyOf` and `oneOf` groups. */
+  readonly unions: ReadonlyArray<Union>
+  /** The places of every array element past `prefix`. */
+  readonly items: ReadonlyArray<Place>
+  /** `prefixItems` (or a draft-4 `items` array), by position. */
+  readonly prefix: ReadonlyArray<ReadonlyArray<Place>>
+  /** Whether the place may hold an object (`type` absent or naming `object`). */
+  readonly object: boolean
+  /** The one value it allows (`const`, or an `enum` of one), when that is a primitive. */
+  readonly pinned: { readonly value: Primitive } | undefined
+  /** Whether a key can be reported here or below: when not, the walk does not go in. */
+  readonly speaks: boolean
+}
+
+/**
+ * An `anyOf` or `oneOf`: its branches, and, when every branch pins one shared property
+ * (a discriminated union), that property and the branches each value picks.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Union {
+  readonly branches: ReadonlyArray<Place>
+  readonly tag: { readonly key: string; readonly picks: ReadonlyMap<Primitive, ReadonlyArray<Place>> } | undefined
+}
+
+/**
+ * A declaration's schema, compiled: the root place and the keys declared at the top.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Shape {
+  readonly root: Place
+  /** Every key declared at the top level (by the root and by each of its union branches). */
+  readonly keys: ReadonlySet<string>
+  /** Whether only the top level can speak (no union, no pattern, nothing below): the fast path. */
+  readonly flat: boolean
+}
+
+/**
+ * One undeclared key of a call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKey {
+  /** Where it sits, from the arguments' root: `haed`, `opts.encodng`, `edits[].oldtext`. */
+  readonly path: string
+  /** The key itself. */
+  readonly key: string
+  /** The path of the object that holds it (`''` at the top). */
+  readonly at: string
+  /** The keys declared at that place, for "did you mean". */
+  readonly declared: ReadonlySet<string>
+}
+
+// -------------------------------------------------------------------------------------
+// paths
+// -------------------------------------------------------------------------------------
+
+// a top-level key reads as before unless it could be taken for a path; below the top, a
+// name that is not a plain word is quoted (`opts["a.b"]`), so no two places share a path
+const PATH_CHARS = /[.[\]"]/
+const QUOTED_BELOW = /[.[\]" ]/
+
+/**
+ * The path of `key` in the object at `at` (`''` for the arguments' root).
+ *
+ * @example
+ * import { pathOf } from 'toolstack'
+ * assert.strictEqual(pathOf('', 'haed'), 'haed')
+ * assert.strictEqual(pathOf('opts', 'encodng'), 'opts.encodng')
+ * assert.strictEqual(pathOf('opts', 'a.b'), 'opts["a.b"]')
+ * assert.strictEqual(pathOf('edits[]', 'oldtext'), 'edits[].oldtext')
+ *
+ * @since 0.1.0
+ * @category paths
+ */
+export const pathOf = (at: string, key: string): string =>
+  at === ''
+    ? PATH_CHARS.test(key) || key === ''
+      ? `[${JSON.stringify(key)}]`
+      : key
+    : QUOTED_BELOW.test(key) || key === ''
+      ? `${at}[${JSON.stringify(key)}]`
+      : `${at}.${key}`
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/** Deeper than this, a schema or an argument is not read (a bound on the stack, not a rule a user meets). */
+const MAX_DEPTH = 64
+
+interface Building {
+  props: Map<string, Array<Place>>
+  patterns: Array<readonly [RegExp, Place]>
+  unions: Array<Union>
+  items: Array<Place>
+  prefix: Array<Array<Place>>
+  object: boolean
+  pinned: { readonly value: Primitive } | undefined
+  speaks: boolean
+}
+
+const blank = (object: boolean): Building => ({ props: new Map(), patterns: [], unions: [], items: [], prefix: [], object, pinned: undefined, speaks: false })
+
+/** `{}`, `true`, an unresolved reference: takes anything, declares nothing. */
+const FREE: Place = Object.freeze(blank(true))
+/** `false`, or a branch that takes no object. */
+const NOT_AN_OBJECT: Place = Object.freeze(blank(false))
+
+const isPrimitive = (u: unknown): u is Primitive => u === null || typeof u === 'string' || typeof u === 'number' || typeof u === 'boolean'
+
+const arrayOf = (s: Readonly<Record<string, unknown>>, k: string): ReadonlyArray<unknown> => {
+  const v = hasOwn(s, k) ? s[k] : undefined
+  return Array.isArray(v) ? v : []
+}
+
+const memberOf = (s: Readonly<Record<string, unknown>>, k: string): unknown => (hasOwn(s, k) ? s[k] : undefined)
+
+const regExpOf = (pattern: string): RegExp | undefined => {
+  for (const flags of ['u', '']) {
+    try {
+      return new RegExp(pattern, flags)
+    } catch {
+      // not valid with these flags: try the next, or declare nothing
+    }
+  }
+  return undefined
+}
+
+// a JSON pointer in a URI fragment: `#`, `#/$defs/a~1b`, `#/definitions/x%20y`
+const resolve = (root: unknown, ref: string): unknown => {
+  if (ref === '#') return root
+  if (!ref.startsWith('#/')) return undefined
+  let at: unknown = root
+  for (const raw of ref.slice(2).split('/')) {
+    let token: string
+    try {
+      token = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
+    } catch {
+      return undefined
+    }
+    if (typeof at !== 'object' || at === null || !hasOwn(at, token)) return undefined
+    at = (at as Record<string, unknown>)[token]
+  }
+  return at
+}
+
+const childrenOf = (p: Place): ReadonlyArray<Place> => [
+  ...[...p.props.values()].flat(),
+  ...p.patterns.map(([, q]) => q),
+  ...p.unions.flatMap((u) => u.branches),
+  ...p.items,
+  ...p.prefix.flat(),
+]
+
+const declaresHere = (p: Place): boolean => p.props.size > 0 || p.patterns.length > 0
+
+// every branch pins `key` to a primitive: the first such key of the first branch decides
+const tagOf = (branches: ReadonlyArray<Place>): Union['tag'] => {
+  const pinnedAt = (b: Place, key: string): { readonly value: Primitive } | undefined => b.props.get(key)?.find((q) => q.pinned !== undefined)?.pinned
+  const first = branches[0]
+  if (first === undefined || branches.length < 2) return undefined
+  for (const key of first.props.keys()) {
+    const picks = new Map<Primitive, Array<Place>>()
+    let every = true
+    for (const b of branches) {
+      const pin = pinnedAt(b, key)
+      if (pin === undefined) {
+        every = false
+        break
+      }
+      const had = picks.get(pin.value)
+      if (had === undefined) picks.set(pin.value, [b])
+      else had.push(b)
+    }
+    if (every) return { key, picks }
+  }
+  return undefined
+}
+
+/**
+ * Compiles a declaration's `parameters` into places. Never throws on a schema it
+ * cannot read: what it cannot read declares nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const compileSchema = (parameters: unknown): Shape => {
+  const built = new Map<object, Building>()
+  const unionsToTag: Array<[Building, number]> = []
+
+  const placeOf = (schema: unknown, depth: number): Place => {
+    if (schema === false) return NOT_AN_OBJECT
+    if (!isRecord(schema) || depth > MAX_DEPTH) return FREE
+    const had = built.get(schema)
+    if (had !== undefined) return had
+    const p = blank(true)
+    built.set(schema, p)
+    // the schema itself, its allOf branches and what its $ref names, each once
+    const conjuncts: Array<Readonly<Record<string, unknown>>> = []
+    const todo: Array<unknown> = [schema]
+    while (todo.length > 0) {
+      const s = todo.pop()
+      if (!isRecord(s) || conjuncts.includes(s)) continue
+      conjuncts.push(s)
+      const ref = memberOf(s, '$ref')
+      if (typeof ref === 'string') {
+        const target = resolve(parameters, ref)
+        // an unresolvable reference makes the place schema-free
+        if (target === undefined) return Object.assign(p, blank(true))
+        if (target === false) p.object = false
+        todo.push(target)
+      }
+      // `then`, `else` and `dependentSchemas` may declare keys too: counted as declared, never reported
+      todo.push(...arrayOf(s, 'allOf'), memberOf(s, 'then'), memberOf(s, 'else'))
+      const dependent = memberOf(s, 'dependentSchemas')
+      if (isRecord(dependent)) todo.push(...Object.values(dependent))
+    }
+    for (const s of conjuncts) fold(p, s, depth)
+    return p
+  }
+
+  const fold = (p: Building, s: Readonly<Record<string, unknown>>, depth: number): void => {
+    const properties = memberOf(s, 'properties')
+    if (isRecord(properties)) {
+      for (const k of Object.keys(properties)) {
+        const child = placeOf(properties[k], depth + 1)
+        const had = p.props.get(k)
+        if (had === undefined) p.props.set(k, [child])
+        else had.push(child)
+      }
+    }
+    const patterns = memberOf(s, 'patternProperties')
+    if (isRecord(patterns)) {
+      for (const k of Object.keys(patterns)) {
+        const re = regExpOf(k)
+        if (re !== undefined) p.patterns.push([re, placeOf(patterns[k], depth + 1)])
+      }
+    }
+    for (const group of ['anyOf', 'oneOf']) {
+      const branches = arrayOf(s, group)
+      if (branches.length === 0) continue
+      p.unions.push({ branches: branches.map((b) => placeOf(b, depth + 1)), tag: undefined })
+      unionsToTag.push([p, p.unions.length - 1])
+    }
+    const items = memberOf(s, 'items')
+    const prefix = Array.isArray(items) ? items : arrayOf(s, 'prefixItems')
+    if (items !== undefined && !Array.isArray(items)) p.items.push(placeOf(items, depth + 1))
+    prefix.forEach((item, i) => (p.prefix[i] ??= []).push(placeOf(item, depth + 1)))
+    const type = memberOf(s, 'type')
+    if ((typeof type === 'string' && type !== 'object') || (Array.isArray(type) && !type.includes('object'))) p.object = false
+    const constant = memberOf(s, 'const')
+    const oneValue = arrayOf(s, 'enum')
+    if (isPrimitive(constant)) p.pinned = { value: constant }
+    else if (oneValue.length === 1 && isPrimitive(oneValue[0])) p.pinned = { value: oneValue[0] }
+  }
+
+  const root = placeOf(parameters, 0)
+
+  // discriminated unions are found once every branch is built
+  for (const [p, i] of unionsToTag) {
+    const u = p.unions[i] as Union
+    p.unions[i] = { branches: u.branches, tag: tagOf(u.branches) }
+  }
+  // a place speaks when it, or a place below it, declares a property
+  const parents = new Map<Place, Array<Building>>()
+  for (const p of built.values()) {
+    for (const c of childrenOf(p)) {
+      const had = parents.get(c)
+      if (had === undefined) parents.set(c, [p])
+      else had.push(p)
+    }
+  }
+  const todo = [...built.values()].filter(declaresHere)
+  for (const p of todo) p.speaks = true
+  while (todo.length > 0) {
+    for (const q of parents.get(todo.pop() as Building) ?? []) {
+      if (q.speaks) continue
+      q.speaks = true
+      todo.push(q)
+    }
+  }
+
+  const keys = new Set<string>()
+  expand([root], undefined, (p) => {
+    for (const k of p.props.keys()) keys.add(k)
+  })
+  const flat = root.unions.length === 0 && root.patterns.length === 0 && [...root.props.values()].every((ps) => ps.every((q) => !q.speaks))
+  return { root, keys, flat }
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * Visits the places that decide an object at `places`: each of them, and the branches of
+ * their unions (those a discriminator picks, when the object's value picks some; else
+ * every branch that may hold an object). Answers whether a branch takes any object, so
+ * the place is open.
+ */
+const expand = (places: ReadonlyArray<Place>, obj: Readonly<Record<string, unknown>> | undefined, visit: (p: Place) => void): boolean => {
+  const seen = new Set<Place>()
+  let open = false
+  const go = (p: Place, isBranch: boolean): void => {
+    if (seen.has(p)) return
+    seen.add(p)
+    visit(p)
+    if (isBranch && p.unions.length === 0 && !declaresHere(p)) open = true
+    for (const u of p.unions) {
+      const tag = u.tag
+      const value = tag === undefined || obj === undefined || !hasOwn(obj, tag.key) ? undefined : obj[tag.key]
+      const picked = tag !== undefined && isPrimitive(value) ? tag.picks.get(value) : undefined
+      if (picked !== undefined) for (const b of picked) go(b, false)
+      else for (const b of u.branches) if (b.object) go(b, true)
+    }
+  }
+  for (const p of places) go(p, false)
+  return open
+}
+
+interface Walk {
+  readonly tolerated: ReadonlySet<string>
+  found: Map<string, UnknownKey> | undefined
+}
+
+const speaksAny = (places: ReadonlyArray<Place>): boolean => {
+  for (const q of places) if (q.speaks) return true
+  return false
+}
+
+// the places a key's value is checked against, or undefined when no place declares it
+const childrenAt = (deciding: ReadonlyArray<Place>, key: string): ReadonlyArray<Place> | undefined => {
+  // one place without patterns, the usual case: its own list, no array made
+  if (deciding.length === 1 && (deciding[0] as Place).patterns.length === 0) return (deciding[0] as Place).props.get(key)
+  let children: Array<Place> | undefined
+  for (const p of deciding) {
+    const own = p.props.get(key)
+    if (own !== undefined) (children ??= []).push(...own)
+    for (const [re, q] of p.patterns) if (re.test(key)) (children ??= []).push(q)
+  }
+  return children
+}
+
+const walkObject = (w: Walk, obj: Readonly<Record<string, unknown>>, places: ReadonlyArray<Place>, at: string, depth: number): void => {
+  let deciding = places
+  if (places.length > 1 || (places[0] as Place).unions.length > 0) {
+    const all: Array<Place> = []
+    if (expand(places, obj, (p) => all.push(p))) return
+    deciding = all
+  }
+  if (!deciding.some(declaresHere)) return
+  const top = at === ''
+  let declared: ReadonlySet<string> | undefined
+  for (const key of Object.keys(obj)) {
+    if (top && (key === REASON_PARAM || w.tolerated.has(key))) continue
+    const children = childrenAt(deciding, key)
+    if (children === undefined) {
+      const path = pathOf(at, key)
+      const found = (w.found ??= new Map())
+      if (!found.has(path)) found.set(path, { path, key, at, declared: (declared ??= declaredAt(deciding)) })
+    } else if (speaksAny(children)) walk(w, obj[key], children, pathOf(at, key), depth + 1)
+  }
+}
+
+const declaredAt = (places: ReadonlyArray<Place>): ReadonlySet<string> => new Set(places.flatMap((p) => [...p.props.keys()]))
+
+const walkArray = (w: Walk, arr: ReadonlyArray<unknown>, places: ReadonlyArray<Place>, at: string, depth: number): void => {
+  const all: Array<Place> = []
+  expand(places, undefined, (p) => all.push(p))
+  const path = `${at}[]`
+  const items = all.flatMap((p) => p.items)
+  const tuple = all.some((p) => p.prefix.length > 0)
+  if (!tuple && !items.some((q) => q.speaks)) return
+  arr.forEach((element, i) => {
+    const here = tuple ? all.flatMap((p) => (i < p.prefix.length ? (p.prefix[i] as ReadonlyArray<Place>) : p.items)) : items
+    if (here.some((q) => q.speaks)) walk(w, element, here, path, depth + 1)
+  })
+}
+
+const TOLERATED: ReadonlySet<string> = new Set([REASON_PARAM])
+
+const walk = (w: Walk, value: unknown, places: ReadonlyArray<Place>, at: string, depth: number): void => {
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return
+  if (Array.isArray(value)) walkArray(w, value, places, at, depth)
+  else walkObject(w, value as Readonly<Record<string, unknown>>, places, at, depth)
+}
+
+const NONE: ReadonlyArray<UnknownKey> = Object.freeze([])
+
+const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+
+/**
+ * The keys of `args` that no place of `shape` declares, each once per path, sorted by
+ * path. `reason` and the `tolerated` names are never reported at the top level. Each
+ * array's positions are one place (`edits[].oldtext`), so a typo repeated in a hundred
+ * elements is one key.
+ *
+ * @example
+ * import { compileSchema, diffKeys } from 'toolstack'
+ * const shape = compileSchema({ type: 'object', properties: { edits: { type: 'array', items: { type: 'object', properties: { oldText: {}, newText: {} } } } } })
+ * const found = diffKeys(shape)({ reason: 'r', edits: [{ oldtext: 'a', newText: 'b' }, { oldtext: 'c', newText: 'd' }] })
+ * assert.deepStrictEqual(found.map((k) => k.path), ['edits[].oldtext'])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const diffKeys =
+  (shape: Shape, tolerated: ReadonlySet<string> = TOLERATED) =>
+  (args: Readonly<Record<string, unknown>>): ReadonlyArray<UnknownKey> => {
+    const w: Walk = { tolerated, found: undefined }
+    walkObject(w, args, [shape.root], '', 0)
+    return w.found === undefined ? NONE : [...w.found.values()].sort(byPath)
+  }
