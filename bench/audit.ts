@@ -159,6 +159,65 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
     figures.push({ name: 'audit (with its parse) ÷ zod 4 strictObject().safeParse (with parse)', value: rz, unit: 'ratio', target: { op: '<=', value: 1 } })
   }
 
+  // 3a. nested: an edit_file-like call with 10 array elements of 4 keys each; the audit
+  // walks every element (the added cost ÷ one parse), and against ajv with
+  // additionalProperties:false at every level (each with its parse)
+  {
+    const editSchema = (closed: boolean) => ({
+      type: 'object',
+      properties: {
+        path: { type: 'string' },
+        dryRun: { type: 'boolean' },
+        edits: {
+          type: 'array',
+          items: { type: 'object', properties: { oldText: { type: 'string' }, newText: { type: 'string' }, line: { type: 'number' }, replaceAll: { type: 'boolean' } }, ...(closed ? { additionalProperties: false } : {}) },
+        },
+      },
+      ...(closed ? { additionalProperties: false } : {}),
+    })
+    const decls: ReadonlyArray<ToolDeclaration> = [{ type: 'function', function: { name: 'edit_file', parameters: editSchema(false) } }]
+    const nested = (i: number): string =>
+      JSON.stringify({ path: '/home/user/project/src/index.ts', edits: Array.from({ length: 10 }, (_, j) => ({ oldText: `old ${i}`, newText: `new ${j}`, line: j, replaceAll: false })) })
+    const audited = quiet(bareProvider(decls))
+    const bare = bareProvider(decls)
+    await audited.toolsForLlm()
+    const n = 1000
+    let a: Array<ToolCall> = [], b: Array<ToolCall> = [], p: Array<ToolCall> = []
+    const r = await interleaved(
+      rounds,
+      () => {
+        a = freshCalls(n, 'edit_file', nested)
+        b = freshCalls(n, 'edit_file', nested)
+        p = freshCalls(n, 'edit_file', nested)
+      },
+      [() => audited.executeToolCalls(a)(), () => bare.executeToolCalls(b)(), () => parseAndList(p)],
+      ([ta, tb, tp]) => ((ta as number) - (tb as number)) / (tp as number),
+    )
+    figures.push({
+      name: `nested: audit added cost per call ÷ JSON.parse + keys (10 elements of 4 keys, ${nested(0).length} bytes)`,
+      value: r.ratio,
+      unit: 'ratio',
+      target: { op: '<=', value: 1.5 },
+    })
+    const validate = new Ajv().compile(editSchema(true))
+    let j: Array<ToolCall> = []
+    const rj = await interleaved(
+      rounds,
+      () => {
+        a = freshCalls(n, 'edit_file', nested)
+        j = freshCalls(n, 'edit_file', nested)
+      },
+      [
+        () => audited.executeToolCalls(a)(),
+        () => {
+          for (const c of j) sink += validate(JSON.parse(c.function.arguments as string)) ? 1 : 0
+        },
+      ],
+      ([ta, tj]) => (ta as number) / (tj as number),
+    )
+    figures.push({ name: 'nested: audit (with its parse) ÷ ajv compiled, additionalProperties:false at every level (with parse)', value: rj.ratio, unit: 'ratio', target: { op: '<=', value: 1 } })
+  }
+
   // 3b. a model that keeps sending a key already reported: 20 tools, one call in ten
   // carrying it, so the audit counts it where ajv rejects it
   {
@@ -280,6 +339,30 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
         target: { op: '<=', value: 100 },
         note: `each key string costs ${keys.toFixed(0)} bytes more`,
       })
+    }
+  }
+
+  // 6. memory per remembered pair when the model sends 10 KB ids and 10 KB keys: the
+  // seen-set keeps bounded copies, never a slice that holds the whole string alive
+  {
+    const gc = (globalThis as { gc?: () => void }).gc
+    if (gc !== undefined) {
+      const n = quick ? 2_000 : 10_000
+      const long = 'x'.repeat(10_000)
+      const instance = quiet(bareProvider())
+      await instance.toolsForLlm()
+      gc()
+      gc()
+      const before = process.memoryUsage().heapUsed
+      for (let done = 0; done < n; done += 100) {
+        const batch = Array.from({ length: 100 }, (_, j) => ({ id: `${done + j}${long}`, function: { name: 'fs_write', arguments: `{"path":"a","${done + j}${long}":1}` } }))
+        await instance.executeToolCalls(batch)()
+      }
+      gc()
+      gc()
+      const per = (process.memoryUsage().heapUsed - before) / n
+      if (instance.stats().length !== n) throw new Error('bench: not every pair was remembered')
+      figures.push({ name: 'memory per remembered pair with 10 KB ids and 10 KB keys', value: per, unit: 'bytes', target: { op: '<=', value: 2048 } })
     }
   }
 

@@ -11,7 +11,8 @@ import { paletteFor } from '../../src/cli/color.js'
 import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
 import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/index.js'
-import { formatWarning } from '../../src/index.js'
+import { formatWarning, pathOf } from '../../src/index.js'
+import { escapeControls } from '../../src/internal/describe.js'
 import { anthropicRequest, assistant, chatRequest, fsRead, jsonl, noProps, responsesRequest, session, toolCall, webGet } from './fixtures.js'
 import { cliArgs, killAll, mainTs, root, runCli, tempDir, track } from './support.js'
 
@@ -708,12 +709,13 @@ describe('toolstack audit', () => {
     const f = file('evil.jsonl', jsonl([{ tools: [tool], messages: [assistant(toolCall(evilId, evilTool, { path: '/', [evilKey]: 1 }))] }, { tools: [], messages: 42 }, '\u001b[2Jnot a request']))
     const human = await runCli(['audit', f])
     for (const out of [human.stdout.toString(), human.stderr]) expect(out).not.toMatch(raw)
-    expect(human.stdout.toString()).toContain('fs_read\\u001b]0;pwned\\u0007 call c\\u009b31m carried undeclared argument key "k\\u001b[2J\\u009b2J\\u007f\\nfake line"')
+    // a key holding `[` is named by its path, ["…"], its control characters JSON-escaped
+    expect(human.stdout.toString()).toContain(`fs_read\\u001b]0;pwned\\u0007 call c\\u009b31m carried undeclared argument key ${escapeControls(JSON.stringify(pathOf('', evilKey)))}`)
     const json = await runCli(['audit', '--json', f])
     expect(json.stdout.toString()).not.toMatch(raw)
     const records = jsonLines(json.stdout)
-    expect(records[0]).toMatchObject({ tool: evilTool, id: evilId, unknownKeys: [evilKey] })
-    expect(records.at(-1)).toMatchObject({ undeclared: [{ tool: evilTool, key: evilKey }] })
+    expect(records[0]).toMatchObject({ tool: evilTool, id: evilId, unknownKeys: [pathOf('', evilKey)] })
+    expect(records.at(-1)).toMatchObject({ undeclared: [{ tool: evilTool, key: pathOf('', evilKey) }] })
   })
 
   it('exits 2 when a record was unusable, after auditing the others and printing the summary; 2 wins over 1', async () => {

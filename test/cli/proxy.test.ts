@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { pathOf } from '../../src/index.js'
 import { newSideChannel, observe } from '../../src/cli/sidechannel.js'
 import type { SideChannel } from '../../src/cli/sidechannel.js'
 import { FAKE_SERVER, cliArgs, descendants, eventually, isRunning, killAll, killTree, runCli, tempDir, track } from './support.js'
@@ -371,8 +372,9 @@ describe('toolstack proxy: output a terminal can trust', () => {
       if (options.includes('--json')) {
         const [notice, warning] = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
         expect(notice?.['message']).toContain(JSON.stringify(evilTool))
-        expect(warning).toMatchObject({ tool: evilTool, id: '\u007f1', unknownKeys: ['k\u001b[2J\n'] })
-      } else expect(lines[1]).toContain('toolstack: read\\u001b]0;pwned\\u0007 call \\u007f1 carried undeclared argument key "k\\u001b[2J\\n"')
+        // a key holding `[` is named by its path, ["…"], its control characters JSON-escaped
+        expect(warning).toMatchObject({ tool: evilTool, id: '\u007f1', unknownKeys: [pathOf('', 'k\u001b[2J\n')] })
+      } else expect(lines[1]).toContain(`toolstack: read\\u001b]0;pwned\\u0007 call \\u007f1 carried undeclared argument key ${JSON.stringify(pathOf('', 'k\u001b[2J\n'))}`)
     })
   }
 })
