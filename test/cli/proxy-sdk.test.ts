@@ -166,6 +166,19 @@ describe('toolstack proxy with a real SDK client', () => {
     expect(stderr[1]?.match(/toolstack:/g)).toHaveLength(1)
   })
 
+  it('server-filesystem edit_file through the proxy: a key misspelled in every edit is named once by its path', { timeout: 60_000 }, async () => {
+    const dir = join(tmp.dir, 'nested')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'a.txt'), 'alpha\n')
+    const { client, stderrAtEnd } = await connect([serverFilesystem, dir], true)
+    await client.listTools()
+    const edits = [{ oldtext: 'alpha', newText: 'beta' }, { oldtext: 'alpha', newText: 'gamma' }]
+    for (const id of [1, 2]) await client.callTool({ name: 'edit_file', arguments: { path: join(dir, 'a.txt'), edits, dryRun: id === 1 } })
+    const said = (await stderrAtEnd()).split('\n').filter((l) => l.startsWith('toolstack:'))
+    expect(said).toEqual([expect.stringMatching(/^toolstack: edit_file call \d+ carried undeclared argument key "edits\[\]\.oldtext" \(declared: "dryRun", "edits", "path"\) \(did you mean edits\[\]\.oldText\?\)$/)])
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('alpha\n')
+  })
+
   // The configuration the help and the README show, run as a host would run it, with
   // `toolstack` the built dist/'s bin, each `npx -y PACKAGE` the bin of the package
   // installed here, and its directory a temporary one.

@@ -91,6 +91,19 @@ describe('toolstack serve, over stdio', () => {
     expect(Number.isNaN(Date.parse(String(warnings[0]?.['time'])))).toBe(false)
   }, 60_000)
 
+  it('a key misspelled inside an upstream tool\'s array elements is logged once, by its path', async () => {
+    const dir = workspace()
+    const client = await overStdio(configFile(dir, { ...gatewayConfig(dir), rules: [{ tool: '*', decision: 'allow' }] }))
+    await client.listTools()
+    const edits = [{ oldtext: 'one', newText: '1' }, { oldtext: 'two', newText: '2' }]
+    for (const dryRun of [true, false]) await client.callTool({ name: 'fs_edit_file', arguments: { path: join(dir, 'notes.txt'), edits, dryRun, reason: 'fix the list' } })
+    await until(() => records(dir).some((r) => r['type'] === 'warning'))
+    const warnings = records(dir).filter((r) => r['type'] === 'warning')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ upstream: 'fs', tool: 'fs_edit_file', unknownKeys: ['edits[].oldtext'], suggestions: [{ key: 'edits[].oldtext', didYouMean: 'edits[].oldText' }] })
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('one\ntwo\nthree\n')
+  }, 60_000)
+
   it('without a log, stderr says the warning and the refusal once each, not every call the rules allowed', async () => {
     const dir = workspace()
     const config = gatewayConfig(dir) as Record<string, unknown>

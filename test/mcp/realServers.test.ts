@@ -1,6 +1,7 @@
 // Real MCP servers from npm, started as child processes over stdio on a temporary
 // directory, and closed (killed if need be) after each test whatever happens.
 import { readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, it } from 'vitest'
@@ -116,5 +117,36 @@ describe('server-everything over stdio', () => {
     expect(out[3]?.content.match(/^\[resource_link: text\/plain, demo:\/\/\S+, ".+"\]$/gm)).toHaveLength(2)
     expect(out[4]?.structured_content).toMatchObject({ temperature: expect.any(Number) })
     expect(out[5]).toMatchObject({ is_error: true, content: 'there is no tool named "no-such-tool" on this MCP server; the tool was not called' })
+  })
+})
+
+// The silent failure one level down: a key misspelled inside an array's elements reaches
+// a server that ignores it. The audit names it by its path, once, and changes nothing.
+describe('nested keys, heard on real servers', () => {
+  const MEMORY_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/dist/index.js')
+
+  it('server-filesystem edit_file: edits[].oldtext, once for a hundred edits, suggested as edits[].oldText; the call goes through as sent', async () => {
+    const { dir, conn } = await filesystem()
+    const warnings: Array<UnknownKeyWarning> = []
+    const tools = pipe(fromMcpClient(conn.client), withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) }))
+    await tools.toolsForLlm()
+    const edits = Array.from({ length: 100 }, () => ({ oldtext: 'line one', newText: 'line 1' }))
+    const out = rightOf(await tools.executeToolCalls([call('1', 'edit_file', { path: join(dir, 'notes.txt'), edits }), call('2', 'edit_file', { path: join(dir, 'notes.txt'), edits })])())
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ tool: 'edit_file', id: '1', unknownKeys: ['edits[].oldtext'], suggestions: [{ key: 'edits[].oldtext', didYouMean: 'edits[].oldText' }] })
+    // the server is the judge of what it got: here it refuses, and the file is unchanged
+    expect(out).toHaveLength(2)
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(TEXT)
+    expect(tools.stats()).toEqual([{ tool: 'edit_file', key: 'edits[].oldtext', calls: 2, firstId: '1' }])
+  })
+
+  it('server-memory create_entities: entities[].entity_type, suggested as entities[].entityType', async () => {
+    const dir = tempDir()
+    const conn = await spawnServer({ script: MEMORY_SERVER, env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') } })
+    const warnings: Array<UnknownKeyWarning> = []
+    const tools = pipe(fromMcpClient(conn.client), withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) }))
+    await tools.toolsForLlm()
+    await tools.executeToolCalls([call('1', 'create_entities', { entities: [{ name: 'Ada', entity_type: 'person', entityType: 'person', observations: ['wrote notes'] }] })])()
+    expect(warnings.map((w) => [w.unknownKeys, w.suggestions])).toEqual([[['entities[].entity_type'], [{ key: 'entities[].entity_type', didYouMean: 'entities[].entityType' }]]])
   })
 })
