@@ -1,3 +1,6 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import * as TE from 'fp-ts/lib/TaskEither.js'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { SeenSet } from '../../src/index.js'
@@ -173,5 +176,36 @@ describe('pairStats', () => {
       ['a', 'b'],
     ])
     expect(pairStats(seen).map((p) => `${p.tool}/${p.key}`)).toEqual(['a/b', 'a/z', 'b/a', 'b/c'])
+  })
+})
+
+describe('memory per remembered pair, measured on the heap', () => {
+  it('stays bounded whatever the length of the ids and keys a model sends (copies, not slices)', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const { withUnknownKeyAudit, fromTools } = await import('../../src/index.js')
+    const tools = withUnknownKeyAudit({ onWarn: () => undefined, onDiagnostic: () => undefined })(
+      fromTools([{ declaration: { type: 'function', function: { name: 'w', parameters: { type: 'object', properties: { path: {} } } } }, run: () => TE.right('') }]),
+    )
+    await tools.toolsForLlm()
+    const long = 'x'.repeat(10_000)
+    const n = 2_000
+    const send = async (from: number, to: number): Promise<void> => {
+      for (let done = from; done < to; done += 100) {
+        // each string built by the parser from a larger one, the case a slice would keep alive
+        const batch = Array.from({ length: 100 }, (_, j) => ({ id: `${done + j}${long}`, function: { name: 'w', arguments: `{"path":"a","${done + j}${long}":1}` } }))
+        await tools.executeToolCalls(batch)()
+      }
+    }
+    await send(0, 200) // warm: code and caches made once are not per pair
+    gc()
+    gc()
+    const before = process.memoryUsage().heapUsed
+    await send(200, 200 + n)
+    gc()
+    gc()
+    const perPair = (process.memoryUsage().heapUsed - before) / n
+    expect(tools.stats()).toHaveLength(n + 200)
+    expect(perPair).toBeLessThan(2048)
   })
 })
