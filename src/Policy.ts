@@ -18,23 +18,23 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import * as t from 'io-ts/lib/index.js'
-import type { ArgsProblem, Batch, BatchProvider, Provider, ToolDeclaration, ToolResult } from './model.js'
+import type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolCall, ToolDeclaration, ToolResult } from './model.js'
 import { assertProvider } from './model.js'
 import { batchOf, runBatch } from './Batch.js'
 import type { Rule } from './policy/Rule.js'
 import { decodeRules } from './policy/Rule.js'
-import type { Roots } from './policy/paths.js'
-import { normalizeAbsolute } from './policy/paths.js'
+import type { LocationScope, Roots } from './policy/paths.js'
+import { LOCATION_ARGS, normalizeAbsolute } from './policy/paths.js'
 import type { Refusal } from './policy/Refusal.js'
 import { drawRefusal } from './policy/Refusal.js'
 import { recordGrant } from './policy/Answer.js'
 import type { Question, Verdict } from './policy/Verdict.js'
-import { byGrants, judge } from './policy/Verdict.js'
+import { byGrants, judge, plainArguments } from './policy/Verdict.js'
 import type { QuestionQueue } from './policy/questions.js'
 import { newQuestionQueue } from './policy/questions.js'
 import type { OnAsk } from './policy/ask.js'
 import { askHuman } from './policy/ask.js'
-import { rulesNameNoTool, withoutRefusedTools } from './policy/listing.js'
+import { declaredArguments, rulesNameNoTool, withoutRefusedTools } from './policy/listing.js'
 import type { Step } from './internal/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from './internal/answer.js'
 import { callIdOf, callNameOf } from './internal/calls.js'
@@ -63,6 +63,11 @@ export interface PolicyOptions {
   readonly onGrant?: (grants: ReadonlyArray<Rule>) => IO<void> | void
   /** Tool-name prefix → directory that relative locations are resolved against. */
   readonly roots?: Roots
+  /**
+   * More argument names to read as locations, besides `LOCATION_ARGS`. Only those a
+   * tool declares are read; one it does not declare makes `under` rules fail closed.
+   */
+  readonly locationArgs?: ReadonlyArray<string>
   /** Leave tools refused by a bare deny rule out of the listing. Default `true`. */
   readonly filterTools?: boolean
   /**
@@ -200,6 +205,7 @@ const OptionsProps = {
   grants: t.unknown,
   onGrant: t.unknown,
   roots: t.unknown,
+  locationArgs: t.unknown,
   filterTools: t.boolean,
   questions: t.unknown,
   onDiagnostic: t.unknown,
@@ -228,7 +234,24 @@ const decodeRoots = (where: string, u: unknown): Roots => {
   return Object.freeze(out)
 }
 
-const isQueue = (u: unknown): u is QuestionQueue => memberOf(u, '_tag') === 'QuestionQueue' && typeof memberOf(u, 'inTurn') === 'function'
+const decodeLocationArgs = (where: string, u: unknown): ReadonlyArray<string> => {
+  if (u === undefined) return LOCATION_ARGS
+  if (!Array.isArray(u) || !u.every((n) => typeof n === 'string' && n !== '')) {
+    throw new TypeError(`${where}: option "locationArgs" must be an array of argument names (non-empty strings), added to ${LOCATION_ARGS.join(', ')}; got ${describeValue(u)}`)
+  }
+  return Object.freeze([...new Set([...LOCATION_ARGS, ...(u as ReadonlyArray<string>)])])
+}
+
+const isQueue = (u: unknown): u is QuestionQueue =>
+  memberOf(u, '_tag') === 'QuestionQueue' && typeof memberOf(u, 'inTurn') === 'function' && typeof memberOf(u, 'asking') === 'function'
+
+// the call that goes down in place of one whose object arguments were judged: the
+// copy the rules saw, and nothing read from the caller's call again but its id and type
+const withArguments = (call: object, tool: string, args: Args): ToolCall => ({
+  id: callIdOf(call),
+  ...(memberOf(call, 'type') === 'function' ? { type: 'function' as const } : {}),
+  function: { name: tool, arguments: args },
+})
 
 /**
  * Allows, denies or asks about each call. Allowed calls go to the inner provider as
@@ -264,6 +287,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   const rules = orThrow(where, decodeRules(opts.rules, 'rules'))
   const initialGrants = opts.grants === undefined ? Object.freeze([]) : orThrow(where, decodeRules(opts.grants, 'grants'))
   const roots = decodeRoots(where, opts.roots)
+  const locationNames = decodeLocationArgs(where, opts.locationArgs)
   assertCallback(where, 'onAsk', opts.onAsk, 1)
   assertCallback(where, 'onGrant', opts.onGrant, 1)
   assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
@@ -289,6 +313,10 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     assertProvider(where, provider)
     const grants: IORef<ReadonlyArray<Rule>> = newIORef(initialGrants)()
     const saidInert: IORef<boolean> = newIORef(false)()
+    // each tool's declared argument names, from the last listing that went through
+    // here; undefined until one did, and then every `under` rule fails closed
+    const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<ReadonlyMap<string, ReadonlySet<string>> | undefined>(undefined)()
+    const scopeOf = (tool: string): LocationScope => ({ names: locationNames, declared: declared.read()?.get(tool) })
     const send = runBatch(provider)
 
     const diagnose = (listing: ReadonlyArray<ToolDeclaration>): void => {
@@ -308,12 +336,13 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       tell(call, tool, by, r)
       return answerHere(call, drawRefusal(r))
     }
-    const allow = (call: unknown, tool: string, by: PolicyDecision['by']): Step<'inner'> => {
+    // `pass` is how an allowed call goes down: as it came, or with the arguments judged
+    const allow = (call: unknown, tool: string, by: PolicyDecision['by'], pass: Step<'inner'>): Step<'inner'> => {
       tell(call, tool, by)
-      return FORWARD
+      return pass
     }
-    const settle = (call: unknown, tool: string, by: PolicyDecision['by'], v: Verdict): Step<'inner'> =>
-      v._tag === 'Refuse' ? refuse(call, tool, by, v.refusal) : allow(call, tool, by)
+    const settle = (call: unknown, tool: string, by: PolicyDecision['by'], v: Verdict, pass: Step<'inner'>): Step<'inner'> =>
+      v._tag === 'Refuse' ? refuse(call, tool, by, v.refusal) : allow(call, tool, by, pass)
 
     const remember = (rule: Rule): void => {
       const all = modify((gs: ReadonlyArray<Rule>) => {
@@ -324,15 +353,15 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     }
 
     // the previous question may have granted this one, so the grants are read again in turn
-    const inTurn = (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>) => async (): Promise<Step<'inner'>> => {
+    const inTurn = (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>, pass: Step<'inner'>) => async (): Promise<Step<'inner'>> => {
       const granted = byGrants(grants.read(), roots)(q)
-      if (granted !== undefined) return settle(q.call, q.tool, 'grant', granted)
+      if (granted !== undefined) return settle(q.call, q.tool, 'grant', granted, pass)
       const answer = await asking(q, args)
       if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
       const { action, grant } = answer.right
       if (grant !== undefined) remember(grant)
       return action === 'allow-once' || action === 'always-allow'
-        ? allow(q.call, q.tool, 'human')
+        ? allow(q.call, q.tool, 'human', pass)
         : refuse(q.call, q.tool, 'human', { _tag: 'DeclinedByUser', tool: q.tool, remembered: grant })
     }
 
@@ -341,18 +370,38 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       const tool = callNameOf(call)
       // Stryker disable next-line ConditionalExpression: callNameOf names only a call that is an object; the rest is for the compiler
       if (tool === undefined || typeof call !== 'object' || call === null) return refuse(call, tool ?? '', 'rules', { _tag: 'MalformedCall' })
-      const verdict = judgeCall(call, tool, () => batch.argsAt(i))
-      if (verdict._tag !== 'Ask') return settle(call, tool, 'rules', verdict)
+      // object arguments are judged as a plain copy, read once, and that copy is what
+      // goes down: a getter or a Proxy cannot answer the tool differently later. A
+      // string parses to plain data, and the call goes down as it came.
+      let pass: Step<'inner'> = FORWARD
+      let unreadable: ArgsProblem | undefined
+      const argsOf = (): Either<ArgsProblem, Args> => {
+        const parsed = batch.argsAt(i)
+        if (isLeft(parsed) || typeof memberOf(memberOf(call, 'function'), 'arguments') === 'string') return parsed
+        const copy = plainArguments(parsed.right)
+        if (isLeft(copy)) {
+          unreadable = { _tag: 'Unreadable', message: copy.left }
+          return left(unreadable)
+        }
+        pass = { _tag: 'Send', to: 'inner', call: withArguments(call, tool, copy.right), args: right(copy.right) }
+        return copy
+      }
+      const verdict = judgeCall(call, tool, argsOf, scopeOf(tool))
+      // arguments that cannot be copied are never sent on as they are, and the model is told why
+      if (unreadable !== undefined) return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
+      if (verdict._tag !== 'Ask') return settle(call, tool, 'rules', verdict, pass)
       const q = verdict.question
       const granted = byGrants(grants.read(), roots)(q)
-      if (granted !== undefined) return settle(call, tool, 'grant', granted)
+      if (granted !== undefined) return settle(call, tool, 'grant', granted, pass)
       if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
       if (q.args === undefined) {
         // Stryker disable next-line ObjectLiteral,StringLiteral: judge leaves args undefined only when the parse is a Left, so this fallback is for the compiler
         const problem: ArgsProblem = isLeft(q.parsed) ? q.parsed.left : { _tag: 'Absent' }
         return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem })
       }
-      return questions.inTurn(inTurn(q, q.args, ask))()
+      // asked from inside onAsk, this question would wait for the one it is part of
+      if (questions.asking()) return refuse(call, tool, 'nobody', { _tag: 'AskedWhileAsking', tool })
+      return questions.inTurn(inTurn(q, q.args, ask, pass))()
     }
 
     const executeBatch = (batch: Batch) => async (): Promise<Either<E, ReadonlyArray<ToolResult>>> => {
@@ -384,6 +433,12 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         provider.toolsForLlm().then((listed) => {
           // Stryker disable next-line ConditionalExpression: a Left has no `right`: diagnosing and filtering it would throw in the guarded steps below, which answer `listed` itself
           if (typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
+          try {
+            // Stryker disable next-line ConditionalExpression: declaredArguments of what is not a list throws, caught below, and the old listing is kept all the same
+            if (Array.isArray(listed.right)) declared.write(declaredArguments(listed.right))()
+          } catch {
+            // a listing that cannot be read leaves the last one in place
+          }
           try {
             diagnose(listed.right)
           } catch {

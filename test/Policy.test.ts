@@ -31,7 +31,17 @@ const RULES: ReadonlyArray<Rule> = [
   { tool: 'fs_write', decision: 'deny', under: '/p/.git', note: 'history is read-only' },
 ]
 
+// the policy reads locations only from what a tool declares, so a provider lists once
+// (through the policy) before its first batch, as a host does
+const listed = new WeakMap<Provider<unknown>, Promise<unknown>>()
+const ready = async (p: Provider<unknown>): Promise<void> => {
+  const once = listed.get(p) ?? p.toolsForLlm().catch(() => undefined)
+  listed.set(p, once)
+  await once
+}
+
 const run = async (p: Provider<unknown>, calls: ReadonlyArray<ToolCall>): Promise<ReadonlyArray<ToolResult>> => {
+  await ready(p)
   const out = await p.executeToolCalls(calls)()
   if (out._tag === 'Left') throw new Error('the policy failed a batch')
   return out.right
@@ -193,6 +203,7 @@ describe('withPolicy: allow', () => {
     const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow', under: '/tmp' }] })(inner)
     const c = { id: '1', function: { name: 'fs_read', arguments: '{"path":"/tmp/a"}' } }
     const batch = batchOf([c])
+    await ready(policy)
     await policy.executeBatch(batch)()
     c.function.arguments = '{"path":"/etc/passwd"}'
     expect(inner.received[0]?.argsAt(0)).toEqual({ _tag: 'Right', right: { path: '/tmp/a' } })
@@ -313,12 +324,19 @@ describe('withPolicy: ask', () => {
       why: 'rule',
       paths: ['/p/docs/a.md'],
       suggestion: { tool: 'fs_write', decision: 'allow', under: '/p/docs' },
+      locations: [{ _tag: 'Known', arg: { text: 'path', cut: 0 }, path: { text: '/p/docs/a.md', cut: 0 } }],
+      shown: [
+        { key: { text: '"path"', cut: 0 }, value: { text: '"docs/a.md"', cut: 0 } },
+        { key: { text: '"content"', cut: 0 }, value: { text: '"x"', cut: 0 } },
+        { key: { text: '"reason"', cut: 0 }, value: { text: '"the user asked for docs"', cut: 0 } },
+      ],
+      reason: { text: '"the user asked for docs"', cut: 0 },
     })
     expect(req.call).not.toBe(c)
     expect(req.call.function).not.toBe(c.function)
   })
 
-  it('refuses only the asked call whose arguments throw when copied for the human; the rest of the batch runs', async () => {
+  it('refuses only the asked call whose arguments throw when read for judging; the rest of the batch runs', async () => {
     const { requests, onAsk } = scripted([{ action: 'allow-once' }])
     const { inner, policy } = setup({ onAsk, rules: [...RULES, { tool: 'fs_write', decision: 'ask' }] })
     const hostile = Object.defineProperty({ path: '/p/a' }, 'content', {
@@ -333,7 +351,7 @@ describe('withPolicy: ask', () => {
       ['1', false],
       ['2', true],
     ])
-    expect(out[1]?.content).toMatch(/could not be shown to the human \(boom\)/)
+    expect(out[1]?.content).toMatch(/cannot be shown to them: .*boom/)
     expect(requests).toHaveLength(0)
     expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['1'])
   })
@@ -346,7 +364,8 @@ describe('withPolicy: ask', () => {
     const { inner, policy } = setup({ onAsk })
     const c = call('1', 'fs_write', { path: '/tmp/a' }, true)
     await run(policy, [c])
-    expect(inner.rec.batches[0]?.[0]).toBe(c)
+    // what goes down is the copy the policy judged, not the caller's object
+    expect(inner.rec.batches[0]?.[0]).toEqual({ id: '1', type: 'function', function: { name: 'fs_write', arguments: { path: '/tmp/a' } } })
     expect((c.function.arguments as Record<string, unknown>)['path']).toBe('/tmp/a')
   })
 

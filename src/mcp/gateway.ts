@@ -57,6 +57,8 @@ export interface GatewayConfig {
   /** The policy's rules; absent in the file means every call is allowed. */
   readonly rules: ReadonlyArray<Rule>
   readonly tolerate: ReadonlyArray<string>
+  /** More argument names the policy reads as locations (where a tool declares them), besides `LOCATION_ARGS`. */
+  readonly locationArgs: ReadonlyArray<string>
   readonly reasons: boolean
   /** Where the JSON Lines log goes, if anywhere. */
   readonly log: string | undefined
@@ -93,7 +95,7 @@ export interface Gateway {
 // -------------------------------------------------------------------------------------
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
-const TOP = ['mcpServers', 'rules', 'tolerate', 'reasons', 'log']
+const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log']
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix']
 const URL_MEMBERS = ['url', 'headers', 'prefix']
 
@@ -170,11 +172,15 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   if (isLeft(rules)) return rules
   const tolerate = u['tolerate'] ?? []
   if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string')) return left(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
+  const locationArgs = u['locationArgs'] ?? []
+  if (!Array.isArray(locationArgs) || !locationArgs.every((n) => typeof n === 'string' && n !== '')) {
+    return left(`locationArgs must be an array of argument names (non-empty strings), got ${describeValue(locationArgs)}`)
+  }
   const reasons = u['reasons'] ?? true
   if (typeof reasons !== 'boolean') return left(`reasons must be true or false, got ${describeValue(reasons)}`)
   const log = u['log']
   if (log !== undefined && (typeof log !== 'string' || log === '')) return left(`log must be a file path, got ${describeValue(log)}`)
-  return right({ servers, rules: rules.right, tolerate, reasons, log })
+  return right({ servers, rules: rules.right, tolerate, locationArgs, reasons, log })
 }
 
 // -------------------------------------------------------------------------------------
@@ -219,6 +225,7 @@ export const startGateway = async (
       }),
       withPolicy({
         rules: config.rules,
+        locationArgs: config.locationArgs,
         onAsk: session.askHuman,
         questions: newQuestionQueue(),
         onDecision: (d) => onRecord({ type: 'decision', upstream: upstreamOf(d.tool), ...d }),

@@ -11,8 +11,8 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CallToolResult, ClientCapabilities, ElicitRequestFormParams, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
-import type { ContentBlock, OnAsk, PermissionAnswer, PermissionRequest, Provider, ToolCall, ToolDeclaration, ToolResult } from '../index.js'
-import { drawRegistryError, drawRule } from '../index.js'
+import type { ContentBlock, OnAsk, PermissionAnswer, PermissionRequest, Provider, Rule, ToolCall, ToolDeclaration, ToolResult } from '../index.js'
+import { drawPermissionRequest, drawRegistryError, drawRule, showText } from '../index.js'
 import { describeError } from '../internal/describe.js'
 import { isRecord } from '../internal/guards.js'
 import { renderBlock } from './content.js'
@@ -159,21 +159,20 @@ export const toCallToolResult = (
 
 const ACTIONS = ['allow-once', 'deny-once', 'always-allow', 'always-deny'] as const
 
+// a suggestion's directory comes from the model's paths: shown escaped, like them
+const ruleShown = (r: Rule): string => showText(drawRule(r), 2000).text
+
 /**
  * The `elicitation/create` form that asks the host's human about one call: the
- * question, the model's `reason`, the paths, and the "always" rule on offer.
+ * question drawn facts first (`drawPermissionRequest`: the tool, every location with
+ * its argument, every argument, what "always" remembers, and last the model's
+ * `reason`, escaped on one line), and the four answers.
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const elicitationFor = (request: PermissionRequest): ElicitRequestFormParams => {
-  const reason = request.arguments['reason']
-  const lines = [
-    `May the model call ${request.tool}${request.paths.length === 0 ? '' : ` on ${request.paths.join(', ')}`}?`,
-    ...(typeof reason === 'string' && reason !== '' ? [`The model's reason: ${reason}`] : []),
-    `Arguments: ${JSON.stringify(request.arguments).slice(0, 2000)}`,
-    `"Always" remembers: ${drawRule(request.suggestion)}, for this session.`,
-  ]
+  const lines = drawPermissionRequest(request)
   return {
     message: lines.join('\n'),
     requestedSchema: {
@@ -183,7 +182,7 @@ export const elicitationFor = (request: PermissionRequest): ElicitRequestFormPar
           type: 'string',
           title: 'Your answer',
           enum: [...ACTIONS],
-          enumNames: ['Allow once', 'Deny once', `Always allow (${drawRule(request.suggestion)})`, `Always deny (${drawRule({ ...request.suggestion, decision: 'deny' })})`],
+          enumNames: ['Allow once', 'Deny once', `Always allow (${ruleShown(request.suggestion)})`, `Always deny (${ruleShown({ ...request.suggestion, decision: 'deny' })})`],
         },
       },
       required: ['action'],

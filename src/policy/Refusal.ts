@@ -25,6 +25,8 @@ export type Refusal =
   | { readonly _tag: 'DeniedByGrant'; readonly tool: string; readonly rule: Rule }
   | { readonly _tag: 'DeclinedByUser'; readonly tool: string; readonly remembered: Rule | undefined }
   | { readonly _tag: 'NoOneToAsk'; readonly tool: string }
+  /** Asked from inside `onAsk` (a callback that calls its own stack): it cannot wait for the answer it is part of. */
+  | { readonly _tag: 'AskedWhileAsking'; readonly tool: string }
   | { readonly _tag: 'UnreadableArguments'; readonly tool: string; readonly problem: ArgsProblem }
   | { readonly _tag: 'AskFailed'; readonly tool: string; readonly error: string }
   | { readonly _tag: 'UnclearAnswer'; readonly tool: string; readonly problem: string }
@@ -69,6 +71,8 @@ export const drawRefusal = (r: Refusal): string => {
         : `The user declined this call to ${quote(r.tool)} and refused calls like it for this session (rule: ${drawRule(r.remembered)}). It was not run; do not retry it, and ask the user how to proceed.`
     case 'NoOneToAsk':
       return `This call to ${quote(r.tool)} needs the user's permission, and no one is available to give it, so it was not run. Use a tool the policy allows, or ask the user to allow ${quote(r.tool)}.`
+    case 'AskedWhileAsking':
+      return `This call to ${quote(r.tool)} needs the user's permission, and it was made while the user was being asked about another call (from the code that asks them), so it cannot wait for an answer; it was not run. Make it once that question is answered.`
     case 'UnreadableArguments':
       return `This call to ${quote(r.tool)} needs the user's permission, but it cannot be shown to them: ${drawArgsProblem(r.problem)}. It was not run; send the arguments as a JSON object.`
     case 'AskFailed':

@@ -5,15 +5,16 @@
  * @since 0.1.0
  */
 import type { Either } from 'fp-ts/lib/Either.js'
-import { isLeft, right } from 'fp-ts/lib/Either.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { Args, ArgsProblem } from '../model.js'
 import { noneAsEmpty } from '../Args.js'
 import type { Rule } from './Rule.js'
 import type { Evaluation } from './evaluate.js'
 import { decisionByName, evaluate } from './evaluate.js'
-import type { Roots } from './paths.js'
-import { locate } from './paths.js'
+import type { LocationScope, Roots } from './paths.js'
 import type { Refusal } from './Refusal.js'
+import { describeError } from '../internal/describe.js'
+import { isRecord } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -34,6 +35,8 @@ export interface Question {
   /** What the rules saw: `{}` for no arguments, `undefined` for unreadable ones. */
   readonly args: Args | undefined
   readonly evaluation: Evaluation
+  /** How its locations were read: the grants read them the same way. */
+  readonly scope: LocationScope | undefined
 }
 
 /**
@@ -54,15 +57,16 @@ const NOT_READ: Either<ArgsProblem, Args> = right({})
 // pure steps
 // -------------------------------------------------------------------------------------
 
-const unevaluable = (args: Args | undefined, tool: string, roots: Roots): ReadonlyArray<string> =>
-  locate(args, tool, roots).flatMap((l) =>
-    l._tag === 'Unknown' ? [`${l.arg} ${l.problem}`] : l._tag === 'Missing' ? ['it names no path, from or to'] : [],
+const unevaluable = (evaluation: Evaluation): ReadonlyArray<string> =>
+  evaluation.locations.flatMap((l) =>
+    l._tag === 'Unknown' ? [`${l.arg} ${l.problem}`] : l._tag === 'Missing' ? ['it gives no location argument the tool declares'] : [],
   )
 
 /**
  * What the static rules say about a call to `tool`. When the rules decide by the
  * tool's name alone, its arguments are not read (`argsOf` is not called): an allowed
  * call is parsed once, by the layer below that needs it, and a refused one never.
+ * Its locations are read with `scope` (see `locate`).
  *
  * @example
  * import { judge } from 'toolstack'
@@ -73,20 +77,23 @@ const unevaluable = (args: Args | undefined, tool: string, roots: Roots): Readon
  * @since 0.1.0
  * @category pure steps
  */
-export const judge = (rules: ReadonlyArray<Rule>, roots: Roots): ((call: object, tool: string, argsOf: () => Either<ArgsProblem, Args>) => Verdict) => {
+export const judge = (
+  rules: ReadonlyArray<Rule>,
+  roots: Roots,
+): ((call: object, tool: string, argsOf: () => Either<ArgsProblem, Args>, scope?: LocationScope) => Verdict) => {
   const decideByName = decisionByName(rules)
-  return (call, tool, argsOf) => {
+  return (call, tool, argsOf, scope) => {
     const byName = decideByName(tool)
     if (byName === 'allow') return ALLOW
     const parsed = byName === 'deny' ? NOT_READ : argsOf()
     const readable = noneAsEmpty(parsed)
     const args = isLeft(readable) ? undefined : readable.right
-    const evaluation = evaluate(rules, tool, args, roots)
+    const evaluation = evaluate(rules, tool, args, roots, scope)
     switch (evaluation.decision) {
       case 'allow':
         return ALLOW
       case 'ask':
-        return { _tag: 'Ask', question: { call, tool, parsed, args, evaluation } }
+        return { _tag: 'Ask', question: { call, tool, parsed, args, evaluation, scope } }
       case 'deny':
         return {
           _tag: 'Refuse',
@@ -94,7 +101,7 @@ export const judge = (rules: ReadonlyArray<Rule>, roots: Roots): ((call: object,
             _tag: 'DeniedByRule',
             tool,
             rule: evaluation.rule,
-            unevaluable: evaluation.why === 'unevaluable-path' ? unevaluable(args, tool, roots) : [],
+            unevaluable: evaluation.why === 'unevaluable-path' ? unevaluable(evaluation) : [],
           },
         }
     }
@@ -111,7 +118,33 @@ export const judge = (rules: ReadonlyArray<Rule>, roots: Roots): ((call: object,
 export const byGrants =
   (grants: ReadonlyArray<Rule>, roots: Roots) =>
   (q: Question): Verdict | undefined => {
-    const g = evaluate(grants, q.tool, q.args, roots)
+    const g = evaluate(grants, q.tool, q.args, roots, q.scope)
     if (g.decision === 'ask') return undefined
     return g.decision === 'allow' ? ALLOW : { _tag: 'Refuse', refusal: { _tag: 'DeniedByGrant', tool: q.tool, rule: g.rule } }
   }
+
+/**
+ * Object arguments as plain data, read once: each getter is read once, a Proxy is
+ * asked once, and what comes back is JSON's data only, so nothing can answer
+ * differently later. A Left says why they could not be read (a getter that throws, a
+ * cycle, a BigInt).
+ *
+ * @example
+ * import { plainArguments } from 'toolstack'
+ * let reads = 0
+ * const args = { get path() { return reads++ === 0 ? '/srv/a' : '/etc/cron.d/evil' } }
+ * const copy = plainArguments(args)
+ * assert.deepStrictEqual(copy, { _tag: 'Right', right: { path: '/srv/a' } })
+ * assert.deepStrictEqual(copy, { _tag: 'Right', right: { path: '/srv/a' } })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const plainArguments = (args: Args): Either<string, Args> => {
+  try {
+    const back: unknown = JSON.parse(JSON.stringify(args) ?? 'null')
+    return isRecord(back) ? right(back) : left('they do not read as a JSON object')
+  } catch (e) {
+    return left(describeError(e))
+  }
+}

@@ -10,7 +10,7 @@ import { isLeft, left } from 'fp-ts/lib/Either.js'
 import type { Task } from 'fp-ts/lib/Task.js'
 import type { Args, ToolCall } from '../model.js'
 import type { DecodedAnswer, PermissionAnswer, PermissionRequest } from './Answer.js'
-import { decodeAnswer } from './Answer.js'
+import { decodeAnswer, showFacts } from './Answer.js'
 import type { Refusal } from './Refusal.js'
 import type { Question } from './Verdict.js'
 import { callIdOf } from '../internal/calls.js'
@@ -59,21 +59,26 @@ const copyCall = (call: object, tool: string, args: Args): ToolCall => {
 
 /**
  * The request for a question whose arguments could be read: everything a human needs
- * to decide, every part a copy.
+ * to decide, every part a copy, and the facts shown (`showFacts`) from the locations
+ * the rules judged.
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const requestFor = (q: Question, args: Args): PermissionRequest => ({
-  kind: 'permission',
-  tool: q.tool,
-  arguments: copyOf(args),
-  call: copyCall(q.call, q.tool, args),
-  rule: q.evaluation.rule,
-  why: q.evaluation.why,
-  paths: q.evaluation.paths,
-  suggestion: q.evaluation.suggestion,
-})
+export const requestFor = (q: Question, args: Args): PermissionRequest => {
+  const copy = copyOf(args)
+  return {
+    kind: 'permission',
+    tool: q.tool,
+    arguments: copy,
+    call: copyCall(q.call, q.tool, args),
+    rule: q.evaluation.rule,
+    why: q.evaluation.why,
+    paths: q.evaluation.paths,
+    suggestion: q.evaluation.suggestion,
+    ...showFacts(q.evaluation.locations, copy),
+  }
+}
 
 // -------------------------------------------------------------------------------------
 // effects

@@ -7,7 +7,7 @@
  */
 import type { Decision, Rule } from './Rule.js'
 import { matchesTool, strength } from './Rule.js'
-import type { PathLocation, Roots } from './paths.js'
+import type { LocationScope, PathLocation, Roots } from './paths.js'
 import { commonDirectory, isInside, locate, locationWithin, parentDirectory, rootFor } from './paths.js'
 
 // -------------------------------------------------------------------------------------
@@ -31,6 +31,8 @@ interface EvaluationOf<D extends Decision, R extends Rule | undefined> {
   readonly why: Why
   /** The call's locations that could be read, absolute and normalised, without repeats. */
   readonly paths: ReadonlyArray<string>
+  /** Every location `locate` found, each with the argument it came from (or why it is unknown). */
+  readonly locations: ReadonlyArray<PathLocation>
   /**
    * The rule an "always allow" answer would record: this tool, under the deepest
    * directory holding every path the call names (each path's own directory), never
@@ -115,7 +117,9 @@ const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: Re
 
 /**
  * Decides one call. Every rule whose `tool` matches is evaluated; the strongest that
- * fires wins (deny > ask > allow); no rule firing means ask.
+ * fires wins (deny > ask > allow); no rule firing means ask. The call's locations are
+ * read by `locate` with `scope`: give it the tool's declared arguments (as `withPolicy`
+ * does), so that a key the tool does not declare decides nothing.
  *
  * @example
  * import { evaluate } from 'toolstack'
@@ -131,8 +135,8 @@ const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: Re
  * @since 0.1.0
  * @category pure steps
  */
-export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown, roots: Roots = {}): Evaluation => {
-  const locations = locate(args, tool, roots)
+export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown, roots: Roots = {}, scope?: LocationScope): Evaluation => {
+  const locations = locate(args, tool, roots, scope)
   const paths = [...new Set(locations.flatMap((l) => (l._tag === 'Known' ? [l.path] : [])))]
   let best: Fired | undefined
   let blocked = false
@@ -148,8 +152,8 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
     if (best === undefined || compareFired(f, best) < 0) best = f
   }
   const suggestion = suggest(tool, locations, paths, roots)
-  if (best === undefined) return { decision: 'ask', rule: undefined, why: blocked ? 'unevaluable-path' : 'no-match', paths, suggestion }
-  return { decision: best.rule.decision, rule: best.rule, why: best.failedClosed ? 'unevaluable-path' : 'rule', paths, suggestion }
+  if (best === undefined) return { decision: 'ask', rule: undefined, why: blocked ? 'unevaluable-path' : 'no-match', paths, locations, suggestion }
+  return { decision: best.rule.decision, rule: best.rule, why: best.failedClosed ? 'unevaluable-path' : 'rule', paths, locations, suggestion }
 }
 
 /**

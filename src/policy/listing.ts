@@ -1,7 +1,8 @@
 /**
  * The listing a model is shown under a policy: a tool that a bare deny refuses
  * whatever its arguments is left out, so the model is not offered what it can never
- * use.
+ * use. And what the policy keeps of a listing: each tool's declared argument names,
+ * the only ones it reads locations from.
  *
  * @since 0.1.0
  */
@@ -9,6 +10,7 @@ import type { ToolDeclaration } from '../model.js'
 import type { Rule } from './Rule.js'
 import { isBareDeny, matchesTool } from './Rule.js'
 import { callNameOf } from '../internal/calls.js'
+import { memberOf } from '../internal/guards.js'
 
 /**
  * The declarations no bare deny among `rules` refuses, in order; the very same array
@@ -58,3 +60,51 @@ export const rulesNameNoTool =
     const patterns = rules.map((r) => matchesTool(r.tool))
     return !names.some((n) => patterns.some((matches) => matches(n)))
   }
+
+// the keys of a declaration's top-level `parameters.properties`; undefined when the
+// declaration cannot be read (a throwing getter, a Proxy)
+const declaredKeys = (d: unknown): ReadonlySet<string> | undefined => {
+  try {
+    const unreadable = {}
+    const parameters = memberOf(memberOf(d, 'function', unreadable), 'parameters', unreadable)
+    if (parameters === unreadable) return undefined
+    const properties = memberOf(parameters, 'properties', unreadable)
+    if (properties === unreadable) return undefined
+    // a schema without properties declares no argument
+    return typeof properties === 'object' && properties !== null && !Array.isArray(properties) ? new Set(Object.keys(properties)) : new Set()
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Each listed tool's declared argument names: the keys of its `parameters.properties`
+ * (top level only; none when it has no `properties`). A tool listed twice, or whose
+ * declaration cannot be read, is left out: which declaration it runs with is not
+ * known, so its locations are not either.
+ *
+ * @example
+ * import { declaredArguments } from 'toolstack'
+ * const listing = [{ type: 'function', function: { name: 'move_file', parameters: { type: 'object', properties: { source: {}, destination: {} } } } }] as const
+ * assert.deepStrictEqual([...(declaredArguments(listing).get('move_file') ?? [])], ['source', 'destination'])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const declaredArguments = (declarations: ReadonlyArray<ToolDeclaration>): ReadonlyMap<string, ReadonlySet<string>> => {
+  const out = new Map<string, ReadonlySet<string>>()
+  const unsure = new Set<string>()
+  for (const d of declarations) {
+    const name = callNameOf(d)
+    if (name === undefined) continue
+    if (out.has(name) || unsure.has(name)) {
+      unsure.add(name)
+      out.delete(name)
+      continue
+    }
+    const keys = declaredKeys(d)
+    if (keys === undefined) unsure.add(name)
+    else out.set(name, keys)
+  }
+  return out
+}

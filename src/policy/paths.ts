@@ -15,14 +15,41 @@ import { hasOwn } from '../internal/guards.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * The argument names read as locations, by convention. A tool that names its
- * locations otherwise (`source`, `destination`, `paths`) has none of these, and a call
- * with none of them has an *unknown* location: `under` rules fail closed on it.
+ * The argument names read as locations by default: each a string, or an array of
+ * strings. Only those a tool **declares** are read (see `LocationScope`); a call that
+ * carries one its tool does not declare has an *unknown* location, so `under` rules
+ * fail closed on it.
  *
  * @since 0.1.0
  * @category model
  */
-export const LOCATION_ARGS: ReadonlyArray<string> = Object.freeze(['path', 'from', 'to'])
+export const LOCATION_ARGS: ReadonlyArray<string> = Object.freeze([
+  'path',
+  'paths',
+  'source',
+  'destination',
+  'from',
+  'to',
+  'file',
+  'files',
+  'target',
+  'directory',
+  'dir',
+])
+
+/**
+ * What `locate` knows of the tool a call is for: the argument names read as
+ * locations, and the top-level argument names the tool declares (the keys of its
+ * `parameters.properties`), or `undefined` when its declaration is not known (no
+ * listing of it went through the policy): then every `under` rule fails closed.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface LocationScope {
+  readonly names: ReadonlyArray<string>
+  readonly declared: ReadonlySet<string> | undefined
+}
 
 /**
  * Whether a location lies inside a directory. `unknown` when the location cannot be
@@ -52,7 +79,7 @@ export type Roots = Readonly<Record<string, string>>
 export type PathLocation =
   | { readonly _tag: 'Known'; readonly arg: string; readonly path: string }
   | { readonly _tag: 'Unknown'; readonly arg: string; readonly problem: string }
-  /** The call holds none of `LOCATION_ARGS`; a tool may well default to somewhere. */
+  /** The call gives no location argument; a tool may well default to somewhere. */
   | { readonly _tag: 'Missing' }
 
 // -------------------------------------------------------------------------------------
@@ -144,32 +171,54 @@ export const absolutise = (raw: unknown, root: string | undefined): Either<strin
   return right(fromSegments([...segmentsOf(base.right), ...segmentsOf(raw)]))
 }
 
+// one location argument's value: a string, or each string of an array (named by its
+// position, so the human sees which one)
+const valuesOf = (arg: string, raw: unknown, root: string | undefined): ReadonlyArray<PathLocation> => {
+  const one = (name: string, v: unknown): PathLocation => {
+    const path = absolutise(v, root)
+    return path._tag === 'Right' ? { _tag: 'Known', arg: name, path: path.right } : { _tag: 'Unknown', arg: name, problem: path.left }
+  }
+  return Array.isArray(raw) ? raw.map((v: unknown, i) => one(`${arg}[${i}]`, v)) : [one(arg, raw)]
+}
+
 /**
- * Every location of a call: each of `LOCATION_ARGS` the arguments hold, in that order.
- * Arguments that are not an object give one unknown location; arguments that hold
- * none of them give one missing location. Both are unknown to every `under`.
+ * Every location of a call, in the order of `scope.names` (default `LOCATION_ARGS`):
+ * each name the tool declares and the call gives, a string or each string of an
+ * array. A name the call gives and the tool does not declare is an unknown location
+ * (a decoy decides nothing); so are arguments that are not an object, and every
+ * location of a tool whose declaration is not known. A call that gives none is one
+ * missing location. Without `scope` (a caller that has no declaration) every name the
+ * call gives is read.
  *
  * @example
  * import { locate } from 'toolstack'
- * assert.deepStrictEqual(locate({ from: 'a', to: '/b' }, 'fs_move', { fs_: '/p' }), [
- *   { _tag: 'Known', arg: 'from', path: '/p/a' },
- *   { _tag: 'Known', arg: 'to', path: '/b' },
+ * const scope = { names: ['source', 'destination', 'path'], declared: new Set(['source', 'destination']) }
+ * assert.deepStrictEqual(locate({ source: 'a', destination: '/b', path: '/p' }, 'fs_move', { fs_: '/p' }, scope), [
+ *   { _tag: 'Known', arg: 'source', path: '/p/a' },
+ *   { _tag: 'Known', arg: 'destination', path: '/b' },
+ *   { _tag: 'Unknown', arg: 'path', problem: 'is not an argument this tool declares' },
  * ])
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const locate = (args: unknown, tool: string, roots: Roots): ReadonlyArray<PathLocation> => {
+export const locate = (args: unknown, tool: string, roots: Roots, scope?: LocationScope): ReadonlyArray<PathLocation> => {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return [{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read as a JSON object' }]
+  }
+  if (scope !== undefined && scope.declared === undefined) {
+    return [{ _tag: 'Unknown', arg: 'arguments', problem: "could not be checked: this tool's declaration is not known (its tools were not listed through the policy)" }]
   }
   try {
     const root = rootFor(roots, tool)
     const out: Array<PathLocation> = []
-    for (const arg of LOCATION_ARGS) {
+    for (const arg of scope?.names ?? LOCATION_ARGS) {
       if (!hasOwn(args, arg)) continue
-      const path = absolutise((args as Readonly<Record<string, unknown>>)[arg], root)
-      out.push(path._tag === 'Right' ? { _tag: 'Known', arg, path: path.right } : { _tag: 'Unknown', arg, problem: path.left })
+      if (scope?.declared !== undefined && !scope.declared.has(arg)) {
+        out.push({ _tag: 'Unknown', arg, problem: 'is not an argument this tool declares' })
+        continue
+      }
+      out.push(...valuesOf(arg, (args as Readonly<Record<string, unknown>>)[arg], root))
     }
     return out.length > 0 ? out : [{ _tag: 'Missing' }]
   } catch {

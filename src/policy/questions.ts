@@ -5,7 +5,9 @@
  *
  * @since 0.1.0
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { IO } from 'fp-ts/lib/IO.js'
+import type { IORef } from 'fp-ts/lib/IORef.js'
 import type { Task } from 'fp-ts/lib/Task.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 
@@ -17,6 +19,12 @@ export interface QuestionQueue {
   readonly _tag: 'QuestionQueue'
   /** `question`, started once every question queued before it has settled. */
   readonly inTurn: <A>(question: Task<A>) => Task<A>
+  /**
+   * Whether the caller runs inside a question of this queue that has not settled yet
+   * (an `onAsk` that calls back into its own stack): a question asked from there
+   * would wait for itself.
+   */
+  readonly asking: IO<boolean>
 }
 
 /**
@@ -36,15 +44,23 @@ export const newQuestionQueue: IO<QuestionQueue> = () => {
   // the last question's settling: a promise chain, each question starting when the
   // one before it settled, whichever way
   const last = newIORef<Promise<unknown>>(Promise.resolve())()
+  // which question of this queue the running code was started by (its `open` ref is
+  // false once it settled): the only way to tell a call made from inside onAsk from
+  // one that merely arrived while a question was open
+  const within = new AsyncLocalStorage<IORef<boolean>>()
   return {
     _tag: 'QuestionQueue',
     inTurn: (question) => () => {
-      const turn = last.read().then(() => question())
+      const turn = last.read().then(() => {
+        const open = newIORef(true)()
+        return within.run(open, question).finally(() => open.write(false)())
+      })
       last.write(turn.then(
         () => undefined,
         () => undefined,
       ))()
       return turn
     },
+    asking: () => within.getStore()?.read() === true,
   }
 }

@@ -100,7 +100,7 @@ describe('the gateway', () => {
     await write('b.txt')
     await write('c.txt')
     expect(asked).toHaveLength(2)
-    expect(asked[0]).toMatch(/The model's reason: the user asked/)
+    expect(asked[0]).toMatch(/\nThe model's reason, in its own words \(not checked\): "the user asked"$/)
     expect(records.filter((r) => r.type === 'decision').map((r) => r.type === 'decision' && [r.tool, r.outcome, r.by])).toEqual([
       ['fs_move_file', 'refused', 'rules'],
       ['fs_write_file', 'allowed', 'human'],
@@ -120,7 +120,7 @@ describe('decodeGatewayConfig', () => {
   it.each([
     [[], 'the configuration must be a JSON object with "mcpServers", got an array'],
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
-    [{ mcpServers: { fs: { command: 'x' } }, rulez: [] }, 'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, reasons, log)'],
+    [{ mcpServers: { fs: { command: 'x' } }, rulez: [] }, 'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)'],
     [{ mcpServers: { fs: { args: ['a'] } } }, 'mcpServers.fs.command must be a non-empty string (or give a url), got undefined'],
     [{ mcpServers: { 'my.fs': { command: 'x' } } }, 'mcpServers.my.fs.prefix must be letters, digits, "_" and "-" (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"'],
     [{ mcpServers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } }, 'mcpServers.a and mcpServers.b both use the prefix "p"'],
@@ -131,7 +131,7 @@ describe('decodeGatewayConfig', () => {
     [null, 'the configuration must be a JSON object with "mcpServers", got null'],
     [{ rules: [] }, 'mcpServers must be an object with at least one server, got undefined'],
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
-    [{ mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' }, 'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, reasons, log)'],
+    [{ mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' }, 'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)'],
     [{ mcpServers: { fs: 'npx' } }, 'mcpServers.fs must be an object { command, args?, env? } or { url }, got the string "npx"'],
     [{ mcpServers: { fs: { command: 'x', prefix: 'f.s' } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string "f.s"'],
     [{ mcpServers: { fs: { command: 'x', prefix: '' } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string ""'],
@@ -153,6 +153,8 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: { a: { command: 'x' } }, tolerate: 'x' }, 'tolerate must be an array of strings, got the string "x"'],
     [{ mcpServers: { a: { command: 'x' } }, tolerate: ['x', 1] }, 'tolerate must be an array of strings, got an array'],
     [{ mcpServers: { a: { command: 'x' } }, log: '' }, 'log must be a file path, got the string ""'],
+    [{ mcpServers: { a: { command: 'x' } }, locationArgs: 'src' }, 'locationArgs must be an array of argument names (non-empty strings), got the string "src"'],
+    [{ mcpServers: { a: { command: 'x' } }, locationArgs: ['src', ''] }, 'locationArgs must be an array of argument names (non-empty strings), got an array'],
     [{ mcpServers: { a: { command: 'x' } }, log: 1 }, 'log must be a file path, got number 1'],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
@@ -163,6 +165,7 @@ describe('decodeGatewayConfig', () => {
       mcpServers: { files: { command: 'npx', prefix: 'fs', cwd: '/srv' }, web: { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' }, prefix: 'w' } },
       rules: [{ tool: 'fs_*', decision: 'ask' }],
       tolerate: ['why'],
+      locationArgs: ['src'],
       reasons: false,
       log: '/tmp/gateway.log',
     })
@@ -175,6 +178,7 @@ describe('decodeGatewayConfig', () => {
         ],
         rules: [{ tool: 'fs_*', decision: 'ask' }],
         tolerate: ['why'],
+        locationArgs: ['src'],
         reasons: false,
         log: '/tmp/gateway.log',
       },
@@ -194,6 +198,7 @@ describe('decodeGatewayConfig', () => {
         ],
         rules: [{ tool: '*', decision: 'allow' }],
         tolerate: [],
+        locationArgs: [],
         reasons: true,
         log: undefined,
       },
@@ -395,6 +400,7 @@ describe('decodeGatewayConfig: exactly what is kept', () => {
         ],
         rules: [{ tool: '*', decision: 'allow' }],
         tolerate: [],
+        locationArgs: [],
         reasons: true,
         log: 'g.log',
       },

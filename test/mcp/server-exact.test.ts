@@ -405,9 +405,11 @@ describe('toMcpServer: the session and its askHuman', () => {
         mode: 'form',
         message: [
           'May the model call fs_write on /w/a?',
-          "The model's reason: notes",
-          'Arguments: {"path":"/w/a","reason":"notes"}',
+          'Arguments:',
+          '  "path": "/w/a"',
+          '  "reason": (shown last)',
           '"Always" remembers: allow "fs_write" under /w, for this session.',
+          `The model's reason, in its own words (not checked): "notes"`,
         ].join('\n'),
         requestedSchema: {
           type: 'object',

@@ -133,14 +133,16 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
     suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
   })
 
-  it('elicitationFor: asks about the tool and its paths, gives the model\'s reason and the arguments, and offers the four answers', () => {
+  it('elicitationFor: asks about the tool and its paths, shows the arguments, then the model\'s reason last, and offers the four answers', () => {
     const form = elicitationFor(request({ path: '/w/a', reason: 'to save the notes' }, ['/w/a', '/w/b']))
     expect(form.message).toBe(
       [
         'May the model call fs_write on /w/a, /w/b?',
-        "The model's reason: to save the notes",
-        'Arguments: {"path":"/w/a","reason":"to save the notes"}',
+        'Arguments:',
+        '  "path": "/w/a"',
+        '  "reason": (shown last)',
         '"Always" remembers: allow "fs_write" under /w, for this session.',
+        `The model's reason, in its own words (not checked): "to save the notes"`,
       ].join('\n'),
     )
     expect(form.requestedSchema).toEqual({
@@ -157,12 +159,13 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
     })
   })
 
-  it('elicitationFor: leaves out the paths when there are none, a reason that is empty or not a string, and cuts long arguments to 2000 characters', () => {
+  it('elicitationFor: leaves out the paths when there are none, shows any reason as its JSON, and cuts a long value to 200 characters, saying how many were left out', () => {
     const bare = elicitationFor(request({ reason: '' }, [])).message.split('\n')
-    expect(bare).toEqual(['May the model call fs_write?', 'Arguments: {"reason":""}', '"Always" remembers: allow "fs_write" under /w, for this session.'])
-    expect(elicitationFor(request({ reason: 7 }, [])).message).not.toContain('reason:')
-    const long = elicitationFor(request({ text: 'x'.repeat(5000) }, [])).message.split('\n')[1] ?? ''
-    expect(long).toBe(`Arguments: ${JSON.stringify({ text: 'x'.repeat(5000) }).slice(0, 2000)}`)
+    expect(bare).toEqual(['May the model call fs_write?', 'Arguments:', '  "reason": (shown last)', '"Always" remembers: allow "fs_write" under /w, for this session.', `The model's reason, in its own words (not checked): ""`])
+    expect(elicitationFor(request({ reason: 7 }, [])).message).toContain('(not checked): 7')
+    expect(elicitationFor(request({}, [])).message).not.toContain('reason')
+    const long = elicitationFor(request({ text: 'x'.repeat(5000) }, [])).message.split('\n')[2] ?? ''
+    expect(long).toBe(`  "text": "${'x'.repeat(199)}… (4802 more characters not shown)`)
   })
 
   it('answerOf: an accepted form\'s action; anything declined, dismissed or unreadable is deny-once', () => {
@@ -226,7 +229,7 @@ describe('toMcpServer, in process', () => {
       const call = (path: string) => client.callTool({ name: 'fs_write', arguments: { path, reason: 'save the summary' } })
       expect((await call('/w/a')).content).toEqual([{ type: 'text', text: 'the disk is full' }])
       expect(asked).toHaveLength(1)
-      expect(asked[0]?.message).toMatch(/May the model call fs_write on \/w\/a\?\nThe model's reason: save the summary/)
+      expect(asked[0]?.message).toMatch(/^May the model call fs_write on \/w\/a\?\n[^]*\nThe model's reason, in its own words \(not checked\): "save the summary"$/)
       await call('/w/b')
       expect(asked).toHaveLength(2)
       await call('/w/c') // under the grant "always" left: not asked

@@ -45,9 +45,9 @@ describe('judge', () => {
     const v = judge([GIT], {})(CALL, 'fs_write', readable({ content: 'x' }))
     expect(v).toEqual({
       _tag: 'Refuse',
-      refusal: { _tag: 'DeniedByRule', tool: 'fs_write', rule: GIT, unevaluable: ['it names no path, from or to'] },
+      refusal: { _tag: 'DeniedByRule', tool: 'fs_write', rule: GIT, unevaluable: ['it gives no location argument the tool declares'] },
     })
-    if (v._tag === 'Refuse') expect(drawRefusal(v.refusal)).toContain('(it names no path, from or to)')
+    if (v._tag === 'Refuse') expect(drawRefusal(v.refusal)).toContain('(it gives no location argument the tool declares)')
   })
 
   it('lists nothing unchecked when a location is inside the denied directory', () => {

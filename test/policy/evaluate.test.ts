@@ -20,6 +20,7 @@ describe('evaluate', () => {
         rule: undefined,
         why: 'no-match',
         paths: ['/p/a'],
+        locations: [{ _tag: 'Known', arg: 'path', path: '/p/a' }],
         suggestion: { tool: 'fs_write', decision: 'allow', under: '/p' },
       })
       expect(evaluate([], 'x', {}, {}).why).toBe('no-match')

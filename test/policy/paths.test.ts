@@ -16,8 +16,8 @@ import {
 // -------------------------------------------------------------------------------------
 
 describe('LOCATION_ARGS', () => {
-  it('is path, from, to, by convention, and frozen', () => {
-    expect(LOCATION_ARGS).toEqual(['path', 'from', 'to'])
+  it('is the usual names of a location argument, and frozen', () => {
+    expect(LOCATION_ARGS).toEqual(['path', 'paths', 'source', 'destination', 'from', 'to', 'file', 'files', 'target', 'directory', 'dir'])
     expect(Object.isFrozen(LOCATION_ARGS)).toBe(true)
   })
 })
