@@ -1,0 +1,210 @@
+// Nested keys heard by path through LangChain (issue 22, item 6): LangGraph's own
+// ToolNode, invoked with an AIMessage carrying tool_calls, over a user's zod tools with
+// UnknownKeyAuditHandler listening, and over toLangChainTools' tools of a stack. Each
+// tool is `read` ({ path, opts: { encoding } }) or `draw` ({ shape: circle | square,
+// told apart by kind }); see test/support/nested.ts.
+//
+// LangChain validates a call against the tool's schema before anything else hears it:
+// a call the schema refuses fires no callback and never reaches a stack. What each
+// test asserts is what LangChain lets through.
+import type { ToolMessage } from '@langchain/core/messages'
+import { AIMessage } from '@langchain/core/messages'
+import type { DynamicStructuredTool } from '@langchain/core/tools'
+import { tool } from '@langchain/core/tools'
+import { ToolNode } from '@langchain/langgraph/prebuilt'
+import { pipe } from 'fp-ts/lib/function.js'
+import { describe, expect, it } from 'vitest'
+import type { ToolDeclaration, UnknownKeyWarning } from '../../src/index.js'
+import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
+import { UnknownKeyAuditHandler, toLangChainTools } from '../../src/langchain/index.js'
+import {
+  DRAW_CLEAN_INPUT,
+  DRAW_INPUT,
+  DRAW_STRIPPED,
+  DRAW_VALID_INPUT,
+  READ_INPUT,
+  READ_STRIPPED,
+  READ_VALID_INPUT,
+  drawSchema,
+  drawWarning,
+  nestedDeclarations,
+  readSchema,
+  readWarning,
+} from '../support/nested.js'
+
+interface Call {
+  readonly id: string
+  readonly name: string
+  readonly input: string
+}
+
+/** An AIMessage asking for `calls`, each call's args the object its JSON input reads as. */
+const ask = (calls: ReadonlyArray<Call>) =>
+  new AIMessage({ content: '', tool_calls: calls.map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.input) as Record<string, unknown>, type: 'tool_call' as const })) })
+
+const messagesOf = (out: unknown): Array<ToolMessage> => (out as { messages: Array<ToolMessage> }).messages
+
+/** The status and content of each ToolMessage, by its tool call id. */
+const answered = (out: unknown): Map<string, { status: unknown; content: unknown }> => new Map(messagesOf(out).map((m) => [m.tool_call_id, { status: m.status, content: m.content }]))
+
+/** The two calls of the issue, under the ids `readId` and `drawId`. */
+const strayCalls = (readId: string, drawId: string): ReadonlyArray<Call> => [
+  { id: readId, name: 'read', input: READ_INPUT },
+  { id: drawId, name: 'draw', input: DRAW_INPUT },
+]
+
+const validCalls = (readId: string, drawId: string): ReadonlyArray<Call> => [
+  { id: readId, name: 'read', input: READ_VALID_INPUT },
+  { id: drawId, name: 'draw', input: DRAW_VALID_INPUT },
+]
+
+describe('UnknownKeyAuditHandler over a user’s zod tools: nested keys by path', () => {
+  const setUp = () => {
+    const executed: Array<readonly [string, unknown]> = []
+    const read = tool(async (input) => (executed.push(['read', input]), 'file text'), { name: 'read', description: 'Reads a file', schema: readSchema })
+    const draw = tool(async (input) => (executed.push(['draw', input]), 'drawn'), { name: 'draw', description: 'Draws a shape', schema: drawSchema })
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = new UnknownKeyAuditHandler([read, draw], { onWarn: (w) => void warnings.push(w) })
+    const node = new ToolNode([read, draw])
+    const invoke = async (calls: ReadonlyArray<Call>) => answered(await node.invoke({ messages: [ask(calls)] }, { callbacks: [audit] }))
+    return { executed, warnings, audit, invoke }
+  }
+
+  it('the calls of the issue are refused by zod before any callback: the handler cannot hear them, and the tools do not run', async () => {
+    const { executed, warnings, audit, invoke } = setUp()
+    expect(audit.auditedTools()).toStrictEqual(['draw', 'read'])
+    // `opts` has no `encoding` and the circle no `radius`: LangChain's zod parse fails,
+    // and it fails before handleToolStart, as for a z.strictObject (see langchain.test.ts)
+    const out = await invoke(strayCalls('c1', 'c2'))
+    expect(out.get('c1')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(out.get('c2')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(warnings).toStrictEqual([])
+    expect(audit.stats()).toStrictEqual([])
+    expect(executed).toStrictEqual([])
+  })
+
+  it('calls zod accepts carrying the same strays: opts.encodng (did you mean opts.encoding) and shape.side are heard once per (tool, path); the tools run with what zod left', async () => {
+    const { executed, warnings, audit, invoke } = setUp()
+    const first = await invoke(validCalls('c1', 'c2'))
+    expect(warnings).toStrictEqual([readWarning('c1'), drawWarning('c2')])
+    expect(first.get('c1')).toStrictEqual({ status: 'success', content: 'file text' })
+    expect(first.get('c2')).toStrictEqual({ status: 'success', content: 'drawn' })
+
+    // the same calls again, and a square's side under the square tag: nothing new is said
+    await invoke([...validCalls('c3', 'c4'), { id: 'c5', name: 'draw', input: DRAW_CLEAN_INPUT }])
+    expect(warnings).toHaveLength(2)
+    expect(audit.stats()).toStrictEqual([
+      { tool: 'draw', key: 'shape.side', calls: 2, firstId: 'c2' },
+      { tool: 'read', key: 'opts.encodng', calls: 2, firstId: 'c1' },
+    ])
+    expect(executed).toStrictEqual([
+      ['read', READ_STRIPPED],
+      ['draw', DRAW_STRIPPED],
+      ['read', READ_STRIPPED],
+      ['draw', DRAW_STRIPPED],
+      ['draw', { shape: { kind: 'square', side: 2 } }],
+    ])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+
+/** A stack of `declarations` behind the audit, as LangChain tools, recording what each tool ran with. */
+const stackOf = async (declarations: ReadonlyArray<ToolDeclaration>) => {
+  const warnings: Array<UnknownKeyWarning> = []
+  const ran: Array<readonly [string, unknown]> = []
+  const stack = pipe(
+    fromTools(declarations.map((declaration) => ({ declaration, run: (args: Record<string, unknown>) => (ran.push([declaration.function.name, args]), `ran ${declaration.function.name}`) }))),
+    withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
+  )
+  const tools: ReadonlyArray<DynamicStructuredTool> = await toLangChainTools(stack)
+  const node = new ToolNode([...tools])
+  const invoke = async (calls: ReadonlyArray<Call>) => answered(await node.invoke({ messages: [ask(calls)] }))
+  return { stack, warnings, ran, invoke }
+}
+
+// the same tools declared by hand, as many servers do: each nested object open, nothing required
+const openDeclarations: ReadonlyArray<ToolDeclaration> = [
+  { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' }, opts: { type: 'object', properties: { encoding: { type: 'string' } } } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'draw',
+      parameters: {
+        type: 'object',
+        properties: {
+          shape: {
+            oneOf: [
+              { type: 'object', properties: { kind: { const: 'circle' }, radius: { type: 'number' } } },
+              { type: 'object', properties: { kind: { const: 'square' }, side: { type: 'number' } } },
+            ],
+          },
+        },
+      },
+    },
+  },
+]
+
+describe('toLangChainTools over a stack: nested keys by path', () => {
+  it('declarations open below the top: the stack’s audit hears opts.encodng and shape.side once each; its tools run with the model’s own keys', async () => {
+    const { stack, warnings, ran, invoke } = await stackOf(openDeclarations)
+    const first = await invoke(strayCalls('c1', 'c2'))
+    expect(warnings).toStrictEqual([readWarning('c1'), drawWarning('c2')])
+    expect(ran).toStrictEqual([
+      ['read', JSON.parse(READ_INPUT)],
+      ['draw', JSON.parse(DRAW_INPUT)],
+    ])
+    expect(first.get('c1')).toStrictEqual({ status: 'success', content: 'ran read' })
+    expect(first.get('c2')).toStrictEqual({ status: 'success', content: 'ran draw' })
+
+    await invoke(strayCalls('c3', 'c4'))
+    expect(warnings).toHaveLength(2)
+    expect(ran).toHaveLength(4)
+    expect(stack.stats()).toStrictEqual([
+      { tool: 'draw', key: 'shape.side', calls: 2, firstId: 'c2' },
+      { tool: 'read', key: 'opts.encodng', calls: 2, firstId: 'c1' },
+    ])
+  })
+
+  it('declarations zod wrote: the calls of the issue lack a required key, and LangChain refuses them before the stack, as the declaration says', async () => {
+    // permissiveSchema keeps `required` on purpose: `opts.encoding` and the circle's `radius` are missing
+    const { warnings, ran, invoke } = await stackOf(nestedDeclarations)
+    const out = await invoke(strayCalls('c1', 'c2'))
+    expect(out.get('c1')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(out.get('c2')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(warnings).toStrictEqual([])
+    expect(ran).toStrictEqual([])
+  })
+
+  // KNOWN GAP (reported, src/ not changed here): permissiveSchema drops only the TOP-LEVEL
+  // `additionalProperties`, so that "every key the model wrote reaches the stack". zod
+  // writes `additionalProperties: false` on every nested object and on each union branch,
+  // and LangChain validates JSON Schemas (@cfworker/json-schema): a call with every
+  // required key and one stray key one level down is refused before the stack, so the
+  // audit never hears `opts.encodng` nor `shape.side`, and the tool does not run. Top-level
+  // strays pass (langchain.test.ts); nested ones should too, now that the audit hears them.
+  it.fails('declarations zod wrote: a valid call with a stray key one level down reaches the stack, which hears it by its path', async () => {
+    const { warnings, ran, invoke } = await stackOf(nestedDeclarations)
+    const out = await invoke(validCalls('c1', 'c2'))
+    expect(warnings).toStrictEqual([readWarning('c1'), drawWarning('c2')])
+    expect(ran).toStrictEqual([
+      ['read', JSON.parse(READ_VALID_INPUT)],
+      ['draw', JSON.parse(DRAW_VALID_INPUT)],
+    ])
+    expect(out.get('c1')).toStrictEqual({ status: 'success', content: 'ran read' })
+    expect(out.get('c2')).toStrictEqual({ status: 'success', content: 'ran draw' })
+  })
+
+  it('what happens today to that call: LangChain refuses it for the nested additionalProperties: false, and the stack hears nothing', async () => {
+    const { warnings, ran, invoke } = await stackOf(nestedDeclarations)
+    const out = await invoke(validCalls('c1', 'c2'))
+    expect(out.get('c1')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(out.get('c2')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(warnings).toStrictEqual([])
+    expect(ran).toStrictEqual([])
+    // a call without the stray key passes: it is the nested stray alone that is refused
+    const clean = await invoke([{ id: 'c3', name: 'read', input: '{"path":"a","opts":{"encoding":"utf8"}}' }, { id: 'c4', name: 'draw', input: DRAW_CLEAN_INPUT }])
+    expect(clean.get('c3')).toStrictEqual({ status: 'success', content: 'ran read' })
+    expect(clean.get('c4')).toStrictEqual({ status: 'success', content: 'ran draw' })
+  })
+})
