@@ -184,8 +184,8 @@ const valuesOf = (arg: string, raw: unknown, root: string | undefined): Readonly
 /**
  * Every location of a call, in the order of `scope.names` (default `LOCATION_ARGS`):
  * each name the tool declares and the call gives, a string or each string of an
- * array. A name the call gives and the tool does not declare is an unknown location
- * (a decoy decides nothing); so are arguments that are not an object, and every
+ * array. A name the call gives and the tool does not declare is an unknown location,
+ * listed after those (a decoy decides nothing); so are arguments that are not an object, and every
  * location of a tool whose declaration is not known. A call that gives none is one
  * missing location. Without `scope` (a caller that has no declaration) every name the
  * call gives is read.
@@ -212,14 +212,14 @@ export const locate = (args: unknown, tool: string, roots: Roots, scope?: Locati
   try {
     const root = rootFor(roots, tool)
     const out: Array<PathLocation> = []
+    // the decoys after the tool's own locations, so a human reads those first
+    const decoys: Array<PathLocation> = []
     for (const arg of scope?.names ?? LOCATION_ARGS) {
       if (!hasOwn(args, arg)) continue
-      if (scope?.declared !== undefined && !scope.declared.has(arg)) {
-        out.push({ _tag: 'Unknown', arg, problem: 'is not an argument this tool declares' })
-        continue
-      }
-      out.push(...valuesOf(arg, (args as Readonly<Record<string, unknown>>)[arg], root))
+      if (scope?.declared !== undefined && !scope.declared.has(arg)) decoys.push({ _tag: 'Unknown', arg, problem: 'is not an argument this tool declares' })
+      else out.push(...valuesOf(arg, (args as Readonly<Record<string, unknown>>)[arg], root))
     }
+    out.push(...decoys)
     return out.length > 0 ? out : [{ _tag: 'Missing' }]
   } catch {
     // a Proxy or a throwing getter: nothing about its location can be trusted
