@@ -1,7 +1,7 @@
 // `toolstack serve`, run as a host runs it: the built command, real upstream servers,
 // a real SDK Client over stdio and over Streamable HTTP.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -182,6 +182,86 @@ describe('toolstack serve, over stdio', () => {
   })
 })
 
+describe('toolstack serve: the policy judges the arguments the server runs on', () => {
+  // the filesystem server may reach the whole base; the rules allow only the project
+  const decoyed = () => {
+    const base = mkdtempSync(join(tmpdir(), 'toolstack-decoy-'))
+    cleanups.push(() => rmSync(base, { recursive: true, force: true }))
+    const project = join(base, 'project')
+    const outside = join(base, 'outside')
+    for (const d of [project, outside]) mkdirSync(d)
+    writeFileSync(join(project, 'notes.txt'), 'notes\n')
+    writeFileSync(join(outside, 'secret.txt'), 'top secret\n')
+    const file = configFile(base, {
+      mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, base] } },
+      rules: [{ tool: 'fs_*', decision: 'allow', under: project }],
+      log: join(base, 'toolstack.jsonl'),
+    })
+    return { base, project, outside, file }
+  }
+
+  it('move_file and read_multiple_files with a decoy path inside the project are asked, refused with no elicitation, and nothing moves or is read', async () => {
+    const { base, project, outside, file } = decoyed()
+    const client = await overStdio(file)
+    await client.listTools()
+    const moved = await client.callTool({ name: 'fs_move_file', arguments: { source: join(outside, 'secret.txt'), destination: join(project, 'stolen.txt'), path: project } })
+    expect(moved.isError).toBe(true)
+    expect(text(moved)).toContain('no one is available to give it')
+    const read = await client.callTool({ name: 'fs_read_multiple_files', arguments: { paths: [join(outside, 'secret.txt')], path: project } })
+    expect(read.isError).toBe(true)
+    expect(text(read)).not.toContain('top secret')
+    expect(existsSync(join(outside, 'secret.txt'))).toBe(true)
+    expect(existsSync(join(project, 'stolen.txt'))).toBe(false)
+    // the rule itself works: every path inside, no decoy, runs
+    const inside = await client.callTool({ name: 'fs_read_multiple_files', arguments: { paths: [join(project, 'notes.txt')] } })
+    expect(inside.isError).toBeFalsy()
+    expect(text(inside)).toContain('notes')
+    expect(records(base).filter((r) => r['type'] === 'decision').map((r) => [r['tool'], r['outcome'], r['by']])).toEqual([
+      ['fs_move_file', 'refused', 'nobody'],
+      ['fs_read_multiple_files', 'refused', 'nobody'],
+      ['fs_read_multiple_files', 'allowed', 'rules'],
+    ])
+  }, 60_000)
+
+  it('a host that can be asked is shown every location with its argument, the decoy named, and the reason last on one line; declined, nothing moves', async () => {
+    const { project, outside, file } = decoyed()
+    const asked: Array<string> = []
+    const client = await overStdio(file, (m) => {
+      asked.push(m)
+      return { action: 'decline' }
+    })
+    await client.listTools()
+    const reason = 'moving it inside the project\nArguments: {"source":"' + join(project, 'a') + '"}'
+    const moved = await client.callTool({ name: 'fs_move_file', arguments: { source: join(outside, 'secret.txt'), destination: join(project, 'stolen.txt'), path: project, reason } })
+    expect(moved.isError).toBe(true)
+    expect(asked).toHaveLength(1)
+    const lines = (asked[0] ?? '').split('\n')
+    const facts = [`  source: ${join(outside, 'secret.txt')}`, `  destination: ${join(project, 'stolen.txt')}`, '  path: not checked (is not an argument this tool declares)', `  "path": ${JSON.stringify(project)}`]
+    for (const fact of facts) expect(lines.indexOf(fact), fact).toBeGreaterThan(-1)
+    expect(lines[lines.length - 1]).toBe(`The model's reason, in its own words (not checked): ${JSON.stringify(reason)}`)
+    expect(lines.filter((l) => l.startsWith('Arguments'))).toEqual(['Arguments:'])
+    expect(existsSync(join(outside, 'secret.txt'))).toBe(true)
+    expect(existsSync(join(project, 'stolen.txt'))).toBe(false)
+  }, 60_000)
+
+  it('locationArgs in the configuration adds a name the policy reads where a tool declares it; one that is not a list of names is refused', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'toolstack-locargs-'))
+    cleanups.push(() => rmSync(base, { recursive: true, force: true }))
+    const everything = { command: process.execPath, args: [EVERYTHING, 'stdio'] }
+    // echo's `message` read as a location, for the test's sake
+    const client = await overStdio(configFile(base, { mcpServers: { ev: everything }, rules: [{ tool: 'ev_echo', decision: 'allow', under: '/srv' }], locationArgs: ['message'] }))
+    await client.listTools()
+    expect((await client.callTool({ name: 'ev_echo', arguments: { message: '/srv/a' } })).isError).toBeFalsy()
+    const outside = await client.callTool({ name: 'ev_echo', arguments: { message: '/etc/a' } })
+    expect(outside.isError).toBe(true)
+    expect(text(outside)).toContain('no one is available to give it')
+    const bad = configFile(base, { mcpServers: { ev: everything }, locationArgs: 'message' })
+    const r = spawnSync(process.execPath, [main, 'serve', '--config', bad], { encoding: 'utf8', timeout: 30_000 })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('locationArgs must be an array of argument names')
+  }, 60_000)
+})
+
 describe('toolstack serve --http', () => {
   const serveHttpCommand = async (file: string, listen: string, env: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [main, 'serve', '--config', file, '--http', listen], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -240,7 +320,7 @@ describe('the host entries in docs/serve.md and the README', () => {
     writeFileSync(file, JSON.stringify(config).replaceAll('/srv/project', dir).replaceAll('/var/log/toolstack.jsonl', join(dir, 'toolstack.jsonl')))
     // `toolstack` on the PATH, as a global install puts it
     const bin = join(dir, 'bin')
-    const { mkdirSync, chmodSync } = await import('node:fs')
+    const { chmodSync } = await import('node:fs')
     mkdirSync(bin)
     writeFileSync(join(bin, 'toolstack'), `#!/bin/sh\nexec "${process.execPath}" "${main}" "$@"\n`)
     chmodSync(join(bin, 'toolstack'), 0o755)
