@@ -27,17 +27,45 @@ import { hasOwn, isRecord, memberOf } from '../internal/guards.js'
 // pure steps
 // -------------------------------------------------------------------------------------
 
+// members whose value is a schema, or an array of schemas
+const SCHEMA_MEMBERS = new Set(['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'anyOf', 'oneOf', 'allOf', 'prefixItems'])
+// members whose value maps names (which are data, never rewritten) to schemas
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'])
+// members that turn an undeclared key away
+const CLOSING = new Set(['additionalProperties', 'unevaluatedProperties'])
+// deeper than this a schema is copied as it is (a bound on the stack; a JSON schema that deep is not a tool's)
+const MAX_DEPTH = 64
+
+const ownCopyOf = (o: Readonly<Record<string, unknown>>, f: (k: string, v: unknown) => unknown, skip: (k: string) => boolean = () => false): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const k of Object.keys(o)) if (!skip(k)) Object.defineProperty(out, k, { value: f(k, o[k]), enumerable: true, writable: true, configurable: true })
+  return out
+}
+
+const opened = (schema: unknown, depth: number): unknown => {
+  if (Array.isArray(schema)) return schema.map((s) => opened(s, depth))
+  if (!isRecord(schema) || depth > MAX_DEPTH) return schema
+  return ownCopyOf(
+    schema,
+    (k, v) => (SCHEMA_MEMBERS.has(k) ? opened(v, depth + 1) : SCHEMA_MAPS.has(k) && isRecord(v) ? ownCopyOf(v, (_, s) => opened(s, depth + 1)) : v),
+    (k) => CLOSING.has(k),
+  )
+}
+
 /**
- * A declared JSON Schema that lets every key through LangChain's validation: the same
- * schema without its top-level `additionalProperties` (a copy; the declaration is not
- * changed). Types, `required` and nested schemas are kept, and still validated by
- * LangChain; the model is shown the same properties.
+ * A declared JSON Schema that lets every key through LangChain's validation, at every
+ * depth: the same schema without `additionalProperties` and `unevaluatedProperties`
+ * wherever a schema sits (a copy; the declaration is not changed). zod writes
+ * `additionalProperties: false` on every object, so a key misspelled one level down
+ * would otherwise be refused before the audit hears it. Types, `required` and property
+ * names are kept, and still validated by LangChain; the model is shown the same
+ * properties.
  *
  * @example
  * import { permissiveSchema } from 'toolstack/langchain'
  * assert.deepStrictEqual(
- *   permissiveSchema({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false }),
- *   { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+ *   permissiveSchema({ type: 'object', properties: { path: { type: 'string' }, opts: { type: 'object', properties: { additionalProperties: {} }, additionalProperties: false } }, required: ['path'], additionalProperties: false }),
+ *   { type: 'object', properties: { path: { type: 'string' }, opts: { type: 'object', properties: { additionalProperties: {} } } }, required: ['path'] },
  * )
  *
  * @since 0.1.0
@@ -45,11 +73,7 @@ import { hasOwn, isRecord, memberOf } from '../internal/guards.js'
  */
 export const permissiveSchema = (parameters: JsonSchema | undefined): Record<string, unknown> => {
   if (!isRecord(parameters)) return { type: 'object', properties: {} }
-  const out: Record<string, unknown> = {}
-  for (const k of Object.keys(parameters)) {
-    if (k === 'additionalProperties') continue
-    Object.defineProperty(out, k, { value: parameters[k], enumerable: true, writable: true, configurable: true })
-  }
+  const out = opened(parameters, 0) as Record<string, unknown>
   if (!hasOwn(out, 'type')) out['type'] = 'object'
   return out
 }

@@ -46,14 +46,14 @@ describe('permissiveSchema', () => {
     for (const parameters of [undefined, null, 'object', 3, [{ type: 'object' }]]) expect(permissiveSchema(parameters as never)).toStrictEqual({ type: 'object', properties: {} })
   })
 
-  it('a copy without the top-level additionalProperties, whatever its value; nested ones stay', () => {
-    const nested = { type: 'object', properties: { x: {} }, additionalProperties: false }
+  it('a copy without additionalProperties at any depth, whatever its value; a property of that name stays', () => {
+    const nested = { type: 'object', properties: { x: {}, additionalProperties: { type: 'string' } }, additionalProperties: false }
     for (const additionalProperties of [false, true, { type: 'string' }]) {
-      const parameters = { type: 'object', properties: { path: { type: 'string' }, opts: nested }, required: ['path'], additionalProperties }
-      const out = permissiveSchema(parameters)
-      expect(out).toStrictEqual({ type: 'object', properties: { path: { type: 'string' }, opts: nested }, required: ['path'] })
-      expect(out['properties']).toBe(parameters.properties)
-      expect(parameters.additionalProperties).toBe(additionalProperties)
+      const parameters = { type: 'object', properties: { path: { type: 'string' }, opts: nested, list: { type: 'array', items: nested } }, required: ['path'], additionalProperties }
+      const before = structuredClone(parameters)
+      const opened = { type: 'object', properties: { x: {}, additionalProperties: { type: 'string' } } }
+      expect(permissiveSchema(parameters)).toStrictEqual({ type: 'object', properties: { path: { type: 'string' }, opts: opened, list: { type: 'array', items: opened } }, required: ['path'] })
+      expect(parameters).toStrictEqual(before)
     }
   })
 
@@ -75,16 +75,41 @@ describe('permissiveSchema', () => {
     expect(parameters['type']).toBe('object')
   })
 
-  it('whatever the schema: every member but additionalProperties, the very values, and a type', () => {
-    const schema = fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('type', 'additionalProperties', 'properties', 'required')), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 6 })
+  it('whatever the schema: the same schema with no additionalProperties or unevaluatedProperties where a schema sits, and a type (model: a plain recursive strip)', () => {
+    const name = fc.constantFrom('a', 'additionalProperties', 'items', '__proto__')
+    const { schema } = fc.letrec<{ schema: Record<string, unknown> }>((tie) => ({
+      schema: fc.oneof({ maxDepth: 3, depthIdentifier: 'schema' }, fc.constant({ type: 'string' }), fc.record(
+        {
+          type: fc.constantFrom('object', 'array', 'string'),
+          properties: fc.dictionary(name, tie('schema'), { maxKeys: 3 }),
+          items: tie('schema'),
+          anyOf: fc.array(tie('schema'), { maxLength: 2 }),
+          additionalProperties: fc.oneof(fc.boolean(), tie('schema')),
+          unevaluatedProperties: fc.boolean(),
+          enum: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 2 }),
+        },
+        { requiredKeys: [] },
+      )),
+    }))
+    // written apart: schemas hold schemas under these members, names under properties
+    const strip = (u: unknown): unknown => {
+      if (typeof u !== 'object' || u === null || Array.isArray(u)) return u
+      const out: Record<string, unknown> = {}
+      for (const [k, v] of Object.entries(u)) {
+        if (k === 'additionalProperties' || k === 'unevaluatedProperties') continue
+        const value = k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([n, x]) => [n, strip(x)])) : k === 'items' ? strip(v) : k === 'anyOf' ? (v as Array<unknown>).map(strip) : v
+        Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true })
+      }
+      return out
+    }
     fc.assert(
       fc.property(schema, (parameters) => {
-        const out = permissiveSchema(parameters)
-        const kept = Object.keys(parameters).filter((k) => k !== 'additionalProperties')
-        const hasType = Object.prototype.hasOwnProperty.call(parameters, 'type')
-        expect(Object.keys(out)).toStrictEqual(hasType ? kept : [...kept, 'type'])
-        for (const k of kept) expect(out[k]).toBe(parameters[k])
-        if (!hasType) expect(out['type']).toBe('object')
+        const before = structuredClone(parameters)
+        const expected = strip(parameters) as Record<string, unknown>
+        if (!Object.prototype.hasOwnProperty.call(parameters, 'type')) expected['type'] = 'object'
+        expect(permissiveSchema(parameters)).toStrictEqual(expected)
+        // toEqual: structuredClone gives a null-prototype object an ordinary one
+        expect(parameters).toEqual(before)
       }),
     )
   })
