@@ -212,7 +212,7 @@ const NO_KEYS: ReadonlyArray<UnknownKey> = Object.freeze([])
 // a tool is audited when it declares a top-level key that is not tolerated (every key
 // below sits under one) or a top-level pattern
 const audits = (shape: Shape, tolerated: ReadonlySet<string>): boolean =>
-  [...shape.keys].some((k) => k !== REASON_PARAM && !tolerated.has(k)) || shape.root.patterns.length > 0
+  [...shape.keys].some((k) => k !== REASON_PARAM && !tolerated.has(k)) || shape.patterned
 
 /**
  * The catalogue of a listing in the OpenAI shape: {@link extractDeclarations}, keeping

@@ -21,24 +21,30 @@ import { hasOwn, isRecord } from '../internal/guards.js'
 
 type Primitive = string | number | boolean | null
 
+declare const PlaceBrand: unique symbol
+
 /**
- * One position of a schema, with `allOf` and `$ref` folded in. Opaque outside the audit:
- * read it with {@link diffKeys}.
+ * A declaration's schema compiled for the walk. Opaque: read it with {@link diffKeys}.
  *
  * @since 0.1.0
  * @category model
  */
 export interface Place {
+  readonly [PlaceBrand]: 'Place'
+}
+
+// One position of a schema, with `allOf` and `$ref` folded in.
+interface Node {
   /** Declared property → the places its value is checked against (one per declaring schema). */
-  readonly props: ReadonlyMap<string, ReadonlyArray<Place>>
+  readonly props: ReadonlyMap<string, ReadonlyArray<Node>>
   /** `patternProperties`: a key matching one is declared. */
-  readonly patterns: ReadonlyArray<readonly [RegExp, Place]>
+  readonly patterns: ReadonlyArray<readonly [RegExp, Node]>
   /** `anyOf` and `oneOf` groups. */
   readonly unions: ReadonlyArray<Union>
   /** The places of every array element past `prefix`. */
-  readonly items: ReadonlyArray<Place>
+  readonly items: ReadonlyArray<Node>
   /** `prefixItems` (or a draft-4 `items` array), by position. */
-  readonly prefix: ReadonlyArray<ReadonlyArray<Place>>
+  readonly prefix: ReadonlyArray<ReadonlyArray<Node>>
   /** Whether the place may hold an object (`type` absent or naming `object`). */
   readonly object: boolean
   /** The one value it allows (`const`, or an `enum` of one), when that is a primitive. */
@@ -47,16 +53,11 @@ export interface Place {
   readonly speaks: boolean
 }
 
-/**
- * An `anyOf` or `oneOf`: its branches, and, when every branch pins one shared property
- * (a discriminated union), that property and the branches each value picks.
- *
- * @since 0.1.0
- * @category model
- */
-export interface Union {
-  readonly branches: ReadonlyArray<Place>
-  readonly tag: { readonly key: string; readonly picks: ReadonlyMap<Primitive, ReadonlyArray<Place>> } | undefined
+// An `anyOf` or `oneOf`: its branches, and, when every branch pins one shared property
+// (a discriminated union), that property and the branches each value picks.
+interface Union {
+  readonly branches: ReadonlyArray<Node>
+  readonly tag: { readonly key: string; readonly picks: ReadonlyMap<Primitive, ReadonlyArray<Node>> } | undefined
 }
 
 /**
@@ -69,6 +70,8 @@ export interface Shape {
   readonly root: Place
   /** Every key declared at the top level (by the root and by each of its union branches). */
   readonly keys: ReadonlySet<string>
+  /** Whether the top level declares keys by pattern too. */
+  readonly patterned: boolean
   /** Whether only the top level can speak (no union, no pattern, nothing below): the fast path. */
   readonly flat: boolean
 }
@@ -129,11 +132,11 @@ export const pathOf = (at: string, key: string): string =>
 const MAX_DEPTH = 64
 
 interface Building extends Prepared {
-  props: Map<string, Array<Place>>
-  patterns: Array<readonly [RegExp, Place]>
+  props: Map<string, Array<Node>>
+  patterns: Array<readonly [RegExp, Node]>
   unions: Array<Union>
-  items: Array<Place>
-  prefix: Array<Array<Place>>
+  items: Array<Node>
+  prefix: Array<Array<Node>>
   object: boolean
   pinned: { readonly value: Primitive } | undefined
   speaks: boolean
@@ -152,10 +155,13 @@ interface Prepared {
   simple: boolean
   clean: ReadonlyArray<string>
   /** For each key of `clean`, its children when they can speak; empty when none can. */
-  deep: ReadonlyArray<ReadonlyArray<Place> | undefined>
+  deep: ReadonlyArray<ReadonlyArray<Node> | undefined>
 }
 
-const prepared = (p: Place): Prepared => p as unknown as Prepared
+const prepared = (p: Node): Prepared => p as unknown as Prepared
+
+// the one place the opaque type is opened
+const nodeOf = (p: Place): Node => p as unknown as Node
 
 const blank = (object: boolean): Building => ({
   props: new Map(),
@@ -172,9 +178,9 @@ const blank = (object: boolean): Building => ({
 })
 
 /** `{}`, `true`, an unresolved reference: takes anything, declares nothing. */
-const FREE: Place = Object.freeze(blank(true))
+const FREE: Node = Object.freeze(blank(true))
 /** `false`, or a branch that takes no object. */
-const NOT_AN_OBJECT: Place = Object.freeze(blank(false))
+const NOT_AN_OBJECT: Node = Object.freeze(blank(false))
 
 const isPrimitive = (u: unknown): u is Primitive => u === null || typeof u === 'string' || typeof u === 'number' || typeof u === 'boolean'
 
@@ -214,7 +220,7 @@ const resolve = (root: unknown, ref: string): unknown => {
   return at
 }
 
-const childrenOf = (p: Place): ReadonlyArray<Place> => [
+const childrenOf = (p: Node): ReadonlyArray<Node> => [
   ...[...p.props.values()].flat(),
   ...p.patterns.map(([, q]) => q),
   ...p.unions.flatMap((u) => u.branches),
@@ -222,15 +228,15 @@ const childrenOf = (p: Place): ReadonlyArray<Place> => [
   ...p.prefix.flat(),
 ]
 
-const declaresHere = (p: Place): boolean => p.props.size > 0 || p.patterns.length > 0
+const declaresHere = (p: Node): boolean => p.props.size > 0 || p.patterns.length > 0
 
 // every branch pins `key` to a primitive: the first such key of the first branch decides
-const tagOf = (branches: ReadonlyArray<Place>): Union['tag'] => {
-  const pinnedAt = (b: Place, key: string): { readonly value: Primitive } | undefined => b.props.get(key)?.find((q) => q.pinned !== undefined)?.pinned
+const tagOf = (branches: ReadonlyArray<Node>): Union['tag'] => {
+  const pinnedAt = (b: Node, key: string): { readonly value: Primitive } | undefined => b.props.get(key)?.find((q) => q.pinned !== undefined)?.pinned
   const first = branches[0]
   if (first === undefined || branches.length < 2) return undefined
   for (const key of first.props.keys()) {
-    const picks = new Map<Primitive, Array<Place>>()
+    const picks = new Map<Primitive, Array<Node>>()
     let every = true
     for (const b of branches) {
       const pin = pinnedAt(b, key)
@@ -258,7 +264,7 @@ export const compileSchema = (parameters: unknown): Shape => {
   const built = new Map<object, Building>()
   const unionsToTag: Array<[Building, number]> = []
 
-  const placeOf = (schema: unknown, depth: number): Place => {
+  const placeOf = (schema: unknown, depth: number): Node => {
     if (schema === false) return NOT_AN_OBJECT
     if (!isRecord(schema) || depth > MAX_DEPTH) return FREE
     const had = built.get(schema)
@@ -332,7 +338,7 @@ export const compileSchema = (parameters: unknown): Shape => {
     p.unions[i] = { branches: u.branches, tag: tagOf(u.branches) }
   }
   // a place speaks when it, or a place below it, declares a property
-  const parents = new Map<Place, Array<Building>>()
+  const parents = new Map<Node, Array<Building>>()
   for (const p of built.values()) {
     for (const c of childrenOf(p)) {
       const had = parents.get(c)
@@ -357,7 +363,7 @@ export const compileSchema = (parameters: unknown): Shape => {
     for (const k of p.props.keys()) keys.add(k)
   })
   const flat = root.unions.length === 0 && root.patterns.length === 0 && [...root.props.values()].every((ps) => ps.every((q) => !q.speaks))
-  return { root, keys, flat }
+  return { root: root as unknown as Place, keys, patterned: root.patterns.length > 0, flat }
 }
 
 // -------------------------------------------------------------------------------------
@@ -370,10 +376,10 @@ export const compileSchema = (parameters: unknown): Shape => {
  * every branch that may hold an object). Answers whether a branch takes any object, so
  * the place is open.
  */
-const expand = (places: ReadonlyArray<Place>, obj: Readonly<Record<string, unknown>> | undefined, visit: (p: Place) => void): boolean => {
-  const seen = new Set<Place>()
+const expand = (places: ReadonlyArray<Node>, obj: Readonly<Record<string, unknown>> | undefined, visit: (p: Node) => void): boolean => {
+  const seen = new Set<Node>()
   let open = false
-  const go = (p: Place, isBranch: boolean): void => {
+  const go = (p: Node, isBranch: boolean): void => {
     if (seen.has(p)) return
     seen.add(p)
     visit(p)
@@ -415,19 +421,19 @@ interface Walk {
   found: Map<string, UnknownKey> | undefined
 }
 
-const speaksAny = (places: ReadonlyArray<Place>): boolean => {
+const speaksAny = (places: ReadonlyArray<Node>): boolean => {
   for (const q of places) if (q.speaks) return true
   return false
 }
 
-const declaresAny = (places: ReadonlyArray<Place>): boolean => {
+const declaresAny = (places: ReadonlyArray<Node>): boolean => {
   for (const q of places) if (declaresHere(q)) return true
   return false
 }
 
 // the places a key's value is checked against, or undefined when no place declares it
-const childrenAt = (deciding: ReadonlyArray<Place>, key: string): ReadonlyArray<Place> | undefined => {
-  let children: Array<Place> | undefined
+const childrenAt = (deciding: ReadonlyArray<Node>, key: string): ReadonlyArray<Node> | undefined => {
+  let children: Array<Node> | undefined
   for (const p of deciding) {
     const own = p.props.get(key)
     if (own !== undefined) (children ??= []).push(...own)
@@ -458,12 +464,12 @@ const walkClean = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Prepared,
 }
 
 // one place without unions or patterns: its own map, and the memo of its last clean list
-const walkSimple = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Place, loc: Loc, depth: number): void => {
+const walkSimple = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Node, loc: Loc, depth: number): void => {
   const memo = prepared(p)
   if (p.props.size === 0 || depth > MAX_DEPTH || walkClean(w, obj, memo, loc, depth)) return
   const top = loc === ROOT
   const keys = Object.keys(obj)
-  const deep: Array<ReadonlyArray<Place> | undefined> = []
+  const deep: Array<ReadonlyArray<Node> | undefined> = []
   let clean = true
   for (const key of keys) {
     if (top && (key === REASON_PARAM || w.tolerated.has(key))) {
@@ -486,10 +492,10 @@ const walkSimple = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Place, l
   }
 }
 
-const walkObject = (w: Walk, obj: Readonly<Record<string, unknown>>, places: ReadonlyArray<Place>, loc: Loc, depth: number): void => {
-  const only = places[0] as Place
+const walkObject = (w: Walk, obj: Readonly<Record<string, unknown>>, places: ReadonlyArray<Node>, loc: Loc, depth: number): void => {
+  const only = places[0] as Node
   if (places.length === 1 && prepared(only).simple) return walkSimple(w, obj, only, loc, depth)
-  const deciding: Array<Place> = []
+  const deciding: Array<Node> = []
   if (expand(places, obj, (p) => deciding.push(p)) || !declaresAny(deciding)) return
   const top = loc === ROOT
   for (const key of Object.keys(obj)) {
@@ -500,16 +506,16 @@ const walkObject = (w: Walk, obj: Readonly<Record<string, unknown>>, places: Rea
   }
 }
 
-const declaredAt = (places: ReadonlyArray<Place>): ReadonlySet<string> => new Set(places.flatMap((p) => [...p.props.keys()]))
+const declaredAt = (places: ReadonlyArray<Node>): ReadonlySet<string> => new Set(places.flatMap((p) => [...p.props.keys()]))
 
-const walkArray = (w: Walk, arr: ReadonlyArray<unknown>, places: ReadonlyArray<Place>, loc: Loc, depth: number): void => {
+const walkArray = (w: Walk, arr: ReadonlyArray<unknown>, places: ReadonlyArray<Node>, loc: Loc, depth: number): void => {
   const element: Loc = { up: loc, key: undefined }
-  const only = places[0] as Place
+  const only = places[0] as Node
   // one place without unions or a prefix: every element is checked against its items
   if (places.length === 1 && only.unions.length === 0 && only.prefix.length === 0) {
     const items = only.items
     if (!speaksAny(items)) return
-    const item = items[0] as Place
+    const item = items[0] as Node
     // the usual array of objects of one simple schema, called straight (the nested figure)
     if (items.length === 1 && prepared(item).simple) {
       for (const e of arr) {
@@ -519,17 +525,17 @@ const walkArray = (w: Walk, arr: ReadonlyArray<unknown>, places: ReadonlyArray<P
     } else for (const e of arr) walk(w, e, items, element, depth + 1)
     return
   }
-  const all: Array<Place> = []
+  const all: Array<Node> = []
   expand(places, undefined, (p) => all.push(p))
   for (let i = 0; i < arr.length; i++) {
-    const here = all.flatMap((p) => (i < p.prefix.length ? (p.prefix[i] as ReadonlyArray<Place>) : p.items))
+    const here = all.flatMap((p) => (i < p.prefix.length ? (p.prefix[i] as ReadonlyArray<Node>) : p.items))
     if (speaksAny(here)) walk(w, arr[i], here, element, depth + 1)
   }
 }
 
 const TOLERATED: ReadonlySet<string> = new Set([REASON_PARAM])
 
-const walk = (w: Walk, value: unknown, places: ReadonlyArray<Place>, loc: Loc, depth: number): void => {
+const walk = (w: Walk, value: unknown, places: ReadonlyArray<Node>, loc: Loc, depth: number): void => {
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return
   if (Array.isArray(value)) walkArray(w, value, places, loc, depth)
   else walkObject(w, value as Readonly<Record<string, unknown>>, places, loc, depth)
@@ -558,6 +564,6 @@ export const diffKeys =
   (shape: Shape, tolerated: ReadonlySet<string> = TOLERATED) =>
   (args: Readonly<Record<string, unknown>>): ReadonlyArray<UnknownKey> => {
     const w: Walk = { tolerated, found: undefined }
-    walkObject(w, args, [shape.root], ROOT, 0)
+    walkObject(w, args, [nodeOf(shape.root)], ROOT, 0)
     return w.found === undefined ? NONE : [...w.found.values()].sort(byPath)
   }

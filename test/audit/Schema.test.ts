@@ -3,9 +3,10 @@
 // arguments that carry them.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
+import { z } from 'zod'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import type { ToolCall, UnknownKeyWarning } from '../../src/index.js'
+import type { AuditDiagnostic, ToolCall, UnknownKeyWarning } from '../../src/index.js'
 import { catalogueOf, compileSchema, diffKeys, fromTools, pathOf, toleratedOf, withUnknownKeyAudit } from '../../src/index.js'
 
 // -------------------------------------------------------------------------------------
@@ -288,5 +289,31 @@ describe('compileSchema: the constructs one by one', () => {
     for (let i = 0; i < 5000; i++) args = { d: args }
     const self = obj({ d: { $ref: '#' } })
     expect(() => diffKeys(compileSchema(self))(args)).not.toThrow()
+  })
+})
+
+describe('tools that declare keys only through unions, references or nesting', () => {
+  const unionTool = { type: 'function' as const, function: { name: 'draw', parameters: z.toJSONSchema(z.discriminatedUnion('kind', [z.object({ kind: z.literal('circle'), radius: z.number() }), z.object({ kind: z.literal('square'), side: z.number() })])) } }
+  const refTool = { type: 'function' as const, function: { name: 'tree', parameters: { $ref: '#/$defs/node', $defs: { node: { type: 'object', properties: { name: {}, kids: { type: 'array', items: { $ref: '#/$defs/node' } } } } } } } }
+
+  it('are audited, and never said to declare nothing', async () => {
+    const said: Array<UnknownKeyWarning> = []
+    const diagnostics: Array<AuditDiagnostic> = []
+    const tools = pipe(
+      fromTools([unionTool, refTool].map((declaration) => ({ declaration, run: () => TE.right('ok') }))),
+      withUnknownKeyAudit({ onWarn: (w) => () => void said.push(w), onDiagnostic: (d) => () => void diagnostics.push(d) }),
+    )
+    await tools.toolsForLlm()
+    expect(tools.auditedTools()).toEqual(['draw', 'tree'])
+    await tools.executeToolCalls([
+      { id: '1', function: { name: 'draw', arguments: '{"kind":"circle","side":2,"radius":1}' } },
+      { id: '2', function: { name: 'tree', arguments: '{"name":"a","kids":[{"name":"b","kisd":[]}]}' } },
+    ])()
+    expect(said.map((w) => [w.tool, w.unknownKeys, w.declaredKeys])).toEqual([
+      ['draw', ['side'], ['kind', 'radius', 'side']],
+      ['tree', ['kids[].kisd'], ['kids', 'name']],
+    ])
+    expect(said[1]?.suggestions).toEqual([{ key: 'kids[].kisd', didYouMean: 'kids[].kids' }])
+    expect(diagnostics).toEqual([])
   })
 })
