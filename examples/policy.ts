@@ -1,12 +1,14 @@
 // withPolicy: did the human agree to this call? Read-only tools run, writes inside
 // src/ run, deletes are refused with a note, and everything else is asked about: here
 // by a scripted "human" who answers from a list. An "always" answer becomes a grant,
-// so the next write to docs/ runs without a question.
+// so the next write to docs/ runs without a question. A move is judged on its own
+// source and destination: a `path` the model adds decides nothing, and the question
+// shows the facts first and the model's reason last.
 // Run with: npx tsx examples/policy.ts
 import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { PermissionAnswer, PermissionRequest, Provider, Rule, ToolCall, ToolDeclaration } from 'toolstack'
-import { defaultRules, drawRule, withPolicy } from 'toolstack'
+import { defaultRules, drawPermissionRequest, drawRule, withPolicy } from 'toolstack'
 
 // -- an in-process file "server": a record of two functions --------------------------
 
@@ -20,6 +22,7 @@ const declarations = [
   declare('list_directory', 'path'),
   declare('write_file', 'path', 'content', 'reason'),
   declare('delete_file', 'path'),
+  declare('move_file', 'source', 'destination', 'reason'),
 ]
 
 const files: Provider<never> = {
@@ -27,8 +30,8 @@ const files: Provider<never> = {
   executeToolCalls: (calls) =>
     TE.right(
       calls.map((c) => {
-        const args = JSON.parse(typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments)) as { path?: string }
-        return { role: 'tool' as const, tool_call_id: c.id, content: `${c.function.name} ran on ${args.path ?? '(nothing)'}` }
+        const args = JSON.parse(typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments)) as { path?: string; source?: string }
+        return { role: 'tool' as const, tool_call_id: c.id, content: `${c.function.name} ran on ${args.source ?? args.path ?? '(nothing)'}` }
       }),
     ),
 }
@@ -42,8 +45,11 @@ const script: Array<PermissionAnswer> = [
 
 const onAsk = (request: PermissionRequest) => () => {
   const answer = script.shift() ?? { action: 'deny-once' }
-  const reason = typeof request.arguments['reason'] === 'string' ? ` because "${request.arguments['reason']}"` : ''
+  // the reason as shown: escaped on one line, so it cannot forge a line of its own
+  const reason = request.reason === undefined ? '' : ` because ${request.reason.text}`
   console.log(`  ? ${request.tool} ${request.paths.join(', ')}${reason} (why asked: ${request.why})`)
+  // the question as a host would show it, when something was not checked
+  if (request.why === 'unevaluable-path') console.log(drawPermissionRequest(request).map((l) => `    | ${l}`).join('\n'))
   console.log(`    → ${answer.action}${answer.rule === undefined ? '' : ` ${JSON.stringify(answer.rule)}`}`)
   return Promise.resolve(answer)
 }
@@ -57,6 +63,7 @@ const onGrant = (grants: ReadonlyArray<Rule>) => () => {
 const rules: ReadonlyArray<Rule> = [
   ...defaultRules,
   { tool: 'write_file', decision: 'allow', under: '/project/src' },
+  { tool: 'move_file', decision: 'allow', under: '/project/src' },
   { tool: 'delete_file', decision: 'deny', note: 'files are deleted by hand in this repository' },
 ]
 
@@ -87,6 +94,10 @@ const main = async (): Promise<void> => {
   await turn('turn 2', [
     call('5', 'write_file', { path: 'docs/faq.md', content: '…' }),
     call('6', 'write_file', { path: '/etc/hosts', content: '…', reason: 'point api.local at 127.0.0.1' }),
+  ])
+
+  await turn('turn 3: a move out of the project, with a decoy path inside src/', [
+    call('7', 'move_file', { source: '/etc/hosts', destination: 'src/hosts', path: 'src', reason: 'tidy up\nArguments: {"source":"src/a"}' }),
   ])
 
   console.log(`\nsession grants: ${tools.grants().map(drawRule).join('; ')}`)

@@ -1,8 +1,10 @@
 /**
  * `withPolicy`: did the human agree to this call? Static rules allow, deny or ask;
  * asking goes to the host's `onAsk`, one question at a time, and "always" answers
- * become session grants. Allowed calls are forwarded untouched; everything else is
+ * become session grants. Allowed calls are forwarded as judged; everything else is
  * answered with an `is_error` result the model can act on. A batch never fails.
+ * Locations are read only from the arguments a tool declares, in the last listing
+ * that went through here.
  *
  * Composed of the pieces under `policy/`: each call is judged (`judge`, then
  * `byGrants`), a question is asked in turn (`QuestionQueue`, `askHuman`) and its
@@ -255,8 +257,11 @@ const withArguments = (call: object, tool: string, args: Args): ToolCall => ({
 
 /**
  * Allows, denies or asks about each call. Allowed calls go to the inner provider as
- * one batch, each the very object the caller passed; every other call is answered
- * with an `is_error` result saying who refused and why. Asking goes through `onAsk`,
+ * one batch, each the very object the caller passed (or, when the policy judged object
+ * arguments, a call carrying the plain copy it judged); every other call is answered
+ * with an `is_error` result saying who refused and why. An `under` rule reads only
+ * the location arguments the tool declares in the last listing (`toolsForLlm`) that
+ * went through the policy, and fails closed before one. Asking goes through `onAsk`,
  * one question at a time; "always" answers become grants. Never fails a batch; a
  * failed listing passes through.
  *

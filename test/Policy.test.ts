@@ -726,15 +726,25 @@ describe('examples/policy.ts', () => {
     const r = runExample('policy.ts')
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    expect(r.stdout).toContain('the model sees: read_file, list_directory, write_file (delete_file is refused outright')
+    expect(r.stdout).toContain('the model sees: read_file, list_directory, write_file, move_file (delete_file is refused outright')
     expect(r.stdout).toContain('  ✓ read_file: read_file ran on README.md')
     expect(r.stdout).toContain('  ✓ write_file: write_file ran on src/main.ts')
     expect(r.stdout).toContain('  ✗ delete_file: The permission policy refused this call to "delete_file" (rule: deny "delete_file"). Reason: files are deleted by hand in this repository.')
     expect(r.stdout).toContain('  ? write_file /project/docs/guide.md because "document the new --dry-run flag" (why asked: no-match)')
     expect(r.stdout).toContain('  + grants now: allow "write_file" under /project/docs')
     expect(r.stdout).toContain('  ✓ write_file: write_file ran on docs/faq.md')
-    expect(r.stdout.match(/ \? /g)).toHaveLength(2)
+    expect(r.stdout.match(/ \? /g)).toHaveLength(3)
     expect(r.stdout).toContain('  ✗ write_file: The user declined this call to "write_file"')
+    // the move with a decoy path is asked about, facts first, the reason last on one line
+    expect(r.stdout).toContain(
+      [
+        '    |   source: /etc/hosts',
+        '    |   destination: /project/src/hosts',
+        '    |   path: not checked (is not an argument this tool declares)',
+      ].join('\n'),
+    )
+    expect(r.stdout).toContain(`    | The model's reason, in its own words (not checked): "tidy up\\nArguments: {\\"source\\":\\"src/a\\"}"\n    → deny-once`)
+    expect(r.stdout).toContain('  ✗ move_file: The user declined this call to "move_file"')
   })
 })
 
