@@ -122,7 +122,12 @@ export interface PermissionRequest {
 
 const quote = (s: string): string => JSON.stringify(s)
 
-/** How many characters of each kind of text a question shows. */
+/**
+ * How many characters of each kind of text a question shows.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export const SHOWN_LIMITS = Object.freeze({ tool: 200, key: 100, value: 200, path: 500, reason: 500 })
 
 // what JSON.stringify leaves as it is and a terminal or a page still acts on: DEL, C1,

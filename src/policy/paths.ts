@@ -207,7 +207,7 @@ export const locate = (args: unknown, tool: string, roots: Roots, scope?: Locati
     return [{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read as a JSON object' }]
   }
   if (scope !== undefined && scope.declared === undefined) {
-    return [{ _tag: 'Unknown', arg: 'arguments', problem: "could not be checked: this tool's declaration is not known (its tools were not listed through the policy)" }]
+    return [{ _tag: 'Unknown', arg: 'arguments', problem: "cannot be located: this tool's declaration is not known (its tools were not listed through the policy)" }]
   }
   try {
     const root = rootFor(roots, tool)

@@ -110,6 +110,10 @@ describe('a decoy location decides nothing', () => {
     const after = await results(policy, [call('2', 'write', { path: '/srv/a' }), call('3', 'other', { path: '/srv/a' })])
     expect(after.map((r) => r.is_error)).toEqual([undefined, true])
     expect(forwarded(inner).map((c) => c.id)).toEqual(['2'])
+    // a deny under a directory fires on it, saying why
+    const denying = withPolicy({ rules: [{ tool: '*', decision: 'deny', under: '/etc' }, { tool: '*', decision: 'allow' }] })(recordingProvider([]))
+    const [d] = await results(denying, [call('4', 'write', { path: '/srv/a' })])
+    expect(d?.content).toContain("Its location could not be checked (arguments cannot be located: this tool's declaration is not known (its tools were not listed through the policy))")
   })
 
   it('a later listing replaces what a tool declares; a failed one keeps the last', async () => {
