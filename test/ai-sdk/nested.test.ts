@@ -6,36 +6,15 @@
 import { Agent } from '@mastra/core/agent'
 import { createTool } from '@mastra/core/tools'
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai'
-import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, it } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/index.js'
-import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
 import { toAiSdkTools, unknownKeyAuditMiddleware } from '../../src/ai-sdk/index.js'
-import {
-  DRAW_CLEAN_INPUT,
-  DRAW_INPUT,
-  DRAW_STRIPPED,
-  DRAW_VALID_INPUT,
-  READ_INPUT,
-  READ_STRIPPED,
-  READ_VALID_INPUT,
-  drawSchema,
-  drawWarning,
-  nestedDeclarations,
-  readSchema,
-  readWarning,
-} from '../support/nested.js'
+import { CLEAN_RUN, STRIPPED_RUNS, cleanCall, drawSchema, drawWarning, expectStackHearsTheIssue, nestedStack, nestedStats, readSchema, readWarning, strayCalls, validCalls } from '../support/nested.js'
 import type { ScriptedCall } from './support.js'
 import { scriptedModel, toolOutputs } from './support.js'
 
 /** The model calls `calls` on its first turn, then says done. */
 const once = (calls: ReadonlyArray<ScriptedCall>) => (_: unknown, turn: number) => (turn === 0 ? calls : 'done')
-
-/** The two calls of the issue, under the ids `readId` and `drawId`. */
-const strayCalls = (readId: string, drawId: string): ReadonlyArray<ScriptedCall> => [
-  { id: readId, tool: 'read', input: READ_INPUT },
-  { id: drawId, tool: 'draw', input: DRAW_INPUT },
-]
 
 /** `read` and `draw` as the user's own AI SDK tools, each recording the input it ran with. */
 const userTools = (executed: Array<readonly [string, unknown]>) => ({
@@ -70,41 +49,22 @@ for (const mode of ['generateText', 'streamText'] as const) {
       // the same calls again: nothing new is said, and they are counted
       await loop(strayCalls('c3', 'c4'))
       expect(warnings).toHaveLength(2)
-      expect(audit.stats()).toStrictEqual([
-        { tool: 'draw', key: 'shape.side', calls: 2, firstId: 'c2' },
-        { tool: 'read', key: 'opts.encodng', calls: 2, firstId: 'c1' },
-      ])
+      expect(audit.stats()).toStrictEqual(nestedStats(2))
 
       // calls zod accepts carry the same strays: still nothing new; the tools run with what zod left
-      const valid = await loop([
-        { id: 'c5', tool: 'read', input: READ_VALID_INPUT },
-        { id: 'c6', tool: 'draw', input: DRAW_VALID_INPUT },
-        { id: 'c7', tool: 'draw', input: DRAW_CLEAN_INPUT },
-      ])
+      const valid = await loop([...validCalls('c5', 'c6'), cleanCall('c7')])
       expect(warnings).toHaveLength(2)
-      expect(executed).toStrictEqual([
-        ['read', READ_STRIPPED],
-        ['draw', DRAW_STRIPPED],
-        ['draw', { shape: { kind: 'square', side: 2 } }],
-      ])
+      expect(executed).toStrictEqual([...STRIPPED_RUNS, CLEAN_RUN])
       expect(valid.get('c5')).toStrictEqual({ type: 'text', value: 'file text' })
       expect(valid.get('c6')).toStrictEqual({ type: 'text', value: 'drawn' })
-      expect(audit.stats()).toStrictEqual([
-        { tool: 'draw', key: 'shape.side', calls: 3, firstId: 'c2' },
-        { tool: 'read', key: 'opts.encodng', calls: 3, firstId: 'c1' },
-      ])
+      expect(audit.stats()).toStrictEqual(nestedStats(3))
     })
   })
 
   describe(`toAiSdkTools in a ${mode} loop: the stack hears nested keys by path`, () => {
     it('the stack’s audit hears opts.encodng and shape.side once each; its tools run with the model’s own keys', async () => {
-      const warnings: Array<UnknownKeyWarning> = []
-      const ran: Array<readonly [string, unknown]> = []
-      const stack = pipe(
-        fromTools(nestedDeclarations.map((declaration) => ({ declaration, run: (args: Record<string, unknown>) => (ran.push([declaration.function.name, args]), `ran ${declaration.function.name}`) }))),
-        withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
-      )
-      const tools = await toAiSdkTools(stack)
+      const nested = nestedStack()
+      const tools = await toAiSdkTools(nested.stack)
       const loop = async (calls: ReadonlyArray<ScriptedCall>) => {
         const model = scriptedModel(once(calls))
         const run = { model, tools, prompt: 'go', stopWhen: stepCountIs(3) }
@@ -112,24 +72,8 @@ for (const mode of ['generateText', 'streamText'] as const) {
         expect(text).toBe('done')
         return toolOutputs(model.prompts.at(-1) ?? [])
       }
-
-      const first = await loop(strayCalls('c1', 'c2'))
-      expect(warnings).toStrictEqual([readWarning('c1'), drawWarning('c2')])
       // toAiSdkTools hands the SDK no validator: the arguments reach the stack as the model wrote them, and run
-      expect(ran).toStrictEqual([
-        ['read', JSON.parse(READ_INPUT)],
-        ['draw', JSON.parse(DRAW_INPUT)],
-      ])
-      expect(first.get('c1')).toStrictEqual({ type: 'text', value: 'ran read' })
-      expect(first.get('c2')).toStrictEqual({ type: 'text', value: 'ran draw' })
-
-      await loop(strayCalls('c3', 'c4'))
-      expect(warnings).toHaveLength(2)
-      expect(ran).toHaveLength(4)
-      expect(stack.stats()).toStrictEqual([
-        { tool: 'draw', key: 'shape.side', calls: 2, firstId: 'c2' },
-        { tool: 'read', key: 'opts.encodng', calls: 2, firstId: 'c1' },
-      ])
+      await expectStackHearsTheIssue(nested, loop, (text) => ({ type: 'text', value: text }))
     })
   })
 }
@@ -158,18 +102,9 @@ describe('Mastra Agent.generate on the audited model: nested keys by path', () =
     await generate(strayCalls('c3', 'c4'))
     expect(warnings).toHaveLength(2)
 
-    await generate([
-      { id: 'c5', tool: 'read', input: READ_VALID_INPUT },
-      { id: 'c6', tool: 'draw', input: DRAW_VALID_INPUT },
-    ])
+    await generate(validCalls('c5', 'c6'))
     expect(warnings).toHaveLength(2)
-    expect(executed).toStrictEqual([
-      ['read', READ_STRIPPED],
-      ['draw', DRAW_STRIPPED],
-    ])
-    expect(audit.stats()).toStrictEqual([
-      { tool: 'draw', key: 'shape.side', calls: 3, firstId: 'c2' },
-      { tool: 'read', key: 'opts.encodng', calls: 3, firstId: 'c1' },
-    ])
+    expect(executed).toStrictEqual(STRIPPED_RUNS)
+    expect(audit.stats()).toStrictEqual(nestedStats(3))
   })
 })

@@ -12,51 +12,23 @@ import { AIMessage } from '@langchain/core/messages'
 import type { DynamicStructuredTool } from '@langchain/core/tools'
 import { tool } from '@langchain/core/tools'
 import { ToolNode } from '@langchain/langgraph/prebuilt'
-import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, it } from 'vitest'
 import type { ToolDeclaration, UnknownKeyWarning } from '../../src/index.js'
-import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
 import { UnknownKeyAuditHandler, toLangChainTools } from '../../src/langchain/index.js'
-import {
-  DRAW_CLEAN_INPUT,
-  DRAW_INPUT,
-  DRAW_STRIPPED,
-  DRAW_VALID_INPUT,
-  READ_INPUT,
-  READ_STRIPPED,
-  READ_VALID_INPUT,
-  drawSchema,
-  drawWarning,
-  nestedDeclarations,
-  readSchema,
-  readWarning,
-} from '../support/nested.js'
-
-interface Call {
-  readonly id: string
-  readonly name: string
-  readonly input: string
-}
+import type { NestedCall } from '../support/nested.js'
+import { CLEAN_RUN, STRIPPED_RUNS, cleanCall, drawSchema, drawWarning, expectStackHearsTheIssue, nestedDeclarations, nestedStack, nestedStats, ranWith, readSchema, readWarning, strayCalls, validCalls } from '../support/nested.js'
 
 /** An AIMessage asking for `calls`, each call's args the object its JSON input reads as. */
-const ask = (calls: ReadonlyArray<Call>) =>
-  new AIMessage({ content: '', tool_calls: calls.map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.input) as Record<string, unknown>, type: 'tool_call' as const })) })
+const ask = (calls: ReadonlyArray<NestedCall>) =>
+  new AIMessage({ content: '', tool_calls: calls.map((c) => ({ id: c.id, name: c.tool, args: JSON.parse(c.input) as Record<string, unknown>, type: 'tool_call' as const })) })
 
 const messagesOf = (out: unknown): Array<ToolMessage> => (out as { messages: Array<ToolMessage> }).messages
 
+/** A ToolMessage of a tool that ran and answered `content`. */
+const success = (content: string) => ({ status: 'success', content })
+
 /** The status and content of each ToolMessage, by its tool call id. */
 const answered = (out: unknown): Map<string, { status: unknown; content: unknown }> => new Map(messagesOf(out).map((m) => [m.tool_call_id, { status: m.status, content: m.content }]))
-
-/** The two calls of the issue, under the ids `readId` and `drawId`. */
-const strayCalls = (readId: string, drawId: string): ReadonlyArray<Call> => [
-  { id: readId, name: 'read', input: READ_INPUT },
-  { id: drawId, name: 'draw', input: DRAW_INPUT },
-]
-
-const validCalls = (readId: string, drawId: string): ReadonlyArray<Call> => [
-  { id: readId, name: 'read', input: READ_VALID_INPUT },
-  { id: drawId, name: 'draw', input: DRAW_VALID_INPUT },
-]
 
 describe('UnknownKeyAuditHandler over a user’s zod tools: nested keys by path', () => {
   const setUp = () => {
@@ -66,7 +38,7 @@ describe('UnknownKeyAuditHandler over a user’s zod tools: nested keys by path'
     const warnings: Array<UnknownKeyWarning> = []
     const audit = new UnknownKeyAuditHandler([read, draw], { onWarn: (w) => void warnings.push(w) })
     const node = new ToolNode([read, draw])
-    const invoke = async (calls: ReadonlyArray<Call>) => answered(await node.invoke({ messages: [ask(calls)] }, { callbacks: [audit] }))
+    const invoke = async (calls: ReadonlyArray<NestedCall>) => answered(await node.invoke({ messages: [ask(calls)] }, { callbacks: [audit] }))
     return { executed, warnings, audit, invoke }
   }
 
@@ -91,19 +63,10 @@ describe('UnknownKeyAuditHandler over a user’s zod tools: nested keys by path'
     expect(first.get('c2')).toStrictEqual({ status: 'success', content: 'drawn' })
 
     // the same calls again, and a square's side under the square tag: nothing new is said
-    await invoke([...validCalls('c3', 'c4'), { id: 'c5', name: 'draw', input: DRAW_CLEAN_INPUT }])
+    await invoke([...validCalls('c3', 'c4'), cleanCall('c5')])
     expect(warnings).toHaveLength(2)
-    expect(audit.stats()).toStrictEqual([
-      { tool: 'draw', key: 'shape.side', calls: 2, firstId: 'c2' },
-      { tool: 'read', key: 'opts.encodng', calls: 2, firstId: 'c1' },
-    ])
-    expect(executed).toStrictEqual([
-      ['read', READ_STRIPPED],
-      ['draw', DRAW_STRIPPED],
-      ['read', READ_STRIPPED],
-      ['draw', DRAW_STRIPPED],
-      ['draw', { shape: { kind: 'square', side: 2 } }],
-    ])
+    expect(audit.stats()).toStrictEqual(nestedStats(2))
+    expect(executed).toStrictEqual([...STRIPPED_RUNS, ...STRIPPED_RUNS, CLEAN_RUN])
   })
 })
 
@@ -111,16 +74,11 @@ describe('UnknownKeyAuditHandler over a user’s zod tools: nested keys by path'
 
 /** A stack of `declarations` behind the audit, as LangChain tools, recording what each tool ran with. */
 const stackOf = async (declarations: ReadonlyArray<ToolDeclaration>) => {
-  const warnings: Array<UnknownKeyWarning> = []
-  const ran: Array<readonly [string, unknown]> = []
-  const stack = pipe(
-    fromTools(declarations.map((declaration) => ({ declaration, run: (args: Record<string, unknown>) => (ran.push([declaration.function.name, args]), `ran ${declaration.function.name}`) }))),
-    withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
-  )
-  const tools: ReadonlyArray<DynamicStructuredTool> = await toLangChainTools(stack)
+  const nested = nestedStack(declarations)
+  const tools: ReadonlyArray<DynamicStructuredTool> = await toLangChainTools(nested.stack)
   const node = new ToolNode([...tools])
-  const invoke = async (calls: ReadonlyArray<Call>) => answered(await node.invoke({ messages: [ask(calls)] }))
-  return { stack, warnings, ran, invoke }
+  const invoke = async (calls: ReadonlyArray<NestedCall>) => answered(await node.invoke({ messages: [ask(calls)] }))
+  return { ...nested, nested, invoke }
 }
 
 // the same tools declared by hand, as many servers do: each nested object open, nothing required
@@ -147,23 +105,8 @@ const openDeclarations: ReadonlyArray<ToolDeclaration> = [
 
 describe('toLangChainTools over a stack: nested keys by path', () => {
   it('declarations open below the top: the stack’s audit hears opts.encodng and shape.side once each; its tools run with the model’s own keys', async () => {
-    const { stack, warnings, ran, invoke } = await stackOf(openDeclarations)
-    const first = await invoke(strayCalls('c1', 'c2'))
-    expect(warnings).toStrictEqual([readWarning('c1'), drawWarning('c2')])
-    expect(ran).toStrictEqual([
-      ['read', JSON.parse(READ_INPUT)],
-      ['draw', JSON.parse(DRAW_INPUT)],
-    ])
-    expect(first.get('c1')).toStrictEqual({ status: 'success', content: 'ran read' })
-    expect(first.get('c2')).toStrictEqual({ status: 'success', content: 'ran draw' })
-
-    await invoke(strayCalls('c3', 'c4'))
-    expect(warnings).toHaveLength(2)
-    expect(ran).toHaveLength(4)
-    expect(stack.stats()).toStrictEqual([
-      { tool: 'draw', key: 'shape.side', calls: 2, firstId: 'c2' },
-      { tool: 'read', key: 'opts.encodng', calls: 2, firstId: 'c1' },
-    ])
+    const { nested, invoke } = await stackOf(openDeclarations)
+    await expectStackHearsTheIssue(nested, invoke, success)
   })
 
   it('declarations zod wrote: the calls of the issue lack a required key, and LangChain refuses them before the stack, as the declaration says', async () => {
@@ -183,20 +126,17 @@ describe('toLangChainTools over a stack: nested keys by path', () => {
     const { warnings, ran, invoke } = await stackOf(nestedDeclarations)
     const out = await invoke(validCalls('c1', 'c2'))
     expect(warnings).toStrictEqual([readWarning('c1'), drawWarning('c2')])
-    expect(ran).toStrictEqual([
-      ['read', JSON.parse(READ_VALID_INPUT)],
-      ['draw', JSON.parse(DRAW_VALID_INPUT)],
-    ])
-    expect(out.get('c1')).toStrictEqual({ status: 'success', content: 'ran read' })
-    expect(out.get('c2')).toStrictEqual({ status: 'success', content: 'ran draw' })
+    expect(ran).toStrictEqual(ranWith(validCalls('c1', 'c2')))
+    expect(out.get('c1')).toStrictEqual(success('ran read'))
+    expect(out.get('c2')).toStrictEqual(success('ran draw'))
   })
 
 
   it('declarations zod wrote: a call without the stray key runs as before', async () => {
     const { warnings, invoke } = await stackOf(nestedDeclarations)
-    const clean = await invoke([{ id: 'c3', name: 'read', input: '{"path":"a","opts":{"encoding":"utf8"}}' }, { id: 'c4', name: 'draw', input: DRAW_CLEAN_INPUT }])
-    expect(clean.get('c3')).toStrictEqual({ status: 'success', content: 'ran read' })
-    expect(clean.get('c4')).toStrictEqual({ status: 'success', content: 'ran draw' })
+    const clean = await invoke([{ id: 'c3', tool: 'read', input: '{"path":"a","opts":{"encoding":"utf8"}}' }, cleanCall('c4')])
+    expect(clean.get('c3')).toStrictEqual(success('ran read'))
+    expect(clean.get('c4')).toStrictEqual(success('ran draw'))
     expect(warnings).toStrictEqual([])
   })
 })

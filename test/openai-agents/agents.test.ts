@@ -16,22 +16,10 @@ import type { McpToolClient } from '../../src/mcp/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
 import { auditAgentsTools, policyApproval, toAgentsTools } from '../../src/openai-agents/index.js'
 import { FILESYSTEM_SERVER, cleanUpAfterEach, spawnServer, tempDir } from '../mcp/fixtures.js'
+import { outputsSent, text } from './support.js'
 
 cleanUpAfterEach()
 beforeAll(() => setTracingDisabled(true))
-
-/** What the model was sent as the output of each call, by call id. */
-const outputsSent = (model: ScriptedModel): Map<string, unknown> => {
-  const out = new Map<string, unknown>()
-  for (const c of model.calls) {
-    const input = c.request.input
-    if (!Array.isArray(input)) continue
-    for (const item of input) if (item.type === 'function_call_result') out.set(item.callId, item.output)
-  }
-  return out
-}
-
-const text = (t: string) => ({ type: 'text', text: t })
 
 describe('auditAgentsTools: a user’s own zod tool', () => {
   const readTool = (seen: Array<unknown>) =>

@@ -6,58 +6,20 @@
 import type { Tool } from '@openai/agents'
 import { Agent, run, setTracingDisabled, tool } from '@openai/agents'
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
-import { pipe } from 'fp-ts/lib/function.js'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/index.js'
-import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
 import { auditAgentsTools, toAgentsTools } from '../../src/openai-agents/index.js'
-import {
-  DRAW_CLEAN_INPUT,
-  DRAW_INPUT,
-  DRAW_STRIPPED,
-  DRAW_VALID_INPUT,
-  READ_INPUT,
-  READ_STRIPPED,
-  READ_VALID_INPUT,
-  drawSchema,
-  drawWarning,
-  nestedDeclarations,
-  readSchema,
-  readWarning,
-} from '../support/nested.js'
+import type { NestedCall } from '../support/nested.js'
+import { CLEAN_RUN, STRIPPED_RUNS, cleanCall, drawSchema, drawWarning, expectStackHearsTheIssue, nestedDeclarations, nestedStack, nestedStats, readSchema, readWarning, strayCalls, validCalls } from '../support/nested.js'
+import { outputsSent, text } from './support.js'
 
 beforeAll(() => setTracingDisabled(true))
-
-interface Call {
-  readonly id: string
-  readonly tool: string
-  readonly input: string
-}
-
-/** The two calls of the issue, under the ids `readId` and `drawId`. */
-const strayCalls = (readId: string, drawId: string): ReadonlyArray<Call> => [
-  { id: readId, tool: 'read', input: READ_INPUT },
-  { id: drawId, tool: 'draw', input: DRAW_INPUT },
-]
-
-/** What the model was sent as the output of each call, by call id. */
-const outputsSent = (model: ScriptedModel): Map<string, unknown> => {
-  const out = new Map<string, unknown>()
-  for (const c of model.calls) {
-    const input = c.request.input
-    if (!Array.isArray(input)) continue
-    for (const item of input) if (item.type === 'function_call_result') out.set(item.callId, item.output)
-  }
-  return out
-}
-
-const text = (t: string) => ({ type: 'text', text: t })
 
 // what the SDK's tool() tells the model when its input does not parse (its default errorFunction)
 const TOOL_ERROR = 'An error occurred while running the tool. Please try again.'
 
 /** One run of an Agent with `tools` whose model makes `calls`, then says done; what the model was sent back. */
-const runWith = async (tools: Array<Tool>, calls: ReadonlyArray<Call>): Promise<Map<string, unknown>> => {
+const runWith = async (tools: Array<Tool>, calls: ReadonlyArray<NestedCall>): Promise<Map<string, unknown>> => {
   const model = new ScriptedModel([calls.map((c) => functionCall(c.tool, c.input, { callId: c.id })), [assistantMessage('done')]])
   const r = await run(new Agent({ name: 'shapes', instructions: 'draw', model, tools }), 'go')
   expect(r.finalOutput).toBe('done')
@@ -87,54 +49,23 @@ describe('auditAgentsTools around a user’s zod tools: nested keys by path', ()
     expect(warnings).toHaveLength(2)
 
     // calls zod accepts carry the same strays: still nothing new; the tools run with what zod left
-    const valid = await runWith([...audited.tools], [
-      { id: 'c5', tool: 'read', input: READ_VALID_INPUT },
-      { id: 'c6', tool: 'draw', input: DRAW_VALID_INPUT },
-      { id: 'c7', tool: 'draw', input: DRAW_CLEAN_INPUT },
-    ])
+    const valid = await runWith([...audited.tools], [...validCalls('c5', 'c6'), cleanCall('c7')])
     expect(warnings).toHaveLength(2)
-    expect(executed).toStrictEqual([
-      ['read', READ_STRIPPED],
-      ['draw', DRAW_STRIPPED],
-      ['draw', { shape: { kind: 'square', side: 2 } }],
-    ])
+    expect(executed).toStrictEqual([...STRIPPED_RUNS, CLEAN_RUN])
     expect(valid.get('c5')).toStrictEqual(text('file text'))
     expect(valid.get('c6')).toStrictEqual(text('drawn'))
-    expect(audited.stats()).toStrictEqual([
-      { tool: 'draw', key: 'shape.side', calls: 3, firstId: 'c2' },
-      { tool: 'read', key: 'opts.encodng', calls: 3, firstId: 'c1' },
-    ])
+    expect(audited.stats()).toStrictEqual(nestedStats(3))
   })
 })
 
 describe('toAgentsTools over a stack: nested keys by path', () => {
   it('the stack’s audit hears opts.encodng and shape.side once each; its tools run with the model’s own keys', async () => {
-    const warnings: Array<UnknownKeyWarning> = []
-    const ran: Array<readonly [string, unknown]> = []
-    const stack = pipe(
-      fromTools(nestedDeclarations.map((declaration) => ({ declaration, run: (args: Record<string, unknown>) => (ran.push([declaration.function.name, args]), `ran ${declaration.function.name}`) }))),
-      withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
-    )
-    const tools = await toAgentsTools(stack)
+    const nested = nestedStack()
+    const tools = await toAgentsTools(nested.stack)
     // the declared schemas go to the SDK as they are, nested additionalProperties: false and
     // all, with strict false: the SDK holds the model to nothing and sends the raw string on
     expect(tools.map((t) => [t.name, t.strict, t.parameters])).toStrictEqual(nestedDeclarations.map((d) => [d.function.name, false, d.function.parameters]))
 
-    const first = await runWith(tools, strayCalls('c1', 'c2'))
-    expect(warnings).toStrictEqual([readWarning('c1'), drawWarning('c2')])
-    expect(ran).toStrictEqual([
-      ['read', JSON.parse(READ_INPUT)],
-      ['draw', JSON.parse(DRAW_INPUT)],
-    ])
-    expect(first.get('c1')).toStrictEqual(text('ran read'))
-    expect(first.get('c2')).toStrictEqual(text('ran draw'))
-
-    await runWith(tools, strayCalls('c3', 'c4'))
-    expect(warnings).toHaveLength(2)
-    expect(ran).toHaveLength(4)
-    expect(stack.stats()).toStrictEqual([
-      { tool: 'draw', key: 'shape.side', calls: 2, firstId: 'c2' },
-      { tool: 'read', key: 'opts.encodng', calls: 2, firstId: 'c1' },
-    ])
+    await expectStackHearsTheIssue(nested, (calls) => runWith(tools, calls), text)
   })
 })

@@ -1,7 +1,6 @@
 // The openai SDK's own client, its fetch answered with recorded responses (no network):
 // a Responses API loop and a Chat Completions loop over a toolstack stack, with the
 // mappings of toolstack/openai; and what the mappings promise whatever the results.
-import OpenAI from 'openai'
 import type { ResponseInputItem } from 'openai/resources/responses/responses'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -9,74 +8,17 @@ import { describe, expect, it } from 'vitest'
 import type { ToolResult, UnknownKeyWarning } from '../../src/index.js'
 import { fromTools, withPolicy, withUnknownKeyAudit } from '../../src/index.js'
 import { fromResponsesCalls, toFunctionCallOutputs, toResponsesTools, toToolMessages } from '../../src/openai/index.js'
+import type { RecordedCall } from './support.js'
+import { chatCalls, chatText, clientAnswering, listedTools, respCalls, respText } from './support.js'
 
 // -------------------------------------------------------------------------------------
 // recorded responses
 // -------------------------------------------------------------------------------------
 
-const respBase = {
-  object: 'response',
-  created_at: 0,
-  model: 'gpt-test',
-  status: 'completed',
-  error: null,
-  incomplete_details: null,
-  instructions: null,
-  metadata: {},
-  parallel_tool_calls: true,
-  temperature: 1,
-  tool_choice: 'auto',
-  tools: [],
-  top_p: 1,
-  usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
-}
-const chatBase = { id: 'chatcmpl-1', object: 'chat.completion', created: 0, model: 'gpt-test', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }
-
-const respCalls = {
-  ...respBase,
-  id: 'resp_1',
-  output: [
-    { type: 'reasoning', id: 'rs_1', summary: [] },
-    { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"notes.txt","ffset":3}', status: 'completed' },
-    { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'remove', arguments: '{"path":"notes.txt"}', status: 'completed' },
-  ],
-}
-const respText = { ...respBase, id: 'resp_2', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done', annotations: [] }] }] }
-const chatCalls = {
-  ...chatBase,
-  choices: [
-    {
-      index: 0,
-      finish_reason: 'tool_calls',
-      logprobs: null,
-      message: {
-        role: 'assistant',
-        content: null,
-        refusal: null,
-        tool_calls: [
-          { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt","ffset":3}' } },
-          { id: 'call_2', type: 'function', function: { name: 'remove', arguments: '{"path":"notes.txt"}' } },
-        ],
-      },
-    },
-  ],
-}
-const chatText = { ...chatBase, choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: 'done', refusal: null } }] }
-
-/** A client whose fetch answers each path's recorded responses in turn and records every request body. */
-const clientAnswering = (script: Record<string, Array<unknown>>) => {
-  const requests: Array<{ path: string; body: Record<string, unknown> }> = []
-  const fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const path = new URL(String(url)).pathname.replace(/^\/v1/, '')
-    requests.push({ path, body: JSON.parse(String(init?.body)) as Record<string, unknown> })
-    const next = script[path]?.shift()
-    return new Response(JSON.stringify(next ?? { error: { message: `no recorded response for ${path}` } }), {
-      status: next === undefined ? 500 : 200,
-      headers: { 'content-type': 'application/json' },
-    })
-  }
-  return { client: new OpenAI({ apiKey: 'test', baseURL: 'http://recorded.invalid/v1', maxRetries: 0, fetch }), requests }
-}
+const notesCalls: ReadonlyArray<RecordedCall> = [
+  { id: 'call_1', name: 'read', arguments: '{"path":"notes.txt","ffset":3}' },
+  { id: 'call_2', name: 'remove', arguments: '{"path":"notes.txt"}' },
+]
 
 const stack = (warnings: Array<UnknownKeyWarning>) =>
   pipe(
@@ -95,10 +37,9 @@ describe('a Responses API loop through the SDK client', () => {
   it('tools, calls and outputs mapped; the audit hears ffset; an is_error result goes back in words', async () => {
     const warnings: Array<UnknownKeyWarning> = []
     const tools = stack(warnings)
-    const listed = await tools.toolsForLlm()
-    if (listed._tag === 'Left') throw new Error('unreachable')
-    const { client, requests } = clientAnswering({ '/responses': [respCalls, respText] })
-    const first = await client.responses.create({ model: 'gpt-test', input: 'read my notes', tools: toResponsesTools(listed.right, { strict: false }) })
+    const listed = await listedTools(tools)
+    const { client, requests } = clientAnswering({ '/responses': [respCalls('resp_1', notesCalls, [{ type: 'reasoning', id: 'rs_1', summary: [] }]), respText('resp_2')] })
+    const first = await client.responses.create({ model: 'gpt-test', input: 'read my notes', tools: toResponsesTools(listed, { strict: false }) })
     const calls = fromResponsesCalls(first.output)
     expect(calls).toEqual([
       { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt","ffset":3}' } },
@@ -131,10 +72,9 @@ describe('a Chat Completions loop through the SDK client', () => {
   it('the assistant’s calls go to the stack as they are; the tool messages carry role, id and content only', async () => {
     const warnings: Array<UnknownKeyWarning> = []
     const tools = stack(warnings)
-    const listed = await tools.toolsForLlm()
-    if (listed._tag === 'Left') throw new Error('unreachable')
-    const { client, requests } = clientAnswering({ '/chat/completions': [chatCalls, chatText] })
-    const first = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'read my notes' }], tools: [...listed.right] })
+    const listed = await listedTools(tools)
+    const { client, requests } = clientAnswering({ '/chat/completions': [chatCalls(notesCalls), chatText] })
+    const first = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'read my notes' }], tools: [...listed] })
     const message = first.choices[0]?.message
     if (message === undefined) throw new Error('no choice')
     const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function')
