@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Args, Question } from '../../src/index.js'
-import { judge, requestFor } from '../../src/index.js'
+import { askHuman, judge, requestFor } from '../../src/index.js'
 
 /** The question the rules leave to the human about `call`. */
 const questionAbout = (call: object, args: Args): Question => {
@@ -42,5 +42,18 @@ describe('requestFor', () => {
     expect(request.call).toEqual({ id: '3', function: { name: 'fs_write', arguments: args } })
     expect(request.call).not.toHaveProperty('type')
     expect(request.call.function.arguments).not.toBe(args)
+  })
+})
+
+describe('askHuman', () => {
+  it('refuses, saying so, a question whose arguments cannot be copied for the human, without asking', async () => {
+    let asked = 0
+    const args = Object.defineProperty({}, 'path', { enumerable: true, get: () => { throw new Error('boom') } }) as Args
+    const out = await askHuman(() => {
+      asked++
+      return { action: 'allow-once' }
+    })(questionAbout({ id: '1', function: { name: 'fs_write', arguments: '{}' } }, {}), args)
+    expect(out).toEqual({ _tag: 'Left', left: { _tag: 'AskFailed', tool: 'fs_write', error: 'the call could not be shown to the human (boom)' } })
+    expect(asked).toBe(0)
   })
 })

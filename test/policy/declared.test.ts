@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Decision, PermissionAnswer, PermissionRequest, Provider, Rule, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
-import { LOCATION_ARGS, declaredArguments, drawPermissionRequest, evaluate, newQuestionQueue, withPolicy } from '../../src/index.js'
+import { LOCATION_ARGS, declaredArguments, drawPermissionRequest, evaluate, locate, newQuestionQueue, plainArguments, showFacts, showText, showValue, withPolicy } from '../../src/index.js'
 import { elicitationFor } from '../../src/mcp/index.js'
 import { call, decl, recordingProvider } from '../support/fakes.js'
 
@@ -424,5 +424,130 @@ describe('an onAsk that calls back into its own stack', () => {
     expect(out).not.toBe('hung')
     const after = await settlesWithin(later ?? Promise.reject(new Error('not started')), 2000)
     expect(after === 'hung' ? 'hung' : after[0]?.is_error).toBeUndefined()
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// the pieces, each case its own
+// -------------------------------------------------------------------------------------
+
+describe('showText and showValue', () => {
+  it('cuts only past the bound, never half an escape or half a surrogate pair', () => {
+    expect(showText('ab\\', 3)).toEqual({ text: 'ab\\', cut: 0 })
+    expect(showText('a\\', 5)).toEqual({ text: 'a\\', cut: 0 })
+    expect(showText('abc\\def', 4)).toEqual({ text: 'abc', cut: 4 })
+    expect(showText('a\n', 5)).toEqual({ text: 'a', cut: 6 })
+    expect(showText('ab\u{1f600}', 3)).toEqual({ text: 'ab', cut: 2 })
+    expect(showText('\u{1f600}abcdef', 4)).toEqual({ text: '\u{1f600}ab', cut: 4 })
+  })
+
+  it('shows a value JSON cannot write by its description', () => {
+    expect(showValue(10n, 100)).toEqual({ text: 'bigint 10', cut: 0 })
+  })
+})
+
+describe('showFacts and drawPermissionRequest', () => {
+  const suggestion: Rule = { tool: 't', decision: 'allow' }
+
+  it('shows no missing location, and says when there is none, or no argument', () => {
+    const facts = showFacts([{ _tag: 'Missing' }], {})
+    expect(facts).toEqual({ locations: [], shown: [], reason: undefined })
+    expect(drawPermissionRequest({ tool: 't', paths: [], suggestion, ...facts })).toEqual([
+      'May the model call t?',
+      'Locations: none (the call gives no location argument the tool declares)',
+      'Arguments: none',
+      '"Always" remembers: allow "t", for this session.',
+    ])
+  })
+
+  it('reads the facts of a request written by hand from its arguments, and leaves out the locations it does not give', () => {
+    expect(drawPermissionRequest({ tool: 't', paths: ['/a'], suggestion, arguments: { reason: 'r', n: 1 } })).toEqual([
+      'May the model call t on /a?',
+      'Arguments:',
+      '  "reason": (shown last)',
+      '  "n": 1',
+      '"Always" remembers: allow "t", for this session.',
+      `The model's reason, in its own words (not checked): "r"`,
+    ])
+    expect(drawPermissionRequest({ tool: 't', paths: [], suggestion })).toEqual(['May the model call t?', 'Arguments: none', '"Always" remembers: allow "t", for this session.'])
+  })
+
+  it('a request that gives its facts is drawn from them, not from its arguments', () => {
+    const lines = drawPermissionRequest({ tool: 't', paths: [], suggestion, arguments: { reason: 'not this' }, locations: [], shown: [], reason: undefined })
+    expect(lines.join('\n')).not.toContain('not this')
+  })
+})
+
+describe('declaredArguments, every case', () => {
+  const withProperties = (name: string, properties: unknown): ToolDeclaration => ({ type: 'function', function: { name, parameters: { type: 'object', properties } } }) as ToolDeclaration
+
+  it('a properties that is not an object declares nothing', () => {
+    const map = declaredArguments([withProperties('s', 'abc'), withProperties('n', null), withProperties('a', ['x'])])
+    expect([...map].map(([k, v]) => [k, v.size])).toEqual([['s', 0], ['n', 0], ['a', 0]])
+  })
+
+  it('leaves out a tool whose properties cannot be read, or whose keys cannot be, or that has no name', () => {
+    const throwing = withProperties('g', undefined)
+    Object.defineProperty(throwing.function.parameters, 'properties', { get: () => { throw new Error('no') } })
+    const keys = withProperties('k', new Proxy({}, { ownKeys: () => { throw new Error('no') } }))
+    const nameless = { type: 'function', function: { parameters: { properties: { path: {} } } } } as unknown as ToolDeclaration
+    expect([...declaredArguments([throwing, keys, nameless, decl('ok', ['path'])]).keys()]).toEqual(['ok'])
+  })
+
+  it('a name listed three times, or unreadable then readable, stays unknown', () => {
+    const unreadable = { type: 'function', function: { name: 'u', get parameters(): unknown { throw new Error('no') } } } as unknown as ToolDeclaration
+    expect([...declaredArguments([decl('a'), decl('a'), decl('a'), unreadable, decl('u', ['path'])]).keys()]).toEqual([])
+  })
+})
+
+describe('plainArguments and locate, every case', () => {
+  it('arguments whose JSON is not an object are not arguments', () => {
+    expect(plainArguments({ toJSON: () => 'x' })).toEqual({ _tag: 'Left', left: 'they do not read as a JSON object' })
+    expect(plainArguments({ toJSON: () => undefined })).toEqual({ _tag: 'Left', left: 'they do not read as a JSON object' })
+  })
+
+  it('names each location of an array by its position', () => {
+    expect(locate({ paths: ['/a', 'b', 3] }, 't', { '': '/r' }, { names: LOCATION_ARGS, declared: new Set(['paths']) })).toEqual([
+      { _tag: 'Known', arg: 'paths[0]', path: '/a' },
+      { _tag: 'Known', arg: 'paths[1]', path: '/r/b' },
+      { _tag: 'Unknown', arg: 'paths[2]', problem: 'is not a string (number)' },
+    ])
+  })
+})
+
+describe('withPolicy, every case of the new options and steps', () => {
+  it('locationArgs must be names, every one; the message names the defaults it adds to', () => {
+    expect(() => withPolicy({ rules: [], locationArgs: ['ok', 1] as never })).toThrow(
+      'withPolicy: option "locationArgs" must be an array of argument names (non-empty strings), added to path, paths, source, destination, from, to, file, files, target, directory, dir; got an array',
+    )
+  })
+
+  it('questions must be a queue newQuestionQueue made, asking included', () => {
+    const q = newQuestionQueue()
+    for (const bad of [{ ...q, asking: undefined }, { ...q, _tag: 'Other' }, { ...q, inTurn: 1 }]) {
+      expect(() => withPolicy({ rules: [], questions: bad as never })).toThrow(/option "questions" must be a queue made by newQuestionQueue/)
+    }
+  })
+
+  it('the copy forwarded claims the type "function" only when the call did, and says who refused what could not be copied', async () => {
+    const told: Array<unknown> = []
+    const { inner, policy } = await listedPolicy([decl('w', ['path'])], { rules: [{ tool: 'w', decision: 'allow', under: '/srv' }], onDecision: (d) => void told.push(d) })
+    const untyped = { id: '1', function: { name: 'w', arguments: { path: '/srv/a' } } } as unknown as ToolCall
+    await results(policy, [untyped, call('2', 'w', { path: '/srv/a', n: 1n }, true)])
+    expect(forwarded(inner)).toEqual([{ id: '1', function: { name: 'w', arguments: { path: '/srv/a' } } }])
+    expect(told[1]).toEqual({ tool: 'w', id: '2', outcome: 'refused', by: 'rules', refusal: 'UnreadableArguments' })
+  })
+
+  it('a question asked from inside onAsk is refused by nobody', async () => {
+    const told: Array<unknown> = []
+    const self: { policy?: Provider<unknown> } = {}
+    const onAsk = async (r: PermissionRequest): Promise<PermissionAnswer> => {
+      if (r.call.id === '1' && self.policy !== undefined) await results(self.policy, [call('n', 'w', {})])
+      return { action: 'allow-once' }
+    }
+    const listed = await listedPolicy([decl('w')], { rules: [], onAsk, onDecision: (d) => void told.push(d) })
+    self.policy = listed.policy
+    await results(listed.policy, [call('1', 'w', {})])
+    expect(told[0]).toEqual({ tool: 'w', id: 'n', outcome: 'refused', by: 'nobody', refusal: 'AskedWhileAsking' })
   })
 })
