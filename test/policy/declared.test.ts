@@ -470,6 +470,7 @@ describe('showFacts and drawPermissionRequest', () => {
       `The model's reason, in its own words (not checked): "r"`,
     ])
     expect(drawPermissionRequest({ tool: 't', paths: [], suggestion })).toEqual(['May the model call t?', 'Arguments: none', '"Always" remembers: allow "t", for this session.'])
+    expect(drawPermissionRequest({ tool: 't', paths: ['/a', '/b'], suggestion })[0]).toBe('May the model call t on /a, /b?')
   })
 
   it('a request that gives its facts is drawn from them, not from its arguments', () => {
