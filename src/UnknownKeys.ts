@@ -144,7 +144,8 @@ export const audited =
   (s: AuditState): readonly [Said, AuditState] => {
     const catalogue = against ?? s.catalogue
     if (catalogue === undefined) {
-      if (isLeft(batchSize(batch.calls)) || batch.calls.length === 0) return [NOTHING_SAID, s]
+      const size = batchSize(batch.calls)
+      if (isLeft(size) || size.right === 0) return [NOTHING_SAID, s]
       const [diagnostics, after] = once(s, { _tag: 'CalledBeforeListing' })
       return [{ warnings: [], diagnostics }, after]
     }

@@ -12,7 +12,7 @@ import { REASON_PARAM, ReadableDeclaration } from '../model.js'
 import type { Suggestion } from '../Suggest.js'
 import { suggestKey } from '../Suggest.js'
 import type { Shape, UnknownKey } from './Schema.js'
-import { compileSchema, diffKeys, pathOf } from './Schema.js'
+import { byPath, compileSchema, diffKeys, pathOf } from './Schema.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -175,8 +175,8 @@ export const lastCleanShape = (diff: (keys: ReadonlyArray<string>) => ReadonlyAr
 }
 
 // "did you mean" per place, each place's suggester prepared on its first warning (most
-// tools never warn); a place's key set is the same object call after call on the flat
-// path, and a fresh one per call below it
+// tools never warn); a place's key set is the same object call after call (a fresh one
+// only where a union's branches are merged)
 const suggester = (): ((keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>) => {
   const prepared = new WeakMap<ReadonlySet<string>, ReturnType<typeof suggestKey>>()
   const near = (declared: ReadonlySet<string>): ReturnType<typeof suggestKey> => {
@@ -203,7 +203,7 @@ const flatDiff = (keys: ReadonlySet<string>, tolerated: ReadonlySet<string>): ((
     const unknown = top(args)
     if (unknown.length === 0) return NO_KEYS
     // sorted by path, which a quoted key (`["a.b"]`) can put in another order than the keys
-    return unknown.map((key) => ({ path: pathOf('', key), key, at: '', declared: keys })).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    return unknown.map((key) => ({ path: pathOf('', key), key, at: '', declared: keys })).sort(byPath)
   }
 }
 

@@ -88,7 +88,13 @@ export const checkKeys =
   (catalogue: Catalogue, tool: string, args: Readonly<Record<string, unknown>>, id: string) =>
   (seen: SeenSet): readonly [Check, SeenSet] => {
     const declared = catalogue.get(tool)
-    if (declared === undefined) return [NOT_AUDITED, seen]
+    return declared === undefined ? [NOT_AUDITED, seen] : checkDeclared(declared, args, id)(seen)
+  }
+
+// checkKeys once the tool's declaration is in hand (checkBatch looks it up before it parses)
+const checkDeclared =
+  (declared: Declared, args: Readonly<Record<string, unknown>>, id: string) =>
+  (seen: SeenSet): readonly [Check, SeenSet] => {
     const unknown = declared.diff(args)
     if (unknown.length === 0) return [{ _tag: 'Audited', unknownKeys: NO_PATHS, warning: undefined }, seen]
     const [warning, next] = warnOnce(declared, unknown, id)(seen)
@@ -117,10 +123,11 @@ export const checkBatch =
       try {
         const call: unknown = batch.calls[i]
         const name = callNameOf(call)
-        if (name === undefined || !catalogue.has(name)) continue
+        const declared = name === undefined ? undefined : catalogue.get(name)
+        if (declared === undefined) continue
         const args = batch.argsAt(i)
         if (isLeft(args)) continue
-        const [check, next] = checkKeys(catalogue, name, args.right, callIdOf(call))(seen)
+        const [check, next] = checkDeclared(declared, args.right, callIdOf(call))(seen)
         seen = next
         if (check._tag === 'Audited' && check.warning !== undefined) warnings.push(check.warning)
       } catch {

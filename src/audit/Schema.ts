@@ -153,6 +153,8 @@ interface Building extends Prepared {
  */
 interface Prepared {
   simple: boolean
+  /** The keys `props` declares, as one set made once: what "did you mean" compares with. */
+  declared: ReadonlySet<string>
   clean: ReadonlyArray<string>
   /** For each key of `clean`, its children when they can speak; empty when none can. */
   deep: ReadonlyArray<ReadonlyArray<Node> | undefined>
@@ -160,8 +162,9 @@ interface Prepared {
 
 const prepared = (p: Node): Prepared => p as unknown as Prepared
 
-// the one place the opaque type is opened
+// the opaque type opened for the walk, and closed for the caller
 const nodeOf = (p: Place): Node => p as unknown as Node
+const asPlace = (n: Node): Place => n as unknown as Place
 
 const blank = (object: boolean): Building => ({
   props: new Map(),
@@ -173,6 +176,7 @@ const blank = (object: boolean): Building => ({
   pinned: undefined,
   speaks: false,
   simple: true,
+  declared: new Set(),
   clean: [],
   deep: [],
 })
@@ -356,14 +360,17 @@ export const compileSchema = (parameters: unknown): Shape => {
     }
   }
 
-  for (const p of built.values()) p.simple = p.unions.length === 0 && p.patterns.length === 0
+  for (const p of built.values()) {
+    p.simple = p.unions.length === 0 && p.patterns.length === 0
+    p.declared = new Set(p.props.keys())
+  }
 
   const keys = new Set<string>()
   expand([root], undefined, (p) => {
     for (const k of p.props.keys()) keys.add(k)
   })
   const flat = root.unions.length === 0 && root.patterns.length === 0 && [...root.props.values()].every((ps) => ps.every((q) => !q.speaks))
-  return { root: root as unknown as Place, keys, patterned: root.patterns.length > 0, flat }
+  return { root: asPlace(root), keys, patterned: root.patterns.length > 0, flat }
 }
 
 // -------------------------------------------------------------------------------------
@@ -405,15 +412,10 @@ interface Loc {
 
 const ROOT: Loc = { up: undefined, key: undefined }
 
-const paths = new WeakMap<Loc, string>()
 const render = (loc: Loc): string => {
   if (loc.up === undefined) return ''
-  const had = paths.get(loc)
-  if (had !== undefined) return had
   const at = render(loc.up)
-  const path = loc.key === undefined ? `${at}[]` : pathOf(at, loc.key)
-  paths.set(loc, path)
-  return path
+  return loc.key === undefined ? `${at}[]` : pathOf(at, loc.key)
 }
 
 interface Walk {
@@ -479,7 +481,7 @@ const walkSimple = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Node, lo
     const children = p.props.get(key)
     if (children === undefined) {
       clean = false
-      report(w, loc, key, () => new Set(p.props.keys()))
+      report(w, loc, key, () => memo.declared)
       continue
     }
     const speaking = speaksAny(children) ? children : undefined
@@ -543,7 +545,13 @@ const walk = (w: Walk, value: unknown, places: ReadonlyArray<Node>, loc: Loc, de
 
 const NONE: ReadonlyArray<UnknownKey> = Object.freeze([])
 
-const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+/**
+ * Orders undeclared keys by path (by UTF-16 code units, as `<` compares strings).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
 
 /**
  * The keys of `args` that no place of `shape` declares, each once per path, sorted by
