@@ -20,7 +20,7 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import * as t from 'io-ts/lib/index.js'
-import type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolCall, ToolDeclaration, ToolResult } from './model.js'
+import type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolDeclaration, ToolResult } from './model.js'
 import { assertProvider } from './model.js'
 import { batchOf, runBatch } from './Batch.js'
 import type { Rule } from './policy/Rule.js'
@@ -35,7 +35,7 @@ import { byGrants, judge, plainArguments } from './policy/Verdict.js'
 import type { QuestionQueue } from './policy/questions.js'
 import { newQuestionQueue } from './policy/questions.js'
 import type { OnAsk } from './policy/ask.js'
-import { askHuman } from './policy/ask.js'
+import { askHuman, callWithArguments } from './policy/ask.js'
 import { declaredArguments, rulesNameNoTool, withoutRefusedTools } from './policy/listing.js'
 import type { Step } from './internal/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from './internal/answer.js'
@@ -247,14 +247,6 @@ const decodeLocationArgs = (where: string, u: unknown): ReadonlyArray<string> =>
 const isQueue = (u: unknown): u is QuestionQueue =>
   memberOf(u, '_tag') === 'QuestionQueue' && typeof memberOf(u, 'inTurn') === 'function' && typeof memberOf(u, 'asking') === 'function'
 
-// the call that goes down in place of one whose object arguments were judged: the
-// copy the rules saw, and nothing read from the caller's call again but its id and type
-const withArguments = (call: object, tool: string, args: Args): ToolCall => ({
-  id: callIdOf(call),
-  ...(memberOf(call, 'type') === 'function' ? { type: 'function' as const } : {}),
-  function: { name: tool, arguments: args },
-})
-
 /**
  * Allows, denies or asks about each call. Allowed calls go to the inner provider as
  * one batch, each the very object the caller passed (or, when the policy judged object
@@ -389,7 +381,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           return left(unreadable)
         }
         // Stryker disable next-line StringLiteral: sendInOrder answers only an 'Answer' step here and this layer has one destination, so either tag is for the compiler
-        pass = { _tag: 'Send', to: 'inner', call: withArguments(call, tool, copy.right), args: right(copy.right) }
+        pass = { _tag: 'Send', to: 'inner', call: callWithArguments(call, tool, copy.right), args: right(copy.right) }
         return copy
       }
       const verdict = judgeCall(call, tool, argsOf, scopeOf(tool))

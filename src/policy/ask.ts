@@ -15,7 +15,7 @@ import type { Refusal } from './Refusal.js'
 import type { Question } from './Verdict.js'
 import { callIdOf } from '../internal/calls.js'
 import { describeError } from '../internal/describe.js'
-import { ownCopy } from '../internal/guards.js'
+import { memberOf, ownCopy } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -41,20 +41,27 @@ const copyOf = <A>(u: A): A => {
   }
 }
 
+/**
+ * A call to `tool` with `args` in place of its own arguments, keeping only the caller's
+ * id and type: what goes down, or is shown, instead of a call whose arguments were read.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const callWithArguments = (call: object, tool: string, args: string | Args): ToolCall => ({
+  id: callIdOf(call),
+  ...(memberOf(call, 'type') === 'function' ? { type: 'function' as const } : {}),
+  function: { name: tool, arguments: args },
+})
+
+// the call a human is shown: its raw string as the model wrote it, or a copy of its
+// object; a call that cannot be read claims no type, and the arguments read stand in
 const copyCall = (call: object, tool: string, args: Args): ToolCall => {
-  let type: unknown
-  let raw: unknown
-  try {
-    type = (call as { readonly type?: unknown }).type
-    raw = (call as { readonly function: { readonly arguments?: unknown } }).function.arguments
-  } catch {
-    type = undefined
-  }
-  return {
-    id: callIdOf(call),
-    ...(type === 'function' ? { type: 'function' as const } : {}),
-    function: { name: tool, arguments: typeof raw === 'string' ? raw : copyOf(args) },
-  }
+  const unreadable = {}
+  const fn = memberOf(call, 'function', unreadable)
+  const raw = fn === unreadable ? unreadable : memberOf(fn, 'arguments', unreadable)
+  if (raw === unreadable) return { id: callIdOf(call), function: { name: tool, arguments: copyOf(args) } }
+  return callWithArguments(call, tool, typeof raw === 'string' ? raw : copyOf(args))
 }
 
 /**
