@@ -14,7 +14,7 @@ import type { Decision, Rule } from './Rule.js'
 import { decodeRule, drawRule } from './Rule.js'
 import type { Why } from './evaluate.js'
 import type { PathLocation } from './paths.js'
-import { describeError, describeValue } from '../internal/describe.js'
+import { describeError, describeValue, escapeControls } from '../internal/describe.js'
 import { hasOwn, own, ownCopy } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -130,13 +130,6 @@ const quote = (s: string): string => JSON.stringify(s)
  */
 export const SHOWN_LIMITS = Object.freeze({ tool: 200, key: 100, value: 200, path: 500, reason: 500 })
 
-// what JSON.stringify leaves as it is and a terminal or a page still acts on: DEL, C1,
-// line and paragraph separators, direction marks and overrides, the BOM
-// eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g
-
-const escapeUnsafe = (s: string): string => s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-
 const bounded = (escaped: string, max: number): Shown => {
   if (escaped.length <= max) return { text: escaped, cut: 0 }
   // never half of an escape (\u20) or of a surrogate pair
@@ -157,7 +150,7 @@ const bounded = (escaped: string, max: number): Shown => {
  * @since 0.1.0
  * @category pure steps
  */
-export const showText = (s: string, max: number): Shown => bounded(escapeUnsafe(s), max)
+export const showText = (s: string, max: number): Shown => bounded(escapeControls(s), max)
 
 /**
  * A value from a model, shown as its JSON text (a string in quotes, with `\n` for a
@@ -179,7 +172,7 @@ export const showValue = (u: unknown, max: number): Shown => {
   } catch {
     json = undefined
   }
-  return bounded(escapeUnsafe(json ?? describeValue(u)), max)
+  return bounded(escapeControls(json ?? describeValue(u)), max)
 }
 
 const shownMore = (s: Shown): string => (s.cut === 0 ? s.text : `${s.text}… (${s.cut} more characters not shown)`)
@@ -249,13 +242,13 @@ export const drawPermissionRequest = (
         : [
             'Locations, each with the argument it came from:',
             ...locations.map((l) =>
-              l._tag === 'Known' ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}` : `  ${shownMore(l.arg)}: not checked (${escapeUnsafe(l.problem)})`,
+              l._tag === 'Known' ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}` : `  ${shownMore(l.arg)}: not checked (${escapeControls(l.problem)})`,
             ),
           ]),
     ...(shown.length === 0
       ? ['Arguments: none']
       : ['Arguments:', ...shown.map((a) => `  ${shownMore(a.key)}: ${a.key.text === quote(REASON_PARAM) ? '(shown last)' : shownMore(a.value)}`)]),
-    `"Always" remembers: ${escapeUnsafe(drawRule(request.suggestion))}, for this session.`,
+    `"Always" remembers: ${escapeControls(drawRule(request.suggestion))}, for this session.`,
     ...(reason === undefined ? [] : [`The model's reason, in its own words (not checked): ${shownMore(reason)}`]),
   ]
 }

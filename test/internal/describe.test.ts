@@ -62,14 +62,18 @@ describe('escapeControls', () => {
     expect(escapeControls('a\u007fb\u0085c\u009f')).toBe('a\\u007fb\\u0085c\\u009f')
   })
 
+  it('writes line and paragraph separators, direction marks and overrides, and the BOM as \\uXXXX too', () => {
+    expect(escapeControls('a\u2028b\u2029c\u202ed\u2066e\u200ef\u061cg\ufeff')).toBe('a\\u2028b\\u2029c\\u202ed\\u2066e\\u200ef\\u061cg\\ufeff')
+  })
+
   it('leaves every other character as it was, whatever the text', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 30 }), (s) => {
         // eslint-disable-next-line no-control-regex
-        const plain = s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+        const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g
+        const plain = s.replace(unsafe, '')
         expect(escapeControls(plain)).toBe(plain)
-        // eslint-disable-next-line no-control-regex
-        expect(escapeControls(s)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/)
+        expect(escapeControls(s)).not.toMatch(unsafe)
       }),
       { numRuns: 50 },
     )
