@@ -8,8 +8,10 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const LEAVES = ['model.ts', 'internal/describe.ts', 'internal/calls.ts', 'internal/guards.ts', 'internal/options.ts', 'internal/ref.ts', 'internal/StringMap.ts', 'Suggest.ts', 'policy/paths.ts']
 const PURE = ['Args.ts', 'Batch.ts', 'audit', 'internal/answer.ts', 'policy/Rule.ts', 'policy/evaluate.ts', 'policy/Refusal.ts', 'policy/Answer.ts', 'policy/Verdict.ts', 'policy/ask.ts', 'policy/questions.ts', 'policy/listing.ts']
 const COMBINATORS = ['Provider.ts', 'UnknownKeys.ts', 'Reasons.ts', 'Registry.ts', 'Policy.ts']
+// what the framework adapters share (list once, call one): above the combinators, below the adapters
+const ADAPTER_STEPS = ['internal/adapter.ts']
 const ADAPTERS = ['mcp', 'ai-sdk', 'openai', 'openai-agents', 'langchain']
-const ABOVE_COMBINATORS = ['index.ts', ...ADAPTERS, 'cli']
+const ABOVE_COMBINATORS = ['index.ts', ...ADAPTER_STEPS, ...ADAPTERS, 'cli']
 const at = (paths) => paths.map((p) => `./src/${p}`)
 
 const zones = [
@@ -23,7 +25,8 @@ const zones = [
     from: at([...COMBINATORS.filter((o) => o !== c), ...ABOVE_COMBINATORS]),
     message: 'a combinator never imports another combinator, nor the layers above it',
   })),
-  { target: at(['index.ts']), from: at([...ADAPTERS, 'cli']), message: 'index re-exports the library only' },
+  { target: at(['index.ts']), from: at([...ADAPTER_STEPS, ...ADAPTERS, 'cli']), message: 'index re-exports the library only' },
+  { target: at(ADAPTER_STEPS), from: at([...ADAPTERS, 'cli']), message: 'the adapters’ shared steps import the library, not an adapter or the command' },
   // adapters stand beside one another, below the command
   ...ADAPTERS.map((a) => ({ target: at([a]), from: at([...ADAPTERS.filter((o) => o !== a), 'cli']), message: 'an adapter imports the library, not another adapter or the command' })),
   // the command uses the public API and the audit's shared steps
