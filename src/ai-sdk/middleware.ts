@@ -11,6 +11,7 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { LanguageModelMiddleware } from 'ai'
 import type { AuditSession, Catalogue, PairStat, ToolDeclaration, UnknownKeyAuditOptions } from '../index.js'
 import { auditSessions } from '../index.js'
+import { listedCatalogue } from '../internal/adapter.js'
 import { isRecord } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -80,12 +81,7 @@ export const declarationsOfRequest = (tools: unknown): ReadonlyArray<ToolDeclara
 // constructor
 // -------------------------------------------------------------------------------------
 
-const catalogueOfRequest = (session: AuditSession, params: LanguageModelCallParams): Catalogue => {
-  const declarations = declarationsOfRequest(params.tools)
-  const catalogue = session.catalogueOf(declarations)
-  session.listed(catalogue, declarations.length)
-  return catalogue
-}
+const catalogueOfRequest = (session: AuditSession, params: LanguageModelCallParams): Catalogue => listedCatalogue(session, declarationsOfRequest(params.tools))
 
 // a tool call the SDK will run: its raw input, against the request's tools
 const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): void => {

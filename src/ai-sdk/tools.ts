@@ -13,9 +13,10 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { JSONSchema7, Tool, ToolExecutionOptions, ToolSet } from 'ai'
 import { asSchema, dynamicTool, jsonSchema } from 'ai'
-import type { BatchProvider, LocalTool, Provider, ToolCall, ToolDeclaration, ToolOutput, ToolResult } from '../index.js'
-import { assertProvider, batchOf, fromTools, providerFailure, runBatch } from '../index.js'
-import { answerFor, answerOne } from '../internal/answer.js'
+import type { BatchProvider, LocalTool, Provider, ToolDeclaration, ToolOutput, ToolResult } from '../index.js'
+import { assertProvider, batchOf, fromTools } from '../index.js'
+import { argumentsOf, approvalOption, callOf, listTools, sendApprovable, sendOne } from '../internal/adapter.js'
+import { answerFor } from '../internal/answer.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { isRecord } from '../internal/guards.js'
 import type { PolicyApproval } from './approval.js'
@@ -96,16 +97,6 @@ export const toolResultError = (result: ToolResult): ToolResultError => {
   return e as ToolResultError
 }
 
-const argumentsOf = (input: unknown): ToolCall['function']['arguments'] => {
-  if (isRecord(input)) return input
-  // JSON.stringify answers undefined for undefined (and a function): no arguments
-  try {
-    return JSON.stringify(input) ?? ''
-  } catch {
-    return ''
-  }
-}
-
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -131,43 +122,29 @@ const argumentsOf = (input: unknown): ToolCall['function']['arguments'] => {
  */
 export const toAiSdkTools = <E>(provider: Provider<E>, options?: ToAiSdkToolsOptions): Promise<ToolSet> => {
   assertProvider('toAiSdkTools', provider)
-  if (options !== undefined && !isRecord(options)) throw new TypeError(`toAiSdkTools: options must be an object, got ${describeValue(options)}`)
-  const approval: PolicyApproval | undefined = (options as ToAiSdkToolsOptions | undefined)?.approval
-  const send = runBatch(provider)
+  const send = sendApprovable(approvalOption('toAiSdkTools', options), sendOne(provider))
 
   const execute = (name: string) => async (input: unknown, context: ToolExecutionOptions<unknown>): Promise<ToolResult> => {
     const signal = context.abortSignal
     if (signal?.aborted === true) throw signal.reason
-    const call: ToolCall = { id: context.toolCallId, type: 'function', function: { name, arguments: argumentsOf(input) } }
-    const run = () => answerOne(call, send(batchOf([call])))
-    const approved = approval !== undefined && approvedInMessages(context.messages, call.id)
-    const result = approved ? await approval.approvedWhile(call.id, run) : await run()
+    const id = context.toolCallId
+    const result = await send(callOf(id, name, argumentsOf(input)), () => approvedInMessages(context.messages, id))
     if (result.is_error === true) throw toolResultError(result)
     return result
   }
 
-  return Promise.resolve(provider.toolsForLlm()).then((listed) => {
-    if (listed._tag === 'Left') throw providerFailure(listed.left)
-    const entries: Array<readonly [string, Tool]> = []
-    const seen = new Set<string>()
-    for (const d of listed.right) {
-      const name = d.function.name
-      if (seen.has(name)) continue
-      seen.add(name)
-      const parameters = (d.function.parameters ?? EMPTY_OBJECT_SCHEMA) as JSONSchema7
-      entries.push([
-        name,
-        dynamicTool({
-          ...(d.function.description !== undefined ? { description: d.function.description } : {}),
-          inputSchema: jsonSchema(parameters),
-          execute: execute(name),
-          toModelOutput: modelOutputOf,
-        }),
-      ])
-    }
-    // fromEntries: a tool named `__proto__` is an own property like any other
-    return Object.fromEntries(entries) as ToolSet
-  })
+  const toolOf = ({ function: { name, description, parameters } }: ToolDeclaration): readonly [string, Tool] => [
+    name,
+    dynamicTool({
+      ...(description !== undefined ? { description } : {}),
+      inputSchema: jsonSchema((parameters ?? EMPTY_OBJECT_SCHEMA) as JSONSchema7),
+      execute: execute(name),
+      toModelOutput: modelOutputOf,
+    }),
+  ]
+
+  // fromEntries: a tool named `__proto__` is an own property like any other
+  return listTools(provider).then((declarations) => Object.fromEntries(declarations.map(toolOf)) as ToolSet)
 }
 
 // -------------------------------------------------------------------------------------

@@ -83,12 +83,6 @@ export const answerFor = async (
   }
 }
 
-/** `answerFor` of a batch of one call: that call's one result (answerFor answers one per call). */
-export const answerOne = async (
-  call: unknown,
-  run: () => Promise<Either<unknown, ReadonlyArray<ToolResult>>>,
-): Promise<ToolResult> => (await answerFor([call], run))[0] as ToolResult
-
 // -------------------------------------------------------------------------------------
 // positions
 // -------------------------------------------------------------------------------------

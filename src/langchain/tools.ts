@@ -17,10 +17,10 @@ import { ToolMessage } from '@langchain/core/messages'
 import type { RunnableConfig } from '@langchain/core/runnables'
 import { DynamicStructuredTool } from '@langchain/core/tools'
 import { toJsonSchema } from '@langchain/core/utils/json_schema'
-import type { AuditSession, Catalogue, JsonSchema, PairStat, Provider, ToolCall, ToolResult, UnknownKeyAuditOptions } from '../index.js'
-import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
-import { answerOne } from '../internal/answer.js'
-import { describeError, describeValue } from '../internal/describe.js'
+import type { AuditSession, Catalogue, JsonSchema, PairStat, Provider, ToolDeclaration, ToolResult, UnknownKeyAuditOptions } from '../index.js'
+import { assertProvider, auditSessions } from '../index.js'
+import { abortedText, argumentsOf, callOf, listTools, listedCatalogue, sendOne } from '../internal/adapter.js'
+import { describeValue } from '../internal/describe.js'
 import { hasOwn, isRecord, memberOf } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -111,40 +111,23 @@ const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined =>
  */
 export const toLangChainTools = <E>(provider: Provider<E>): Promise<Array<DynamicStructuredTool>> => {
   assertProvider('toLangChainTools', provider)
-  const send = runBatch(provider)
+  const send = sendOne(provider)
 
   const func =
     (name: string) =>
     async (input: unknown, _runManager?: unknown, config?: RunnableConfig): Promise<[string | ToolMessage, ToolResult | undefined]> => {
-      if (config?.signal?.aborted === true) throw new Error(`the call was aborted before it ran (${describeError(config.signal.reason)})`)
+      if (config?.signal?.aborted === true) throw new Error(abortedText(config.signal.reason))
       const id = toolCallIdOf(config)
-      const call: ToolCall = { id: id ?? '', type: 'function', function: { name, arguments: isRecord(input) ? input : JSON.stringify(input) ?? '' } }
-      const result = await answerOne(call, send(batchOf([call])))
+      const result = await send(callOf(id ?? '', name, argumentsOf(input)))
       if (result.is_error !== true) return [result.content, result]
       if (id === undefined) throw new Error(result.content)
       return [new ToolMessage({ status: 'error', content: result.content, tool_call_id: id, name, artifact: result }), undefined]
     }
 
-  return Promise.resolve(provider.toolsForLlm()).then((listed) => {
-    if (listed._tag === 'Left') throw providerFailure(listed.left)
-    const seen = new Set<string>()
-    const out: Array<DynamicStructuredTool> = []
-    for (const d of listed.right) {
-      const name = d.function.name
-      if (seen.has(name)) continue
-      seen.add(name)
-      out.push(
-        new DynamicStructuredTool({
-          name,
-          description: d.function.description ?? '',
-          schema: permissiveSchema(d.function.parameters),
-          responseFormat: 'content_and_artifact',
-          func: func(name),
-        }),
-      )
-    }
-    return out
-  })
+  const toolOf = ({ function: { name, description, parameters } }: ToolDeclaration): DynamicStructuredTool =>
+    new DynamicStructuredTool({ name, description: description ?? '', schema: permissiveSchema(parameters), responseFormat: 'content_and_artifact', func: func(name) })
+
+  return listTools(provider).then((declarations) => declarations.map(toolOf))
 }
 
 // -------------------------------------------------------------------------------------
@@ -217,9 +200,7 @@ export class UnknownKeyAuditHandler extends BaseCallbackHandler {
     const where = 'UnknownKeyAuditHandler'
     if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools (with name and schema), got ${describeValue(tools)}`)
     this.#session = auditSessions(where, options)()
-    const declarations = declarationsOf(tools)
-    this.#catalogue = this.#session.catalogueOf(declarations)
-    this.#session.listed(this.#catalogue, declarations.length)
+    this.#catalogue = listedCatalogue(this.#session, declarationsOf(tools))
     this.stats = this.#session.stats
     this.auditedTools = this.#session.auditedTools
   }

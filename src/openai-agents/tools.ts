@@ -8,9 +8,9 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { FunctionTool, RunContext, Tool } from '@openai/agents'
-import type { PairStat, Provider, ToolCall, UnknownKeyAuditOptions } from '../index.js'
-import { assertProvider, auditSessions, batchOf, providerFailure, runBatch } from '../index.js'
-import { answerOne } from '../internal/answer.js'
+import type { PairStat, Provider, ToolDeclaration, UnknownKeyAuditOptions } from '../index.js'
+import { assertProvider, auditSessions } from '../index.js'
+import { abortedText, approvalOption, callOf, listTools, listedCatalogue, sendApprovable, sendOne } from '../internal/adapter.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { isRecord, memberOf } from '../internal/guards.js'
 import type { PolicyApproval } from './approval.js'
@@ -98,45 +98,33 @@ const callIdOf = (details: Details): string => {
  */
 export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsOptions): Promise<Array<FunctionTool>> => {
   assertProvider('toAgentsTools', provider)
-  if (options !== undefined && !isRecord(options)) throw new TypeError(`toAgentsTools: options must be an object, got ${describeValue(options)}`)
-  const approval: PolicyApproval | undefined = (options as ToAgentsToolsOptions | undefined)?.approval
-  const send = runBatch(provider)
+  const approval = approvalOption('toAgentsTools', options)
+  const send = sendApprovable(approval, sendOne(provider))
 
   const invoke =
     (name: string) =>
     async (runContext: RunContext<unknown>, input: string, details?: Details): Promise<string> => {
       try {
-        if (details?.signal?.aborted === true) return `Error: the call was aborted before it ran (${describeError(details.signal.reason)})`
-        const call: ToolCall = { id: callIdOf(details), type: 'function', function: { name, arguments: input } }
-        const run = () => answerOne(call, send(batchOf([call])))
-        const approved = approval !== undefined && call.id !== '' && runContext.isToolApproved({ toolName: name, callId: call.id }) === true
-        return outputOf(approved ? await approval.approvedWhile(call.id, run) : await run())
+        if (details?.signal?.aborted === true) return `Error: ${abortedText(details.signal.reason)}`
+        const id = callIdOf(details)
+        return outputOf(await send(callOf(id, name, input), () => id !== '' && runContext.isToolApproved({ toolName: name, callId: id }) === true))
       } catch (e) {
         return `Error: the tool call failed: ${describeError(e)}`
       }
     }
 
-  return Promise.resolve(provider.toolsForLlm()).then((listed) => {
-    if (listed._tag === 'Left') throw providerFailure(listed.left)
-    const seen = new Set<string>()
-    const out: Array<FunctionTool> = []
-    for (const d of listed.right) {
-      const name = d.function.name
-      if (seen.has(name)) continue
-      seen.add(name)
-      out.push({
-        type: 'function',
-        name,
-        description: d.function.description ?? '',
-        parameters: (d.function.parameters ?? NO_PARAMETERS) as Parameters_,
-        strict: false,
-        invoke: invoke(name),
-        needsApproval: async (_ctx: RunContext, input: unknown) => approval !== undefined && approval.needsApproval(name, input),
-        isEnabled: async () => true,
-      })
-    }
-    return out
+  const toolOf = ({ function: { name, description, parameters } }: ToolDeclaration): FunctionTool => ({
+    type: 'function',
+    name,
+    description: description ?? '',
+    parameters: (parameters ?? NO_PARAMETERS) as Parameters_,
+    strict: false,
+    invoke: invoke(name),
+    needsApproval: async (_ctx: RunContext, input: unknown) => approval !== undefined && approval.needsApproval(name, input),
+    isEnabled: async () => true,
   })
+
+  return listTools(provider).then((declarations) => declarations.map(toolOf))
 }
 
 /**
@@ -166,8 +154,7 @@ export const auditAgentsTools = <T extends Tool<never>>(tools: ReadonlyArray<T>,
   const functionTools = tools.filter(isFunctionTool)
   // the audit reads a declaration's function (name, parameters) and a call's id and function only
   const declarations = functionTools.map((t) => ({ function: { name: t.name, parameters: t.parameters } }))
-  const catalogue = session.catalogueOf(declarations)
-  session.listed(catalogue, declarations.length)
+  const catalogue = listedCatalogue(session, declarations)
   const wrapped = tools.map((t): T => {
     if (!isFunctionTool(t) || !catalogue.has(t.name)) return t
     const name = t.name

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { left, right } from 'fp-ts/lib/Either.js'
+import { right } from 'fp-ts/lib/Either.js'
 import type { Step } from '../../src/internal/answer.js'
-import { answerFor, answerOne, answerHere, completeResults, sendInOrder } from '../../src/internal/answer.js'
+import { answerFor, answerHere, completeResults, sendInOrder } from '../../src/internal/answer.js'
 import { batchOf } from '../../src/Batch.js'
 import type { Batch, ToolResult } from '../../src/model.js'
 import { call } from '../support/fakes.js'
@@ -175,19 +175,5 @@ describe('sendInOrder', () => {
     const out = await sendInOrder<To>(batchOf(calls), calls, steps, run, who)
     expect(sent.map(([to, b]) => [to, b.calls.map((c) => c.id)])).toEqual([['y', ['b']]])
     expect(out.map((r) => r.content)).toEqual(['refused', 'y b'])
-  })
-})
-
-describe('answerOne', () => {
-  it("is the call's own result, and its is_error result when the run fails", async () => {
-    const one = { id: 'c1', function: { name: 'ls', arguments: '{}' } }
-    const result = { role: 'tool', tool_call_id: 'c1', content: 'listed' } as const
-    expect(await answerOne(one, () => Promise.resolve(right([result])))).toBe(result)
-    expect(await answerOne(one, () => Promise.resolve(left('down')))).toStrictEqual({
-      role: 'tool',
-      tool_call_id: 'c1',
-      content: 'the tool provider failed: down',
-      is_error: true,
-    })
   })
 })

@@ -186,6 +186,15 @@ describe('toLangChainTools: a call', () => {
     for (const input of ['abc', 5, null, [1], undefined]) expect(await read.func(input as never)).toStrictEqual(['ran', { role: 'tool', tool_call_id: '', content: 'ran' }])
     expect(received.map((batch) => batch.map((c) => c.function.arguments))).toStrictEqual([['"abc"'], ['5'], ['null'], ['[1]'], ['']])
   })
+
+  it('an input JSON cannot write (a BigInt, a cycle) goes down as no arguments, as in the AI SDK adapter, rather than throwing', async () => {
+    const { provider, received } = recording([readDeclaration])
+    const read = await only(toLangChainTools(provider))
+    const cycle: Array<unknown> = []
+    cycle.push(cycle)
+    for (const input of [7n, cycle]) expect(await read.func(input as never)).toStrictEqual(['ran', { role: 'tool', tool_call_id: '', content: 'ran' }])
+    expect(received.map((batch) => batch.map((c) => c.function.arguments))).toStrictEqual([[''], ['']])
+  })
 })
 
 // -------------------------------------------------------------------------------------
