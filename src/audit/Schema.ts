@@ -47,16 +47,20 @@ interface Node {
   readonly prefix: ReadonlyArray<ReadonlyArray<Node>>
   /** Whether the place may hold an object (`type` absent or naming `object`). */
   readonly object: boolean
+  /** Whether the place may hold an array (`type` absent or naming `array`). */
+  readonly array: boolean
   /** The one value it allows (`const`, or an `enum` of one), when that is a primitive. */
   readonly pinned: { readonly value: Primitive } | undefined
   /** Whether a key can be reported here or below: when not, the walk does not go in. */
   readonly speaks: boolean
 }
 
+type Branches = readonly [Node, ...ReadonlyArray<Node>]
+
 // An `anyOf` or `oneOf`: its branches, and, when every branch pins one shared property
 // (a discriminated union), that property and the branches each value picks.
 interface Union {
-  readonly branches: ReadonlyArray<Node>
+  readonly branches: Branches
   readonly tag: { readonly key: string; readonly picks: ReadonlyMap<Primitive, ReadonlyArray<Node>> } | undefined
 }
 
@@ -138,6 +142,7 @@ interface Building extends Prepared {
   items: Array<Node>
   prefix: Array<Array<Node>>
   object: boolean
+  array: boolean
   pinned: { readonly value: Primitive } | undefined
   speaks: boolean
 }
@@ -166,13 +171,14 @@ const prepared = (p: Node): Prepared => p as unknown as Prepared
 const nodeOf = (p: Place): Node => p as unknown as Node
 const asPlace = (n: Node): Place => n as unknown as Place
 
-const blank = (object: boolean): Building => ({
+const blank = (takes: boolean): Building => ({
   props: new Map(),
   patterns: [],
   unions: [],
   items: [],
   prefix: [],
-  object,
+  object: takes,
+  array: takes,
   pinned: undefined,
   speaks: false,
   simple: true,
@@ -183,8 +189,8 @@ const blank = (object: boolean): Building => ({
 
 /** `{}`, `true`, an unresolved reference: takes anything, declares nothing. */
 const FREE: Node = Object.freeze(blank(true))
-/** `false`, or a branch that takes no object. */
-const NOT_AN_OBJECT: Node = Object.freeze(blank(false))
+/** `false`: takes nothing. */
+const NOTHING: Node = Object.freeze(blank(false))
 
 const isPrimitive = (u: unknown): u is Primitive => u === null || typeof u === 'string' || typeof u === 'number' || typeof u === 'boolean'
 
@@ -224,22 +230,16 @@ const resolve = (root: unknown, ref: string): unknown => {
   return at
 }
 
-const childrenOf = (p: Node): ReadonlyArray<Node> => [
-  ...[...p.props.values()].flat(),
-  ...p.patterns.map(([, q]) => q),
-  ...p.unions.flatMap((u) => u.branches),
-  ...p.items,
-  ...p.prefix.flat(),
-]
+// the places a place speaks through without declaring a property itself (one that declares
+// a property, or a pattern, speaks on its own)
+const childrenOf = (p: Node): ReadonlyArray<Node> => [...p.unions.flatMap((u) => u.branches), ...p.items, ...p.prefix.flat()]
 
 const declaresHere = (p: Node): boolean => p.props.size > 0 || p.patterns.length > 0
 
 // every branch pins `key` to a primitive: the first such key of the first branch decides
-const tagOf = (branches: ReadonlyArray<Node>): Union['tag'] => {
+const tagOf = (branches: Branches): Union['tag'] => {
   const pinnedAt = (b: Node, key: string): { readonly value: Primitive } | undefined => b.props.get(key)?.find((q) => q.pinned !== undefined)?.pinned
-  const first = branches[0]
-  if (first === undefined || branches.length < 2) return undefined
-  for (const key of first.props.keys()) {
+  for (const key of branches[0].props.keys()) {
     const picks = new Map<Primitive, Array<Node>>()
     let every = true
     for (const b of branches) {
@@ -269,7 +269,7 @@ export const compileSchema = (parameters: unknown): Shape => {
   const unionsToTag: Array<[Building, number]> = []
 
   const placeOf = (schema: unknown, depth: number): Node => {
-    if (schema === false) return NOT_AN_OBJECT
+    if (schema === false) return NOTHING
     if (!isRecord(schema) || depth > MAX_DEPTH) return FREE
     const had = built.get(schema)
     if (had !== undefined) return had
@@ -287,7 +287,7 @@ export const compileSchema = (parameters: unknown): Shape => {
         const target = resolve(parameters, ref)
         // an unresolvable reference makes the place schema-free
         if (target === undefined) return Object.assign(p, blank(true))
-        if (target === false) p.object = false
+        if (target === false) Object.assign(p, { object: false, array: false })
         todo.push(target)
       }
       // `then`, `else` and `dependentSchemas` may declare keys too: counted as declared, never reported
@@ -317,9 +317,9 @@ export const compileSchema = (parameters: unknown): Shape => {
       }
     }
     for (const group of ['anyOf', 'oneOf']) {
-      const branches = arrayOf(s, group)
-      if (branches.length === 0) continue
-      p.unions.push({ branches: branches.map((b) => placeOf(b, depth + 1)), tag: undefined })
+      const [first, ...rest] = arrayOf(s, group).map((b) => placeOf(b, depth + 1))
+      if (first === undefined) continue
+      p.unions.push({ branches: [first, ...rest], tag: undefined })
       unionsToTag.push([p, p.unions.length - 1])
     }
     const items = memberOf(s, 'items')
@@ -327,7 +327,8 @@ export const compileSchema = (parameters: unknown): Shape => {
     if (items !== undefined && !Array.isArray(items)) p.items.push(placeOf(items, depth + 1))
     prefix.forEach((item, i) => (p.prefix[i] ??= []).push(placeOf(item, depth + 1)))
     const type = memberOf(s, 'type')
-    if ((typeof type === 'string' && type !== 'object') || (Array.isArray(type) && !type.includes('object'))) p.object = false
+    const types: ReadonlyArray<unknown> | undefined = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined
+    if (types !== undefined) Object.assign(p, { object: p.object && types.includes('object'), array: p.array && types.includes('array') })
     const constant = memberOf(s, 'const')
     const oneValue = arrayOf(s, 'enum')
     if (isPrimitive(constant)) p.pinned = { value: constant }
@@ -366,7 +367,7 @@ export const compileSchema = (parameters: unknown): Shape => {
   }
 
   const keys = new Set<string>()
-  expand([root], undefined, (p) => {
+  expand([root], OBJECT, undefined, (p) => {
     for (const k of p.props.keys()) keys.add(k)
   })
   const flat = root.unions.length === 0 && root.patterns.length === 0 && [...root.props.values()].every((ps) => ps.every((q) => !q.speaks))
@@ -377,26 +378,35 @@ export const compileSchema = (parameters: unknown): Shape => {
 // pure steps
 // -------------------------------------------------------------------------------------
 
+// what a union branch must be to count for a value, and what makes it take any such value
+interface Kind {
+  readonly holds: (p: Node) => boolean
+  readonly declares: (p: Node) => boolean
+}
+
+const OBJECT: Kind = { holds: (p) => p.object, declares: declaresHere }
+const ARRAY: Kind = { holds: (p) => p.array, declares: (p) => p.items.length > 0 || p.prefix.length > 0 }
+
 /**
- * Visits the places that decide an object at `places`: each of them, and the branches of
+ * Visits the places that decide a value at `places`: each of them, and the branches of
  * their unions (those a discriminator picks, when the object's value picks some; else
- * every branch that may hold an object). Answers whether a branch takes any object, so
- * the place is open.
+ * every branch that may hold such a value). Returns whether a branch takes any such value,
+ * so the place is open.
  */
-const expand = (places: ReadonlyArray<Node>, obj: Readonly<Record<string, unknown>> | undefined, visit: (p: Node) => void): boolean => {
+const expand = (places: ReadonlyArray<Node>, kind: Kind, obj: Readonly<Record<string, unknown>> | undefined, visit: (p: Node) => void): boolean => {
   const seen = new Set<Node>()
   let open = false
   const go = (p: Node, isBranch: boolean): void => {
     if (seen.has(p)) return
     seen.add(p)
     visit(p)
-    if (isBranch && p.unions.length === 0 && !declaresHere(p)) open = true
+    if (isBranch && p.unions.length === 0 && !kind.declares(p)) open = true
     for (const u of p.unions) {
       const tag = u.tag
       const value = tag === undefined || obj === undefined || !hasOwn(obj, tag.key) ? undefined : obj[tag.key]
       const picked = tag !== undefined && isPrimitive(value) ? tag.picks.get(value) : undefined
       if (picked !== undefined) for (const b of picked) go(b, false)
-      else for (const b of u.branches) if (b.object) go(b, true)
+      else for (const b of u.branches) if (kind.holds(b)) go(b, true)
     }
   }
   for (const p of places) go(p, false)
@@ -447,16 +457,16 @@ const childrenAt = (deciding: ReadonlyArray<Node>, key: string): ReadonlyArray<N
 const report = (w: Walk, loc: Loc, key: string, declared: () => ReadonlySet<string>): void => {
   const at = render(loc)
   const path = pathOf(at, key)
-  const found = (w.found ??= new Map())
-  if (!found.has(path)) found.set(path, { path, key, at, declared: declared() })
+  // a path met again (in another element of the same array) is one key
+  ;(w.found ??= new Map()).set(path, { path, key, at, declared: declared() })
 }
 
 // the arguments as the last clean list had them: answers whether they were
 const walkClean = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Prepared, loc: Loc, depth: number): boolean => {
   const clean = p.clean
   let i = 0
+  // keys that are a prefix of a clean list, in its order, are declared (fewer, or none, included)
   for (const k in obj) if (k !== clean[i++]) return false
-  if (i !== clean.length || i === 0) return false
   const deep = p.deep
   for (let j = 0; j < deep.length; j++) {
     const children = deep[j]
@@ -498,7 +508,7 @@ const walkObject = (w: Walk, obj: Readonly<Record<string, unknown>>, places: Rea
   const only = places[0] as Node
   if (places.length === 1 && prepared(only).simple) return walkSimple(w, obj, only, loc, depth)
   const deciding: Array<Node> = []
-  if (expand(places, obj, (p) => deciding.push(p)) || !declaresAny(deciding)) return
+  if (expand(places, OBJECT, obj, (p) => deciding.push(p)) || !declaresAny(deciding)) return
   const top = loc === ROOT
   for (const key of Object.keys(obj)) {
     if (top && (key === REASON_PARAM || w.tolerated.has(key))) continue
@@ -517,22 +527,15 @@ const walkArray = (w: Walk, arr: ReadonlyArray<unknown>, places: ReadonlyArray<N
   if (places.length === 1 && only.unions.length === 0 && only.prefix.length === 0) {
     const items = only.items
     if (!speaksAny(items)) return
-    const item = items[0] as Node
-    // the usual array of objects of one simple schema, called straight (the nested figure)
-    if (items.length === 1 && prepared(item).simple) {
-      for (const e of arr) {
-        if (typeof e === 'object' && e !== null && !Array.isArray(e)) walkSimple(w, e as Readonly<Record<string, unknown>>, item, element, depth + 1)
-        else walk(w, e, items, element, depth + 1)
-      }
-    } else for (const e of arr) walk(w, e, items, element, depth + 1)
+    for (const e of arr) walk(w, e, items, element, depth + 1)
     return
   }
   const all: Array<Node> = []
-  expand(places, undefined, (p) => all.push(p))
-  for (let i = 0; i < arr.length; i++) {
+  if (expand(places, ARRAY, undefined, (p) => all.push(p))) return
+  arr.forEach((e, i) => {
     const here = all.flatMap((p) => (i < p.prefix.length ? (p.prefix[i] as ReadonlyArray<Node>) : p.items))
-    if (speaksAny(here)) walk(w, arr[i], here, element, depth + 1)
-  }
+    if (speaksAny(here)) walk(w, e, here, element, depth + 1)
+  })
 }
 
 const TOLERATED: ReadonlySet<string> = new Set([REASON_PARAM])

@@ -7,7 +7,7 @@ import { z } from 'zod'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AuditDiagnostic, ToolCall, UnknownKeyWarning } from '../../src/index.js'
-import { catalogueOf, compileSchema, diffKeys, fromTools, pathOf, toleratedOf, withUnknownKeyAudit } from '../../src/index.js'
+import { byPath, catalogueOf, compileSchema, diffKeys, fromTools, pathOf, toleratedOf, withUnknownKeyAudit } from '../../src/index.js'
 
 // -------------------------------------------------------------------------------------
 // the oracle: a schema and a value built together, with the paths of the keys the value
@@ -315,5 +315,205 @@ describe('tools that declare keys only through unions, references or nesting', (
     ])
     expect(said[1]?.suggestions).toEqual([{ key: 'kids[].kisd', didYouMean: 'kids[].kids' }])
     expect(diagnostics).toEqual([])
+  })
+})
+
+describe('compileSchema: what decides a place', () => {
+  const paths = (parameters: unknown, args: Record<string, unknown>) => diffKeys(compileSchema(parameters))(args).map((k) => k.path)
+  const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({ type: 'object', properties, ...more })
+  // a discriminated union of two branches, pinned by `pin` to a and b, each with a key of its own
+  const tagged = (pinA: unknown, pinB: unknown) => obj({ s: { oneOf: [obj({ kind: pinA, onlyA: {} }), obj({ kind: pinB, onlyB: {} })] } })
+
+  it('reads a tag of every primitive type, by const or by an enum of one value', () => {
+    const cases: ReadonlyArray<readonly [unknown, unknown, unknown]> = [
+      [{ const: 'a' }, { const: 'b' }, 'a'],
+      [{ const: 1 }, { const: 2 }, 1],
+      [{ const: true }, { const: false }, true],
+      [{ const: null }, { const: 'x' }, null],
+      [{ enum: ['a'] }, { enum: ['b'] }, 'a'],
+      [{ enum: [null] }, { enum: [0] }, null],
+    ]
+    for (const [a, b, value] of cases) expect(paths(tagged(a, b), { s: { kind: value, onlyB: 1 } }), JSON.stringify([a, b])).toEqual(['s.onlyB'])
+  })
+
+  it('takes no tag from an enum of two values, an object const, or a branch without the pin', () => {
+    const undecided: ReadonlyArray<readonly [unknown, unknown]> = [
+      [{ enum: ['a', 'c'] }, { const: 'b' }],
+      [{ const: { a: 1 } }, { const: 'b' }],
+      [{ enum: [{ a: 1 }] }, { const: 'b' }],
+      [{ type: 'string' }, { const: 'b' }],
+      [{ const: 'a' }, { type: 'string' }],
+    ]
+    // with no tag, a key either branch declares is declared
+    for (const [a, b] of undecided) expect(paths(tagged(a, b), { s: { kind: 'a', onlyB: 1, onlyA: 1 } }), JSON.stringify([a, b])).toEqual([])
+    // a branch that does not declare the first branch's key at all
+    expect(paths(obj({ s: { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ y: {} })] } }), { s: { kind: 'a', y: 1 } })).toEqual([])
+  })
+
+  it('finds the tag past the first key, through allOf, and lets two branches share a value', () => {
+    const later = obj({ s: { oneOf: [obj({ name: { type: 'string' }, kind: { const: 'a' }, x: {} }), obj({ name: { type: 'string' }, kind: { const: 'b' }, y: {} })] } })
+    expect(paths(later, { s: { name: 'n', kind: 'a', y: 1 } })).toEqual(['s.y'])
+    const folded = obj({ s: { oneOf: [{ allOf: [obj({ kind: { type: 'string' } }), obj({ kind: { const: 'a' }, x: {} })] }, obj({ kind: { const: 'b' }, y: {} })] } })
+    expect(paths(folded, { s: { kind: 'a', y: 1 } })).toEqual(['s.y'])
+    const shared = obj({ s: { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ kind: { const: 'a' }, y: {} }), obj({ kind: { const: 'b' }, z: {} })] } })
+    expect(paths(shared, { s: { kind: 'a', x: 1, y: 1, z: 1 } })).toEqual(['s.z'])
+    // a value that is not a primitive picks nothing: every branch decides
+    expect(paths(tagged({ const: 'a' }, { const: 'b' }), { s: { kind: { a: 1 }, onlyA: 1, onlyB: 1, zz: 1 } })).toEqual(['s.zz'])
+  })
+
+  it('leaves out of a union the branches that take no object, and is silent when one takes any object', () => {
+    const withBranch = (branch: unknown, more: Record<string, unknown> = {}) => ({ ...obj({ o: { anyOf: [branch, obj({ a: {} })] } }), ...more })
+    for (const notAnObject of [{ type: 'string' }, { type: ['string', 'null'] }, false, { $ref: '#/$defs/no' }, { allOf: [{ type: 'number' }] }]) {
+      expect(paths(withBranch(notAnObject, { $defs: { no: false } }), { o: { a: 1, zz: 1 } }), JSON.stringify(notAnObject)).toEqual(['o.zz'])
+    }
+    for (const anyObject of [{ type: 'object' }, { type: ['object', 'null'] }, true, {}, { $ref: '#/$defs/missing' }, { $ref: '#/$defs/yes' }]) {
+      expect(paths(withBranch(anyObject, { $defs: { yes: {} } }), { o: { a: 1, zz: 1 } }), JSON.stringify(anyObject)).toEqual([])
+    }
+  })
+
+  it('visits a union that names itself once, and still decides with its other branches', () => {
+    expect(paths({ anyOf: [{ $ref: '#' }, obj({ a: {} })] }, { a: 1, zz: 1 })).toEqual(['zz'])
+  })
+
+  it('lets a property and a pattern that both take a key decide its value together', () => {
+    const both = obj({ a: {} }, { patternProperties: { '^a': obj({ b: {} }) } })
+    expect(paths(both, { a: { b: 1, zz: 1 } })).toEqual(['a.zz'])
+  })
+
+  it('keeps every schema that declares the same key (allOf), and the keys of then, else and dependentSchemas', () => {
+    expect(paths({ allOf: [obj({ o: obj({ a: {} }) }), obj({ o: obj({ b: {} }) })] }, { o: { a: 1, b: 1, zz: 1 } })).toEqual(['o.zz'])
+    const conditional = obj({ a: {} }, { if: obj({ a: { const: 1 } }), then: obj({ b: {} }), else: obj({ c: {} }), dependentSchemas: { a: obj({ d: {} }) } })
+    expect(paths(conditional, { a: 1, b: 1, c: 1, d: 1, zz: 1 })).toEqual(['zz'])
+  })
+
+  it('resolves only JSON pointers, unescapes ~0 and ~1, and makes a place it cannot resolve schema-free, siblings included', () => {
+    const at = (ref: string, $defs: Record<string, unknown>) => paths({ ...obj({ x: { $ref: ref, properties: { a: {} } } }), $defs, def: obj({ b: {} }) }, { x: { a: 1, zz: 1 } })
+    expect(at('#/$defs/a~0b', { 'a~b': obj({ a: {} }) })).toEqual(['x.zz'])
+    expect(at('#/$defs/a~1b', { 'a/b': obj({ a: {} }) })).toEqual(['x.zz'])
+    expect(at('#/$defs/a%20b', { 'a b': obj({ a: {} }) })).toEqual(['x.zz'])
+    // not a pointer ('#def' is an anchor), a pointer through a string or null, a bad escape
+    expect(at('#xdef', {})).toEqual([])
+    expect(at('#/$defs/s/length', { s: 'abc' })).toEqual([])
+    expect(at('#/$defs/n/k', { n: null })).toEqual([])
+    expect(at('#/$defs/%E0%A4%A', { undefined: obj({ a: {} }) })).toEqual([])
+  })
+
+  it('reads a pattern with the u flag, and without it when only that is valid', () => {
+    expect(paths(obj({ a: {} }, { patternProperties: { '^\\u{1F600}$': {} } }), { a: 1, '\u{1F600}': 1 })).toEqual([])
+    expect(paths(obj({ a: {} }, { patternProperties: { '^x\\_': {} } }), { a: 1, x_1: 1, y: 1 })).toEqual(['y'])
+  })
+
+  it('walks a tuple by position and the rest by items', () => {
+    const tuple = obj({ t: { type: 'array', prefixItems: [obj({ a: {} })], items: obj({ b: {} }) } })
+    expect(paths(tuple, { t: [{ a: 1, b: 1 }, { a: 1, b: 1 }, { b: 1, c: 1 }] })).toEqual(['t[].a', 't[].b', 't[].c'])
+    const draft4 = obj({ t: { type: 'array', items: [obj({ a: {} }), obj({ b: {} })] } })
+    expect(paths(draft4, { t: [{ a: 1, zz: 1 }, { b: 1, yy: 1 }, { free: 1 }] })).toEqual(['t[].yy', 't[].zz'])
+    const ofUnion = obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, { type: 'array', items: obj({ b: {} }) }] } })
+    expect(paths(ofUnion, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].zz'])
+    // a branch that takes any array leaves its elements free; one that takes no array counts for nothing
+    const arrays = (other: unknown) => obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, other] } })
+    for (const any of [{ type: 'array' }, {}, { type: ['array', 'null'] }]) expect(paths(arrays(any), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(any)).toEqual([])
+    for (const none of [{ type: 'string' }, { type: ['object', 'null'] }, false]) expect(paths(arrays(none), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(none)).toEqual(['t[].zz'])
+  })
+
+  it('hears an array element through a place shared by two arrays', () => {
+    const element = obj({ a: {} })
+    expect(paths(obj({ p1: { type: 'array', items: element }, p2: { type: 'array', items: element } }), { p1: [{ a: 1 }], p2: [{ zz: 1 }] })).toEqual(['p2[].zz'])
+  })
+
+  it('does not read a string, a number or null as an object', () => {
+    const schema = obj({ o: obj({ a: {} }), u: { anyOf: [obj({ a: {} }), obj({ b: {} })] }, l: { type: 'array', items: obj({ a: {} }) } })
+    for (const v of ['str', 7, null, true]) expect(paths(schema, { o: v, u: v, l: [v] })).toEqual([])
+    expect(paths(schema, { o: ['x'], u: ['x'] })).toEqual([])
+  })
+
+  it('tolerates reason and the tolerated names at the top of a union too, and offers the place\'s keys', () => {
+    const root = { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ kind: { const: 'b' }, y: {} })] }
+    expect(diffKeys(compileSchema(root), new Set(['_meta']))({ kind: 'a', reason: 'r', _meta: 1 })).toEqual([])
+    const [found] = diffKeys(compileSchema(obj({ s: root })))({ s: { kind: 'a', reason: 'r' } })
+    expect(found?.path).toBe('s.reason')
+    expect(found?.at).toBe('s')
+    expect(found?.key).toBe('reason')
+    expect([...(found?.declared ?? [])].sort()).toEqual(['kind', 'x'])
+  })
+
+  it('remembers a clean object\'s keys without changing what is heard on the next call', () => {
+    const diff = diffKeys(compileSchema(obj({ o: obj({ a: {}, b: {} }), p: {} })))
+    expect(diff({ reason: 'r', o: { a: 1, b: 2 } })).toEqual([])
+    expect(diff({ reason: 'r', o: { a: 1, zz: 2 } }).map((k) => k.path)).toEqual(['o.zz'])
+    expect(diff({ o: { a: 1, b: 2 }, p: 1 })).toEqual([])
+    expect(diff({ o: { a: 1, b: 2 }, zz: 1 }).map((k) => k.path)).toEqual(['zz'])
+    expect(diff({ o: { b: 1, zz: 2 } }).map((k) => k.path)).toEqual(['o.zz'])
+    expect(diff({ o: {} })).toEqual([])
+  })
+
+  it('answers whether only the top level can speak, and whether it declares by pattern', () => {
+    const flat = (s: unknown) => compileSchema(s).flat
+    expect(flat(obj({ a: { type: 'string' }, b: obj({}), c: { type: 'array', items: {} } }))).toBe(true)
+    expect(flat(obj({ a: obj({ b: {} }) }))).toBe(false)
+    expect(flat(obj({ a: { type: 'array', items: obj({ b: {} }) } }))).toBe(false)
+    expect(flat(obj({ a: { type: 'array', prefixItems: [obj({ b: {} })] } }))).toBe(false)
+    expect(flat(obj({ a: { anyOf: [obj({ b: {} })] } }))).toBe(false)
+    expect(flat(obj({ a: { patternProperties: { x: {} } } }))).toBe(false)
+    expect(flat({ anyOf: [obj({ a: {} })] })).toBe(false)
+    expect(flat(obj({ a: {} }, { patternProperties: { x: {} } }))).toBe(false)
+    expect(compileSchema(obj({ a: {} }, { patternProperties: { x: {} } })).patterned).toBe(true)
+    expect(compileSchema(obj({ a: {} })).patterned).toBe(false)
+  })
+})
+
+describe('byPath', () => {
+  it('orders by path, equal paths equal', () => {
+    const k = (path: string) => ({ path, key: path, at: '', declared: new Set<string>() })
+    expect([byPath(k('a'), k('b')), byPath(k('b'), k('a')), byPath(k('a'), k('a'))]).toEqual([-1, 1, 0])
+  })
+})
+
+describe('the depth bound', () => {
+  // The rule, as docs/audit.md states it: an object in the arguments is read when it sits
+  // at most 64 steps below their root (each property and each array element a step), and
+  // a schema is read to 64 steps (each property, pattern, item and union branch a step).
+  const BOUND = 64
+  const LEVELS = 70
+  const obj = (properties: Record<string, unknown>) => ({ type: 'object', properties })
+  const chain = (wrap: (next: unknown) => unknown): unknown => {
+    let s: unknown = obj({ k: {} })
+    for (let i = 0; i < LEVELS; i++) s = wrap(s)
+    return s
+  }
+  // LEVELS + 1 objects, each with a stray `zz`, each holding the next under `k`
+  const deepArgs = (inArray: boolean): Record<string, unknown> => {
+    let v: Record<string, unknown> = { zz: 1 }
+    for (let i = 0; i < LEVELS; i++) v = { k: inArray ? [v] : v, zz: 1 }
+    return v
+  }
+  // the strays of the objects at levels 0..last (level L sits L or 2L steps down)
+  const heard = (last: number, inArray: boolean) => Array.from({ length: last + 1 }, (_, l) => (inArray ? 'k[].' : 'k.').repeat(l) + 'zz').sort()
+  const paths = (schema: unknown, args: Record<string, unknown>) => diffKeys(compileSchema(schema))(args).map((k) => k.path)
+
+  it('reads a schema to its bound, whatever construct makes each step', () => {
+    // level L's object is L schema steps down through properties or patterns, 2L through
+    // an array's items or a union's branch and its property
+    expect(paths(chain((next) => obj({ k: next })), deepArgs(false))).toEqual(heard(BOUND, false))
+    expect(paths(chain((next) => ({ type: 'object', patternProperties: { '^k$': next } })), deepArgs(false))).toEqual(heard(BOUND, false))
+    expect(paths(chain((next) => ({ anyOf: [obj({ k: next })] })), deepArgs(false))).toEqual(heard(Math.floor((BOUND - 1) / 2), false))
+    expect(paths(chain((next) => obj({ k: { type: 'array', items: next } })), deepArgs(true))).toEqual(heard(BOUND / 2, true))
+    expect(paths(chain((next) => obj({ k: { type: 'array', prefixItems: [next] } })), deepArgs(true))).toEqual(heard(BOUND / 2, true))
+  })
+
+  it('reads arguments to their bound under a recursive schema, on every path of the walk', () => {
+    const simple = { type: 'object', properties: { k: { $ref: '#' } } }
+    expect(paths(simple, deepArgs(false))).toEqual(heard(BOUND, false))
+    expect(paths({ anyOf: [obj({ k: { $ref: '#' } }), obj({ other: {} })] }, deepArgs(false))).toEqual(heard(BOUND, false))
+    expect(paths(obj({ k: { type: 'array', items: { $ref: '#' } } }), deepArgs(true))).toEqual(heard(BOUND / 2, true))
+    expect(paths(obj({ k: { type: 'array', prefixItems: [{ $ref: '#' }] } }), deepArgs(true))).toEqual(heard(BOUND / 2, true))
+    // strays from level 63 down, clean objects above them: the second call walks those by
+    // the keys it remembers
+    let v: Record<string, unknown> = { zz: 1 }
+    for (let level = LEVELS - 1; level >= 0; level--) v = level >= 63 ? { k: v, zz: 1 } : { k: v }
+    const diff = diffKeys(compileSchema(simple))
+    const expected = ['k.'.repeat(63) + 'zz', 'k.'.repeat(64) + 'zz'].sort()
+    expect(diff(v).map((k) => k.path)).toEqual(expected)
+    expect(diff(v).map((k) => k.path)).toEqual(expected)
   })
 })
