@@ -3,6 +3,7 @@
 import * as t from 'io-ts/lib/index.js'
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { isProvider } from '../model.js'
+import { suggestKey } from '../Suggest.js'
 import { describeValue } from './describe.js'
 
 /** Renders io-ts errors as one line per failure: where, what was expected, what came. */
@@ -20,9 +21,27 @@ export const drawErrors = (errors: t.Errors): string =>
     .filter((line, i, all) => all.indexOf(line) === i)
     .join('; ')
 
+const quote = (s: string): string => JSON.stringify(s)
+
+// "did you mean" for unknown option names: a name other tools use (`aliases`), else the
+// known option the name plainly points at (suggestKey)
+const didYouMean = (known: ReadonlyArray<string>, unknown: ReadonlyArray<string>, aliases: ReadonlyMap<string, string>): string => {
+  const near = suggestKey(new Set(known))
+  const hints: Array<readonly [string, string]> = []
+  for (const k of unknown) {
+    const s = near(k)
+    const meant = aliases.get(k) ?? (s._tag === 'Some' ? s.value : undefined)
+    if (meant !== undefined) hints.push([k, meant])
+  }
+  if (hints.length === 0) return ''
+  // one unknown name needs no saying which it is
+  return `; did you mean ${hints.map(([k, meant]) => (unknown.length === 1 ? quote(meant) : `${quote(meant)} for ${quote(k)}`)).join(', ')}?`
+}
+
 /**
  * Validates an options record: `undefined` is `{}`, any key outside `props` is
- * refused by name, every present value must decode. A provider handed over as the
+ * refused by name (with the known option it plainly points at, or the one `aliases`
+ * maps it to), every present value must decode. A provider handed over as the
  * options is refused with the call that was meant (`example` is what goes between its
  * parentheses).
  */
@@ -31,6 +50,7 @@ export const decodeOptions = <P extends t.Props>(
   props: P,
   u: unknown,
   example = '',
+  aliases: ReadonlyMap<string, string> = new Map(),
 ): t.TypeOf<t.PartialC<P>> => {
   if (u === undefined) return {} as t.TypeOf<t.PartialC<P>>
   if (typeof u !== 'object' || u === null || Array.isArray(u)) {
@@ -43,9 +63,8 @@ export const decodeOptions = <P extends t.Props>(
   const known = Object.keys(props)
   const unknown = Object.keys(u).filter((k) => !known.includes(k))
   if (unknown.length > 0) {
-    throw new TypeError(
-      `${where}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known options: ${known.join(', ')})`,
-    )
+    const named = `unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map(quote).join(', ')}`
+    throw new TypeError(`${where}: ${named} (known options: ${known.join(', ')})${didYouMean(known, unknown, aliases)}`)
   }
   const decoded = t.partial(props).decode(u)
   if (isLeft(decoded)) throw new TypeError(`${where}: ${drawErrors(decoded.left)}`)

@@ -57,6 +57,16 @@ describe('decodeOptions', () => {
     )
   })
 
+  it('says which known option an unknown one plainly points at, or the one an alias names', () => {
+    const named = { maxDepth: t.number, path: t.string }
+    expect(() => decodeOptions('withX', named, { max_depth: 1 })).toThrow(
+      new TypeError('withX: unknown option "max_depth" (known options: maxDepth, path); did you mean "maxDepth"?'),
+    )
+    expect(() => decodeOptions('withX', named, { file: 'a', depth: 1, zzz: 0 }, '', new Map([['file', 'path']]))).toThrow(
+      new TypeError('withX: unknown options "file", "depth", "zzz" (known options: maxDepth, path); did you mean "path" for "file", "maxDepth" for "depth"?'),
+    )
+  })
+
   it('refuses a value that does not decode, saying where and what', () => {
     expect(() => decodeOptions('withX', props, { n: 'x' })).toThrow(
       new TypeError('withX: n must be number, got the string "x"'),
