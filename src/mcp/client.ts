@@ -24,7 +24,7 @@ import { errorResult, failAll, readPositions } from '../internal/answer.js'
 import { callIdOf, callNameOf } from '../internal/calls.js'
 import { renderCallResult } from './content.js'
 import { toolNameMapping } from './names.js'
-import { isRecord } from '../internal/guards.js'
+import { isRecord, memberOf } from '../internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -480,12 +480,18 @@ const OptionsProps = {
 
 const CLIENT_METHODS = ['listTools', 'callTool'] as const
 
+const missingMethods = (u: unknown): ReadonlyArray<string> => CLIENT_METHODS.filter((m) => typeof memberOf(u, m) !== 'function')
+
 const assertClient = (where: string, u: unknown): void => {
   if (typeof u !== 'object' || u === null) {
     throw new TypeError(`${where}: expected an MCP client (with listTools and callTool), got ${describeValue(u)}`)
   }
-  const missing = CLIENT_METHODS.filter((m) => typeof (u as Record<string, unknown>)[m] !== 'function')
+  const missing = missingMethods(u)
   if (missing.length > 0) {
+    // connectStdio's connection, or any { client } record, handed over in place of its client
+    if (missingMethods(memberOf(u, 'client')).length === 0) {
+      throw new TypeError(`${where}: expected an MCP client, got an object that holds one in \`.client\` (what connectStdio answers): pass connection.client`)
+    }
     throw new TypeError(`${where}: expected an MCP client, but ${missing.map((m) => `\`${m}\` is not a function`).join(' and ')}`)
   }
 }

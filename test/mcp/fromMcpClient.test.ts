@@ -588,4 +588,22 @@ describe('fromMcpClient: construction', () => {
       'fromMcpClient: expected an MCP client, but `callTool` is not a function',
     )
   })
+
+  it('refuses a connection (what connectStdio answers) in place of its client, saying to pass connection.client', () => {
+    const connection = { client: fake, pid: 1, close: () => Promise.resolve() }
+    expect(() => fromMcpClient(connection as never)).toThrow(
+      new TypeError('fromMcpClient: expected an MCP client, got an object that holds one in `.client` (what connectStdio answers): pass connection.client'),
+    )
+  })
+
+  it('gives no such hint when `.client` is no client, or cannot be read', () => {
+    const plain = 'fromMcpClient: expected an MCP client, but `listTools` is not a function and `callTool` is not a function'
+    expect(() => fromMcpClient({ client: { listTools: () => undefined } } as never)).toThrow(new TypeError(plain))
+    const hostile = {
+      get client(): never {
+        throw new Error('boom')
+      },
+    }
+    expect(() => fromMcpClient(hostile as never)).toThrow(new TypeError(plain))
+  })
 })
