@@ -6,9 +6,13 @@
  *
  * @since 0.1.0
  */
+import type { Readable } from 'node:stream'
+import * as t from 'io-ts/lib/index.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { describeError } from '../internal/describe.js'
+import { describeError, escapeControls } from '../internal/describe.js'
+import { memberOf } from '../internal/guards.js'
+import { decodeOptions } from '../internal/options.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -28,7 +32,11 @@ export interface StdioServerCommand {
   readonly cwd?: string
   /** Added to the SDK's small default environment (`HOME`, `PATH`, …), not to `process.env`. */
   readonly env?: Readonly<Record<string, string>>
-  /** The server's stderr. Default `'inherit'`. */
+  /**
+   * The server's stderr: `'inherit'` (the default) writes it to this process's stderr
+   * as it comes, `'ignore'` drops it. Either way its last lines are kept, bounded, for
+   * the error when the connection fails.
+   */
   readonly stderr?: 'inherit' | 'ignore'
   /** How the client introduces itself. Default `{ name: 'toolstack', version: '0.1.0' }`. */
   readonly clientInfo?: { readonly name: string; readonly version: string }
@@ -55,8 +63,86 @@ export interface StdioConnection {
 }
 
 // -------------------------------------------------------------------------------------
+// options
+// -------------------------------------------------------------------------------------
+
+// The codec's name is what a TypeError says a value "must be".
+const refined = <A>(name: string, is: (u: unknown) => u is A): t.Type<A, A, unknown> =>
+  new t.Type<A, A, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
+
+const ServerProps = {
+  command: refined('a non-empty string', (u): u is string => typeof u === 'string' && u !== ''),
+  args: t.readonlyArray(t.string, 'an array of strings'),
+  cwd: t.string,
+  env: t.record(t.string, t.string, 'an object of strings'),
+  stderr: t.keyof({ inherit: null, ignore: null }),
+  clientInfo: t.type({ name: t.string, version: t.string }),
+  // setTimeout takes anything above 2^31 - 1 ms as 1 ms
+  graceMs: refined(
+    'a whole number of milliseconds between 0 and 2147483647',
+    (u): u is number => Number.isSafeInteger(u) && (u as number) >= 0 && (u as number) <= 2_147_483_647,
+  ),
+}
+
+// names other MCP hosts and process APIs use, which suggestKey cannot see are meant
+const ALIASES: ReadonlyMap<string, string> = new Map([
+  ['cmd', 'command'],
+  ['argv', 'args'],
+  ['arguments', 'args'],
+  ['environment', 'env'],
+])
+
+// -------------------------------------------------------------------------------------
 // utils
 // -------------------------------------------------------------------------------------
+
+const quote = (s: string): string => JSON.stringify(s)
+
+// what an error may quote of the server's stderr: its last lines, in its last bytes
+const TAIL_BYTES = 1024
+const TAIL_LINES = 5
+
+/** Keeps the last TAIL_BYTES of `stream`, passing each chunk to `forward` first; answers them drawn for an error. */
+const keepTail = (stream: Readable, forward: ((chunk: Buffer) => void) | undefined): (() => string) => {
+  let tail = Buffer.alloc(0)
+  let seen = 0
+  stream.on('data', (chunk: Buffer) => {
+    forward?.(chunk)
+    seen += chunk.length
+    tail = Buffer.concat([tail, chunk.subarray(-TAIL_BYTES)]).subarray(-TAIL_BYTES)
+  })
+  return () => {
+    const lines = tail
+      .toString('utf8')
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '')
+    if (lines.length === 0) return ''
+    // a hostile server's escape sequences must not reach the terminal that shows the error
+    const shown = lines.slice(-TAIL_LINES).map(escapeControls).join(' | ')
+    // lines left out, or the first line cut at its start
+    const more = lines.length > TAIL_LINES ? '… | ' : seen > tail.length ? '…' : ''
+    return `; the end of its stderr: ${more}${shown}`
+  }
+}
+
+// The exit status is not in the SDK transport's API: it is read from the child process
+// the transport keeps (`_process`); without one the error just says less.
+const exitOf = (child: unknown): string => {
+  const code = memberOf(child, 'exitCode')
+  if (typeof code === 'number') return `; the server exited with code ${code}`
+  const signal = memberOf(child, 'signalCode')
+  if (typeof signal === 'string') return `; the server was ended by signal ${signal}`
+  return ''
+}
+
+// A spawn that fails with ENOENT means no such command, or no such cwd: Node says the
+// same for both.
+const notStarted = (e: unknown, cwd: string | undefined): string => {
+  if (memberOf(e, 'code') !== 'ENOENT') return ''
+  return cwd === undefined
+    ? '; no such command: check its name and the PATH, or give its full path'
+    : `; either the command or the cwd ${quote(cwd)} does not exist`
+}
 
 // ESRCH: no such process; EPERM: it exists but is not ours to signal, so it is alive;
 // anything else (a pid that is no number) is a mistake here, and thrown
@@ -87,7 +173,9 @@ const waitGone = async (pid: number, ms: number): Promise<void> => {
 /**
  * Starts `command` and connects a v1 `Client` to it over stdio. Rejects (after ending
  * the process) when the server cannot be started or does not complete the MCP
- * handshake.
+ * handshake, saying how the server exited and the end of its stderr. Rejects with a
+ * `TypeError`, before starting anything, for an unknown or mistyped option or a
+ * missing `command`.
  *
  * @example
  * import { connectStdio, fromMcpClient } from 'toolstack/mcp'
@@ -110,17 +198,29 @@ const waitGone = async (pid: number, ms: number): Promise<void> => {
  * @category constructors
  */
 export const connectStdio = async (server: StdioServerCommand): Promise<StdioConnection> => {
-  const graceMs = server.graceMs ?? 2000
+  const where = 'connectStdio'
+  const opts = decodeOptions(where, ServerProps, server, '', ALIASES)
+  const command = opts.command
+  if (command === undefined) {
+    throw new TypeError(`${where}: option "command" is required: the server's executable (for a Node server, process.execPath, with its script in args)`)
+  }
+  const graceMs = opts.graceMs ?? 2000
   const transport = new StdioClientTransport({
-    command: server.command,
-    args: [...(server.args ?? [])],
+    command,
+    args: [...(opts.args ?? [])],
     // Stryker disable next-line ConditionalExpression: the SDK takes cwd: undefined as no cwd
-    ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
+    ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
     // Stryker disable next-line ConditionalExpression: the SDK takes env: undefined as no env
-    ...(server.env !== undefined ? { env: { ...server.env } } : {}),
-    stderr: server.stderr ?? 'inherit',
+    ...(opts.env !== undefined ? { env: { ...opts.env } } : {}),
+    // piped, not inherited, so the error can quote it; 'inherit' passes it on here
+    stderr: 'pipe',
   })
-  const client = new Client(server.clientInfo ?? { name: 'toolstack', version: '0.1.0' })
+  // with stderr 'pipe' the SDK makes this stream at once, before the process starts
+  const stderrTail = keepTail(
+    transport.stderr as Readable,
+    opts.stderr === 'ignore' ? undefined : (chunk) => process.stderr.write(chunk),
+  )
+  const client = new Client(opts.clientInfo ?? { name: 'toolstack', version: '0.1.0' })
   let pid: number | undefined
   let closing: Promise<void> | undefined
 
@@ -145,13 +245,16 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   // the handshake can fail, since a failed handshake clears it
   const connecting = client.connect(transport)
   pid = transport.pid ?? undefined
+  const child = memberOf(transport, '_process')
   try {
     await connecting
     // Stryker disable next-line LogicalOperator: the transport spawns as connect begins, so transport.pid is pid already; this only keeps a later SDK that spawns later right
     pid = transport.pid ?? pid
   } catch (e) {
+    // read before close, which kills a server that is still running
+    const context = pid === undefined ? notStarted(e, opts.cwd) : exitOf(child) + stderrTail()
     await close()
-    throw new Error(`connectStdio: could not connect to ${JSON.stringify(server.command)}: ${describeError(e)}`, { cause: e })
+    throw new Error(`${where}: could not connect to ${quote(command)}: ${describeError(e)}${context}`, { cause: e })
   }
   return {
     client,

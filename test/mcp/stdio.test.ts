@@ -2,7 +2,7 @@
 // what reaches the process (arguments, cwd, environment, clientInfo, stderr), its pid
 // while it runs and after, and close: idempotent, waiting graceMs for a server that will
 // not go before killing it, and a failed handshake that leaves no process.
-import { chmodSync, fstatSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, fstatSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -42,6 +42,16 @@ const whoami = async (conn: StdioConnection): Promise<Whoami> => {
 
 const identity = (s: { dev: number; ino: number; rdev: number }) => ({ dev: s.dev, ino: s.ino, rdev: s.rdev })
 
+/** What is written to this process's stderr from now on, in place of writing it (afterEach restores it). */
+const captureStderr = (): Array<string> => {
+  const written: Array<string> = []
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(Buffer.from(chunk).toString())
+    return true
+  })
+  return written
+}
+
 /** An executable that runs the whoami server: a command that needs no arguments. */
 const executable = (): string => {
   const file = join(tempDir(), 'whoami')
@@ -52,12 +62,13 @@ const executable = (): string => {
 
 describe('connectStdio: what reaches the server', () => {
   it('the arguments, cwd, environment (added to the default one), clientInfo given; stderr ignored', async () => {
+    const written = captureStderr()
     const dir = tempDir()
     const conn = await start({
       command: process.execPath,
       args: [WHOAMI, 'one', 'two words'],
       cwd: dir,
-      env: { WHOAMI_A: 'a value' },
+      env: { WHOAMI_A: 'a value', WHOAMI_STDERR: 'not shown\n' },
       stderr: 'ignore',
       clientInfo: { name: 'my-host', version: '9.9.9' },
     })
@@ -66,11 +77,15 @@ describe('connectStdio: what reaches the server', () => {
     expect(me.cwd).toBe(dir)
     expect(me.env).toStrictEqual({ WHOAMI_A: 'a value', hasPath: true })
     expect(me.clientInfo).toStrictEqual({ name: 'my-host', version: '9.9.9' })
-    expect(me.stderr).toStrictEqual(identity(statSync('/dev/null')))
+    // a pipe (its end is kept for an error), not this process's stderr
+    expect(me.stderr).not.toStrictEqual(identity(fstatSync(2)))
+    await conn.close()
+    expect(written.join('')).not.toContain('not shown')
   })
 
-  it('by default: no arguments, this process\'s cwd, the default environment only, clientInfo toolstack 0.1.0, stderr inherited', async () => {
+  it('by default: no arguments, this process\'s cwd, the default environment only, clientInfo toolstack 0.1.0, stderr shown here', async () => {
     process.env['WHOAMI_A'] = 'not passed on'
+    const written = captureStderr()
     try {
       const conn = await start({ command: executable() })
       const me = await whoami(conn)
@@ -78,10 +93,13 @@ describe('connectStdio: what reaches the server', () => {
       expect(me.cwd).toBe(process.cwd())
       expect(me.env).toStrictEqual({ WHOAMI_A: null, hasPath: true })
       expect(me.clientInfo).toStrictEqual({ name: 'toolstack', version: '0.1.0' })
-      expect(me.stderr).toStrictEqual(identity(fstatSync(2)))
     } finally {
       delete process.env['WHOAMI_A']
     }
+    // once connected too, as it comes
+    const shouting = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STDERR: '\x1b[1mcalled\n' } })
+    await whoami(shouting)
+    await vi.waitFor(() => expect(written.join('')).toContain('\x1b[1mcalled\n'))
   })
 })
 
@@ -185,7 +203,9 @@ describe('connectStdio: a failed start', () => {
       () => undefined,
       (e: unknown) => e as Error,
     )
-    expect(error?.message).toBe(`connectStdio: could not connect to ${JSON.stringify(missing)}: spawn ${missing} ENOENT`)
+    expect(error?.message).toBe(
+      `connectStdio: could not connect to ${JSON.stringify(missing)}: spawn ${missing} ENOENT; no such command: check its name and the PATH, or give its full path`,
+    )
     expect((error?.cause as NodeJS.ErrnoException).code).toBe('ENOENT')
   })
 })

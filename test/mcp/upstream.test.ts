@@ -1,6 +1,6 @@
 // A supervised upstream over real processes: one that fails its first start, one that
 // is killed while it runs. The others keep working meanwhile (a registry test below).
-import { chmodSync, fstatSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -18,6 +18,7 @@ cleanUpAfterEach()
 const FLAKY = fileURLToPath(new URL('./fixtures/flaky-server.mjs', import.meta.url))
 const started: Array<Upstream> = []
 afterEach(async () => {
+  vi.restoreAllMocks()
   await Promise.all(started.splice(0).map((u) => u.close()))
 })
 
@@ -36,6 +37,16 @@ const until = async (done: () => boolean, ms = 10_000): Promise<void> => {
 }
 
 const call = (name: string) => ({ id: '1', function: { name, arguments: '{"n":1}' } })
+
+/** What is written to this process's stderr from now on, in place of writing it. */
+const captureStderr = (): Array<string> => {
+  const written: Array<string> = []
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(Buffer.from(chunk).toString())
+    return true
+  })
+  return written
+}
 
 describe('superviseUpstream', () => {
   it('one that fails to start: lists nothing, answers calls naming it, and is restarted; its tools come back, and listeners hear of it', async () => {
@@ -209,7 +220,7 @@ describe('superviseUpstream: events and what it says', () => {
     const u = superviseUpstream('gone', { command: missing }, { onEvent: (e) => void events.push(e) })
     started.push(u)
     await u.ready
-    const why = `connectStdio: could not connect to ${JSON.stringify(missing)}: spawn ${missing} ENOENT`
+    const why = `connectStdio: could not connect to ${JSON.stringify(missing)}: spawn ${missing} ENOENT; no such command: check its name and the PATH, or give its full path`
     expect(events).toStrictEqual([
       { _tag: 'Failed', upstream: 'gone', error: why },
       { _tag: 'Restarting', upstream: 'gone', inMs: 500 },
@@ -257,7 +268,9 @@ describe('superviseUpstream: events and what it says', () => {
   it('a command that starts: Started with its tools, how long it took and its pid; what it was given reaches it; stderr ignored by default', async () => {
     const dir = tempDir()
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('who', { command: process.execPath, args: [WHOAMI, 'arg'], cwd: dir, env: { WHOAMI_A: 'from the spec' } }, { onEvent: (e) => void events.push(e) })
+    const written = captureStderr()
+    const env = { WHOAMI_A: 'from the spec', WHOAMI_STDERR: 'not shown\n' }
+    const u = superviseUpstream('who', { command: process.execPath, args: [WHOAMI, 'arg'], cwd: dir, env }, { onEvent: (e) => void events.push(e) })
     started.push(u)
     await u.ready
     const pid = u.pid()
@@ -273,14 +286,15 @@ describe('superviseUpstream: events and what it says', () => {
     expect(me.env).toStrictEqual({ WHOAMI_A: 'from the spec', hasPath: true })
     expect(me.clientInfo).toStrictEqual({ name: 'toolstack', version: '0.1.0' })
     expect(me.pid).toBe(pid)
-    const devNull = statSync('/dev/null')
-    expect(me.stderr).toStrictEqual({ dev: devNull.dev, ino: devNull.ino, rdev: devNull.rdev })
+    await u.close()
+    expect(written.join('')).not.toContain('not shown')
   })
 
   it('a command with nothing else: no arguments, no environment of its own, this cwd; stderr inherited when asked', async () => {
     const file = join(tempDir(), 'whoami')
-    writeFileSync(file, `#!${process.execPath}\nawait import(${JSON.stringify(WHOAMI)})\n`)
+    writeFileSync(file, `#!${process.execPath}\nprocess.stderr.write('whoami starts\\n')\nawait import(${JSON.stringify(WHOAMI)})\n`)
     chmodSync(file, 0o755)
+    const written = captureStderr()
     const u = superviseUpstream('who', { command: file }, { stderr: 'inherit' })
     started.push(u)
     await u.ready
@@ -290,8 +304,7 @@ describe('superviseUpstream: events and what it says', () => {
     expect(me.argv).toStrictEqual([])
     expect(me.cwd).toBe(process.cwd())
     expect(me.env).toStrictEqual({ WHOAMI_A: null, hasPath: true })
-    const err = fstatSync(2)
-    expect(me.stderr).toStrictEqual({ dev: err.dev, ino: err.ino, rdev: err.rdev })
+    await vi.waitFor(() => expect(written.join('')).toContain('whoami starts\n'))
   })
 
   it('closed while it starts: it does not come up, and its process is gone once ready', async () => {
