@@ -14,6 +14,7 @@ import { batchOf } from './Batch.js'
 import { errorResult, readPositions } from './internal/answer.js'
 import { callIdOf, callNameOf } from './internal/calls.js'
 import { describeError, describeValue } from './internal/describe.js'
+import { memberOf } from './internal/guards.js'
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -282,14 +283,27 @@ const assertAsyncProvider = (where: string, u: unknown): void => {
       `${where}: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, but ${wrong.map((k) => `\`${k}\` is not a function`).join(' and ')}`,
     )
   }
+  // every provider toolstack makes offers executeBatch; a Promise-based one has no use for it
+  if (typeof memberOf(u, 'executeBatch') === 'function') {
+    const why = 'it offers executeBatch, and its functions answer tasks, not Promises'
+    throw new TypeError(`${where}: this is already a toolstack provider (${why}); use it directly, without fromAsync`)
+  }
 }
+
+// An fp-ts provider's functions cannot be told from Promise-based ones until they run:
+// its toolsForLlm resolves to an Either, its executeToolCalls answers a task.
+const fpShapeOf = (a: unknown): string | undefined =>
+  typeof a === 'function' ? 'a function (a task)' : isEither(a) ? 'an Either' : undefined
 
 /**
  * A provider from Promise-returning functions. A rejection (or a throw) becomes a
  * Left holding the reason; a {@link ProviderFailure} is unwrapped to its `left`, so
  * `fromAsync(toAsync(p))` fails exactly as `p` does. The functions are called as
  * methods of the record (so a class instance works) and only when a task runs.
- * What they resolve to is passed on as is.
+ * What they resolve to is passed on as is, but for the answers of an fp-ts provider
+ * (an Either, a task), which are a Left holding a `TypeError` that says to use that
+ * provider directly. Construction throws a `TypeError` for a record that is not two
+ * functions, and for a provider toolstack made.
  *
  * @example
  * import { fromAsync } from 'toolstack'
@@ -301,16 +315,22 @@ const assertAsyncProvider = (where: string, u: unknown): void => {
  * @category interop
  */
 export const fromAsync = (provider: AsyncProvider): Provider<unknown> => {
-  assertAsyncProvider('fromAsync', provider)
+  const where = 'fromAsync'
+  assertAsyncProvider(where, provider)
   const { toolsForLlm, executeToolCalls } = provider
-  const attempt = <A>(f: () => Promise<A>): Promise<Either<unknown, A>> =>
+  const attempt = <A>(name: string, f: () => Promise<A>): Promise<Either<unknown, A>> =>
     new Promise<A>((resolve) => resolve(f())).then(
-      (a) => rightOf(a),
+      (a) => {
+        const shape = fpShapeOf(a)
+        if (shape === undefined) return rightOf(a)
+        const why = `${where}: ${name} answered ${shape}, not a Promise of the value`
+        return leftOf(new TypeError(`${why}: this is already a toolstack provider; use it directly, without fromAsync`))
+      },
       (e: unknown) => leftOf(isProviderFailure(e) ? e.left : e),
     )
   return {
-    toolsForLlm: () => attempt(() => toolsForLlm.call(provider)),
-    executeToolCalls: (calls) => () => attempt(() => executeToolCalls.call(provider, calls)),
+    toolsForLlm: () => attempt('toolsForLlm', () => toolsForLlm.call(provider)),
+    executeToolCalls: (calls) => () => attempt('executeToolCalls', () => executeToolCalls.call(provider, calls)),
   }
 }
 
@@ -335,7 +355,8 @@ export const toAsync = <E>(provider: Provider<E>): AsyncProvider => {
   }
   return {
     toolsForLlm: () => new Promise<Either<E, ReadonlyArray<ToolDeclaration>>>((resolve) => resolve(provider.toolsForLlm())).then(unwrap),
-    executeToolCalls: (calls) =>
-      new Promise<Either<E, ReadonlyArray<ToolResult>>>((resolve) => resolve(provider.executeToolCalls(calls)())).then(unwrap),
+    // an async function, so a combinator handed this record refuses it at construction
+    // (assertProvider), naming fromAsync
+    executeToolCalls: async (calls) => unwrap(await provider.executeToolCalls(calls)()),
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AsyncProvider, LocalTool, Provider, ToolCall, ToolResult } from '../src/index.js'
-import { assertProvider, fromAsync, fromTools, isProvider, isProviderFailure, providerFailure, toAsync } from '../src/index.js'
+import { assertProvider, fromAsync, fromTools, isProvider, isProviderFailure, providerFailure, registry, toAsync, withReasons, withUnknownKeyAudit } from '../src/index.js'
 import { answersOnePerCall, isLazy } from './laws.js'
 import { call, decl, failingProvider, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { runExample } from './support/examples.js'
@@ -319,7 +319,49 @@ describe('fromAsync', () => {
 
 })
 
+describe('fromAsync: an fp-ts provider handed over', () => {
+  it('refuses a provider toolstack made (it offers executeBatch) at construction, by name', () => {
+    const message = 'fromAsync: this is already a toolstack provider (it offers executeBatch, and its functions answer tasks, not Promises); use it directly, without fromAsync'
+    expect(() => fromAsync(fromTools([]) as never)).toThrow(new TypeError(message))
+    expect(() => fromAsync(withReasons()(fromTools([])) as never)).toThrow(new TypeError(message))
+  })
+
+  it('a hand-written one: its listing and its batches are Lefts that say so, not Right(Right(…))', async () => {
+    const p = fromAsync(recordingProvider([decl('a')]) as never)
+    const listed = await p.toolsForLlm()
+    expect(listed._tag).toBe('Left')
+    const listingError = (listed as { readonly left: unknown }).left
+    expect(listingError).toBeInstanceOf(TypeError)
+    expect((listingError as Error).message).toBe(
+      'fromAsync: toolsForLlm answered an Either, not a Promise of the value: this is already a toolstack provider; use it directly, without fromAsync',
+    )
+    const out = await p.executeToolCalls([call('1', 'a')])()
+    expect(out._tag).toBe('Left')
+    const batchError = (out as { readonly left: unknown }).left
+    expect(batchError).toBeInstanceOf(TypeError)
+    expect((batchError as Error).message).toBe(
+      'fromAsync: executeToolCalls answered a function (a task), not a Promise of the value: this is already a toolstack provider; use it directly, without fromAsync',
+    )
+  })
+
+  it('a Promise of an Either from executeToolCalls is refused the same way', async () => {
+    const inner = recordingProvider([decl('a')])
+    const p = fromAsync({ toolsForLlm: async () => [], executeToolCalls: (calls: ReadonlyArray<ToolCall>) => inner.executeToolCalls(calls)() } as never)
+    const out = await p.executeToolCalls([call('1', 'a')])()
+    expect(out._tag === 'Left' && (out.left as Error).message).toMatch(/^fromAsync: executeToolCalls answered an Either, not a Promise of the value/)
+  })
+})
+
 describe('toAsync', () => {
+  it('what it makes is refused by a combinator at construction, naming fromAsync', () => {
+    const host = toAsync(fromTools([]))
+    expect(() => withUnknownKeyAudit()(host as never)).toThrow(TypeError)
+    expect(() => withUnknownKeyAudit()(host as never)).toThrow(/^withUnknownKeyAudit: this provider's executeToolCalls is an async function.*fromAsync\(provider\)$/)
+    expect(() => withReasons()(host as never)).toThrow(/^withReasons: .*fromAsync/)
+    expect(() => registry([{ prefix: 'fs', provider: host as never }])).toThrow(/fromAsync/)
+    expect(() => toAsync(host as never)).toThrow(/^toAsync: .*fromAsync/)
+  })
+
   it('refuses a non-provider with a TypeError', () => {
     expect(() => toAsync({} as Provider<never>)).toThrow(/toAsync: expected a provider/)
   })
