@@ -30,7 +30,12 @@ const zones = [
   // adapters stand beside one another, below the command
   ...ADAPTERS.map((a) => ({ target: at([a]), from: at([...ADAPTERS.filter((o) => o !== a), 'cli']), message: 'an adapter imports the library, not another adapter or the command' })),
   // the command uses the public API and the audit's shared steps
-  { target: at(['cli']), from: './src', except: ['./index.ts', './audit', './cli', './mcp/index.ts'], message: 'cli/ imports the public API (index, mcp/index) and the audit steps only' },
+  {
+    target: at(['cli']),
+    from: './src',
+    except: ['./index.ts', './audit', './cli', './mcp/index.ts', './internal/describe.ts', './internal/guards.ts'],
+    message: 'cli/ imports the public API (index, mcp/index), the audit steps and the leaves describe and guards only',
+  },
 ]
 
 export default tseslint.config(

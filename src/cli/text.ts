@@ -1,26 +1,21 @@
 /**
- * Words and values as the command prints and reads them. No library import: the
- * command line loads this before it knows which subcommand runs.
+ * Words and values as the command prints and reads them. It imports only the library's
+ * leaves (`describe`, `guards`), which import nothing: the command line loads this
+ * before it knows which subcommand runs.
  *
  * @since 0.1.0
  */
-
-/** A failure of any kind, in one line. @since 0.1.0 */
-export const describeError = (e: unknown): string => {
-  if (e instanceof Error) return e.message || e.name
-  try {
-    return typeof e === 'string' ? e : (JSON.stringify(e) ?? String(e))
-  } catch {
-    return String(e)
-  }
-}
+export { describeError } from '../internal/describe.js'
+export { isRecord, own } from '../internal/guards.js'
 
 /** `n` and a noun, plural unless `n` is 1. @since 0.1.0 */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 // C0 controls, DEL and C1 controls: what a terminal may act on (ESC starts a sequence
 // that can retitle the window or move the cursor, U+009B is ESC [ in one character, a
-// newline forges a line).
+// newline forges a line). Narrower than describe's escapeControls (which also writes
+// separators, direction marks and the BOM) because test/cli/text.test.ts holds that
+// nothing else changes.
 // eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
 
@@ -36,13 +31,7 @@ export const escapeControls = (s: string): string => s.replace(CONTROL, escaped)
  *
  * @since 0.1.0
  */
-export const jsonLine = (value: unknown): string => JSON.stringify(value).replace(CONTROL, escaped)
-
-/** Whether `u` is a JSON object (not an array). @since 0.1.0 */
-export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === 'object' && u !== null && !Array.isArray(u)
-
-/** `u[key]` when `u` is an object that owns `key`: keys are data (`__proto__` is a key). @since 0.1.0 */
-export const own = (u: unknown, key: string): unknown => (isRecord(u) && Object.hasOwn(u, key) ? u[key] : undefined)
+export const jsonLine = (value: unknown): string => escapeControls(JSON.stringify(value))
 
 /** What kind of JSON value `u` is, in words. @since 0.1.0 */
 export const kindOf = (u: unknown): string => (u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`)

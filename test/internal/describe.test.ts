@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { describeError, describeValue, escapeControls } from '../../src/internal/describe.js'
+import { describeError as cliDescribeError } from '../../src/cli/text.js'
 
 describe('describeValue', () => {
   it('quotes a short string whole', () => {
@@ -53,6 +54,16 @@ describe('describeError', () => {
   it('still answers for a value that cannot be written at all', () => {
     const hostile = { toJSON: () => { throw new Error('no') }, toString: () => { throw new Error('no') } }
     expect(describeError(hostile)).toBe('an unreadable error')
+  })
+
+  it('still answers for an Error whose message cannot be read', () => {
+    const e = new Error('x')
+    Object.defineProperty(e, 'message', { get: () => { throw new Error('no') } })
+    expect(describeError(e)).toBe('an unreadable error')
+  })
+
+  it('is the one the command prints with (its copy, which could throw on both, is gone)', () => {
+    expect(cliDescribeError).toBe(describeError)
   })
 })
 
