@@ -54,6 +54,14 @@ describe('the packed package, installed as a user installs it', () => {
     expect(packed.some((f) => f.startsWith('src/') || f.startsWith('test/'))).toBe(false)
   })
 
+  it('ships its LICENSE and the docs the README links to', () => {
+    expect(packed).toContain('LICENSE')
+    expect(readFileSync(join(user, 'node_modules', 'toolstack', 'LICENSE'), 'utf8')).toMatch(/^MIT License/)
+    const linked = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1] as string)
+    expect(linked).toContain('docs/serve.md')
+    for (const doc of linked) expect(packed, doc).toContain(doc)
+  })
+
   it('loads with import and with require()', () => {
     const esm = inUser(['--input-type=module', '-e', "const t = await import('toolstack'); console.log(typeof t.withUnknownKeyAudit, typeof t.pipe)"])
     expect(esm.stderr).toBe('')
@@ -69,5 +77,12 @@ describe('the packed package, installed as a user installs it', () => {
     const r = spawnSync(bin, ['--version'], { cwd: user, encoding: 'utf8', timeout: 30_000 })
     expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version)
     expect(readdirSync(join(user, 'node_modules', 'toolstack', 'dist'))).toEqual(expect.arrayContaining(['esm', 'cjs']))
+  })
+
+  it('names in --help a doc that the installed package holds', () => {
+    const r = spawnSync(join(user, 'node_modules', '.bin', 'toolstack'), ['serve', '--help'], { cwd: user, encoding: 'utf8', timeout: 30_000 })
+    const named = /node_modules\/toolstack\/(docs\/[\w.-]+\.md)/.exec(r.stdout)?.[1]
+    expect(named, r.stdout).toBe('docs/serve.md')
+    expect(existsSync(join(user, 'node_modules', 'toolstack', named as string))).toBe(true)
   })
 })

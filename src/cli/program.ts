@@ -65,7 +65,8 @@ const SERVE_EXAMPLES = `
 One MCP server in front of many: each upstream's tools under its prefix, every call
 audited, a "reason" asked of the model, and the rules' "ask" put to the human through
 the host (MCP elicitation). The configuration uses the mcpServers shape hosts use;
-see docs/serve.md.
+see docs/serve.md in the toolstack package (node_modules/toolstack/docs/serve.md
+where it is installed).
 
 Examples:
   $ toolstack serve --config toolstack.json
