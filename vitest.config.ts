@@ -1,10 +1,56 @@
-import { defineConfig } from 'vitest/config'
+// Two projects, so that `npm test` stays quick:
+// - unit (`npm test`): every test that stays in the test process: unit, property and
+//   model-based tests, the `@example` blocks, the adapters and the MCP half in process.
+//   It needs no build.
+// - integration (`npm run test:integration`, which builds dist/ first): every test file
+//   that starts a process of its own (the command, real MCP servers from npm, the
+//   examples and the README's blocks run as a user runs them, the built and the packed
+//   package). They are about nine tenths of the suite's time.
+// `.ci/run` runs both; `npx vitest run FILE` finds a file in either project.
+import { configDefaults, defineConfig } from 'vitest/config'
+
+/** The test files that start a process of their own. */
+export const integration: ReadonlyArray<string> = [
+  // the command, run as a separate process
+  'test/cli/audit.test.ts',
+  'test/cli/proxy.test.ts',
+  'test/cli/proxy-sdk.test.ts',
+  'test/cli/serve.test.ts',
+  // the built and the packed package, the examples and the docs' blocks, each in a process
+  'test/smoke.test.ts',
+  'test/pack.test.ts',
+  'test/demo.test.ts',
+  'test/examples.test.ts',
+  'test/mcp/examples.test.ts',
+  'test/adapters/examples.test.ts',
+  'test/markdown.test.ts',
+  // real MCP servers (from npm, or the fixtures) started over stdio
+  'test/mcp/realServers.test.ts',
+  'test/mcp/connectStdio.test.ts',
+  'test/mcp/stdio.test.ts',
+  'test/mcp/upstream.test.ts',
+  'test/mcp/faults.test.ts',
+  'test/mcp/server.test.ts',
+  'test/mcp/gateway.test.ts',
+  'test/ai-sdk/mcp.test.ts',
+  'test/ai-sdk/mastra.test.ts',
+  'test/openai-agents/agents.test.ts',
+  'test/langchain/langchain.test.ts',
+]
+
+/** What every test run shares, the mutation run's included. */
+export const shared = {
+  setupFiles: ['test/support/seed.ts'],
+  testTimeout: 30_000,
+  hookTimeout: 30_000,
+}
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    setupFiles: ['test/support/seed.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    ...shared,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...integration] } },
+      { extends: true, test: { name: 'integration', include: [...integration] } },
+    ],
   },
 })

@@ -2,26 +2,25 @@
 // exercises src/ in this process. Left out, because no mutant can reach them: tests of
 // the command (src/cli is not mutated), tests that run a separate process over the
 // built package or an example (a mutant lives only in this process), and the README
-// and docs checks.
-import { defineConfig, mergeConfig } from 'vitest/config'
-import base from './vitest.config.js'
+// and docs checks. One project, not the unit/integration pair of vitest.config.ts.
+import { defineConfig } from 'vitest/config'
+import { shared } from './vitest.config.js'
 
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      isolate: false,
-      exclude: [
-        'node_modules/**',
-        'test/cli/**',
-        'test/pack.test.ts',
-        'test/smoke.test.ts',
-        'test/markdown.test.ts',
-        'test/demo.test.ts',
-        'test/examples.test.ts',
-        'test/mcp/examples.test.ts',
-        'test/adapters/examples.test.ts',
-      ],
-    },
-  }),
-)
+export default defineConfig({
+  test: {
+    ...shared,
+    include: ['test/**/*.test.ts'],
+    isolate: false,
+    exclude: [
+      'node_modules/**',
+      'test/cli/**',
+      'test/pack.test.ts',
+      'test/smoke.test.ts',
+      'test/markdown.test.ts',
+      'test/demo.test.ts',
+      'test/examples.test.ts',
+      'test/mcp/examples.test.ts',
+      'test/adapters/examples.test.ts',
+    ],
+  },
+})
