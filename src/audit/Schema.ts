@@ -405,8 +405,8 @@ const expand = (places: ReadonlyArray<Node>, kind: Kind, obj: Readonly<Record<st
       const tag = u.tag
       const value = tag === undefined || obj === undefined || !hasOwn(obj, tag.key) ? undefined : obj[tag.key]
       const picked = tag !== undefined && isPrimitive(value) ? tag.picks.get(value) : undefined
-      if (picked !== undefined) for (const b of picked) go(b, false)
-      else for (const b of u.branches) if (kind.holds(b)) go(b, true)
+      // a picked branch declares its tag, so it is never open
+      for (const b of picked ?? u.branches.filter(kind.holds)) go(b, true)
     }
   }
   for (const p of places) go(p, false)
@@ -478,7 +478,7 @@ const walkClean = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Prepared,
 // one place without unions or patterns: its own map, and the memo of its last clean list
 const walkSimple = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Node, loc: Loc, depth: number): void => {
   const memo = prepared(p)
-  if (p.props.size === 0 || depth > MAX_DEPTH || walkClean(w, obj, memo, loc, depth)) return
+  if (p.props.size === 0 || walkClean(w, obj, memo, loc, depth)) return
   const top = loc === ROOT
   const keys = Object.keys(obj)
   const deep: Array<ReadonlyArray<Node> | undefined> = []

@@ -353,8 +353,13 @@ describe('compileSchema: what decides a place', () => {
   it('finds the tag past the first key, through allOf, and lets two branches share a value', () => {
     const later = obj({ s: { oneOf: [obj({ name: { type: 'string' }, kind: { const: 'a' }, x: {} }), obj({ name: { type: 'string' }, kind: { const: 'b' }, y: {} })] } })
     expect(paths(later, { s: { name: 'n', kind: 'a', y: 1 } })).toEqual(['s.y'])
-    const folded = obj({ s: { oneOf: [{ allOf: [obj({ kind: { type: 'string' } }), obj({ kind: { const: 'a' }, x: {} })] }, obj({ kind: { const: 'b' }, y: {} })] } })
-    expect(paths(folded, { s: { kind: 'a', y: 1 } })).toEqual(['s.y'])
+    for (const conjuncts of [
+      [obj({ kind: { type: 'string' } }), obj({ kind: { const: 'a' }, x: {} })],
+      [obj({ kind: { const: 'a' }, x: {} }), obj({ kind: { type: 'string' } })],
+    ]) {
+      const folded = obj({ s: { oneOf: [{ allOf: conjuncts }, obj({ kind: { const: 'b' }, y: {} })] } })
+      expect(paths(folded, { s: { kind: 'a', y: 1 } })).toEqual(['s.y'])
+    }
     const shared = obj({ s: { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ kind: { const: 'a' }, y: {} }), obj({ kind: { const: 'b' }, z: {} })] } })
     expect(paths(shared, { s: { kind: 'a', x: 1, y: 1, z: 1 } })).toEqual(['s.z'])
     // a value that is not a primitive picks nothing: every branch decides
@@ -369,6 +374,10 @@ describe('compileSchema: what decides a place', () => {
     for (const anyObject of [{ type: 'object' }, { type: ['object', 'null'] }, true, {}, { $ref: '#/$defs/missing' }, { $ref: '#/$defs/yes' }]) {
       expect(paths(withBranch(anyObject, { $defs: { yes: {} } }), { o: { a: 1, zz: 1 } }), JSON.stringify(anyObject)).toEqual([])
     }
+  })
+
+  it('is silent where neither a place nor any branch that may hold an object declares a key', () => {
+    expect(paths(obj({ o: { anyOf: [{ anyOf: [{ type: 'string' }] }, { type: 'number' }] } }), { o: { zz: 1 } })).toEqual([])
   })
 
   it('visits a union that names itself once, and still decides with its other branches', () => {
@@ -411,14 +420,18 @@ describe('compileSchema: what decides a place', () => {
     const ofUnion = obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, { type: 'array', items: obj({ b: {} }) }] } })
     expect(paths(ofUnion, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].zz'])
     // a branch that takes any array leaves its elements free; one that takes no array counts for nothing
-    const arrays = (other: unknown) => obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, other] } })
+    const arrays = (other: unknown) => ({ ...obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, other] } }), $defs: { no: false } })
     for (const any of [{ type: 'array' }, {}, { type: ['array', 'null'] }]) expect(paths(arrays(any), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(any)).toEqual([])
-    for (const none of [{ type: 'string' }, { type: ['object', 'null'] }, false]) expect(paths(arrays(none), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(none)).toEqual(['t[].zz'])
+    for (const none of [{ type: 'string' }, { type: ['object', 'null'] }, false, { $ref: '#/$defs/no' }]) {
+      expect(paths(arrays(none), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(none)).toEqual(['t[].zz'])
+    }
+    // a branch with a prefix only constrains its elements too
+    expect(paths(arrays({ type: 'array', prefixItems: [obj({ b: {} })] }), { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].zz'])
   })
 
   it('hears an array element through a place shared by two arrays', () => {
     const element = obj({ a: {} })
-    expect(paths(obj({ p1: { type: 'array', items: element }, p2: { type: 'array', items: element } }), { p1: [{ a: 1 }], p2: [{ zz: 1 }] })).toEqual(['p2[].zz'])
+    expect(paths(obj({ p1: { type: 'array', items: element }, p2: { type: 'array', items: element } }), { p1: [{ yy: 1 }], p2: [{ zz: 1 }] })).toEqual(['p1[].yy', 'p2[].zz'])
   })
 
   it('does not read a string, a number or null as an object', () => {
@@ -455,6 +468,9 @@ describe('compileSchema: what decides a place', () => {
     expect(flat(obj({ a: { type: 'array', prefixItems: [obj({ b: {} })] } }))).toBe(false)
     expect(flat(obj({ a: { anyOf: [obj({ b: {} })] } }))).toBe(false)
     expect(flat(obj({ a: { patternProperties: { x: {} } } }))).toBe(false)
+    // a key declared twice, below one of them a place that speaks
+    expect(flat({ allOf: [obj({ a: {} }), obj({ a: obj({ b: {} }) })] })).toBe(false)
+    expect(flat({ allOf: [obj({ a: obj({ b: {} }) }), obj({ a: {} })] })).toBe(false)
     expect(flat({ anyOf: [obj({ a: {} })] })).toBe(false)
     expect(flat(obj({ a: {} }, { patternProperties: { x: {} } }))).toBe(false)
     expect(compileSchema(obj({ a: {} }, { patternProperties: { x: {} } })).patterned).toBe(true)
@@ -499,6 +515,12 @@ describe('the depth bound', () => {
     expect(paths(chain((next) => ({ anyOf: [obj({ k: next })] })), deepArgs(false))).toEqual(heard(Math.floor((BOUND - 1) / 2), false))
     expect(paths(chain((next) => obj({ k: { type: 'array', items: next } })), deepArgs(true))).toEqual(heard(BOUND / 2, true))
     expect(paths(chain((next) => obj({ k: { type: 'array', prefixItems: [next] } })), deepArgs(true))).toEqual(heard(BOUND / 2, true))
+    // through a union's branch as well, so the schema's bound comes before the arguments':
+    // level L's object is decided by a branch 2L + 1 steps down (pattern), or 3L + 1 (items)
+    const branched = (place: (next: unknown) => unknown) => chain((next) => ({ anyOf: [place(next)] }))
+    expect(paths(branched((next) => ({ type: 'object', patternProperties: { '^k$': next } })), deepArgs(false))).toEqual(heard(Math.floor((BOUND - 1) / 2), false))
+    expect(paths(branched((next) => obj({ k: { type: 'array', items: next } })), deepArgs(true))).toEqual(heard(Math.floor((BOUND - 1) / 3), true))
+    expect(paths(branched((next) => obj({ k: { type: 'array', prefixItems: [next] } })), deepArgs(true))).toEqual(heard(Math.floor((BOUND - 1) / 3), true))
   })
 
   it('reads arguments to their bound under a recursive schema, on every path of the walk', () => {
