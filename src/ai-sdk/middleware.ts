@@ -9,8 +9,11 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { LanguageModelMiddleware } from 'ai'
-import type { AuditSession, Catalogue, PairStat, ToolDeclaration, UnknownKeyAuditOptions } from '../index.js'
-import { auditSessions } from '../index.js'
+import type { AuditSession, UnknownKeyAuditOptions } from '../UnknownKeys.js'
+import type { Catalogue } from '../audit/Catalogue.js'
+import type { PairStat } from '../audit/SeenSet.js'
+import type { ToolDeclaration } from '../model.js'
+import { auditSessions } from '../UnknownKeys.js'
 import { listedCatalogue } from '../internal/adapter.js'
 import { isRecord } from '../internal/guards.js'
 

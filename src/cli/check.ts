@@ -1,7 +1,7 @@
 /**
- * The command's one door into the library. Every other module under `src/cli` imports
- * library things from here only, and this file imports the public API only: the audit's
- * own pure steps, so the command checks a call exactly as `withUnknownKeyAudit` does.
+ * The command's door into the audit. This file imports public names only (the root's,
+ * from their modules, and `toolstack/extend`'s): the audit's own pure steps, so the
+ * command checks a call exactly as `withUnknownKeyAudit` does.
  *
  * - `catalogueOf(tolerate)(declarations)`: the tools in force, from declarations in the
  *   OpenAI chat shape; `reason` and each `tolerate` name are never reported.
@@ -14,11 +14,16 @@
  *
  * @since 0.1.0
  */
-import type { Catalogue, SeenSet, UnknownKeyWarning } from '../index.js'
-import { catalogueOf as libraryCatalogueOf, emptySeenSet, toleratedOf } from '../index.js'
+import type { Catalogue, SeenSet } from '../extend.js'
+import { catalogueOf as libraryCatalogueOf, toleratedOf } from '../extend.js'
+import type { UnknownKeyWarning } from '../audit/Check.js'
+import { emptySeenSet } from '../audit/SeenSet.js'
 
-export type { Catalogue, Check, PairStat, UnknownKeyWarning } from '../index.js'
-export { checkCall, emptyCatalogue, formatWarning, pairStats } from '../index.js'
+export type { Catalogue, Check } from '../extend.js'
+export { checkCall, emptyCatalogue, pairStats } from '../extend.js'
+export type { UnknownKeyWarning } from '../audit/Check.js'
+export { formatWarning } from '../audit/Check.js'
+export type { PairStat } from '../audit/SeenSet.js'
 
 /** Per (tool, key) pair said: how many calls carried it, and the first one's id (the audit's seen-set). @since 0.1.0 */
 export type Memory = SeenSet

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
-import { formatWarning } from '../index.js'
+import { formatWarning } from './check.js'
 import type { GatewayRecord } from '../mcp/index.js'
 import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 

@@ -10,17 +10,17 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import { identity, pipe } from 'fp-ts/lib/function.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { AuditDiagnostic, PolicyDecision, PolicyDiagnostic, Provider, Rule, UnknownKeyWarning } from '../index.js'
-import {
-  decodeRules,
-  drawAuditDiagnostic,
-  drawPolicyDiagnostic,
-  newQuestionQueue,
-  registry,
-  withPolicy,
-  withReasons,
-  withUnknownKeyAudit,
-} from '../index.js'
+import type { Provider } from '../model.js'
+import type { UnknownKeyWarning } from '../audit/Check.js'
+import type { AuditDiagnostic } from '../UnknownKeys.js'
+import { drawAuditDiagnostic, withUnknownKeyAudit } from '../UnknownKeys.js'
+import { withReasons } from '../Reasons.js'
+import { registry } from '../Registry.js'
+import type { PolicyDecision, PolicyDiagnostic } from '../Policy.js'
+import { drawPolicyDiagnostic, withPolicy } from '../Policy.js'
+import type { Rule } from '../policy/Rule.js'
+import { decodeRules } from '../policy/Rule.js'
+import { newQuestionQueue } from '../policy/questions.js'
 import { describeValue } from '../internal/describe.js'
 import { hasOwn, isRecord } from '../internal/guards.js'
 import { longestTagOf } from '../internal/longest.js'

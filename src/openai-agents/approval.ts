@@ -7,8 +7,10 @@
  *
  * @since 0.1.0
  */
-import type { OnAsk, PolicyApprovalOptions } from '../index.js'
-import { approvalBridge, evaluate } from '../index.js'
+import type { PolicyApprovalOptions } from '../policy/approvals.js'
+import type { OnAsk } from '../policy/ask.js'
+import { approvalBridge } from '../policy/approvals.js'
+import { evaluate } from '../policy/evaluate.js'
 
 // -------------------------------------------------------------------------------------
 // model

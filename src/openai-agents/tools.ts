@@ -8,8 +8,11 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { FunctionTool, RunContext, Tool } from '@openai/agents'
-import type { PairStat, Provider, ToolDeclaration, UnknownKeyAuditOptions } from '../index.js'
-import { assertProvider, auditSessions } from '../index.js'
+import type { UnknownKeyAuditOptions } from '../UnknownKeys.js'
+import type { PairStat } from '../audit/SeenSet.js'
+import type { Provider, ToolDeclaration } from '../model.js'
+import { auditSessions } from '../UnknownKeys.js'
+import { assertProvider } from '../model.js'
 import { abortedText, approvalOption, callOf, listTools, listedCatalogue, sendApprovable, sendOne } from '../internal/adapter.js'
 import { describeError, describeValue } from '../internal/describe.js'
 import { isRecord, memberOf } from '../internal/guards.js'

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { FunctionTool, ResponseFunctionToolCall, ResponseInputItem } from 'openai/resources/responses/responses'
-import type { ToolCall, ToolDeclaration, ToolResult } from '../index.js'
+import type { ToolCall, ToolDeclaration, ToolResult } from '../model.js'
 import { isRecord } from '../internal/guards.js'
 import { textForModel } from './chat.js'
 
