@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { PermissionAnswer, PermissionRequest, Rule, ToolCall, ToolDeclaration, ToolResult, UnknownKeyWarning } from 'toolstack'
-import { drawRegistryError, drawRule, formatWarning, isInside, readOnlyRules, registry, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
+import { drawRegistryError, drawRule, formatWarning, readOnlyRules, registry, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import type { McpToolClient, StdioConnection } from 'toolstack/mcp'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
 
@@ -161,7 +161,7 @@ const stackFor = (connection: StdioConnection, dir: string) => {
   // once; refuse anything else, a call that names no place at all included
   const onAsk = (request: PermissionRequest) => () => {
     const reason = request.arguments['reason']
-    const answer: PermissionAnswer = request.paths.length > 0 && request.paths.every((p) => isInside(dir, p)) ? { action: 'allow-once' } : { action: 'deny-once' }
+    const answer: PermissionAnswer = request.paths.length > 0 && request.paths.every((p) => p === dir || p.startsWith(dir + '/')) ? { action: 'allow-once' } : { action: 'deny-once' }
     say(`  ${yellow('? permission')} ${request.call.id}: may the model call ${request.tool} on ${request.paths.join(', ')}?`)
     say(`      asked by: ${request.why === 'rule' && request.rule !== undefined ? `the rule ${drawRule(request.rule)}` : `no rule deciding (${request.why})`}`)
     say(`      model's reason: ${typeof reason === 'string' ? JSON.stringify(reason) : '(none given)'}`)

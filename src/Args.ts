@@ -93,7 +93,8 @@ export const parseArgs = (raw: unknown): Either<ArgsProblem, Args> => {
  * call a tool that takes none, so they read as `{}`; every other problem stays.
  *
  * @example
- * import { noneAsEmpty, parseArgs } from 'toolstack'
+ * import { parseArgs } from 'toolstack'
+ * import { noneAsEmpty } from 'toolstack/extend'
  * assert.deepStrictEqual(noneAsEmpty(parseArgs('')), { _tag: 'Right', right: {} })
  * assert.strictEqual(noneAsEmpty(parseArgs('[1]'))._tag, 'Left')
  *

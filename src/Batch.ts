@@ -38,7 +38,7 @@ const argumentsOf = (calls: ReadonlyArray<unknown>, i: number): Parsed => {
  * arguments as the first one did.
  *
  * @example
- * import { batchOf } from 'toolstack'
+ * import { batchOf } from 'toolstack/extend'
  * const batch = batchOf([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi"}' } }])
  * assert.strictEqual(batch.argsAt(0), batch.argsAt(0))
  * assert.deepStrictEqual(batch.argsAt(0), { _tag: 'Right', right: { text: 'hi' } })

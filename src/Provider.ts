@@ -243,7 +243,7 @@ const PROVIDER_FAILURE = Symbol.for('toolstack/ProviderFailure')
 
 /**
  * @example
- * import { providerFailure } from 'toolstack'
+ * import { providerFailure } from 'toolstack/extend'
  * const e = providerFailure('offline')
  * assert.strictEqual(e.left, 'offline')
  * assert.strictEqual(e.message, 'the tool provider failed: offline')

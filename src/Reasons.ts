@@ -72,7 +72,7 @@ const isReadable = (u: unknown): boolean => !isLeft(ReadableDeclaration.decode(u
  * `reason` is never added to `required`.
  *
  * @example
- * import { addReasonParam } from 'toolstack'
+ * import { addReasonParam } from './Reasons.js'
  * import { isSome, isNone } from 'fp-ts/lib/Option.js'
  * const d = { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } } as const
  * const out = addReasonParam('why')(d)
@@ -124,7 +124,7 @@ export const addReasonParam =
  * very same object. The caller's call is never modified.
  *
  * @example
- * import { stripReason } from 'toolstack'
+ * import { stripReason } from './Reasons.js'
  * const call = { id: '1', function: { name: 'fs_read', arguments: '{"path":"/tmp","reason":"look"}' } }
  * assert.strictEqual(stripReason(new Set(['fs_read']))(call).function.arguments, '{"path":"/tmp"}')
  * assert.strictEqual(stripReason(new Set(['other']))(call), call)

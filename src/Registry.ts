@@ -231,7 +231,8 @@ const isRegistryError = (u: unknown): u is RegistryError =>
  * rendered inside its parent's.
  *
  * @example
- * import { drawRegistryError, listingFailed } from 'toolstack'
+ * import { drawRegistryError } from 'toolstack'
+ * import { listingFailed } from './Registry.js'
  * assert.strictEqual(
  *   drawRegistryError(listingFailed('web', 'connection refused')),
  *   'registry: the provider under prefix "web" could not list its tools: connection refused',

@@ -39,7 +39,7 @@ export const normalizeKey = (k: string): string => k.toLowerCase().replace(/[_-]
  * The words of a camelCase, snake_case or kebab-case name, lower-cased.
  *
  * @example
- * import { keyWords } from 'toolstack'
+ * import { keyWords } from './Suggest.js'
  * assert.deepStrictEqual(keyWords('maxDepth'), ['max', 'depth'])
  * assert.deepStrictEqual(keyWords('max_file_size'), ['max', 'file', 'size'])
  *
@@ -128,7 +128,7 @@ const isNeighbourSwap = (a: string, b: string): boolean => {
  * 5. the trailing words of a camelCase or snake_case declared name (`depth` → `maxDepth`).
  *
  * @example
- * import { suggestKey } from 'toolstack'
+ * import { suggestKey } from './Suggest.js'
  * import { some, none } from 'fp-ts/lib/Option.js'
  * const near = suggestKey(new Set(['path', 'offset', 'maxDepth']))
  * assert.deepStrictEqual(near('ffset'), some('offset'))

@@ -201,7 +201,7 @@ export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
  * Whether a value has the shape of a provider (both functions present).
  *
  * @example
- * import { isProvider } from 'toolstack'
+ * import { isProvider } from 'toolstack/extend'
  * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve(), executeToolCalls: () => () => Promise.resolve() }), true)
  * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve() }), false)
  *

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Batch, Provider, ToolCall } from '../src/index.js'
-import { batchOf, drawArgsProblem } from '../src/index.js'
+import { drawArgsProblem } from '../src/index.js'
+import { batchOf } from '../src/Batch.js'
 import { derive, runBatch } from '../src/Batch.js'
 import { call, okResults } from './support/fakes.js'
 

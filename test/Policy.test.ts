@@ -3,20 +3,11 @@ import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { Task } from 'fp-ts/lib/Task.js'
 import type { PermissionAnswer, PermissionRequest, PolicyDiagnostic, PolicyOptions, Provider, Rule, ToolCall, ToolResult } from '../src/index.js'
-import {
-  READ_ONLY_TOOLS,
-  batchOf,
-  decodeAnswer,
-  decodeRules,
-  defaultRules,
-  drawPolicyDiagnostic,
-  drawRefusal,
-  newQuestionQueue,
-  evaluate,
-  readOnlyRules,
-  recordGrant,
-  withPolicy,
-} from '../src/index.js'
+import { decodeRules, defaultRules, drawPolicyDiagnostic, drawRefusal, newQuestionQueue, readOnlyRules, withPolicy } from '../src/index.js'
+import { batchOf } from '../src/Batch.js'
+import { READ_ONLY_TOOLS } from '../src/Policy.js'
+import { decodeAnswer, recordGrant } from '../src/policy/Answer.js'
+import { evaluate } from '../src/policy/evaluate.js'
 import { wellFormedCallArb } from './support/arbitraries.js'
 import { runExample } from './support/examples.js'
 import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'

@@ -4,16 +4,8 @@ import { pipe } from 'fp-ts/lib/function.js'
 import { isNone, isSome } from 'fp-ts/lib/Option.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../src/index.js'
-import {
-  DEFAULT_REASON_DESCRIPTION,
-  REASON_PARAM,
-  addReasonParam,
-  fromTools,
-  parseArgs,
-  stripReason,
-  withReasons,
-  withUnknownKeyAudit,
-} from '../src/index.js'
+import { REASON_PARAM, fromTools, parseArgs, withReasons, withUnknownKeyAudit } from '../src/index.js'
+import { DEFAULT_REASON_DESCRIPTION, addReasonParam, stripReason } from '../src/Reasons.js'
 import { answersOnePerCall, behavingProvider, isLazy, listingFailurePassesThrough } from './laws.js'
 import { argsObjectArb, plainBatchArb } from './support/arbitraries.js'
 import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from './support/fakes.js'

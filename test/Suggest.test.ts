@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Option } from 'fp-ts/lib/Option.js'
 import { none, some } from 'fp-ts/lib/Option.js'
-import { editDistance, keyWords, normalizeKey, suggestKey, suggestKeys } from '../src/index.js'
+import { editDistance, keyWords, normalizeKey, suggestKey, suggestKeys } from '../src/Suggest.js'
 
 const near = (declared: ReadonlyArray<string>, key: string): Option<string> => suggestKey(new Set(declared))(key)
 

@@ -1,26 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
-import type { AuditDiagnostic, AuditState, Batch, Declared, Provider, SeenSet, ToolCall, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
-import {
-  audited as auditedStep,
-  batchOf,
-  catalogueOf,
-  notAnEither,
-  toleratedOf,
-  countPairs,
-  diffTopKeys,
-  drawAuditDiagnostic,
-  emptyPairCounts,
-  emptySeenSet,
-  observe,
-  pairStats,
-  extractDeclarations,
-  firstSeen,
-  formatWarning,
-  hasSeen,
-  withUnknownKeyAudit,
-} from '../src/index.js'
+import type { AuditDiagnostic, Batch, Provider, ToolCall, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
+import type { AuditState } from '../src/UnknownKeys.js'
+import type { Declared } from '../src/audit/Catalogue.js'
+import type { SeenSet } from '../src/audit/SeenSet.js'
+import { drawAuditDiagnostic, emptySeenSet, extractDeclarations, firstSeen, formatWarning, withUnknownKeyAudit } from '../src/index.js'
+import { batchOf } from '../src/Batch.js'
+import { audited as auditedStep, notAnEither } from '../src/UnknownKeys.js'
+import { catalogueOf, toleratedOf, diffTopKeys } from '../src/audit/Catalogue.js'
+import { pairStats, hasSeen } from '../src/audit/SeenSet.js'
 import { batchArb, plainBatchArb, keyArb, rawArgsArb, toolNameArb } from './support/arbitraries.js'
 import { call, decl, failingProvider, recordingProvider, rejectingProvider } from './support/fakes.js'
 import { isLazy, listingFailurePassesThrough } from './laws.js'
@@ -979,29 +968,6 @@ describe('withUnknownKeyAudit: stats', () => {
         }
         const expected = [...naive.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
         expect(audited.stats()).toEqual(expected)
-      }),
-    )
-  })
-})
-
-describe('observe', () => {
-  it('says what firstSeen says and counts what countPairs counts, in one step', () => {
-    const pairArb = fc.tuple(fc.constantFrom('t1', 't2', '__proto__'), fc.uniqueArray(keyArb, { maxLength: 4 }), fc.string({ maxLength: 3 }))
-    fc.assert(
-      fc.property(fc.array(pairArb, { maxLength: 25 }), (steps) => {
-        let seen = emptySeenSet
-        let counted = emptyPairCounts
-        let both = emptyPairCounts
-        for (const [tool, keys, id] of steps) {
-          const [expected, nextSeen] = firstSeen(tool, keys)(seen)
-          const [fresh, nextBoth] = observe(tool, keys, id)(both)
-          expect(fresh).toEqual(expected)
-          seen = nextSeen
-          counted = countPairs(tool, keys, id)(counted)
-          both = nextBoth
-          expect(both.size).toBe(seen.size)
-        }
-        expect(pairStats(both)).toEqual(pairStats(counted))
       }),
     )
   })

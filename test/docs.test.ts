@@ -1,7 +1,7 @@
 // Docs that run: every `@example` in src/ is executed as a test, against the sources,
 // with `assert` in scope (as in fp-ts's docs-ts).
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, it } from 'vitest'
 
@@ -57,11 +57,14 @@ describe('@example blocks', () => {
   for (const ex of all) {
     const name = `${relative(root, ex.file)} #${ex.index + 1}`
     it(name, async () => {
-      const index = relative(out, join(root, 'src', 'index.ts')).replace(/\\/g, '/').replace(/\.ts$/, '.js')
-      const sub = (n: string): string => relative(out, join(root, 'src', n, 'index.ts')).replace(/\\/g, '/').replace(/\.ts$/, '.js')
+      const to = (file: string): string => relative(out, file).replace(/\\/g, '/').replace(/\.ts$/, '.js')
+      // the package's names as the package maps them; a relative import (the example of a
+      // name no entry point exports) from the example's own module
       const body = ex.code
-        .replace(/from 'toolstack\/(mcp|ai-sdk|openai|openai-agents|langchain)'/g, (_, n: string) => `from '${sub(n)}'`)
-        .replace(/from 'toolstack'/g, `from '${index}'`)
+        .replace(/from '(\.\.?\/[^']*)\.js'/g, (_, p: string) => `from '${to(join(dirname(ex.file), `${p}.ts`))}'`)
+        .replace(/from 'toolstack\/(mcp|ai-sdk|openai|openai-agents|langchain)'/g, (_, n: string) => `from '${to(join(root, 'src', n, 'index.ts'))}'`)
+        .replace(/from 'toolstack\/extend'/g, `from '${to(join(root, 'src', 'extend.ts'))}'`)
+        .replace(/from 'toolstack'/g, `from '${to(join(root, 'src', 'index.ts'))}'`)
       const file = join(out, `${relative(join(root, 'src'), ex.file).replace(/[/\\.]/g, '_')}_${ex.index}.ts`)
       writeFileSync(file, `import assert from 'node:assert'\n${body}\nexport {}\n`)
       await import(file)

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { right } from 'fp-ts/lib/Either.js'
-import { assertProvider, isProvider } from '../src/index.js'
+import { assertProvider, isProvider } from '../src/model.js'
 
 const toolsForLlm = () => Promise.resolve(right([]))
 const executeToolCalls = () => () => Promise.resolve(right([]))

@@ -63,7 +63,7 @@ export const emptyCatalogue: Catalogue = new Map()
  * The names never reported, declared or not: `reason`, and those given.
  *
  * @example
- * import { toleratedOf } from 'toolstack'
+ * import { toleratedOf } from 'toolstack/extend'
  * assert.deepStrictEqual([...toleratedOf(['_meta'])], ['reason', '_meta'])
  *
  * @since 0.1.0
@@ -124,7 +124,7 @@ const NOTHING: ReadonlyArray<string> = Object.freeze([])
  * of, over a key list rather than the arguments.
  *
  * @example
- * import { diffTopKeys } from 'toolstack'
+ * import { diffTopKeys } from './Catalogue.js'
  * assert.deepStrictEqual(diffTopKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), ['ffset', 'the rest'])
  * assert.deepStrictEqual(diffTopKeys(new Set(['path']), new Set(['_meta']))(['path', '_meta', 'x']), ['x'])
  *
@@ -222,7 +222,7 @@ const audits = (shape: Shape, tolerated: ReadonlySet<string>): boolean =>
  * costs a lookup.
  *
  * @example
- * import { catalogueOf, toleratedOf } from 'toolstack'
+ * import { catalogueOf, toleratedOf } from 'toolstack/extend'
  * const c = catalogueOf(toleratedOf())([
  *   { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, opts: { type: 'object', properties: { encoding: {} } } } } } },
  *   { type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: { reason: {} } } } },

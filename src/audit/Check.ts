@@ -142,7 +142,8 @@ export const checkBatch =
  * `parseArgs`: a call whose arguments do not read as an object is not audited.
  *
  * @example
- * import { catalogueOf, checkCall, emptySeenSet, toleratedOf } from 'toolstack'
+ * import { emptySeenSet } from 'toolstack'
+ * import { catalogueOf, checkCall, toleratedOf } from 'toolstack/extend'
  * const catalogue = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { offset: {} } } } }])
  * const [check] = checkCall(catalogue, 'fs_read', '{"ffset":3}', 'call_1')(emptySeenSet)
  * assert.deepStrictEqual(check._tag === 'Audited' && check.warning?.suggestions, [{ key: 'ffset', didYouMean: 'offset' }])

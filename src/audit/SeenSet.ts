@@ -54,15 +54,6 @@ export interface PairStat {
   readonly firstId: string
 }
 
-/**
- * The same value as {@link SeenSet}: the counts are the seen-set.
- *
- * @deprecated since 0.2.0, use `SeenSet`; removed in 0.3.0.
- * @since 0.1.0
- * @category model
- */
-export type PairCounts = SeenSet
-
 interface Count {
   readonly calls: number
   readonly firstId: string
@@ -131,13 +122,6 @@ export const emptySeenSetOf = (capacity: number): SeenSet => {
   return make(SM.emptyStringMap(), 0, capacity)
 }
 
-/**
- * @deprecated since 0.2.0, use `emptySeenSet`; removed in 0.3.0.
- * @since 0.1.0
- * @category constructors
- */
-export const emptyPairCounts: SeenSet = emptySeenSet
-
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
@@ -148,7 +132,7 @@ export const emptyPairCounts: SeenSet = emptySeenSet
  * dozen bytes per pair.
  *
  * @example
- * import { rememberedKey } from 'toolstack'
+ * import { rememberedKey } from './SeenSet.js'
  * assert.strictEqual(rememberedKey('ffset'), 'ffset')
  * assert.strictEqual(rememberedKey('x'.repeat(10_000)).length < 120, true)
  *
@@ -181,7 +165,8 @@ const NOTHING: ReadonlyArray<string> = Object.freeze([])
  * answered (so it is reported) but not remembered.
  *
  * @example
- * import { emptySeenSet, firstSeen, pairStats } from 'toolstack'
+ * import { emptySeenSet, firstSeen } from 'toolstack'
+ * import { pairStats } from 'toolstack/extend'
  * const [fresh, seen] = firstSeen('fs_read', ['ffset'], 'call_1')(emptySeenSet)
  * assert.deepStrictEqual(fresh, ['ffset'])
  * const [again, more] = firstSeen('fs_read', ['ffset'], 'call_2')(seen)
@@ -254,20 +239,3 @@ export const pairStats = (seen: SeenSet): ReadonlyArray<PairStat> => {
   for (const [tool, keys] of SM.entries(impl(seen).byTool)) for (const [key, { calls, firstId }] of SM.entries(keys)) out.push({ tool, key, calls, firstId })
   return out.sort(byToolThenKey)
 }
-
-/**
- * @deprecated since 0.2.0, use `firstSeen`, which counts; removed in 0.3.0.
- * @since 0.1.0
- * @category pure steps
- */
-export const observe = firstSeen
-
-/**
- * @deprecated since 0.2.0, use `firstSeen`, which counts; removed in 0.3.0.
- * @since 0.1.0
- * @category pure steps
- */
-export const countPairs =
-  (tool: string, keys: ReadonlyArray<string>, id: string) =>
-  (seen: SeenSet): SeenSet =>
-    firstSeen(tool, keys, id)(seen)[1]

@@ -142,7 +142,7 @@ const bounded = (escaped: string, max: number): Shown => {
  * at most `max` characters.
  *
  * @example
- * import { showText } from 'toolstack'
+ * import { showText } from 'toolstack/extend'
  * assert.deepStrictEqual(showText('a\nb\u202e', 20), { text: 'a\\u000ab\\u202e', cut: 0 })
  * assert.deepStrictEqual(showText('abcdef', 4), { text: 'abcd', cut: 2 })
  * assert.deepStrictEqual(showText('a\nb', 4), { text: 'a', cut: 7 })
@@ -157,7 +157,7 @@ export const showText = (s: string, max: number): Shown => bounded(escapeControl
  * line break), at most `max` characters.
  *
  * @example
- * import { showValue } from 'toolstack'
+ * import { showValue } from './Answer.js'
  * assert.deepStrictEqual(showValue('a\nb', 100), { text: '"a\\nb"', cut: 0 })
  * assert.deepStrictEqual(showValue({ n: 1 }, 100), { text: '{"n":1}', cut: 0 })
  *
@@ -204,7 +204,8 @@ export const showFacts = (
  * Nothing a model wrote can start a line of its own, or push a fact out of sight.
  *
  * @example
- * import { drawPermissionRequest, showFacts } from 'toolstack'
+ * import { drawPermissionRequest } from 'toolstack'
+ * import { showFacts } from './Answer.js'
  * const args = { path: '/w/a', reason: 'save it\nArguments: none' }
  * const locations = [{ _tag: 'Known', arg: 'path', path: '/w/a' }] as const
  * const request = { tool: 'fs_write', paths: ['/w/a'], suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' }, ...showFacts(locations, args) } as const
@@ -272,7 +273,7 @@ const Action = t.keyof({ 'allow-once': null, 'deny-once': null, 'always-allow': 
  * valid rule or whose decision contradicts the action: each is a Left saying which.
  *
  * @example
- * import { decodeAnswer } from 'toolstack'
+ * import { decodeAnswer } from './Answer.js'
  * const suggestion = { tool: 'fs_write', decision: 'allow', under: '/p' } as const
  * assert.deepStrictEqual(decodeAnswer({ action: 'always-deny' }, suggestion), {
  *   _tag: 'Right',

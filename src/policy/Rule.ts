@@ -56,7 +56,7 @@ export const RULE_MEMBERS: ReadonlyArray<string> = Object.freeze(['tool', 'decis
  * character.
  *
  * @example
- * import { isToolGlob } from 'toolstack'
+ * import { isToolGlob } from './Rule.js'
  * assert.deepStrictEqual(['*', 'fs_*', 'fs_read', '*_read', 'f*s', '**', ''].map(isToolGlob), [true, true, true, false, false, false, false])
  *
  * @since 0.1.0
@@ -194,7 +194,7 @@ export const drawRuleErrors = (label: string, errors: t.Errors): string =>
  * Decodes one rule, or says what is wrong with it.
  *
  * @example
- * import { decodeRule } from 'toolstack'
+ * import { decodeRule } from './Rule.js'
  * assert.deepStrictEqual(decodeRule({ tool: 'fs_*', decision: 'allow', under: '/p/' }), { _tag: 'Right', right: { tool: 'fs_*', decision: 'allow', under: '/p' } })
  * assert.deepStrictEqual(decodeRule({ tool: 'x', decision: 'alow' }), { _tag: 'Left', left: 'rule.decision must be "allow", "deny" or "ask", got the string "alow"' })
  *
@@ -226,7 +226,7 @@ export const decodeRules = (u: unknown, label = 'rules'): Either<string, Readonl
  * Whether a rule's `tool` pattern names `tool`.
  *
  * @example
- * import { matchesTool } from 'toolstack'
+ * import { matchesTool } from './Rule.js'
  * assert.strictEqual(matchesTool('fs_*')('fs_read'), true)
  * assert.strictEqual(matchesTool('fs_read')('fs_read_all'), false)
  *

@@ -69,7 +69,7 @@ const unevaluable = (evaluation: Evaluation): ReadonlyArray<string> =>
  * Its locations are read with `scope` (see `locate`).
  *
  * @example
- * import { judge } from 'toolstack'
+ * import { judge } from './Verdict.js'
  * const call = { id: '1', function: { name: 'rm', arguments: '{}' } }
  * const v = judge([{ tool: 'rm', decision: 'deny', note: 'never' }], {})(call, 'rm', () => ({ _tag: 'Right', right: {} }))
  * assert.strictEqual(v._tag, 'Refuse')
@@ -130,7 +130,7 @@ export const byGrants =
  * cycle, a BigInt).
  *
  * @example
- * import { plainArguments } from 'toolstack'
+ * import { plainArguments } from './Verdict.js'
  * let reads = 0
  * const args = { get path() { return reads++ === 0 ? '/srv/a' : '/etc/cron.d/evil' } }
  * const copy = plainArguments(args)

@@ -122,7 +122,7 @@ const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: Re
  * does), so that a key the tool does not declare decides nothing.
  *
  * @example
- * import { evaluate } from 'toolstack'
+ * import { evaluate } from 'toolstack/extend'
  * const rules = [
  *   { tool: 'fs_*', decision: 'allow', under: '/p' },
  *   { tool: 'fs_write', decision: 'deny', under: '/p/.git', note: 'history is read-only' },
@@ -164,7 +164,7 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
  * read once, when `decisionByName(rules)` is made.
  *
  * @example
- * import { decisionByName } from 'toolstack'
+ * import { decisionByName } from './evaluate.js'
  * const byName = decisionByName([{ tool: 'fs_*', decision: 'allow' }, { tool: 'web_*', decision: 'allow', under: '/srv' }])
  * assert.strictEqual(byName('fs_read'), 'allow')
  * assert.strictEqual(byName('web_get'), undefined)
@@ -191,7 +191,7 @@ export const decisionByName = (rules: ReadonlyArray<Rule>): ((tool: string) => D
  * {@link decisionByName} for one tool.
  *
  * @example
- * import { decisionWithoutArgs } from 'toolstack'
+ * import { decisionWithoutArgs } from './evaluate.js'
  * assert.strictEqual(decisionWithoutArgs([{ tool: 'fs_*', decision: 'allow' }], 'fs_read'), 'allow')
  * assert.strictEqual(decisionWithoutArgs([{ tool: 'fs_*', decision: 'allow', under: '/srv' }], 'fs_read'), undefined)
  *

@@ -18,7 +18,7 @@ import { memberOf } from '../internal/guards.js'
  * does not judge what it cannot name.
  *
  * @example
- * import { withoutRefusedTools } from 'toolstack'
+ * import { withoutRefusedTools } from './listing.js'
  * const listing = [{ type: 'function', function: { name: 'rm' } }, { type: 'function', function: { name: 'ls' } }] as const
  * assert.deepStrictEqual(withoutRefusedTools([{ tool: 'rm', decision: 'deny' }])(listing).map((d) => d.function.name), ['ls'])
  *
@@ -45,7 +45,8 @@ export const withoutRefusedTools =
  * whatever the rules were meant to allow.
  *
  * @example
- * import { defaultRules, rulesNameNoTool } from 'toolstack'
+ * import { defaultRules } from 'toolstack'
+ * import { rulesNameNoTool } from './listing.js'
  * const listing = [{ type: 'function', function: { name: 'fs_read_file' } }] as const
  * assert.strictEqual(rulesNameNoTool(defaultRules)(listing), true)
  *
@@ -85,7 +86,7 @@ const declaredKeys = (d: unknown): ReadonlySet<string> | undefined => {
  * known, so its locations are not either.
  *
  * @example
- * import { declaredArguments } from 'toolstack'
+ * import { declaredArguments } from './listing.js'
  * const listing = [{ type: 'function', function: { name: 'move_file', parameters: { type: 'object', properties: { source: {}, destination: {} } } } }] as const
  * assert.deepStrictEqual([...(declaredArguments(listing).get('move_file') ?? [])], ['source', 'destination'])
  *

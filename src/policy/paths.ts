@@ -106,7 +106,7 @@ const fromSegments = (segments: ReadonlyArray<string>): string => '/' + segments
  * or why it is not one.
  *
  * @example
- * import { normalizeAbsolute } from 'toolstack'
+ * import { normalizeAbsolute } from './paths.js'
  * assert.deepStrictEqual(normalizeAbsolute('/tmp//root/./a/'), { _tag: 'Right', right: '/tmp/root/a' })
  * assert.deepStrictEqual(normalizeAbsolute('/tmp/../etc'), { _tag: 'Left', left: 'has a ".." segment' })
  *
@@ -125,7 +125,7 @@ export const normalizeAbsolute = (p: string): Either<string, string> => {
  * as a catch-all. Roots that are not clean absolute paths are ignored.
  *
  * @example
- * import { rootFor } from 'toolstack'
+ * import { rootFor } from './paths.js'
  * const roots = { '': '/srv', fs_: '/home/me/project' }
  * assert.strictEqual(rootFor(roots, 'fs_read'), '/home/me/project')
  * assert.strictEqual(rootFor(roots, 'web_get'), '/srv')
@@ -153,7 +153,7 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
  * saying why.
  *
  * @example
- * import { absolutise } from 'toolstack'
+ * import { absolutise } from './paths.js'
  * assert.deepStrictEqual(absolutise('src/a.ts', '/proj'), { _tag: 'Right', right: '/proj/src/a.ts' })
  * assert.deepStrictEqual(absolutise('src/a.ts', undefined), { _tag: 'Left', left: 'is relative and this tool has no root' })
  *
@@ -191,7 +191,7 @@ const valuesOf = (arg: string, raw: unknown, root: string | undefined): Readonly
  * call gives is read.
  *
  * @example
- * import { locate } from 'toolstack'
+ * import { locate } from './paths.js'
  * const scope = { names: ['source', 'destination', 'path'], declared: new Set(['source', 'destination']) }
  * assert.deepStrictEqual(locate({ source: 'a', destination: '/b', path: '/p' }, 'fs_move', { fs_: '/p' }, scope), [
  *   { _tag: 'Known', arg: 'source', path: '/p/a' },
@@ -232,7 +232,7 @@ export const locate = (args: unknown, tool: string, roots: Roots, scope?: Locati
  * `/tmp/root2` is not inside `/tmp/root`, and a relative path is inside nothing.
  *
  * @example
- * import { isInside } from 'toolstack'
+ * import { isInside } from './paths.js'
  * assert.strictEqual(isInside('/tmp/root', '/tmp/root/a'), true)
  * assert.strictEqual(isInside('/tmp/root', '/tmp/root2'), false)
  *
@@ -264,7 +264,7 @@ export const locationWithin =
  * missing or non-string argument: each is `unknown`.
  *
  * @example
- * import { containment } from 'toolstack'
+ * import { containment } from './paths.js'
  * assert.strictEqual(containment('/tmp/root', '/tmp/root/a.txt'), 'inside')
  * assert.strictEqual(containment('/tmp/root', '/tmp/root2'), 'outside')
  * assert.strictEqual(containment('/tmp/root', '/tmp/root/../etc'), 'unknown')
@@ -285,7 +285,7 @@ export const containment = (dir: string, raw: unknown, root?: string): Containme
  * path is its own answer), `undefined` for no paths.
  *
  * @example
- * import { commonDirectory } from 'toolstack'
+ * import { commonDirectory } from './paths.js'
  * assert.strictEqual(commonDirectory(['/p/src/a.ts', '/p/src/lib/b.ts']), '/p/src')
  * assert.strictEqual(commonDirectory(['/p/a']), '/p/a')
  * assert.strictEqual(commonDirectory(['/a', '/b']), '/')
@@ -310,7 +310,7 @@ export const commonDirectory = (paths: ReadonlyArray<string>): string | undefine
  * The directory a normalised absolute path lies in; `/` for `/` itself.
  *
  * @example
- * import { parentDirectory } from 'toolstack'
+ * import { parentDirectory } from './paths.js'
  * assert.strictEqual(parentDirectory('/w/src/a.ts'), '/w/src')
  * assert.strictEqual(parentDirectory('/w'), '/')
  * assert.strictEqual(parentDirectory('/'), '/')

@@ -2,7 +2,8 @@
 // memo each tool's check keeps of the last key list it found clean.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { catalogueOf, diffTopKeys, extractDeclarations, lastCleanShape, toleratedOf } from '../../src/index.js'
+import { extractDeclarations } from '../../src/index.js'
+import { catalogueOf, diffTopKeys, lastCleanShape, toleratedOf } from '../../src/audit/Catalogue.js'
 import { decl } from '../support/fakes.js'
 
 // -------------------------------------------------------------------------------------

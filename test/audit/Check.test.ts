@@ -1,7 +1,9 @@
 // The audit's shared steps for one call, as the command uses them on a log of calls.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { catalogueOf, checkCall, checkKeys, emptySeenSet, formatWarning, toleratedOf } from '../../src/index.js'
+import { emptySeenSet, formatWarning } from '../../src/index.js'
+import { catalogueOf, toleratedOf } from '../../src/audit/Catalogue.js'
+import { checkCall, checkKeys } from '../../src/audit/Check.js'
 import { decl } from '../support/fakes.js'
 
 const catalogue = catalogueOf(toleratedOf())([decl('fs_read', ['path', 'offset'])])

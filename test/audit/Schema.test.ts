@@ -7,7 +7,9 @@ import { z } from 'zod'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AuditDiagnostic, ToolCall, UnknownKeyWarning } from '../../src/index.js'
-import { byPath, catalogueOf, compileSchema, diffKeys, fromTools, pathOf, toleratedOf, withUnknownKeyAudit } from '../../src/index.js'
+import { compileSchema, diffKeys, fromTools, pathOf, withUnknownKeyAudit } from '../../src/index.js'
+import { catalogueOf, toleratedOf } from '../../src/audit/Catalogue.js'
+import { byPath } from '../../src/audit/Schema.js'
 
 // -------------------------------------------------------------------------------------
 // the oracle: a schema and a value built together, with the paths of the keys the value

@@ -3,8 +3,9 @@ import { runInNewContext } from 'node:vm'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import type { SeenSet } from '../../src/index.js'
-import { MAX_ID_CHARS, MAX_KEY_CHARS, emptySeenSet, emptySeenSetOf, firstSeen, hasSeen, isFull, pairStats, rememberedKey } from '../../src/index.js'
+import type { SeenSet } from '../../src/audit/SeenSet.js'
+import { emptySeenSet, emptySeenSetOf, firstSeen } from '../../src/index.js'
+import { MAX_ID_CHARS, MAX_KEY_CHARS, hasSeen, isFull, pairStats, rememberedKey } from '../../src/audit/SeenSet.js'
 
 /** Every pair of a list, each counted by one call, from the empty set. */
 const seenOf = (pairs: ReadonlyArray<readonly [string, string]>, from: SeenSet = emptySeenSet): SeenSet =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Rule } from '../../src/index.js'
-import { decodeAnswer, recordGrant } from '../../src/index.js'
+import { decodeAnswer, recordGrant } from '../../src/policy/Answer.js'
 
 const suggestion: Rule = { tool: 'fs_write', decision: 'allow', under: '/p' }
 

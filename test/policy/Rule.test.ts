@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import * as t from 'io-ts/lib/index.js'
-import { AbsoluteDirectory, RULE_MEMBERS, RuleCodec, ToolGlob, decodeRule, decodeRules, drawRule, drawRuleErrors, isBareDeny, isToolGlob, matchesTool } from '../../src/index.js'
+import { decodeRules, drawRule } from '../../src/index.js'
+import {
+  AbsoluteDirectory,
+  RULE_MEMBERS,
+  RuleCodec,
+  ToolGlob,
+  decodeRule,
+  drawRuleErrors,
+  isBareDeny,
+  isToolGlob,
+  matchesTool,
+} from '../../src/policy/Rule.js'
 
 // -------------------------------------------------------------------------------------
 // codecs

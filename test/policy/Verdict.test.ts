@@ -1,8 +1,10 @@
 import { describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import type { Either } from 'fp-ts/lib/Either.js'
-import type { Args, ArgsProblem, Question, Rule, Verdict } from '../../src/index.js'
-import { byGrants, drawRefusal, judge } from '../../src/index.js'
+import type { Args, ArgsProblem, Rule } from '../../src/index.js'
+import type { Question, Verdict } from '../../src/policy/Verdict.js'
+import { drawRefusal } from '../../src/index.js'
+import { byGrants, judge } from '../../src/policy/Verdict.js'
 
 const readable =
   (args: Args): (() => Either<ArgsProblem, Args>) =>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { PermissionAnswer, PermissionRequest, PolicyApprovalOptions, Rule } from '../../src/index.js'
-import { approvalBridge } from '../../src/index.js'
+import type { PermissionAnswer, PermissionRequest, Rule } from '../../src/index.js'
+import type { PolicyApprovalOptions } from '../../src/policy/approvals.js'
+import { approvalBridge } from '../../src/policy/approvals.js'
 import { call } from '../support/fakes.js'
 
 const RULES: ReadonlyArray<Rule> = [{ tool: 'fs_write', decision: 'ask' }]

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import type { Args, Question } from '../../src/index.js'
-import { askHuman, judge, requestFor } from '../../src/index.js'
+import type { Args } from '../../src/index.js'
+import type { Question } from '../../src/policy/Verdict.js'
+import { judge } from '../../src/policy/Verdict.js'
+import { askHuman, requestFor } from '../../src/policy/ask.js'
 
 /** The question the rules leave to the human about `call`. */
 const questionAbout = (call: object, args: Args): Question => {

@@ -4,8 +4,14 @@
 // onAsk that calls back into its own stack gets an answer.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import type { Decision, PermissionAnswer, PermissionRequest, Provider, Rule, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
-import { LOCATION_ARGS, declaredArguments, drawPermissionRequest, evaluate, locate, newQuestionQueue, plainArguments, showFacts, showText, showValue, withPolicy } from '../../src/index.js'
+import type { PermissionAnswer, PermissionRequest, Provider, Rule, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
+import type { Decision } from '../../src/policy/Rule.js'
+import { drawPermissionRequest, newQuestionQueue, withPolicy } from '../../src/index.js'
+import { showFacts, showText, showValue } from '../../src/policy/Answer.js'
+import { plainArguments } from '../../src/policy/Verdict.js'
+import { evaluate } from '../../src/policy/evaluate.js'
+import { declaredArguments } from '../../src/policy/listing.js'
+import { LOCATION_ARGS, locate } from '../../src/policy/paths.js'
 import { elicitationFor } from '../../src/mcp/index.js'
 import { call, decl, recordingProvider } from '../support/fakes.js'
 

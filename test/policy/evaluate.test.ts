@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import type { Decision, Evaluation, Roots, Rule } from '../../src/index.js'
-import { containment, decisionWithoutArgs, evaluate, matchesTool } from '../../src/index.js'
+import type { Roots, Rule } from '../../src/index.js'
+import type { Decision } from '../../src/policy/Rule.js'
+import type { Evaluation } from '../../src/policy/evaluate.js'
+import { matchesTool } from '../../src/policy/Rule.js'
+import { decisionWithoutArgs, evaluate } from '../../src/policy/evaluate.js'
+import { containment } from '../../src/policy/paths.js'
 
 const allow = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under })
 const deny = (tool: string, under?: string, note?: string): Rule => ({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Rule, ToolDeclaration } from '../../src/index.js'
-import { rulesNameNoTool, withoutRefusedTools } from '../../src/index.js'
+import { rulesNameNoTool, withoutRefusedTools } from '../../src/policy/listing.js'
 import { decl } from '../support/fakes.js'
 
 // a declaration whose name cannot be read: the policy does not judge it

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import {
-  LOCATION_ARGS,
-  absolutise,
-  commonDirectory,
-  containment,
-  isInside,
-  locate,
-  normalizeAbsolute,
-  rootFor,
-} from '../../src/index.js'
+import { LOCATION_ARGS, absolutise, commonDirectory, containment, isInside, locate, normalizeAbsolute, rootFor } from '../../src/policy/paths.js'
 
 // -------------------------------------------------------------------------------------
 // model
