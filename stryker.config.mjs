@@ -17,6 +17,7 @@ export default {
     '!src/cli/**',
     // re-exports only
     '!src/index.ts',
+    '!src/extend.ts',
     '!src/*/index.ts',
   ],
   ignorePatterns: ['dist', 'coverage', 'bench', 'reports', 'test/.docs', 'test/.md', '.stryker-tmp*'],

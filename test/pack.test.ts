@@ -71,6 +71,15 @@ describe('the packed package, installed as a user installs it', () => {
     expect(cjs.stdout.trim()).toBe('function')
   })
 
+  it('loads toolstack/extend with import and with require()', () => {
+    const esm = inUser(['--input-type=module', '-e', "const t = await import('toolstack/extend'); console.log(typeof t.batchOf, typeof t.withUnknownKeyAudit)"])
+    expect(esm.stderr).toBe('')
+    expect(esm.stdout.trim()).toBe('function undefined')
+    const cjs = inUser(['-e', "const t = require('toolstack/extend'); console.log(typeof t.batchOf)"])
+    expect(cjs.stderr).toBe('')
+    expect(cjs.stdout.trim()).toBe('function')
+  })
+
   it('runs its bin', () => {
     const bin = join(user, 'node_modules', '.bin', 'toolstack')
     expect(existsSync(bin)).toBe(true)
