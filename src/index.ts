@@ -8,42 +8,42 @@
  * @since 0.1.0
  */
 // the provider model
-export type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolCall, ToolDeclaration, ToolResult } from './model.js'
-export { REASON_PARAM } from './model.js'
-export { drawArgsProblem, parseArgs } from './Args.js'
+export type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolCall, ToolDeclaration, ToolResult } from './kernel/model.js'
+export { REASON_PARAM } from './kernel/model.js'
+export { drawArgsProblem, parseArgs } from './steps/Args.js'
 
 // providers
-export type { AsyncProvider, LocalTool } from './Provider.js'
-export { fromAsync, fromTools, isProviderFailure, toAsync } from './Provider.js'
+export type { AsyncProvider, LocalTool } from './combinators/Provider.js'
+export { fromAsync, fromTools, isProviderFailure, toAsync } from './combinators/Provider.js'
 
 // combinators, their options and the providers they make
-export type { AuditDiagnostic, AuditedProvider, UnknownKeyAuditOptions } from './UnknownKeys.js'
-export { drawAuditDiagnostic, withUnknownKeyAudit } from './UnknownKeys.js'
-export type { ReasonedProvider, ReasonsOptions } from './Reasons.js'
-export { withReasons } from './Reasons.js'
-export type { RegistryEntry, RegistryError } from './Registry.js'
-export { drawRegistryError, registry } from './Registry.js'
-export type { PolicyDecision, PolicyDiagnostic, PolicyOptions, PolicyProvider } from './Policy.js'
-export { defaultRules, drawPolicyDiagnostic, readOnlyRules, withPolicy } from './Policy.js'
+export type { AuditDiagnostic, AuditedProvider, UnknownKeyAuditOptions } from './combinators/UnknownKeys.js'
+export { drawAuditDiagnostic, withUnknownKeyAudit } from './combinators/UnknownKeys.js'
+export type { ReasonedProvider, ReasonsOptions } from './combinators/Reasons.js'
+export { withReasons } from './combinators/Reasons.js'
+export type { RegistryEntry, RegistryError } from './combinators/Registry.js'
+export { drawRegistryError, registry } from './combinators/Registry.js'
+export type { PolicyDecision, PolicyDiagnostic, PolicyOptions, PolicyProvider } from './combinators/Policy.js'
+export { defaultRules, drawPolicyDiagnostic, readOnlyRules, withPolicy } from './combinators/Policy.js'
 
 // what the audit says
-export type { UnknownKeyWarning } from './audit/Check.js'
-export { formatWarning } from './audit/Check.js'
-export type { Suggestion } from './Suggest.js'
-export type { PairStat } from './audit/SeenSet.js'
+export type { UnknownKeyWarning } from './steps/audit/Check.js'
+export { formatWarning } from './steps/audit/Check.js'
+export type { Suggestion } from './kernel/Suggest.js'
+export type { PairStat } from './steps/audit/SeenSet.js'
 
 // the audit's named pure steps (parseArgs above)
-export { extractDeclarations } from './audit/Catalogue.js'
-export { compileSchema, diffKeys, pathOf } from './audit/Schema.js'
-export { emptySeenSet, emptySeenSetOf, firstSeen } from './audit/SeenSet.js'
+export { extractDeclarations } from './steps/audit/Catalogue.js'
+export { compileSchema, diffKeys, pathOf } from './steps/audit/Schema.js'
+export { emptySeenSet, emptySeenSetOf, firstSeen } from './steps/audit/SeenSet.js'
 
 // the policy's rules, questions and refusals
-export type { Rule } from './policy/Rule.js'
-export { decodeRules, drawRule } from './policy/Rule.js'
-export type { Roots } from './policy/paths.js'
-export type { OnAsk } from './policy/ask.js'
-export type { PermissionAnswer, PermissionRequest } from './policy/Answer.js'
-export { drawPermissionRequest } from './policy/Answer.js'
-export type { Refusal } from './policy/Refusal.js'
-export { drawRefusal } from './policy/Refusal.js'
-export { newQuestionQueue } from './policy/questions.js'
+export type { Rule } from './steps/policy/Rule.js'
+export { decodeRules, drawRule } from './steps/policy/Rule.js'
+export type { Roots } from './kernel/paths.js'
+export type { OnAsk } from './steps/policy/ask.js'
+export type { PermissionAnswer, PermissionRequest } from './steps/policy/Answer.js'
+export { drawPermissionRequest } from './steps/policy/Answer.js'
+export type { Refusal } from './steps/policy/Refusal.js'
+export { drawRefusal } from './steps/policy/Refusal.js'
+export { newQuestionQueue } from './steps/policy/questions.js'

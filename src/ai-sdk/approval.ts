@@ -7,12 +7,12 @@
  *
  * @since 0.1.0
  */
-import type { PolicyApprovalOptions } from '../policy/approvals.js'
-import type { OnAsk } from '../policy/ask.js'
-import { drawRule } from '../policy/Rule.js'
-import { approvalBridge } from '../policy/approvals.js'
-import { evaluate } from '../policy/evaluate.js'
-import { isRecord } from '../internal/guards.js'
+import type { PolicyApprovalOptions } from '../steps/policy/approvals.js'
+import type { OnAsk } from '../steps/policy/ask.js'
+import { drawRule } from '../steps/policy/Rule.js'
+import { approvalBridge } from '../steps/policy/approvals.js'
+import { evaluate } from '../steps/policy/evaluate.js'
+import { isRecord } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model

@@ -9,13 +9,13 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { LanguageModelMiddleware } from 'ai'
-import type { AuditSession, UnknownKeyAuditOptions } from '../UnknownKeys.js'
-import type { Catalogue } from '../audit/Catalogue.js'
-import type { PairStat } from '../audit/SeenSet.js'
-import type { ToolDeclaration } from '../model.js'
-import { auditSessions } from '../UnknownKeys.js'
-import { listedCatalogue } from '../internal/adapter.js'
-import { isRecord } from '../internal/guards.js'
+import type { AuditSession, UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
+import type { Catalogue } from '../steps/audit/Catalogue.js'
+import type { PairStat } from '../steps/audit/SeenSet.js'
+import type { ToolDeclaration } from '../kernel/model.js'
+import { auditSessions } from '../combinators/UnknownKeys.js'
+import { listedCatalogue } from '../adapter/adapter.js'
+import { isRecord } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model

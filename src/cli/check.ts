@@ -16,14 +16,14 @@
  */
 import type { Catalogue, SeenSet } from '../extend.js'
 import { catalogueOf as libraryCatalogueOf, toleratedOf } from '../extend.js'
-import type { UnknownKeyWarning } from '../audit/Check.js'
-import { emptySeenSet } from '../audit/SeenSet.js'
+import type { UnknownKeyWarning } from '../steps/audit/Check.js'
+import { emptySeenSet } from '../steps/audit/SeenSet.js'
 
 export type { Catalogue, Check } from '../extend.js'
 export { checkCall, emptyCatalogue, pairStats } from '../extend.js'
-export type { UnknownKeyWarning } from '../audit/Check.js'
-export { formatWarning } from '../audit/Check.js'
-export type { PairStat } from '../audit/SeenSet.js'
+export type { UnknownKeyWarning } from '../steps/audit/Check.js'
+export { formatWarning } from '../steps/audit/Check.js'
+export type { PairStat } from '../steps/audit/SeenSet.js'
 
 /** Per (tool, key) pair said: how many calls carried it, and the first one's id (the audit's seen-set). @since 0.1.0 */
 export type Memory = SeenSet

@@ -5,10 +5,10 @@
  *
  * @since 0.1.0
  */
-import { escapeControls } from '../internal/describe.js'
+import { escapeControls } from '../kernel/describe.js'
 
-export { describeError, escapeControls } from '../internal/describe.js'
-export { isRecord, own } from '../internal/guards.js'
+export { describeError, escapeControls } from '../kernel/describe.js'
+export { isRecord, own } from '../kernel/guards.js'
 
 /** `n` and a noun, plural unless `n` is 1. @since 0.1.0 */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`

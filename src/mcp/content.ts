@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import type { ContentBlock, ToolResult } from '../model.js'
-import { isRecord } from '../internal/guards.js'
+import type { ContentBlock, ToolResult } from '../kernel/model.js'
+import { isRecord } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
 // utils

@@ -12,7 +12,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
-import { describeError } from '../internal/describe.js'
+import { describeError } from '../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
 // stdio

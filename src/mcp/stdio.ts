@@ -10,9 +10,9 @@ import type { Readable } from 'node:stream'
 import * as t from 'io-ts/lib/index.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { describeError, escapeControls } from '../internal/describe.js'
-import { memberOf } from '../internal/guards.js'
-import { decodeOptions } from '../internal/options.js'
+import { describeError, escapeControls } from '../kernel/describe.js'
+import { memberOf } from '../kernel/guards.js'
+import { decodeOptions } from '../kernel/options.js'
 
 // -------------------------------------------------------------------------------------
 // model

@@ -7,10 +7,10 @@
  *
  * @since 0.1.0
  */
-import type { PolicyApprovalOptions } from '../policy/approvals.js'
-import type { OnAsk } from '../policy/ask.js'
-import { approvalBridge } from '../policy/approvals.js'
-import { evaluate } from '../policy/evaluate.js'
+import type { PolicyApprovalOptions } from '../steps/policy/approvals.js'
+import type { OnAsk } from '../steps/policy/ask.js'
+import { approvalBridge } from '../steps/policy/approvals.js'
+import { evaluate } from '../steps/policy/evaluate.js'
 
 // -------------------------------------------------------------------------------------
 // model

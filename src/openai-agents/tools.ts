@@ -8,14 +8,14 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { FunctionTool, RunContext, Tool } from '@openai/agents'
-import type { UnknownKeyAuditOptions } from '../UnknownKeys.js'
-import type { PairStat } from '../audit/SeenSet.js'
-import type { Provider, ToolDeclaration } from '../model.js'
-import { auditSessions } from '../UnknownKeys.js'
-import { assertProvider } from '../model.js'
-import { abortedText, approvalOption, callOf, listTools, listedCatalogue, sendApprovable, sendOne } from '../internal/adapter.js'
-import { describeError, describeValue } from '../internal/describe.js'
-import { isRecord, memberOf } from '../internal/guards.js'
+import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
+import type { PairStat } from '../steps/audit/SeenSet.js'
+import type { Provider, ToolDeclaration } from '../kernel/model.js'
+import { auditSessions } from '../combinators/UnknownKeys.js'
+import { assertProvider } from '../kernel/model.js'
+import { abortedText, approvalOption, callOf, listTools, listedCatalogue, sendApprovable, sendOne } from '../adapter/adapter.js'
+import { describeError, describeValue } from '../kernel/describe.js'
+import { isRecord, memberOf } from '../kernel/guards.js'
 import type { PolicyApproval } from './approval.js'
 
 // -------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { ChatCompletionToolMessageParam } from 'openai/resources/chat/completions'
-import type { ToolResult } from '../model.js'
+import type { ToolResult } from '../kernel/model.js'
 
 // -------------------------------------------------------------------------------------
 // pure steps

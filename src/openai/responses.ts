@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import type { FunctionTool, ResponseFunctionToolCall, ResponseInputItem } from 'openai/resources/responses/responses'
-import type { ToolCall, ToolDeclaration, ToolResult } from '../model.js'
-import { isRecord } from '../internal/guards.js'
+import type { ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
+import { isRecord } from '../kernel/guards.js'
 import { textForModel } from './chat.js'
 
 // -------------------------------------------------------------------------------------

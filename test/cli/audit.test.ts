@@ -12,7 +12,7 @@ import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
 import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { formatWarning, pathOf } from '../../src/index.js'
-import { escapeControls } from '../../src/internal/describe.js'
+import { escapeControls } from '../../src/kernel/describe.js'
 import { anthropicRequest, assistant, chatRequest, fsRead, jsonl, noProps, responsesRequest, session, toolCall, webGet } from './fixtures.js'
 import { cliArgs, killAll, mainTs, root, runCli, tempDir, track } from './support.js'
 

@@ -4,7 +4,7 @@
 import { ToolListChangedNotificationSchema, PaginatedResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Batch, ToolCall, ToolResult } from '../../src/index.js'
-import { batchOf } from '../../src/Batch.js'
+import { batchOf } from '../../src/steps/Batch.js'
 import type { McpListingError, McpRequestOptions, McpToolClient, McpToolsPage } from '../../src/mcp/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
 import { call } from '../support/fakes.js'

@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { PermissionRequest, Provider, UnknownKeyWarning } from '../../src/index.js'
-import type { ContentBlock } from '../../src/model.js'
+import type { ContentBlock } from '../../src/kernel/model.js'
 import { fromTools, newQuestionQueue, registry, withPolicy, withReasons, withUnknownKeyAudit } from '../../src/index.js'
 import type { McpSession } from '../../src/mcp/index.js'
 import { answerOf, elicitationFor, fromMcpClient, serveHttp, toCallToolResult, toInputSchema, toMcpServer, toMcpTool } from '../../src/mcp/index.js'

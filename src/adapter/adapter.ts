@@ -1,0 +1,104 @@
+// What the framework adapters share. `toXTools` lists a provider's tools once (the
+// first declaration of each name), makes each a framework tool, and sends each call
+// down the stack alone; `auditX` lists a framework's own tools once for its audit.
+// An adapter keeps only its framework's tool shape and failure shape.
+import type { Catalogue } from '../steps/audit/Catalogue.js'
+import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
+import type { AuditSession } from '../combinators/UnknownKeys.js'
+import { batchOf, runBatch } from '../steps/Batch.js'
+import { providerFailure } from '../combinators/Provider.js'
+import { answerFor } from '../steps/answer.js'
+import { describeError, describeValue } from '../kernel/describe.js'
+import { isRecord } from '../kernel/guards.js'
+
+// -------------------------------------------------------------------------------------
+// options
+// -------------------------------------------------------------------------------------
+
+/** The bridge a human's approval in the framework crosses to reach `withPolicy`. */
+export interface Approval {
+  /** Runs `task` with the call `id` marked approved for the policy. */
+  readonly approvedWhile: <A>(id: string, task: () => Promise<A>) => Promise<A>
+}
+
+/** The `approval` of an adapter's options; throws a `TypeError` naming `where` when the options are not an object. */
+export const approvalOption = <A>(where: string, options: { readonly approval?: A } | undefined): A | undefined => {
+  if (options !== undefined && !isRecord(options)) throw new TypeError(`${where}: options must be an object, got ${describeValue(options)}`)
+  return options?.approval
+}
+
+// -------------------------------------------------------------------------------------
+// listing
+// -------------------------------------------------------------------------------------
+
+/** The first declaration of each name, in order: a framework holds one tool per name. */
+export const firstOfEachName = (declarations: Iterable<ToolDeclaration>): ReadonlyArray<ToolDeclaration> => {
+  const seen = new Set<string>()
+  const out: Array<ToolDeclaration> = []
+  for (const d of declarations) {
+    if (seen.has(d.function.name)) continue
+    seen.add(d.function.name)
+    out.push(d)
+  }
+  return out
+}
+
+/**
+ * Lists the provider's tools once, the first declaration of each name. A listing that
+ * fails rejects with a `ProviderFailure` holding its Left; a rejection passes through.
+ */
+export const listTools = <E>(provider: Provider<E>): Promise<ReadonlyArray<ToolDeclaration>> =>
+  Promise.resolve(provider.toolsForLlm()).then((listed) => {
+    if (listed._tag === 'Left') throw providerFailure(listed.left)
+    return firstOfEachName(listed.right)
+  })
+
+/** The catalogue of a framework's own tools, and the session told they were listed: its calls are audited against it. */
+export const listedCatalogue = (session: AuditSession, declarations: ReadonlyArray<unknown>): Catalogue => {
+  const catalogue = session.catalogueOf(declarations)
+  session.listed(catalogue, declarations.length)
+  return catalogue
+}
+
+// -------------------------------------------------------------------------------------
+// calls
+// -------------------------------------------------------------------------------------
+
+/**
+ * The arguments of an input the framework already parsed: an object as it is (the
+ * same object), anything else as its JSON text. `''` (no arguments) when it has none
+ * (`undefined`, a function) or `JSON.stringify` throws (a BigInt, a cycle).
+ */
+export const argumentsOf = (input: unknown): ToolCall['function']['arguments'] => {
+  if (isRecord(input)) return input
+  try {
+    return JSON.stringify(input) ?? ''
+  } catch {
+    return ''
+  }
+}
+
+/** The call a framework's tool sends down the stack. */
+export const callOf = (id: string, name: string, args: ToolCall['function']['arguments']): ToolCall => ({ id, type: 'function', function: { name, arguments: args } })
+
+/** The words for a call whose signal was aborted before it ran. */
+export const abortedText = (reason: unknown): string => `the call was aborted before it ran (${describeError(reason)})`
+
+/**
+ * Sends one call down the stack and returns its one result. A Left or a rejection of
+ * the task is an `is_error` result saying so, so an adapter turns only results into its
+ * framework's failure shape.
+ */
+export const sendOne = <E>(provider: Provider<E>): ((call: ToolCall) => Promise<ToolResult>) => {
+  const send = runBatch(provider)
+  return async (call) => (await answerFor([call], send(batchOf([call]))))[0] as ToolResult
+}
+
+/**
+ * `send`, with the call marked approved while it runs when there is a bridge and the
+ * framework says a human approved it (`approved`, asked only when there is a bridge).
+ */
+export const sendApprovable =
+  (approval: Approval | undefined, send: (call: ToolCall) => Promise<ToolResult>) =>
+  (call: ToolCall, approved: () => boolean): Promise<ToolResult> =>
+    approval !== undefined && approved() ? approval.approvedWhile(call.id, () => send(call)) : send(call)

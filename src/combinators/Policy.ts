@@ -1,0 +1,458 @@
+/**
+ * `withPolicy`: did the human agree to this call? Static rules allow, deny or ask;
+ * asking goes to the host's `onAsk`, one question at a time, and "always" answers
+ * become session grants. Allowed calls are forwarded as judged; everything else is
+ * answered with an `is_error` result the model can act on. A batch never fails.
+ * Locations are read only from the arguments a tool declares, in the last listing
+ * that went through here.
+ *
+ * Composed of the pieces under `steps/policy/`: each call is judged (`judge`, then
+ * `byGrants`), a question is asked in turn (`QuestionQueue`, `askHuman`) and its
+ * answer remembered (`recordGrant`); the calls allowed go down as one batch, and the
+ * answers are put back in the caller's order (the step `registry` shares); the
+ * listing hides what a bare deny refuses (`withoutRefusedTools`).
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { IORef } from 'fp-ts/lib/IORef.js'
+import { newIORef } from 'fp-ts/lib/IORef.js'
+import * as t from 'io-ts/lib/index.js'
+import type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolDeclaration, ToolResult } from '../kernel/model.js'
+import { assertProvider } from '../kernel/model.js'
+import { batchOf, runBatch } from '../steps/Batch.js'
+import type { Rule } from '../steps/policy/Rule.js'
+import { decodeRules } from '../steps/policy/Rule.js'
+import type { LocationScope, Roots } from '../kernel/paths.js'
+import { LOCATION_ARGS, normalizeAbsolute } from '../kernel/paths.js'
+import type { Refusal } from '../steps/policy/Refusal.js'
+import { drawRefusal } from '../steps/policy/Refusal.js'
+import { recordGrant } from '../steps/policy/Answer.js'
+import type { Question, Verdict } from '../steps/policy/Verdict.js'
+import { byGrants, judge, plainArguments } from '../steps/policy/Verdict.js'
+import type { QuestionQueue } from '../steps/policy/questions.js'
+import { newQuestionQueue } from '../steps/policy/questions.js'
+import type { OnAsk } from '../steps/policy/ask.js'
+import { askHuman, callWithArguments } from '../steps/policy/ask.js'
+import { declaredArguments, rulesNameNoTool, withoutRefusedTools } from '../steps/policy/listing.js'
+import type { Step } from '../steps/answer.js'
+import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
+import { callIdOf, callNameOf } from '../kernel/calls.js'
+import { memberOf } from '../kernel/guards.js'
+import { describeError, describeValue } from '../kernel/describe.js'
+import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
+import { modify } from '../kernel/ref.js'
+
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyOptions {
+  /** The static rules. `[]` is allowed and means: ask about every call. */
+  readonly rules: ReadonlyArray<Rule>
+  /** Asks the human: answers a Task, a Promise or the answer itself. Without it the policy is headless: every ask is refused. */
+  readonly onAsk?: OnAsk | undefined
+  /** Grants to start the session with (rules, consulted only when the static rules ask). */
+  readonly grants?: ReadonlyArray<Rule>
+  /** Told the whole grant list after each "always" answer, to persist it. */
+  readonly onGrant?: (grants: ReadonlyArray<Rule>) => IO<void> | void
+  /** Tool-name prefix → directory that relative locations are resolved against. */
+  readonly roots?: Roots
+  /**
+   * More argument names to read as locations, besides `LOCATION_ARGS`. Only those a
+   * tool declares are read; one it does not declare makes `under` rules fail closed.
+   */
+  readonly locationArgs?: ReadonlyArray<string>
+  /** Leave tools refused by a bare deny rule out of the listing. Default `true`. */
+  readonly filterTools?: boolean
+  /**
+   * Whose turn it is to be asked: questions wait in this queue, one at a time. Default:
+   * one queue per `withPolicy(options)`, so every provider built from the same options
+   * asks one human, in turn. Give each provider its own `newQuestionQueue()` when each
+   * has its own human (one per session of a server).
+   */
+  readonly questions?: QuestionQueue
+  /** Told, once, when the rules name none of the listed tools. Default: one line on stderr. */
+  readonly onDiagnostic?: (diagnostic: PolicyDiagnostic) => IO<void> | void
+  /** Told what became of every call, and who decided (for a log of decisions). */
+  readonly onDecision?: (decision: PolicyDecision) => IO<void> | void
+}
+
+/**
+ * What became of one call, and who decided: the static rules, a grant of this
+ * session, the human, or nobody (a question no one could be asked).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyDecision {
+  readonly tool: string
+  /** The call's id, `''` when it has none. */
+  readonly id: string
+  readonly outcome: 'allowed' | 'refused'
+  readonly by: 'rules' | 'grant' | 'human' | 'nobody'
+  /** Why it was refused: the refusal's tag. */
+  readonly refusal?: Refusal['_tag']
+}
+
+/**
+ * Something about the policy itself, said once per provider: the rules name none of
+ * the listed tools (`defaultRules` behind a registry prefix, say), so every call will
+ * be asked about or refused.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyDiagnostic {
+  readonly _tag: 'RulesNameNoTool'
+  /** The rules' tool patterns. */
+  readonly patterns: ReadonlyArray<string>
+  /** Some of the listed names, to compare with. */
+  readonly tools: ReadonlyArray<string>
+}
+
+/**
+ * A diagnostic in one line.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const drawPolicyDiagnostic = (d: PolicyDiagnostic): string => {
+  const few = (xs: ReadonlyArray<string>): string => xs.slice(0, 4).map((x) => JSON.stringify(x)).join(', ') + (xs.length > 4 ? ', …' : '')
+  return `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))`
+}
+
+/**
+ * A provider plus the session's grants.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyProvider<E> extends BatchProvider<E> {
+  /** The grants held now: the initial ones, then each "always" answer, oldest first. */
+  readonly grants: IO<ReadonlyArray<Rule>>
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The read-only tools of the reference MCP filesystem server
+ * (`@modelcontextprotocol/server-filesystem`), each annotated `readOnlyHint: true`
+ * there. Exact names, not verb globs: a name is a server's claim, and `get_*` would
+ * also trust a `get_and_delete`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const READ_ONLY_TOOLS: ReadonlyArray<string> = Object.freeze([
+  'read_file',
+  'read_text_file',
+  'read_media_file',
+  'read_multiple_files',
+  'list_directory',
+  'list_directory_with_sizes',
+  'directory_tree',
+  'search_files',
+  'get_file_info',
+  'list_allowed_directories',
+])
+
+/**
+ * `defaultRules` for tools published under a namespace, e.g. `readOnlyRules('fs_')`
+ * behind `registry([{ prefix: 'fs', provider }])`.
+ *
+ * @example
+ * import { readOnlyRules } from 'toolstack'
+ * assert.deepStrictEqual(readOnlyRules('fs_')[0], { tool: 'fs_read_file', decision: 'allow' })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const readOnlyRules = (prefix: string): ReadonlyArray<Rule> => {
+  if (typeof prefix !== 'string' || prefix.includes('*')) {
+    throw new TypeError(`readOnlyRules: prefix must be a string without "*", got ${describeValue(prefix)}`)
+  }
+  return Object.freeze(READ_ONLY_TOOLS.map((name): Rule => Object.freeze({ tool: prefix + name, decision: 'allow' })))
+}
+
+/**
+ * A small read-only set: allow each of `READ_ONLY_TOOLS`, by exact name, anywhere.
+ * Everything else matches no rule and is asked about.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultRules: ReadonlyArray<Rule> = readOnlyRules('')
+
+// -------------------------------------------------------------------------------------
+// combinator
+// -------------------------------------------------------------------------------------
+
+const quote = (s: string): string => JSON.stringify(s)
+
+// callbacks are checked by assertCallback, which says what a callback must be, as
+// every combinator does
+const OptionsProps = {
+  rules: t.unknown,
+  onAsk: t.unknown,
+  grants: t.unknown,
+  onGrant: t.unknown,
+  roots: t.unknown,
+  locationArgs: t.unknown,
+  filterTools: t.boolean,
+  questions: t.unknown,
+  onDiagnostic: t.unknown,
+  onDecision: t.unknown,
+}
+
+const orThrow = <A>(where: string, e: Either<string, A>): A => {
+  if (isLeft(e)) throw new TypeError(`${where}: ${e.left}`)
+  return e.right
+}
+
+const decodeRoots = (where: string, u: unknown): Roots => {
+  if (u === undefined) return {}
+  if (typeof u !== 'object' || u === null || Array.isArray(u)) {
+    throw new TypeError(`${where}: roots must be an object mapping a tool-name prefix to a directory, got ${describeValue(u)}`)
+  }
+  const out: Record<string, string> = {}
+  for (const [prefix, dir] of Object.entries(u)) {
+    // Stryker disable next-line StringLiteral: the message below says what a root must be; this one is never shown
+    const clean = typeof dir === 'string' ? normalizeAbsolute(dir) : left('is not a string')
+    if (isLeft(clean)) {
+      throw new TypeError(`${where}: roots[${quote(prefix)}] must be an absolute POSIX path without "..", NUL, backslash or "~", got ${describeValue(dir)}`)
+    }
+    Object.defineProperty(out, prefix, { value: clean.right, enumerable: true })
+  }
+  return Object.freeze(out)
+}
+
+const decodeLocationArgs = (where: string, u: unknown): ReadonlyArray<string> => {
+  if (u === undefined) return LOCATION_ARGS
+  if (!Array.isArray(u) || !u.every((n) => typeof n === 'string' && n !== '')) {
+    throw new TypeError(`${where}: option "locationArgs" must be an array of argument names (non-empty strings), added to ${LOCATION_ARGS.join(', ')}; got ${describeValue(u)}`)
+  }
+  return Object.freeze([...new Set([...LOCATION_ARGS, ...(u as ReadonlyArray<string>)])])
+}
+
+const isQueue = (u: unknown): u is QuestionQueue =>
+  memberOf(u, '_tag') === 'QuestionQueue' && typeof memberOf(u, 'inTurn') === 'function' && typeof memberOf(u, 'asking') === 'function'
+
+/**
+ * Allows, denies or asks about each call. Allowed calls go to the inner provider as
+ * one batch, each the very object the caller passed (or, when the policy judged object
+ * arguments, a call carrying the plain copy it judged); every other call is answered
+ * with an `is_error` result saying who refused and why. An `under` rule reads only
+ * the location arguments the tool declares in the last listing (`toolsForLlm`) that
+ * went through the policy, and fails closed before one. Asking goes through `onAsk`,
+ * one question at a time; "always" answers become grants. Never fails a batch; a
+ * failed listing passes through.
+ *
+ * @example
+ * import { pipe } from 'fp-ts/lib/function.js'
+ * import { withPolicy } from 'toolstack'
+ * const inner = {
+ *   toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: [] }),
+ *   executeToolCalls: (calls) => () => Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'done' })) }),
+ * }
+ * const tools = pipe(inner, withPolicy({ rules: [{ tool: 'rm', decision: 'deny', note: 'never delete' }, { tool: 'ls', decision: 'allow' }] }))
+ * const out = await tools.executeToolCalls([
+ *   { id: '1', function: { name: 'ls', arguments: '{}' } },
+ *   { id: '2', function: { name: 'rm', arguments: '{"path":"/"}' } },
+ * ])()
+ * assert.strictEqual(out._tag === 'Right' && out.right[0]?.content, 'done')
+ * assert.strictEqual(out._tag === 'Right' && out.right[1]?.is_error, true)
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) => PolicyProvider<E>) => {
+  const where = 'withPolicy'
+  const opts = decodeOptions(where, OptionsProps, options, '{ rules }')
+  if (opts.rules === undefined) {
+    throw new TypeError(`${where}: option "rules" is required (an array of rules; [] asks about every call)`)
+  }
+  const rules = orThrow(where, decodeRules(opts.rules, 'rules'))
+  const initialGrants = opts.grants === undefined ? Object.freeze([]) : orThrow(where, decodeRules(opts.grants, 'grants'))
+  const roots = decodeRoots(where, opts.roots)
+  const locationNames = decodeLocationArgs(where, opts.locationArgs)
+  assertCallback(where, 'onAsk', opts.onAsk, 1)
+  assertCallback(where, 'onGrant', opts.onGrant, 1)
+  assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
+  assertCallback(where, 'onDecision', opts.onDecision, 1)
+  const onDecision = opts.onDecision as PolicyOptions['onDecision']
+  const onDiagnostic =
+    (opts.onDiagnostic as PolicyOptions['onDiagnostic']) ??
+    ((d: PolicyDiagnostic) => {
+      process.stderr.write(drawPolicyDiagnostic(d) + '\n')
+    })
+  const inert = rulesNameNoTool(rules)
+  if (opts.questions !== undefined && !isQueue(opts.questions)) {
+    throw new TypeError(`${where}: option "questions" must be a queue made by newQuestionQueue(), got ${describeValue(opts.questions)}`)
+  }
+  const ask = opts.onAsk === undefined ? undefined : askHuman(opts.onAsk as OnAsk)
+  const onGrant = opts.onGrant as PolicyOptions['onGrant']
+  const filterTools = opts.filterTools ?? true
+  const judgeCall = judge(rules, roots)
+  // one human answers for every provider built from these options, unless a queue is given
+  const questions: QuestionQueue = (opts.questions as QuestionQueue | undefined) ?? newQuestionQueue()
+
+  return <E>(provider: Provider<E>): PolicyProvider<E> => {
+    assertProvider(where, provider)
+    const grants: IORef<ReadonlyArray<Rule>> = newIORef(initialGrants)()
+    const saidInert: IORef<boolean> = newIORef(false)()
+    // each tool's declared argument names, from the last listing that went through
+    // here; undefined until one did, and then every `under` rule fails closed
+    const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<ReadonlyMap<string, ReadonlySet<string>> | undefined>(undefined)()
+    const scopeOf = (tool: string): LocationScope => ({ names: locationNames, declared: declared.read()?.get(tool) })
+    const send = runBatch(provider)
+
+    const diagnose = (listing: ReadonlyArray<ToolDeclaration>): void => {
+      if (!inert(listing)) return
+      const first = modify((said: boolean): readonly [boolean, boolean] => [!said, true])(saidInert)()
+      if (!first) return
+      const tools = listing.map(callNameOf).filter((n): n is string => n !== undefined)
+      callBack(onDiagnostic, { _tag: 'RulesNameNoTool', patterns: rules.map((r) => r.tool), tools })
+    }
+    // every call's fate is told to onDecision, with who decided it
+    const tell = (call: unknown, tool: string, by: PolicyDecision['by'], refusal?: Refusal): void => {
+      // Stryker disable next-line ConditionalExpression: callBack tells no one when there is no onDecision; this only saves building the record
+      if (onDecision === undefined) return
+      callBack(onDecision, { tool, id: callIdOf(call), outcome: refusal === undefined ? 'allowed' : 'refused', by, ...(refusal === undefined ? {} : { refusal: refusal._tag }) })
+    }
+    const refuse = (call: unknown, tool: string, by: PolicyDecision['by'], r: Refusal): Step<never> => {
+      tell(call, tool, by, r)
+      return answerHere(call, drawRefusal(r))
+    }
+    // `pass` is how an allowed call goes down: as it came, or with the arguments judged
+    const allow = (call: unknown, tool: string, by: PolicyDecision['by'], pass: Step<'inner'>): Step<'inner'> => {
+      tell(call, tool, by)
+      return pass
+    }
+    const settle = (call: unknown, tool: string, by: PolicyDecision['by'], v: Verdict, pass: Step<'inner'>): Step<'inner'> =>
+      v._tag === 'Refuse' ? refuse(call, tool, by, v.refusal) : allow(call, tool, by, pass)
+
+    const remember = (rule: Rule): void => {
+      const all = modify((gs: ReadonlyArray<Rule>) => {
+        const next = recordGrant(rule)(gs)
+        return [next, next] as const
+      })(grants)()
+      callBack(onGrant, all)
+    }
+
+    // the previous question may have granted this one, so the grants are read again in turn
+    const inTurn = (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>, pass: Step<'inner'>) => async (): Promise<Step<'inner'>> => {
+      const granted = byGrants(grants.read(), roots)(q)
+      if (granted !== undefined) return settle(q.call, q.tool, 'grant', granted, pass)
+      const answer = await asking(q, args)
+      if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
+      const { action, grant } = answer.right
+      if (grant !== undefined) remember(grant)
+      return action === 'allow-once' || action === 'always-allow'
+        ? allow(q.call, q.tool, 'human', pass)
+        : refuse(q.call, q.tool, 'human', { _tag: 'DeclinedByUser', tool: q.tool, remembered: grant })
+    }
+
+    // a Promise only when the human must be asked: most calls are settled at once
+    const stepFor = (batch: Batch, call: unknown, i: number): Step<'inner'> | Promise<Step<'inner'>> => {
+      const tool = callNameOf(call)
+      // Stryker disable next-line ConditionalExpression: callNameOf names only a call that is an object; the rest is for the compiler
+      if (tool === undefined || typeof call !== 'object' || call === null) return refuse(call, tool ?? '', 'rules', { _tag: 'MalformedCall' })
+      // object arguments are judged as a plain copy, read once, and that copy is what
+      // goes down: a getter or a Proxy cannot answer the tool differently later. A
+      // string parses to plain data, and the call goes down as it came.
+      let pass: Step<'inner'> = FORWARD
+      let unreadable: ArgsProblem | undefined
+      const argsOf = (): Either<ArgsProblem, Args> => {
+        const parsed = batch.argsAt(i)
+        if (isLeft(parsed) || typeof memberOf(memberOf(call, 'function'), 'arguments') === 'string') return parsed
+        const copy = plainArguments(parsed.right)
+        if (isLeft(copy)) {
+          unreadable = { _tag: 'Unreadable', message: copy.left }
+          return left(unreadable)
+        }
+        // Stryker disable next-line StringLiteral: sendInOrder answers only an 'Answer' step here and this layer has one destination, so either tag is for the compiler
+        pass = { _tag: 'Send', to: 'inner', call: callWithArguments(call, tool, copy.right), args: right(copy.right) }
+        return copy
+      }
+      const verdict = judgeCall(call, tool, argsOf, scopeOf(tool))
+      // arguments that cannot be copied are never sent on as they are, and the model is told why
+      if (unreadable !== undefined) return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
+      if (verdict._tag !== 'Ask') return settle(call, tool, 'rules', verdict, pass)
+      const q = verdict.question
+      const granted = byGrants(grants.read(), roots)(q)
+      if (granted !== undefined) return settle(call, tool, 'grant', granted, pass)
+      if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
+      if (q.args === undefined) {
+        // Stryker disable next-line ObjectLiteral,StringLiteral: judge leaves args undefined only when the parse is a Left, so this fallback is for the compiler
+        const problem: ArgsProblem = isLeft(q.parsed) ? q.parsed.left : { _tag: 'Absent' }
+        return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem })
+      }
+      // asked from inside onAsk, this question would wait for the one it is part of
+      if (questions.asking()) return refuse(call, tool, 'nobody', { _tag: 'AskedWhileAsking', tool })
+      return questions.inTurn(inTurn(q, q.args, ask, pass))()
+    }
+
+    const executeBatch = (batch: Batch) => async (): Promise<Either<E, ReadonlyArray<ToolResult>>> => {
+      const read = readPositions(batch.calls)
+      if (isLeft(read)) return right(read.left)
+      const { calls, unreadable } = read.right
+      const steps: Array<Step<'inner'>> = []
+      // questions of one batch are asked in the model's order
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i]
+        let step: Step<'inner'>
+        try {
+          const s = unreadable[i] ?? stepFor(batch, call, i)
+          step = s instanceof Promise ? await s : s
+        } catch (e) {
+          // whatever goes wrong while judging or asking costs this call, not the batch
+          // Stryker disable next-line StringLiteral: a call without a name was refused before anything could throw
+          const tool = callNameOf(call) ?? ''
+          step = refuse(call, tool, 'human', { _tag: 'AskFailed', tool, error: describeError(e) })
+        }
+        steps.push(step)
+      }
+      // Stryker disable next-line ArrowFunction: answerFor says "the tool provider" by default too
+      return right(await sendInOrder(batch, calls, steps, (_, b) => send(b)(), () => 'the tool provider'))
+    }
+
+    return {
+      toolsForLlm: () =>
+        provider.toolsForLlm().then((listed) => {
+          // Stryker disable next-line ConditionalExpression: a Left has no `right`: diagnosing and filtering it would throw in the guarded steps below, which answer `listed` itself
+          if (typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
+          try {
+            // Stryker disable next-line ConditionalExpression: declaredArguments of what is not a list throws, caught below, and the old listing is kept all the same
+            if (Array.isArray(listed.right)) declared.write(declaredArguments(listed.right))()
+          } catch {
+            // a listing that cannot be read leaves the last one in place
+          }
+          try {
+            diagnose(listed.right)
+          } catch {
+            // a diagnostic never costs a listing
+          }
+          if (!filterTools) return listed
+          try {
+            const kept = withoutRefusedTools([...rules, ...grants.read()])(listed.right)
+            return kept === listed.right ? listed : right(kept)
+          } catch {
+            return listed
+          }
+        }),
+      executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+      executeBatch,
+      grants: () => grants.read(),
+    }
+  }
+}

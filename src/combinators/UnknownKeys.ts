@@ -1,0 +1,367 @@
+/**
+ * `withUnknownKeyAudit`: a smoke alarm, not a valve. It compares each call's argument
+ * keys with the properties the tool declared, warns once per (tool, key), and
+ * forwards the very same call untouched.
+ *
+ * It is a composition of the audit's pure steps (see `steps/audit/`): a listing becomes a
+ * catalogue (`catalogueOf`: `extractDeclarations` compiles each schema); a batch is
+ * checked call by call (`checkBatch`: `parseArgs` through the batch, `diffKeys` over
+ * the schema, `firstSeen` on the seen-set) in one pure step over the layer's state,
+ * applied to its ref at once; the warnings are said after the state is written.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { IORef } from 'fp-ts/lib/IORef.js'
+import { newIORef } from 'fp-ts/lib/IORef.js'
+import { isLeft } from 'fp-ts/lib/Either.js'
+import * as t from 'io-ts/lib/index.js'
+import type { Batch, BatchProvider, Provider, ToolCall, ToolDeclaration } from '../kernel/model.js'
+import { assertProvider } from '../kernel/model.js'
+import { batchOf, runBatch } from '../steps/Batch.js'
+import type { Catalogue } from '../steps/audit/Catalogue.js'
+import { catalogueOf, emptyCatalogue, toleratedOf } from '../steps/audit/Catalogue.js'
+import type { PairStat, SeenSet } from '../steps/audit/SeenSet.js'
+import { emptySeenSetOf, isFull, pairStats, DEFAULT_CAPACITY } from '../steps/audit/SeenSet.js'
+import type { UnknownKeyWarning } from '../steps/audit/Check.js'
+import { checkBatch, formatWarning } from '../steps/audit/Check.js'
+import { batchSize } from '../kernel/calls.js'
+import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
+import { modify } from '../kernel/ref.js'
+import { describeValue } from '../kernel/describe.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Something about the alarm itself, not about a call: said once per instance, so a
+ * host learns when the alarm cannot sound (a smoke alarm with a flat battery chirps).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type AuditDiagnostic =
+  /** Calls came before any listing went through this layer: nothing could be audited. */
+  | { readonly _tag: 'CalledBeforeListing' }
+  /** The listing held tools, but none declares a property: nothing is audited. */
+  | { readonly _tag: 'NothingToAudit'; readonly tools: number }
+  /** The seen-set holds its `capacity` pairs: new pairs are still reported, but no longer remembered. */
+  | { readonly _tag: 'SeenSetFull'; readonly capacity: number }
+  /** The provider's listing answered something that is not an Either (a Promise-based provider handed over as is). */
+  | { readonly _tag: 'ListingNotAnEither'; readonly got: string }
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKeyAuditOptions {
+  /** Told of each call that carries undeclared keys not reported before. Default: one line on stderr. May answer an `IO`, or do its work at once. */
+  readonly onWarn?: (warning: UnknownKeyWarning) => IO<void> | void
+  /**
+   * Names treated exactly like `reason`: never reported, declared or not (keys a host
+   * framework injects, such as `_meta` or `toolCallId`). `reason` is always tolerated.
+   */
+  readonly tolerate?: ReadonlyArray<string>
+  /** The most (tool, key) pairs remembered. Default {@link DEFAULT_CAPACITY}. */
+  readonly maxPairs?: number
+  /** Told, once each, when the alarm cannot sound. Default: one line on stderr. */
+  readonly onDiagnostic?: (diagnostic: AuditDiagnostic) => IO<void> | void
+}
+
+/**
+ * A provider plus what it audits now.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditedProvider<E> extends BatchProvider<E> {
+  /** Sorted names of the tools whose calls are audited now (listed, with at least one declared property). */
+  readonly auditedTools: IO<ReadonlyArray<string>>
+  /** Every (tool, undeclared key) pair ever seen, with how many audited calls carried it; sorted by tool, then key. */
+  readonly stats: IO<ReadonlyArray<PairStat>>
+}
+
+/**
+ * What one audit layer holds: the catalogue of the last successful listing, the
+ * seen-set, and which diagnostics it has said.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditState {
+  /** `undefined` until a listing went through this layer. */
+  readonly catalogue: Catalogue | undefined
+  readonly seen: SeenSet
+  readonly said: ReadonlySet<AuditDiagnostic['_tag']>
+}
+
+/**
+ * What a step has to say once the state is written.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Said {
+  readonly warnings: ReadonlyArray<UnknownKeyWarning>
+  readonly diagnostics: ReadonlyArray<AuditDiagnostic>
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+const NOTHING_SAID: Said = { warnings: [], diagnostics: [] }
+
+const once = (s: AuditState, d: AuditDiagnostic): readonly [ReadonlyArray<AuditDiagnostic>, AuditState] =>
+  s.said.has(d._tag) ? [[], s] : [[d], { ...s, said: new Set([...s.said, d._tag]) }]
+
+/**
+ * A successful listing: the catalogue replaced wholesale; the seen-set kept.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const listed =
+  (catalogue: Catalogue, tools: number) =>
+  (s: AuditState): readonly [Said, AuditState] => {
+    const next = { ...s, catalogue }
+    if (tools === 0 || catalogue.size > 0) return [NOTHING_SAID, next]
+    const [diagnostics, after] = once(next, { _tag: 'NothingToAudit', tools })
+    return [{ warnings: [], diagnostics }, after]
+  }
+
+/**
+ * A batch, against `catalogue` (by default the last listing's): each call checked
+ * (`checkBatch`: `parseArgs` through the batch, `diffKeys`, `firstSeen`); the warnings
+ * for pairs never said before. The catalogue is read, never replaced.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const audited =
+  (batch: Batch, against?: Catalogue) =>
+  (s: AuditState): readonly [Said, AuditState] => {
+    const catalogue = against ?? s.catalogue
+    if (catalogue === undefined) {
+      const size = batchSize(batch.calls)
+      if (isLeft(size) || size.right === 0) return [NOTHING_SAID, s]
+      const [diagnostics, after] = once(s, { _tag: 'CalledBeforeListing' })
+      return [{ warnings: [], diagnostics }, after]
+    }
+    const [warnings, seen] = checkBatch(catalogue, batch)(s.seen)
+    const next: AuditState = seen === s.seen ? s : { ...s, seen }
+    if (!isFull(seen)) return [warnings.length === 0 ? NOTHING_SAID : { warnings, diagnostics: [] }, next]
+    const [diagnostics, after] = once(next, { _tag: 'SeenSetFull', capacity: seen.capacity })
+    return [{ warnings, diagnostics }, after]
+  }
+
+/**
+ * A listing that is not an Either: nothing changes but the diagnostic, said once.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const notAnEither =
+  (got: string) =>
+  (s: AuditState): readonly [Said, AuditState] => {
+    const [diagnostics, after] = once(s, { _tag: 'ListingNotAnEither', got })
+    return [{ warnings: [], diagnostics }, after]
+  }
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+/**
+ * A diagnostic in one line.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const drawAuditDiagnostic = (d: AuditDiagnostic): string => {
+  switch (d._tag) {
+    case 'CalledBeforeListing':
+      return 'toolstack: calls were made before any listing went through the audit, so they were not audited; list the tools (toolsForLlm) through the stack first'
+    case 'NothingToAudit':
+      return `toolstack: the listing held ${d.tools} tool${d.tools === 1 ? '' : 's'}, but none declares a property, so no call is audited`
+    case 'SeenSetFull':
+      return `toolstack: the audit remembers ${d.capacity} (tool, key) pairs, its most; a new pair is still reported, each time it comes, but no longer remembered or counted`
+    case 'ListingNotAnEither':
+      return `toolstack: the provider's listing answered ${d.got}, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)`
+  }
+}
+
+/**
+ * The default `onWarn`: one line on stderr.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const warnToStderr =
+  (w: UnknownKeyWarning): IO<void> =>
+  () => {
+    process.stderr.write(formatWarning(w) + '\n')
+  }
+
+/**
+ * The default `onDiagnostic`: one line on stderr.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const diagnoseToStderr =
+  (d: AuditDiagnostic): IO<void> =>
+  () => {
+    process.stderr.write(drawAuditDiagnostic(d) + '\n')
+  }
+
+// -------------------------------------------------------------------------------------
+// sessions
+// -------------------------------------------------------------------------------------
+
+/**
+ * One audit's memory and voice, for whoever feeds it calls: `withUnknownKeyAudit` over
+ * a provider, and the framework adapters over a framework's own tool calls. The state
+ * (`AuditState`) lives in one ref, changed only by the pure steps `listed` and
+ * `audited`, each applied in one synchronous step; what they have to say is said after
+ * the write. Nothing it does can throw.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditSession {
+  /** The catalogue of a listing, with this session's tolerated names. */
+  readonly catalogueOf: (declarations: ReadonlyArray<unknown>) => Catalogue
+  /** A listing went through: calls are audited against its catalogue from now on. */
+  readonly listed: (catalogue: Catalogue, tools: number) => void
+  /** A listing that was not an Either went through: said once. */
+  readonly notAnEither: (got: string) => void
+  /** Audits a batch against the last listing's catalogue. */
+  readonly audit: (batch: Batch) => void
+  /** Audits one call against `catalogue` (the tools of that very request), not the last listing's. */
+  readonly check: (catalogue: Catalogue, call: ToolCall) => void
+  readonly auditedTools: IO<ReadonlyArray<string>>
+  readonly stats: IO<ReadonlyArray<PairStat>>
+}
+
+// Stryker disable next-line ConditionalExpression: Number.isSafeInteger answers false for anything that is not a number; the typeof is for the compiler
+const isCapacity = (u: unknown): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1
+const Capacity = new t.Type<number, number, unknown>('a whole number of at least 1', isCapacity, (u, c) => (isCapacity(u) ? t.success(u) : t.failure(u, c)), t.identity)
+
+// callbacks are checked by assertCallback, which can say more than a codec
+const OptionsProps = { onWarn: t.unknown, tolerate: t.readonlyArray(t.string), maxPairs: Capacity, onDiagnostic: t.unknown }
+
+/**
+ * The options, checked once at the door (a `TypeError` naming the problem), and a
+ * maker of sessions that share them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): IO<AuditSession> => {
+  const opts = decodeOptions(where, OptionsProps, options)
+  assertCallback(where, 'onWarn', opts.onWarn, 1)
+  assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
+  const onWarn = (opts.onWarn as UnknownKeyAuditOptions['onWarn']) ?? warnToStderr
+  const onDiagnostic = (opts.onDiagnostic as UnknownKeyAuditOptions['onDiagnostic']) ?? diagnoseToStderr
+  const ofListing = catalogueOf(toleratedOf(opts.tolerate))
+  const initial: AuditState = { catalogue: undefined, seen: emptySeenSetOf(opts.maxPairs ?? DEFAULT_CAPACITY), said: new Set() }
+
+  return () => {
+    const state: IORef<AuditState> = newIORef(initial)()
+    // said after the state is written, so a callback that lists or calls again sees it
+    const say = (said: Said): void => {
+      for (const d of said.diagnostics) callBack(onDiagnostic, d)
+      for (const w of said.warnings) callBack(onWarn, w)
+    }
+    const step = (f: (s: AuditState) => readonly [Said, AuditState]): void => {
+      try {
+        say(modify(f)(state)())
+      } catch {
+        // the audit adds no failure of its own
+      }
+    }
+    return {
+      catalogueOf: (declarations) => {
+        try {
+          return ofListing(declarations)
+        } catch {
+          return emptyCatalogue
+        }
+      },
+      listed: (catalogue, tools) => step(listed(catalogue, tools)),
+      notAnEither: (got) => step(notAnEither(got)),
+      audit: (batch) => step(audited(batch)),
+      check: (catalogue, call) => step(audited(batchOf([call]), catalogue)),
+      auditedTools: () => [...(state.read().catalogue ?? emptyCatalogue).keys()].sort(),
+      stats: () => pairStats(state.read().seen),
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// combinator
+// -------------------------------------------------------------------------------------
+
+/**
+ * Audits each call's argument keys against the tool's own declaration and warns once
+ * per (tool, key); forwards every call as the very object the caller passed (and the
+ * caller's very batch) and returns the inner results, Left or rejection exactly as
+ * they came.
+ *
+ * @example
+ * import { pipe } from 'fp-ts/lib/function.js'
+ * import { fromTools, withUnknownKeyAudit } from 'toolstack'
+ * import * as TE from 'fp-ts/lib/TaskEither.js'
+ * const said: Array<string> = []
+ * const tools = pipe(
+ *   fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }, run: (a) => TE.right(String(a.text)) }]),
+ *   withUnknownKeyAudit({ onWarn: (w) => () => { said.push(w.unknownKeys.join()) } }),
+ * )
+ * await tools.toolsForLlm()
+ * await tools.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi","txet":"hi"}' } }])()
+ * assert.deepStrictEqual(said, ['txet'])
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(provider: Provider<E>) => AuditedProvider<E>) => {
+  const where = 'withUnknownKeyAudit'
+  const newSession = auditSessions(where, options)
+
+  return <E>(provider: Provider<E>): AuditedProvider<E> => {
+    assertProvider(where, provider)
+    const session = newSession()
+    const send = runBatch(provider)
+
+    const onListing = (listing: unknown): void => {
+      try {
+        const tag = typeof listing === 'object' && listing !== null ? (listing as { readonly _tag?: unknown })._tag : undefined
+        if (tag === 'Right') {
+          const declarations = (listing as { readonly right: ReadonlyArray<ToolDeclaration> }).right
+          session.listed(session.catalogueOf(declarations), Array.isArray(declarations) ? declarations.length : 0)
+        } else if (tag !== 'Left') session.notAnEither(describeValue(listing))
+      } catch {
+        // a listing whose fields throw when read leaves the audit as it was: it adds no failure of its own
+      }
+    }
+
+    const executeBatch = (batch: Batch) => () => {
+      session.audit(batch)
+      return send(batch)()
+    }
+
+    return {
+      toolsForLlm: () =>
+        provider.toolsForLlm().then((listing) => {
+          onListing(listing)
+          return listing
+        }),
+      executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+      executeBatch,
+      auditedTools: session.auditedTools,
+      stats: session.stats,
+    }
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The provider model: a record of functions, in the OpenAI chat-completions shapes
+ * that MCP hosts already speak. A leaf: every other module builds on these types.
+ *
+ * @since 0.1.0
+ */
+import * as t from 'io-ts/lib/index.js'
+import type { Either } from 'fp-ts/lib/Either.js'
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
+import { describeValue } from './describe.js'
+import { memberOf } from './guards.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The argument name every layer tolerates, declared or not: `withReasons` adds it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const REASON_PARAM = 'reason'
+
+/**
+ * A JSON Schema object. Its `properties` keys are the argument names a tool declares.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type JsonSchema = Readonly<Record<string, unknown>>
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface FunctionDeclaration {
+  readonly name: string
+  readonly description?: string
+  readonly parameters?: JsonSchema
+}
+
+/**
+ * What the model is shown for one tool.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ToolDeclaration {
+  readonly type: 'function'
+  readonly function: FunctionDeclaration
+}
+
+/**
+ * A model's tool call. `arguments` is the JSON string the call travels as, or an
+ * object a caller already parsed; the empty string means "no arguments".
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ToolCall {
+  readonly id: string
+  readonly type?: 'function'
+  readonly function: {
+    readonly name: string
+    readonly arguments: string | Readonly<Record<string, unknown>>
+  }
+}
+
+/**
+ * An MCP content block (text, image, audio, resource link, embedded resource), as a
+ * server sent it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ContentBlock = Readonly<Record<string, unknown>> & { readonly type: string }
+
+/**
+ * One result per call, in the caller's order. `content` is the text a chat model
+ * reads; an MCP tool's own blocks and structured content travel beside it, unchanged,
+ * for whoever serves the result to an MCP host again.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ToolResult {
+  readonly role: 'tool'
+  readonly tool_call_id: string
+  readonly content: string
+  readonly is_error?: boolean
+  /** An MCP tool's `structuredContent`, kept as it came. */
+  readonly structured_content?: unknown
+  /** An MCP tool's content blocks, kept as they came (images, audio and resources included). */
+  readonly mcp_content?: ReadonlyArray<ContentBlock>
+}
+
+/**
+ * Parsed arguments. Shared between layers, so treat them as read-only.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Args = Readonly<Record<string, unknown>>
+
+/**
+ * Why a call's arguments do not read as a JSON object.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ArgsProblem =
+  | { readonly _tag: 'Absent' }
+  | { readonly _tag: 'Empty' }
+  | { readonly _tag: 'Unparsable'; readonly message: string }
+  | { readonly _tag: 'NotAnObject'; readonly got: string }
+  /** The call, or its `function`, threw when read. */
+  | { readonly _tag: 'Unreadable'; readonly message: string }
+
+/**
+ * A batch on its way down a stack: the calls, and each call's arguments read at most
+ * once for every layer that needs them. Layers that change nothing hand the very same
+ * batch down; a layer that builds a new batch says, for each of its calls, how its
+ * arguments read (the parse above it, or the arguments it wrote itself).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Batch {
+  /** The calls, as a provider without `executeBatch` is handed them: the caller's very array while no layer changed the batch. */
+  readonly calls: ReadonlyArray<ToolCall>
+  /** `parseArgs` of the arguments of `calls[i]`, as they were when first read; the same answer every time it is asked. */
+  readonly argsAt: (i: number) => Either<ArgsProblem, Args>
+}
+
+/**
+ * A record of functions; nothing else. Combinators are
+ * `(options) => (provider) => provider`.
+ *
+ * `executeBatch` is optional: toolstack's own layers offer it, and call it on the
+ * provider below when it has one, so a call's arguments are parsed once for the whole
+ * stack. Any other provider is called through `executeToolCalls`, with the calls alone.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Provider<E> {
+  readonly toolsForLlm: TaskEither<E, ReadonlyArray<ToolDeclaration>>
+  readonly executeToolCalls: (calls: ReadonlyArray<ToolCall>) => TaskEither<E, ReadonlyArray<ToolResult>>
+  /** The same as `executeToolCalls(batch.calls)`, with the arguments' parses shared. */
+  readonly executeBatch?: (batch: Batch) => TaskEither<E, ReadonlyArray<ToolResult>>
+}
+
+/**
+ * A provider that offers `executeBatch`: every provider toolstack makes is one.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface BatchProvider<E> extends Provider<E> {
+  readonly executeBatch: (batch: Batch) => TaskEither<E, ReadonlyArray<ToolResult>>
+}
+
+/**
+ * The error type of a provider.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ErrorOf<P> = P extends Provider<infer E> ? E : never
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+/**
+ * A declaration whose argument names can be read: a `function` object with a string
+ * `name`, a `parameters` object and, if present, an object `properties`.
+ *
+ * @since 0.1.0
+ * @category codecs
+ */
+export const ReadableDeclaration = t.type({
+  function: t.type({
+    name: t.string,
+    parameters: t.intersection([t.UnknownRecord, t.partial({ properties: t.UnknownRecord })]),
+  }),
+})
+
+/**
+ * @since 0.1.0
+ * @category codecs
+ */
+export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
+
+// -------------------------------------------------------------------------------------
+// guards
+// -------------------------------------------------------------------------------------
+
+/**
+ * Whether a value has the shape of a provider (both functions present).
+ *
+ * @example
+ * import { isProvider } from 'toolstack/extend'
+ * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve(), executeToolCalls: () => () => Promise.resolve() }), true)
+ * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve() }), false)
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isProvider = (u: unknown): u is Provider<unknown> =>
+  typeof memberOf(u, 'toolsForLlm') === 'function' &&
+  typeof memberOf(u, 'executeToolCalls') === 'function'
+
+// an `async` executeToolCalls answers a Promise where a task (a function) belongs: the
+// mark of a Promise-based provider handed over as is
+const isAsyncFunction = (f: unknown): boolean => typeof f === 'function' && f.constructor?.name === 'AsyncFunction'
+
+/**
+ * Throws a `TypeError` naming what is wrong when `u` is not a provider: a member that
+ * is missing, or an `async` `executeToolCalls` (the shape of a Promise-based provider,
+ * which `fromAsync` adapts). For use at construction time by every combinator.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const assertProvider: (where: string, u: unknown) => asserts u is Provider<unknown> = (where, u) => {
+  if (isProvider(u)) {
+    if (isAsyncFunction(memberOf(u, 'executeToolCalls'))) {
+      throw new TypeError(
+        `${where}: this provider's executeToolCalls is an async function, so it answers a Promise; a provider's executeToolCalls answers a task (calls => () => Promise<Either>). For a Promise-based provider, wrap it: fromAsync(provider)`,
+      )
+    }
+    return
+  }
+  const missing =
+    typeof u !== 'object' || u === null
+      ? `got ${describeValue(u)}`
+      : ['toolsForLlm', 'executeToolCalls']
+          .filter((k) => typeof memberOf(u, k) !== 'function')
+          .map((k) => `\`${k}\` is not a function`)
+          .join(' and ')
+  throw new TypeError(`${where}: expected a provider ({ toolsForLlm, executeToolCalls }), but ${missing}`)
+}

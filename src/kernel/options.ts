@@ -1,0 +1,103 @@
+// Construction-time validation shared by every combinator: a mistyped option is a
+// TypeError that names it, never a layer that silently does less.
+import * as t from 'io-ts/lib/index.js'
+import { isLeft } from 'fp-ts/lib/Either.js'
+import { isProvider } from './model.js'
+import { suggestKey } from './Suggest.js'
+import { describeValue } from './describe.js'
+
+/** Renders io-ts errors as one line per failure: where, what was expected, what came. */
+export const drawErrors = (errors: t.Errors): string =>
+  errors
+    .map((e) => {
+      // the root entry io-ts's decode makes has the key '', which the filter drops
+      const path = e.context
+        .map((c) => c.key)
+        .filter((k) => k !== '')
+        .join('.')
+      const expected = e.context[e.context.length - 1]?.type.name ?? 'a valid value'
+      return `${path === '' ? 'value' : path} must be ${expected}, got ${describeValue(e.value)}`
+    })
+    .filter((line, i, all) => all.indexOf(line) === i)
+    .join('; ')
+
+const quote = (s: string): string => JSON.stringify(s)
+
+// "did you mean" for unknown option names: a name other tools use (`aliases`), else the
+// known option the name plainly points at (suggestKey)
+const didYouMean = (known: ReadonlyArray<string>, unknown: ReadonlyArray<string>, aliases: ReadonlyMap<string, string>): string => {
+  const near = suggestKey(new Set(known))
+  const hints: Array<readonly [string, string]> = []
+  for (const k of unknown) {
+    const s = near(k)
+    const meant = aliases.get(k) ?? (s._tag === 'Some' ? s.value : undefined)
+    if (meant !== undefined) hints.push([k, meant])
+  }
+  if (hints.length === 0) return ''
+  // one unknown name needs no saying which it is
+  return `; did you mean ${hints.map(([k, meant]) => (unknown.length === 1 ? quote(meant) : `${quote(meant)} for ${quote(k)}`)).join(', ')}?`
+}
+
+/**
+ * Validates an options record: `undefined` is `{}`, any key outside `props` is
+ * refused by name (with the known option it plainly points at, or the one `aliases`
+ * maps it to), every present value must decode. A provider handed over as the
+ * options is refused with the call that was meant (`example` is what goes between its
+ * parentheses).
+ */
+export const decodeOptions = <P extends t.Props>(
+  where: string,
+  props: P,
+  u: unknown,
+  example = '',
+  aliases: ReadonlyMap<string, string> = new Map(),
+): t.TypeOf<t.PartialC<P>> => {
+  if (u === undefined) return {} as t.TypeOf<t.PartialC<P>>
+  if (typeof u !== 'object' || u === null || Array.isArray(u)) {
+    throw new TypeError(`${where}: options must be an object, got ${describeValue(u)}`)
+  }
+  if (isProvider(u)) {
+    // `withX(provider)`: the combinator was handed its data where its options belong
+    throw new TypeError(`${where}: got a provider where the options belong; a combinator takes its options first: did you mean ${where}(${example})(provider)?`)
+  }
+  const known = Object.keys(props)
+  const unknown = Object.keys(u).filter((k) => !known.includes(k))
+  if (unknown.length > 0) {
+    const named = `unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map(quote).join(', ')}`
+    throw new TypeError(`${where}: ${named} (known options: ${known.join(', ')})${didYouMean(known, unknown, aliases)}`)
+  }
+  const decoded = t.partial(props).decode(u)
+  if (isLeft(decoded)) throw new TypeError(`${where}: ${drawErrors(decoded.left)}`)
+  return decoded.right
+}
+
+/**
+ * Runs a host callback that may answer an effect (fp-ts style: `(a) => IO<void>`) or
+ * do its work at once (`(a) => void`): either way it has run when this returns. A
+ * callback that throws changes nothing about a tool call; what it threw is the answer
+ * (`undefined` when it ran to the end, or when there is no callback), for a caller that
+ * has somewhere to say it.
+ */
+export const callBack = <A>(f: ((a: A) => unknown) | undefined, a: A): unknown => {
+  if (f === undefined) return undefined
+  try {
+    const effect = f(a)
+    if (typeof effect === 'function') (effect as () => unknown)()
+    return undefined
+  } catch (e) {
+    return e
+  }
+}
+
+/** A host callback that must be a function taking at most `max` parameters. */
+export const assertCallback = (where: string, name: string, u: unknown, max: number): void => {
+  if (u === undefined) return
+  if (typeof u !== 'function') {
+    throw new TypeError(`${where}: option "${name}" must be a function, got ${describeValue(u)}`)
+  }
+  if (u.length > max) {
+    throw new TypeError(
+      `${where}: option "${name}" must take at most ${max} parameter${max === 1 ? '' : 's'} and return an effect, but it takes ${u.length}`,
+    )
+  }
+}

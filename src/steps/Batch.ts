@@ -1,0 +1,99 @@
+/**
+ * A batch on its way down a stack, with each call's arguments parsed at most once for
+ * every layer: the typed channel through which toolstack's layers share one parse.
+ * A provider that knows nothing of it is simply called with the calls.
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/lib/Either.js'
+import { left } from 'fp-ts/lib/Either.js'
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
+import { parseArgs } from './Args.js'
+import type { Args, ArgsProblem, Batch, Provider, ToolCall, ToolResult } from '../kernel/model.js'
+import { describeError, describeValue } from '../kernel/describe.js'
+
+type Parsed = Either<ArgsProblem, Args>
+
+const argumentsOf = (calls: ReadonlyArray<unknown>, i: number): Parsed => {
+  let raw: unknown
+  try {
+    const call: unknown = calls[i]
+    if (typeof call !== 'object' || call === null) return left({ _tag: 'Unreadable', message: `the call is ${describeValue(call)}` })
+    const fn: unknown = (call as { readonly function?: unknown }).function
+    raw = typeof fn === 'object' && fn !== null ? (fn as { readonly arguments?: unknown }).arguments : undefined
+  } catch (e) {
+    return left({ _tag: 'Unreadable', message: describeError(e) })
+  }
+  return parseArgs(raw)
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The batch of a caller's calls. Nothing is read until a layer asks: `argsAt(i)` reads
+ * the arguments of `calls[i]` the first time it is asked, and gives that same answer
+ * to every layer after, so a stack parses each call once, and every layer sees the
+ * arguments as the first one did.
+ *
+ * @example
+ * import { batchOf } from 'toolstack/extend'
+ * const batch = batchOf([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi"}' } }])
+ * assert.strictEqual(batch.argsAt(0), batch.argsAt(0))
+ * assert.deepStrictEqual(batch.argsAt(0), { _tag: 'Right', right: { text: 'hi' } })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const batchOf = (calls: ReadonlyArray<ToolCall>): Batch => {
+  const parsed: Array<Parsed | undefined> = []
+  return { calls, argsAt: (i) => (parsed[i] ??= argumentsOf(calls, i)) }
+}
+
+/**
+ * A batch a layer built from `from`: `calls[j]` carries the arguments of `from`'s
+ * position `origin[j]` (the very call, or a copy with the very same arguments), unless
+ * `own[j]` gives how its own arguments read (arguments the layer wrote itself).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const derive = (
+  from: Batch,
+  calls: ReadonlyArray<ToolCall>,
+  origin: ReadonlyArray<number>,
+  own: ReadonlyArray<Parsed | undefined> = [],
+): Batch => ({
+  calls,
+  argsAt: (j) => own[j] ?? from.argsAt(origin[j] ?? -1),
+})
+
+// -------------------------------------------------------------------------------------
+// combinators
+// -------------------------------------------------------------------------------------
+
+/**
+ * Runs a batch through `provider`: through its `executeBatch` when it has one, so the
+ * parses travel with the calls, else through `executeToolCalls` with the calls alone.
+ * Which one is decided once, when `runBatch(provider)` is made.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const runBatch = <E>(provider: Provider<E>): ((batch: Batch) => TaskEither<E, ReadonlyArray<ToolResult>>) => {
+  // called as methods, so a provider that is a class instance keeps its `this`
+  const run: (batch: Batch) => unknown =
+    typeof provider.executeBatch === 'function'
+      ? (batch) => (provider.executeBatch as NonNullable<Provider<E>['executeBatch']>).call(provider, batch)
+      : (batch) => provider.executeToolCalls(batch.calls)
+  return (batch) => {
+    const task = run(batch)
+    if (typeof task === 'function') return task as TaskEither<E, ReadonlyArray<ToolResult>>
+    // a Promise-based provider handed over as is: say what to write, not "… is not a function"
+    const why = new TypeError(
+      `the provider's executeToolCalls answered ${typeof (task as { then?: unknown } | null)?.then === 'function' ? 'a Promise' : describeValue(task)}, not a task (a function returning a Promise); a Promise-based provider is adapted with fromAsync(provider)`,
+    )
+    return () => Promise.reject(why)
+  }
+}

@@ -1,0 +1,197 @@
+// The answering layers' contract: a batch never fails. Every problem becomes an
+// `is_error` result for exactly the calls concerned, one result per position, in the
+// caller's order. Shared by withReasons, registry and withPolicy: each decides, per
+// position, to answer a call itself or to send it on, and this module does the rest
+// (split the batch by where its calls go, run each part, put the answers back).
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
+import type { Args, ArgsProblem, Batch, ToolCall, ToolResult } from '../kernel/model.js'
+import { derive } from './Batch.js'
+import { batchSize, callIdOf } from '../kernel/calls.js'
+import { describeError } from '../kernel/describe.js'
+import { memberOf } from '../kernel/guards.js'
+
+// -------------------------------------------------------------------------------------
+// results
+// -------------------------------------------------------------------------------------
+
+/** An `is_error` result answering `call`. */
+export const errorResult = (call: unknown, content: string): ToolResult => ({
+  role: 'tool',
+  tool_call_id: callIdOf(call),
+  content,
+  is_error: true,
+})
+
+const isResult = (u: unknown): u is ToolResult => memberOf(u, 'role') === 'tool' && typeof memberOf(u, 'content') === 'string'
+
+const answersInOrder = (calls: ReadonlyArray<unknown>, list: ReadonlyArray<unknown>): boolean => {
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i]
+    if (!isResult(r) || r.tool_call_id !== callIdOf(calls[i])) return false
+  }
+  return true
+}
+
+const MISSING = 'the tool provider returned no result for this call'
+
+/**
+ * One result per call, in the caller's order. Results are matched to calls by
+ * `tool_call_id` when every call has its own id, by position otherwise; a call left
+ * without a result gets an `is_error` one saying so. Results are kept as the very
+ * objects the provider returned, and the usual answer (one per call, in order) as the
+ * very array.
+ */
+export const completeResults = (calls: ReadonlyArray<unknown>, results: unknown): ReadonlyArray<ToolResult> => {
+  // Stryker disable next-line ArrayDeclaration: a list of one string holds no result either, so every call is answered as missing all the same
+  const list: ReadonlyArray<unknown> = Array.isArray(results) ? results : []
+  if (list.length === calls.length && answersInOrder(calls, list)) return list as ReadonlyArray<ToolResult>
+  const ids = calls.map(callIdOf)
+  const distinct = ids.every((id) => id !== '') && new Set(ids).size === ids.length
+  if (distinct) {
+    const byId = new Map<string, ToolResult>()
+    for (const r of list) if (isResult(r) && !byId.has(r.tool_call_id)) byId.set(r.tool_call_id, r)
+    return calls.map((c, i) => byId.get(ids[i] as string) ?? errorResult(c, MISSING))
+  }
+  return calls.map((c, i) => {
+    const r: unknown = list[i]
+    return isResult(r) ? r : errorResult(c, MISSING)
+  })
+}
+
+/** One `is_error` result per call, each saying `content`. */
+export const failAll = (calls: ReadonlyArray<unknown>, content: string): ReadonlyArray<ToolResult> => calls.map((c) => errorResult(c, content))
+
+/**
+ * Runs an inner batch and answers for it: a Left, a rejection or a throw becomes one
+ * `is_error` result per call saying who failed and why; a short answer has its gaps
+ * filled. `calls` is this layer's own reading of the batch. Never rejects.
+ */
+export const answerFor = async (
+  calls: ReadonlyArray<unknown>,
+  run: () => Promise<Either<unknown, ReadonlyArray<ToolResult>>>,
+  who = 'the tool provider',
+): Promise<ReadonlyArray<ToolResult>> => {
+  try {
+    const out = await run()
+    // Stryker disable next-line ConditionalExpression: with no calls, failAll and completeResults answer [] too
+    if (calls.length === 0) return []
+    if (out._tag === 'Left') return failAll(calls, `${who} failed: ${describeError(out.left)}`)
+    return completeResults(calls, out.right)
+  } catch (e) {
+    return failAll(calls, `${who} failed: ${describeError(e)}`)
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// positions
+// -------------------------------------------------------------------------------------
+
+/** What an answering layer does with one position of a batch. */
+export type Step<K> =
+  | { readonly _tag: 'Answer'; readonly result: ToolResult }
+  /**
+   * Send the call on to `to`: the call as read when `call` is absent, else `call` (a
+   * copy the layer made); `args` when the layer wrote the call's arguments itself.
+   */
+  | { readonly _tag: 'Send'; readonly to: K; readonly call?: ToolCall; readonly args?: Either<ArgsProblem, Args> }
+
+/** Send the call on, as it came, to a layer's one destination. */
+export const FORWARD: Step<'inner'> = { _tag: 'Send', to: 'inner' }
+
+/** Answers the call here. */
+export const answerHere = (call: unknown, content: string): Step<never> => ({ _tag: 'Answer', result: errorResult(call, content) })
+
+/** A batch read once: the call at each position, and the answer for each position that could not be read. */
+export interface Read {
+  readonly calls: ReadonlyArray<unknown>
+  readonly unreadable: ReadonlyArray<Step<never> | undefined>
+}
+
+/**
+ * Reads every position of a batch once. A batch whose size cannot be read is one
+ * refusal (a single `is_error` result saying why) rather than a rejection; a position
+ * whose call cannot be read (a throwing getter, a Proxy) is answered, naming it.
+ */
+export const readPositions = (calls: unknown): Either<ReadonlyArray<ToolResult>, Read> => {
+  const size = batchSize(calls)
+  if (isLeft(size)) return left([errorResult(undefined, `this batch of tool calls could not be read: ${size.left}; no call was run`)])
+  const list = calls as ReadonlyArray<unknown>
+  const read: Array<unknown> = []
+  const unreadable: Array<Step<never> | undefined> = []
+  for (let i = 0; i < size.right; i++) {
+    let call: unknown
+    let problem: Step<never> | undefined
+    try {
+      call = list[i]
+    } catch (e) {
+      problem = answerHere(undefined, `the tool call at position ${i} of the batch could not be read (${describeError(e)}), so it was not run`)
+    }
+    read.push(call)
+    unreadable.push(problem)
+  }
+  return right({ calls: read, unreadable })
+}
+
+interface Group {
+  readonly positions: Array<number>
+  readonly calls: Array<ToolCall>
+  readonly own: Array<Either<ArgsProblem, Args> | undefined>
+}
+
+const sendsUnchanged = <K>(steps: ReadonlyArray<Step<K>>, to: K): boolean => {
+  for (const s of steps) {
+    // Stryker disable next-line ConditionalExpression: an Answer step has no `to` and no destination is undefined, so the next test returns false for it too
+    if (s._tag !== 'Send') return false
+    if (s.to !== to || s.call !== undefined || s.args !== undefined) return false
+  }
+  return true
+}
+
+/**
+ * Sends each destination's calls on as one batch (`run`), all destinations at once,
+ * and puts every answer back at its position. When every position goes on unchanged
+ * to one destination, the very batch goes down; so does an empty batch, to the
+ * layer's one destination when it has one (`only`). `who` names a destination in the
+ * words of a failure.
+ */
+export const sendInOrder = async <K>(
+  batch: Batch,
+  read: ReadonlyArray<unknown>,
+  steps: ReadonlyArray<Step<K>>,
+  run: (to: K, batch: Batch) => Promise<Either<unknown, ReadonlyArray<ToolResult>>>,
+  who: (to: K) => string,
+  only?: K,
+): Promise<ReadonlyArray<ToolResult>> => {
+  if (steps.length === 0) return only === undefined ? [] : answerFor(read, () => run(only, batch), who(only))
+  const first = steps[0] as Step<K>
+  // Stryker disable next-line ConditionalExpression: sendsUnchanged answers false when the first step is an Answer; the test is for the compiler (an Answer has no `to`)
+  if (first._tag === 'Send' && sendsUnchanged(steps, first.to)) return answerFor(read, () => run(first.to, batch), who(first.to))
+  const groups = new Map<K, Group>()
+  steps.forEach((s, i) => {
+    if (s._tag === 'Answer') return
+    let g = groups.get(s.to)
+    if (g === undefined) {
+      g = { positions: [], calls: [], own: [] }
+      groups.set(s.to, g)
+    }
+    g.positions.push(i)
+    g.calls.push(s.call ?? (read[i] as ToolCall))
+    g.own.push(s.args)
+  })
+  const answered = await Promise.all(
+    [...groups].map(async ([to, g]) => [g, await answerFor(g.calls, () => run(to, derive(batch, g.calls, g.positions, g.own)), who(to))] as const),
+  )
+  // one destination holding the whole batch, in order: its answer is this layer's
+  if (answered.length === 1 && (answered[0] as readonly [Group, ReadonlyArray<ToolResult>])[0].positions.length === steps.length) {
+    return (answered[0] as readonly [Group, ReadonlyArray<ToolResult>])[1]
+  }
+  // Stryker disable next-line ConditionalExpression: a Send step has no `result`, so reading it answers the same undefined
+  const results: Array<ToolResult | undefined> = steps.map((s) => (s._tag === 'Answer' ? s.result : undefined))
+  for (const [g, answers] of answered) {
+    g.positions.forEach((pos, k) => {
+      results[pos] = answers[k]
+    })
+  }
+  return results.map((r, i) => r ?? errorResult(read[i], MISSING))
+}

@@ -1,0 +1,199 @@
+/**
+ * The audit's one decision: a call's keys against its tool's declaration, and a
+ * warning for the undeclared keys never said before. Pure steps over a {@link Catalogue}
+ * and a {@link SeenSet}; `withUnknownKeyAudit`, the framework adapters and the
+ * `toolstack` command all decide with these, so a warning is decided in one place.
+ *
+ * @since 0.1.0
+ */
+import { isLeft } from 'fp-ts/lib/Either.js'
+import { parseArgs } from '../Args.js'
+import type { Batch } from '../../kernel/model.js'
+import type { Suggestion } from '../../kernel/Suggest.js'
+import type { Catalogue, Declared } from './Catalogue.js'
+import type { UnknownKey } from './Schema.js'
+import { batchSize, callIdOf, callNameOf } from '../../kernel/calls.js'
+import type { SeenSet } from './SeenSet.js'
+import { firstSeen } from './SeenSet.js'
+import { escapeControls } from '../../kernel/describe.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What `onWarn` is told, at most once per call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKeyWarning {
+  /** The tool name, as listed. */
+  readonly tool: string
+  /** Undeclared keys reported now for the first time, each by its path (`haed`, `opts.encodng`, `edits[].oldtext`), sorted. */
+  readonly unknownKeys: ReadonlyArray<string>
+  /** Every key the tool declares at the top level, sorted. */
+  readonly declaredKeys: ReadonlyArray<string>
+  /** The call's `id` as a string; `''` when it has none. */
+  readonly id: string
+  /** For each reported key that plainly points at one key declared at its place, that key's path; in the order of `unknownKeys`. */
+  readonly suggestions: ReadonlyArray<Suggestion>
+}
+
+/**
+ * The outcome of checking one call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Check =
+  /** The tool is not in the catalogue, or its arguments do not read as an object. */
+  | { readonly _tag: 'NotAudited' }
+  /** `unknownKeys`: the path of every undeclared key the call carried; `warning`: only when some are new. */
+  | { readonly _tag: 'Audited'; readonly unknownKeys: ReadonlyArray<string>; readonly warning: UnknownKeyWarning | undefined }
+
+const NOT_AUDITED: Check = { _tag: 'NotAudited' }
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * Counts a call that carried `unknown` (from its tool's `Declared.diff`), and the warning
+ * for the paths never said before: a pair is said once it is seen.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const warnOnce =
+  (declared: Declared, unknown: ReadonlyArray<UnknownKey>, id: string) =>
+  (seen: SeenSet): readonly [UnknownKeyWarning | undefined, SeenSet] => {
+    const [fresh, next] = firstSeen(declared.name, unknown.map((k) => k.path), id)(seen)
+    if (fresh.length === 0) return [undefined, next]
+    const said = new Set(fresh)
+    const suggestions = declared.suggest(unknown.filter((k) => said.has(k.path)))
+    return [{ tool: declared.name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions }, next]
+  }
+
+/**
+ * Checks one call of `tool` whose arguments read as the object `args` against the
+ * catalogue: its undeclared keys, and a warning for those not said before, with the
+ * seen-set that now counts this call. The audit's one decision: the combinator, the
+ * adapters and the command all come here.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkKeys =
+  (catalogue: Catalogue, tool: string, args: Readonly<Record<string, unknown>>, id: string) =>
+  (seen: SeenSet): readonly [Check, SeenSet] => {
+    const declared = catalogue.get(tool)
+    if (declared === undefined) return [NOT_AUDITED, seen]
+    const unknown = declared.diff(args)
+    if (unknown.length === 0) return [CLEAN, seen]
+    const [warning, next] = warnOnce(declared, unknown, id)(seen)
+    return [{ _tag: 'Audited', unknownKeys: unknown.map((k) => k.path), warning }, next]
+  }
+
+const NO_PATHS: ReadonlyArray<string> = Object.freeze([])
+const CLEAN: Check = Object.freeze({ _tag: 'Audited', unknownKeys: NO_PATHS, warning: undefined })
+
+/**
+ * {@link checkKeys} for each call of a batch whose tool is in the catalogue and whose
+ * arguments read as an object (parsed once, through the batch): the warnings for pairs
+ * never said before, in the batch's order. A call that cannot be read is skipped: the
+ * audit adds no failure of its own.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkBatch =
+  (catalogue: Catalogue, batch: Batch) =>
+  (seen: SeenSet): readonly [ReadonlyArray<UnknownKeyWarning>, SeenSet] => {
+    const size = batchSize(batch.calls)
+    if (isLeft(size)) return [[], seen]
+    const warnings: Array<UnknownKeyWarning> = []
+    for (let i = 0; i < size.right; i++) {
+      // a call that cannot be read, or whose arguments cannot list their keys, is not audited
+      try {
+        const call: unknown = batch.calls[i]
+        const name = callNameOf(call)
+        const declared = name === undefined ? undefined : catalogue.get(name)
+        if (declared === undefined) continue
+        const args = batch.argsAt(i)
+        if (isLeft(args)) continue
+        // the same two steps as checkKeys, without a Check made per call: on the hot path a
+        // clean call costs its diff alone (the floor and ajv figures), and its id is read
+        // only when it carries an undeclared key
+        const unknown = declared.diff(args.right)
+        if (unknown.length === 0) continue
+        const [warning, next] = warnOnce(declared, unknown, callIdOf(call))(seen)
+        seen = next
+        if (warning !== undefined) warnings.push(warning)
+      } catch {
+        // skipped, like a call that cannot be read
+      }
+    }
+    return [warnings, seen]
+  }
+
+/**
+ * {@link checkKeys} for a call with raw `args` (a JSON string or an object), read with
+ * `parseArgs`: a call whose arguments do not read as an object is not audited.
+ *
+ * @example
+ * import { emptySeenSet } from 'toolstack'
+ * import { catalogueOf, checkCall, toleratedOf } from 'toolstack/extend'
+ * const catalogue = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { offset: {} } } } }])
+ * const [check] = checkCall(catalogue, 'fs_read', '{"ffset":3}', 'call_1')(emptySeenSet)
+ * assert.deepStrictEqual(check._tag === 'Audited' && check.warning?.suggestions, [{ key: 'ffset', didYouMean: 'offset' }])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const checkCall =
+  (catalogue: Catalogue, tool: string, args: unknown, id: string) =>
+  (seen: SeenSet): readonly [Check, SeenSet] => {
+    if (!catalogue.has(tool)) return [NOT_AUDITED, seen]
+    const parsed = parseArgs(args)
+    return isLeft(parsed) ? [NOT_AUDITED, seen] : checkKeys(catalogue, tool, parsed.right, id)(seen)
+  }
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+const MAX_SHOWN = 200
+
+// names, ids and keys come from models and servers: escaped, so a key holding
+// `ESC]0;…BEL` cannot retitle a terminal, and cut short, so a 10 KB key is one line
+const shown = (s: string): string => escapeControls(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s)
+const quoted = (s: string): string => escapeControls(JSON.stringify(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s))
+
+/**
+ * The default one-line rendering of a warning. Every name, id and key is escaped
+ * (control characters as `\uXXXX`) and cut at 200 characters, so a line is safe to
+ * print on a terminal.
+ *
+ * @example
+ * import { formatWarning } from 'toolstack'
+ * assert.strictEqual(
+ *   formatWarning({ tool: 'fs_read', id: 'call_1', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'] }),
+ *   'toolstack: fs_read call call_1 carried undeclared argument key "ffset" (declared: "offset", "path")',
+ * )
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatWarning = (w: Omit<UnknownKeyWarning, 'suggestions'> & { readonly suggestions?: ReadonlyArray<Suggestion> }): string => {
+  const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map(quoted).join(', '))
+  const call = w.id === '' ? 'a call without an id' : `call ${shown(w.id)}`
+  const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)} (declared: ${quote(w.declaredKeys)})`
+  const suggestions = w.suggestions ?? []
+  if (suggestions.length === 0) return line
+  const hint =
+    w.unknownKeys.length === 1 && suggestions.length === 1
+      ? shown((suggestions[0] as Suggestion).didYouMean)
+      : suggestions.map((s) => `${shown(s.didYouMean)} for ${quoted(s.key)}`).join(', ')
+  return `${line} (did you mean ${hint}?)`
+}

@@ -1,0 +1,330 @@
+/**
+ * Asking the human: what `onAsk` is handed, what it may answer, and how an answer is
+ * read (`decodeAnswer`) and remembered (`recordGrant`). Pure: the asking itself is
+ * `withPolicy`'s.
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
+import * as t from 'io-ts/lib/index.js'
+import type { Args, ToolCall } from '../../kernel/model.js'
+import { REASON_PARAM } from '../../kernel/model.js'
+import type { Decision, Rule } from './Rule.js'
+import { decodeRule, drawRule } from './Rule.js'
+import type { Why } from './evaluate.js'
+import type { PathLocation } from '../../kernel/paths.js'
+import { describeError, describeValue, escapeControls } from '../../kernel/describe.js'
+import { hasOwn, own, ownCopy } from '../../kernel/guards.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * How the human answered.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type PermissionAction = 'allow-once' | 'deny-once' | 'always-allow' | 'always-deny'
+
+/**
+ * A rule to remember, as an answer may give it: `decision` may be left out, and is
+ * then taken from the action.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type GrantRule = Omit<Rule, 'decision'> & { readonly decision?: Decision }
+
+/**
+ * What `onAsk` resolves to. `rule` matters only for `always-*` and defaults to the
+ * request's `suggestion`; it is ignored for `*-once`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PermissionAnswer {
+  readonly action: PermissionAction
+  readonly rule?: GrantRule
+}
+
+/**
+ * Text that came from a model, as a human may be shown it: on one line, every control
+ * character, line break and direction mark escaped (`\n`, `\u202e`), at most a bounded
+ * number of characters. `cut` is how many characters of the escaped text were left out.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Shown {
+  readonly text: string
+  readonly cut: number
+}
+
+/**
+ * One location of a call, as shown: the argument it came from, and where it points
+ * (absolute, normalised) or why it could not be checked.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ShownLocation =
+  | { readonly _tag: 'Known'; readonly arg: Shown; readonly path: Shown }
+  | { readonly _tag: 'Unknown'; readonly arg: Shown; readonly problem: string }
+
+/**
+ * One argument of a call, as shown: its key and its value's JSON text, each shown.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ShownArgument {
+  readonly key: Shown
+  readonly value: Shown
+}
+
+/**
+ * What `onAsk` is handed: everything a human needs to decide one call. The facts
+ * (`tool`, `locations`, `shown`) are ready to display as they are; `reason` is the
+ * model's own words, shown last.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PermissionRequest {
+  readonly kind: 'permission'
+  readonly tool: string
+  /** The parsed arguments, `reason` included; `{}` when the call carried none. */
+  readonly arguments: Args
+  /** A copy of the call: changing it changes nothing about what runs. */
+  readonly call: ToolCall
+  /** The static rule that asked, when one did. */
+  readonly rule: Rule | undefined
+  readonly why: Why
+  readonly paths: ReadonlyArray<string>
+  /** The rule an "always" answer records when it gives none. */
+  readonly suggestion: Rule
+  // the three below are optional only so that a request written by hand (a host's
+  // test) still type-checks: `requestFor` always gives them
+  /** Every location the policy judged, with the argument it came from; a key the tool does not declare is here as unknown. */
+  readonly locations?: ReadonlyArray<ShownLocation>
+  /** Every argument key, in the call's order, with its value; `reason` among them, its value shown below. */
+  readonly shown?: ReadonlyArray<ShownArgument>
+  /** The model's `reason`, when it gave one: its own words, not checked by anyone. */
+  readonly reason?: Shown | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+const quote = (s: string): string => JSON.stringify(s)
+
+/**
+ * How many characters of each kind of text a question shows.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const SHOWN_LIMITS = Object.freeze({ tool: 200, key: 100, value: 200, path: 500, reason: 500 })
+
+const bounded = (escaped: string, max: number): Shown => {
+  if (escaped.length <= max) return { text: escaped, cut: 0 }
+  // never half of an escape (\u20) or of a surrogate pair
+  const kept = escaped.slice(0, max).replace(/\\(u[0-9a-fA-F]{0,3})?$|[\ud800-\udbff]$/, '')
+  return { text: kept, cut: escaped.length - kept.length }
+}
+
+/**
+ * Text from a model, shown: control characters, line breaks, direction marks escaped,
+ * at most `max` characters.
+ *
+ * @example
+ * import { showText } from 'toolstack/extend'
+ * assert.deepStrictEqual(showText('a\nb\u202e', 20), { text: 'a\\u000ab\\u202e', cut: 0 })
+ * assert.deepStrictEqual(showText('abcdef', 4), { text: 'abcd', cut: 2 })
+ * assert.deepStrictEqual(showText('a\nb', 4), { text: 'a', cut: 7 })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const showText = (s: string, max: number): Shown => bounded(escapeControls(s), max)
+
+/**
+ * A value from a model, shown as its JSON text (a string in quotes, with `\n` for a
+ * line break), at most `max` characters.
+ *
+ * @example
+ * import { showValue } from './Answer.js'
+ * assert.deepStrictEqual(showValue('a\nb', 100), { text: '"a\\nb"', cut: 0 })
+ * assert.deepStrictEqual(showValue({ n: 1 }, 100), { text: '{"n":1}', cut: 0 })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const showValue = (u: unknown, max: number): Shown => {
+  let json: string | undefined
+  try {
+    json = JSON.stringify(u)
+    // Stryker disable next-line BlockStatement: json is still undefined when stringify throws, so emptying this block changes nothing
+  } catch {
+    json = undefined
+  }
+  return bounded(escapeControls(json ?? describeValue(u)), max)
+}
+
+const shownMore = (s: Shown): string => (s.cut === 0 ? s.text : `${s.text}… (${s.cut} more characters not shown)`)
+
+/**
+ * The locations, arguments and reason of a request, shown: the facts a human decides
+ * on, each escaped and bounded.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const showFacts = (
+  locations: ReadonlyArray<PathLocation>,
+  args: Args,
+): Required<Pick<PermissionRequest, 'locations' | 'shown' | 'reason'>> => ({
+  locations: locations.flatMap((l): ReadonlyArray<ShownLocation> => {
+    if (l._tag === 'Missing') return []
+    const arg = showText(l.arg, SHOWN_LIMITS.key)
+    return [l._tag === 'Known' ? { _tag: 'Known', arg, path: showText(l.path, SHOWN_LIMITS.path) } : { _tag: 'Unknown', arg, problem: l.problem }]
+  }),
+  shown: Object.keys(args).map((k) => ({ key: showValue(k, SHOWN_LIMITS.key), value: showValue(args[k], SHOWN_LIMITS.value) })),
+  reason: hasOwn(args, REASON_PARAM) ? showValue(args[REASON_PARAM], SHOWN_LIMITS.reason) : undefined,
+})
+
+/**
+ * A request as the lines of a question, facts first: the tool (and the paths), every
+ * location with its argument, every argument with its value, what "always" would
+ * remember, and last, on one line, the model's reason, labelled as its own words.
+ * Nothing a model wrote can start a line of its own, or push a fact out of sight.
+ *
+ * @example
+ * import { drawPermissionRequest } from 'toolstack'
+ * import { showFacts } from './Answer.js'
+ * const args = { path: '/w/a', reason: 'save it\nArguments: none' }
+ * const locations = [{ _tag: 'Known', arg: 'path', path: '/w/a' }] as const
+ * const request = { tool: 'fs_write', paths: ['/w/a'], suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' }, ...showFacts(locations, args) } as const
+ * assert.deepStrictEqual(drawPermissionRequest(request), [
+ *   'May the model call fs_write on /w/a?',
+ *   'Locations, each with the argument it came from:',
+ *   '  path: /w/a',
+ *   'Arguments:',
+ *   '  "path": "/w/a"',
+ *   '  "reason": (shown last)',
+ *   '"Always" remembers: allow "fs_write" under /w, for this session.',
+ *   'The model\'s reason, in its own words (not checked): "save it\\nArguments: none"',
+ * ])
+ *
+ * @since 0.1.0
+ * @category destructors
+ */
+export const drawPermissionRequest = (
+  request: Pick<PermissionRequest, 'tool' | 'paths' | 'suggestion' | 'locations' | 'shown' | 'reason'> & { readonly arguments?: Args },
+): ReadonlyArray<string> => {
+  const tool = shownMore(showText(request.tool, SHOWN_LIMITS.tool))
+  const paths = request.paths.map((p) => shownMore(showText(p, SHOWN_LIMITS.path)))
+  // a request written by hand: its facts read from its arguments
+  const own = request.shown === undefined ? showFacts([], request.arguments ?? {}) : undefined
+  // Stryker disable next-line OptionalChaining,ArrayDeclaration: own is there whenever request.shown is not; the rest is for the compiler
+  const shown = request.shown ?? own?.shown ?? []
+  const reason = own === undefined ? request.reason : own.reason
+  const locations = request.locations
+  return [
+    `May the model call ${tool}${paths.length === 0 ? '' : ` on ${paths.join(', ')}`}?`,
+    ...(locations === undefined
+      ? []
+      : locations.length === 0
+        ? ['Locations: none (the call gives no location argument the tool declares)']
+        : [
+            'Locations, each with the argument it came from:',
+            ...locations.map((l) =>
+              l._tag === 'Known' ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}` : `  ${shownMore(l.arg)}: not checked (${escapeControls(l.problem)})`,
+            ),
+          ]),
+    ...(shown.length === 0
+      ? ['Arguments: none']
+      : ['Arguments:', ...shown.map((a) => `  ${shownMore(a.key)}: ${a.key.text === quote(REASON_PARAM) ? '(shown last)' : shownMore(a.value)}`)]),
+    `"Always" remembers: ${escapeControls(drawRule(request.suggestion))}, for this session.`,
+    ...(reason === undefined ? [] : [`The model's reason, in its own words (not checked): ${shownMore(reason)}`]),
+  ]
+}
+
+/**
+ * What a valid answer means: the action and, for `always-*`, the rule to record.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface DecodedAnswer {
+  readonly action: PermissionAction
+  readonly grant: Rule | undefined
+}
+
+const ANSWER_MEMBERS: ReadonlyArray<string> = ['action', 'rule']
+const Action = t.keyof({ 'allow-once': null, 'deny-once': null, 'always-allow': null, 'always-deny': null })
+
+/**
+ * Reads `onAsk`'s answer. Unknown members, an unknown action, a rule that is not a
+ * valid rule or whose decision contradicts the action: each is a Left saying which.
+ *
+ * @example
+ * import { decodeAnswer } from './Answer.js'
+ * const suggestion = { tool: 'fs_write', decision: 'allow', under: '/p' } as const
+ * assert.deepStrictEqual(decodeAnswer({ action: 'always-deny' }, suggestion), {
+ *   _tag: 'Right',
+ *   right: { action: 'always-deny', grant: { tool: 'fs_write', decision: 'deny', under: '/p' } },
+ * })
+ * assert.strictEqual(decodeAnswer({ action: 'yes' }, suggestion)._tag, 'Left')
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const decodeAnswer = (
+  u: unknown,
+  suggestion: Rule,
+): Either<{ readonly _tag: 'UnclearAnswer' | 'InvalidRule'; readonly problem: string }, DecodedAnswer> => {
+  const unclear = (problem: string) => left({ _tag: 'UnclearAnswer' as const, problem })
+  const invalid = (problem: string) => left({ _tag: 'InvalidRule' as const, problem })
+  try {
+    if (typeof u !== 'object' || u === null || Array.isArray(u)) return unclear(`expected { action, rule? }, got ${describeValue(u)}`)
+    const extra = Object.keys(u).filter((k) => !ANSWER_MEMBERS.includes(k))
+    if (extra.length > 0) return unclear(`unknown member ${extra.map(quote).join(', ')}; an answer has: action, rule`)
+    const action: unknown = own(u, 'action')
+    if (!Action.is(action)) return unclear(`action must be "allow-once", "deny-once", "always-allow" or "always-deny", got ${describeValue(action)}`)
+    if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
+    const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
+    const given: unknown = own(u, 'rule')
+    const source: unknown = given === undefined ? suggestion : given
+    if (typeof source !== 'object' || source === null || Array.isArray(source)) return invalid(`rule must be a rule, got ${describeValue(source)}`)
+    const candidate = ownCopy(source)
+    // the suggestion is phrased for "always allow"; for "always deny" it is the same
+    // scope, refused
+    if (given === undefined || !hasOwn(candidate, 'decision')) candidate['decision'] = decision
+    else if (candidate['decision'] !== decision) {
+      return invalid(`its decision ${describeValue(candidate['decision'])} contradicts the answer ${quote(action)}`)
+    }
+    const rule = decodeRule(candidate)
+    return isLeft(rule) ? invalid(rule.left) : right({ action, grant: rule.right })
+  } catch (e) {
+    return unclear(`it could not be read: ${describeError(e)}`)
+  }
+}
+
+const sameRule = (a: Rule, b: Rule): boolean => a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
+
+/**
+ * The grant list with `rule` remembered; the very same list when an equal rule is
+ * already there.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const recordGrant =
+  (rule: Rule) =>
+  (grants: ReadonlyArray<Rule>): ReadonlyArray<Rule> =>
+    grants.some((g) => sameRule(g, rule)) ? grants : Object.freeze([...grants, rule])

@@ -1,0 +1,87 @@
+/**
+ * What every framework's approval bridge shares: a framework asks its human before a
+ * tool runs (the AI SDK's tool approval, the Agents SDK's interruptions), and the call
+ * it approved then goes down the stack marked so, where `withPolicy`'s `onAsk` answers
+ * `allow-once` for it. The adapters add only their framework's side.
+ *
+ * @since 0.1.0
+ */
+import type { IORef } from 'fp-ts/lib/IORef.js'
+import { newIORef } from 'fp-ts/lib/IORef.js'
+import { describeValue } from '../../kernel/describe.js'
+import { isRecord } from '../../kernel/guards.js'
+import { modify } from '../../kernel/ref.js'
+import type { PermissionAnswer } from './Answer.js'
+import type { OnAsk } from './ask.js'
+import type { Roots } from '../../kernel/paths.js'
+import type { Rule } from './Rule.js'
+import { decodeRules } from './Rule.js'
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface PolicyApprovalOptions {
+  /** The rules given to `withPolicy`: the same ones, so both say `ask` about the same calls. */
+  readonly rules: ReadonlyArray<Rule>
+  /** The `roots` given to `withPolicy`, if any. */
+  readonly roots?: Roots
+  /** Asked about a call the policy asks about but the framework did not have approved. Default: refuse it. */
+  readonly onAsk?: OnAsk
+}
+
+/**
+ * The library's end of a bridge: the options checked, and the calls approved so far.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ApprovalBridge {
+  readonly rules: ReadonlyArray<Rule>
+  readonly roots: Roots
+  /** For `withPolicy({ rules, onAsk })`: `allow-once` for a call approved through the framework. */
+  readonly onAsk: OnAsk
+  /** Runs `task` with the call `id` marked approved. */
+  readonly approvedWhile: <A>(id: string, task: () => Promise<A>) => Promise<A>
+}
+
+const DENY: PermissionAnswer = { action: 'deny-once' }
+const ALLOW: PermissionAnswer = { action: 'allow-once' }
+
+const marked =
+  (id: string, on: boolean) =>
+  (s: ReadonlySet<string>): readonly [void, ReadonlySet<string>] => {
+    const next = new Set(s)
+    if (on) next.add(id)
+    else next.delete(id)
+    return [undefined, next]
+  }
+
+/**
+ * Checks `options` (a `TypeError` naming `where` and the problem) and makes the set of
+ * approved calls, one ref changed in one step.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const approvalBridge = (options: PolicyApprovalOptions, where: string): ApprovalBridge => {
+  if (!isRecord(options)) throw new TypeError(`${where}: options must be an object { rules, roots?, onAsk? }, got ${describeValue(options)}`)
+  const decoded = decodeRules(options.rules, 'rules')
+  if (decoded._tag === 'Left') throw new TypeError(`${where}: ${decoded.left}`)
+  const fallback = options.onAsk
+  if (fallback !== undefined && typeof fallback !== 'function') throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
+  const approved: IORef<ReadonlySet<string>> = newIORef<ReadonlySet<string>>(new Set())()
+  return {
+    rules: decoded.right,
+    roots: options.roots ?? {},
+    onAsk: (request) => (approved.read().has(request.call.id) ? ALLOW : fallback === undefined ? DENY : fallback(request)),
+    approvedWhile: async (id, task) => {
+      modify(marked(id, true))(approved)()
+      try {
+        return await task()
+      } finally {
+        modify(marked(id, false))(approved)()
+      }
+    },
+  }
+}

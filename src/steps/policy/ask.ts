@@ -1,0 +1,121 @@
+/**
+ * Asking the human about one call: the request `onAsk` is handed (copies, so nothing
+ * the host does to it changes what runs), the host's answer however it comes (a
+ * Task, a Promise, or a value), read with `decodeAnswer`.
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left } from 'fp-ts/lib/Either.js'
+import type { Task } from 'fp-ts/lib/Task.js'
+import type { Args, ToolCall } from '../../kernel/model.js'
+import type { DecodedAnswer, PermissionAnswer, PermissionRequest } from './Answer.js'
+import { decodeAnswer, showFacts } from './Answer.js'
+import type { Refusal } from './Refusal.js'
+import type { Question } from './Verdict.js'
+import { callIdOf } from '../../kernel/calls.js'
+import { describeError } from '../../kernel/describe.js'
+import { memberOf, ownCopy } from '../../kernel/guards.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * How the host asks its human: answers a Task (fp-ts), a Promise, or the answer itself.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type OnAsk = (request: PermissionRequest) => Task<PermissionAnswer> | Promise<PermissionAnswer> | PermissionAnswer
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+const copyOf = <A>(u: A): A => {
+  try {
+    return structuredClone(u)
+  } catch {
+    return ownCopy(u as object) as A
+  }
+}
+
+/**
+ * A call to `tool` with `args` in place of its own arguments, keeping only the caller's
+ * id and type: what goes down, or is shown, instead of a call whose arguments were read.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const callWithArguments = (call: object, tool: string, args: string | Args): ToolCall => ({
+  id: callIdOf(call),
+  ...(memberOf(call, 'type') === 'function' ? { type: 'function' as const } : {}),
+  function: { name: tool, arguments: args },
+})
+
+// the call a human is shown: its raw string as the model wrote it, or a copy of its
+// object; a call that cannot be read claims no type, and the arguments read stand in
+const copyCall = (call: object, tool: string, args: Args): ToolCall => {
+  const unreadable = {}
+  const fn = memberOf(call, 'function', unreadable)
+  const raw = fn === unreadable ? unreadable : memberOf(fn, 'arguments', unreadable)
+  if (raw === unreadable) return { id: callIdOf(call), function: { name: tool, arguments: copyOf(args) } }
+  return callWithArguments(call, tool, typeof raw === 'string' ? raw : copyOf(args))
+}
+
+/**
+ * The request for a question whose arguments could be read: everything a human needs
+ * to decide, every part a copy, and the facts shown (`showFacts`) from the locations
+ * the rules judged.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const requestFor = (q: Question, args: Args): PermissionRequest => {
+  const copy = copyOf(args)
+  return {
+    kind: 'permission',
+    tool: q.tool,
+    arguments: copy,
+    call: copyCall(q.call, q.tool, args),
+    rule: q.evaluation.rule,
+    why: q.evaluation.why,
+    paths: q.evaluation.paths,
+    suggestion: q.evaluation.suggestion,
+    ...showFacts(q.evaluation.locations, copy),
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// effects
+// -------------------------------------------------------------------------------------
+
+/**
+ * Asks `onAsk` about a question and reads the answer; whatever goes wrong (a request
+ * that cannot be copied, a callback that throws or rejects, an answer that does not
+ * read) is the refusal saying so. Never rejects.
+ *
+ * @since 0.1.0
+ * @category effects
+ */
+export const askHuman =
+  (onAsk: OnAsk) =>
+  async (q: Question, args: Args): Promise<Either<Refusal, DecodedAnswer>> => {
+    const failed = (error: string): Either<Refusal, DecodedAnswer> => left({ _tag: 'AskFailed', tool: q.tool, error })
+    let request: PermissionRequest
+    try {
+      request = requestFor(q, args)
+    } catch (e) {
+      return failed(`the call could not be shown to the human (${describeError(e)})`)
+    }
+    let answer: unknown
+    try {
+      const asked: unknown = onAsk(request)
+      answer = typeof asked === 'function' ? await (asked as () => unknown)() : await asked
+    } catch (e) {
+      return failed(`onAsk failed: ${describeError(e)}`)
+    }
+    const decoded = decodeAnswer(answer, q.evaluation.suggestion)
+    return isLeft(decoded) ? left({ ...decoded.left, tool: q.tool }) : decoded
+  }

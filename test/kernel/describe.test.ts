@@ -1,0 +1,92 @@
+// Values and failures as words: what every error message a model or a human reads is
+// made of.
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { describeError, describeValue, escapeControls } from '../../src/kernel/describe.js'
+import { describeError as cliDescribeError } from '../../src/cli/text.js'
+
+describe('describeValue', () => {
+  it('quotes a short string whole', () => {
+    expect(describeValue('')).toBe('the string ""')
+    expect(describeValue('x'.repeat(40))).toBe(`the string "${'x'.repeat(40)}"`)
+  })
+
+  it('cuts a string longer than 40 characters to its first 40 and an ellipsis', () => {
+    expect(describeValue('x'.repeat(41))).toBe(`the string "${'x'.repeat(40)}…"`)
+  })
+
+  it('counts a function’s parameters, in the singular for one', () => {
+    expect(describeValue(() => 0)).toBe('a function of 0 parameters')
+    expect(describeValue((_a: unknown) => 0)).toBe('a function of 1 parameter')
+    expect(describeValue((_a: unknown, _b: unknown) => 0)).toBe('a function of 2 parameters')
+  })
+
+  it('names null, arrays, objects, undefined and the other primitives', () => {
+    expect(describeValue(null)).toBe('null')
+    expect(describeValue([1])).toBe('an array')
+    expect(describeValue({})).toBe('an object')
+    expect(describeValue(undefined)).toBe('undefined')
+    expect(describeValue(7)).toBe('number 7')
+    expect(describeValue(true)).toBe('boolean true')
+  })
+})
+
+describe('describeError', () => {
+  it('is an error’s message, or its name when the message is empty', () => {
+    expect(describeError(new TypeError('bad'))).toBe('bad')
+    expect(describeError(new TypeError(''))).toBe('TypeError')
+  })
+
+  it('is a string as it is, and anything else as JSON, or as String where JSON has no text for it', () => {
+    expect(describeError('down')).toBe('down')
+    expect(describeError({ code: 1 })).toBe('{"code":1}')
+    expect(describeError(undefined)).toBe('undefined')
+    expect(describeError(Symbol('s'))).toBe('Symbol(s)')
+  })
+
+  it('is String of a value JSON cannot write', () => {
+    const cyclic: Record<string, unknown> = {}
+    cyclic['self'] = cyclic
+    expect(describeError(cyclic)).toBe('[object Object]')
+    expect(describeError(10n)).toBe('10')
+  })
+
+  it('still answers for a value that cannot be written at all', () => {
+    const hostile = { toJSON: () => { throw new Error('no') }, toString: () => { throw new Error('no') } }
+    expect(describeError(hostile)).toBe('an unreadable error')
+  })
+
+  it('still answers for an Error whose message cannot be read', () => {
+    const e = new Error('x')
+    Object.defineProperty(e, 'message', { get: () => { throw new Error('no') } })
+    expect(describeError(e)).toBe('an unreadable error')
+  })
+
+  it('is the one the command prints with (its copy, which could throw on both, is gone)', () => {
+    expect(cliDescribeError).toBe(describeError)
+  })
+})
+
+describe('escapeControls', () => {
+  it('writes every C0, DEL and C1 control character as \\uXXXX', () => {
+    expect(escapeControls('\u001b[2J\u0007\u0000')).toBe('\\u001b[2J\\u0007\\u0000')
+    expect(escapeControls('a\u007fb\u0085c\u009f')).toBe('a\\u007fb\\u0085c\\u009f')
+  })
+
+  it('writes line and paragraph separators, direction marks and overrides, and the BOM as \\uXXXX too', () => {
+    expect(escapeControls('a\u2028b\u2029c\u202ed\u2066e\u200ef\u061cg\ufeff')).toBe('a\\u2028b\\u2029c\\u202ed\\u2066e\\u200ef\\u061cg\\ufeff')
+  })
+
+  it('leaves every other character as it was, whatever the text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 30 }), (s) => {
+        // eslint-disable-next-line no-control-regex
+        const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g
+        const plain = s.replace(unsafe, '')
+        expect(escapeControls(plain)).toBe(plain)
+        expect(escapeControls(s)).not.toMatch(unsafe)
+      }),
+      { numRuns: 50 },
+    )
+  })
+})

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest'
+import type { PermissionAnswer, PermissionRequest, Rule } from '../../../src/index.js'
+import type { PolicyApprovalOptions } from '../../../src/steps/policy/approvals.js'
+import { approvalBridge } from '../../../src/steps/policy/approvals.js'
+import { call } from '../../support/fakes.js'
+
+const RULES: ReadonlyArray<Rule> = [{ tool: 'fs_write', decision: 'ask' }]
+
+const requestFor = (id: string): PermissionRequest => ({
+  kind: 'permission',
+  tool: 'fs_write',
+  arguments: {},
+  call: call(id, 'fs_write'),
+  rule: RULES[0],
+  why: 'rule',
+  paths: [],
+  suggestion: { tool: 'fs_write', decision: 'allow' },
+})
+
+const answerOf = async (bridge: ReturnType<typeof approvalBridge>, id: string): Promise<unknown> => {
+  const a: unknown = bridge.onAsk(requestFor(id))
+  return typeof a === 'function' ? (a as () => unknown)() : a
+}
+
+const ALLOW: PermissionAnswer = { action: 'allow-once' }
+const DENY: PermissionAnswer = { action: 'deny-once' }
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+describe('approvalBridge', () => {
+  describe('checks its options at construction, naming where', () => {
+    it.each([null, 'rules', 3, [RULES]])('refuses options that are not an object: %j', (options) => {
+      expect(() => approvalBridge(options as unknown as PolicyApprovalOptions, 'here')).toThrow(
+        new RegExp(`^here: options must be an object \\{ rules, roots\\?, onAsk\\? \\}, got `),
+      )
+      expect(() => approvalBridge(options as unknown as PolicyApprovalOptions, 'here')).toThrow(TypeError)
+    })
+
+    it('refuses rules that are not rules, saying so under the name "rules"', () => {
+      expect(() => approvalBridge({ rules: 'x' } as unknown as PolicyApprovalOptions, 'here')).toThrow(/^here: rules must be an array of rules/)
+      expect(() => approvalBridge({ rules: [{ tool: 'a', decision: 'maybe' }] } as unknown as PolicyApprovalOptions, 'there')).toThrow(
+        /^there: rules/,
+      )
+      expect(() => approvalBridge({ rules: 'x' } as unknown as PolicyApprovalOptions, 'here')).toThrow(TypeError)
+    })
+
+    it('refuses an onAsk that is not a function, and takes one that is, or none', () => {
+      expect(() => approvalBridge({ rules: RULES, onAsk: 'yes' } as unknown as PolicyApprovalOptions, 'here')).toThrow(
+        new TypeError('here: option "onAsk" must be a function, got the string "yes"'),
+      )
+      expect(() => approvalBridge({ rules: RULES, onAsk: null } as unknown as PolicyApprovalOptions, 'here')).toThrow(/^here: option "onAsk" must be a function/)
+      expect(() => approvalBridge({ rules: RULES, onAsk: () => DENY }, 'here')).not.toThrow()
+      expect(() => approvalBridge({ rules: RULES }, 'here')).not.toThrow()
+    })
+
+    it('hands back the rules decoded and the roots given, no roots as none', () => {
+      const roots = { fs_: '/p' }
+      const bridge = approvalBridge({ rules: RULES, roots }, 'here')
+      expect(bridge.rules).toEqual(RULES)
+      expect(bridge.roots).toBe(roots)
+      expect(approvalBridge({ rules: RULES }, 'here').roots).toEqual({})
+    })
+  })
+
+  // -----------------------------------------------------------------------------------
+  // the approved calls
+  // -----------------------------------------------------------------------------------
+
+  describe('onAsk', () => {
+    it('refuses a call not approved when there is no fallback', async () => {
+      expect(await answerOf(approvalBridge({ rules: RULES }, 'here'), '1')).toEqual(DENY)
+    })
+
+    it('hands a call not approved to the fallback, whose answer it is', async () => {
+      const asked: Array<PermissionRequest> = []
+      const always: PermissionAnswer = { action: 'always-allow' }
+      const bridge = approvalBridge(
+        {
+          rules: RULES,
+          onAsk: (r) => {
+            asked.push(r)
+            return always
+          },
+        },
+        'here',
+      )
+      expect(await answerOf(bridge, '1')).toBe(always)
+      expect(asked.map((r) => r.call.id)).toEqual(['1'])
+    })
+
+    it('allows exactly the calls approved, while their task runs', async () => {
+      const bridge = approvalBridge({ rules: RULES, onAsk: () => DENY }, 'here')
+      const seen: Array<unknown> = []
+      const out = await bridge.approvedWhile('1', async () => {
+        seen.push(await answerOf(bridge, '1'), await answerOf(bridge, '2'))
+        return 'done'
+      })
+      expect(out).toBe('done')
+      expect(seen).toEqual([ALLOW, DENY])
+      expect(await answerOf(bridge, '1')).toEqual(DENY)
+    })
+
+    it('forgets an approval when its task rejects, and passes the rejection on', async () => {
+      const bridge = approvalBridge({ rules: RULES }, 'here')
+      const boom = new Error('boom')
+      await expect(
+        bridge.approvedWhile('1', () => {
+          throw boom
+        }),
+      ).rejects.toBe(boom)
+      expect(await answerOf(bridge, '1')).toEqual(DENY)
+    })
+
+    it('keeps overlapping approvals apart: one ending leaves the other', async () => {
+      const bridge = approvalBridge({ rules: RULES }, 'here')
+      let release: () => void = () => undefined
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const first = bridge.approvedWhile('1', () => gate)
+      await bridge.approvedWhile('2', async () => {
+        expect(await answerOf(bridge, '1')).toEqual(ALLOW)
+        expect(await answerOf(bridge, '2')).toEqual(ALLOW)
+      })
+      expect(await answerOf(bridge, '2')).toEqual(DENY)
+      expect(await answerOf(bridge, '1')).toEqual(ALLOW)
+      release()
+      await first
+      expect(await answerOf(bridge, '1')).toEqual(DENY)
+    })
+  })
+})

@@ -1,0 +1,279 @@
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import type { Roots, Rule } from '../../../src/index.js'
+import type { Decision } from '../../../src/steps/policy/Rule.js'
+import type { Evaluation } from '../../../src/steps/policy/evaluate.js'
+import { matchesTool } from '../../../src/steps/policy/Rule.js'
+import { decisionWithoutArgs, evaluate } from '../../../src/steps/policy/evaluate.js'
+import { containment } from '../../../src/kernel/paths.js'
+
+const allow = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under })
+const deny = (tool: string, under?: string, note?: string): Rule => ({
+  tool,
+  decision: 'deny',
+  ...(under === undefined ? {} : { under }),
+  ...(note === undefined ? {} : { note }),
+})
+const ask = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'ask' } : { tool, decision: 'ask', under })
+
+describe('evaluate', () => {
+  describe('matching and strength', () => {
+    it('asks when no rule matches, saying so', () => {
+      expect(evaluate([allow('fs_read')], 'fs_write', { path: '/p/a' }, {})).toEqual({
+        decision: 'ask',
+        rule: undefined,
+        why: 'no-match',
+        paths: ['/p/a'],
+        locations: [{ _tag: 'Known', arg: 'path', path: '/p/a' }],
+        suggestion: { tool: 'fs_write', decision: 'allow', under: '/p' },
+      })
+      expect(evaluate([], 'x', {}, {}).why).toBe('no-match')
+    })
+
+    it('reports the rule that decided', () => {
+      const r = allow('fs_*')
+      const e = evaluate([r], 'fs_read', {}, {})
+      expect([e.decision, e.rule, e.why]).toEqual(['allow', r, 'rule'])
+    })
+
+    it.each([
+      [[allow('*'), deny('fs_write')], 'deny'],
+      [[deny('fs_write'), allow('*')], 'deny'],
+      [[allow('fs_*'), ask('fs_write')], 'ask'],
+      [[ask('fs_write'), allow('fs_write')], 'ask'],
+      [[ask('*'), deny('fs_*')], 'deny'],
+    ] as const)('lets the strongest win whatever the order: %j', (rules, decision) => {
+      expect(evaluate(rules, 'fs_write', {}, {}).decision).toBe(decision)
+    })
+
+    it('defaults roots to none', () => {
+      expect(evaluate([allow('t', '/p')], 't', { path: 'a' }).why).toBe('unevaluable-path')
+    })
+  })
+
+  describe('under', () => {
+    const rules = [allow('fs_*', '/p')]
+
+    it('allow fires only when every location is inside', () => {
+      expect(evaluate(rules, 'fs_move', { from: '/p/a', to: '/p/b' }, {}).decision).toBe('allow')
+      expect(evaluate(rules, 'fs_move', { from: '/p/a', to: '/q/b' }, {})).toMatchObject({ decision: 'ask', why: 'no-match' })
+      expect(evaluate(rules, 'fs_read', { path: '/p2/a' }, {}).decision).toBe('ask')
+    })
+
+    it('allow does not fire on an unknown location, and says why', () => {
+      for (const args of [{ path: '/p/../etc' }, { path: 'rel' }, { path: 3 }, {}, { url: 'x' }, undefined]) {
+        expect(evaluate(rules, 'fs_read', args, {})).toMatchObject({ decision: 'ask', rule: undefined, why: 'unevaluable-path' })
+      }
+    })
+
+    it('deny fires on any location inside', () => {
+      const e = evaluate([allow('*'), deny('fs_*', '/p/.git', 'history is read-only')], 'fs_move', { from: '/p/a', to: '/p/.git/x' }, {})
+      expect(e).toMatchObject({ decision: 'deny', why: 'rule', rule: { note: 'history is read-only' } })
+    })
+
+    it('deny and ask fire on an unknown location: they fail closed', () => {
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', { path: '../etc/passwd' }, {})).toMatchObject({ decision: 'deny', why: 'unevaluable-path' })
+      expect(evaluate([allow('*'), ask('fs_*', '/etc')], 'fs_read', { path: 'a\u0000' }, {})).toMatchObject({ decision: 'ask', why: 'unevaluable-path' })
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', {}, {})).toMatchObject({ decision: 'deny', why: 'unevaluable-path' })
+    })
+
+    it('deny and ask do not fire when every location is outside', () => {
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', { path: '/etcetera' }, {}).decision).toBe('allow')
+    })
+
+    it('prefers a rule that fired on its own terms over one that failed closed', () => {
+      const e = evaluate([deny('fs_*', '/etc', 'unknown'), deny('fs_*', '/p', 'inside')], 'fs_move', { from: '/p/a', to: 'b' }, {})
+      expect(e).toMatchObject({ why: 'rule', rule: { note: 'inside' } })
+    })
+
+    describe('the rule reported among rules of one strength, whatever their order', () => {
+      const reported = (rules: ReadonlyArray<Rule>, tool: string, args: unknown): Rule | undefined => {
+        const forward = evaluate(rules, tool, args, {}).rule
+        expect(evaluate([...rules].reverse(), tool, args, {}).rule).toEqual(forward)
+        return forward
+      }
+
+      it('is the one with the deeper under', () => {
+        expect(reported([allow('fs_*', '/p'), allow('fs_*', '/p/src')], 'fs_read', { path: '/p/src/a' })).toEqual(allow('fs_*', '/p/src'))
+        expect(reported([deny('fs_*', '/'), deny('fs_*', '/p')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/p'))
+        // deeper counts directories, not characters
+        expect(reported([deny('fs_*', '/abcdef'), deny('fs_*', '/p/q')], 'fs_move', { from: '/abcdef/x', to: '/p/q/y' })).toEqual(deny('fs_*', '/p/q'))
+        // an under, even "/", is more specific than none
+        expect(reported([deny('fs_*'), deny('fs_*', '/')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/'))
+      })
+
+      it('then the exact name over a glob, and the longer glob over a shorter one', () => {
+        expect(reported([allow('ab'), allow('ab*')], 'ab', {})).toEqual(allow('ab'))
+        expect(reported([allow('fs_*'), allow('fs_r*')], 'fs_read', {})).toEqual(allow('fs_r*'))
+        expect(reported([allow('*'), allow('f*')], 'fs_read', {})).toEqual(allow('f*'))
+      })
+
+      it('then a fixed textual order, under and note included', () => {
+        // which one is the textual order's business; that it is the same one either way is the promise
+        expect(reported([deny('x', undefined, 'b'), deny('x', undefined, 'a')], 'x', {})?.note).toMatch(/^[ab]$/)
+        expect(reported([deny('x', undefined, 'a'), deny('x')], 'x', {})?.tool).toBe('x')
+        expect(reported([deny('fs_*', '/q'), deny('fs_*', '/p')], 'fs_move', { from: '/p/a', to: '/q/b' })?.under).toMatch(/^\/[pq]$/)
+      })
+    })
+
+    it('resolves relative locations against the roots, longest prefix first', () => {
+      const roots: Roots = { '': '/srv', fs_: '/p' }
+      expect(evaluate(rules, 'fs_read', { path: 'src/a.ts' }, roots)).toMatchObject({ decision: 'allow', paths: ['/p/src/a.ts'] })
+      expect(evaluate([allow('web_*', '/srv')], 'web_get', { path: 'x' }, roots).decision).toBe('allow')
+    })
+  })
+
+  describe('paths and suggestion', () => {
+    it('lists the readable paths once each, in path/from/to order', () => {
+      expect(evaluate([], 'm', { to: '/a', from: '/a', path: 'x' }, {}).paths).toEqual(['/a'])
+    })
+
+    it('suggests the tool under the deepest directory containing every path', () => {
+      expect(evaluate([], 'fs_move', { from: '/p/src/a', to: '/p/lib/b' }, {}).suggestion).toEqual({ tool: 'fs_move', decision: 'allow', under: '/p' })
+    })
+
+    it('suggests the bare tool when the call names no location', () => {
+      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestion).toEqual({ tool: 'web_get', decision: 'allow' })
+    })
+
+    it('never suggests the bare tool for a location it could not read', () => {
+      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/p' })
+      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/' })
+      expect(evaluate([], 'fs_read', 'garbage', {}).suggestion.under).toBe('/')
+    })
+
+    it('suggests the directory a path is in, so the next file beside it is covered too, never above the tool\'s root', () => {
+      const under = (args: unknown, roots = {}) => evaluate([], 'fs_write', args, roots).suggestion.under
+      expect(under({ path: '/w/a' })).toBe('/w')
+      const always = evaluate([], 'fs_write', { path: '/w/a' }, {}).suggestion
+      expect(evaluate([always], 'fs_write', { path: '/w/b' }, {}).decision).toBe('allow')
+      expect(under({ from: '/w/src/a.ts', to: '/w/lib/b.ts' })).toBe('/w')
+      expect(under({ path: 'a.txt' }, { fs_: '/w' })).toBe('/w')
+      // the root itself named: its parent would be above the root, so the root it is
+      expect(under({ path: '/w' }, { fs_: '/w' })).toBe('/w')
+      expect(under({ path: '/w/deep/er/x' }, { fs_: '/w' })).toBe('/w/deep/er')
+      // outside the root, nothing to clamp to
+      expect(under({ path: '/elsewhere/x' }, { fs_: '/w' })).toBe('/elsewhere')
+    })
+
+    it('a suggestion matches the very call it was made for', () => {
+      const args = { from: '/p/src/a', to: '/p/lib/b' }
+      const { suggestion } = evaluate([], 'fs_move', args, {})
+      expect(evaluate([suggestion], 'fs_move', args, {})).toMatchObject({ decision: 'allow', why: 'rule' })
+    })
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// properties
+// -------------------------------------------------------------------------------------
+
+const TOOLS = ['fs_read', 'fs_write', 'web_get']
+const DIRS = ['/', '/p', '/p/src', '/q', '/p2']
+
+const ruleArb: fc.Arbitrary<Rule> = fc
+  .record({
+    tool: fc.constantFrom('*', 'fs_*', 'fs_read', 'fs_write', 'web_*', 'web_get', 'f*'),
+    decision: fc.constantFrom<Decision>('allow', 'deny', 'ask'),
+    under: fc.option(fc.constantFrom(...DIRS), { nil: undefined }),
+    note: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
+  })
+  .map(({ tool, decision, under, note }) => ({ tool, decision, ...(under === undefined ? {} : { under }), ...(note === undefined ? {} : { note }) }))
+
+const locationArb: fc.Arbitrary<unknown> = fc.constantFrom('/p/a', '/p/src/b', '/q/c', '/p2', 'rel/x', '../up', '/p/../q', 'a\\b', 7, null)
+
+const argsArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ path: locationArb, from: locationArb, to: locationArb }, { requiredKeys: [] }) },
+  { weight: 1, arbitrary: fc.constantFrom(undefined, 'garbage', [1]) },
+)
+
+const rootsArb: fc.Arbitrary<Roots> = fc.constantFrom({}, { fs_: '/p' }, { '': '/q', fs_: '/p/src' })
+
+type Evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown, roots: Roots) => Evaluation
+
+/** Any permutation of the rules gives the same evaluation. */
+const orderIndependent = (ev: Evaluate) =>
+  fc.property(
+    fc.array(ruleArb, { maxLength: 6 }).chain((rules) =>
+      fc.tuple(fc.constant(rules), fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length })),
+    ),
+    fc.constantFrom(...TOOLS),
+    argsArb,
+    rootsArb,
+    ([rules, permuted], tool, args, roots) => {
+      expect(ev(permuted, tool, args, roots)).toEqual(ev(rules, tool, args, roots))
+    },
+  )
+
+/** The deliberately broken engine the property must catch: the first matching rule wins. */
+const firstMatchWins: Evaluate = (rules, tool, args, roots) => {
+  const base = evaluate([], tool, args, roots)
+  for (const rule of rules) {
+    const e = evaluate([rule], tool, args, roots)
+    if (e.rule !== undefined) return e
+  }
+  return base
+}
+
+describe('evaluate (properties)', () => {
+  it('is order-independent: any permutation of the rules gives the same evaluation', () => {
+    fc.assert(orderIndependent(evaluate))
+  })
+
+  it('the order-independence property catches a first-match-wins engine', () => {
+    const out = fc.check(orderIndependent(firstMatchWins), { numRuns: 500 })
+    expect(out.failed).toBe(true)
+  })
+
+  it('never lets an allow rule with under fire when a location is outside or unknown', () => {
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 6 }), fc.constantFrom(...TOOLS), argsArb, rootsArb, (rules, tool, args, roots) => {
+        const e = evaluate(rules, tool, args, roots)
+        if (e.decision !== 'allow' || e.rule?.under === undefined) return
+        const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
+        const root = roots['fs_'] !== undefined && tool.startsWith('fs_') ? roots['fs_'] : roots['']
+        const present = ['path', 'from', 'to'].filter((k) => Object.prototype.hasOwnProperty.call(a, k))
+        expect(present.length).toBeGreaterThan(0)
+        for (const k of present) expect(containment(e.rule.under, a[k], root)).toBe('inside')
+      }),
+    )
+  })
+
+  it('denies whenever a matching bare deny rule is present', () => {
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 6 }), fc.constantFrom(...TOOLS), argsArb, rootsArb, (rules, tool, args, roots) => {
+        const bare = rules.some((r) => r.decision === 'deny' && r.under === undefined && matchesTool(r.tool)(tool))
+        if (bare) expect(evaluate(rules, tool, args, roots).decision).toBe('deny')
+      }),
+    )
+  })
+})
+
+describe('decisionWithoutArgs', () => {
+  const ruleArb = fc.record(
+    {
+      tool: fc.constantFrom('*', 'fs_*', 'fs_read', 'fs_write', 'web_*'),
+      decision: fc.constantFrom<'allow' | 'deny' | 'ask'>('allow', 'deny', 'ask'),
+      under: fc.constantFrom('/srv', '/tmp'),
+    },
+    { requiredKeys: ['tool', 'decision'] },
+  )
+
+  it('the strongest matching rule decides, whatever the order', () => {
+    for (const rules of [[deny('*'), allow('fs_read')], [ask('fs_*'), allow('fs_read')], [allow('fs_read'), ask('fs_*'), deny('x')]]) {
+      const expected = rules.some((r) => r.decision === 'deny' && r.tool !== 'x') ? 'deny' : 'ask'
+      expect(decisionWithoutArgs(rules, 'fs_read')).toBe(expected)
+      expect(decisionWithoutArgs([...rules].reverse(), 'fs_read')).toBe(expected)
+    }
+  })
+
+  it('agrees with evaluate whenever it answers, whatever the arguments', () => {
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 5 }), fc.constantFrom('fs_read', 'fs_write', 'web_get', 'other'), fc.jsonValue(), (rules, tool, args) => {
+        const quick = decisionWithoutArgs(rules, tool)
+        if (quick !== undefined) expect(quick).toBe(evaluate(rules, tool, args).decision)
+        else expect(rules.some((r) => r.under !== undefined)).toBe(true)
+      }),
+    )
+  })
+})
