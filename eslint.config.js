@@ -3,45 +3,41 @@ import tseslint from 'typescript-eslint'
 import importX from 'eslint-plugin-import-x'
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
 
-// The layering of src/, kept by lint (see DESIGN.md): imports flow one way,
-//   leaves → pure steps → combinators (never each other) → index, extend → mcp/, adapters → cli/
+// The layering of src/, kept by lint (see docs/architecture.md): each folder is one layer,
+// and imports flow one way:
+//   kernel/ → steps/ → combinators/ (never each other) → index.ts, extend.ts → adapter/ → mcp/, the framework adapters → cli/
 // and nothing in src/ imports the root (index.ts): it is for users, so it can shrink freely
-const LEAVES = ['model.ts', 'internal/describe.ts', 'internal/calls.ts', 'internal/guards.ts', 'internal/options.ts', 'internal/ref.ts', 'internal/StringMap.ts', 'Suggest.ts', 'policy/paths.ts']
-const PURE = ['Args.ts', 'Batch.ts', 'audit', 'internal/answer.ts', 'policy/Rule.ts', 'policy/evaluate.ts', 'policy/Refusal.ts', 'policy/Answer.ts', 'policy/Verdict.ts', 'policy/ask.ts', 'policy/questions.ts', 'policy/listing.ts']
-const COMBINATORS = ['Provider.ts', 'UnknownKeys.ts', 'Reasons.ts', 'Registry.ts', 'Policy.ts']
-// what the framework adapters share (list once, call one): above the combinators, below the adapters
-const ADAPTER_STEPS = ['internal/adapter.ts']
+const COMBINATORS = ['combinators/Provider.ts', 'combinators/UnknownKeys.ts', 'combinators/Reasons.ts', 'combinators/Registry.ts', 'combinators/Policy.ts']
 const ADAPTERS = ['mcp', 'ai-sdk', 'openai', 'openai-agents', 'langchain']
-const ABOVE_COMBINATORS = ['index.ts', 'extend.ts', ...ADAPTER_STEPS, ...ADAPTERS, 'cli']
+const ABOVE_COMBINATORS = ['index.ts', 'extend.ts', 'adapter', ...ADAPTERS, 'cli']
 const at = (paths) => paths.map((p) => `./src/${p}`)
 
 const zones = [
-  // a leaf imports only leaves
-  { target: at(LEAVES), from: at([...PURE, ...COMBINATORS, ...ABOVE_COMBINATORS]), message: 'a leaf imports only leaves' },
-  // a pure step imports leaves and pure steps
-  { target: at(PURE), from: at([...COMBINATORS, ...ABOVE_COMBINATORS]), message: 'a pure step imports only leaves and pure steps' },
+  { target: './src/kernel', from: at(['steps', 'combinators', ...ABOVE_COMBINATORS]), message: 'kernel/ imports only kernel/' },
+  { target: './src/steps', from: at(['combinators', ...ABOVE_COMBINATORS]), message: 'steps/ imports only kernel/ and steps/' },
   // a combinator never imports another combinator, nor anything above it
   ...COMBINATORS.map((c) => ({
     target: at([c]),
     from: at([...COMBINATORS.filter((o) => o !== c), ...ABOVE_COMBINATORS]),
     message: 'a combinator never imports another combinator, nor the layers above it',
   })),
-  { target: at(['index.ts', 'extend.ts']), from: at([...ADAPTER_STEPS, ...ADAPTERS, 'cli']), message: 'index and extend re-export the library only' },
+  { target: at(['index.ts', 'extend.ts']), from: at(['adapter', ...ADAPTERS, 'cli']), message: 'index and extend re-export the library only' },
   { target: './src', from: './src/index.ts', message: 'nothing in src/ imports the root: import from the defining module, or from extend.ts' },
-  { target: at(ADAPTER_STEPS), from: at([...ADAPTERS, 'cli']), message: 'the adapters’ shared steps import the library, not an adapter or the command' },
+  // what the framework adapters share (list once, call one): above the combinators, below the adapters
+  { target: './src/adapter', from: at([...ADAPTERS, 'cli']), message: 'adapter/ (the adapters’ shared steps) imports the library, not an adapter or the command' },
   // adapters stand beside one another, below the command
   ...ADAPTERS.map((a) => ({ target: at([a]), from: at([...ADAPTERS.filter((o) => o !== a), 'cli']), message: 'an adapter imports the library, not another adapter or the command' })),
   // the command uses the public API and the audit's shared steps
   {
     target: at(['cli']),
     from: './src',
-    except: ['./extend.ts', './audit', './cli', './mcp/index.ts', './internal/describe.ts', './internal/guards.ts'],
-    message: 'cli/ imports extend, mcp/index, the audit steps and the leaves describe and guards only',
+    except: ['./extend.ts', './steps/audit', './cli', './mcp/index.ts', './kernel/describe.ts', './kernel/guards.ts'],
+    message: 'cli/ imports extend, mcp/index, the audit steps and the kernel’s describe and guards only',
   },
 ]
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', '.stryker-tmp*/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', 'scratch/**', '.stryker-tmp*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
