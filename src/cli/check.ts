@@ -1,7 +1,9 @@
 /**
- * The command's door into the audit. This file imports public names only (the root's,
- * from their modules, and `toolstack/extend`'s): the audit's own pure steps, so the
- * command checks a call exactly as `withUnknownKeyAudit` does.
+ * The audit as the command uses it: the one file of cli/ that imports the audit (the
+ * rest of cli/ imports `mcp/index.ts` and the kernel's `describe` and `guards`). It
+ * imports public names only (the root's, from their modules, and `toolstack/extend`'s):
+ * the audit's own pure steps, so the command checks a call exactly as
+ * `withUnknownKeyAudit` does.
  *
  * - `catalogueOf(tolerate)(declarations)`: the tools in force, from declarations in the
  *   OpenAI chat shape; `reason` and each `tolerate` name are never reported.
