@@ -28,7 +28,7 @@ tools.toolsForLlm().then(() => tools.executeToolCalls([{ id: '1', function: { na
 })`
 
 describe('the built package in plain Node', () => {
-  it('has been built (npm test builds it first)', () => {
+  it('has been built (npm run test:integration builds it first)', () => {
     expect(existsSync(`${root}/dist/esm/index.js`), 'dist/ is missing: run `npm run build`').toBe(true)
     expect(existsSync(`${root}/dist/cjs/index.js`)).toBe(true)
     expect(existsSync(`${root}/dist/esm/index.d.ts`)).toBe(true)
