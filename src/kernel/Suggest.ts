@@ -48,10 +48,8 @@ export const normalizeKey = (k: string): string => k.toLowerCase().replace(/[_-]
  */
 export const keyWords = (name: string): ReadonlyArray<string> => {
   const camel = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-  // Stryker disable next-line Regex: the space goes before the capital that starts a word, however much of the capitals before it the match takes
-  const acronyms = camel.replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-  // Stryker disable next-line Regex: split at each separator of a run instead, the empty words between them are dropped next
-  return acronyms.split(/[\s_-]+/).filter((w) => w !== '').map((w) => w.toLowerCase())
+  const acronyms = camel.replace(/([A-Z])([A-Z][a-z])/g, '$1 $2')
+  return acronyms.split(/[\s_-]/).filter((w) => w !== '').map((w) => w.toLowerCase())
 }
 
 /**
@@ -62,11 +60,9 @@ export const keyWords = (name: string): ReadonlyArray<string> => {
  * @category utils
  */
 export const editDistance = (a: string, b: string, max = Infinity): number => {
-  // Stryker disable next-line ConditionalExpression: a speed-up only: the distance is at least the difference in length, and the last line caps it
-  if (Math.abs(a.length - b.length) > max) return max + 1
-  // Stryker disable next-line ArrayDeclaration: the row two back is read only from the second row on (a swap needs i > 1), by when the first row has set it
-  let prev2: Array<number> = []
   let prev: Array<number> = Array.from({ length: b.length + 1 }, (_, j) => j)
+  // the row two back, read only from the second row on (a swap needs i > 1)
+  let prev2 = prev
   for (let i = 1; i <= a.length; i++) {
     const row: Array<number> = [i]
     let best = i
@@ -79,7 +75,6 @@ export const editDistance = (a: string, b: string, max = Infinity): number => {
       row.push(d)
       best = Math.min(best, d)
     }
-    // Stryker disable next-line ConditionalExpression: a speed-up only: no later cell is nearer than the nearest of this row, and the last line caps it
     if (best > max) return max + 1
     prev2 = prev
     prev = row
@@ -92,24 +87,14 @@ export const editDistance = (a: string, b: string, max = Infinity): number => {
 const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
   candidates.length === 0 ? undefined : candidates.length === 1 ? some(candidates[0] as string) : none
 
-/** Whether `b` is `a` with exactly two neighbouring characters swapped. */
+/**
+ * Whether `b` is `a` with exactly two neighbouring characters swapped. `a` and `b` differ
+ * (a key that is declared was answered before), so the loop stops at their first difference.
+ */
 const isNeighbourSwap = (a: string, b: string): boolean => {
-  // Stryker disable next-line ConditionalExpression: a speed-up only: strings of other lengths fail the last slices' test
-  if (a.length !== b.length) return false
   let i = 0
-  while (
-    a[i] === b[i] &&
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: only equal strings run to i = a.length, and none come here (rule 1 answers a key whose normalized form is declared)
-    i < a.length
-  )
-    i++
-  return (
-    a[i] === b[i + 1] &&
-    a[i + 1] === b[i] &&
-    a.slice(i + 2) === b.slice(i + 2) &&
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: for unequal strings of one length, at the last index b[i + 1] is undefined and the first test has failed; kept for equal strings, which never come
-    i + 1 < a.length
-  )
+  while (a[i] === b[i]) i++
+  return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2)
 }
 
 // -------------------------------------------------------------------------------------
@@ -146,7 +131,6 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
   const tails = all.map(({ d, words }) => ({
     d,
     // every run of trailing words, joined: `max_file_size` → `filesize`, `size`
-    // Stryker disable next-line MethodExpression: from the first word on adds one more tail, '' (no words), which no key of 3 characters or more meets
     tails: words.slice(1).map((_, i) =>
       words.slice(i + 1).join(''),
     ),

@@ -123,6 +123,21 @@ describe('suggestKey: properties', () => {
   })
 })
 
+describe('suggestKey, at the edges of its rules', () => {
+  it('matches trailing words only, never the whole name run together (rule 1 owns the whole name)', () => {
+    // spaces stay in a normalized name, so 'abcde' is 4 edits from 'a b c d e': only a tail could name it
+    expect(near(['a b c d e'], 'abcde')).toEqual(none)
+    expect(near(['a b c d e'], 'bcde')).toEqual(some('a b c d e'))
+  })
+
+  it('finds a swap of two neighbours anywhere in a short key, in keys of other lengths too', () => {
+    expect(near(['head'], 'ehad')).toEqual(some('head'))
+    expect(near(['head'], 'heda')).toEqual(some('head'))
+    expect(near(['heads'], 'hed')).toEqual(none)
+    expect(near(['he'], 'ehx')).toEqual(none)
+  })
+})
+
 describe('helpers', () => {
   it('normalizes case, _ and -', () => {
     expect(normalizeKey('Max_Depth-X')).toBe('maxdepthx')
