@@ -105,40 +105,32 @@ const replaced = (n: Node, i: number, x: unknown): Node => {
 }
 
 const withPairAt = (n: Node, dataMap: number, i: number, key: string, value: unknown): Node => {
-  // Stryker disable next-line ArrayDeclaration,ArithmeticOperator: the array is filled to the same length either way; building it at that length is for V8's allocation, which no caller can see
-  const out: Array<unknown> = new Array(n.length + 2)
+  const out = n.slice(0, i).concat([key, value], n.slice(i))
   out[DATA_MAP] = dataMap
-  // Stryker disable next-line EqualityOperator: slot i, copied one step too far, is written with the key just below
-  for (let j = NODE_MAP; j < i; j++) out[j] = n[j]
-  out[i] = key
-  out[i + 1] = value
-  for (let j = i; j < n.length; j++) out[j + 2] = n[j]
   return out
 }
 
 // Moves the pair at `i` into sub-node `sub`, stored at `at` in the new node (sub-nodes
 // are stored in reverse, so `at` counts from the end).
 const pairToNode = (n: Node, dataMap: number, nodeMap: number, i: number, at: number, sub: Node): Node => {
-  const out: Array<unknown> = new Array(n.length - 1)
+  const out = n.slice(0, i).concat(n.slice(i + 2, at + 2), [sub], n.slice(at + 2))
   out[DATA_MAP] = dataMap
   out[NODE_MAP] = nodeMap
-  // Stryker disable next-line EqualityOperator: slot i, copied one step too far, is written by the next loop
-  for (let j = FIRST; j < i; j++) out[j] = n[j]
-  // Stryker disable next-line EqualityOperator: slot at, copied one step too far, is written with the sub-node just below
-  for (let j = i; j < at; j++) out[j] = n[j + 2]
-  out[at] = sub
-  for (let j = at + 1; j < out.length; j++) out[j] = n[j + 1]
   return out
 }
+
+// The position of `key` in a collision node, -1 when it is not there. Keys sit at even
+// positions from FIRST on; the two bitmaps before them are numbers, never a key.
+const keyAt = (n: Node, key: string): number => n.findIndex((x, i) => i % 2 === 0 && x === key)
 
 // -------------------------------------------------------------------------------------
 // the trie
 // -------------------------------------------------------------------------------------
 
-// Told by `updateIn` when it adds a binding rather than replacing one: a flag the caller
+// Told by `updateIn` when it adds a binding rather than replacing one: a count the caller
 // makes and reads, instead of a second lookup before every set.
 interface Growth {
-  grew: boolean
+  added: 0 | 1
 }
 
 // A node holding exactly two bindings whose keys differ, from `shift` on.
@@ -147,7 +139,6 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
   const f1 = (h1 >>> shift) & MASK
   const f2 = (h2 >>> shift) & MASK
   if (f1 === f2) return [0, 1 << f1, pair(k1, v1, h1, k2, v2, h2, shift + BITS)]
-  // Stryker disable next-line EqualityOperator: f1 === f2 was answered above
   return f1 < f2 ? [(1 << f1) | (1 << f2), 0, k1, v1, k2, v2] : [(1 << f1) | (1 << f2), 0, k2, v2, k1, v1]
 }
 
@@ -156,14 +147,12 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
 // itself when nothing changes.
 const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number, shift: number, hash: Hash, growth: Growth): Node => {
   if (shift > LAST_SHIFT) {
-    // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is never a key
-    for (let i = FIRST; i < n.length; i += 2) {
-      if (n[i] === key) {
-        const value = f(n[i + 1])
-        return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
-      }
+    const i = keyAt(n, key)
+    if (i !== -1) {
+      const value = f(n[i + 1])
+      return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
     }
-    growth.grew = true
+    growth.added = 1
     return withPairAt(n, 0, n.length, key, f(undefined))
   }
   const bit = 1 << ((h >>> shift) & MASK)
@@ -176,7 +165,7 @@ const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number,
       const value = f(n[i + 1])
       return Object.is(n[i + 1], value) ? n : replaced(n, i + 1, value)
     }
-    growth.grew = true
+    growth.added = 1
     const sub = pair(resident, n[i + 1], hash(resident), key, f(undefined), h, shift + BITS)
     return pairToNode(n, dataMap ^ bit, nodeMap | bit, i, n.length - 2 - bitCount(nodeMap & (bit - 1)), sub)
   }
@@ -186,7 +175,7 @@ const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number,
     const next = updateIn(sub, key, f, h, shift + BITS, hash, growth)
     return next === sub ? n : replaced(n, j, next)
   }
-  growth.grew = true
+  growth.added = 1
   return withPairAt(n, dataMap | bit, FIRST + 2 * bitCount(dataMap & (bit - 1)), key, f(undefined))
 }
 
@@ -198,9 +187,8 @@ const lookup = (m: Impl<unknown>, key: string): unknown => {
   let n = m.root
   for (let shift = 0; ; shift += BITS) {
     if (shift > LAST_SHIFT) {
-      // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is never a key
-      for (let i = FIRST; i < n.length; i += 2) if (n[i] === key) return n[i + 1]
-      return ABSENT
+      const i = keyAt(n, key)
+      return i === -1 ? ABSENT : n[i + 1]
     }
     const bit = 1 << ((h >>> shift) & MASK)
     const dataMap = n[DATA_MAP] as number
@@ -259,11 +247,10 @@ export const set = <V>(m: StringMap<V>, key: string, value: V): StringMap<V> => 
  */
 export const update = <V>(m: StringMap<V>, key: string, f: (old: V | undefined) => V): StringMap<V> => {
   const { root, hash, size } = impl(m)
-  // Stryker disable next-line ObjectLiteral: an absent `grew` reads as false, which is what it says
-  const growth: Growth = { grew: false }
+  const growth: Growth = { added: 0 }
   const next = updateIn(root, key, f as (old: unknown) => unknown, hash(key), 0, hash, growth)
   if (next === root) return m
-  const out: Impl<V> = { size: growth.grew ? size + 1 : size, root: next, hash }
+  const out: Impl<V> = { size: size + growth.added, root: next, hash }
   return out
 }
 

@@ -307,6 +307,15 @@ describe('StringMap', () => {
       expect(has(m, 'k100')).toBe(false)
     })
 
+    it('tells a key from a value that spells it, in a node of colliding keys', () => {
+      let m = emptyStringMapHashedBy<string>(() => 7)
+      for (const [k, v] of [['a', 'b'], ['b', 'x'], ['c', 'a']] as const) m = set(m, k, v)
+      expect([get(m, 'a'), get(m, 'b'), get(m, 'c'), has(m, 'x')]).toEqual(['b', 'x', 'a', false])
+      const again = set(m, 'b', 'y')
+      expect([again.size, get(again, 'b'), get(again, 'a'), get(m, 'b')]).toEqual([3, 'y', 'b', 'x'])
+      expect(set(m, 'x', 'b').size).toBe(4)
+    })
+
     describe.each([
       ['every key on one hash', allCollide],
       ['a hash of four bits', fourBits],
