@@ -29,6 +29,7 @@ import { batchSize } from '../kernel/calls.js'
 import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
 import { modify } from '../kernel/ref.js'
 import { describeValue } from '../kernel/describe.js'
+import { isSafeInteger } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -245,8 +246,7 @@ export interface AuditSession {
   readonly stats: IO<ReadonlyArray<PairStat>>
 }
 
-// Stryker disable next-line ConditionalExpression: Number.isSafeInteger answers false for anything that is not a number; the typeof is for the compiler
-const isCapacity = (u: unknown): u is number => typeof u === 'number' && Number.isSafeInteger(u) && u >= 1
+const isCapacity = (u: unknown): u is number => isSafeInteger(u) && u >= 1
 const Capacity = new t.Type<number, number, unknown>('a whole number of at least 1', isCapacity, (u, c) => (isCapacity(u) ? t.success(u) : t.failure(u, c)), t.identity)
 
 // callbacks are checked by assertCallback, which can say more than a codec

@@ -4,7 +4,7 @@
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import { describeError, describeValue } from './describe.js'
-import { memberOf } from './guards.js'
+import { isSafeInteger, memberOf } from './guards.js'
 
 // String(u) runs u's own toString, which may throw
 const textOf = (u: unknown): string => {
@@ -38,8 +38,7 @@ export const batchSize = (calls: unknown): Either<string, number> => {
   try {
     if (!Array.isArray(calls)) return left(`expected an array of tool calls, got ${describeValue(calls)}`)
     const n: unknown = calls.length
-    // Stryker disable next-line ConditionalExpression: Number.isSafeInteger answers false for whatever is not a number; the typeof is for the compiler
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return left(`its length is ${describeValue(n)}`)
+    if (!isSafeInteger(n) || n < 0) return left(`its length is ${describeValue(n)}`)
     if (n > MAX_BATCH) return left(`it holds ${n} calls, more than the ${MAX_BATCH} one batch may hold`)
     return right(n)
   } catch (e) {

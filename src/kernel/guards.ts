@@ -4,6 +4,9 @@
 /** Whether `k` is an own property of `o`. */
 export const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
 
+/** Whether a value is a whole number in the safe range (false for whatever is not a number). */
+export const isSafeInteger = (u: unknown): u is number => Number.isSafeInteger(u)
+
 /** Whether a value is a non-array object. */
 export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === 'object' && u !== null && !Array.isArray(u)
 
