@@ -79,8 +79,7 @@ const isEither = (u: unknown): u is Either<unknown, unknown> => {
 const outputToResult = (call: unknown, name: string, out: unknown): ToolResult => {
   const failed = (why: string): ToolResult => errorResult(call, `tool ${quote(name)} failed: ${why}`)
   if (isEither(out)) {
-    // Stryker disable next-line ConditionalExpression,StringLiteral: describeError answers a string as itself, so either branch gives a string Left unchanged
-    if (out._tag === 'Left') return errorResult(call, typeof out.left === 'string' ? out.left : describeError(out.left))
+    if (out._tag === 'Left') return errorResult(call, describeError(out.left))
     return outputToResult(call, name, out.right)
   }
   const base = { role: 'tool', tool_call_id: callIdOf(call) } as const
@@ -186,11 +185,7 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): BatchProvider<never>
     const results: Array<ToolResult> = []
     for (let i = 0; i < calls.length; i++) {
       const answered = unreadable[i]
-      if (
-        answered !== undefined &&
-        // Stryker disable next-line ConditionalExpression: readPositions only ever gives Answer steps for the positions it could not read
-        answered._tag === 'Answer'
-      ) {
+      if (answered !== undefined) {
         results.push(answered.result)
         continue
       }
