@@ -23,6 +23,7 @@ import * as t from 'io-ts/lib/index.js'
 import type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { assertProvider } from '../kernel/model.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
+import { noneAsEmpty } from '../steps/Args.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules } from '../steps/policy/Rule.js'
 import type { LocationScope, Roots } from '../kernel/paths.js'
@@ -37,7 +38,7 @@ import { newQuestionQueue } from '../steps/policy/questions.js'
 import type { OnAsk } from '../steps/policy/ask.js'
 import { askHuman, callWithArguments } from '../steps/policy/ask.js'
 import { declaredArguments, rulesNameNoTool, withoutRefusedTools } from '../steps/policy/listing.js'
-import type { Step } from '../steps/answer.js'
+import type { Answered, Step } from '../steps/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
 import { callIdOf, callNameOf } from '../kernel/calls.js'
 import { memberOf } from '../kernel/guards.js'
@@ -226,9 +227,8 @@ const decodeRoots = (where: string, u: unknown): Roots => {
   }
   const out: Record<string, string> = {}
   for (const [prefix, dir] of Object.entries(u)) {
-    // Stryker disable next-line StringLiteral: the message below says what a root must be; this one is never shown
-    const clean = typeof dir === 'string' ? normalizeAbsolute(dir) : left('is not a string')
-    if (isLeft(clean)) {
+    const clean = typeof dir === 'string' ? normalizeAbsolute(dir) : undefined
+    if (clean === undefined || isLeft(clean)) {
       throw new TypeError(`${where}: roots[${quote(prefix)}] must be an absolute POSIX path without "..", NUL, backslash or "~", got ${describeValue(dir)}`)
     }
     Object.defineProperty(out, prefix, { value: clean.right, enumerable: true })
@@ -325,11 +325,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     }
     // every call's fate is told to onDecision, with who decided it
     const tell = (call: unknown, tool: string, by: PolicyDecision['by'], refusal?: Refusal): void => {
-      // Stryker disable next-line ConditionalExpression: callBack tells no one when there is no onDecision; this only saves building the record
-      if (onDecision === undefined) return
       callBack(onDecision, { tool, id: callIdOf(call), outcome: refusal === undefined ? 'allowed' : 'refused', by, ...(refusal === undefined ? {} : { refusal: refusal._tag }) })
     }
-    const refuse = (call: unknown, tool: string, by: PolicyDecision['by'], r: Refusal): Step<never> => {
+    const refuse = (call: unknown, tool: string, by: PolicyDecision['by'], r: Refusal): Answered => {
       tell(call, tool, by, r)
       return answerHere(call, drawRefusal(r))
     }
@@ -365,8 +363,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     // a Promise only when the human must be asked: most calls are settled at once
     const stepFor = (batch: Batch, call: unknown, i: number): Step<'inner'> | Promise<Step<'inner'>> => {
       const tool = callNameOf(call)
-      // Stryker disable next-line ConditionalExpression: callNameOf names only a call that is an object; the rest is for the compiler
-      if (tool === undefined || typeof call !== 'object' || call === null) return refuse(call, tool ?? '', 'rules', { _tag: 'MalformedCall' })
+      if (tool === undefined) return refuse(call, '', 'rules', { _tag: 'MalformedCall' })
+      // callNameOf reads a name only from an object
+      const named = call as object
       // object arguments are judged as a plain copy, read once, and that copy is what
       // goes down: a getter or a Proxy cannot answer the tool differently later. A
       // string parses to plain data, and the call goes down as it came.
@@ -380,11 +379,10 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           unreadable = { _tag: 'Unreadable', message: copy.left }
           return left(unreadable)
         }
-        // Stryker disable next-line StringLiteral: sendInOrder answers only an 'Answer' step here and this layer has one destination, so either tag is for the compiler
-        pass = { _tag: 'Send', to: 'inner', call: callWithArguments(call, tool, copy.right), args: right(copy.right) }
+        pass = { _tag: 'Send', to: 'inner', call: callWithArguments(named, tool, copy.right), args: right(copy.right) }
         return copy
       }
-      const verdict = judgeCall(call, tool, argsOf, scopeOf(tool))
+      const verdict = judgeCall(named, tool, argsOf, scopeOf(tool))
       // arguments that cannot be copied are never sent on as they are, and the model is told why
       if (unreadable !== undefined) return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
       if (verdict._tag !== 'Ask') return settle(call, tool, 'rules', verdict, pass)
@@ -392,14 +390,12 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       const granted = byGrants(grants.read(), roots)(q)
       if (granted !== undefined) return settle(call, tool, 'grant', granted, pass)
       if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
-      if (q.args === undefined) {
-        // Stryker disable next-line ObjectLiteral,StringLiteral: judge leaves args undefined only when the parse is a Left, so this fallback is for the compiler
-        const problem: ArgsProblem = isLeft(q.parsed) ? q.parsed.left : { _tag: 'Absent' }
-        return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem })
-      }
+      // what the rules saw (q.args): no arguments read as {}
+      const readable = noneAsEmpty(q.parsed)
+      if (isLeft(readable)) return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem: readable.left })
       // asked from inside onAsk, this question would wait for the one it is part of
       if (questions.asking()) return refuse(call, tool, 'nobody', { _tag: 'AskedWhileAsking', tool })
-      return questions.inTurn(inTurn(q, q.args, ask, pass))()
+      return questions.inTurn(inTurn(q, readable.right, ask, pass))()
     }
 
     const executeBatch = (batch: Batch) => async (): Promise<Either<E, ReadonlyArray<ToolResult>>> => {
@@ -416,23 +412,19 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           step = s instanceof Promise ? await s : s
         } catch (e) {
           // whatever goes wrong while judging or asking costs this call, not the batch
-          // Stryker disable next-line StringLiteral: a call without a name was refused before anything could throw
           const tool = callNameOf(call) ?? ''
           step = refuse(call, tool, 'human', { _tag: 'AskFailed', tool, error: describeError(e) })
         }
         steps.push(step)
       }
-      // Stryker disable next-line ArrowFunction: answerFor says "the tool provider" by default too
       return right(await sendInOrder(batch, calls, steps, (_, b) => send(b)(), () => 'the tool provider'))
     }
 
     return {
       toolsForLlm: () =>
         provider.toolsForLlm().then((listed) => {
-          // Stryker disable next-line ConditionalExpression: a Left has no `right`: diagnosing and filtering it would throw in the guarded steps below, which answer `listed` itself
           if (typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
           try {
-            // Stryker disable next-line ConditionalExpression: declaredArguments of what is not a list throws, caught below, and the old listing is kept all the same
             if (Array.isArray(listed.right)) declared.write(declaredArguments(listed.right))()
           } catch {
             // a listing that cannot be read leaves the last one in place
