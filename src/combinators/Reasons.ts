@@ -138,7 +138,6 @@ export const stripReason =
     let s: Stripped | undefined
     try {
       const name = callNameOf(call)
-      // Stryker disable next-line ConditionalExpression: `name === undefined` is there for the compiler (a set of tool names never holds undefined, so the second test returns too); its siblings on this line are caught by the tests
       if (name === undefined || !tools.has(name)) return call
       s = stripped(call, parseArgs(call.function.arguments))
     } catch {
@@ -163,7 +162,6 @@ const withoutReason = (args: Args): Args => {
   const rest: Record<string, unknown> = {}
   for (const k of Object.keys(args)) {
     if (k === REASON_PARAM) continue
-    // Stryker disable next-line ConditionalExpression,BooleanLiteral: for any other key defineProperty makes the member assignment makes (the other way round, `__proto__` assigned, a test catches); how a member of read-only arguments could be changed is no promise
     if (k === '__proto__') Object.defineProperty(rest, k, { value: args[k], enumerable: true, writable: true, configurable: true })
     else rest[k] = args[k]
   }
@@ -195,7 +193,8 @@ const augmentCatalogue =
   (declarations: ReadonlyArray<unknown>): readonly [ReadonlyArray<unknown>, Augmented] => {
     const out: Array<unknown> = []
     const added = new Set<string>()
-    const kept = new Set<string>()
+    // undefined among them too (a declaration without a name), which no added name is
+    const kept = new Set<string | undefined>()
     let changed = false
     for (const d of declarations) {
       const next = augment(d)
@@ -205,9 +204,7 @@ const augmentCatalogue =
         changed = true
       } else {
         out.push(d)
-        const name = callNameOf(d)
-        // Stryker disable next-line ConditionalExpression: undefined is never a name asked about
-        if (name !== undefined) kept.add(name)
+        kept.add(callNameOf(d))
       }
     }
     const names = new Set([...added].filter((n) => !kept.has(n)))
@@ -222,14 +219,12 @@ const stepFor = (tools: ReadonlySet<string>, batch: Batch, call: unknown, i: num
   let s: Stripped | undefined
   try {
     const name = callNameOf(call)
-    // Stryker disable next-line ConditionalExpression: `name === undefined` is there for the compiler (a set of tool names never holds undefined, so the second test returns too); its siblings on this line are caught by the tests
     if (name === undefined || !tools.has(name)) return FORWARD
     s = stripped(call as ToolCall, batch.argsAt(i))
   } catch {
     // a call this layer cannot read is forwarded as it came (s stays undefined)
   }
   // outside the catch, which is for calls that throw when read, not for this code
-  // Stryker disable next-line StringLiteral: sendInOrder sends on every step that is not an Answer
   return s === undefined ? FORWARD : { _tag: 'Send', to: 'inner', call: s.call, args: s.args }
 }
 
@@ -296,7 +291,6 @@ export const withReasons = (options?: ReasonsOptions): (<E>(provider: Provider<E
       const tools = augmented.read().names
       const { calls, unreadable } = read.right
       const steps = calls.map((call, i) => unreadable[i] ?? stepFor(tools, batch, call, i))
-      // Stryker disable next-line StringLiteral: the one destination's name is never read: every batch goes to the provider below
       return sendInOrder(batch, calls, steps, (_, b) => send(b)(), THE_PROVIDER, 'inner').then(right)
     }
 
