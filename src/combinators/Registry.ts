@@ -380,7 +380,6 @@ const publish =
       }
       const published = copy.function.name
       const routed = owner(published)
-      // Stryker disable next-line OptionalChaining,StringLiteral: a published name always routes somewhere, at least to its own prefix
       if (routed !== route) return left(toolShadowed(route.prefix, name, published, routed?.prefix ?? ''))
       out.push(copy)
     }
@@ -417,7 +416,6 @@ const decide = (table: Table) => {
       // a copy, so the caller's call keeps the name the model used; the very same
       // `arguments` value, so the parse an upper layer already made can be handed down
       const copy = { ...call, function: { ...fn, name: name.slice(found.tag.length) } } as ToolCall
-      // Stryker disable next-line StringLiteral: sendInOrder sends on every step that is not an Answer
       return { _tag: 'Send', to: found, call: copy }
     } catch (e) {
       return answered(call, `${MALFORMED}: it cannot be read (${describeError(e)}); ${SHAPE}`)
