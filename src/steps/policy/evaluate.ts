@@ -81,9 +81,7 @@ const depth = (dir: string | undefined): number => (dir === undefined ? -1 : dir
 const canonical = (r: Rule): string => JSON.stringify([r.tool, r.decision, r.under ?? null, r.note ?? null])
 
 const textually = (a: string, b: string): number => {
-  // Stryker disable next-line EqualityOperator: a tie is two identical rules, and the reverse order is a fixed textual order too (which one is not promised)
   if (a < b) return -1
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: compareFired is only ever asked whether it is below 0, and a tie is two identical rules
   return a > b ? 1 : 0
 }
 
@@ -104,13 +102,11 @@ const compareFired = (a: Fired, b: Fired): number =>
 // holds every path the call names (for a path, the directory it is in, so that the
 // next file beside it is covered too), never above the tool's root.
 const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: ReadonlyArray<string>, roots: Roots): Rule => {
-  // Stryker disable next-line MethodExpression: locate answers [Missing] alone or no Missing at all, so every and some agree
   if (locations.every((l) => l._tag === 'Missing')) return { tool, decision: 'allow' }
   const root = rootFor(roots, tool)
   const holding = commonDirectory(paths.map(parentDirectory))
   // a location that cannot be read still belongs somewhere: the tool's root, or, at
   // the least, only clean absolute paths (an allow under "/" never covers a ".." path)
-  // Stryker disable next-line ConditionalExpression: when holding is the root, root and holding are the same directory
   const under = holding === undefined ? (root ?? '/') : root !== undefined && holding !== root && isInside(holding, root) ? root : holding
   return { tool, decision: 'allow', under }
 }
@@ -148,7 +144,6 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
       blocked = true
       continue
     }
-    // Stryker disable next-line EqualityOperator: fired rules compare equal only when they are identical rules, so either may be kept
     if (best === undefined || compareFired(f, best) < 0) best = f
   }
   const suggestion = suggest(tool, locations, paths, roots)
@@ -180,7 +175,6 @@ export const decisionByName = (rules: ReadonlyArray<Rule>): ((tool: string) => D
     for (const rule of compiled) {
       if (!rule.matches(tool)) continue
       if (rule.scoped) return undefined
-      // Stryker disable next-line EqualityOperator: on a tie the strength stored is the same number
       if (rule.strength > best) best = rule.strength
     }
     return best === 3 ? 'deny' : best === 1 ? 'allow' : 'ask'
