@@ -139,7 +139,6 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
   // own entries only: a prefix is data, `__proto__` included
   for (const [prefix, dir] of Object.entries(roots)) {
     if (typeof dir !== 'string' || !tool.startsWith(prefix)) continue
-    // Stryker disable next-line EqualityOperator: two prefixes of one name with the same length are the same string, and an object's keys are distinct
     if (best !== undefined && best.prefix.length >= prefix.length) continue
     const clean = normalizeAbsolute(dir)
     if (clean._tag === 'Right') best = { prefix, dir: clean.right }
@@ -276,7 +275,6 @@ export const locationWithin =
 export const containment = (dir: string, raw: unknown, root?: string): Containment => {
   const path = absolutise(raw, root)
   if (path._tag === 'Left') return 'unknown'
-  // Stryker disable next-line StringLiteral: locationWithin reads a Known location's path, never its arg
   return locationWithin(dir)({ _tag: 'Known', arg: 'path', path: path.right })
 }
 
@@ -299,7 +297,6 @@ export const commonDirectory = (paths: ReadonlyArray<string>): string | undefine
   let n = first.length
   for (const segs of rest) {
     let i = 0
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: past the end of segs, segs[i] is undefined and first[i] (i < n) a segment, so the loop stops anyway
     while (i < n && i < segs.length && segs[i] === first[i]) i++
     n = i
   }
