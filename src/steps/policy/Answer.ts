@@ -168,7 +168,6 @@ export const showValue = (u: unknown, max: number): Shown => {
   let json: string | undefined
   try {
     json = JSON.stringify(u)
-    // Stryker disable next-line BlockStatement: json is still undefined when stringify throws, so emptying this block changes nothing
   } catch {
     json = undefined
   }
@@ -229,10 +228,7 @@ export const drawPermissionRequest = (
   const tool = shownMore(showText(request.tool, SHOWN_LIMITS.tool))
   const paths = request.paths.map((p) => shownMore(showText(p, SHOWN_LIMITS.path)))
   // a request written by hand: its facts read from its arguments
-  const own = request.shown === undefined ? showFacts([], request.arguments ?? {}) : undefined
-  // Stryker disable next-line OptionalChaining,ArrayDeclaration: own is there whenever request.shown is not; the rest is for the compiler
-  const shown = request.shown ?? own?.shown ?? []
-  const reason = own === undefined ? request.reason : own.reason
+  const { shown, reason } = request.shown === undefined ? showFacts([], request.arguments ?? {}) : { shown: request.shown, reason: request.reason }
   const locations = request.locations
   return [
     `May the model call ${tool}${paths.length === 0 ? '' : ` on ${paths.join(', ')}`}?`,
