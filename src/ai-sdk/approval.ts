@@ -48,7 +48,6 @@ export interface PolicyApproval {
 // -------------------------------------------------------------------------------------
 
 const partsOf = (message: unknown, role: string): ReadonlyArray<unknown> =>
-  // Stryker disable next-line ArrayDeclaration: a part that is not an object is passed by, so a list of one string holds no part either
   isRecord(message) && message['role'] === role && Array.isArray(message['content']) ? (message['content'] as ReadonlyArray<unknown>) : []
 
 /**
