@@ -381,7 +381,6 @@ const invoke = (
       resolve(o)
     }
     const onAbort = (): void => {
-      // Stryker disable next-line OptionalChaining: onAbort only ever runs as outer's listener, so outer is defined
       const reason: unknown = outer?.reason
       finish({ _tag: 'Aborted', reason })
       controller.abort(reason)
@@ -425,7 +424,6 @@ const prepare = (routes: Routes, batch: Batch, i: number, call: unknown): Prepar
     // through the batch: a layer above (the audit) has usually parsed them already
     const args = noneAsEmpty(batch.argsAt(i))
     if (isLeft(args)) return { _tag: 'Answered', result: errorResult(call, `${drawArgsProblem(args.left)}; the tool was not called`) }
-    // Stryker disable next-line StringLiteral: a Prepared is only ever asked whether it is 'Answered'; any other tag is a call to send
     return { _tag: 'Ready', call, tool, args: args.right }
   } catch (e) {
     return { _tag: 'Answered', result: errorResult(call, `the call could not be read (${describeError(e)}); the tool was not called`) }
@@ -539,7 +537,6 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
   const requestOptions: McpRequestOptions = signal === undefined ? { timeout } : { timeout, signal }
 
   const lastRoutes: IORef<Routes | undefined> = newIORef<Routes | undefined>(undefined)()
-  // Stryker disable next-line ArrayDeclaration: an entry that is no listener is only ever run by notify, which catches its throw as it catches any listener's
   const listeners: IORef<ReadonlyArray<{ readonly run: IO<void> }>> = newIORef<ReadonlyArray<{ readonly run: IO<void> }>>([])()
   let installed = false
 

@@ -130,7 +130,6 @@ const servable = (b: ContentBlock): boolean => {
       const r = b['resource']
       return isRecord(r) && isString(r['uri']) && (isString(r['text']) || isString(r['blob']))
     }
-    // Stryker disable next-line ConditionalExpression: servable is only read as a condition, and falling out of the switch answers undefined, which is false there
     default:
       return false
   }
@@ -240,7 +239,6 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   const server = new Server(info, {
     capabilities: { tools: { listChanged: true } },
     debouncedNotificationMethods: ['notifications/tools/list_changed'],
-    // Stryker disable next-line ConditionalExpression: the SDK's Server sends instructions only when truthy, so undefined given is none given; the spread is for exactOptionalPropertyTypes
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
   })
   const askTimeout = options.askTimeout ?? 600_000
@@ -251,7 +249,6 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
 
   const askHuman: OnAsk = async (request) => {
     const relatedRequestId = inFlight.get(request.call.id)
-    // Stryker disable next-line ConditionalExpression: the SDK's request destructures relatedRequestId, so one undefined is one absent; the spread is for exactOptionalPropertyTypes
     const result = await server.elicitInput(elicitationFor(request), { timeout: askTimeout, ...(relatedRequestId === undefined ? {} : { relatedRequestId }) })
     return answerOf(result)
   }
@@ -294,11 +291,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       const result = out.right[0]
       if (result === undefined) return { content: [{ type: 'text', text: 'the tool provider returned no result for this call' }], isError: true }
       // the blocks are the upstream's own, checked by `servable`; the SDK's type is stricter than the wire
-      // Stryker disable BlockStatement: call ids are never reused, so a stale inFlight entry is never read (only memory)
       return toCallToolResult(result) as CallToolResult
     } finally {
-      // Stryker restore BlockStatement
-      // Stryker disable next-line CallExpression: call ids are never reused, so an entry left behind is never read (only memory)
       inFlight.delete(id)
     }
   })
