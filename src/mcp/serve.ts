@@ -8,6 +8,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -100,7 +101,6 @@ const readBody = (req: IncomingMessage): Promise<unknown> =>
     req.on('data', (c: Buffer) => {
       size += c.length
       if (size > MAX_BODY) {
-        // Stryker disable next-line StringLiteral,CallExpression: the connection is destroyed just below, before the refusal this leads to can be written, so no client reads it; left unsettled, the promise goes with the request
         reject(new Error('the request body is larger than 4 MiB'))
         req.destroy()
       } else chunks.push(c)
@@ -112,7 +112,6 @@ const readBody = (req: IncomingMessage): Promise<unknown> =>
         reject(new Error('the request body is not JSON'))
       }
     })
-    // Stryker disable next-line StringLiteral,CallExpression: a request errs only when its client has gone, and node emits that error only to a listener; no one is left to answer either way
     req.on('error', reject)
   })
 
@@ -177,7 +176,6 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
       },
     })
     transport.onclose = () => {
-      // Stryker disable next-line ConditionalExpression: every key of sessions is a string, so deleting undefined deletes nothing; the test is for the compiler
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
     await server.connect(transport)
@@ -185,14 +183,12 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // Stryker disable next-line StringLiteral: new URL('', base) is the base itself, whose pathname is '/' too (and node gives every request a server receives a url)
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== path) return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
     const hostHeader = req.headers.host ?? ''
     if (!ownHosts().has(hostHeader)) return refuse(res, 403, `Forbidden: Host ${JSON.stringify(hostHeader)} is not this server`)
     const origin = req.headers.origin
     if (origin !== undefined && !ownOrigins().has(origin)) return refuse(res, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
-    // Stryker disable next-line StringLiteral: `Bearer <token>` is never what stands in for a missing Authorization, '' or any other string without that prefix, so it is refused either way
     if (options.token !== undefined && !sameSecret(req.headers.authorization ?? '', `Bearer ${options.token}`)) {
       return refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
     }
@@ -215,7 +211,6 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     const now = Date.now()
     for (const s of sessions.values()) if (now - s.lastSeen > idleMs) endSession(s)
   }, Math.max(1000, Math.min(60_000, idleMs / 4)))
-  // Stryker disable next-line CallExpression: while the serving is open its listening server holds the process anyway, and close() and a failed listen clear this interval
   reaper.unref()
 
   let closing: Promise<void> | undefined
@@ -233,9 +228,8 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
       reject(new Error(e.code === 'EADDRINUSE' ? `port ${options.port} on ${host} is already in use` : `cannot listen on ${host}:${options.port}: ${describeError(e)}`))
     })
     http.listen(options.port, host, () => {
-      const address = http.address()
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: listening on a host and port, address() is an AddressInfo object; the string (a pipe) and null (not listening) of its type never come here
-      port = typeof address === 'object' && address !== null ? address.port : options.port
+      // listening on a host and port, address() is an AddressInfo (a string only for a pipe)
+      port = (http.address() as AddressInfo).port
       const shown = host.includes(':') ? `[${host}]` : host
       resolve({ url: `http://${shown}:${port}${path}`, sessions: () => sessions.size, close })
     })
