@@ -162,7 +162,6 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 const waitGone = async (pid: number, ms: number): Promise<void> => {
   const until = Date.now() + ms
-  // Stryker disable next-line EqualityOperator: one more 10 ms wait at the very deadline is no promise
   while (isAlive(pid) && Date.now() < until) await sleep(10)
 }
 
@@ -208,9 +207,7 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   const transport = new StdioClientTransport({
     command,
     args: [...(opts.args ?? [])],
-    // Stryker disable next-line ConditionalExpression: the SDK takes cwd: undefined as no cwd
     ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
-    // Stryker disable next-line ConditionalExpression: the SDK takes env: undefined as no env
     ...(opts.env !== undefined ? { env: { ...opts.env } } : {}),
     // piped, not inherited, so the error can quote it; 'inherit' passes it on here
     stderr: 'pipe',
@@ -221,7 +218,6 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
     opts.stderr === 'ignore' ? undefined : (chunk) => process.stderr.write(chunk),
   )
   const client = new Client(opts.clientInfo ?? { name: 'toolstack', version: '0.1.0' })
-  let pid: number | undefined
   let closing: Promise<void> | undefined
 
   const close = (): Promise<void> =>
@@ -244,12 +240,10 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   // the transport spawns the server as the connection starts: its pid is read before
   // the handshake can fail, since a failed handshake clears it
   const connecting = client.connect(transport)
-  pid = transport.pid ?? undefined
+  const pid = transport.pid ?? undefined
   const child = memberOf(transport, '_process')
   try {
     await connecting
-    // Stryker disable next-line LogicalOperator: the transport spawns as connect begins, so transport.pid is pid already; this only keeps a later SDK that spawns later right
-    pid = transport.pid ?? pid
   } catch (e) {
     // read before close, which kills a server that is still running
     const context = pid === undefined ? notStarted(e, opts.cwd) : exitOf(child) + stderrTail()
@@ -259,7 +253,6 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   return {
     client,
     get pid() {
-      // Stryker disable next-line ConditionalExpression: a connection is returned only once the spawn succeeded, so pid is a number here; the test is for the compiler
       return pid !== undefined && isAlive(pid) ? pid : undefined
     },
     close,
