@@ -107,9 +107,7 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
   const conn = await connectStdio({
     command: spec.command,
     args: spec.args ?? [],
-    // Stryker disable next-line ConditionalExpression: connectStdio reads env only when it is not undefined, so env: undefined is env left out
     ...(spec.env === undefined ? {} : { env: spec.env }),
-    // Stryker disable next-line ConditionalExpression: connectStdio reads cwd only when it is not undefined, so cwd: undefined is cwd left out
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     stderr: options.stderr ?? 'ignore',
   })
@@ -121,9 +119,10 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
   return { client: conn.client, close: conn.close, pid: () => conn.pid }
 }
 
-const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean =>
-  // Stryker disable next-line OptionalChaining: b is as long as a here, so b[i] is always there
-  a.length === b.length && a.every((d, i) => d.function.name === b[i]?.function.name && JSON.stringify(d.function.parameters) === JSON.stringify(b[i]?.function.parameters))
+// each tool's name and its parameters as JSON (undefined, for none, stays apart from null)
+const shapes = (ds: ReadonlyArray<ToolDeclaration>): string => JSON.stringify(ds.map((d) => [d.function.name, JSON.stringify(d.function.parameters)]))
+
+const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean => shapes(a) === shapes(b)
 
 // -------------------------------------------------------------------------------------
 // constructor
@@ -160,7 +159,6 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   }
 
   const scheduleRestart = (): void => {
-    // Stryker disable next-line ConditionalExpression: only a failed start or the exit of a running server schedules a restart, and while a retry is pending no start runs and none is running, so retry is undefined here
     if (closed || retry !== undefined) return
     const inMs = nextDelay
     nextDelay = Math.min(max, nextDelay * 2)
@@ -199,7 +197,6 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         say({ _tag: 'Exited', upstream: name })
         scheduleRestart()
       })
-      // Stryker disable next-line ConditionalExpression: fromMcpClient decodes its options with t.partial, which reads timeout: undefined as no timeout (its default)
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void relist(provider).catch(() => undefined))
       const tools = await relist(provider, startedOnce)
@@ -240,7 +237,6 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     if (now === undefined) return answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`)
     // fromMcpClient never fails a batch; were it to, its calls would say why
     const out = await now.provider.executeBatch(batch)()
-    // Stryker disable next-line ConditionalExpression,StringLiteral: fromMcpClient never fails a batch (above), so no test can reach this defence
     return out._tag === 'Left' ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`) : out
   }
 
