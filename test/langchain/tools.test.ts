@@ -75,6 +75,31 @@ describe('permissiveSchema', () => {
     expect(parameters['type']).toBe('object')
   })
 
+  it('opens the first 65 levels (0 to 64) and copies a deeper schema as it is, so the copy is bounded', () => {
+    // level i holds level i + 1 under properties.a, or under items
+    const chain = (n: number, under: (s: Record<string, unknown>) => Record<string, unknown>): Record<string, unknown> => {
+      let s: Record<string, unknown> = { type: 'string' }
+      for (let i = n; i >= 0; i--) s = { type: 'object', ...under(s), additionalProperties: false }
+      return s
+    }
+    const levels = (u: unknown, next: (s: Record<string, unknown>) => unknown): ReadonlyArray<boolean> => {
+      const out: Array<boolean> = []
+      for (let s = u as Record<string, unknown> | undefined; s?.['type'] === 'object'; s = next(s) as Record<string, unknown>) out.push('additionalProperties' in s)
+      return out
+    }
+    const viaProperties = levels(permissiveSchema(chain(70, (s) => ({ properties: { a: s } }))), (s) => (s['properties'] as Record<string, unknown>)['a'])
+    const viaItems = levels(permissiveSchema(chain(70, (s) => ({ items: s }))), (s) => s['items'])
+    for (const closed of [viaProperties, viaItems]) {
+      expect(closed.length).toBe(71)
+      expect(closed.slice(0, 65).every((c) => !c)).toBe(true)
+      expect(closed.slice(65).every((c) => c)).toBe(true)
+    }
+  })
+
+  it('keeps a map member that is not an object as it is (names are data, and there are none)', () => {
+    expect(permissiveSchema({ type: 'object', properties: 'ab' as never, $defs: ['x'] as never })).toStrictEqual({ type: 'object', properties: 'ab', $defs: ['x'] })
+  })
+
   it('whatever the schema: the same schema with no additionalProperties or unevaluatedProperties where a schema sits, and a type (model: a plain recursive strip)', () => {
     const name = fc.constantFrom('a', 'additionalProperties', 'items', '__proto__')
     const { schema } = fc.letrec<{ schema: Record<string, unknown> }>((tie) => ({
