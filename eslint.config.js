@@ -7,26 +7,56 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 // and imports flow one way:
 //   kernel/ → steps/ → combinators/ (never each other) → index.ts, extend.ts → adapter/ → mcp/, the framework adapters → cli/
 // and nothing in src/ imports the root (index.ts): it is for users, so it can shrink freely
-const COMBINATORS = ['combinators/Provider.ts', 'combinators/UnknownKeys.ts', 'combinators/Reasons.ts', 'combinators/Registry.ts', 'combinators/Policy.ts']
+const COMBINATORS = [
+  'combinators/Provider.ts',
+  'combinators/UnknownKeys.ts',
+  'combinators/Reasons.ts',
+  'combinators/Registry.ts',
+  'combinators/Policy.ts',
+]
 const ADAPTERS = ['mcp', 'ai-sdk', 'openai', 'openai-agents', 'langchain']
 const ABOVE_COMBINATORS = ['index.ts', 'extend.ts', 'adapter', ...ADAPTERS, 'cli']
 const at = (paths) => paths.map((p) => `./src/${p}`)
 
 const zones = [
-  { target: './src/kernel', from: at(['steps', 'combinators', ...ABOVE_COMBINATORS]), message: 'kernel/ imports only kernel/' },
-  { target: './src/steps', from: at(['combinators', ...ABOVE_COMBINATORS]), message: 'steps/ imports only kernel/ and steps/' },
+  {
+    target: './src/kernel',
+    from: at(['steps', 'combinators', ...ABOVE_COMBINATORS]),
+    message: 'kernel/ imports only kernel/',
+  },
+  {
+    target: './src/steps',
+    from: at(['combinators', ...ABOVE_COMBINATORS]),
+    message: 'steps/ imports only kernel/ and steps/',
+  },
   // a combinator never imports another combinator, nor anything above it
   ...COMBINATORS.map((c) => ({
     target: at([c]),
     from: at([...COMBINATORS.filter((o) => o !== c), ...ABOVE_COMBINATORS]),
     message: 'a combinator never imports another combinator, nor the layers above it',
   })),
-  { target: at(['index.ts', 'extend.ts']), from: at(['adapter', ...ADAPTERS, 'cli']), message: 'index and extend re-export the library only' },
-  { target: './src', from: './src/index.ts', message: 'nothing in src/ imports the root: import from the defining module, or from extend.ts' },
+  {
+    target: at(['index.ts', 'extend.ts']),
+    from: at(['adapter', ...ADAPTERS, 'cli']),
+    message: 'index and extend re-export the library only',
+  },
+  {
+    target: './src',
+    from: './src/index.ts',
+    message: 'nothing in src/ imports the root: import from the defining module, or from extend.ts',
+  },
   // what the framework adapters share (list once, call one): above the combinators, below the adapters
-  { target: './src/adapter', from: at([...ADAPTERS, 'cli']), message: 'adapter/ (the adapters’ shared steps) imports the library, not an adapter or the command' },
+  {
+    target: './src/adapter',
+    from: at([...ADAPTERS, 'cli']),
+    message: 'adapter/ (the adapters’ shared steps) imports the library, not an adapter or the command',
+  },
   // adapters stand beside one another, below the command
-  ...ADAPTERS.map((a) => ({ target: at([a]), from: at([...ADAPTERS.filter((o) => o !== a), 'cli']), message: 'an adapter imports the library, not another adapter or the command' })),
+  ...ADAPTERS.map((a) => ({
+    target: at([a]),
+    from: at([...ADAPTERS.filter((o) => o !== a), 'cli']),
+    message: 'an adapter imports the library, not another adapter or the command',
+  })),
   // the command uses the public API and the audit's shared steps
   {
     target: at(['cli']),
@@ -64,6 +94,15 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs', '**/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+      },
+    },
   },
 )

@@ -49,7 +49,10 @@ export default defineConfig({
   test: {
     ...shared,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...integration] } },
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...integration] },
+      },
       { extends: true, test: { name: 'integration', include: [...integration] } },
     ],
   },

@@ -28,7 +28,10 @@ const declaration = (name: string, keys: ReadonlyArray<string>): ToolDeclaration
 })
 
 const DECLS: ReadonlyArray<ToolDeclaration> = [
-  declaration('fs_search', Object.keys(TYPICAL_ARGS).filter((k) => k !== 'reason')),
+  declaration(
+    'fs_search',
+    Object.keys(TYPICAL_ARGS).filter((k) => k !== 'reason'),
+  ),
   declaration('fs_write', ['path', 'content']),
 ]
 
@@ -38,7 +41,8 @@ export const bareProvider = (decls: ReadonlyArray<ToolDeclaration> = DECLS): Pro
   return {
     toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: decls }),
     executeToolCalls: (calls) => () => {
-      if (results.length !== calls.length) results = calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: '' }))
+      if (results.length !== calls.length)
+        results = calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: '' }))
       return Promise.resolve({ _tag: 'Right', right: results })
     },
   }
@@ -66,7 +70,9 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
     const bare = bareProvider()
     await audited.toolsForLlm()
     const n = 1000
-    let a: Array<ToolCall> = [], b: Array<ToolCall> = [], p: Array<ToolCall> = []
+    let a: Array<ToolCall> = [],
+      b: Array<ToolCall> = [],
+      p: Array<ToolCall> = []
     const r = await interleaved(
       rounds,
       () => {
@@ -90,7 +96,9 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
     const audited = quiet(bareProvider())
     const bare = bareProvider()
     await audited.toolsForLlm()
-    let a: Array<ToolCall> = [], b: Array<ToolCall> = [], p: Array<ToolCall> = []
+    let a: Array<ToolCall> = [],
+      b: Array<ToolCall> = [],
+      p: Array<ToolCall> = []
     const r = await interleaved(
       quick ? 10 : 30,
       () => {
@@ -101,7 +109,12 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       [() => audited.executeToolCalls(a)(), () => bare.executeToolCalls(b)(), () => parseAndList(p)],
       ([ta, tb, tp]) => ((ta as number) - (tb as number)) / (tp as number),
     )
-    figures.push({ name: 'audit added cost per call ÷ JSON.parse + keys (1 MB arguments)', value: r.ratio, unit: 'ratio', target: { op: '<=', value: 1.05 } })
+    figures.push({
+      name: 'audit added cost per call ÷ JSON.parse + keys (1 MB arguments)',
+      value: r.ratio,
+      unit: 'ratio',
+      target: { op: '<=', value: 1.05 },
+    })
   }
 
   // 2. audited ÷ bare executeToolCalls, 100-call batch, over a provider that parses
@@ -110,11 +123,19 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
     const parsing: Provider<never> = {
       toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: DECLS }),
       executeToolCalls: (calls) => () =>
-        Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: String(Object.keys(JSON.parse(c.function.arguments as string) as object).length) })) }),
+        Promise.resolve({
+          _tag: 'Right',
+          right: calls.map((c) => ({
+            role: 'tool' as const,
+            tool_call_id: c.id,
+            content: String(Object.keys(JSON.parse(c.function.arguments as string) as object).length),
+          })),
+        }),
     }
     const audited = quiet(parsing)
     await audited.toolsForLlm()
-    let a: Array<ToolCall> = [], b: Array<ToolCall> = []
+    let a: Array<ToolCall> = [],
+      b: Array<ToolCall> = []
     const r = await interleaved(
       rounds,
       () => {
@@ -124,18 +145,28 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       [() => audited.executeToolCalls(a)(), () => parsing.executeToolCalls(b)()],
       ([ta, tb]) => (ta as number) / (tb as number),
     )
-    figures.push({ name: 'audited ÷ bare executeToolCalls (100 calls, provider parses its arguments)', value: r.ratio, unit: 'ratio' })
+    figures.push({
+      name: 'audited ÷ bare executeToolCalls (100 calls, provider parses its arguments)',
+      value: r.ratio,
+      unit: 'ratio',
+    })
   }
 
   // 3. ahead of what users would pick instead (each including its parse)
   {
     const keys = Object.keys(TYPICAL_ARGS)
     const ajv = new Ajv()
-    const validate = ajv.compile({ type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])), additionalProperties: false })
+    const validate = ajv.compile({
+      type: 'object',
+      properties: Object.fromEntries(keys.map((k) => [k, {}])),
+      additionalProperties: false,
+    })
     const zod = z.strictObject(Object.fromEntries(keys.map((k) => [k, z.unknown()])))
     const audited = quiet(bareProvider())
     await audited.toolsForLlm()
-    let a: Array<ToolCall> = [], j: Array<ToolCall> = [], zc: Array<ToolCall> = []
+    let a: Array<ToolCall> = [],
+      j: Array<ToolCall> = [],
+      zc: Array<ToolCall> = []
     const r = await interleaved(
       rounds,
       () => {
@@ -154,9 +185,19 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       ],
       ([ta, tj]) => (ta as number) / (tj as number),
     )
-    const rz = r.times[0] as number / (r.times[2] as number)
-    figures.push({ name: 'audit (with its parse) ÷ ajv compiled, additionalProperties:false (with parse)', value: r.ratio, unit: 'ratio', target: { op: '<=', value: 1 } })
-    figures.push({ name: 'audit (with its parse) ÷ zod 4 strictObject().safeParse (with parse)', value: rz, unit: 'ratio', target: { op: '<=', value: 1 } })
+    const rz = (r.times[0] as number) / (r.times[2] as number)
+    figures.push({
+      name: 'audit (with its parse) ÷ ajv compiled, additionalProperties:false (with parse)',
+      value: r.ratio,
+      unit: 'ratio',
+      target: { op: '<=', value: 1 },
+    })
+    figures.push({
+      name: 'audit (with its parse) ÷ zod 4 strictObject().safeParse (with parse)',
+      value: rz,
+      unit: 'ratio',
+      target: { op: '<=', value: 1 },
+    })
   }
 
   // 3a. nested: an edit_file-like call with 10 array elements of 4 keys each; the audit
@@ -170,19 +211,40 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
         dryRun: { type: 'boolean' },
         edits: {
           type: 'array',
-          items: { type: 'object', properties: { oldText: { type: 'string' }, newText: { type: 'string' }, line: { type: 'number' }, replaceAll: { type: 'boolean' } }, ...(closed ? { additionalProperties: false } : {}) },
+          items: {
+            type: 'object',
+            properties: {
+              oldText: { type: 'string' },
+              newText: { type: 'string' },
+              line: { type: 'number' },
+              replaceAll: { type: 'boolean' },
+            },
+            ...(closed ? { additionalProperties: false } : {}),
+          },
         },
       },
       ...(closed ? { additionalProperties: false } : {}),
     })
-    const decls: ReadonlyArray<ToolDeclaration> = [{ type: 'function', function: { name: 'edit_file', parameters: editSchema(false) } }]
+    const decls: ReadonlyArray<ToolDeclaration> = [
+      { type: 'function', function: { name: 'edit_file', parameters: editSchema(false) } },
+    ]
     const nested = (i: number): string =>
-      JSON.stringify({ path: '/home/user/project/src/index.ts', edits: Array.from({ length: 10 }, (_, j) => ({ oldText: `old ${i}`, newText: `new ${j}`, line: j, replaceAll: false })) })
+      JSON.stringify({
+        path: '/home/user/project/src/index.ts',
+        edits: Array.from({ length: 10 }, (_, j) => ({
+          oldText: `old ${i}`,
+          newText: `new ${j}`,
+          line: j,
+          replaceAll: false,
+        })),
+      })
     const audited = quiet(bareProvider(decls))
     const bare = bareProvider(decls)
     await audited.toolsForLlm()
     const n = 1000
-    let a: Array<ToolCall> = [], b: Array<ToolCall> = [], p: Array<ToolCall> = []
+    let a: Array<ToolCall> = [],
+      b: Array<ToolCall> = [],
+      p: Array<ToolCall> = []
     const r = await interleaved(
       rounds,
       () => {
@@ -215,16 +277,35 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       ],
       ([ta, tj]) => (ta as number) / (tj as number),
     )
-    figures.push({ name: 'nested: audit (with its parse) ÷ ajv compiled, additionalProperties:false at every level (with parse)', value: rj.ratio, unit: 'ratio', target: { op: '<=', value: 1 } })
+    figures.push({
+      name: 'nested: audit (with its parse) ÷ ajv compiled, additionalProperties:false at every level (with parse)',
+      value: rj.ratio,
+      unit: 'ratio',
+      target: { op: '<=', value: 1 },
+    })
   }
 
   // 3b. a model that keeps sending a key already reported: 20 tools, one call in ten
   // carrying it, so the audit counts it where ajv rejects it
   {
-    const tools = Array.from({ length: 20 }, (_, t) => ({ name: `tool_${t}`, keys: Object.keys(TYPICAL_ARGS).filter((k) => k !== 'reason').slice(0, 4 + (t % 6)) }))
+    const tools = Array.from({ length: 20 }, (_, t) => ({
+      name: `tool_${t}`,
+      keys: Object.keys(TYPICAL_ARGS)
+        .filter((k) => k !== 'reason')
+        .slice(0, 4 + (t % 6)),
+    }))
     const decls = tools.map((t) => declaration(t.name, t.keys))
     const ajv = new Ajv()
-    const validators = new Map(tools.map((t) => [t.name, ajv.compile({ type: 'object', properties: Object.fromEntries(t.keys.map((k) => [k, {}])), additionalProperties: false })]))
+    const validators = new Map(
+      tools.map((t) => [
+        t.name,
+        ajv.compile({
+          type: 'object',
+          properties: Object.fromEntries(t.keys.map((k) => [k, {}])),
+          additionalProperties: false,
+        }),
+      ]),
+    )
     const argsFor = (i: number): [string, string] => {
       const t = tools[i % tools.length] as { name: string; keys: ReadonlyArray<string> }
       const args: Record<string, unknown> = {}
@@ -241,7 +322,8 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
     const audited = quiet(bareProvider(decls))
     await audited.toolsForLlm()
     await audited.executeToolCalls(mixed(1000))() // every pair reported once, before the rounds
-    let a: Array<ToolCall> = [], j: Array<ToolCall> = []
+    let a: Array<ToolCall> = [],
+      j: Array<ToolCall> = []
     const r = await interleaved(
       rounds,
       () => {
@@ -251,7 +333,12 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       [
         () => audited.executeToolCalls(a)(),
         () => {
-          for (const c of j) sink += (validators.get(c.function.name) as (u: unknown) => boolean)(JSON.parse(c.function.arguments as string)) ? 1 : 0
+          for (const c of j)
+            sink += (validators.get(c.function.name) as (u: unknown) => boolean)(
+              JSON.parse(c.function.arguments as string),
+            )
+              ? 1
+              : 0
         },
       ],
       ([ta, tj]) => (ta as number) / (tj as number),
@@ -274,12 +361,14 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
     let next = 0
     const inventing = (n: number) => freshCalls(n, 'fs_write', () => `{"path":"a","k${next++}":1}`)
     const fill = async (p: Provider<never>, pairs: number) => {
-      for (let done = 0; done < pairs; done += 10_000) await p.executeToolCalls(inventing(Math.min(10_000, pairs - done)))()
+      for (let done = 0; done < pairs; done += 10_000)
+        await p.executeToolCalls(inventing(Math.min(10_000, pairs - done)))()
     }
     const big = quick ? 200_000 : 1_000_000
     await fill(small, 5_000)
     await fill(large, big)
-    let s: Array<ToolCall> = [], l: Array<ToolCall> = []
+    let s: Array<ToolCall> = [],
+      l: Array<ToolCall> = []
     const r = await interleaved(
       quick ? 10 : 30,
       () => {
@@ -289,7 +378,12 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       [() => small.executeToolCalls(s)(), () => large.executeToolCalls(l)()],
       ([ts, tl]) => (tl as number) / (ts as number),
     )
-    figures.push({ name: `batch of 1,000 new pairs at ${big.toLocaleString('en-US')} pairs seen ÷ at 5,000`, value: r.ratio, unit: 'ratio', target: { op: '<=', value: 1.5 } })
+    figures.push({
+      name: `batch of 1,000 new pairs at ${big.toLocaleString('en-US')} pairs seen ÷ at 5,000`,
+      value: r.ratio,
+      unit: 'ratio',
+      target: { op: '<=', value: 1.5 },
+    })
   }
 
   // 5. memory per remembered pair, the key string itself excluded (measured apart, the
@@ -327,7 +421,10 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       const whole = await heapDelta(async () => {
         // the calls are garbage once audited; what stays is the instance's memory of them
         for (let done = 0; done < n; done += 1000) {
-          const batch = Array.from({ length: 1000 }, (_, j) => ({ id: 'c', function: { name: 'fs_write', arguments: { path: 'a', [keyOf(done + j)]: 1 } } }))
+          const batch = Array.from({ length: 1000 }, (_, j) => ({
+            id: 'c',
+            function: { name: 'fs_write', arguments: { path: 'a', [keyOf(done + j)]: 1 } },
+          }))
           await instance.executeToolCalls(batch)()
         }
         return instance
@@ -355,14 +452,22 @@ export const auditFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
       gc()
       const before = process.memoryUsage().heapUsed
       for (let done = 0; done < n; done += 100) {
-        const batch = Array.from({ length: 100 }, (_, j) => ({ id: `${done + j}${long}`, function: { name: 'fs_write', arguments: `{"path":"a","${done + j}${long}":1}` } }))
+        const batch = Array.from({ length: 100 }, (_, j) => ({
+          id: `${done + j}${long}`,
+          function: { name: 'fs_write', arguments: `{"path":"a","${done + j}${long}":1}` },
+        }))
         await instance.executeToolCalls(batch)()
       }
       gc()
       gc()
       const per = (process.memoryUsage().heapUsed - before) / n
       if (instance.stats().length !== n) throw new Error('bench: not every pair was remembered')
-      figures.push({ name: 'memory per remembered pair with 10 KB ids and 10 KB keys', value: per, unit: 'bytes', target: { op: '<=', value: 2048 } })
+      figures.push({
+        name: 'memory per remembered pair with 10 KB ids and 10 KB keys',
+        value: per,
+        unit: 'bytes',
+        target: { op: '<=', value: 2048 },
+      })
     }
   }
 

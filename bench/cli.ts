@@ -36,8 +36,14 @@ const LISTING = JSON.stringify({
   id: 'L',
   result: {
     tools: [
-      { name: 'fs_read', inputSchema: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } } },
-      { name: 'fs_write', inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } },
+      {
+        name: 'fs_read',
+        inputSchema: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } },
+      },
+      {
+        name: 'fs_write',
+        inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
+      },
       { name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
     ],
   },
@@ -105,7 +111,12 @@ interface Running {
 
 const start = (dir: string, via: Via, server: string): Running => {
   const serverArgs = [process.execPath, join(dir, server)]
-  const argv = via === 'proxy' ? [MAIN, 'proxy', '--', ...serverArgs] : via === 'relay' ? [join(dir, 'relay.mjs'), ...serverArgs] : serverArgs.slice(1)
+  const argv =
+    via === 'proxy'
+      ? [MAIN, 'proxy', '--', ...serverArgs]
+      : via === 'relay'
+        ? [join(dir, 'relay.mjs'), ...serverArgs]
+        : serverArgs.slice(1)
   const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'ignore'], cwd: root })
   let tail = ''
   let waiters: Array<{ readonly text: string; readonly resolve: () => void }> = []
@@ -180,7 +191,13 @@ const serverToHost = async (dir: string, via: Via, n: number, size: number): Pro
 
 // The mean round trip of `n` audited calls, one at a time, after a listing: a request
 // goes out, its echo comes back, the next goes out.
-const roundTrips = async (dir: string, via: Via, n: number, call: (i: number) => string, warmup: number): Promise<number> => {
+const roundTrips = async (
+  dir: string,
+  via: Via,
+  n: number,
+  call: (i: number) => string,
+  warmup: number,
+): Promise<number> => {
   const r = start(dir, via, 'echo.mjs')
   const listed = r.waitFor('"id":"L","result"')
   r.child.stdin?.write('{"jsonrpc":"2.0","id":"L","method":"tools/list"}\n')
@@ -197,16 +214,26 @@ const roundTrips = async (dir: string, via: Via, n: number, call: (i: number) =>
   return s / n
 }
 
-const smallCall = (i: number): string => JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } }, id: i }) + '\n'
+const smallCall = (i: number): string =>
+  JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } }, id: i }) +
+  '\n'
 const bigText = 'y'.repeat(MB - 120)
-const bigCall = (i: number): string => JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'echo', arguments: { text: bigText } }, id: i }) + '\n'
+const bigCall = (i: number): string =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { text: bigText } },
+    id: i,
+  }) + '\n'
 
 // From spawn to the answer to `initialize`.
 const startUp = async (dir: string, via: Via): Promise<number> => {
   const t0 = process.hrtime.bigint()
   const r = start(dir, via, 'echo.mjs')
   const answered = r.waitFor('"serverInfo"')
-  r.child.stdin?.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n')
+  r.child.stdin?.write(
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n',
+  )
   await answered
   const s = seconds(t0)
   await stop(r)
@@ -226,8 +253,17 @@ const runOnce = (args: ReadonlyArray<string>): Promise<number> =>
 const writeSessions = async (file: string, mb: number): Promise<number> => {
   const out = createWriteStream(file)
   const tools = [
-    { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } } } },
-    { type: 'function', function: { name: 'web_get', parameters: { type: 'object', properties: { url: { type: 'string' } } } } },
+    {
+      type: 'function',
+      function: {
+        name: 'fs_read',
+        parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } },
+      },
+    },
+    {
+      type: 'function',
+      function: { name: 'web_get', parameters: { type: 'object', properties: { url: { type: 'string' } } } },
+    },
   ]
   let size = 0
   let lines = 0
@@ -236,8 +272,16 @@ const writeSessions = async (file: string, mb: number): Promise<number> => {
     for (let turn = 0; turn < 12; turn++) {
       const id = `call_${s}_${turn}`
       const read = turn % 2 === 0
-      const args = read ? { path: `/srv/file${turn}.txt`, ...(turn % 4 === 0 ? { ffset: turn } : {}) } : { url: `https://example.com/${turn}` }
-      messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: read ? 'fs_read' : 'web_get', arguments: JSON.stringify(args) } }] })
+      const args = read
+        ? { path: `/srv/file${turn}.txt`, ...(turn % 4 === 0 ? { ffset: turn } : {}) }
+        : { url: `https://example.com/${turn}` }
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id, type: 'function', function: { name: read ? 'fs_read' : 'web_get', arguments: JSON.stringify(args) } },
+        ],
+      })
       messages.push({ role: 'tool', tool_call_id: id, content: 'lorem ipsum dolor sit amet '.repeat(4) })
       const line = JSON.stringify({ model: 'gpt-x', tools, messages }) + '\n'
       size += line.length
@@ -264,7 +308,11 @@ const justParse = (file: string): Promise<number> =>
 const audit = async (file: string): Promise<number> => {
   const off = paletteFor(false, {})
   const t0 = process.hrtime.bigint()
-  await runAudit([file], { json: true, failOnWarn: false, tolerate: [] }, { stdin: new PassThrough(), out: () => undefined, err: () => undefined, outColor: off, errColor: off })
+  await runAudit(
+    [file],
+    { json: true, failOnWarn: false, tolerate: [] },
+    { stdin: new PassThrough(), out: () => undefined, err: () => undefined, outColor: off, errColor: off },
+  )
   return seconds(t0)
 }
 
@@ -280,10 +328,21 @@ const cpuSeconds = async (f: () => Promise<unknown>): Promise<number> => {
 // The peak RSS of `toolstack audit --json FILE`, as shipped, in MB.
 const peakRss = (file: string): Promise<number> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'data:text/javascript,process.on("exit",()=>process.stderr.write("maxrss="+process.resourceUsage().maxRSS+"\\n"))', MAIN, 'audit', '--json', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      cwd: root,
-    })
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'data:text/javascript,process.on("exit",()=>process.stderr.write("maxrss="+process.resourceUsage().maxRSS+"\\n"))',
+        MAIN,
+        'audit',
+        '--json',
+        file,
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        cwd: root,
+      },
+    )
     let err = ''
     child.stderr?.setEncoding('utf8').on('data', (t: string) => (err += t))
     child.once('error', reject)
@@ -319,7 +378,12 @@ export const runCliBench = async (
     writeFileSync(join(dir, 'relay.mjs'), RELAY)
 
     // each round runs every contender once, in an order that turns round by round
-    const sideBySide = async <V extends Via>(label: string, vias: ReadonlyArray<V>, run: (via: V) => Promise<number>, n = rounds): Promise<Record<V, Array<number>>> => {
+    const sideBySide = async <V extends Via>(
+      label: string,
+      vias: ReadonlyArray<V>,
+      run: (via: V) => Promise<number>,
+      n = rounds,
+    ): Promise<Record<V, Array<number>>> => {
       const t = Object.fromEntries(vias.map((v) => [v, [] as Array<number>])) as Record<V, Array<number>>
       await run(vias[0] as V) // warm-up: file cache, JIT of the bench itself
       for (let i = 0; i < n; i++) {
@@ -329,11 +393,14 @@ export const runCliBench = async (
       }
       return t
     }
-    const diffs = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): Array<number> => a.map((x, i) => x - (b[i] ?? 0))
+    const diffs = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): Array<number> =>
+      a.map((x, i) => x - (b[i] ?? 0))
 
     if (only.test('latency')) {
       const n = quick ? 300 : 1000
-      const t = await sideBySide('latency', ['direct', 'relay', 'proxy'], (via) => roundTrips(dir, via, n, smallCall, 100))
+      const t = await sideBySide('latency', ['direct', 'relay', 'proxy'], (via) =>
+        roundTrips(dir, via, n, smallCall, 100),
+      )
       out.push({
         name: 'proxy: latency added per audited tools/call round trip, over a bare relay (µs)',
         value: median(diffs(t.proxy, t.relay)) * 1e6,
@@ -345,7 +412,16 @@ export const runCliBench = async (
     if (only.test('flood')) {
       const n = quick ? 50_000 : 200_000
       const small = Buffer.from(
-        Array.from({ length: n }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'fs_read', arguments: { path: `/srv/${i}`, ffset: i } } }) + '\n').join(''),
+        Array.from(
+          { length: n },
+          (_, i) =>
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: i,
+              method: 'tools/call',
+              params: { name: 'fs_read', arguments: { path: `/srv/${i}`, ffset: i } },
+            }) + '\n',
+        ).join(''),
       )
       const t = await sideBySide('flood', ['relay', 'proxy'], (via) => hostToServer(dir, via, small))
       out.push({
@@ -370,7 +446,16 @@ export const runCliBench = async (
     if (only.test('flow-1mb')) {
       const n = quick ? 30 : 100
       const large = Buffer.from(
-        Array.from({ length: n }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'fs_write', arguments: { path: '/x', content: 'y'.repeat(MB - 120) } } }) + '\n').join(''),
+        Array.from(
+          { length: n },
+          (_, i) =>
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: i,
+              method: 'tools/call',
+              params: { name: 'fs_write', arguments: { path: '/x', content: 'y'.repeat(MB - 120) } },
+            }) + '\n',
+        ).join(''),
       )
       const t = await sideBySide('1 MB flow', ['relay', 'proxy'], (via) => hostToServer(dir, via, large))
       const ratios = t.proxy.map((p, i) => (t.relay[i] ?? 0) / p)
@@ -425,7 +510,10 @@ export const runCliBench = async (
       for (let i = 0; i < rounds; i++) {
         const order = i % 2 === 0 ? (['parse', 'audit'] as const) : (['audit', 'parse'] as const)
         const cpu = { audit: 0, parse: 0 }
-        for (const which of order) cpu[which] = await cpuSeconds(async () => wall[which].push(await (which === 'audit' ? audit(file) : justParse(file))))
+        for (const which of order)
+          cpu[which] = await cpuSeconds(async () =>
+            wall[which].push(await (which === 'audit' ? audit(file) : justParse(file))),
+          )
         ratios.push(cpu.parse / cpu.audit)
         log(`audit: round ${i + 1}: just parsing ${cpu.parse.toFixed(3)} s CPU, audit ${cpu.audit.toFixed(3)} s CPU`)
       }
@@ -456,7 +544,12 @@ export const runCliBench = async (
       const binary = join(dir, 'blob.bin')
       const block = Buffer.alloc(MB, 0xa5)
       for (let i = 0; i < 200; i++) writeFileSync(binary, block, { flag: 'a' })
-      out.push({ name: 'audit: peak RSS on 200 MB of binary, not JSON Lines (MB)', value: await peakRss(binary), unit: 'MB', note: 'the line is passed over once longer than --max-line-bytes (64 MiB)' })
+      out.push({
+        name: 'audit: peak RSS on 200 MB of binary, not JSON Lines (MB)',
+        value: await peakRss(binary),
+        unit: 'MB',
+        note: 'the line is passed over once longer than --max-line-bytes (64 MiB)',
+      })
       rmSync(binary)
     }
     return out

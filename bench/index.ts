@@ -12,20 +12,24 @@ const check = argv.includes('--check')
 const slack = argv.includes('--lenient') ? 10 : 1
 const quick = argv.includes('--quick')
 
-const sections: Array<readonly [string, () => Promise<ReadonlyArray<Figure>>]> = [['withUnknownKeyAudit', () => auditFigures(quick)]]
+const sections: Array<readonly [string, () => Promise<ReadonlyArray<Figure>>]> = [
+  ['withUnknownKeyAudit', () => auditFigures(quick)],
+]
 
 const optional = async (file: string, exportName: string, title: string): Promise<void> => {
   if (!existsSync(new URL(file, import.meta.url))) return
   const mod = (await import(file)) as Record<string, unknown>
   const f = mod[exportName]
-  if (typeof f === 'function') sections.push([title, () => (f as (q: boolean) => Promise<ReadonlyArray<Figure>>)(quick)])
+  if (typeof f === 'function')
+    sections.push([title, () => (f as (q: boolean) => Promise<ReadonlyArray<Figure>>)(quick)])
 }
 
 const main = async (): Promise<void> => {
   await optional('./stack.ts', 'stackFigures', 'the whole stack')
   await optional('./cli.ts', 'runCliBench', 'the toolstack command')
   await optional('./serve.ts', 'serveFigures', 'toolstack serve')
-  if ((globalThis as { gc?: unknown }).gc === undefined) console.log('(run with node --expose-gc for the memory figures)')
+  if ((globalThis as { gc?: unknown }).gc === undefined)
+    console.log('(run with node --expose-gc for the memory figures)')
   const all: Array<Figure> = []
   for (const [title, run] of sections) {
     console.log(`\n${title}`)
@@ -35,7 +39,9 @@ const main = async (): Promise<void> => {
     }
   }
   const missed = all.filter((f) => !meets(f, slack))
-  console.log(`\n${all.length - missed.length} of ${all.length} figures met their target${missed.length === 0 ? '' : `; missed: ${missed.map((f) => f.name).join('; ')}`}`)
+  console.log(
+    `\n${all.length - missed.length} of ${all.length} figures met their target${missed.length === 0 ? '' : `; missed: ${missed.map((f) => f.name).join('; ')}`}`,
+  )
   if (check && missed.length > 0) process.exitCode = 1
 }
 

@@ -60,10 +60,14 @@ export const interleaved = async (
 }
 
 export const meets = (f: Figure, slack = 1): boolean =>
-  f.target === undefined || (f.target.op === '<=' ? f.value <= f.target.value * slack : f.value >= f.target.value / slack)
+  f.target === undefined ||
+  (f.target.op === '<=' ? f.value <= f.target.value * slack : f.value >= f.target.value / slack)
 
 export const render = (f: Figure, slack = 1): string => {
   const value = f.unit === 'ratio' ? f.value.toFixed(3) : f.value.toLocaleString('en-US', { maximumFractionDigits: 1 })
-  const target = f.target === undefined ? '' : `  (target ${f.target.op} ${f.target.value}${slack === 1 ? '' : `, checked at ×${slack}`}: ${meets(f, slack) ? 'met' : 'MISSED'})`
+  const target =
+    f.target === undefined
+      ? ''
+      : `  (target ${f.target.op} ${f.target.value}${slack === 1 ? '' : `, checked at ×${slack}`}: ${meets(f, slack) ? 'met' : 'MISSED'})`
   return `${f.name.padEnd(74)} ${value} ${f.unit === 'ratio' ? '' : f.unit}${target}${f.note === undefined ? '' : `\n${' '.repeat(4)}${f.note}`}`
 }

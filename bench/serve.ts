@@ -37,7 +37,10 @@ const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6
 // adds beyond the relay
 const latency = async (dir: string, calls: number): Promise<ReadonlyArray<Figure>> => {
   const config = join(dir, 'echo.json')
-  writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO], prefix: 'ec' } } }))
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO], prefix: 'ec' } } }),
+  )
   const direct = await connect(process.execPath, [ECHO])
   const relay = await connect(process.execPath, [RELAY, process.execPath, ECHO])
   const gateway = await connect(process.execPath, [main, 'serve', '--config', config])
@@ -48,7 +51,11 @@ const latency = async (dir: string, calls: number): Promise<ReadonlyArray<Figure
       await client.callTool({ name, arguments: { n: 1 } })
       return ms(t0)
     }
-    const rounds: ReadonlyArray<readonly [Client, string]> = [[direct, 'ping'], [relay, 'ping'], [gateway, 'ec_ping']]
+    const rounds: ReadonlyArray<readonly [Client, string]> = [
+      [direct, 'ping'],
+      [relay, 'ping'],
+      [gateway, 'ec_ping'],
+    ]
     for (let i = 0; i < 50; i++) await Promise.all(rounds.map(([c, name]) => once(c, name)))
     const times: Array<Array<number>> = [[], [], []]
     for (let i = 0; i < calls; i++) {
@@ -71,7 +78,7 @@ const latency = async (dir: string, calls: number): Promise<ReadonlyArray<Figure
         note: `direct ${µs(d)} µs, through a plain SDK relay ${µs(r)} µs, through the gateway ${µs(g)} µs (median of ${calls})`,
       },
       {
-        name: 'serve: the same, beyond a plain SDK relay (the gateway\'s own share)',
+        name: "serve: the same, beyond a plain SDK relay (the gateway's own share)",
         value: added(r),
         unit: 'µs',
       },
@@ -89,7 +96,15 @@ const latency = async (dir: string, calls: number): Promise<ReadonlyArray<Figure
 // figure is the gateway's own share
 const startUp = async (dir: string, rounds: number): Promise<ReadonlyArray<Figure>> => {
   const config = join(dir, 'two.json')
-  writeFileSync(config, JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] }, ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }))
+  writeFileSync(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        fs: { command: process.execPath, args: [FILESYSTEM, dir] },
+        ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+      },
+    }),
+  )
   const firstList = async (command: string, args: ReadonlyArray<string>): Promise<number> => {
     const t0 = process.hrtime.bigint()
     const client = await connect(command, args)
@@ -106,7 +121,10 @@ const startUp = async (dir: string, rounds: number): Promise<ReadonlyArray<Figur
     const fs = await firstList(process.execPath, [FILESYSTEM, dir])
     const ev = await firstList(process.execPath, [EVERYTHING, 'stdio'])
     const t0 = process.hrtime.bigint()
-    await Promise.all([firstList(process.execPath, [FILESYSTEM, dir]), firstList(process.execPath, [EVERYTHING, 'stdio'])])
+    await Promise.all([
+      firstList(process.execPath, [FILESYSTEM, dir]),
+      firstList(process.execPath, [EVERYTHING, 'stdio']),
+    ])
     together.push(ms(t0))
     gateways.push(await firstList(process.execPath, [main, 'serve', '--config', config]))
     slowest.push(Math.max(fs, ev))
@@ -121,7 +139,7 @@ const startUp = async (dir: string, rounds: number): Promise<ReadonlyArray<Figur
       note: `slowest upstream alone ${median(slowest).toFixed(0)} ms, both at once by a plain client ${median(together).toFixed(0)} ms, the gateway over both ${median(gateways).toFixed(0)} ms (median of ${rounds})`,
     },
     {
-      name: 'serve: the same, beyond both upstreams started at once by a plain client (the gateway\'s own share)',
+      name: "serve: the same, beyond both upstreams started at once by a plain client (the gateway's own share)",
       value: beyond(together),
       unit: 'ms',
     },
@@ -180,7 +198,10 @@ export const sessions = async (dir: string, n: number): Promise<ReadonlyArray<Fi
   const serving = await serveHttp(gateway.newServer, { port: 0 })
   const loader = join(root, 'bench', '.load-sessions.mjs')
   writeFileSync(loader, LOAD)
-  const child = spawn(process.execPath, [loader, serving.url, String(n)], { stdio: ['pipe', 'pipe', 'inherit'], cwd: root })
+  const child = spawn(process.execPath, [loader, serving.url, String(n)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    cwd: root,
+  })
   let out = ''
   child.stdout.on('data', (b: Buffer) => {
     out += b.toString()
@@ -213,9 +234,24 @@ export const sessions = async (dir: string, n: number): Promise<ReadonlyArray<Fi
     await step('call', 'answered')
     const answered = Number(/answered (\d+)/.exec(out)?.[1] ?? 0)
     return [
-      { name: 'serve: memory per idle HTTP session (the gateway\'s heap)', value: idle / 1024, unit: 'KB', target: { op: '<=', value: 50 }, note: `${held} sessions held` },
-      { name: 'serve: memory per HTTP session once it listed 28 tools of three upstreams', value: listed / 1024, unit: 'KB' },
-      { name: `serve: ${n} concurrent HTTP sessions, each call answered`, value: answered / n, unit: 'ratio', target: { op: '>=', value: 1 } },
+      {
+        name: "serve: memory per idle HTTP session (the gateway's heap)",
+        value: idle / 1024,
+        unit: 'KB',
+        target: { op: '<=', value: 50 },
+        note: `${held} sessions held`,
+      },
+      {
+        name: 'serve: memory per HTTP session once it listed 28 tools of three upstreams',
+        value: listed / 1024,
+        unit: 'KB',
+      },
+      {
+        name: `serve: ${n} concurrent HTTP sessions, each call answered`,
+        value: answered / n,
+        unit: 'ratio',
+        target: { op: '>=', value: 1 },
+      },
     ]
   } finally {
     child.kill()
@@ -228,7 +264,11 @@ export const sessions = async (dir: string, n: number): Promise<ReadonlyArray<Fi
 export const serveFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-bench-serve-'))
   try {
-    return [...(await latency(dir, quick ? 200 : 1000)), ...(await startUp(dir, quick ? 3 : 5)), ...(await sessions(dir, 200))]
+    return [
+      ...(await latency(dir, quick ? 200 : 1000)),
+      ...(await startUp(dir, quick ? 3 : 5)),
+      ...(await sessions(dir, 200)),
+    ]
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -32,7 +32,9 @@ export const stackFigures = async (quick: boolean): Promise<ReadonlyArray<Figure
     const bare = bareProvider()
     await stack.toolsForLlm()
     const n = 1000
-    let a: Array<ToolCall> = [], b: Array<ToolCall> = [], p: Array<ToolCall> = []
+    let a: Array<ToolCall> = [],
+      b: Array<ToolCall> = [],
+      p: Array<ToolCall> = []
     const vary = (i: number) => args.replace('"offset":120', `"offset":${i}`)
     const r = await interleaved(
       quick ? 40 : 200,

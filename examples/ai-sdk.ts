@@ -15,7 +15,10 @@ import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAu
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
 import { toAiSdkTools, unknownKeyAuditMiddleware } from 'toolstack/ai-sdk'
 
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } }
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+}
 
 const main = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-ai-sdk-'))
@@ -23,14 +26,20 @@ const main = async (): Promise<void> => {
   const server = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
   const fs = await connectStdio({ command: process.execPath, args: [server, dir], stderr: 'ignore' })
   try {
-    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) => console.log(`  ⚠ ${who}: ${formatWarning(w).replaceAll(dir, '<dir>')}`)
+    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) =>
+      console.log(`  ⚠ ${who}: ${formatWarning(w).replaceAll(dir, '<dir>')}`)
 
     // 1. a toolstack stack as AI SDK tools: every key the model wrote reaches the stack
     const stack = pipe(
       fromMcpClient(fs.client),
       withReasons(),
       withUnknownKeyAudit({ onWarn: say('stack') }),
-      withPolicy({ rules: [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: dir, note: 'this agent only reads' }] }),
+      withPolicy({
+        rules: [
+          ...readOnlyRules(''),
+          { tool: 'write_file', decision: 'deny', under: dir, note: 'this agent only reads' },
+        ],
+      }),
     )
     const tools = {
       ...(await toAiSdkTools(stack)),
@@ -38,7 +47,11 @@ const main = async (): Promise<void> => {
       summarise: tool({
         description: 'Summarises a text in a few words',
         inputSchema: z.object({ text: z.string(), words: z.number().optional() }),
-        execute: async ({ text, words }) => `${text.split(/\s+/).slice(0, words ?? 3).join(' ')}…`,
+        execute: async ({ text, words }) =>
+          `${text
+            .split(/\s+/)
+            .slice(0, words ?? 3)
+            .join(' ')}…`,
       }),
     }
 
@@ -48,19 +61,44 @@ const main = async (): Promise<void> => {
         const results = prompt.flatMap((m) => (m.role === 'tool' ? m.content : []))
         if (results.length === 0) {
           const calls = [
-            { toolCallId: 'call_1', toolName: 'read_text_file', input: JSON.stringify({ path: join(dir, 'notes.txt'), haed: 1, reason: 'the user asked when the demo is' }) },
+            {
+              toolCallId: 'call_1',
+              toolName: 'read_text_file',
+              input: JSON.stringify({
+                path: join(dir, 'notes.txt'),
+                haed: 1,
+                reason: 'the user asked when the demo is',
+              }),
+            },
             { toolCallId: 'call_2', toolName: 'summarise', input: '{"text":"Ship the adapters on Friday","wrods":2}' },
-            { toolCallId: 'call_3', toolName: 'write_file', input: JSON.stringify({ path: join(dir, 'notes.txt'), content: '' }) },
+            {
+              toolCallId: 'call_3',
+              toolName: 'write_file',
+              input: JSON.stringify({ path: join(dir, 'notes.txt'), content: '' }),
+            },
           ]
           for (const c of calls) console.log(`model → ${c.toolCallId} ${c.toolName} ${c.input.replace(dir, '<dir>')}`)
-          return { content: calls.map((c) => ({ type: 'tool-call' as const, ...c })), finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] }
+          return {
+            content: calls.map((c) => ({ type: 'tool-call' as const, ...c })),
+            finishReason: { unified: 'tool-calls', raw: undefined },
+            usage,
+            warnings: [],
+          }
         }
         for (const r of results) {
           if (r.type !== 'tool-result') continue
-          const text = r.output.type === 'text' || r.output.type === 'error-text' ? r.output.value : JSON.stringify(r.output)
-          console.log(`model ← ${r.toolCallId} ${r.output.type}: ${text.replaceAll(dir, '<dir>').replace(/\n/g, ' | ').slice(0, 120)}`)
+          const text =
+            r.output.type === 'text' || r.output.type === 'error-text' ? r.output.value : JSON.stringify(r.output)
+          console.log(
+            `model ← ${r.toolCallId} ${r.output.type}: ${text.replaceAll(dir, '<dir>').replace(/\n/g, ' | ').slice(0, 120)}`,
+          )
         }
-        return { content: [{ type: 'text', text: 'The demo is on 2 December.' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] }
+        return {
+          content: [{ type: 'text', text: 'The demo is on 2 December.' }],
+          finishReason: { unified: 'stop', raw: undefined },
+          usage,
+          warnings: [],
+        }
       },
     })
 

@@ -11,8 +11,25 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pipe } from 'fp-ts/lib/function.js'
-import type { PermissionAnswer, PermissionRequest, Rule, ToolCall, ToolDeclaration, ToolResult, UnknownKeyWarning } from 'toolstack'
-import { drawRegistryError, drawRule, formatWarning, readOnlyRules, registry, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
+import type {
+  PermissionAnswer,
+  PermissionRequest,
+  Rule,
+  ToolCall,
+  ToolDeclaration,
+  ToolResult,
+  UnknownKeyWarning,
+} from 'toolstack'
+import {
+  drawRegistryError,
+  drawRule,
+  formatWarning,
+  readOnlyRules,
+  registry,
+  withPolicy,
+  withReasons,
+  withUnknownKeyAudit,
+} from 'toolstack'
 import type { McpToolClient, StdioConnection } from 'toolstack/mcp'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
 
@@ -22,7 +39,10 @@ import { connectStdio, fromMcpClient } from 'toolstack/mcp'
 
 // colour only for a person at a terminal: piped output (tests, logs) stays plain
 const colour = process.stdout.isTTY === true && (process.env['NO_COLOR'] ?? '') === ''
-const paint = (code: string) => (s: string): string => (colour ? `\x1b[${code}m${s}\x1b[0m` : s)
+const paint =
+  (code: string) =>
+  (s: string): string =>
+    colour ? `\x1b[${code}m${s}\x1b[0m` : s
 const bold = paint('1')
 const dim = paint('2')
 const red = paint('31')
@@ -91,7 +111,11 @@ const NOTES = [
   '- No API key is needed: the model is scripted.',
 ].join('\n')
 
-const TODO = Array.from({ length: 8 }, (_, i) => `${i + 1}. ${['write the demo', 'test the demo', 'review the README', 'tag 0.1.0', 'publish', 'announce', 'answer issues', 'rest'][i]}`).join('\n')
+const TODO = Array.from(
+  { length: 8 },
+  (_, i) =>
+    `${i + 1}. ${['write the demo', 'test the demo', 'review the README', 'tag 0.1.0', 'publish', 'announce', 'answer issues', 'rest'][i]}`,
+).join('\n')
 
 const fill = (dir: string): void => {
   writeFileSync(join(dir, 'notes.md'), NOTES + '\n')
@@ -102,18 +126,29 @@ const fill = (dir: string): void => {
 // the scripted turn
 // ------------------------------------------------------------------------------------
 
-const call = (id: string, name: string, args: string): ToolCall => ({ id, type: 'function', function: { name, arguments: args } })
+const call = (id: string, name: string, args: string): ToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+})
 
 const turnFor = (dir: string): ReadonlyArray<ToolCall> => [
   call(
     'call_1',
     'fs_read_text_file',
-    JSON.stringify({ path: join(dir, 'notes.md'), reason: 'The user asked what ships this week; the release notes say.' }),
+    JSON.stringify({
+      path: join(dir, 'notes.md'),
+      reason: 'The user asked what ships this week; the release notes say.',
+    }),
   ),
   // the generation was cut off inside `"head":3,` and a constrained decoder closed it
   // into valid JSON: `head` lost its first letter, and the rest of the sentence the
   // model was writing became a key of its own
-  call('call_2', 'fs_read_text_file', JSON.stringify({ path: join(dir, 'todo.txt'), ead: 3, 'the rest': 'of the sentence' })),
+  call(
+    'call_2',
+    'fs_read_text_file',
+    JSON.stringify({ path: join(dir, 'todo.txt'), ead: 3, 'the rest': 'of the sentence' }),
+  ),
   call(
     'call_3',
     'fs_write_file',
@@ -126,7 +161,11 @@ const turnFor = (dir: string): ReadonlyArray<ToolCall> => [
   call(
     'call_4',
     'fs_write_file',
-    JSON.stringify({ path: '/etc/hosts', content: '127.0.0.1 api.local\n', reason: 'Point api.local at this machine for the next test.' }),
+    JSON.stringify({
+      path: '/etc/hosts',
+      content: '127.0.0.1 api.local\n',
+      reason: 'Point api.local at this machine for the next test.',
+    }),
   ),
 ]
 
@@ -150,7 +189,12 @@ const stackFor = (connection: StdioConnection, dir: string) => {
   const rules: ReadonlyArray<Rule> = [
     ...readOnlyRules('fs_'),
     { tool: 'fs_write_file', decision: 'ask', under: dir },
-    { tool: 'fs_write_file', decision: 'deny', under: '/etc', note: 'system configuration is never written by a model' },
+    {
+      tool: 'fs_write_file',
+      decision: 'deny',
+      under: '/etc',
+      note: 'system configuration is never written by a model',
+    },
   ]
 
   const onWarn = (w: UnknownKeyWarning) => () => {
@@ -161,9 +205,16 @@ const stackFor = (connection: StdioConnection, dir: string) => {
   // once; refuse anything else, a call that names no place at all included
   const onAsk = (request: PermissionRequest) => () => {
     const reason = request.arguments['reason']
-    const answer: PermissionAnswer = request.paths.length > 0 && request.paths.every((p) => p === dir || p.startsWith(dir + '/')) ? { action: 'allow-once' } : { action: 'deny-once' }
-    say(`  ${yellow('? permission')} ${request.call.id}: may the model call ${request.tool} on ${request.paths.join(', ')}?`)
-    say(`      asked by: ${request.why === 'rule' && request.rule !== undefined ? `the rule ${drawRule(request.rule)}` : `no rule deciding (${request.why})`}`)
+    const answer: PermissionAnswer =
+      request.paths.length > 0 && request.paths.every((p) => p === dir || p.startsWith(dir + '/'))
+        ? { action: 'allow-once' }
+        : { action: 'deny-once' }
+    say(
+      `  ${yellow('? permission')} ${request.call.id}: may the model call ${request.tool} on ${request.paths.join(', ')}?`,
+    )
+    say(
+      `      asked by: ${request.why === 'rule' && request.rule !== undefined ? `the rule ${drawRule(request.rule)}` : `no rule deciding (${request.why})`}`,
+    )
     say(`      model's reason: ${typeof reason === 'string' ? JSON.stringify(reason) : '(none given)'}`)
     say(`      answer: ${answer.action === 'allow-once' ? green(answer.action) : red(answer.action)}`)
     return Promise.resolve(answer)
@@ -182,7 +233,8 @@ const stackFor = (connection: StdioConnection, dir: string) => {
 }
 
 const parametersOf = (d: ToolDeclaration): string => {
-  const params = d.function.parameters as { properties?: Record<string, unknown>; required?: ReadonlyArray<string> } | undefined
+  const params = d.function.parameters as
+    { properties?: Record<string, unknown>; required?: ReadonlyArray<string> } | undefined
   const required = new Set(params?.required ?? [])
   return Object.keys(params?.properties ?? {})
     .map((k) => (required.has(k) ? k : `${k}?`))
@@ -203,14 +255,15 @@ const play = async (connection: StdioConnection, dir: string): Promise<void> => 
   say(dim('      `reason` was added to every tool by withReasons; the server never declared it'))
   say('  policy rules:')
   say(`      allow the ${readOnlyRules('fs_').length} read-only tools (readOnlyRules('fs_'))`)
-  for (const r of rules.slice(readOnlyRules('fs_').length)) say(`      ${drawRule(r)}${r.note === undefined ? '' : ` — ${r.note}`}`)
+  for (const r of rules.slice(readOnlyRules('fs_').length))
+    say(`      ${drawRule(r)}${r.note === undefined ? '' : ` — ${r.note}`}`)
 
   const turn = turnFor(dir)
   heading(2, 'The model calls, in one turn')
   for (const c of turn) say(`  ${c.id} ${c.function.name} ${argumentsText(c)}`)
 
   heading(3, 'Through the stack, as it happens')
-  say(dim('  withPolicy decides first (and asks), withUnknownKeyAudit reads the model\'s own keys,'))
+  say(dim("  withPolicy decides first (and asks), withUnknownKeyAudit reads the model's own keys,"))
   say(dim('  withReasons strips `reason`, the registry strips "fs_"; only then is the server called'))
   const out = await tools.executeToolCalls(turn)()
   if (out._tag === 'Left') throw new Error('unreachable: the policy never fails a batch')
@@ -221,13 +274,24 @@ const play = async (connection: StdioConnection, dir: string): Promise<void> => 
     say(`  ${turn[i]?.id ?? r.tool_call_id} ${label}`)
     say(excerpt(r.content, '      '))
     if (turn[i]?.id === 'call_2' && r.is_error !== true) {
-      say(dim(block(`(${lineCount(r.content)} lines: the model meant "head": 3, and the server, which ignores keys it does not know, read the whole file)`, '      ')))
+      say(
+        dim(
+          block(
+            `(${lineCount(r.content)} lines: the model meant "head": 3, and the server, which ignores keys it does not know, read the whole file)`,
+            '      ',
+          ),
+        ),
+      )
     }
   })
 
   const summary = join(dir, 'summary.md')
   say()
-  say(dim(`  on disk: summary.md ${existsSync(summary) ? `holds ${JSON.stringify(readFileSync(summary, 'utf8'))}` : 'was not written'}`))
+  say(
+    dim(
+      `  on disk: summary.md ${existsSync(summary) ? `holds ${JSON.stringify(readFileSync(summary, 'utf8'))}` : 'was not written'}`,
+    ),
+  )
 }
 
 // ------------------------------------------------------------------------------------
@@ -240,7 +304,10 @@ const undo: Array<() => unknown> = []
 const cleanUp = async (): Promise<void> => {
   for (let step = undo.pop(); step !== undefined; step = undo.pop()) await step()
 }
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.once(signal, () => {
     void cleanUp().finally(() => process.exit(code))
   })
@@ -253,9 +320,13 @@ const main = async (): Promise<void> => {
   try {
     fill(dir)
     const script = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
-    const connection = await connectStdio({ command: process.execPath, args: [script, dir], stderr: 'ignore' }).catch((e: unknown) => {
-      throw new Error(`the filesystem server (${script}) could not be started: ${e instanceof Error ? e.message : String(e)}`)
-    })
+    const connection = await connectStdio({ command: process.execPath, args: [script, dir], stderr: 'ignore' }).catch(
+      (e: unknown) => {
+        throw new Error(
+          `the filesystem server (${script}) could not be started: ${e instanceof Error ? e.message : String(e)}`,
+        )
+      },
+    )
     // connectStdio's close ends the server process for sure
     undo.push(() => connection.close())
     say(bold('toolstack demo: one scripted model turn through the whole stack, over a real MCP server'))

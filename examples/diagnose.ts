@@ -7,7 +7,10 @@ import type { Provider, ToolCall, ToolDeclaration } from 'toolstack'
 import { withUnknownKeyAudit } from 'toolstack'
 
 const declarations: ReadonlyArray<ToolDeclaration> = [
-  { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+  {
+    type: 'function',
+    function: { name: 'fs_read', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  },
   { type: 'function', function: { name: 'clock_now', parameters: { type: 'object', properties: {} } } },
   { type: 'function', function: { name: 'legacy_tool', parameters: { anyOf: [{ type: 'object' }] } } },
 ]
@@ -18,7 +21,10 @@ const provider: Provider<never> = {
 }
 
 const warned: Array<string> = []
-const tools = pipe(provider, withUnknownKeyAudit({ onWarn: (w) => () => void warned.push(`${w.tool}: ${w.unknownKeys.join(', ')}`) }))
+const tools = pipe(
+  provider,
+  withUnknownKeyAudit({ onWarn: (w) => () => void warned.push(`${w.tool}: ${w.unknownKeys.join(', ')}`) }),
+)
 
 const calls: ReadonlyArray<ToolCall> = [
   { id: '1', function: { name: 'fs_read', arguments: '{"path":"a","depth":2}' } },
@@ -30,7 +36,9 @@ const calls: ReadonlyArray<ToolCall> = [
 
 const main = async (): Promise<void> => {
   await tools.executeToolCalls(calls)()
-  console.log(`before the first listing: audited tools = [${tools.auditedTools().join(', ')}], warnings = ${warned.length}`)
+  console.log(
+    `before the first listing: audited tools = [${tools.auditedTools().join(', ')}], warnings = ${warned.length}`,
+  )
   await tools.toolsForLlm()
   console.log(`after listing:            audited tools = [${tools.auditedTools().join(', ')}]`)
   await tools.executeToolCalls(calls)()

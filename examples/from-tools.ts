@@ -25,7 +25,9 @@ const tools = fromTools([
   {
     declaration: declare('add', 'Add two numbers', { a: 'number', b: 'number' }),
     run: ({ a, b }) =>
-      typeof a === 'number' && typeof b === 'number' ? TE.right(String(a + b)) : TE.left('add needs two numbers, a and b'),
+      typeof a === 'number' && typeof b === 'number'
+        ? TE.right(String(a + b))
+        : TE.left('add needs two numbers, a and b'),
   },
   {
     declaration: declare('shout', 'Upper-case a text', { text: 'string' }),
@@ -33,12 +35,23 @@ const tools = fromTools([
   },
 ])
 
-const ask = (id: string, name: string, args: string): ToolCall => ({ id, type: 'function', function: { name, arguments: args } })
+const ask = (id: string, name: string, args: string): ToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+})
 
 const main = async (): Promise<void> => {
   // 1. a Promise-based host drives an fp-ts stack
   console.log('— a Promise-based host over fromTools —')
-  const host: AsyncProvider = toAsync(pipe(tools, withUnknownKeyAudit({ onWarn: (w) => () => console.log(`  (audit) ${w.tool}: undeclared ${w.unknownKeys.join(', ')}`) })))
+  const host: AsyncProvider = toAsync(
+    pipe(
+      tools,
+      withUnknownKeyAudit({
+        onWarn: (w) => () => console.log(`  (audit) ${w.tool}: undeclared ${w.unknownKeys.join(', ')}`),
+      }),
+    ),
+  )
   const listed = await host.toolsForLlm()
   console.log(`listed: ${listed.map((d) => d.function.name).join(', ')}`)
   const calls = [
@@ -58,8 +71,12 @@ const main = async (): Promise<void> => {
   console.log('\n— a Promise-based provider through fromAsync —')
   let up = true
   const legacy: AsyncProvider = {
-    toolsForLlm: async () => (up ? [declare('uptime', 'Seconds since start', {})] : Promise.reject('legacy host is down')),
-    executeToolCalls: async (cs) => (up ? cs.map((c) => ({ role: 'tool', tool_call_id: c.id, content: '4242' })) : Promise.reject('legacy host is down')),
+    toolsForLlm: async () =>
+      up ? [declare('uptime', 'Seconds since start', {})] : Promise.reject('legacy host is down'),
+    executeToolCalls: async (cs) =>
+      up
+        ? cs.map((c) => ({ role: 'tool', tool_call_id: c.id, content: '4242' }))
+        : Promise.reject('legacy host is down'),
   }
   const bridged = toAsync(fromAsync(legacy))
   console.log(`listed: ${(await bridged.toolsForLlm()).map((d) => d.function.name).join(', ')}`)

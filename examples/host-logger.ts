@@ -39,10 +39,7 @@ const search: Provider<never> = {
   executeToolCalls: (calls) => TE.right(calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: '3 results' }))),
 }
 
-const tools = pipe(
-  search,
-  withUnknownKeyAudit({ onWarn: (w) => log(toLogEntry(w)) }),
-)
+const tools = pipe(search, withUnknownKeyAudit({ onWarn: (w) => log(toLogEntry(w)) }))
 
 const main = async (): Promise<void> => {
   await tools.toolsForLlm()

@@ -37,17 +37,21 @@ const files: Provider<never> = {
     ),
 }
 
-const tools = pipe(
-  files,
-  withUnknownKeyAudit({ onWarn: (w) => () => console.log(`  ⚠ ${formatWarning(w)}`) }),
-)
+const tools = pipe(files, withUnknownKeyAudit({ onWarn: (w) => () => console.log(`  ⚠ ${formatWarning(w)}`) }))
 
 const turn: ReadonlyArray<ToolCall> = [
-  { id: 'call_1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"notes.txt","offset":12,"length":3}' } },
+  {
+    id: 'call_1',
+    type: 'function',
+    function: { name: 'fs_read', arguments: '{"path":"notes.txt","offset":12,"length":3}' },
+  },
   {
     id: 'call_2',
     type: 'function',
-    function: { name: 'fs_read', arguments: '{"path":"notes.txt","ffset":12,"the rest":"of the sentence the model was writing"}' },
+    function: {
+      name: 'fs_read',
+      arguments: '{"path":"notes.txt","ffset":12,"the rest":"of the sentence the model was writing"}',
+    },
   },
   { id: 'call_3', type: 'function', function: { name: 'fs_read', arguments: '{"path":"notes.txt","ffset":15}' } },
 ]
@@ -58,7 +62,9 @@ const main = async (): Promise<void> => {
   const out = await tools.executeToolCalls(turn)()
   if (out._tag === 'Left') throw new Error('unreachable: this provider never fails')
   console.log('What came back (unchanged: the alarm is not a valve):')
-  out.right.forEach((r, i) => console.log(`  ${r.tool_call_id}: ${turn[i]?.function.arguments as string}\n    → ${r.content}`))
+  out.right.forEach((r, i) =>
+    console.log(`  ${r.tool_call_id}: ${turn[i]?.function.arguments as string}\n    → ${r.content}`),
+  )
   console.log('The third call repeated "ffset" on the same tool, so it was not said again.')
 }
 

@@ -24,35 +24,55 @@ const main = async (): Promise<void> => {
   const fs = await connectStdio({ command: process.execPath, args: [server, dir], stderr: 'ignore' })
   const show = (s: string): string => s.replaceAll(dir, '<dir>').replace(/\n/g, ' | ')
   try {
-    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) => console.log(`  ⚠ ${who}: ${show(formatWarning(w))}`)
+    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) =>
+      console.log(`  ⚠ ${who}: ${show(formatWarning(w))}`)
 
     // 1. a toolstack stack as LangChain tools: their schemas let every key through to the stack
     const stack = pipe(
       fromMcpClient(fs.client),
       withReasons(),
       withUnknownKeyAudit({ onWarn: say('stack') }),
-      withPolicy({ rules: [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: dir, note: 'this agent only reads' }] }),
+      withPolicy({
+        rules: [
+          ...readOnlyRules(''),
+          { tool: 'write_file', decision: 'deny', under: dir, note: 'this agent only reads' },
+        ],
+      }),
     )
     // 2. the user's own zod tool, heard by the handler before zod strips what it does not declare
-    const summarise = tool(async ({ text, words }) => `${text.split(/\s+/).slice(0, words ?? 3).join(' ')}…`, {
-      name: 'summarise',
-      description: 'Summarises a text in a few words',
-      schema: z.object({ text: z.string(), words: z.number().optional() }),
-    })
+    const summarise = tool(
+      async ({ text, words }) =>
+        `${text
+          .split(/\s+/)
+          .slice(0, words ?? 3)
+          .join(' ')}…`,
+      {
+        name: 'summarise',
+        description: 'Summarises a text in a few words',
+        schema: z.object({ text: z.string(), words: z.number().optional() }),
+      },
+    )
     const audit = new UnknownKeyAuditHandler([summarise], { onWarn: say('handler') })
 
     const message = new AIMessage({
       content: '',
       tool_calls: [
-        { id: 'call_1', name: 'read_text_file', args: { path: join(dir, 'notes.txt'), haed: 1, reason: 'the user asked when the demo is' }, type: 'tool_call' },
+        {
+          id: 'call_1',
+          name: 'read_text_file',
+          args: { path: join(dir, 'notes.txt'), haed: 1, reason: 'the user asked when the demo is' },
+          type: 'tool_call',
+        },
         { id: 'call_2', name: 'summarise', args: { text: 'Ship the adapters on Friday', wrods: 2 }, type: 'tool_call' },
         { id: 'call_3', name: 'write_file', args: { path: join(dir, 'notes.txt'), content: '' }, type: 'tool_call' },
       ],
     })
-    for (const c of message.tool_calls ?? []) console.log(`model → ${c.id ?? ''} ${c.name} ${show(JSON.stringify(c.args))}`)
+    for (const c of message.tool_calls ?? [])
+      console.log(`model → ${c.id ?? ''} ${c.name} ${show(JSON.stringify(c.args))}`)
     const node = new ToolNode([...(await toLangChainTools(stack)), summarise])
     const out = (await node.invoke({ messages: [message] }, { callbacks: [audit] })) as { messages: Array<ToolMessage> }
-    for (const m of out.messages) console.log(`model ← ${m.tool_call_id} ${m.status ?? ''}: ${show(String(m.content)).slice(0, 120)}`)
+    for (const m of out.messages)
+      console.log(`model ← ${m.tool_call_id} ${m.status ?? ''}: ${show(String(m.content)).slice(0, 120)}`)
     console.log(`stats: ${JSON.stringify(audit.stats())}`)
   } finally {
     await fs.close()

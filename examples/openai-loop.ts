@@ -32,7 +32,11 @@ const notes: Record<string, string> = {
 const server = new McpServer({ name: 'notes', version: '1.0.0' })
 server.registerTool(
   'notes.search',
-  { description: 'Finds the notes that mention a word', inputSchema: { query: z.string() }, annotations: { readOnlyHint: true } },
+  {
+    description: 'Finds the notes that mention a word',
+    inputSchema: { query: z.string() },
+    annotations: { readOnlyHint: true },
+  },
   ({ query }) => {
     const hits = Object.keys(notes).filter((n) => notes[n]?.toLowerCase().includes(query.toLowerCase()))
     return { content: [{ type: 'text', text: hits.length === 0 ? 'no notes match' : hits.join('\n') }] }
@@ -43,7 +47,9 @@ server.registerTool(
   { description: 'Reads one note', inputSchema: { name: z.string() }, annotations: { readOnlyHint: true } },
   ({ name }) => {
     const text = notes[name]
-    return text === undefined ? { content: [{ type: 'text', text: `no note named ${name}` }], isError: true } : { content: [{ type: 'text', text }] }
+    return text === undefined
+      ? { content: [{ type: 'text', text: `no note named ${name}` }], isError: true }
+      : { content: [{ type: 'text', text }] }
   },
 )
 
@@ -52,7 +58,9 @@ server.registerTool(
 // ------------------------------------------------------------------------------------
 
 interface ChatClient {
-  readonly chat: { readonly completions: { create(params: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> } }
+  readonly chat: {
+    readonly completions: { create(params: ChatCompletionCreateParamsNonStreaming): Promise<ChatCompletion> }
+  }
 }
 
 const toolNamed = (tools: ReadonlyArray<ChatCompletionTool>, prefix: string): string => {
@@ -66,12 +74,21 @@ const completion = (message: ChatCompletionMessage): ChatCompletion => ({
   object: 'chat.completion',
   created: 0,
   model: 'scripted',
-  choices: [{ index: 0, message, finish_reason: message.tool_calls === undefined ? 'stop' : 'tool_calls', logprobs: null }],
+  choices: [
+    { index: 0, message, finish_reason: message.tool_calls === undefined ? 'stop' : 'tool_calls', logprobs: null },
+  ],
 })
 
-const fnCall = (id: string, name: string, args: string): ChatCompletionMessageFunctionToolCall => ({ id, type: 'function', function: { name, arguments: args } })
+const fnCall = (id: string, name: string, args: string): ChatCompletionMessageFunctionToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+})
 
-const assistant = (content: string | null, tool_calls?: Array<ChatCompletionMessageFunctionToolCall>): ChatCompletionMessage => ({
+const assistant = (
+  content: string | null,
+  tool_calls?: Array<ChatCompletionMessageFunctionToolCall>,
+): ChatCompletionMessage => ({
   role: 'assistant',
   content,
   refusal: null,
@@ -84,23 +101,35 @@ const scriptedModel: ChatClient = {
       create: (params) => {
         const tools = params.tools ?? []
         const turn = params.messages.filter((m) => m.role === 'assistant').length
-        const lastTool = [...params.messages].reverse().find((m): m is ChatCompletionToolMessageParam => m.role === 'tool')
+        const lastTool = [...params.messages]
+          .reverse()
+          .find((m): m is ChatCompletionToolMessageParam => m.role === 'tool')
         switch (turn) {
           case 0:
-            return Promise.resolve(completion(assistant(null, [fnCall('call_1', toolNamed(tools, 'notes_search'), '{"query":"deadline"}')])))
+            return Promise.resolve(
+              completion(assistant(null, [fnCall('call_1', toolNamed(tools, 'notes_search'), '{"query":"deadline"}')])),
+            )
           case 1:
             // one good call and one the generation cut off: two results, in order
             return Promise.resolve(
               completion(
                 assistant(null, [
-                  fnCall('call_2', toolNamed(tools, 'notes_read'), `{"name":${JSON.stringify(String(lastTool?.content ?? ''))}}`),
+                  fnCall(
+                    'call_2',
+                    toolNamed(tools, 'notes_read'),
+                    `{"name":${JSON.stringify(String(lastTool?.content ?? ''))}}`,
+                  ),
                   fnCall('call_3', toolNamed(tools, 'notes_read'), '{"name":"groc'),
                 ]),
               ),
             )
           default: {
-            const read = params.messages.find((m): m is ChatCompletionToolMessageParam => m.role === 'tool' && m.tool_call_id === 'call_2')
-            return Promise.resolve(completion(assistant(`From your notes: ${String(read?.content ?? 'nothing found')}`)))
+            const read = params.messages.find(
+              (m): m is ChatCompletionToolMessageParam => m.role === 'tool' && m.tool_call_id === 'call_2',
+            )
+            return Promise.resolve(
+              completion(assistant(`From your notes: ${String(read?.content ?? 'nothing found')}`)),
+            )
           }
         }
       },
@@ -130,7 +159,9 @@ const main = async (): Promise<void> => {
     const listed = await provider.toolsForLlm()
     if (listed._tag === 'Left') throw new Error(listed.left.message)
     const tools: Array<ChatCompletionTool> = [...listed.right]
-    console.log(`tools offered: ${tools.map((t) => (t.type === 'function' ? t.function.name : t.custom.name)).join(', ')}`)
+    console.log(
+      `tools offered: ${tools.map((t) => (t.type === 'function' ? t.function.name : t.custom.name)).join(', ')}`,
+    )
     for (const t of provider.tools()) console.log(`  ${t.name} → MCP tool ${JSON.stringify(t.mcpName)}`)
 
     const messages: Array<ChatCompletionMessageParam> = [{ role: 'user', content: 'When is the demo deadline?' }]
@@ -140,7 +171,9 @@ const main = async (): Promise<void> => {
       const message = reply.choices[0]?.message
       if (message === undefined) throw new Error('the model gave no choice')
       messages.push(message)
-      const calls = (message.tool_calls ?? []).filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function')
+      const calls = (message.tool_calls ?? []).filter(
+        (c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function',
+      )
       if (calls.length === 0) {
         console.log(`\nassistant: ${message.content ?? ''}`)
         break
@@ -150,7 +183,9 @@ const main = async (): Promise<void> => {
       const results = await provider.executeToolCalls(calls)()
       if (results._tag === 'Left') throw new Error('unreachable: an MCP provider never fails a batch')
       for (const r of results.right) {
-        console.log(`tool      ← ${r.tool_call_id}${r.is_error === true ? ' (error)' : ''}: ${r.content.replace(/\n/g, ' | ')}`)
+        console.log(
+          `tool      ← ${r.tool_call_id}${r.is_error === true ? ' (error)' : ''}: ${r.content.replace(/\n/g, ' | ')}`,
+        )
         messages.push(toToolMessage(r))
       }
     }

@@ -16,8 +16,29 @@ import { fromResponsesCalls, toFunctionCallOutputs, toResponsesTools } from 'too
 
 // two recorded responses: the model's calls, then its answer
 const recorded = (dir: string): Array<unknown> => {
-  const base = { object: 'response', created_at: 0, model: 'gpt-5', status: 'completed', error: null, incomplete_details: null, instructions: null, metadata: {}, parallel_tool_calls: true, temperature: 1, tool_choice: 'auto', tools: [], top_p: 1 }
-  const call = (n: number, name: string, args: unknown) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name, arguments: JSON.stringify(args), status: 'completed' })
+  const base = {
+    object: 'response',
+    created_at: 0,
+    model: 'gpt-5',
+    status: 'completed',
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    metadata: {},
+    parallel_tool_calls: true,
+    temperature: 1,
+    tool_choice: 'auto',
+    tools: [],
+    top_p: 1,
+  }
+  const call = (n: number, name: string, args: unknown) => ({
+    type: 'function_call',
+    id: `fc_${n}`,
+    call_id: `call_${n}`,
+    name,
+    arguments: JSON.stringify(args),
+    status: 'completed',
+  })
   return [
     {
       ...base,
@@ -27,7 +48,19 @@ const recorded = (dir: string): Array<unknown> => {
         call(2, 'write_file', { path: join(dir, 'notes.txt'), content: '' }),
       ],
     },
-    { ...base, id: 'resp_2', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'The demo is on 2 December.', annotations: [] }] }] },
+    {
+      ...base,
+      id: 'resp_2',
+      output: [
+        {
+          type: 'message',
+          id: 'msg_1',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'The demo is on 2 December.', annotations: [] }],
+        },
+      ],
+    },
   ]
 }
 
@@ -42,13 +75,19 @@ const main = async (): Promise<void> => {
     const client = new OpenAI({
       apiKey: 'recorded',
       maxRetries: 0,
-      fetch: async () => new Response(JSON.stringify(answers.shift()), { status: 200, headers: { 'content-type': 'application/json' } }),
+      fetch: async () =>
+        new Response(JSON.stringify(answers.shift()), { status: 200, headers: { 'content-type': 'application/json' } }),
     })
     const stack = pipe(
       fromMcpClient(fs.client),
       withReasons(),
       withUnknownKeyAudit({ onWarn: (w) => console.log(`  ⚠ ${show(formatWarning(w))}`) }),
-      withPolicy({ rules: [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: dir, note: 'this agent only reads' }] }),
+      withPolicy({
+        rules: [
+          ...readOnlyRules(''),
+          { tool: 'write_file', decision: 'deny', under: dir, note: 'this agent only reads' },
+        ],
+      }),
     )
     const listed = await stack.toolsForLlm()
     if (listed._tag === 'Left') throw new Error(listed.left.message)

@@ -14,7 +14,10 @@ import { defaultRules, drawPermissionRequest, drawRule, withPolicy } from 'tools
 
 const declare = (name: string, ...properties: ReadonlyArray<string>): ToolDeclaration => ({
   type: 'function',
-  function: { name, parameters: { type: 'object', properties: Object.fromEntries(properties.map((p) => [p, { type: 'string' }])) } },
+  function: {
+    name,
+    parameters: { type: 'object', properties: Object.fromEntries(properties.map((p) => [p, { type: 'string' }])) },
+  },
 })
 
 const declarations = [
@@ -30,8 +33,14 @@ const files: Provider<never> = {
   executeToolCalls: (calls) =>
     TE.right(
       calls.map((c) => {
-        const args = JSON.parse(typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments)) as { path?: string; source?: string }
-        return { role: 'tool' as const, tool_call_id: c.id, content: `${c.function.name} ran on ${args.source ?? args.path ?? '(nothing)'}` }
+        const args = JSON.parse(
+          typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments),
+        ) as { path?: string; source?: string }
+        return {
+          role: 'tool' as const,
+          tool_call_id: c.id,
+          content: `${c.function.name} ran on ${args.source ?? args.path ?? '(nothing)'}`,
+        }
       }),
     ),
 }
@@ -49,7 +58,12 @@ const onAsk = (request: PermissionRequest) => () => {
   const reason = request.reason === undefined ? '' : ` because ${request.reason.text}`
   console.log(`  ? ${request.tool} ${request.paths.join(', ')}${reason} (why asked: ${request.why})`)
   // the question as a host would show it, when something was not checked
-  if (request.why === 'unevaluable-path') console.log(drawPermissionRequest(request).map((l) => `    | ${l}`).join('\n'))
+  if (request.why === 'unevaluable-path')
+    console.log(
+      drawPermissionRequest(request)
+        .map((l) => `    | ${l}`)
+        .join('\n'),
+    )
   console.log(`    → ${answer.action}${answer.rule === undefined ? '' : ` ${JSON.stringify(answer.rule)}`}`)
   return Promise.resolve(answer)
 }
@@ -71,18 +85,27 @@ const tools = pipe(files, withPolicy({ rules, onAsk, onGrant, roots: { '': '/pro
 
 // -- a session ----------------------------------------------------------------------------
 
-const call = (id: string, name: string, args: Record<string, unknown>): ToolCall => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } })
+const call = (id: string, name: string, args: Record<string, unknown>): ToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: JSON.stringify(args) },
+})
 
 const turn = async (title: string, calls: ReadonlyArray<ToolCall>): Promise<void> => {
   console.log(`\n${title}`)
   const out = await tools.executeToolCalls(calls)()
   if (out._tag === 'Left') throw new Error('unreachable: the policy never fails a batch')
-  out.right.forEach((r, i) => console.log(`  ${r.is_error === true ? '✗' : '✓'} ${calls[i]?.function.name}: ${r.content}`))
+  out.right.forEach((r, i) =>
+    console.log(`  ${r.is_error === true ? '✗' : '✓'} ${calls[i]?.function.name}: ${r.content}`),
+  )
 }
 
 const main = async (): Promise<void> => {
   const listed = await tools.toolsForLlm()
-  if (listed._tag === 'Right') console.log(`the model sees: ${listed.right.map((d) => d.function.name).join(', ')} (delete_file is refused outright, so it is not offered)`)
+  if (listed._tag === 'Right')
+    console.log(
+      `the model sees: ${listed.right.map((d) => d.function.name).join(', ')} (delete_file is refused outright, so it is not offered)`,
+    )
 
   await turn('turn 1', [
     call('1', 'read_file', { path: 'README.md' }),
@@ -97,7 +120,12 @@ const main = async (): Promise<void> => {
   ])
 
   await turn('turn 3: a move out of the project, with a decoy path inside src/', [
-    call('7', 'move_file', { source: '/etc/hosts', destination: 'src/hosts', path: 'src', reason: 'tidy up\nArguments: {"source":"src/a"}' }),
+    call('7', 'move_file', {
+      source: '/etc/hosts',
+      destination: 'src/hosts',
+      path: 'src',
+      reason: 'tidy up\nArguments: {"source":"src/a"}',
+    }),
   ])
 
   console.log(`\nsession grants: ${tools.grants().map(drawRule).join('; ')}`)

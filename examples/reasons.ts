@@ -38,7 +38,14 @@ const main = async (): Promise<void> => {
   console.log(`augmented tools: ${tools.augmentedTools().join(', ')}`)
 
   const calls: ReadonlyArray<ToolCall> = [
-    { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"/notes.txt","reason":"The user asked what is on their shopping list."}' } },
+    {
+      id: 'call_1',
+      type: 'function',
+      function: {
+        name: 'read_file',
+        arguments: '{"path":"/notes.txt","reason":"The user asked what is on their shopping list."}',
+      },
+    },
     { id: 'call_2', type: 'function', function: { name: 'read_file', arguments: '{"path":"/todo.txt"}' } },
   ]
 
@@ -47,7 +54,9 @@ const main = async (): Promise<void> => {
   for (const c of calls) {
     const args = parseArgs(c.function.arguments)
     const reason = args._tag === 'Right' ? args.right[REASON_PARAM] : undefined
-    console.log(`  ${c.id} ${c.function.name} — reason: ${typeof reason === 'string' ? JSON.stringify(reason) : '(none given)'}`)
+    console.log(
+      `  ${c.id} ${c.function.name} — reason: ${typeof reason === 'string' ? JSON.stringify(reason) : '(none given)'}`,
+    )
   }
 
   console.log('\nrunning:')
@@ -56,7 +65,9 @@ const main = async (): Promise<void> => {
   console.log('\nresults:')
   for (const r of out.right) console.log(`  ${r.tool_call_id}: ${r.is_error === true ? 'error: ' : ''}${r.content}`)
   const kept = calls[0]?.function.arguments
-  console.log(`\nthe host's call still has its reason: ${typeof kept === 'string' && kept.includes('"reason"') ? 'yes' : 'no'}`)
+  console.log(
+    `\nthe host's call still has its reason: ${typeof kept === 'string' && kept.includes('"reason"') ? 'yes' : 'no'}`,
+  )
 }
 
 main().catch((e: unknown) => {

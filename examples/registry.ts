@@ -10,12 +10,18 @@ const declare = (name: string, description: string, properties: ReadonlyArray<st
   function: {
     name,
     description,
-    parameters: { type: 'object', properties: Object.fromEntries(properties.map((p) => [p, { type: 'string' }])), required: properties },
+    parameters: {
+      type: 'object',
+      properties: Object.fromEntries(properties.map((p) => [p, { type: 'string' }])),
+      required: properties,
+    },
   },
 })
 
 const reply = (call: ToolCall, content: string, isError = false): ToolResult =>
-  isError ? { role: 'tool', tool_call_id: call.id, content, is_error: true } : { role: 'tool', tool_call_id: call.id, content }
+  isError
+    ? { role: 'tool', tool_call_id: call.id, content, is_error: true }
+    : { role: 'tool', tool_call_id: call.id, content }
 
 const argOf = (call: ToolCall, key: string): string => {
   const args = parseArgs(call.function.arguments)
@@ -24,13 +30,18 @@ const argOf = (call: ToolCall, key: string): string => {
 }
 
 // a provider is a record of two functions: nothing else
-const files = new Map([['/notes.txt', 'buy milk'], ['/todo.txt', 'ship the registry']])
+const files = new Map([
+  ['/notes.txt', 'buy milk'],
+  ['/todo.txt', 'ship the registry'],
+])
 const fs: Provider<string> = {
   toolsForLlm: TE.right([declare('read', 'Read a file', ['path']), declare('list', 'List files', [])]),
   executeToolCalls: (calls) =>
     TE.right(
       calls.map((c) => {
-        console.log(`  fs  received ${c.function.name}(${typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments)})`)
+        console.log(
+          `  fs  received ${c.function.name}(${typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments)})`,
+        )
         if (c.function.name === 'list') return reply(c, [...files.keys()].join('\n'))
         const text = files.get(argOf(c, 'path'))
         return text === undefined ? reply(c, `no such file: ${argOf(c, 'path')}`, true) : reply(c, text)
@@ -73,8 +84,9 @@ const main = async (): Promise<void> => {
   console.log('\nThe model calls fs_read, web_get, read (no prefix: misrouted) and fs_list:')
   const out = await tools.executeToolCalls(batch)()
   if (out._tag === 'Left') return // a registry never fails a batch; kept for the types
-  console.log('\nResults, in the model\'s order:')
-  for (const r of out.right) console.log(`  ${r.tool_call_id} ${r.is_error === true ? 'ERROR' : 'ok   '} ${r.content.replace(/\n/g, ', ')}`)
+  console.log("\nResults, in the model's order:")
+  for (const r of out.right)
+    console.log(`  ${r.tool_call_id} ${r.is_error === true ? 'ERROR' : 'ok   '} ${r.content.replace(/\n/g, ', ')}`)
 }
 
 void main()

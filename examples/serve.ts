@@ -23,7 +23,9 @@ const TOOLSTACK = ['--import', pathToFileURL(require.resolve('tsx')).href, join(
 
 const shown = (content: unknown): string =>
   (Array.isArray(content) ? content : [])
-    .map((b: { type?: string; text?: string; mimeType?: string }) => (b.type === 'text' ? (b.text ?? '') : `[${b.type ?? '?'} ${b.mimeType ?? ''}]`))
+    .map((b: { type?: string; text?: string; mimeType?: string }) =>
+      b.type === 'text' ? (b.text ?? '') : `[${b.type ?? '?'} ${b.mimeType ?? ''}]`,
+    )
     .join(' ')
     .replaceAll('\n', ' ⏎ ')
     .slice(0, 160)
@@ -63,11 +65,19 @@ const main = async (): Promise<void> => {
     console.log(`  host asks its human:\n    ${request.params.message.replaceAll('\n', '\n    ')}\n  human: allow once`)
     return { action: 'accept', content: { action: 'allow-once' } }
   })
-  await host.connect(new StdioClientTransport({ command: process.execPath, args: [...TOOLSTACK, 'serve', '--config', config], stderr: 'inherit' }))
+  await host.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [...TOOLSTACK, 'serve', '--config', config],
+      stderr: 'inherit',
+    }),
+  )
   try {
     const { tools } = await host.listTools()
     const withReason = tools.filter((t) => Object.hasOwn(t.inputSchema.properties ?? {}, 'reason')).length
-    console.log(`tools/list: ${tools.length} tools, ${tools.filter((t) => t.name.startsWith('fs_')).length} fs_… and ${tools.filter((t) => t.name.startsWith('ev_')).length} ev_…; ${withReason} of them ask for a reason\n`)
+    console.log(
+      `tools/list: ${tools.length} tools, ${tools.filter((t) => t.name.startsWith('fs_')).length} fs_… and ${tools.filter((t) => t.name.startsWith('ev_')).length} ev_…; ${withReason} of them ask for a reason\n`,
+    )
 
     const call = async (name: string, args: Record<string, unknown>): Promise<void> => {
       console.log(`→ ${name} ${JSON.stringify(args).replaceAll(dir, '…')}`)
@@ -77,7 +87,11 @@ const main = async (): Promise<void> => {
     await call('fs_read_text_file', { path: join(dir, 'notes.md'), reason: 'to see what is left' })
     // the incident: a generation cut inside "head":2 and closed into valid JSON
     await call('fs_read_text_file', { path: join(dir, 'notes.md'), haed: 2, reason: 'the first two items' })
-    await call('fs_write_file', { path: join(dir, 'summary.md'), content: 'Gateway ships Friday.\n', reason: 'the summary asked for' })
+    await call('fs_write_file', {
+      path: join(dir, 'summary.md'),
+      content: 'Gateway ships Friday.\n',
+      reason: 'the summary asked for',
+    })
     await call('fs_move_file', { source: join(dir, 'notes.md'), destination: join(dir, 'old.md'), reason: 'tidy up' })
     await call('ev_get-tiny-image', { reason: 'a picture' })
   } finally {
@@ -85,7 +99,9 @@ const main = async (): Promise<void> => {
   }
 
   console.log(`the log (${log.replace(dir, '…')}), JSON Lines:`)
-  for (const line of readFileSync(log, 'utf8').split('\n').filter((l) => l !== '')) {
+  for (const line of readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')) {
     const r = JSON.parse(line) as Record<string, unknown>
     const what =
       r['type'] === 'warning'

@@ -10,4 +10,3 @@ for (const project of ['tsconfig.build.json', 'tsconfig.cjs.json']) {
   execFileSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' })
 }
 writeFileSync('dist/cjs/package.json', JSON.stringify({ type: 'commonjs' }) + '\n')
-

@@ -9,7 +9,11 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 
 const NODE_MAJOR = 22
-const stryker = join(dirname(createRequire(import.meta.url).resolve('@stryker-mutator/core/package.json')), 'bin', 'stryker.js')
+const stryker = join(
+  dirname(createRequire(import.meta.url).resolve('@stryker-mutator/core/package.json')),
+  'bin',
+  'stryker.js',
+)
 const args = [stryker, 'run', '--incremental', ...process.argv.slice(2)]
 
 const major = Number(process.versions.node.split('.')[0])

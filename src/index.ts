@@ -8,7 +8,16 @@
  * @since 0.1.0
  */
 // the provider model
-export type { Args, ArgsProblem, Batch, BatchProvider, Provider, ToolCall, ToolDeclaration, ToolResult } from './kernel/model.js'
+export type {
+  Args,
+  ArgsProblem,
+  Batch,
+  BatchProvider,
+  Provider,
+  ToolCall,
+  ToolDeclaration,
+  ToolResult,
+} from './kernel/model.js'
 export { REASON_PARAM } from './kernel/model.js'
 export { drawArgsProblem, parseArgs } from './steps/Args.js'
 

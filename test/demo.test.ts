@@ -8,8 +8,8 @@ import type { ExampleRun } from './support/examples.js'
 import { runExample } from './support/examples.js'
 import { isAlive } from './support/processes.js'
 
-
-const linesWith = (text: string, marker: string): ReadonlyArray<string> => text.split('\n').filter((l) => l.includes(marker))
+const linesWith = (text: string, marker: string): ReadonlyArray<string> =>
+  text.split('\n').filter((l) => l.includes(marker))
 
 /** Each "server received" line as the tool name and the arguments it carried. */
 const received = (stdout: string): ReadonlyArray<{ readonly tool: string; readonly args: Record<string, unknown> }> =>
@@ -80,7 +80,7 @@ describe('npm run demo', () => {
     expect(r.stdout).toMatch(/call_1 fs_read_text_file \{"path":"[^"]+\/notes\.md","reason":"The user asked/)
   })
 
-  it('asks once, showing the model\'s reason, before anything reaches the server', () => {
+  it("asks once, showing the model's reason, before anything reaches the server", () => {
     const asks = linesWith(r.stdout, '? permission')
     expect(asks).toEqual([`  ? permission call_3: may the model call fs_write_file on ${dir}/summary.md?`])
     const from = r.stdout.indexOf(asks[0] as string)
@@ -90,7 +90,7 @@ describe('npm run demo', () => {
     expect(from).toBeLessThan(r.stdout.indexOf('server received'))
   })
 
-  it('returns each result in the model\'s order: reads, the allowed write, the refusal', () => {
+  it("returns each result in the model's order: reads, the allowed write, the refusal", () => {
     const clean = resultOf(r.stdout, 'call_1')
     expect(clean.status).toBe('✓ ok')
     expect(clean.body).toContain('- The MCP adapter ships on Friday.')
@@ -142,7 +142,9 @@ describe('npm run demo:serve', () => {
   it('logs the misspelled key once, with its suggestion, beside the decisions and the upstreams', () => {
     const warnings = linesWith(run.stdout, ' warning ')
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toContain('fs_read_text_file carried ["haed"] (suggestions [{"key":"haed","didYouMean":"head"}])')
+    expect(warnings[0]).toContain(
+      'fs_read_text_file carried ["haed"] (suggestions [{"key":"haed","didYouMean":"head"}])',
+    )
     expect(linesWith(run.stdout, 'decision  fs_move_file: refused')).toHaveLength(1)
     expect(linesWith(run.stdout, ' upstream ').length).toBeGreaterThanOrEqual(2)
   })

@@ -62,7 +62,10 @@ describe('@example blocks', () => {
       // name no entry point exports) from the example's own module
       const body = ex.code
         .replace(/from '(\.\.?\/[^']*)\.js'/g, (_, p: string) => `from '${to(join(dirname(ex.file), `${p}.ts`))}'`)
-        .replace(/from 'toolstack\/(mcp|ai-sdk|openai|openai-agents|langchain)'/g, (_, n: string) => `from '${to(join(root, 'src', n, 'index.ts'))}'`)
+        .replace(
+          /from 'toolstack\/(mcp|ai-sdk|openai|openai-agents|langchain)'/g,
+          (_, n: string) => `from '${to(join(root, 'src', n, 'index.ts'))}'`,
+        )
         .replace(/from 'toolstack\/extend'/g, `from '${to(join(root, 'src', 'extend.ts'))}'`)
         .replace(/from 'toolstack'/g, `from '${to(join(root, 'src', 'index.ts'))}'`)
       const file = join(out, `${relative(join(root, 'src'), ex.file).replace(/[/\\.]/g, '_')}_${ex.index}.ts`)

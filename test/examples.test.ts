@@ -19,7 +19,10 @@ describe('examples', () => {
   it('host-logger: hands each warning to the host logger as a structured entry', () => {
     const r = runExample('host-logger.ts')
     expect(r.status).toBe(0)
-    const entries = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    const entries = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(entries.map((e) => [e['event'], e['call_id'], e['undeclared']])).toEqual([
       ['tool_call.undeclared_keys', 'a', ['max_results']],
       ['tool_call.undeclared_keys', 'b', ['lang']],

@@ -15,7 +15,12 @@ interface Exported {
   readonly deprecated: boolean
 }
 
-const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, noEmit: true }
+const options: ts.CompilerOptions = {
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  strict: true,
+  noEmit: true,
+}
 
 /** The names each entry point exports, with whether the declaration behind it says `@deprecated`. */
 const exportsOf = (entries: ReadonlyArray<string>, host?: ts.CompilerHost): ReadonlyArray<ReadonlyArray<Exported>> => {
@@ -27,7 +32,9 @@ const exportsOf = (entries: ReadonlyArray<string>, host?: ts.CompilerHost): Read
     if (module === undefined) throw new Error(`${entry} is not a module`)
     return checker.getExportsOfModule(module).map((s) => {
       const target = (s.flags & ts.SymbolFlags.Alias) !== 0 ? checker.getAliasedSymbol(s) : s
-      const deprecated = (target.declarations ?? []).some((d) => ts.getJSDocTags(d).some((tag) => tag.tagName.text === 'deprecated'))
+      const deprecated = (target.declarations ?? []).some((d) =>
+        ts.getJSDocTags(d).some((tag) => tag.tagName.text === 'deprecated'),
+      )
       return { name: s.name, deprecated }
     })
   })
@@ -37,7 +44,9 @@ const exportsOf = (entries: ReadonlyArray<string>, host?: ts.CompilerHost): Read
 const problems = (rootNames: ReadonlyArray<Exported>, extendNames: ReadonlyArray<Exported>): ReadonlyArray<string> => {
   const extend = new Set(extendNames.map((e) => e.name))
   return [
-    ...(rootNames.length > MAX_ROOT_NAMES ? [`the root exports ${rootNames.length} names, more than ${MAX_ROOT_NAMES}`] : []),
+    ...(rootNames.length > MAX_ROOT_NAMES
+      ? [`the root exports ${rootNames.length} names, more than ${MAX_ROOT_NAMES}`]
+      : []),
     ...[...rootNames, ...extendNames].filter((e) => e.deprecated).map((e) => `${e.name} is deprecated`),
     ...rootNames.filter((e) => extend.has(e.name)).map((e) => `${e.name} is exported by the root and by extend`),
   ]
@@ -54,17 +63,42 @@ describe('the public face', () => {
 
   it('the root keeps what a user composes with', () => {
     const names = rootNames.map((e) => e.name)
-    for (const n of ['withUnknownKeyAudit', 'withReasons', 'withPolicy', 'registry', 'fromTools', 'fromAsync', 'toAsync', 'Provider', 'ToolCall', 'ToolDeclaration', 'ToolResult']) {
+    for (const n of [
+      'withUnknownKeyAudit',
+      'withReasons',
+      'withPolicy',
+      'registry',
+      'fromTools',
+      'fromAsync',
+      'toAsync',
+      'Provider',
+      'ToolCall',
+      'ToolDeclaration',
+      'ToolResult',
+    ]) {
       expect(names).toContain(n)
     }
-    for (const n of ['extractDeclarations', 'parseArgs', 'diffKeys', 'firstSeen', 'compileSchema', 'pathOf', 'formatWarning', 'UnknownKeyWarning']) expect(names).toContain(n)
+    for (const n of [
+      'extractDeclarations',
+      'parseArgs',
+      'diffKeys',
+      'firstSeen',
+      'compileSchema',
+      'pathOf',
+      'formatWarning',
+      'UnknownKeyWarning',
+    ])
+      expect(names).toContain(n)
   })
 
   it('the check fails on a root too large, a deprecated name, or a name in both entry points', () => {
     const many = Array.from({ length: MAX_ROOT_NAMES + 1 }, (_, i) => `export const n${i} = ${i}`).join('\n')
     const sources = new Map([
       ['/virtual/big.ts', many],
-      ['/virtual/old.ts', '/** @deprecated since 0.2.0 */\nexport const old = 1\nexport const fresh = 2\nexport type { Kept } from "./kept.js"'],
+      [
+        '/virtual/old.ts',
+        '/** @deprecated since 0.2.0 */\nexport const old = 1\nexport const fresh = 2\nexport type { Kept } from "./kept.js"',
+      ],
       ['/virtual/kept.ts', '/** @deprecated use something else */\nexport type Kept = string'],
       ['/virtual/ext.ts', 'export const fresh = 2'],
     ])
@@ -81,6 +115,10 @@ describe('the public face', () => {
     }
     const [big = [], old = [], ext = []] = exportsOf(['/virtual/big.ts', '/virtual/old.ts', '/virtual/ext.ts'], host)
     expect(problems(big, [])).toEqual([`the root exports ${MAX_ROOT_NAMES + 1} names, more than ${MAX_ROOT_NAMES}`])
-    expect(problems(old, ext)).toEqual(['old is deprecated', 'Kept is deprecated', 'fresh is exported by the root and by extend'])
+    expect(problems(old, ext)).toEqual([
+      'old is deprecated',
+      'Kept is deprecated',
+      'fresh is exported by the root and by extend',
+    ])
   })
 })

@@ -7,9 +7,19 @@ import { pipe } from 'fp-ts/lib/function.js'
 import type { Provider, ToolCall, ToolResult } from '../src/index.js'
 import { fromTools, registry, withPolicy, withReasons, withUnknownKeyAudit } from '../src/index.js'
 
-const decl = (name: string) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties: { path: { type: 'string' } } } } })
-const ok = (name: string) => ({ declaration: decl(name), run: () => () => Promise.resolve({ _tag: 'Right' as const, right: 'done' }) })
-const call = (id: string, name: string): ToolCall => ({ id, type: 'function', function: { name, arguments: '{"path":"/tmp/a"}' } })
+const decl = (name: string) => ({
+  type: 'function' as const,
+  function: { name, parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+})
+const ok = (name: string) => ({
+  declaration: decl(name),
+  run: () => () => Promise.resolve({ _tag: 'Right' as const, right: 'done' }),
+})
+const call = (id: string, name: string): ToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: '{"path":"/tmp/a"}' },
+})
 
 // [a readable call, a slot whose getter throws]
 const throwingSlot = (name: string): ReadonlyArray<ToolCall> =>
@@ -28,7 +38,11 @@ const unmeasurable = (name: string): ReadonlyArray<ToolCall> =>
   })
 
 const layers: ReadonlyArray<readonly [string, () => Provider<unknown>, string]> = [
-  ['withPolicy', () => pipe(fromTools([ok('fs_read')]), withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }] })), 'fs_read'],
+  [
+    'withPolicy',
+    () => pipe(fromTools([ok('fs_read')]), withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }] })),
+    'fs_read',
+  ],
   ['withReasons', () => pipe(fromTools([ok('fs_read')]), withReasons()), 'fs_read'],
   ['registry', () => registry([{ prefix: 'fs', provider: fromTools([ok('read')]) }]), 'fs_read'],
   ['fromTools', () => fromTools([ok('fs_read')]), 'fs_read'],

@@ -8,7 +8,14 @@ import { okResult } from './support/fakes.js'
 /** What the inner provider does with a batch. */
 export type InnerBehaviour = 'ok' | 'short' | 'empty' | 'left' | 'reject' | 'throw'
 
-export const innerBehaviourArb: fc.Arbitrary<InnerBehaviour> = fc.constantFrom('ok', 'short', 'empty', 'left', 'reject', 'throw')
+export const innerBehaviourArb: fc.Arbitrary<InnerBehaviour> = fc.constantFrom(
+  'ok',
+  'short',
+  'empty',
+  'left',
+  'reject',
+  'throw',
+)
 
 /** An inner provider that lists `declarations` and answers each batch as `behaviour` says. */
 export const behavingProvider = (
@@ -104,7 +111,10 @@ export const answersOnePerCall = (
   })
 
 /** Law: building a task does nothing; only running it reaches the inner provider. */
-export const isLazy = async (make: (inner: Provider<string>) => Provider<unknown>, calls: ReadonlyArray<ToolCall>): Promise<void> => {
+export const isLazy = async (
+  make: (inner: Provider<string>) => Provider<unknown>,
+  calls: ReadonlyArray<ToolCall>,
+): Promise<void> => {
   let touched = 0
   const inner: Provider<string> = {
     toolsForLlm: () => {
@@ -126,10 +136,18 @@ export const isLazy = async (make: (inner: Provider<string>) => Provider<unknown
 }
 
 /** Law: a listing that fails (Left or rejection) passes through as it came. */
-export const listingFailurePassesThrough = async (make: (inner: Provider<string>) => Provider<unknown>): Promise<void> => {
+export const listingFailurePassesThrough = async (
+  make: (inner: Provider<string>) => Provider<unknown>,
+): Promise<void> => {
   const reason = new Error('cannot list')
-  const left = make({ toolsForLlm: () => Promise.resolve({ _tag: 'Left', left: 'no listing' }), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) })
+  const left = make({
+    toolsForLlm: () => Promise.resolve({ _tag: 'Left', left: 'no listing' }),
+    executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }),
+  })
   expect(await left.toolsForLlm()).toEqual({ _tag: 'Left', left: 'no listing' })
-  const rejecting = make({ toolsForLlm: () => Promise.reject(reason), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) })
+  const rejecting = make({
+    toolsForLlm: () => Promise.reject(reason),
+    executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }),
+  })
   await expect(rejecting.toolsForLlm()).rejects.toBe(reason)
 }

@@ -3,7 +3,17 @@
 // installed into a new project, whose code then loads it with `import` and
 // `require()` and runs its `toolstack` bin. A git install runs the same `prepare`.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -31,18 +41,26 @@ beforeAll(() => {
   expect(existsSync(join(clone, 'dist'))).toBe(false)
   // the dev dependencies prepare needs, as `npm install` would have put them
   symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'), 'dir')
-  const out = execFileSync(npm, ['pack', '--json', '--pack-destination', work], { cwd: clone, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const out = execFileSync(npm, ['pack', '--json', '--pack-destination', work], {
+    cwd: clone,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const info = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>
   tarball = join(work, (info[0] as { filename: string }).filename)
   packed = (info[0] as { files: Array<{ path: string }> }).files.map((f) => f.path)
   mkdirSync(user)
   writeFileSync(join(user, 'package.json'), JSON.stringify({ name: 'user', version: '1.0.0', private: true }))
-  execFileSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: user, stdio: 'ignore' })
+  execFileSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], {
+    cwd: user,
+    stdio: 'ignore',
+  })
 }, 240_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
-const inUser = (args: ReadonlyArray<string>) => spawnSync(process.execPath, args, { cwd: user, encoding: 'utf8', timeout: 30_000 })
+const inUser = (args: ReadonlyArray<string>) =>
+  spawnSync(process.execPath, args, { cwd: user, encoding: 'utf8', timeout: 30_000 })
 
 describe('the packed package, installed as a user installs it', () => {
   it('packs the built package, not only the README and package.json', () => {
@@ -57,13 +75,19 @@ describe('the packed package, installed as a user installs it', () => {
   it('ships its LICENSE and the docs the README links to', () => {
     expect(packed).toContain('LICENSE')
     expect(readFileSync(join(user, 'node_modules', 'toolstack', 'LICENSE'), 'utf8')).toMatch(/^MIT License/)
-    const linked = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1] as string)
+    const linked = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/\]\((docs\/[^)#\s]+)/g)].map(
+      (m) => m[1] as string,
+    )
     expect(linked).toContain('docs/serve.md')
     for (const doc of linked) expect(packed, doc).toContain(doc)
   })
 
   it('loads with import and with require()', () => {
-    const esm = inUser(['--input-type=module', '-e', "const t = await import('toolstack'); console.log(typeof t.withUnknownKeyAudit, typeof t.pipe)"])
+    const esm = inUser([
+      '--input-type=module',
+      '-e',
+      "const t = await import('toolstack'); console.log(typeof t.withUnknownKeyAudit, typeof t.pipe)",
+    ])
     expect(esm.stderr).toBe('')
     expect(esm.stdout.trim()).toBe('function undefined')
     const cjs = inUser(['-e', "const t = require('toolstack'); console.log(typeof t.withUnknownKeyAudit)"])
@@ -72,7 +96,11 @@ describe('the packed package, installed as a user installs it', () => {
   })
 
   it('loads toolstack/extend with import and with require()', () => {
-    const esm = inUser(['--input-type=module', '-e', "const t = await import('toolstack/extend'); console.log(typeof t.batchOf, typeof t.withUnknownKeyAudit)"])
+    const esm = inUser([
+      '--input-type=module',
+      '-e',
+      "const t = await import('toolstack/extend'); console.log(typeof t.batchOf, typeof t.withUnknownKeyAudit)",
+    ])
     expect(esm.stderr).toBe('')
     expect(esm.stdout.trim()).toBe('function undefined')
     const cjs = inUser(['-e', "const t = require('toolstack/extend'); console.log(typeof t.batchOf)"])
@@ -84,12 +112,18 @@ describe('the packed package, installed as a user installs it', () => {
     const bin = join(user, 'node_modules', '.bin', 'toolstack')
     expect(existsSync(bin)).toBe(true)
     const r = spawnSync(bin, ['--version'], { cwd: user, encoding: 'utf8', timeout: 30_000 })
-    expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version)
+    expect(r.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version,
+    )
     expect(readdirSync(join(user, 'node_modules', 'toolstack', 'dist'))).toEqual(expect.arrayContaining(['esm', 'cjs']))
   })
 
   it('names in --help a doc that the installed package holds', () => {
-    const r = spawnSync(join(user, 'node_modules', '.bin', 'toolstack'), ['serve', '--help'], { cwd: user, encoding: 'utf8', timeout: 30_000 })
+    const r = spawnSync(join(user, 'node_modules', '.bin', 'toolstack'), ['serve', '--help'], {
+      cwd: user,
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
     const named = /node_modules\/toolstack\/(docs\/[\w.-]+\.md)/.exec(r.stdout)?.[1]
     expect(named, r.stdout).toBe('docs/serve.md')
     expect(existsSync(join(user, 'node_modules', 'toolstack', named as string))).toBe(true)

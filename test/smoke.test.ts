@@ -43,26 +43,52 @@ describe('the built package in plain Node', () => {
   })
 
   it('loads with import, giving the same exports', () => {
-    const esm = node(['--input-type=module', '-e', `import * as ts from 'toolstack'; import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${script('')}`])
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      `import * as ts from 'toolstack'; import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${script('')}`,
+    ])
     expect(esm.stderr).toBe('')
     const cjs = node(['-e', script("const ts = require('toolstack')")])
     expect(JSON.parse(esm.stdout)).toEqual(JSON.parse(cjs.stdout))
   })
 
   it('does nothing at import: no output, no timer or handle keeping the process alive', () => {
-    const r = node(['--input-type=module', '-e', "await import('toolstack'); const t = Date.now(); process.on('exit', () => console.log(Date.now() - t < 1000 ? 'exited' : 'lingered'))"])
+    const r = node([
+      '--input-type=module',
+      '-e',
+      "await import('toolstack'); const t = Date.now(); process.on('exit', () => console.log(Date.now() - t < 1000 ? 'exited' : 'lingered'))",
+    ])
     expect(r.stderr).toBe('')
     expect(r.stdout).toBe('exited\n')
   })
 
   it('runs the toolstack command from dist/, as npx would', () => {
     const version = node(['dist/esm/cli/main.js', '--version'])
-    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { version: string }).version)
+    expect(version.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { version: string }).version,
+    )
     const body = JSON.stringify({
-      tools: [{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } } }],
-      messages: [{ role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"a","ffset":1}' } }] }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } },
+        },
+      ],
+      messages: [
+        {
+          role: 'assistant',
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"a","ffset":1}' } },
+          ],
+        },
+      ],
     })
-    const r = spawnSync(process.execPath, ['dist/esm/cli/main.js', 'audit', '--json', '--fail-on-warn', '-'], { cwd: root, input: body, encoding: 'utf8' })
+    const r = spawnSync(process.execPath, ['dist/esm/cli/main.js', 'audit', '--json', '--fail-on-warn', '-'], {
+      cwd: root,
+      input: body,
+      encoding: 'utf8',
+    })
     expect(r.status).toBe(1)
     const first = JSON.parse(r.stdout.split('\n')[0] ?? '') as Record<string, unknown>
     expect(first).toMatchObject({ type: 'warning', tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'] })
@@ -74,7 +100,11 @@ describe('the built package in plain Node', () => {
       "const rl = require('node:readline').createInterface({ input: process.stdin })",
       "rl.on('line', (l) => { const m = JSON.parse(l); if (m.method === 'tools/list') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'read', inputSchema: { type: 'object', properties: { path: {} } } }] } }) + '\\n') })",
     ].join('\n')
-    const proxy = spawn(process.execPath, ['dist/esm/cli/main.js', 'proxy', '--json', '--', process.execPath, '-e', server], { cwd: root })
+    const proxy = spawn(
+      process.execPath,
+      ['dist/esm/cli/main.js', 'proxy', '--json', '--', process.execPath, '-e', server],
+      { cwd: root },
+    )
     let out = ''
     let err = ''
     proxy.stderr.setEncoding('utf8').on('data', (t: string) => (err += t))
@@ -86,33 +116,64 @@ describe('the built package in plain Node', () => {
     )
     proxy.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
     await listed
-    proxy.stdin.end('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"/","pth":1}}}\n')
+    proxy.stdin.end(
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"/","pth":1}}}\n',
+    )
     const status = await new Promise<number | null>((resolve) => proxy.once('close', resolve))
     expect(status).toBe(0)
     expect(out).toContain('"id":1,"result"')
-    expect(JSON.parse(err.trim()) as unknown).toMatchObject({ type: 'warning', tool: 'read', id: '2', unknownKeys: ['pth'] })
+    expect(JSON.parse(err.trim()) as unknown).toMatchObject({
+      type: 'warning',
+      tool: 'read',
+      id: '2',
+      unknownKeys: ['pth'],
+    })
   })
 
   // the library (and fp-ts, io-ts under it) loads only for what needs it: not for
   // --version or help, and not for a proxy until the host says something about tools
   it('loads the library only when a command needs it', async () => {
     const probe = join(mkdtempSync(join(tmpdir(), 'toolstack-smoke-')), 'probe.mjs')
-    writeFileSync(probe, "import { createRequire } from 'node:module'\nconst r = createRequire(import.meta.url)\nprocess.on('exit', () => process.stderr.write('\\nloaded=' + JSON.stringify(Object.keys(r.cache)) + '\\n'))\n")
-    const loaded = (stderr: string): Array<string> => JSON.parse(/loaded=(.*)/.exec(stderr)?.[1] ?? 'null') as Array<string>
+    writeFileSync(
+      probe,
+      "import { createRequire } from 'node:module'\nconst r = createRequire(import.meta.url)\nprocess.on('exit', () => process.stderr.write('\\nloaded=' + JSON.stringify(Object.keys(r.cache)) + '\\n'))\n",
+    )
+    const loaded = (stderr: string): Array<string> =>
+      JSON.parse(/loaded=(.*)/.exec(stderr)?.[1] ?? 'null') as Array<string>
     const usesLibrary = (files: ReadonlyArray<string>): boolean => files.some((f) => /[\\/](fp-ts|io-ts)[\\/]/.test(f))
-    expect(usesLibrary(loaded(node(['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', '--version']).stderr))).toBe(false)
-    expect(usesLibrary(loaded(node(['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', '--help']).stderr))).toBe(false)
+    expect(
+      usesLibrary(loaded(node(['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', '--version']).stderr)),
+    ).toBe(false)
+    expect(
+      usesLibrary(loaded(node(['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', '--help']).stderr)),
+    ).toBe(false)
     const session = (lines: string): Promise<string> =>
       new Promise((resolve) => {
-        const server = "process.stdin.on('data', (b) => process.stdout.write(b)); process.stdin.on('end', () => process.exit(0))"
-        const p = spawn(process.execPath, ['--import', pathToFileURL(probe).href, 'dist/esm/cli/main.js', 'proxy', '--', process.execPath, '-e', server], { cwd: root })
+        const server =
+          "process.stdin.on('data', (b) => process.stdout.write(b)); process.stdin.on('end', () => process.exit(0))"
+        const p = spawn(
+          process.execPath,
+          [
+            '--import',
+            pathToFileURL(probe).href,
+            'dist/esm/cli/main.js',
+            'proxy',
+            '--',
+            process.execPath,
+            '-e',
+            server,
+          ],
+          { cwd: root },
+        )
         let err = ''
         p.stderr.setEncoding('utf8').on('data', (t: string) => (err += t))
         p.stdout.resume()
         p.once('close', () => resolve(err))
         p.stdin.end(lines)
       })
-    expect(usesLibrary(loaded(await session('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n')))).toBe(false)
+    expect(usesLibrary(loaded(await session('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n')))).toBe(
+      false,
+    )
     expect(usesLibrary(loaded(await session('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')))).toBe(true)
     rmSync(dirname(probe), { recursive: true, force: true })
   })
@@ -164,7 +225,10 @@ describe('the framework adapters, built, in plain Node', () => {
       expect(cjs.stderr).toBe('')
       const esm = node(['--input-type=module', '-e', `import * as m from '${subpath}'\n${probe}`])
       expect(esm.stderr).toBe('')
-      const [a, b] = [JSON.parse(cjs.stdout) as Record<string, unknown>, JSON.parse(esm.stdout) as Record<string, unknown>]
+      const [a, b] = [
+        JSON.parse(cjs.stdout) as Record<string, unknown>,
+        JSON.parse(esm.stdout) as Record<string, unknown>,
+      ]
       expect(a).toEqual(b)
       expect(a['same']).toBe(true)
       expect(a['said']).toEqual(['b'])
@@ -172,7 +236,11 @@ describe('the framework adapters, built, in plain Node', () => {
     })
 
     it(`${subpath} does nothing at import`, () => {
-      const r = node(['--input-type=module', '-e', `await import('${subpath}'); const t = Date.now(); process.on('exit', () => console.log(Date.now() - t < 1000 ? 'exited' : 'lingered'))`])
+      const r = node([
+        '--input-type=module',
+        '-e',
+        `await import('${subpath}'); const t = Date.now(); process.on('exit', () => console.log(Date.now() - t < 1000 ? 'exited' : 'lingered'))`,
+      ])
       expect(r.stderr).toBe('')
       expect(r.stdout).toBe('exited\n')
     })

@@ -57,13 +57,16 @@ describe('the whole stack', () => {
     expect(listed._tag).toBe('Right')
     const declarations = listed._tag === 'Right' ? listed.right : []
     expect(declarations.map((d) => d.function.name)).toEqual(['fs_read', 'fs_write'])
-    for (const d of declarations) expect(Object.keys((d.function.parameters?.['properties'] ?? {}) as object)).toContain(REASON_PARAM)
+    for (const d of declarations)
+      expect(Object.keys((d.function.parameters?.['properties'] ?? {}) as object)).toContain(REASON_PARAM)
   })
 
   it('a call with a reason is silent, and the provider receives it without the reason', async () => {
     const { tools, received, warnings } = buildStack()
     await tools.toolsForLlm()
-    const out = await tools.executeToolCalls([call('1', 'fs_read', { path: '/srv/notes.txt', reason: 'The user asked what the notes say.' })])()
+    const out = await tools.executeToolCalls([
+      call('1', 'fs_read', { path: '/srv/notes.txt', reason: 'The user asked what the notes say.' }),
+    ])()
     expect(out).toEqual({ _tag: 'Right', right: [{ role: 'tool', tool_call_id: '1', content: 'hello' }] })
     expect(warnings).toEqual([])
     expect(received).toEqual([{ tool: 'read', path: '/srv/notes.txt' }])
@@ -72,7 +75,9 @@ describe('the whole stack', () => {
   it('onAsk still sees the reason, while the provider does not', async () => {
     const { tools, received, asked } = buildStack()
     await tools.toolsForLlm()
-    await tools.executeToolCalls([call('w', 'fs_write', { path: '/srv/a.txt', content: 'x', reason: 'Saving the summary the user asked for.' })])()
+    await tools.executeToolCalls([
+      call('w', 'fs_write', { path: '/srv/a.txt', content: 'x', reason: 'Saving the summary the user asked for.' }),
+    ])()
     expect(asked).toHaveLength(1)
     expect(asked[0]?.tool).toBe('fs_write')
     expect(asked[0]?.arguments[REASON_PARAM]).toBe('Saving the summary the user asked for.')
@@ -86,7 +91,12 @@ describe('the whole stack', () => {
     await tools.executeToolCalls([mangled('1')])()
     await tools.executeToolCalls([mangled('2')])()
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatchObject({ tool: 'fs_write', id: '1', unknownKeys: ['contnet'], suggestions: [{ key: 'contnet', didYouMean: 'content' }] })
+    expect(warnings[0]).toMatchObject({
+      tool: 'fs_write',
+      id: '1',
+      unknownKeys: ['contnet'],
+      suggestions: [{ key: 'contnet', didYouMean: 'content' }],
+    })
     expect(warnings[0]?.declaredKeys).toEqual(['content', 'path', REASON_PARAM])
   })
 
@@ -108,14 +118,17 @@ describe('the whole stack', () => {
     )
   })
 
-  it('parses each call\'s arguments once across the whole stack, down to fromMcpClient', async () => {
+  it("parses each call's arguments once across the whole stack, down to fromMcpClient", async () => {
     const sent: Array<Record<string, unknown> | undefined> = []
     const client = {
       listTools: () =>
         Promise.resolve({
           tools: [
             { name: 'read', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
-            { name: 'write', inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } },
+            {
+              name: 'write',
+              inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
+            },
           ],
         }),
       callTool: (p: { name: string; arguments?: Record<string, unknown> }) => {
@@ -127,7 +140,12 @@ describe('the whole stack', () => {
       registry([{ prefix: 'fs', provider: fromMcpClient(client) }]),
       withReasons(),
       withUnknownKeyAudit({ onWarn: () => () => undefined }),
-      withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow', under: '/srv' }, { tool: 'fs_write', decision: 'allow' }] }),
+      withPolicy({
+        rules: [
+          { tool: 'fs_read', decision: 'allow', under: '/srv' },
+          { tool: 'fs_write', decision: 'allow' },
+        ],
+      }),
     )
     await tools.toolsForLlm()
     const calls = [

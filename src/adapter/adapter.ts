@@ -23,7 +23,8 @@ export interface Approval {
 
 /** The `approval` of an adapter's options; throws a `TypeError` naming `where` when the options are not an object. */
 export const approvalOption = <A>(where: string, options: { readonly approval?: A } | undefined): A | undefined => {
-  if (options !== undefined && !isRecord(options)) throw new TypeError(`${where}: options must be an object, got ${describeValue(options)}`)
+  if (options !== undefined && !isRecord(options))
+    throw new TypeError(`${where}: options must be an object, got ${describeValue(options)}`)
   return options?.approval
 }
 
@@ -79,7 +80,11 @@ export const argumentsOf = (input: unknown): ToolCall['function']['arguments'] =
 }
 
 /** The call a framework's tool sends down the stack. */
-export const callOf = (id: string, name: string, args: ToolCall['function']['arguments']): ToolCall => ({ id, type: 'function', function: { name, arguments: args } })
+export const callOf = (id: string, name: string, args: ToolCall['function']['arguments']): ToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+})
 
 /** The words for a call whose signal was aborted before it ran. */
 export const abortedText = (reason: unknown): string => `the call was aborted before it ran (${describeError(reason)})`

@@ -36,7 +36,9 @@ export type ApprovalStatus = 'not-applicable' | { readonly type: 'user-approval'
  */
 export interface PolicyApproval {
   /** For `generateText` / `streamText`'s `toolApproval`: asks the human about the calls the rules ask about. */
-  readonly toolApproval: (options: { readonly toolCall: { readonly toolName: string; readonly input: unknown } }) => ApprovalStatus
+  readonly toolApproval: (options: {
+    readonly toolCall: { readonly toolName: string; readonly input: unknown }
+  }) => ApprovalStatus
   /** For `withPolicy({ rules, onAsk })`: `allow-once` for a call the human approved through the SDK. */
   readonly onAsk: OnAsk
   /** Runs `task` with the call `id` marked approved (what `toAiSdkTools` does for an approved call). */
@@ -48,7 +50,9 @@ export interface PolicyApproval {
 // -------------------------------------------------------------------------------------
 
 const partsOf = (message: unknown, role: string): ReadonlyArray<unknown> =>
-  isRecord(message) && message['role'] === role && Array.isArray(message['content']) ? (message['content'] as ReadonlyArray<unknown>) : []
+  isRecord(message) && message['role'] === role && Array.isArray(message['content'])
+    ? (message['content'] as ReadonlyArray<unknown>)
+    : []
 
 /**
  * Whether the messages a tool runs with hold the human's approval of the call
@@ -73,12 +77,19 @@ export const approvedInMessages = (messages: unknown, toolCallId: string): boole
     const requests = new Set<unknown>()
     for (const m of messages as ReadonlyArray<unknown>) {
       for (const p of partsOf(m, 'assistant')) {
-        if (isRecord(p) && p['type'] === 'tool-approval-request' && p['toolCallId'] === toolCallId) requests.add(p['approvalId'])
+        if (isRecord(p) && p['type'] === 'tool-approval-request' && p['toolCallId'] === toolCallId)
+          requests.add(p['approvalId'])
       }
     }
     for (const m of messages as ReadonlyArray<unknown>) {
       for (const p of partsOf(m, 'tool')) {
-        if (isRecord(p) && p['type'] === 'tool-approval-response' && p['approved'] === true && requests.has(p['approvalId'])) return true
+        if (
+          isRecord(p) &&
+          p['type'] === 'tool-approval-response' &&
+          p['approved'] === true &&
+          requests.has(p['approvalId'])
+        )
+          return true
       }
     }
     return false
@@ -118,7 +129,10 @@ export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval =
       try {
         const e = evaluate(rules, toolCall.toolName, toolCall.input, roots)
         if (e.decision !== 'ask') return 'not-applicable'
-        const reason = e.rule === undefined ? 'no rule allows this call' : `${drawRule(e.rule)}${e.rule.note === undefined ? '' : `: ${e.rule.note}`}`
+        const reason =
+          e.rule === undefined
+            ? 'no rule allows this call'
+            : `${drawRule(e.rule)}${e.rule.note === undefined ? '' : `: ${e.rule.note}`}`
         return { type: 'user-approval', reason }
       } catch {
         return { type: 'user-approval', reason: 'the call could not be evaluated' }

@@ -71,7 +71,8 @@ export const declarationsOfRequest = (tools: unknown): ReadonlyArray<ToolDeclara
   const out: Array<ToolDeclaration> = []
   for (const t of tools as ReadonlyArray<unknown>) {
     try {
-      if (!isRecord(t) || t['type'] !== 'function' || typeof t['name'] !== 'string' || !isRecord(t['inputSchema'])) continue
+      if (!isRecord(t) || t['type'] !== 'function' || typeof t['name'] !== 'string' || !isRecord(t['inputSchema']))
+        continue
       out.push({ type: 'function', function: { name: t['name'], parameters: t['inputSchema'] } })
     } catch {
       // a tool that cannot be read is not audited
@@ -84,7 +85,8 @@ export const declarationsOfRequest = (tools: unknown): ReadonlyArray<ToolDeclara
 // constructor
 // -------------------------------------------------------------------------------------
 
-const catalogueOfRequest = (session: AuditSession, params: LanguageModelCallParams): Catalogue => listedCatalogue(session, declarationsOfRequest(params.tools))
+const catalogueOfRequest = (session: AuditSession, params: LanguageModelCallParams): Catalogue =>
+  listedCatalogue(session, declarationsOfRequest(params.tools))
 
 // a tool call the SDK will run: its raw input, against the request's tools
 const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): void => {
@@ -93,7 +95,10 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
     const name = part['toolName']
     if (typeof name !== 'string') return
     const id = part['toolCallId']
-    session.check(catalogue, { id: typeof id === 'string' ? id : '', function: { name, arguments: part['input'] as string } })
+    session.check(catalogue, {
+      id: typeof id === 'string' ? id : '',
+      function: { name, arguments: part['input'] as string },
+    })
   } catch {
     // a part that cannot be read is not audited, and goes on as it came
   }
@@ -152,5 +157,11 @@ export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): Unk
     return { ...result, stream: result.stream.pipeThrough(audit) }
   }
 
-  return { specificationVersion: 'v4', wrapGenerate, wrapStream, auditedTools: session.auditedTools, stats: session.stats }
+  return {
+    specificationVersion: 'v4',
+    wrapGenerate,
+    wrapStream,
+    auditedTools: session.auditedTools,
+    stats: session.stats,
+  }
 }

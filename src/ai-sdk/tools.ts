@@ -55,7 +55,8 @@ export interface ToolResultError extends Error {
 
 const EMPTY_OBJECT_SCHEMA: JSONSchema7 = Object.freeze({ type: 'object', properties: {} }) as JSONSchema7
 
-const isToolResult = (u: unknown): u is ToolResult => isRecord(u) && u['role'] === 'tool' && typeof u['content'] === 'string'
+const isToolResult = (u: unknown): u is ToolResult =>
+  isRecord(u) && u['role'] === 'tool' && typeof u['content'] === 'string'
 
 /**
  * The `toModelOutput` of a `toAiSdkTools` tool: the result's text, as a chat-completions
@@ -127,14 +128,16 @@ export const toAiSdkTools = <E>(provider: Provider<E>, options?: ToAiSdkToolsOpt
   assertProvider('toAiSdkTools', provider)
   const send = sendApprovable(approvalOption('toAiSdkTools', options), sendOne(provider))
 
-  const execute = (name: string) => async (input: unknown, context: ToolExecutionOptions<unknown>): Promise<ToolResult> => {
-    const signal = context.abortSignal
-    if (signal?.aborted === true) throw signal.reason
-    const id = context.toolCallId
-    const result = await send(callOf(id, name, argumentsOf(input)), () => approvedInMessages(context.messages, id))
-    if (result.is_error === true) throw toolResultError(result)
-    return result
-  }
+  const execute =
+    (name: string) =>
+    async (input: unknown, context: ToolExecutionOptions<unknown>): Promise<ToolResult> => {
+      const signal = context.abortSignal
+      if (signal?.aborted === true) throw signal.reason
+      const id = context.toolCallId
+      const result = await send(callOf(id, name, argumentsOf(input)), () => approvedInMessages(context.messages, id))
+      if (result.is_error === true) throw toolResultError(result)
+      return result
+    }
 
   const toolOf = ({ function: { name, description, parameters } }: ToolDeclaration): readonly [string, Tool] => [
     name,
@@ -179,7 +182,13 @@ const outcomeOfModelOutput = (o: unknown): ToolOutput => {
       return { content: typeof out.reason === 'string' ? out.reason : 'the tool execution was denied', is_error: true }
     case 'content':
       return Array.isArray(out.value)
-        ? out.value.map((p: unknown) => (isRecord(p) && p['type'] === 'text' ? String(p['text']) : `[${isRecord(p) ? String(p['type']) : 'content'}]`)).join('\n')
+        ? out.value
+            .map((p: unknown) =>
+              isRecord(p) && p['type'] === 'text'
+                ? String(p['text'])
+                : `[${isRecord(p) ? String(p['type']) : 'content'}]`,
+            )
+            .join('\n')
         : json(out.value)
     default:
       return json(o)
@@ -187,11 +196,19 @@ const outcomeOfModelOutput = (o: unknown): ToolOutput => {
 }
 
 const outcomeOf = (output: unknown): ToolOutput =>
-  typeof output === 'string' ? output : output === undefined ? '' : { content: json(output), structured_content: output }
+  typeof output === 'string'
+    ? output
+    : output === undefined
+      ? ''
+      : { content: json(output), structured_content: output }
 
 const lastOf = async (output: unknown): Promise<unknown> => {
   const o = await output
-  if (typeof o === 'object' && o !== null && typeof (o as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function') {
+  if (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof (o as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  ) {
     let last: unknown
     for await (const chunk of o as AsyncIterable<unknown>) last = chunk
     return last
@@ -200,21 +217,41 @@ const lastOf = async (output: unknown): Promise<unknown> => {
 }
 
 const isRunnable = (t: unknown): t is Tool & { readonly execute: NonNullable<Tool['execute']> } =>
-  isRecord(t) && typeof t['execute'] === 'function' && (t['type'] === undefined || t['type'] === 'function' || t['type'] === 'dynamic')
+  isRecord(t) &&
+  typeof t['execute'] === 'function' &&
+  (t['type'] === undefined || t['type'] === 'function' || t['type'] === 'dynamic')
 
-const localToolOf = async (name: string, tool: Tool & { readonly execute: NonNullable<Tool['execute']> }): Promise<LocalTool> => {
+const localToolOf = async (
+  name: string,
+  tool: Tool & { readonly execute: NonNullable<Tool['execute']> },
+): Promise<LocalTool> => {
   const schema = asSchema(tool.inputSchema)
   const parameters = (await schema.jsonSchema) as ToolDeclaration['function']['parameters']
   const description = typeof tool.description === 'string' ? tool.description : undefined
   return {
-    declaration: { type: 'function', function: { name, ...(description !== undefined ? { description } : {}), ...(parameters !== undefined ? { parameters } : {}) } },
+    declaration: {
+      type: 'function',
+      function: {
+        name,
+        ...(description !== undefined ? { description } : {}),
+        ...(parameters !== undefined ? { parameters } : {}),
+      },
+    },
     run: async (args, call): Promise<Either<string, ToolOutput>> => {
-      const checked = schema.validate === undefined ? { success: true as const, value: args } : await schema.validate(args)
-      if (!checked.success) return left(`the arguments do not match the schema of tool ${JSON.stringify(name)}: ${describeError(checked.error)}`)
+      const checked =
+        schema.validate === undefined ? { success: true as const, value: args } : await schema.validate(args)
+      if (!checked.success)
+        return left(
+          `the arguments do not match the schema of tool ${JSON.stringify(name)}: ${describeError(checked.error)}`,
+        )
       const options = { toolCallId: call.id, messages: [], context: undefined } as ToolExecutionOptions<unknown>
       const output = await lastOf(tool.execute(checked.value as never, options as never))
       if (tool.toModelOutput === undefined) return right(outcomeOf(output))
-      return right(outcomeOfModelOutput(await tool.toModelOutput({ toolCallId: call.id, input: checked.value as never, output: output as never })))
+      return right(
+        outcomeOfModelOutput(
+          await tool.toModelOutput({ toolCallId: call.id, input: checked.value as never, output: output as never }),
+        ),
+      )
     },
   }
 }
@@ -241,8 +278,11 @@ const localToolOf = async (name: string, tool: Tool & { readonly execute: NonNul
  * @category constructors
  */
 export const fromAiSdkTools = (tools: ToolSet): BatchProvider<Error> => {
-  if (!isRecord(tools)) throw new TypeError(`fromAiSdkTools: expected a ToolSet (an object of tools), got ${describeValue(tools)}`)
-  const runnable = Object.entries(tools).filter((e): e is [string, Tool & { readonly execute: NonNullable<Tool['execute']> }] => isRunnable(e[1]))
+  if (!isRecord(tools))
+    throw new TypeError(`fromAiSdkTools: expected a ToolSet (an object of tools), got ${describeValue(tools)}`)
+  const runnable = Object.entries(tools).filter(
+    (e): e is [string, Tool & { readonly execute: NonNullable<Tool['execute']> }] => isRunnable(e[1]),
+  )
   let built: Promise<BatchProvider<never>> | undefined
   const build = (): Promise<BatchProvider<never>> => {
     if (built !== undefined) return built
@@ -254,13 +294,15 @@ export const fromAiSdkTools = (tools: ToolSet): BatchProvider<Error> => {
     built = b
     return b
   }
-  const executeBatch = (batch: Parameters<BatchProvider<never>['executeBatch']>[0]) => async (): Promise<Either<Error, ReadonlyArray<ToolResult>>> => {
-    try {
-      return await (await build()).executeBatch(batch)()
-    } catch (e) {
-      return right(await answerFor(batch.calls, () => Promise.reject(e), 'reading the tools’ schemas'))
+  const executeBatch =
+    (batch: Parameters<BatchProvider<never>['executeBatch']>[0]) =>
+    async (): Promise<Either<Error, ReadonlyArray<ToolResult>>> => {
+      try {
+        return await (await build()).executeBatch(batch)()
+      } catch (e) {
+        return right(await answerFor(batch.calls, () => Promise.reject(e), 'reading the tools’ schemas'))
+      }
     }
-  }
   return {
     toolsForLlm: () =>
       build().then(

@@ -87,7 +87,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   const counted = new Map<string, Array<string>>()
   const isNew = (id: string, tool: string, args: string): boolean => {
     const same = counted.get(id)
-    if (same === undefined) return void counted.set(id, [tool, args]), true
+    if (same === undefined) return (void counted.set(id, [tool, args]), true)
     for (let i = 0; i < same.length; i += 2) if (same[i] === tool && same[i + 1] === args) return false
     same.push(tool, args)
     return true
@@ -127,7 +127,15 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
 
   return {
     request,
-    summary: () => ({ requests, formats: { ...formats }, callsRead, repeatedCalls, callsAudited, warnings, undeclared: pairStats(memory) }),
+    summary: () => ({
+      requests,
+      formats: { ...formats },
+      callsRead,
+      repeatedCalls,
+      callsAudited,
+      warnings,
+      undeclared: pairStats(memory),
+    }),
   }
 }
 
@@ -154,10 +162,17 @@ export interface AuditIO {
 // 256 KiB a read, not the default 64: each read is a round trip to the thread pool
 const READ_CHUNK = 1 << 18
 
-const openInput = (file: string, io: AuditIO): Readable => (file === '-' ? io.stdin : createReadStream(file, { highWaterMark: READ_CHUNK }))
+const openInput = (file: string, io: AuditIO): Readable =>
+  file === '-' ? io.stdin : createReadStream(file, { highWaterMark: READ_CHUNK })
 
-const OPEN_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'is a directory' }
-const describeOpenError = (e: unknown): string => OPEN_ERRORS[String((e as { readonly code?: unknown } | null)?.code)] ?? describeError(e)
+const OPEN_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a directory',
+}
+const describeOpenError = (e: unknown): string =>
+  OPEN_ERRORS[String((e as { readonly code?: unknown } | null)?.code)] ?? describeError(e)
 
 /**
  * Runs `toolstack audit` over `files` (`-` is stdin) and returns the exit status: 2
@@ -175,7 +190,10 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
 
   const say = (w: LocatedWarning): void => {
     if (options.json) io.out(jsonLine({ ...warningFields(w), file: w.file, line: w.line }))
-    else io.out(`${oc.dim(escapeControls(w.line === null ? w.file : `${w.file}:${w.line}`) + ':')} ${oc.yellow(escapeControls(formatWarning(w)))}`)
+    else
+      io.out(
+        `${oc.dim(escapeControls(w.line === null ? w.file : `${w.file}:${w.line}`) + ':')} ${oc.yellow(escapeControls(formatWarning(w)))}`,
+      )
   }
 
   for (const file of files) {
@@ -183,10 +201,13 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
     let accepted = 0
     const problem = (line: number | null, message: string): void => {
       badRecords++
-      io.err(`${ec.red('toolstack audit:')} ${escapeControls(`${line === null ? label : `${label}:${line}`}: ${message}`)}`)
+      io.err(
+        `${ec.red('toolstack audit:')} ${escapeControls(`${line === null ? label : `${label}:${line}`}: ${message}`)}`,
+      )
     }
     const one = (body: unknown, where: Location, element: number | undefined): void => {
-      const at = (message: string): void => problem(where.line, element === undefined ? message : `element ${element}: ${message}`)
+      const at = (message: string): void =>
+        problem(where.line, element === undefined ? message : `element ${element}: ${message}`)
       let result: ReadonlyArray<LocatedWarning> | UnknownShape
       try {
         result = auditor.request(body, where)
@@ -221,14 +242,25 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
     }
   }
 
-  const shapes = [...unknownShapes].map(([shape, records]) => ({ shape, records })).sort((a, b) => b.records - a.records)
-  const summary: AuditSummary = { files: files.length, unusableFiles, badRecords, unknownShapes: shapes, ...auditor.summary() }
+  const shapes = [...unknownShapes]
+    .map(([shape, records]) => ({ shape, records }))
+    .sort((a, b) => b.records - a.records)
+  const summary: AuditSummary = {
+    files: files.length,
+    unusableFiles,
+    badRecords,
+    unknownShapes: shapes,
+    ...auditor.summary(),
+  }
   if (options.json) io.out(jsonLine({ type: 'summary', ...summary }))
   else for (const line of drawSummary(summary, oc)) io.out(line)
 
   // a run that audited nothing must not look like a clean one
   const nothing = nothingAudited(summary)
-  if (nothing !== undefined) io.err(`${ec.red('toolstack audit:')} ${nothing}${options.failOnWarn ? ' (--fail-on-warn: exit status 2, since nothing was audited)' : ''}`)
+  if (nothing !== undefined)
+    io.err(
+      `${ec.red('toolstack audit:')} ${nothing}${options.failOnWarn ? ' (--fail-on-warn: exit status 2, since nothing was audited)' : ''}`,
+    )
   // 2 wins over 1: warnings found in what could be read say nothing of what could not
   if (unusableFiles > 0 || badRecords > 0 || (options.failOnWarn && nothing !== undefined)) return 2
   return options.failOnWarn && summary.warnings > 0 ? 1 : 0
@@ -245,18 +277,23 @@ const nothingAudited = (s: AuditSummary): string | undefined => {
 /** The summary for a person: a line of figures, then a line per tool: its undeclared keys, with their calls. @since 0.1.0 */
 export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> => {
   const formats = (Object.keys(s.formats) as Array<Format>).filter((f) => s.formats[f] > 0)
-  const kinds = formats.length === 1 ? FORMAT_NAMES[formats[0] as Format] : formats.map((f) => `${s.formats[f]} ${FORMAT_NAMES[f]}`).join(', ')
+  const kinds =
+    formats.length === 1
+      ? FORMAT_NAMES[formats[0] as Format]
+      : formats.map((f) => `${s.formats[f]} ${FORMAT_NAMES[f]}`).join(', ')
   const figures = [
     plural(s.files, 'file'),
     plural(s.requests, 'request') + (formats.length === 0 ? '' : ` (${kinds})`),
-    `${plural(s.callsRead, 'call')} read` + (s.repeatedCalls > 0 ? ` (${plural(s.repeatedCalls, 'repeat')} not counted again)` : ''),
+    `${plural(s.callsRead, 'call')} read` +
+      (s.repeatedCalls > 0 ? ` (${plural(s.repeatedCalls, 'repeat')} not counted again)` : ''),
     `${s.callsAudited} audited`,
     plural(s.warnings, 'warning'),
   ]
   if (s.badRecords > 0) figures.push(plural(s.badRecords, 'bad record'))
   if (s.unusableFiles > 0) figures.push(plural(s.unusableFiles, 'unusable file'))
   const lines = [`${c.bold('toolstack audit:')} ${figures.join(', ')}`]
-  for (const { shape, records } of s.unknownShapes) lines.push(`  ${plural(records, 'record')} of an unknown shape: ${escapeControls(shape)}`)
+  for (const { shape, records } of s.unknownShapes)
+    lines.push(`  ${plural(records, 'record')} of an unknown shape: ${escapeControls(shape)}`)
   const byTool = new Map<string, Array<PairStat>>()
   for (const k of s.undeclared) {
     const list = byTool.get(k.tool)
@@ -264,7 +301,9 @@ export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> 
     else list.push(k)
   }
   for (const [tool, keys] of byTool) {
-    lines.push(`  ${c.cyan(escapeControls(tool))}: ${escapeControls(keys.map((k) => `${JSON.stringify(k.key)} in ${plural(k.calls, 'call')}`).join(', '))}`)
+    lines.push(
+      `  ${c.cyan(escapeControls(tool))}: ${escapeControls(keys.map((k) => `${JSON.stringify(k.key)} in ${plural(k.calls, 'call')}`).join(', '))}`,
+    )
   }
   return lines
 }

@@ -40,7 +40,10 @@ export interface UnknownShape {
 const NONE: ReadonlyArray<unknown> = []
 const asArray = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : NONE)
 
-const asDeclaration = (name: unknown, parameters: unknown): unknown => ({ type: 'function', function: { name, parameters } })
+const asDeclaration = (name: unknown, parameters: unknown): unknown => ({
+  type: 'function',
+  function: { name, parameters },
+})
 
 const chat = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unknown>): Request => ({
   format: 'chat',
@@ -59,26 +62,38 @@ const chat = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unknown>): 
 const responses = (tools: ReadonlyArray<unknown>, input: ReadonlyArray<unknown>): Request => ({
   format: 'responses',
   calls: (visit) => {
-    for (const i of input) if (own(i, 'type') === 'function_call') visit(idText(own(i, 'call_id')), own(i, 'name'), own(i, 'arguments'))
+    for (const i of input)
+      if (own(i, 'type') === 'function_call') visit(idText(own(i, 'call_id')), own(i, 'name'), own(i, 'arguments'))
   },
-  declarationsOf: (name) => tools.filter((t) => own(t, 'type') === 'function' && own(t, 'name') === name).map((t) => asDeclaration(name, own(t, 'parameters'))),
+  declarationsOf: (name) =>
+    tools
+      .filter((t) => own(t, 'type') === 'function' && own(t, 'name') === name)
+      .map((t) => asDeclaration(name, own(t, 'parameters'))),
 })
 
 // `messages[].content[]` blocks of type `tool_use` (`input` an object); tools `{ name, input_schema }`
 const anthropic = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unknown>): Request => ({
   format: 'anthropic',
   calls: (visit) => {
-    for (const m of messages) for (const b of asArray(own(m, 'content'))) if (own(b, 'type') === 'tool_use') visit(idText(own(b, 'id')), own(b, 'name'), own(b, 'input'))
+    for (const m of messages)
+      for (const b of asArray(own(m, 'content')))
+        if (own(b, 'type') === 'tool_use') visit(idText(own(b, 'id')), own(b, 'name'), own(b, 'input'))
   },
-  declarationsOf: (name) => tools.filter((t) => own(t, 'name') === name && own(t, 'input_schema') !== undefined).map((t) => asDeclaration(name, own(t, 'input_schema'))),
+  declarationsOf: (name) =>
+    tools
+      .filter((t) => own(t, 'name') === name && own(t, 'input_schema') !== undefined)
+      .map((t) => asDeclaration(name, own(t, 'input_schema'))),
 })
 
 // Both APIs send `messages`: chat completions declare `function`s, Anthropic
 // `input_schema`s; without tools, Anthropic's calls and results are content blocks.
 const isAnthropic = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unknown>): boolean => {
   const first = tools[0]
-  if (first !== undefined) return own(first, 'function') === undefined && tools.some((t) => own(t, 'input_schema') !== undefined)
-  return messages.some((m) => asArray(own(m, 'content')).some((b) => own(b, 'type') === 'tool_use' || own(b, 'type') === 'tool_result'))
+  if (first !== undefined)
+    return own(first, 'function') === undefined && tools.some((t) => own(t, 'input_schema') !== undefined)
+  return messages.some((m) =>
+    asArray(own(m, 'content')).some((b) => own(b, 'type') === 'tool_use' || own(b, 'type') === 'tool_result'),
+  )
 }
 
 const describeShape = (u: unknown): string => {

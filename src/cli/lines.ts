@@ -36,7 +36,10 @@ const LF = 0x0a
 const always = (): boolean => true
 
 /** A splitter over `sink`. @since 0.1.0 */
-export const splitLines = (sink: LineSink, { wants = always, maxBytes = Infinity }: SplitOptions = {}): LineSplitter => {
+export const splitLines = (
+  sink: LineSink,
+  { wants = always, maxBytes = Infinity }: SplitOptions = {},
+): LineSplitter => {
   let pieces: Array<Buffer> = []
   let length = 0
   // undefined: no line started; true: the line is kept; false: it is not
@@ -44,7 +47,10 @@ export const splitLines = (sink: LineSink, { wants = always, maxBytes = Infinity
   let tooLong = false
 
   const finish = (): void => {
-    if (keeping === true) sink.line(pieces.length === 0 ? EMPTY : pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length))
+    if (keeping === true)
+      sink.line(
+        pieces.length === 0 ? EMPTY : pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length),
+      )
     else if (tooLong) sink.tooLong?.(length)
     pieces = []
     length = 0
@@ -54,7 +60,7 @@ export const splitLines = (sink: LineSink, { wants = always, maxBytes = Infinity
 
   return {
     push: (chunk) => {
-      for (let start = 0; start < chunk.length; ) {
+      for (let start = 0; start < chunk.length;) {
         keeping ??= wants()
         const nl = chunk.indexOf(LF, start)
         const end = nl === -1 ? chunk.length : nl

@@ -78,11 +78,13 @@ configuration, named by field; a port in use).
 
 const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
 
-const wholeNumber = (min: number, max: number, expected: string) => (value: string): number => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected ${expected}`)
-  return n
-}
+const wholeNumber =
+  (min: number, max: number, expected: string) =>
+  (value: string): number => {
+    const n = Number(value)
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected ${expected}`)
+    return n
+  }
 
 // A line is decoded into one string, and V8's strings stop at 2^29 - 24 characters.
 const MAX_LINE_BYTES = 0x1fffffe8
@@ -143,19 +145,38 @@ proxy: the server's own.
     .argument('<files...>', 'JSON or JSON Lines files ("-" for stdin)')
     .option('--json', 'print JSON Lines (warnings, then one summary)', false)
     .option('--fail-on-warn', 'exit with status 1 when a warning was raised', false)
-    .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
+    .option(
+      '--tolerate <key>',
+      'never report this argument name, like "reason" (repeatable)',
+      collect,
+      [] as ReadonlyArray<string>,
+    )
     .addOption(maxLineOption('a longer line, or a longer whole document, is a bad record'))
     .addHelpText('after', AUDIT_EXAMPLES)
-    .action(async (files: ReadonlyArray<string>, opts: { readonly json: boolean; readonly failOnWarn: boolean; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number }) => {
-      const { runAudit } = await import('./audit.js')
-      status = await runAudit(files, { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes }, {
-        stdin: process.stdin,
-        out,
-        err,
-        outColor: opts.json ? paletteFor(false, env) : outColor,
-        errColor,
-      })
-    })
+    .action(
+      async (
+        files: ReadonlyArray<string>,
+        opts: {
+          readonly json: boolean
+          readonly failOnWarn: boolean
+          readonly tolerate: ReadonlyArray<string>
+          readonly maxLineBytes: number
+        },
+      ) => {
+        const { runAudit } = await import('./audit.js')
+        status = await runAudit(
+          files,
+          { json: opts.json, failOnWarn: opts.failOnWarn, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes },
+          {
+            stdin: process.stdin,
+            out,
+            err,
+            outColor: opts.json ? paletteFor(false, env) : outColor,
+            errColor,
+          },
+        )
+      },
+    )
 
   program
     .command('proxy')
@@ -166,9 +187,17 @@ proxy: the server's own.
     .option('--log <file>', 'append warnings to FILE instead of stderr, each with its time and server')
     .option('--name <name>', 'name this server in --log records (default: its command line)')
     .option('--json', 'write warnings as JSON Lines', false)
-    .option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)', collect, [] as ReadonlyArray<string>)
+    .option(
+      '--tolerate <key>',
+      'never report this argument name, like "reason" (repeatable)',
+      collect,
+      [] as ReadonlyArray<string>,
+    )
     .addOption(
-      new Option('--grace <ms>', 'the wait before SIGTERM once the host closed stdin, and before SIGKILL once a signal was sent')
+      new Option(
+        '--grace <ms>',
+        'the wait before SIGTERM once the host closed stdin, and before SIGKILL once a signal was sent',
+      )
         .default(2000)
         .argParser(wholeNumber(0, Number.MAX_SAFE_INTEGER, 'a whole number of milliseconds')),
     )
@@ -179,7 +208,14 @@ proxy: the server's own.
       async (
         command: string,
         args: ReadonlyArray<string>,
-        opts: { readonly log?: string; readonly name?: string; readonly json: boolean; readonly grace: number; readonly tolerate: ReadonlyArray<string>; readonly maxLineBytes: number },
+        opts: {
+          readonly log?: string
+          readonly name?: string
+          readonly json: boolean
+          readonly grace: number
+          readonly tolerate: ReadonlyArray<string>
+          readonly maxLineBytes: number
+        },
       ) => {
         let fd: number | undefined
         if (opts.log !== undefined) {
@@ -197,27 +233,41 @@ proxy: the server's own.
         process.stdout.off('error', outputClosed)
         const { runProxy } = await import('./proxy.js')
         try {
-          status = await runProxy(command, args, { graceMs: opts.grace, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes }, {
-            stdin: process.stdin,
-            stdout: process.stdout,
-            env,
-            say: (record) => {
-              // names, ids and keys come from the traffic: escaped for a terminal
-              if (logFd === undefined) return void process.stderr.write((opts.json ? jsonLine(record.fields) : warnColor.yellow(escapeControls(record.text))) + '\n')
-              // a log may be shared: each record says when, and from which server; one
-              // write of a whole line to a file opened to append is never interleaved
-              const time = new Date().toISOString()
-              const line = opts.json
-                ? jsonLine({ type: record.fields['type'], time, server, command: [command, ...args], ...record.fields })
-                : `${time} [${escapeControls(server)}] ${escapeControls(record.text)}`
-              writeSync(logFd, line + '\n')
+          status = await runProxy(
+            command,
+            args,
+            { graceMs: opts.grace, tolerate: opts.tolerate, maxLineBytes: opts.maxLineBytes },
+            {
+              stdin: process.stdin,
+              stdout: process.stdout,
+              env,
+              say: (record) => {
+                // names, ids and keys come from the traffic: escaped for a terminal
+                if (logFd === undefined)
+                  return void process.stderr.write(
+                    (opts.json ? jsonLine(record.fields) : warnColor.yellow(escapeControls(record.text))) + '\n',
+                  )
+                // a log may be shared: each record says when, and from which server; one
+                // write of a whole line to a file opened to append is never interleaved
+                const time = new Date().toISOString()
+                const line = opts.json
+                  ? jsonLine({
+                      type: record.fields['type'],
+                      time,
+                      server,
+                      command: [command, ...args],
+                      ...record.fields,
+                    })
+                  : `${time} [${escapeControls(server)}] ${escapeControls(record.text)}`
+                writeSync(logFd, line + '\n')
+              },
+              err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
+              onSignal: (signal, handler) => {
+                process.on(signal, handler)
+                return () => process.off(signal, handler)
+              },
             },
-            err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
-            onSignal: (signal, handler) => {
-              process.on(signal, handler)
-              return () => process.off(signal, handler)
-            },
-          })
+          )
         } finally {
           if (logFd !== undefined) closeSync(logFd)
         }

@@ -130,7 +130,12 @@ const startError = (command: string, e: unknown): readonly [string, number] => {
  *
  * @since 0.1.0
  */
-export const runProxy = (command: string, args: ReadonlyArray<string>, options: ProxyOptions, io: ProxyIO): Promise<number> =>
+export const runProxy = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: ProxyOptions,
+  io: ProxyIO,
+): Promise<number> =>
   new Promise<number>((resolve) => {
     let child: ChildProcess
     try {
@@ -174,7 +179,7 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
     // is still there after the grace
     const endGroup = async (): Promise<void> => {
       if (!signalGroup('SIGTERM')) return
-      for (const until = Date.now() + options.graceMs; Date.now() < until; ) {
+      for (const until = Date.now() + options.graceMs; Date.now() < until;) {
         await new Promise((r) => setTimeout(r, 25))
         if (!signalGroup(0)) return
       }
@@ -240,14 +245,19 @@ export const runProxy = (command: string, args: ReadonlyArray<string>, options: 
 
     // a line longer than the limit is forwarded, but not held for the audit: said once
     let toldTooLong = false
-    const tooLong = (from: Direction) => (length: number): void => {
-      if (toldTooLong) return
-      toldTooLong = true
-      const message = `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than --max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
-      io.say({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
-    }
+    const tooLong =
+      (from: Direction) =>
+      (length: number): void => {
+        if (toldTooLong) return
+        toldTooLong = true
+        const message = `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than --max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
+        io.say({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
+      }
     const fromHost = splitLines({ line: audit.host, tooLong: tooLong('host') }, { maxBytes: options.maxLineBytes })
-    const fromServer = splitLines({ line: audit.server, tooLong: tooLong('server') }, { wants: audit.wantsServer, maxBytes: options.maxLineBytes })
+    const fromServer = splitLines(
+      { line: audit.server, tooLong: tooLong('server') },
+      { wants: audit.wantsServer, maxBytes: options.maxLineBytes },
+    )
 
     // pipe() forwards each chunk from its own `data` listener, added first: every chunk
     // is written before the audit's listener reads it

@@ -37,7 +37,7 @@ const COLON = 0x3a
 // Where the JSON string opening at `open` closes (the index of its closing quote), or
 // -1: the first quote after it that an odd number of backslashes does not escape.
 const closingQuote = (b: Buffer, open: number): number => {
-  for (let at = open + 1; ; ) {
+  for (let at = open + 1; ;) {
     const q = b.indexOf(QUOTE, at)
     if (q === -1) return -1
     let k = q - 1
@@ -64,7 +64,7 @@ const isWs = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c =
 export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
   const kept: Array<Buffer> = []
   let from = 0
-  for (let open = b.indexOf(QUOTE); open !== -1; ) {
+  for (let open = b.indexOf(QUOTE); open !== -1;) {
     const close = closingQuote(b, open)
     if (close === -1) break
     if (close - open - 1 > longest) {

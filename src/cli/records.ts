@@ -141,9 +141,12 @@ export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infini
   const outgrown = (): boolean => {
     const jsonLines = held.some((l) => startsLikeRecord(l) && tryParse(l).ok)
     mode = jsonLines ? 'lines' : 'done'
-    if (jsonLines) return replayHeld(), true
+    if (jsonLines) return (replayHeld(), true)
     held = []
-    sink.problem(null, `neither JSON Lines nor a JSON document of at most ${maxBytes} bytes; the rest of it was not read`)
+    sink.problem(
+      null,
+      `neither JSON Lines nor a JSON document of at most ${maxBytes} bytes; the rest of it was not read`,
+    )
     return false
   }
 
@@ -157,7 +160,7 @@ export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infini
     if (mode === 'done') return false
     const n = ++lineNo
     const text = n === 1 && raw.startsWith('\ufeff') ? raw.slice(1) : raw
-    if (mode === 'lines') return asLine(text, n), true
+    if (mode === 'lines') return (asLine(text, n), true)
     if (mode === 'held') {
       held.push(text)
       heldLength += text.length + 1

@@ -55,7 +55,8 @@ const oneLine = (r: GatewayRecord): string => {
 const parseListen = (s: string): { readonly host: string; readonly port: number } | string => {
   const m = /^(?:(.+):)?(\d{1,5})$/.exec(s)
   const port = m === null ? NaN : Number(m[2])
-  if (m === null || port > 65535) return `--http expects [HOST:]PORT, e.g. 8931 or 127.0.0.1:8931, got ${JSON.stringify(s)}`
+  if (m === null || port > 65535)
+    return `--http expects [HOST:]PORT, e.g. 8931 or 127.0.0.1:8931, got ${JSON.stringify(s)}`
   return { host: (m[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1'), port }
 }
 
@@ -126,7 +127,10 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     }
     let serving
     try {
-      serving = await serveHttp(gateway.newServer, { ...listen, ...(io.token === undefined ? {} : { token: io.token }) })
+      serving = await serveHttp(gateway.newServer, {
+        ...listen,
+        ...(io.token === undefined ? {} : { token: io.token }),
+      })
     } catch (e) {
       io.err(`toolstack serve: ${(e as Error).message}`)
       return 2

@@ -55,7 +55,9 @@ const idKey = (id: unknown): string | undefined =>
 
 // MCP lists `{ name, inputSchema }`; the audit's steps read the OpenAI shape.
 const asDeclaration = (tool: unknown): unknown =>
-  isRecord(tool) ? { type: 'function', function: { name: own(tool, 'name'), parameters: own(tool, 'inputSchema') } } : undefined
+  isRecord(tool)
+    ? { type: 'function', function: { name: own(tool, 'name'), parameters: own(tool, 'inputSchema') } }
+    : undefined
 
 const fromHost = (s: SideChannel, msg: unknown): readonly [Event | undefined, SideChannel] => {
   const method = own(msg, 'method')
@@ -72,7 +74,13 @@ const fromHost = (s: SideChannel, msg: unknown): readonly [Event | undefined, Si
   const name = own(params, 'name')
   if (typeof name !== 'string') return [undefined, s]
   const id = idText(own(msg, 'id'))
-  if (!s.listed) return s.toldUnlisted ? [undefined, s] : [{ _tag: 'Unlisted', tool: name, id }, { ...s, toldUnlisted: true }]
+  if (!s.listed)
+    return s.toldUnlisted
+      ? [undefined, s]
+      : [
+          { _tag: 'Unlisted', tool: name, id },
+          { ...s, toldUnlisted: true },
+        ]
   const [check, memory] = checkCall(s.cache, name, own(params, 'arguments'), id)(s.memory)
   const warning = check._tag === 'Audited' ? check.warning : undefined
   return [warning === undefined ? undefined : { _tag: 'Warning', warning }, memory === s.memory ? s : { ...s, memory }]

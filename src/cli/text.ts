@@ -24,7 +24,8 @@ export const plural = (n: number, one: string, many = `${one}s`): string => `${n
 export const jsonLine = (value: unknown): string => escapeControls(JSON.stringify(value))
 
 /** What kind of JSON value `u` is, in words. @since 0.1.0 */
-export const kindOf = (u: unknown): string => (u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`)
+export const kindOf = (u: unknown): string =>
+  u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`
 
 /** An id as the warnings name it (as `withUnknownKeyAudit` does): `''` for none. @since 0.1.0 */
 export const idText = (id: unknown): string => (id === undefined || id === null ? '' : String(id))

@@ -46,7 +46,6 @@ import { describeError, describeValue } from '../kernel/describe.js'
 import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
 import { modify } from '../kernel/ref.js'
 
-
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
@@ -126,7 +125,11 @@ export interface PolicyDiagnostic {
  * @category utils
  */
 export const drawPolicyDiagnostic = (d: PolicyDiagnostic): string => {
-  const few = (xs: ReadonlyArray<string>): string => xs.slice(0, 4).map((x) => JSON.stringify(x)).join(', ') + (xs.length > 4 ? ', …' : '')
+  const few = (xs: ReadonlyArray<string>): string =>
+    xs
+      .slice(0, 4)
+      .map((x) => JSON.stringify(x))
+      .join(', ') + (xs.length > 4 ? ', …' : '')
   return `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))`
 }
 
@@ -223,13 +226,17 @@ const orThrow = <A>(where: string, e: Either<string, A>): A => {
 const decodeRoots = (where: string, u: unknown): Roots => {
   if (u === undefined) return {}
   if (typeof u !== 'object' || u === null || Array.isArray(u)) {
-    throw new TypeError(`${where}: roots must be an object mapping a tool-name prefix to a directory, got ${describeValue(u)}`)
+    throw new TypeError(
+      `${where}: roots must be an object mapping a tool-name prefix to a directory, got ${describeValue(u)}`,
+    )
   }
   const out: Record<string, string> = {}
   for (const [prefix, dir] of Object.entries(u)) {
     const clean = typeof dir === 'string' ? normalizeAbsolute(dir) : undefined
     if (clean === undefined || isLeft(clean)) {
-      throw new TypeError(`${where}: roots[${quote(prefix)}] must be an absolute POSIX path without "..", NUL, backslash or "~", got ${describeValue(dir)}`)
+      throw new TypeError(
+        `${where}: roots[${quote(prefix)}] must be an absolute POSIX path without "..", NUL, backslash or "~", got ${describeValue(dir)}`,
+      )
     }
     Object.defineProperty(out, prefix, { value: clean.right, enumerable: true })
   }
@@ -239,13 +246,17 @@ const decodeRoots = (where: string, u: unknown): Roots => {
 const decodeLocationArgs = (where: string, u: unknown): ReadonlyArray<string> => {
   if (u === undefined) return LOCATION_ARGS
   if (!Array.isArray(u) || !u.every((n) => typeof n === 'string' && n !== '')) {
-    throw new TypeError(`${where}: option "locationArgs" must be an array of argument names (non-empty strings), added to ${LOCATION_ARGS.join(', ')}; got ${describeValue(u)}`)
+    throw new TypeError(
+      `${where}: option "locationArgs" must be an array of argument names (non-empty strings), added to ${LOCATION_ARGS.join(', ')}; got ${describeValue(u)}`,
+    )
   }
   return Object.freeze([...new Set([...LOCATION_ARGS, ...(u as ReadonlyArray<string>)])])
 }
 
 const isQueue = (u: unknown): u is QuestionQueue =>
-  memberOf(u, '_tag') === 'QuestionQueue' && typeof memberOf(u, 'inTurn') === 'function' && typeof memberOf(u, 'asking') === 'function'
+  memberOf(u, '_tag') === 'QuestionQueue' &&
+  typeof memberOf(u, 'inTurn') === 'function' &&
+  typeof memberOf(u, 'asking') === 'function'
 
 /**
  * Allows, denies or asks about each call. Allowed calls go to the inner provider as
@@ -282,7 +293,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     throw new TypeError(`${where}: option "rules" is required (an array of rules; [] asks about every call)`)
   }
   const rules = orThrow(where, decodeRules(opts.rules, 'rules'))
-  const initialGrants = opts.grants === undefined ? Object.freeze([]) : orThrow(where, decodeRules(opts.grants, 'grants'))
+  const initialGrants =
+    opts.grants === undefined ? Object.freeze([]) : orThrow(where, decodeRules(opts.grants, 'grants'))
   const roots = decodeRoots(where, opts.roots)
   const locationNames = decodeLocationArgs(where, opts.locationArgs)
   assertCallback(where, 'onAsk', opts.onAsk, 1)
@@ -297,7 +309,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     })
   const inert = rulesNameNoTool(rules)
   if (opts.questions !== undefined && !isQueue(opts.questions)) {
-    throw new TypeError(`${where}: option "questions" must be a queue made by newQuestionQueue(), got ${describeValue(opts.questions)}`)
+    throw new TypeError(
+      `${where}: option "questions" must be a queue made by newQuestionQueue(), got ${describeValue(opts.questions)}`,
+    )
   }
   const ask = opts.onAsk === undefined ? undefined : askHuman(opts.onAsk as OnAsk)
   const onGrant = opts.onGrant as PolicyOptions['onGrant']
@@ -312,7 +326,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     const saidInert: IORef<boolean> = newIORef(false)()
     // each tool's declared argument names, from the last listing that went through
     // here; undefined until one did, and then every `under` rule fails closed
-    const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<ReadonlyMap<string, ReadonlySet<string>> | undefined>(undefined)()
+    const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<
+      ReadonlyMap<string, ReadonlySet<string>> | undefined
+    >(undefined)()
     const scopeOf = (tool: string): LocationScope => ({ names: locationNames, declared: declared.read()?.get(tool) })
     const send = runBatch(provider)
 
@@ -325,7 +341,13 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     }
     // every call's fate is told to onDecision, with who decided it
     const tell = (call: unknown, tool: string, by: PolicyDecision['by'], refusal?: Refusal): void => {
-      callBack(onDecision, { tool, id: callIdOf(call), outcome: refusal === undefined ? 'allowed' : 'refused', by, ...(refusal === undefined ? {} : { refusal: refusal._tag }) })
+      callBack(onDecision, {
+        tool,
+        id: callIdOf(call),
+        outcome: refusal === undefined ? 'allowed' : 'refused',
+        by,
+        ...(refusal === undefined ? {} : { refusal: refusal._tag }),
+      })
     }
     const refuse = (call: unknown, tool: string, by: PolicyDecision['by'], r: Refusal): Answered => {
       tell(call, tool, by, r)
@@ -336,8 +358,13 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       tell(call, tool, by)
       return pass
     }
-    const settle = (call: unknown, tool: string, by: PolicyDecision['by'], v: Verdict, pass: Step<'inner'>): Step<'inner'> =>
-      v._tag === 'Refuse' ? refuse(call, tool, by, v.refusal) : allow(call, tool, by, pass)
+    const settle = (
+      call: unknown,
+      tool: string,
+      by: PolicyDecision['by'],
+      v: Verdict,
+      pass: Step<'inner'>,
+    ): Step<'inner'> => (v._tag === 'Refuse' ? refuse(call, tool, by, v.refusal) : allow(call, tool, by, pass))
 
     const remember = (rule: Rule): void => {
       const all = modify((gs: ReadonlyArray<Rule>) => {
@@ -348,17 +375,19 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     }
 
     // the previous question may have granted this one, so the grants are read again in turn
-    const inTurn = (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>, pass: Step<'inner'>) => async (): Promise<Step<'inner'>> => {
-      const granted = byGrants(grants.read(), roots)(q)
-      if (granted !== undefined) return settle(q.call, q.tool, 'grant', granted, pass)
-      const answer = await asking(q, args)
-      if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
-      const { action, grant } = answer.right
-      if (grant !== undefined) remember(grant)
-      return action === 'allow-once' || action === 'always-allow'
-        ? allow(q.call, q.tool, 'human', pass)
-        : refuse(q.call, q.tool, 'human', { _tag: 'DeclinedByUser', tool: q.tool, remembered: grant })
-    }
+    const inTurn =
+      (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>, pass: Step<'inner'>) =>
+      async (): Promise<Step<'inner'>> => {
+        const granted = byGrants(grants.read(), roots)(q)
+        if (granted !== undefined) return settle(q.call, q.tool, 'grant', granted, pass)
+        const answer = await asking(q, args)
+        if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
+        const { action, grant } = answer.right
+        if (grant !== undefined) remember(grant)
+        return action === 'allow-once' || action === 'always-allow'
+          ? allow(q.call, q.tool, 'human', pass)
+          : refuse(q.call, q.tool, 'human', { _tag: 'DeclinedByUser', tool: q.tool, remembered: grant })
+      }
 
     // a Promise only when the human must be asked: most calls are settled at once
     const stepFor = (batch: Batch, call: unknown, i: number): Step<'inner'> | Promise<Step<'inner'>> => {
@@ -384,7 +413,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       }
       const verdict = judgeCall(named, tool, argsOf, scopeOf(tool))
       // arguments that cannot be copied are never sent on as they are, and the model is told why
-      if (unreadable !== undefined) return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
+      if (unreadable !== undefined)
+        return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
       if (verdict._tag !== 'Ask') return settle(call, tool, 'rules', verdict, pass)
       const q = verdict.question
       const granted = byGrants(grants.read(), roots)(q)
@@ -392,7 +422,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
       // what the rules saw (q.args): no arguments read as {}
       const readable = noneAsEmpty(q.parsed)
-      if (isLeft(readable)) return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem: readable.left })
+      if (isLeft(readable))
+        return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem: readable.left })
       // asked from inside onAsk, this question would wait for the one it is part of
       if (questions.asking()) return refuse(call, tool, 'nobody', { _tag: 'AskedWhileAsking', tool })
       return questions.inTurn(inTurn(q, readable.right, ask, pass))()
@@ -417,7 +448,15 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         }
         steps.push(step)
       }
-      return right(await sendInOrder(batch, calls, steps, (_, b) => send(b)(), () => 'the tool provider'))
+      return right(
+        await sendInOrder(
+          batch,
+          calls,
+          steps,
+          (_, b) => send(b)(),
+          () => 'the tool provider',
+        ),
+      )
     }
 
     return {

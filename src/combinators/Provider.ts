@@ -57,7 +57,10 @@ export type ToolOutput = string | ToolOutcome
  */
 export interface LocalTool {
   readonly declaration: ToolDeclaration
-  readonly run: (args: Args, call: ToolCall) => TaskEither<string, ToolOutput> | Promise<ToolOutput | Either<string, ToolOutput>> | ToolOutput
+  readonly run: (
+    args: Args,
+    call: ToolCall,
+  ) => TaskEither<string, ToolOutput> | Promise<ToolOutput | Either<string, ToolOutput>> | ToolOutput
 }
 
 const quote = (s: string): string => JSON.stringify(s)
@@ -154,7 +157,9 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): BatchProvider<never>
     }
     const before = byName.get(name)
     if (before !== undefined) {
-      throw new TypeError(`${where}: tools[${before.index}] and tools[${index}] are both named ${quote(name)}; a model could not tell them apart`)
+      throw new TypeError(
+        `${where}: tools[${before.index}] and tools[${index}] are both named ${quote(name)}; a model could not tell them apart`,
+      )
     }
     byName.set(name, { run: run as LocalTool['run'], index })
     declarations.push(declaration as ToolDeclaration)
@@ -164,11 +169,13 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): BatchProvider<never>
 
   const runOne = async (batch: Batch, call: unknown, i: number): Promise<ToolResult> => {
     const name = callNameOf(call)
-    if (name === undefined) return errorResult(call, 'this tool call is malformed: it has no function name, so no tool was run')
+    if (name === undefined)
+      return errorResult(call, 'this tool call is malformed: it has no function name, so no tool was run')
     const tool = byName.get(name)
     if (tool === undefined) return errorResult(call, unknownToolMessage(name, names))
     const parsed = noneAsEmpty(batch.argsAt(i))
-    if (parsed._tag === 'Left') return errorResult(call, `tool ${quote(name)} was not run: ${drawArgsProblem(parsed.left)}`)
+    if (parsed._tag === 'Left')
+      return errorResult(call, `tool ${quote(name)} was not run: ${drawArgsProblem(parsed.left)}`)
     let out: unknown
     try {
       out = await settle(tool.run(parsed.right, call as ToolCall))
@@ -270,9 +277,13 @@ export const isProviderFailure = (u: unknown): u is ProviderFailure<unknown> => 
 
 const assertAsyncProvider = (where: string, u: unknown): void => {
   if (typeof u !== 'object' || u === null || Array.isArray(u)) {
-    throw new TypeError(`${where}: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, got ${describeValue(u)}`)
+    throw new TypeError(
+      `${where}: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, got ${describeValue(u)}`,
+    )
   }
-  const wrong = ['toolsForLlm', 'executeToolCalls'].filter((k) => typeof (u as Record<string, unknown>)[k] !== 'function')
+  const wrong = ['toolsForLlm', 'executeToolCalls'].filter(
+    (k) => typeof (u as Record<string, unknown>)[k] !== 'function',
+  )
   if (wrong.length > 0) {
     throw new TypeError(
       `${where}: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, but ${wrong.map((k) => `\`${k}\` is not a function`).join(' and ')}`,
@@ -349,7 +360,8 @@ export const toAsync = <E>(provider: Provider<E>): AsyncProvider => {
     return e.right
   }
   return {
-    toolsForLlm: () => new Promise<Either<E, ReadonlyArray<ToolDeclaration>>>((resolve) => resolve(provider.toolsForLlm())).then(unwrap),
+    toolsForLlm: () =>
+      new Promise<Either<E, ReadonlyArray<ToolDeclaration>>>((resolve) => resolve(provider.toolsForLlm())).then(unwrap),
     // an async function, so a combinator handed this record refuses it at construction
     // (assertProvider), naming fromAsync
     executeToolCalls: async (calls) => unwrap(await provider.executeToolCalls(calls)()),

@@ -162,7 +162,8 @@ const withoutReason = (args: Args): Args => {
   const rest: Record<string, unknown> = {}
   for (const k of Object.keys(args)) {
     if (k === REASON_PARAM) continue
-    if (k === '__proto__') Object.defineProperty(rest, k, { value: args[k], enumerable: true, writable: true, configurable: true })
+    if (k === '__proto__')
+      Object.defineProperty(rest, k, { value: args[k], enumerable: true, writable: true, configurable: true })
     else rest[k] = args[k]
   }
   return rest
@@ -175,7 +176,10 @@ const stripped = (call: ToolCall, args: Parsed): Stripped | undefined => {
   if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return undefined
   const rest = withoutReason(args.right)
   const fn = call.function
-  return { call: { ...call, function: { ...fn, arguments: typeof fn.arguments === 'string' ? JSON.stringify(rest) : rest } }, args: right(rest) }
+  return {
+    call: { ...call, function: { ...fn, arguments: typeof fn.arguments === 'string' ? JSON.stringify(rest) : rest } },
+    args: right(rest),
+  }
 }
 
 interface Augmented {

@@ -96,7 +96,11 @@ export type RegistryError = ListingFailed | ListingUnreadable | ToolShadowed
  * @since 0.1.0
  * @category constructors
  */
-export const listingFailed = (prefix: string, error: unknown): RegistryError => ({ _tag: 'ListingFailed', prefix, error })
+export const listingFailed = (prefix: string, error: unknown): RegistryError => ({
+  _tag: 'ListingFailed',
+  prefix,
+  error,
+})
 
 /**
  * @since 0.1.0
@@ -169,9 +173,11 @@ export const registry = (entries: ReadonlyArray<RegistryEntry>): BatchProvider<R
   const listOne = async (route: Route): Promise<Publish> => {
     try {
       const listed: unknown = await route.provider.toolsForLlm()
-      const tag = typeof listed === 'object' && listed !== null ? (listed as { readonly _tag?: unknown })._tag : undefined
+      const tag =
+        typeof listed === 'object' && listed !== null ? (listed as { readonly _tag?: unknown })._tag : undefined
       if (tag === 'Left') return left(listingFailed(route.prefix, (listed as { readonly left: unknown }).left))
-      if (tag !== 'Right') return left(listingUnreadable(route.prefix, `the listing is ${describeValue(listed)}, not an Either`))
+      if (tag !== 'Right')
+        return left(listingUnreadable(route.prefix, `the listing is ${describeValue(listed)}, not an Either`))
       return publish(table, route)((listed as { readonly right: unknown }).right)
     } catch (e) {
       return left(listingFailed(route.prefix, e))
@@ -316,7 +322,9 @@ const readEntry = (u: unknown, i: number): Route => {
 
 const readEntries = (entries: unknown): Table => {
   if (!Array.isArray(entries)) {
-    throw new TypeError(`${WHERE}: expected an array of entries { prefix, provider, separator? }, got ${describeValue(entries)}`)
+    throw new TypeError(
+      `${WHERE}: expected an array of entries { prefix, provider, separator? }, got ${describeValue(entries)}`,
+    )
   }
   const routes: Array<Route> = []
   const byPrefix = new Map<string, number>()
@@ -358,7 +366,8 @@ type Publish = Either<RegistryError, ReadonlyArray<ToolDeclaration>>
 const publish =
   (table: Table, route: Route) =>
   (listed: unknown): Publish => {
-    if (!Array.isArray(listed)) return left(listingUnreadable(route.prefix, `the listing is ${describeValue(listed)}, not an array`))
+    if (!Array.isArray(listed))
+      return left(listingUnreadable(route.prefix, `the listing is ${describeValue(listed)}, not an array`))
     const owner = table.routeOf
     const out: Array<ToolDeclaration> = []
     for (let i = 0; i < listed.length; i++) {
@@ -366,15 +375,26 @@ const publish =
       let copy: ToolDeclaration
       let name: unknown
       try {
-        const fn: unknown = typeof d === 'object' && d !== null ? (d as { readonly function?: unknown }).function : undefined
+        const fn: unknown =
+          typeof d === 'object' && d !== null ? (d as { readonly function?: unknown }).function : undefined
         if (typeof fn !== 'object' || fn === null) {
-          return left(listingUnreadable(route.prefix, `declaration ${i} has no "function" object (got ${describeValue(d)})`))
+          return left(
+            listingUnreadable(route.prefix, `declaration ${i} has no "function" object (got ${describeValue(d)})`),
+          )
         }
         name = (fn as { readonly name?: unknown }).name
         if (typeof name !== 'string' || name === '') {
-          return left(listingUnreadable(route.prefix, `declaration ${i} has no tool name (function.name is ${describeValue(name)})`))
+          return left(
+            listingUnreadable(
+              route.prefix,
+              `declaration ${i} has no tool name (function.name is ${describeValue(name)})`,
+            ),
+          )
         }
-        copy = { ...(d as ToolDeclaration), function: { ...(fn as ToolDeclaration['function']), name: route.tag + name } }
+        copy = {
+          ...(d as ToolDeclaration),
+          function: { ...(fn as ToolDeclaration['function']), name: route.tag + name },
+        }
       } catch (e) {
         return left(listingUnreadable(route.prefix, `declaration ${i} cannot be read (${describeError(e)})`))
       }
@@ -398,11 +418,14 @@ const decide = (table: Table) => {
   const route = table.routeOf
   return (call: unknown): Decision => {
     try {
-      if (typeof call !== 'object' || call === null) return answered(call, `${MALFORMED}: it is ${describeValue(call)}; ${SHAPE}`)
+      if (typeof call !== 'object' || call === null)
+        return answered(call, `${MALFORMED}: it is ${describeValue(call)}; ${SHAPE}`)
       const fn: unknown = (call as { readonly function?: unknown }).function
-      if (typeof fn !== 'object' || fn === null) return answered(call, `${MALFORMED}: it has no "function" object; ${SHAPE}`)
+      if (typeof fn !== 'object' || fn === null)
+        return answered(call, `${MALFORMED}: it has no "function" object; ${SHAPE}`)
       const name: unknown = (fn as { readonly name?: unknown }).name
-      if (typeof name !== 'string') return answered(call, `${MALFORMED}: its function.name is ${describeValue(name)}, not a string; ${SHAPE}`)
+      if (typeof name !== 'string')
+        return answered(call, `${MALFORMED}: its function.name is ${describeValue(name)}, not a string; ${SHAPE}`)
       const found = route(name)
       if (found === undefined) {
         const known = table.routes.map((r) => JSON.stringify(r.tag))

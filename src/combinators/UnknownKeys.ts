@@ -247,10 +247,20 @@ export interface AuditSession {
 }
 
 const isCapacity = (u: unknown): u is number => isSafeInteger(u) && u >= 1
-const Capacity = new t.Type<number, number, unknown>('a whole number of at least 1', isCapacity, (u, c) => (isCapacity(u) ? t.success(u) : t.failure(u, c)), t.identity)
+const Capacity = new t.Type<number, number, unknown>(
+  'a whole number of at least 1',
+  isCapacity,
+  (u, c) => (isCapacity(u) ? t.success(u) : t.failure(u, c)),
+  t.identity,
+)
 
 // callbacks are checked by assertCallback, which can say more than a codec
-const OptionsProps = { onWarn: t.unknown, tolerate: t.readonlyArray(t.string), maxPairs: Capacity, onDiagnostic: t.unknown }
+const OptionsProps = {
+  onWarn: t.unknown,
+  tolerate: t.readonlyArray(t.string),
+  maxPairs: Capacity,
+  onDiagnostic: t.unknown,
+}
 
 /**
  * The options, checked once at the door (a `TypeError` naming the problem), and a
@@ -266,7 +276,11 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
   const onWarn = (opts.onWarn as UnknownKeyAuditOptions['onWarn']) ?? warnToStderr
   const onDiagnostic = (opts.onDiagnostic as UnknownKeyAuditOptions['onDiagnostic']) ?? diagnoseToStderr
   const ofListing = catalogueOf(toleratedOf(opts.tolerate))
-  const initial: AuditState = { catalogue: undefined, seen: emptySeenSetOf(opts.maxPairs ?? DEFAULT_CAPACITY), said: new Set() }
+  const initial: AuditState = {
+    catalogue: undefined,
+    seen: emptySeenSetOf(opts.maxPairs ?? DEFAULT_CAPACITY),
+    said: new Set(),
+  }
 
   return () => {
     const state: IORef<AuditState> = newIORef(initial)()
@@ -326,7 +340,9 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
  * @since 0.1.0
  * @category combinators
  */
-export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(provider: Provider<E>) => AuditedProvider<E>) => {
+export const withUnknownKeyAudit = (
+  options?: UnknownKeyAuditOptions,
+): (<E>(provider: Provider<E>) => AuditedProvider<E>) => {
   const where = 'withUnknownKeyAudit'
   const newSession = auditSessions(where, options)
 
@@ -337,7 +353,8 @@ export const withUnknownKeyAudit = (options?: UnknownKeyAuditOptions): (<E>(prov
 
     const onListing = (listing: unknown): void => {
       try {
-        const tag = typeof listing === 'object' && listing !== null ? (listing as { readonly _tag?: unknown })._tag : undefined
+        const tag =
+          typeof listing === 'object' && listing !== null ? (listing as { readonly _tag?: unknown })._tag : undefined
         if (tag === 'Right') {
           const declarations = (listing as { readonly right: ReadonlyArray<ToolDeclaration> }).right
           session.listed(session.catalogueOf(declarations), Array.isArray(declarations) ? declarations.length : 0)

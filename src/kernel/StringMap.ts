@@ -145,7 +145,15 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
 // Binds `key` to `f(the value bound now)` (f(undefined) when none) in one walk, so a
 // counter bumped in a large map costs one path, not a lookup and a set. Returns `n`
 // itself when nothing changes.
-const updateIn = (n: Node, key: string, f: (old: unknown) => unknown, h: number, shift: number, hash: Hash, growth: Growth): Node => {
+const updateIn = (
+  n: Node,
+  key: string,
+  f: (old: unknown) => unknown,
+  h: number,
+  shift: number,
+  hash: Hash,
+  growth: Growth,
+): Node => {
   if (shift > LAST_SHIFT) {
     const i = keyAt(n, key)
     if (i !== -1) {

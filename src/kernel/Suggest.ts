@@ -49,7 +49,10 @@ export const normalizeKey = (k: string): string => k.toLowerCase().replace(/[_-]
 export const keyWords = (name: string): ReadonlyArray<string> => {
   const camel = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2')
   const acronyms = camel.replace(/([A-Z])([A-Z][a-z])/g, '$1 $2')
-  return acronyms.split(/[\s_-]/).filter((w) => w !== '').map((w) => w.toLowerCase())
+  return acronyms
+    .split(/[\s_-]/)
+    .filter((w) => w !== '')
+    .map((w) => w.toLowerCase())
 }
 
 /**
@@ -131,9 +134,7 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
   const tails = all.map(({ d, words }) => ({
     d,
     // every run of trailing words, joined: `max_file_size` → `filesize`, `size`
-    tails: words.slice(1).map((_, i) =>
-      words.slice(i + 1).join(''),
-    ),
+    tails: words.slice(1).map((_, i) => words.slice(i + 1).join('')),
   }))
   return (key) => {
     if (declared.has(key)) return none
@@ -193,11 +194,13 @@ export const suggestKeys = (declared: ReadonlySet<string>, keys: ReadonlyArray<s
  * @since 0.1.0
  * @category pure steps
  */
-export const suggestionsFor = (near: (key: string) => Option<string>) => (keys: ReadonlyArray<string>): ReadonlyArray<Suggestion> => {
-  const out: Array<Suggestion> = []
-  for (const key of keys) {
-    const s = near(key)
-    if (s._tag === 'Some') out.push({ key, didYouMean: s.value })
+export const suggestionsFor =
+  (near: (key: string) => Option<string>) =>
+  (keys: ReadonlyArray<string>): ReadonlyArray<Suggestion> => {
+    const out: Array<Suggestion> = []
+    for (const key of keys) {
+      const s = near(key)
+      if (s._tag === 'Some') out.push({ key, didYouMean: s.value })
+    }
+    return out
   }
-  return out
-}

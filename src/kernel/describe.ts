@@ -45,4 +45,5 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
  * direction mark or override and BOM written as `\uXXXX`, so text from a model or a log
  * cannot move a terminal's cursor, retitle it, ring it, or reorder what a human reads.
  */
-export const escapeControls = (s: string): string => s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+export const escapeControls = (s: string): string =>
+  s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)

@@ -8,7 +8,8 @@ export const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwn
 export const isSafeInteger = (u: unknown): u is number => Number.isSafeInteger(u)
 
 /** Whether a value is a non-array object. */
-export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === 'object' && u !== null && !Array.isArray(u)
+export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === 'object' && u !== null && !Array.isArray(u)
 
 /**
  * `u[key]` read from data this code did not make: `undefined` when `u` is not an object
@@ -33,7 +34,12 @@ export const own = (u: unknown, key: string): unknown => (isRecord(u) && hasOwn(
 export const ownCopy = (o: object): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
   for (const k of Object.keys(o)) {
-    Object.defineProperty(out, k, { value: (o as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, k, {
+      value: (o as Record<string, unknown>)[k],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
   return out
 }

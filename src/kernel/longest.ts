@@ -6,7 +6,10 @@
  * name behind; `undefined` when none does. Two distinct tags of one length cannot both
  * start a name, so there are no ties.
  */
-export const longestTagOf = <A>(items: ReadonlyArray<A>, tagOf: (a: A) => string): ((name: string) => A | undefined) => {
+export const longestTagOf = <A>(
+  items: ReadonlyArray<A>,
+  tagOf: (a: A) => string,
+): ((name: string) => A | undefined) => {
   const byLength = [...items].sort((a, b) => tagOf(b).length - tagOf(a).length)
   return (name) =>
     byLength.find((a) => {

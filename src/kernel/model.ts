@@ -209,8 +209,7 @@ export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
  * @category guards
  */
 export const isProvider = (u: unknown): u is Provider<unknown> =>
-  typeof memberOf(u, 'toolsForLlm') === 'function' &&
-  typeof memberOf(u, 'executeToolCalls') === 'function'
+  typeof memberOf(u, 'toolsForLlm') === 'function' && typeof memberOf(u, 'executeToolCalls') === 'function'
 
 // an `async` executeToolCalls answers a Promise where a task (a function) belongs: the
 // mark of a Promise-based provider handed over as is

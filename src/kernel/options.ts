@@ -25,7 +25,11 @@ const quote = (s: string): string => JSON.stringify(s)
 
 // "did you mean" for unknown option names: a name other tools use (`aliases`), else the
 // known option the name plainly points at (suggestKey)
-const didYouMean = (known: ReadonlyArray<string>, unknown: ReadonlyArray<string>, aliases: ReadonlyMap<string, string>): string => {
+const didYouMean = (
+  known: ReadonlyArray<string>,
+  unknown: ReadonlyArray<string>,
+  aliases: ReadonlyMap<string, string>,
+): string => {
   const near = suggestKey(new Set(known))
   const hints: Array<readonly [string, string]> = []
   for (const k of unknown) {
@@ -58,7 +62,9 @@ export const decodeOptions = <P extends t.Props>(
   }
   if (isProvider(u)) {
     // `withX(provider)`: the combinator was handed its data where its options belong
-    throw new TypeError(`${where}: got a provider where the options belong; a combinator takes its options first: did you mean ${where}(${example})(provider)?`)
+    throw new TypeError(
+      `${where}: got a provider where the options belong; a combinator takes its options first: did you mean ${where}(${example})(provider)?`,
+    )
   }
   const known = Object.keys(props)
   const unknown = Object.keys(u).filter((k) => !known.includes(k))

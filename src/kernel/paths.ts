@@ -160,7 +160,12 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
  * @category pure steps
  */
 export const absolutise = (raw: unknown, root: string | undefined): Either<string, string> => {
-  if (typeof raw !== 'string') return left(raw === undefined ? 'is missing' : `is not a string (${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`)
+  if (typeof raw !== 'string')
+    return left(
+      raw === undefined
+        ? 'is missing'
+        : `is not a string (${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`,
+    )
   const problem = problemOf(raw)
   if (problem !== undefined) return left(problem)
   if (raw.startsWith('/')) return right(fromSegments(segmentsOf(raw)))
@@ -175,7 +180,9 @@ export const absolutise = (raw: unknown, root: string | undefined): Either<strin
 const valuesOf = (arg: string, raw: unknown, root: string | undefined): ReadonlyArray<PathLocation> => {
   const one = (name: string, v: unknown): PathLocation => {
     const path = absolutise(v, root)
-    return path._tag === 'Right' ? { _tag: 'Known', arg: name, path: path.right } : { _tag: 'Unknown', arg: name, problem: path.left }
+    return path._tag === 'Right'
+      ? { _tag: 'Known', arg: name, path: path.right }
+      : { _tag: 'Unknown', arg: name, problem: path.left }
   }
   return Array.isArray(raw) ? raw.map((v: unknown, i) => one(`${arg}[${i}]`, v)) : [one(arg, raw)]
 }
@@ -201,12 +208,24 @@ const valuesOf = (arg: string, raw: unknown, root: string | undefined): Readonly
  * @since 0.1.0
  * @category pure steps
  */
-export const locate = (args: unknown, tool: string, roots: Roots, scope?: LocationScope): ReadonlyArray<PathLocation> => {
+export const locate = (
+  args: unknown,
+  tool: string,
+  roots: Roots,
+  scope?: LocationScope,
+): ReadonlyArray<PathLocation> => {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return [{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read as a JSON object' }]
   }
   if (scope !== undefined && scope.declared === undefined) {
-    return [{ _tag: 'Unknown', arg: 'arguments', problem: "cannot be located: this tool's declaration is not known (its tools were not listed through the policy)" }]
+    return [
+      {
+        _tag: 'Unknown',
+        arg: 'arguments',
+        problem:
+          "cannot be located: this tool's declaration is not known (its tools were not listed through the policy)",
+      },
+    ]
   }
   try {
     const root = rootFor(roots, tool)
@@ -215,7 +234,8 @@ export const locate = (args: unknown, tool: string, roots: Roots, scope?: Locati
     const decoys: Array<PathLocation> = []
     for (const arg of scope?.names ?? LOCATION_ARGS) {
       if (!hasOwn(args, arg)) continue
-      if (scope?.declared !== undefined && !scope.declared.has(arg)) decoys.push({ _tag: 'Unknown', arg, problem: 'is not an argument this tool declares' })
+      if (scope?.declared !== undefined && !scope.declared.has(arg))
+        decoys.push({ _tag: 'Unknown', arg, problem: 'is not an argument this tool declares' })
       else out.push(...valuesOf(arg, (args as Readonly<Record<string, unknown>>)[arg], root))
     }
     out.push(...decoys)

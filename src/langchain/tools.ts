@@ -32,7 +32,20 @@ import { hasOwn, isRecord, memberOf } from '../kernel/guards.js'
 // -------------------------------------------------------------------------------------
 
 // members whose value is a schema, or an array of schemas
-const SCHEMA_MEMBERS = new Set(['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'anyOf', 'oneOf', 'allOf', 'prefixItems'])
+const SCHEMA_MEMBERS = new Set([
+  'items',
+  'additionalItems',
+  'contains',
+  'not',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'prefixItems',
+])
 // members whose value maps names (which are data, never rewritten) to schemas
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'])
 // members that turn an undeclared key away
@@ -40,9 +53,15 @@ const CLOSING = new Set(['additionalProperties', 'unevaluatedProperties'])
 // deeper than this a schema is copied as it is (a bound on the stack; a JSON schema that deep is not a tool's)
 const MAX_DEPTH = 64
 
-const ownCopyOf = (o: Readonly<Record<string, unknown>>, f: (k: string, v: unknown) => unknown, skip: (k: string) => boolean = () => false): Record<string, unknown> => {
+const ownCopyOf = (
+  o: Readonly<Record<string, unknown>>,
+  f: (k: string, v: unknown) => unknown,
+  skip: (k: string) => boolean = () => false,
+): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
-  for (const k of Object.keys(o)) if (!skip(k)) Object.defineProperty(out, k, { value: f(k, o[k]), enumerable: true, writable: true, configurable: true })
+  for (const k of Object.keys(o))
+    if (!skip(k))
+      Object.defineProperty(out, k, { value: f(k, o[k]), enumerable: true, writable: true, configurable: true })
   return out
 }
 
@@ -51,7 +70,12 @@ const opened = (schema: unknown, depth: number): unknown => {
   if (!isRecord(schema) || depth > MAX_DEPTH) return schema
   return ownCopyOf(
     schema,
-    (k, v) => (SCHEMA_MEMBERS.has(k) ? opened(v, depth + 1) : SCHEMA_MAPS.has(k) && isRecord(v) ? ownCopyOf(v, (_, s) => opened(s, depth + 1)) : v),
+    (k, v) =>
+      SCHEMA_MEMBERS.has(k)
+        ? opened(v, depth + 1)
+        : SCHEMA_MAPS.has(k) && isRecord(v)
+          ? ownCopyOf(v, (_, s) => opened(s, depth + 1))
+          : v,
     (k) => CLOSING.has(k),
   )
 }
@@ -119,17 +143,30 @@ export const toLangChainTools = <E>(provider: Provider<E>): Promise<Array<Dynami
 
   const func =
     (name: string) =>
-    async (input: unknown, _runManager?: unknown, config?: RunnableConfig): Promise<[string | ToolMessage, ToolResult | undefined]> => {
+    async (
+      input: unknown,
+      _runManager?: unknown,
+      config?: RunnableConfig,
+    ): Promise<[string | ToolMessage, ToolResult | undefined]> => {
       if (config?.signal?.aborted === true) throw new Error(abortedText(config.signal.reason))
       const id = toolCallIdOf(config)
       const result = await send(callOf(id ?? '', name, argumentsOf(input)))
       if (result.is_error !== true) return [result.content, result]
       if (id === undefined) throw new Error(result.content)
-      return [new ToolMessage({ status: 'error', content: result.content, tool_call_id: id, name, artifact: result }), undefined]
+      return [
+        new ToolMessage({ status: 'error', content: result.content, tool_call_id: id, name, artifact: result }),
+        undefined,
+      ]
     }
 
   const toolOf = ({ function: { name, description, parameters } }: ToolDeclaration): DynamicStructuredTool =>
-    new DynamicStructuredTool({ name, description: description ?? '', schema: permissiveSchema(parameters), responseFormat: 'content_and_artifact', func: func(name) })
+    new DynamicStructuredTool({
+      name,
+      description: description ?? '',
+      schema: permissiveSchema(parameters),
+      responseFormat: 'content_and_artifact',
+      func: func(name),
+    })
 
   return listTools(provider).then((declarations) => declarations.map(toolOf))
 }
@@ -202,7 +239,8 @@ export class UnknownKeyAuditHandler extends BaseCallbackHandler {
   constructor(tools: ReadonlyArray<AuditableTool>, options?: UnknownKeyAuditOptions) {
     super()
     const where = 'UnknownKeyAuditHandler'
-    if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools (with name and schema), got ${describeValue(tools)}`)
+    if (!Array.isArray(tools))
+      throw new TypeError(`${where}: expected an array of tools (with name and schema), got ${describeValue(tools)}`)
     this.#session = auditSessions(where, options)()
     this.#catalogue = listedCatalogue(this.#session, declarationsOf(tools))
     this.stats = this.#session.stats

@@ -87,7 +87,11 @@ export interface McpToolClient {
     resultSchema?: undefined,
     options?: McpRequestOptions,
   ): Promise<unknown>
-  request?(request: McpListToolsRequest, resultSchema: typeof PaginatedResultSchemaType, options?: McpRequestOptions): Promise<unknown>
+  request?(
+    request: McpListToolsRequest,
+    resultSchema: typeof PaginatedResultSchemaType,
+    options?: McpRequestOptions,
+  ): Promise<unknown>
   setNotificationHandler?(
     schema: typeof ToolListChangedNotificationSchema,
     handler: (notification: unknown) => void | Promise<void>,
@@ -277,7 +281,12 @@ const listAll = async (client: McpToolClient, options: McpRequestOptions): Promi
     if (got.nextCursor === undefined) return right(toRoutes(listed))
     // a server that hands back a cursor it gave before would be listed forever
     if (cursors.has(got.nextCursor)) {
-      return left(listingError(`tools/list failed on page ${page}: the server repeated the cursor ${JSON.stringify(got.nextCursor)}`, undefined))
+      return left(
+        listingError(
+          `tools/list failed on page ${page}: the server repeated the cursor ${JSON.stringify(got.nextCursor)}`,
+          undefined,
+        ),
+      )
     }
     cursors.add(got.nextCursor)
     cursor = got.nextCursor
@@ -418,15 +427,22 @@ const prepare = (routes: Routes, batch: Batch, i: number, call: unknown): Prepar
     if (tool === undefined) {
       return {
         _tag: 'Answered',
-        result: errorResult(call, `there is no tool named ${JSON.stringify(name)} on this MCP server; the tool was not called`),
+        result: errorResult(
+          call,
+          `there is no tool named ${JSON.stringify(name)} on this MCP server; the tool was not called`,
+        ),
       }
     }
     // through the batch: a layer above (the audit) has usually parsed them already
     const args = noneAsEmpty(batch.argsAt(i))
-    if (isLeft(args)) return { _tag: 'Answered', result: errorResult(call, `${drawArgsProblem(args.left)}; the tool was not called`) }
+    if (isLeft(args))
+      return { _tag: 'Answered', result: errorResult(call, `${drawArgsProblem(args.left)}; the tool was not called`) }
     return { _tag: 'Ready', call, tool, args: args.right }
   } catch (e) {
-    return { _tag: 'Answered', result: errorResult(call, `the call could not be read (${describeError(e)}); the tool was not called`) }
+    return {
+      _tag: 'Answered',
+      result: errorResult(call, `the call could not be read (${describeError(e)}); the tool was not called`),
+    }
   }
 }
 
@@ -478,7 +494,8 @@ const OptionsProps = {
 
 const CLIENT_METHODS = ['listTools', 'callTool'] as const
 
-const missingMethods = (u: unknown): ReadonlyArray<string> => CLIENT_METHODS.filter((m) => typeof memberOf(u, m) !== 'function')
+const missingMethods = (u: unknown): ReadonlyArray<string> =>
+  CLIENT_METHODS.filter((m) => typeof memberOf(u, m) !== 'function')
 
 const assertClient = (where: string, u: unknown): void => {
   if (typeof u !== 'object' || u === null) {
@@ -488,9 +505,13 @@ const assertClient = (where: string, u: unknown): void => {
   if (missing.length > 0) {
     // connectStdio's connection, or any { client } record, handed over in place of its client
     if (missingMethods(memberOf(u, 'client')).length === 0) {
-      throw new TypeError(`${where}: expected an MCP client, got an object that holds one in \`.client\` (what connectStdio answers): pass connection.client`)
+      throw new TypeError(
+        `${where}: expected an MCP client, got an object that holds one in \`.client\` (what connectStdio answers): pass connection.client`,
+      )
     }
-    throw new TypeError(`${where}: expected an MCP client, but ${missing.map((m) => `\`${m}\` is not a function`).join(' and ')}`)
+    throw new TypeError(
+      `${where}: expected an MCP client, but ${missing.map((m) => `\`${m}\` is not a function`).join(' and ')}`,
+    )
   }
 }
 
@@ -537,7 +558,9 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
   const requestOptions: McpRequestOptions = signal === undefined ? { timeout } : { timeout, signal }
 
   const lastRoutes: IORef<Routes | undefined> = newIORef<Routes | undefined>(undefined)()
-  const listeners: IORef<ReadonlyArray<{ readonly run: IO<void> }>> = newIORef<ReadonlyArray<{ readonly run: IO<void> }>>([])()
+  const listeners: IORef<ReadonlyArray<{ readonly run: IO<void> }>> = newIORef<
+    ReadonlyArray<{ readonly run: IO<void> }>
+  >([])()
   let installed = false
 
   const list = async (): Promise<Either<McpListingError, Routes>> => {
@@ -548,10 +571,17 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
 
   const callOne = async (p: Prepared): Promise<ToolResult> => {
     if (p._tag === 'Answered') return p.result
-    const outcome = await invoke(client, { name: p.tool.mcpName, arguments: p.args as Record<string, unknown> }, timeout, signal)
+    const outcome = await invoke(
+      client,
+      { name: p.tool.mcpName, arguments: p.args as Record<string, unknown> },
+      timeout,
+      signal,
+    )
     const id = callIdOf(p.call)
     try {
-      return outcome._tag === 'Answered' ? renderCallResult(id, outcome.result) : errorResult(p.call, describeOutcome(outcome, timeout))
+      return outcome._tag === 'Answered'
+        ? renderCallResult(id, outcome.result)
+        : errorResult(p.call, describeOutcome(outcome, timeout))
     } catch (e) {
       return errorResult(p.call, `the MCP server's answer could not be read (${describeError(e)})`)
     }
@@ -591,7 +621,13 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       }
     }
     const out: Array<ToolResult> = []
-    for (const g of groups) out.push(...(await pool(g.map((p) => () => callOne(p)), concurrency)))
+    for (const g of groups)
+      out.push(
+        ...(await pool(
+          g.map((p) => () => callOne(p)),
+          concurrency,
+        )),
+      )
     return out
   }
 

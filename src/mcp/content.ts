@@ -57,7 +57,8 @@ export const renderBlock = (block: unknown): string => {
       if (!isRecord(r)) return '[resource: unreadable]'
       const text = str(r['text'])
       const blob = str(r['blob'])
-      const size = text !== undefined ? `${text.length} characters` : blob !== undefined ? bytes(base64Bytes(blob)) : 'no contents'
+      const size =
+        text !== undefined ? `${text.length} characters` : blob !== undefined ? bytes(base64Bytes(blob)) : 'no contents'
       return `[resource: ${mimeOf(r)}, ${str(r['uri']) ?? 'no URI'}, ${size}]`
     }
     case 'resource_link': {

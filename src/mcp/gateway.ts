@@ -101,12 +101,15 @@ const URL_MEMBERS = ['url', 'headers', 'prefix']
 
 const unknownMembers = (at: string, u: object, known: ReadonlyArray<string>): string | undefined => {
   const extra = Object.keys(u).filter((k) => !known.includes(k))
-  return extra.length === 0 ? undefined : `${at} has unknown member${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')} (known: ${known.join(', ')})`
+  return extra.length === 0
+    ? undefined
+    : `${at} has unknown member${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')} (known: ${known.join(', ')})`
 }
 
 const stringRecord = (at: string, u: unknown): Either<string, Readonly<Record<string, string>>> => {
   if (!isRecord(u)) return left(`${at} must be an object of strings, got ${describeValue(u)}`)
-  for (const [k, v] of Object.entries(u)) if (typeof v !== 'string') return left(`${at}.${k} must be a string, got ${describeValue(v)}`)
+  for (const [k, v] of Object.entries(u))
+    if (typeof v !== 'string') return left(`${at}.${k} must be a string, got ${describeValue(v)}`)
   return right(u as Readonly<Record<string, string>>)
 }
 
@@ -115,13 +118,16 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   if (!isRecord(u)) return left(`${at} must be an object { command, args?, env? } or { url }, got ${describeValue(u)}`)
   const prefix = hasOwn(u, 'prefix') ? u['prefix'] : name
   if (typeof prefix !== 'string' || !ALPHABET.test(prefix)) {
-    return left(`${at}.prefix must be letters, digits, "_" and "-"${hasOwn(u, 'prefix') ? '' : ` (it defaults to the server's key, ${JSON.stringify(name)}; give one)`}, got ${describeValue(prefix)}`)
+    return left(
+      `${at}.prefix must be letters, digits, "_" and "-"${hasOwn(u, 'prefix') ? '' : ` (it defaults to the server's key, ${JSON.stringify(name)}; give one)`}, got ${describeValue(prefix)}`,
+    )
   }
   if (hasOwn(u, 'url')) {
     const extra = unknownMembers(at, u, URL_MEMBERS)
     if (extra !== undefined) return left(extra)
     const url = u['url']
-    if (typeof url !== 'string' || !/^https?:\/\//.test(url)) return left(`${at}.url must be an http(s) URL, got ${describeValue(url)}`)
+    if (typeof url !== 'string' || !/^https?:\/\//.test(url))
+      return left(`${at}.url must be an http(s) URL, got ${describeValue(url)}`)
     const headers = u['headers'] === undefined ? right({}) : stringRecord(`${at}.headers`, u['headers'])
     if (isLeft(headers)) return headers
     return right({ name, prefix, spec: { url, headers: headers.right } })
@@ -129,14 +135,25 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   const extra = unknownMembers(at, u, COMMAND)
   if (extra !== undefined) return left(extra)
   const command = u['command']
-  if (typeof command !== 'string' || command === '') return left(`${at}.command must be a non-empty string (or give a url), got ${describeValue(command)}`)
+  if (typeof command !== 'string' || command === '')
+    return left(`${at}.command must be a non-empty string (or give a url), got ${describeValue(command)}`)
   const args = u['args'] ?? []
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return left(`${at}.args must be an array of strings, got ${describeValue(args)}`)
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string'))
+    return left(`${at}.args must be an array of strings, got ${describeValue(args)}`)
   const env = u['env'] === undefined ? right(undefined) : stringRecord(`${at}.env`, u['env'])
   if (isLeft(env)) return env
   const cwd = u['cwd']
   if (cwd !== undefined && typeof cwd !== 'string') return left(`${at}.cwd must be a string, got ${describeValue(cwd)}`)
-  return right({ name, prefix, spec: { command, args, ...(env.right === undefined ? {} : { env: env.right }), ...(cwd === undefined ? {} : { cwd }) } })
+  return right({
+    name,
+    prefix,
+    spec: {
+      command,
+      args,
+      ...(env.right === undefined ? {} : { env: env.right }),
+      ...(cwd === undefined ? {} : { cwd }),
+    },
+  })
 }
 
 /**
@@ -157,29 +174,38 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   const extra = unknownMembers('the configuration', u, TOP)
   if (extra !== undefined) return left(extra)
   const mcpServers = u['mcpServers']
-  if (!isRecord(mcpServers) || Object.keys(mcpServers).length === 0) return left(`mcpServers must be an object with at least one server, got ${describeValue(mcpServers)}`)
+  if (!isRecord(mcpServers) || Object.keys(mcpServers).length === 0)
+    return left(`mcpServers must be an object with at least one server, got ${describeValue(mcpServers)}`)
   const servers: Array<GatewayServer> = []
   const prefixes = new Map<string, string>()
   for (const [name, spec] of Object.entries(mcpServers)) {
     const s = decodeServer(name, spec)
     if (isLeft(s)) return s
     const before = prefixes.get(s.right.prefix)
-    if (before !== undefined) return left(`mcpServers.${before} and mcpServers.${name} both use the prefix ${JSON.stringify(s.right.prefix)}`)
+    if (before !== undefined)
+      return left(`mcpServers.${before} and mcpServers.${name} both use the prefix ${JSON.stringify(s.right.prefix)}`)
     prefixes.set(s.right.prefix, name)
     servers.push(s.right)
   }
-  const rules = u['rules'] === undefined ? right<string, ReadonlyArray<Rule>>([{ tool: '*', decision: 'allow' }]) : decodeRules(u['rules'], 'rules')
+  const rules =
+    u['rules'] === undefined
+      ? right<string, ReadonlyArray<Rule>>([{ tool: '*', decision: 'allow' }])
+      : decodeRules(u['rules'], 'rules')
   if (isLeft(rules)) return rules
   const tolerate = u['tolerate'] ?? []
-  if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string')) return left(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
+  if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string'))
+    return left(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
   const locationArgs = u['locationArgs'] ?? []
   if (!Array.isArray(locationArgs) || !locationArgs.every((n) => typeof n === 'string' && n !== '')) {
-    return left(`locationArgs must be an array of argument names (non-empty strings), got ${describeValue(locationArgs)}`)
+    return left(
+      `locationArgs must be an array of argument names (non-empty strings), got ${describeValue(locationArgs)}`,
+    )
   }
   const reasons = u['reasons'] ?? true
   if (typeof reasons !== 'boolean') return left(`reasons must be true or false, got ${describeValue(reasons)}`)
   const log = u['log']
-  if (log !== undefined && (typeof log !== 'string' || log === '')) return left(`log must be a file path, got ${describeValue(log)}`)
+  if (log !== undefined && (typeof log !== 'string' || log === ''))
+    return left(`log must be a file path, got ${describeValue(log)}`)
   return right({ servers, rules: rules.right, tolerate, locationArgs, reasons, log })
 }
 
@@ -202,7 +228,9 @@ export const startGateway = async (
   onRecord: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
 ): Promise<Gateway> => {
-  const upstreams = config.servers.map((s) => superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }))
+  const upstreams = config.servers.map((s) =>
+    superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }),
+  )
   await Promise.all(upstreams.map((u) => u.ready))
   // the records name the upstream the registry routes a call to (`fs_x_read` to `fs_x`, not `fs`)
   const serverOf = longestTagOf(config.servers, (s) => `${s.prefix}_`)

@@ -89,7 +89,12 @@ interface Session {
 
 const MAX_BODY = 4 * 1024 * 1024
 
-const refuse = (res: ServerResponse, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void => {
+const refuse = (
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Readonly<Record<string, string>> = {},
+): void => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers })
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
 }
@@ -147,9 +152,16 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
 
   const ownHosts = (): ReadonlySet<string> => {
     const hostPart = host.includes(':') ? `[${host}]` : host
-    return new Set([`${hostPart}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, ...(options.allowedHosts ?? [])])
+    return new Set([
+      `${hostPart}:${port}`,
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+      `[::1]:${port}`,
+      ...(options.allowedHosts ?? []),
+    ])
   }
-  const ownOrigins = (): ReadonlySet<string> => new Set([...[...ownHosts()].map((h) => `http://${h}`), ...(options.allowedOrigins ?? [])])
+  const ownOrigins = (): ReadonlySet<string> =>
+    new Set([...[...ownHosts()].map((h) => `http://${h}`), ...(options.allowedOrigins ?? [])])
 
   // a session is forgotten in one place, when its transport closes (its onclose, below):
   // ended here, by the host (a DELETE, which the SDK answers by closing the transport), or
@@ -160,7 +172,8 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   }
 
   const open = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.method !== 'POST') return refuse(res, 400, 'Bad Request: no session; a session starts with a POST of initialize')
+    if (req.method !== 'POST')
+      return refuse(res, 400, 'Bad Request: no session; a session starts with a POST of initialize')
     let body: unknown
     try {
       body = await readBody(req)
@@ -186,16 +199,19 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== path) return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
     const hostHeader = req.headers.host ?? ''
-    if (!ownHosts().has(hostHeader)) return refuse(res, 403, `Forbidden: Host ${JSON.stringify(hostHeader)} is not this server`)
+    if (!ownHosts().has(hostHeader))
+      return refuse(res, 403, `Forbidden: Host ${JSON.stringify(hostHeader)} is not this server`)
     const origin = req.headers.origin
-    if (origin !== undefined && !ownOrigins().has(origin)) return refuse(res, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
+    if (origin !== undefined && !ownOrigins().has(origin))
+      return refuse(res, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
     if (options.token !== undefined && !sameSecret(req.headers.authorization ?? '', `Bearer ${options.token}`)) {
       return refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
     }
     const id = req.headers['mcp-session-id']
     if (typeof id !== 'string') return open(req, res)
     const s = sessions.get(id)
-    if (s === undefined) return refuse(res, 404, 'Not Found: no such session (it ended or never began); start a new one with initialize')
+    if (s === undefined)
+      return refuse(res, 404, 'Not Found: no such session (it ended or never began); start a new one with initialize')
     s.lastSeen = Date.now()
     await s.transport.handleRequest(req, res)
   }
@@ -207,10 +223,13 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     })
   })
 
-  const reaper = setInterval(() => {
-    const now = Date.now()
-    for (const s of sessions.values()) if (now - s.lastSeen > idleMs) endSession(s)
-  }, Math.max(1000, Math.min(60_000, idleMs / 4)))
+  const reaper = setInterval(
+    () => {
+      const now = Date.now()
+      for (const s of sessions.values()) if (now - s.lastSeen > idleMs) endSession(s)
+    },
+    Math.max(1000, Math.min(60_000, idleMs / 4)),
+  )
   reaper.unref()
 
   let closing: Promise<void> | undefined
@@ -225,7 +244,13 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   return new Promise((resolve, reject) => {
     http.once('error', (e: NodeJS.ErrnoException) => {
       clearInterval(reaper)
-      reject(new Error(e.code === 'EADDRINUSE' ? `port ${options.port} on ${host} is already in use` : `cannot listen on ${host}:${options.port}: ${describeError(e)}`))
+      reject(
+        new Error(
+          e.code === 'EADDRINUSE'
+            ? `port ${options.port} on ${host} is already in use`
+            : `cannot listen on ${host}:${options.port}: ${describeError(e)}`,
+        ),
+      )
     })
     http.listen(options.port, host, () => {
       // listening on a host and port, address() is an AddressInfo (a string only for a pipe)

@@ -9,7 +9,13 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { CallToolResult, ClientCapabilities, ElicitRequestFormParams, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  ElicitRequestFormParams,
+  Implementation,
+  RequestId,
+} from '@modelcontextprotocol/sdk/types.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { ContentBlock, Provider, ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import type { PermissionAnswer, PermissionRequest } from '../steps/policy/Answer.js'
@@ -95,10 +101,17 @@ export const toInputSchema = (parameters: unknown): Schema & { readonly type: 'o
   if (!isRecord(parameters)) return { type: 'object' }
   const { properties, required, ...rest } = parameters
   const props = isRecord(properties)
-    ? Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, isRecord(v) ? v : v === false ? { not: {} } : {}]))
+    ? Object.fromEntries(
+        Object.entries(properties).map(([k, v]) => [k, isRecord(v) ? v : v === false ? { not: {} } : {}]),
+      )
     : undefined
   const names = Array.isArray(required) && required.every((r) => typeof r === 'string') ? required : undefined
-  return { ...rest, ...(props === undefined ? {} : { properties: props }), ...(names === undefined ? {} : { required: names }), type: 'object' }
+  return {
+    ...rest,
+    ...(props === undefined ? {} : { properties: props }),
+    ...(names === undefined ? {} : { required: names }),
+    type: 'object',
+  }
 }
 
 /**
@@ -107,7 +120,9 @@ export const toInputSchema = (parameters: unknown): Schema & { readonly type: 'o
  * @since 0.1.0
  * @category pure steps
  */
-export const toMcpTool = (d: ToolDeclaration): { readonly name: string; readonly description?: string; readonly inputSchema: Schema } => ({
+export const toMcpTool = (
+  d: ToolDeclaration,
+): { readonly name: string; readonly description?: string; readonly inputSchema: Schema } => ({
   name: d.function.name,
   ...(typeof d.function.description === 'string' ? { description: d.function.description } : {}),
   inputSchema: toInputSchema(d.function.parameters),
@@ -148,7 +163,11 @@ const servable = (b: ContentBlock): boolean => {
  */
 export const toCallToolResult = (
   r: ToolResult,
-): { readonly content: ReadonlyArray<ContentBlock>; readonly structuredContent?: Schema; readonly isError?: boolean } => {
+): {
+  readonly content: ReadonlyArray<ContentBlock>
+  readonly structuredContent?: Schema
+  readonly isError?: boolean
+} => {
   const blocks = r.mcp_content
   const content =
     blocks === undefined || blocks.length === 0
@@ -186,7 +205,12 @@ export const elicitationFor = (request: PermissionRequest): ElicitRequestFormPar
           type: 'string',
           title: 'Your answer',
           enum: [...ACTIONS],
-          enumNames: ['Allow once', 'Deny once', `Always allow (${ruleShown(request.suggestion)})`, `Always deny (${ruleShown({ ...request.suggestion, decision: 'deny' })})`],
+          enumNames: [
+            'Allow once',
+            'Deny once',
+            `Always allow (${ruleShown(request.suggestion)})`,
+            `Always deny (${ruleShown({ ...request.suggestion, decision: 'deny' })})`,
+          ],
         },
       },
       required: ['action'],
@@ -202,7 +226,10 @@ export const elicitationFor = (request: PermissionRequest): ElicitRequestFormPar
  * @category pure steps
  */
 export const answerOf = (result: unknown): PermissionAnswer => {
-  const action = isRecord(result) && result['action'] === 'accept' && isRecord(result['content']) ? result['content']['action'] : undefined
+  const action =
+    isRecord(result) && result['action'] === 'accept' && isRecord(result['content'])
+      ? result['content']['action']
+      : undefined
   return { action: ACTIONS.find((a) => a === action) ?? 'deny-once' }
 }
 
@@ -213,12 +240,14 @@ export const answerOf = (result: unknown): PermissionAnswer => {
 const REGISTRY_TAGS: ReadonlySet<unknown> = new Set(['ListingFailed', 'ListingUnreadable', 'ToolShadowed'])
 
 const describeLeft = (e: unknown): string => {
-  if (isRecord(e) && REGISTRY_TAGS.has(e['_tag'])) return drawRegistryError(e as unknown as Parameters<typeof drawRegistryError>[0])
+  if (isRecord(e) && REGISTRY_TAGS.has(e['_tag']))
+    return drawRegistryError(e as unknown as Parameters<typeof drawRegistryError>[0])
   if (isRecord(e) && isString(e['message'])) return e['message']
   return describeError(e)
 }
 
-const failed = (what: string, e: unknown): McpError => new McpError(ErrorCode.InternalError, `${what}: ${describeLeft(e)}`)
+const failed = (what: string, e: unknown): McpError =>
+  new McpError(ErrorCode.InternalError, `${what}: ${describeLeft(e)}`)
 
 /**
  * A provider served as an MCP server (the SDK's low-level `Server`, not yet
@@ -249,7 +278,10 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
 
   const askHuman: OnAsk = async (request) => {
     const relatedRequestId = inFlight.get(request.call.id)
-    const result = await server.elicitInput(elicitationFor(request), { timeout: askTimeout, ...(relatedRequestId === undefined ? {} : { relatedRequestId }) })
+    const result = await server.elicitInput(elicitationFor(request), {
+      timeout: askTimeout,
+      ...(relatedRequestId === undefined ? {} : { relatedRequestId }),
+    })
     return answerOf(result)
   }
 
@@ -280,7 +312,11 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     // a name of its own, so two calls in flight never share one
     const id = `mcp_${String(extra.requestId)}_${nextCall++}`
-    const call: ToolCall = { id, type: 'function', function: { name: request.params.name, arguments: request.params.arguments ?? {} } }
+    const call: ToolCall = {
+      id,
+      type: 'function',
+      function: { name: request.params.name, arguments: request.params.arguments ?? {} },
+    }
     inFlight.set(id, extra.requestId)
     try {
       await (listed ??= providerNow()
@@ -289,7 +325,11 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       const out = await providerNow().executeToolCalls([call])()
       if (out._tag === 'Left') throw failed(`the call to ${request.params.name} failed`, out.left)
       const result = out.right[0]
-      if (result === undefined) return { content: [{ type: 'text', text: 'the tool provider returned no result for this call' }], isError: true }
+      if (result === undefined)
+        return {
+          content: [{ type: 'text', text: 'the tool provider returned no result for this call' }],
+          isError: true,
+        }
       // the blocks are the upstream's own, checked by `servable`; the SDK's type is stricter than the wire
       return toCallToolResult(result) as CallToolResult
     } finally {

@@ -201,7 +201,9 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   const opts = decodeOptions(where, ServerProps, server, '', ALIASES)
   const command = opts.command
   if (command === undefined) {
-    throw new TypeError(`${where}: option "command" is required: the server's executable (for a Node server, process.execPath, with its script in args)`)
+    throw new TypeError(
+      `${where}: option "command" is required: the server's executable (for a Node server, process.execPath, with its script in args)`,
+    )
   }
   const graceMs = opts.graceMs ?? 2000
   const transport = new StdioClientTransport({

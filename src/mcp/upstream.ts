@@ -30,7 +30,12 @@ import { connectStdio } from './stdio.js'
  * @category model
  */
 export type UpstreamSpec =
-  | { readonly command: string; readonly args?: ReadonlyArray<string>; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string }
+  | {
+      readonly command: string
+      readonly args?: ReadonlyArray<string>
+      readonly env?: Readonly<Record<string, string>>
+      readonly cwd?: string
+    }
   | { readonly url: string; readonly headers?: Readonly<Record<string, string>> }
 
 /**
@@ -40,7 +45,13 @@ export type UpstreamSpec =
  * @category model
  */
 export type UpstreamEvent =
-  | { readonly _tag: 'Started'; readonly upstream: string; readonly tools: number; readonly ms: number; readonly pid?: number }
+  | {
+      readonly _tag: 'Started'
+      readonly upstream: string
+      readonly tools: number
+      readonly ms: number
+      readonly pid?: number
+    }
   | { readonly _tag: 'Failed'; readonly upstream: string; readonly error: string }
   | { readonly _tag: 'Exited'; readonly upstream: string }
   | { readonly _tag: 'Restarting'; readonly upstream: string; readonly inMs: number }
@@ -101,7 +112,9 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
     client.onclose = onClose
     // imported for an HTTP upstream only: a gateway of stdio upstreams starts them sooner
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
-    await client.connect(new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: { ...(spec.headers ?? {}) } } }))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: { ...(spec.headers ?? {}) } } }),
+    )
     return { client, close: () => client.close().catch(() => undefined), pid: () => undefined }
   }
   const conn = await connectStdio({
@@ -120,9 +133,11 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
 }
 
 // each tool's name and its parameters as JSON (undefined, for none, stays apart from null)
-const shapes = (ds: ReadonlyArray<ToolDeclaration>): string => JSON.stringify(ds.map((d) => [d.function.name, JSON.stringify(d.function.parameters)]))
+const shapes = (ds: ReadonlyArray<ToolDeclaration>): string =>
+  JSON.stringify(ds.map((d) => [d.function.name, JSON.stringify(d.function.parameters)]))
 
-const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean => shapes(a) === shapes(b)
+const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean =>
+  shapes(a) === shapes(b)
 
 // -------------------------------------------------------------------------------------
 // constructor
@@ -234,10 +249,16 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
 
   const executeBatch = (batch: Batch) => async (): Promise<Either<never, ReadonlyArray<ToolResult>>> => {
     const now = running
-    if (now === undefined) return answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`)
+    if (now === undefined)
+      return answerAll(
+        batch,
+        `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`,
+      )
     // fromMcpClient never fails a batch; were it to, its calls would say why
     const out = await now.provider.executeBatch(batch)()
-    return out._tag === 'Left' ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`) : out
+    return out._tag === 'Left'
+      ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`)
+      : out
   }
 
   return {

@@ -13,7 +13,15 @@ import type { PairStat } from '../steps/audit/SeenSet.js'
 import type { Provider, ToolDeclaration } from '../kernel/model.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { assertProvider } from '../kernel/model.js'
-import { abortedText, approvalOption, callOf, listTools, listedCatalogue, sendApprovable, sendOne } from '../adapter/adapter.js'
+import {
+  abortedText,
+  approvalOption,
+  callOf,
+  listTools,
+  listedCatalogue,
+  sendApprovable,
+  sendOne,
+} from '../adapter/adapter.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 import type { PolicyApproval } from './approval.js'
@@ -53,7 +61,12 @@ type Parameters_ = FunctionTool['parameters']
 // pure steps
 // -------------------------------------------------------------------------------------
 
-const NO_PARAMETERS = Object.freeze({ type: 'object', properties: {}, required: [], additionalProperties: true }) as unknown as Parameters_
+const NO_PARAMETERS = Object.freeze({
+  type: 'object',
+  properties: {},
+  required: [],
+  additionalProperties: true,
+}) as unknown as Parameters_
 
 /**
  * What the model reads for a result: its text, an error said in words (a function
@@ -66,7 +79,8 @@ const NO_PARAMETERS = Object.freeze({ type: 'object', properties: {}, required: 
  * @since 0.1.0
  * @category pure steps
  */
-export const outputOf = (result: { readonly content: string; readonly is_error?: boolean }): string => (result.is_error === true ? `Error: ${result.content}` : result.content)
+export const outputOf = (result: { readonly content: string; readonly is_error?: boolean }): string =>
+  result.is_error === true ? `Error: ${result.content}` : result.content
 
 // read as data: details the SDK did not send, or a member that throws when read, is no id
 const callIdOf = (details: Details): string => {
@@ -99,7 +113,10 @@ const callIdOf = (details: Details): string => {
  * @since 0.1.0
  * @category constructors
  */
-export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsOptions): Promise<Array<FunctionTool>> => {
+export const toAgentsTools = <E>(
+  provider: Provider<E>,
+  options?: ToAgentsToolsOptions,
+): Promise<Array<FunctionTool>> => {
   assertProvider('toAgentsTools', provider)
   const approval = approvalOption('toAgentsTools', options)
   const send = sendApprovable(approval, sendOne(provider))
@@ -110,7 +127,12 @@ export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsO
       try {
         if (details?.signal?.aborted === true) return `Error: ${abortedText(details.signal.reason)}`
         const id = callIdOf(details)
-        return outputOf(await send(callOf(id, name, input), () => id !== '' && runContext.isToolApproved({ toolName: name, callId: id }) === true))
+        return outputOf(
+          await send(
+            callOf(id, name, input),
+            () => id !== '' && runContext.isToolApproved({ toolName: name, callId: id }) === true,
+          ),
+        )
       } catch (e) {
         return `Error: the tool call failed: ${describeError(e)}`
       }
@@ -123,7 +145,8 @@ export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsO
     parameters: (parameters ?? NO_PARAMETERS) as Parameters_,
     strict: false,
     invoke: invoke(name),
-    needsApproval: async (_ctx: RunContext, input: unknown) => approval !== undefined && approval.needsApproval(name, input),
+    needsApproval: async (_ctx: RunContext, input: unknown) =>
+      approval !== undefined && approval.needsApproval(name, input),
     isEnabled: async () => true,
   })
 
@@ -149,11 +172,15 @@ export const toAgentsTools = <E>(provider: Provider<E>, options?: ToAgentsToolsO
  * @since 0.1.0
  * @category constructors
  */
-export const auditAgentsTools = <T extends Tool<never>>(tools: ReadonlyArray<T>, options?: UnknownKeyAuditOptions): AuditedAgentsTools<T> => {
+export const auditAgentsTools = <T extends Tool<never>>(
+  tools: ReadonlyArray<T>,
+  options?: UnknownKeyAuditOptions,
+): AuditedAgentsTools<T> => {
   const where = 'auditAgentsTools'
   if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools, got ${describeValue(tools)}`)
   const session = auditSessions(where, options)()
-  const isFunctionTool = (t: unknown): t is FunctionTool<never> => isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
+  const isFunctionTool = (t: unknown): t is FunctionTool<never> =>
+    isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
   const functionTools = tools.filter(isFunctionTool)
   // the audit reads a declaration's function (name, parameters) and a call's id and function only
   const declarations = functionTools.map((t) => ({ function: { name: t.name, parameters: t.parameters } }))

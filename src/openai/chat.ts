@@ -24,7 +24,8 @@ import type { ToolResult } from '../kernel/model.js'
  * @since 0.1.0
  * @category pure steps
  */
-export const textForModel = (r: Pick<ToolResult, 'content' | 'is_error'>): string => (r.is_error === true ? `Error: ${r.content}` : r.content)
+export const textForModel = (r: Pick<ToolResult, 'content' | 'is_error'>): string =>
+  r.is_error === true ? `Error: ${r.content}` : r.content
 
 /**
  * Results as the tool messages the Chat Completions API accepts: `role`, `tool_call_id`

@@ -35,7 +35,10 @@ export interface ResponsesToolsOptions {
  * @since 0.1.0
  * @category model
  */
-export type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & { readonly call_id: string; readonly output: string }
+export type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & {
+  readonly call_id: string
+  readonly output: string
+}
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -56,8 +59,12 @@ export type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & { readon
  * @since 0.1.0
  * @category pure steps
  */
-export const toResponsesTools = (declarations: ReadonlyArray<ToolDeclaration>, options: ResponsesToolsOptions): Array<FunctionTool> => {
-  if (!isRecord(options) || typeof options.strict !== 'boolean') throw new TypeError('toResponsesTools: options must be { strict: boolean }')
+export const toResponsesTools = (
+  declarations: ReadonlyArray<ToolDeclaration>,
+  options: ResponsesToolsOptions,
+): Array<FunctionTool> => {
+  if (!isRecord(options) || typeof options.strict !== 'boolean')
+    throw new TypeError('toResponsesTools: options must be { strict: boolean }')
   return declarations.map((d) => ({
     type: 'function',
     name: d.function.name,

@@ -54,7 +54,13 @@ const isPlainObject = (u: object): boolean => {
 }
 
 const kindOf = (u: unknown): string =>
-  u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object that is not a plain object' : `a ${typeof u}`
+  u === null
+    ? 'null'
+    : Array.isArray(u)
+      ? 'an array'
+      : typeof u === 'object'
+        ? 'an object that is not a plain object'
+        : `a ${typeof u}`
 
 /**
  * Reads raw arguments: a plain object (a null-prototype one included) is returned as
@@ -105,4 +111,3 @@ export const noneAsEmpty = (parsed: Either<ArgsProblem, Args>): Either<ArgsProbl
   parsed._tag === 'Left' && (parsed.left._tag === 'Absent' || parsed.left._tag === 'Empty') ? NO_ARGS : parsed
 
 const NO_ARGS: Either<ArgsProblem, Args> = right(Object.freeze({}))
-

@@ -18,7 +18,8 @@ const argumentsOf = (calls: ReadonlyArray<unknown>, i: number): Parsed => {
   let raw: unknown
   try {
     const call: unknown = calls[i]
-    if (typeof call !== 'object' || call === null) return left({ _tag: 'Unreadable', message: `the call is ${describeValue(call)}` })
+    if (typeof call !== 'object' || call === null)
+      return left({ _tag: 'Unreadable', message: `the call is ${describeValue(call)}` })
     const fn: unknown = (call as { readonly function?: unknown }).function
     raw = typeof fn === 'object' && fn !== null ? (fn as { readonly arguments?: unknown }).arguments : undefined
   } catch (e) {

@@ -23,7 +23,8 @@ export const errorResult = (call: unknown, content: string): ToolResult => ({
   is_error: true,
 })
 
-const isResult = (u: unknown): u is ToolResult => memberOf(u, 'role') === 'tool' && typeof memberOf(u, 'content') === 'string'
+const isResult = (u: unknown): u is ToolResult =>
+  memberOf(u, 'role') === 'tool' && typeof memberOf(u, 'content') === 'string'
 
 const answersInOrder = (calls: ReadonlyArray<unknown>, list: ReadonlyArray<unknown>): boolean => {
   for (let i = 0; i < list.length; i++) {
@@ -59,7 +60,8 @@ export const completeResults = (calls: ReadonlyArray<unknown>, results: unknown)
 }
 
 /** One `is_error` result per call, each saying `content`. */
-export const failAll = (calls: ReadonlyArray<unknown>, content: string): ReadonlyArray<ToolResult> => calls.map((c) => errorResult(c, content))
+export const failAll = (calls: ReadonlyArray<unknown>, content: string): ReadonlyArray<ToolResult> =>
+  calls.map((c) => errorResult(c, content))
 
 /**
  * Runs an inner batch and answers for it: a Left, a rejection or a throw becomes one
@@ -103,7 +105,10 @@ export type Step<K> =
 export const FORWARD: Step<'inner'> = { _tag: 'Send', to: 'inner' }
 
 /** Answers the call here. */
-export const answerHere = (call: unknown, content: string): Answered => ({ _tag: 'Answer', result: errorResult(call, content) })
+export const answerHere = (call: unknown, content: string): Answered => ({
+  _tag: 'Answer',
+  result: errorResult(call, content),
+})
 
 /** A batch read once: the call at each position, and the answer for each position that could not be read. */
 export interface Read {
@@ -118,7 +123,8 @@ export interface Read {
  */
 export const readPositions = (calls: unknown): Either<ReadonlyArray<ToolResult>, Read> => {
   const size = batchSize(calls)
-  if (isLeft(size)) return left([errorResult(undefined, `this batch of tool calls could not be read: ${size.left}; no call was run`)])
+  if (isLeft(size))
+    return left([errorResult(undefined, `this batch of tool calls could not be read: ${size.left}; no call was run`)])
   const list = calls as ReadonlyArray<unknown>
   const read: Array<unknown> = []
   const unreadable: Array<Answered | undefined> = []
@@ -128,7 +134,10 @@ export const readPositions = (calls: unknown): Either<ReadonlyArray<ToolResult>,
     try {
       call = list[i]
     } catch (e) {
-      problem = answerHere(undefined, `the tool call at position ${i} of the batch could not be read (${describeError(e)}), so it was not run`)
+      problem = answerHere(
+        undefined,
+        `the tool call at position ${i} of the batch could not be read (${describeError(e)}), so it was not run`,
+      )
     }
     read.push(call)
     unreadable.push(problem)
@@ -167,7 +176,8 @@ export const sendInOrder = async <K>(
 ): Promise<ReadonlyArray<ToolResult>> => {
   if (steps.length === 0) return only === undefined ? [] : answerFor(read, () => run(only, batch), who(only))
   const first = steps[0] as Step<K>
-  if (first._tag === 'Send' && sendsUnchanged(steps, first.to)) return answerFor(read, () => run(first.to, batch), who(first.to))
+  if (first._tag === 'Send' && sendsUnchanged(steps, first.to))
+    return answerFor(read, () => run(first.to, batch), who(first.to))
   const groups = new Map<K, Group>()
   steps.forEach((s, i) => {
     if (s._tag === 'Answer') return
@@ -181,10 +191,16 @@ export const sendInOrder = async <K>(
     g.own.push(s.args)
   })
   const answered = await Promise.all(
-    [...groups].map(async ([to, g]) => [g, await answerFor(g.calls, () => run(to, derive(batch, g.calls, g.positions, g.own)), who(to))] as const),
+    [...groups].map(
+      async ([to, g]) =>
+        [g, await answerFor(g.calls, () => run(to, derive(batch, g.calls, g.positions, g.own)), who(to))] as const,
+    ),
   )
   // one destination holding the whole batch, in order: its answer is this layer's
-  if (answered.length === 1 && (answered[0] as readonly [Group, ReadonlyArray<ToolResult>])[0].positions.length === steps.length) {
+  if (
+    answered.length === 1 &&
+    (answered[0] as readonly [Group, ReadonlyArray<ToolResult>])[0].positions.length === steps.length
+  ) {
     return (answered[0] as readonly [Group, ReadonlyArray<ToolResult>])[1]
   }
   const results: Array<ToolResult | undefined> = steps.map((s) => (s._tag === 'Answer' ? s.result : undefined))

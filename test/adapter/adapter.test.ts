@@ -8,12 +8,26 @@ import { describe, expect, it } from 'vitest'
 import type { Catalogue } from '../../src/steps/audit/Catalogue.js'
 import type { AuditSession } from '../../src/combinators/UnknownKeys.js'
 import type { Approval } from '../../src/adapter/adapter.js'
-import { abortedText, approvalOption, argumentsOf, callOf, firstOfEachName, listTools, listedCatalogue, sendApprovable, sendOne } from '../../src/adapter/adapter.js'
+import {
+  abortedText,
+  approvalOption,
+  argumentsOf,
+  callOf,
+  firstOfEachName,
+  listTools,
+  listedCatalogue,
+  sendApprovable,
+  sendOne,
+} from '../../src/adapter/adapter.js'
 import type { Batch, Provider, ToolCall, ToolResult } from '../../src/kernel/model.js'
 import { decl } from '../support/fakes.js'
 
 /** A provider listing `listing` and answering `answer`, recording every batch it is sent. */
-const recording = (listing: Promise<unknown>, answer: (calls: ReadonlyArray<ToolCall>) => Promise<unknown> = (calls) => Promise.resolve(right(calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'ran' }))))) => {
+const recording = (
+  listing: Promise<unknown>,
+  answer: (calls: ReadonlyArray<ToolCall>) => Promise<unknown> = (calls) =>
+    Promise.resolve(right(calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'ran' })))),
+) => {
   const sent: Array<ReadonlyArray<ToolCall>> = []
   const provider = {
     toolsForLlm: () => listing,
@@ -38,8 +52,15 @@ describe('approvalOption', () => {
   })
 
   it('options that are not an object are a TypeError naming where', () => {
-    for (const [options, got] of [[null, 'null'], [3, 'number 3'], ['x', 'the string "x"'], [[], 'an array']] as const) {
-      expect(() => approvalOption('toX', options as never)).toThrow(new TypeError(`toX: options must be an object, got ${got}`))
+    for (const [options, got] of [
+      [null, 'null'],
+      [3, 'number 3'],
+      ['x', 'the string "x"'],
+      [[], 'an array'],
+    ] as const) {
+      expect(() => approvalOption('toX', options as never)).toThrow(
+        new TypeError(`toX: options must be an object, got ${got}`),
+      )
     }
   })
 })
@@ -57,11 +78,14 @@ describe('firstOfEachName', () => {
 
   it('whatever the names: the first of each, in the order first seen (model: a filter on the first index)', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('a', 'b', 'c', '__proto__', 'constructor'), { maxLength: 12 }), (names: ReadonlyArray<string>) => {
-        const list = names.map((n) => decl(n))
-        const expected = list.filter((d, i) => names.indexOf(d.function.name) === i)
-        expect(firstOfEachName(list)).toStrictEqual(expected)
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', 'c', '__proto__', 'constructor'), { maxLength: 12 }),
+        (names: ReadonlyArray<string>) => {
+          const list = names.map((n) => decl(n))
+          const expected = list.filter((d, i) => names.indexOf(d.function.name) === i)
+          expect(firstOfEachName(list)).toStrictEqual(expected)
+        },
+      ),
     )
   })
 })
@@ -77,7 +101,11 @@ describe('listTools', () => {
 
   it('a Left rejects with a ProviderFailure holding it; a rejection passes through as it came', async () => {
     const why = { code: 7 }
-    await expect(listTools(recording(Promise.resolve(left(why))).provider)).rejects.toMatchObject({ name: 'ProviderFailure', left: why, message: 'the tool provider failed: {"code":7}' })
+    await expect(listTools(recording(Promise.resolve(left(why))).provider)).rejects.toMatchObject({
+      name: 'ProviderFailure',
+      left: why,
+      message: 'the tool provider failed: {"code":7}',
+    })
     const reason = new Error('offline')
     await expect(listTools(recording(Promise.reject(reason)).provider)).rejects.toBe(reason)
   })
@@ -128,7 +156,11 @@ describe('argumentsOf', () => {
 describe('callOf and abortedText', () => {
   it('a function call of that id, name and arguments', () => {
     const args = { path: 'a' }
-    expect(callOf('c9', 'read', args)).toStrictEqual({ id: 'c9', type: 'function', function: { name: 'read', arguments: args } })
+    expect(callOf('c9', 'read', args)).toStrictEqual({
+      id: 'c9',
+      type: 'function',
+      function: { name: 'read', arguments: args },
+    })
     expect(callOf('c9', 'read', args).function.arguments).toBe(args)
   })
 
@@ -150,16 +182,38 @@ describe('sendOne', () => {
   it('through the provider’s executeBatch when it has one', async () => {
     const batches: Array<Batch> = []
     const { provider } = recording(Promise.resolve(right([])))
-    const batched = { ...provider, executeBatch: (batch: Batch) => () => (batches.push(batch), Promise.resolve(right([{ role: 'tool' as const, tool_call_id: 'c1', content: 'batched' }]))) }
+    const batched = {
+      ...provider,
+      executeBatch: (batch: Batch) => () => (
+        batches.push(batch),
+        Promise.resolve(right([{ role: 'tool' as const, tool_call_id: 'c1', content: 'batched' }]))
+      ),
+    }
     expect((await sendOne(batched)(call)).content).toBe('batched')
     expect(batches.map((b) => b.calls)).toStrictEqual([[call]])
   })
 
   it('a Left or a rejection is an is_error result saying so; a missing result is one too', async () => {
-    const failing = (answer: Promise<unknown>) => sendOne(recording(Promise.resolve(right([])), () => answer).provider)(call)
-    expect(await failing(Promise.resolve(left('down')))).toStrictEqual({ role: 'tool', tool_call_id: 'c1', content: 'the tool provider failed: down', is_error: true })
-    expect(await failing(Promise.reject(new Error('gone')))).toStrictEqual({ role: 'tool', tool_call_id: 'c1', content: 'the tool provider failed: gone', is_error: true })
-    expect(await failing(Promise.resolve(right([])))).toStrictEqual({ role: 'tool', tool_call_id: 'c1', content: 'the tool provider returned no result for this call', is_error: true })
+    const failing = (answer: Promise<unknown>) =>
+      sendOne(recording(Promise.resolve(right([])), () => answer).provider)(call)
+    expect(await failing(Promise.resolve(left('down')))).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: 'the tool provider failed: down',
+      is_error: true,
+    })
+    expect(await failing(Promise.reject(new Error('gone')))).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: 'the tool provider failed: gone',
+      is_error: true,
+    })
+    expect(await failing(Promise.resolve(right([])))).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: 'the tool provider returned no result for this call',
+      is_error: true,
+    })
   })
 })
 

@@ -16,7 +16,9 @@ describe('adapter examples', () => {
     expect(r.stdout).toContain('model ← call_1 text: Ship the adapters on Friday. | Demo on 2 December.')
     // zod stripped "wrods": the summary fell back to its default length
     expect(r.stdout).toContain('model ← call_2 text: Ship the adapters…')
-    expect(r.stdout).toMatch(/model ← call_3 error-text: Error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toMatch(
+      /model ← call_3 error-text: Error: The permission policy refused this call to "write_file"/,
+    )
     expect(r.stdout).toMatch(/assistant: The demo is on 2 December\.\n$/)
   })
 

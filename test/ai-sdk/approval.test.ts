@@ -31,7 +31,13 @@ describe('approvedInMessages', () => {
     const noise = fc.array(fc.anything(), { maxLength: 4 })
     fc.assert(
       fc.property(noise, noise, noise, fc.string(), fc.string(), (before, between, after, approvalId, toolCallId) => {
-        const messages = (approved: unknown) => [...before, assistant(request(approvalId, toolCallId)), ...between, toolMessage(response(approvalId, approved)), ...after]
+        const messages = (approved: unknown) => [
+          ...before,
+          assistant(request(approvalId, toolCallId)),
+          ...between,
+          toolMessage(response(approvalId, approved)),
+          ...after,
+        ]
         expect(approvedInMessages(messages(true), toolCallId)).toBe(true)
         expect(approvedInMessages(messages(false), toolCallId)).toBe(false)
       }),
@@ -39,7 +45,14 @@ describe('approvedInMessages', () => {
   })
 
   it('a pair among parts and messages that are not one is still found', () => {
-    const messages = [null, 'text', { role: 'assistant', content: undefined }, assistant(null, 'loose', request('a0', 'c0'), request('a1', 'c1')), { role: 'tool', content: 'done' }, toolMessage(null, 7, response('a1', true))]
+    const messages = [
+      null,
+      'text',
+      { role: 'assistant', content: undefined },
+      assistant(null, 'loose', request('a0', 'c0'), request('a1', 'c1')),
+      { role: 'tool', content: 'done' },
+      toolMessage(null, 7, response('a1', true)),
+    ]
     expect(approvedInMessages(messages, 'c1')).toBe(true)
   })
 
@@ -47,17 +60,30 @@ describe('approvedInMessages', () => {
     const cases: ReadonlyArray<readonly [string, ReadonlyArray<unknown>]> = [
       ['approved: false', [assistant(request('a1', 'c1')), toolMessage(response('a1', false))]],
       ['approved: "true"', [assistant(request('a1', 'c1')), toolMessage(response('a1', 'true'))]],
-      ['no approved at all', [assistant(request('a1', 'c1')), toolMessage({ type: 'tool-approval-response', approvalId: 'a1' })]],
+      [
+        'no approved at all',
+        [assistant(request('a1', 'c1')), toolMessage({ type: 'tool-approval-response', approvalId: 'a1' })],
+      ],
       ['the response answers another request', [assistant(request('a1', 'c1')), toolMessage(response('a2', true))]],
       ['the request is for another call', [assistant(request('a1', 'c2')), toolMessage(response('a1', true))]],
       ['no request', [toolMessage(response('a1', true))]],
       ['the request is in a tool message', [toolMessage(request('a1', 'c1')), toolMessage(response('a1', true))]],
       ['the response is in an assistant message', [assistant(request('a1', 'c1')), assistant(response('a1', true))]],
-      ['the response is in a user message', [assistant(request('a1', 'c1')), { role: 'user', content: [response('a1', true)] }]],
-      ['the request is not one', [assistant({ ...request('a1', 'c1'), type: 'tool-call' }), toolMessage(response('a1', true))]],
-      ['the response is not one', [assistant(request('a1', 'c1')), toolMessage({ ...response('a1', true), type: 'tool-result' })]],
+      [
+        'the response is in a user message',
+        [assistant(request('a1', 'c1')), { role: 'user', content: [response('a1', true)] }],
+      ],
+      [
+        'the request is not one',
+        [assistant({ ...request('a1', 'c1'), type: 'tool-call' }), toolMessage(response('a1', true))],
+      ],
+      [
+        'the response is not one',
+        [assistant(request('a1', 'c1')), toolMessage({ ...response('a1', true), type: 'tool-result' })],
+      ],
     ]
-    for (const [what, messages] of cases) expect([what, approvedInMessages(messages, 'c1')]).toStrictEqual([what, false])
+    for (const [what, messages] of cases)
+      expect([what, approvedInMessages(messages, 'c1')]).toStrictEqual([what, false])
   })
 
   it('messages that are not an array hold no approval, even an iterable of the very messages', () => {
@@ -116,7 +142,10 @@ describe('policyApproval: toolApproval', () => {
 
   it('what they ask about goes to the human, with the rule that asked and its note', () => {
     expect(status('write', {})).toStrictEqual({ type: 'user-approval', reason: 'ask "write": writes need a human' })
-    expect(status('edit', { path: '/project/a.txt' })).toStrictEqual({ type: 'user-approval', reason: 'ask "edit" under /project' })
+    expect(status('edit', { path: '/project/a.txt' })).toStrictEqual({
+      type: 'user-approval',
+      reason: 'ask "edit" under /project',
+    })
   })
 
   it('a call no rule speaks of goes to the human too', () => {
@@ -128,18 +157,27 @@ describe('policyApproval: toolApproval', () => {
     const call = { toolCall: { toolName: 'edit', input: { path: 'a.txt' } } }
     expect(policyApproval({ rules, roots: { '': '/project' } }).toolApproval(call)).toBe('not-applicable')
     // without a root, a relative path is nowhere the rule can allow
-    expect(policyApproval({ rules }).toolApproval(call)).toStrictEqual({ type: 'user-approval', reason: 'no rule allows this call' })
+    expect(policyApproval({ rules }).toolApproval(call)).toStrictEqual({
+      type: 'user-approval',
+      reason: 'no rule allows this call',
+    })
   })
 
   it('a call that cannot be read goes to the human, saying so', () => {
-    expect(toolApproval({ toolCall: null } as never)).toStrictEqual({ type: 'user-approval', reason: 'the call could not be evaluated' })
+    expect(toolApproval({ toolCall: null } as never)).toStrictEqual({
+      type: 'user-approval',
+      reason: 'the call could not be evaluated',
+    })
     const unreadable = {
       toolName: 'write',
       get input(): unknown {
         throw new Error('gone')
       },
     }
-    expect(toolApproval({ toolCall: unreadable })).toStrictEqual({ type: 'user-approval', reason: 'the call could not be evaluated' })
+    expect(toolApproval({ toolCall: unreadable })).toStrictEqual({
+      type: 'user-approval',
+      reason: 'the call could not be evaluated',
+    })
   })
 
   it('its options are checked, in its own name', () => {
@@ -151,8 +189,12 @@ describe('policyApproval: toolApproval', () => {
       }
       return 'no throw'
     }
-    expect(messageOf(() => policyApproval(null as never))).toBe('policyApproval: options must be an object { rules, roots?, onAsk? }, got null')
-    expect(messageOf(() => policyApproval({ rules: RULES, onAsk: 'yes' as never }))).toBe('policyApproval: option "onAsk" must be a function, got the string "yes"')
+    expect(messageOf(() => policyApproval(null as never))).toBe(
+      'policyApproval: options must be an object { rules, roots?, onAsk? }, got null',
+    )
+    expect(messageOf(() => policyApproval({ rules: RULES, onAsk: 'yes' as never }))).toBe(
+      'policyApproval: option "onAsk" must be a function, got the string "yes"',
+    )
   })
 })
 
@@ -160,7 +202,10 @@ describe('policyApproval: onAsk and approvedWhile', () => {
   it('onAsk allows a call only while it is marked approved, and refuses it otherwise', async () => {
     const approval = policyApproval({ rules: RULES })
     expect(await approval.onAsk(permission('w1'))).toStrictEqual({ action: 'deny-once' })
-    const during = await approval.approvedWhile('w1', async () => [await approval.onAsk(permission('w1')), await approval.onAsk(permission('w2'))])
+    const during = await approval.approvedWhile('w1', async () => [
+      await approval.onAsk(permission('w1')),
+      await approval.onAsk(permission('w2')),
+    ])
     expect(during).toStrictEqual([{ action: 'allow-once' }, { action: 'deny-once' }])
     expect(await approval.onAsk(permission('w1'))).toStrictEqual({ action: 'deny-once' })
   })
@@ -180,7 +225,10 @@ describe('policyApproval: onAsk and approvedWhile', () => {
 })
 
 describe('policyApproval in a real generateText loop over an in-process stack', () => {
-  const rules: ReadonlyArray<Rule> = [{ tool: 'write', decision: 'ask', note: 'writes need a human' }, { tool: 'read', decision: 'allow' }]
+  const rules: ReadonlyArray<Rule> = [
+    { tool: 'write', decision: 'ask', note: 'writes need a human' },
+    { tool: 'read', decision: 'allow' },
+  ]
 
   const setUp = async () => {
     const written: Array<unknown> = []
@@ -188,13 +236,19 @@ describe('policyApproval in a real generateText loop over an in-process stack', 
     const stack = pipe(
       fromTools([
         {
-          declaration: { type: 'function', function: { name: 'write', parameters: { type: 'object', properties: { text: {} } } } },
+          declaration: {
+            type: 'function',
+            function: { name: 'write', parameters: { type: 'object', properties: { text: {} } } },
+          },
           run: (args) => {
             written.push(args)
             return TE.right('written')
           },
         },
-        { declaration: { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: {} } } }, run: () => TE.right('read') },
+        {
+          declaration: { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: {} } } },
+          run: () => TE.right('read'),
+        },
       ]),
       withPolicy({ rules, onAsk: approval.onAsk }),
     )
@@ -213,14 +267,25 @@ describe('policyApproval in a real generateText loop over an in-process stack', 
   for (const approved of [true, false]) {
     it(`the SDK asks about the write only, and the write runs ${approved ? 'once approved' : 'never when denied'}`, async () => {
       const { written, approval, tools, model } = await setUp()
-      const first = await generateText({ model, tools, prompt: 'save it', stopWhen: stepCountIs(3), toolApproval: approval.toolApproval })
+      const first = await generateText({
+        model,
+        tools,
+        prompt: 'save it',
+        stopWhen: stepCountIs(3),
+        toolApproval: approval.toolApproval,
+      })
       const requests = first.content.filter((p) => p.type === 'tool-approval-request')
-      expect(requests.map((r) => [r.toolCall.toolCallId, r.toolCall.toolName, r.reason])).toStrictEqual([['w1', 'write', 'ask "write": writes need a human']])
+      expect(requests.map((r) => [r.toolCall.toolCallId, r.toolCall.toolName, r.reason])).toStrictEqual([
+        ['w1', 'write', 'ask "write": writes need a human'],
+      ])
       expect(written).toStrictEqual([])
       const messages: Array<ModelMessage> = [
         { role: 'user', content: 'save it' },
         ...first.response.messages,
-        { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: requests[0]?.approvalId ?? '', approved }] },
+        {
+          role: 'tool',
+          content: [{ type: 'tool-approval-response', approvalId: requests[0]?.approvalId ?? '', approved }],
+        },
       ]
       await generateText({ model, tools, messages, stopWhen: stepCountIs(3), toolApproval: approval.toolApproval })
       expect(written).toStrictEqual(approved ? [{ text: 'hello' }] : [])

@@ -29,7 +29,9 @@ describe('Mastra Agent.generate', () => {
     const stack = pipe(
       fromMcpClient(conn.client),
       withUnknownKeyAudit({ onWarn: (w) => void stackWarnings.push(w) }),
-      withPolicy({ rules: [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: dir, note: 'read-only agent' }] }),
+      withPolicy({
+        rules: [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: dir, note: 'read-only agent' }],
+      }),
     )
     const mcpTools = await toAiSdkTools(stack)
     const mastraTool = createTool({
@@ -50,14 +52,25 @@ describe('Mastra Agent.generate', () => {
           ]
         : 'done',
     )
-    const model = wrapLanguageModel({ model: inner, middleware: unknownKeyAuditMiddleware({ onWarn: (w) => void modelWarnings.push(w) }) })
+    const model = wrapLanguageModel({
+      model: inner,
+      middleware: unknownKeyAuditMiddleware({ onWarn: (w) => void modelWarnings.push(w) }),
+    })
     // Mastra types a V4 model with its own copy of @ai-sdk/provider, which does not match
     // ai 7.0.173's structurally (doGenerate's result); at run time it takes it as it is
-    const agent = new Agent({ id: 'notes', name: 'notes', instructions: 'be brief', model: model as never, tools: { ...mcpTools, count: mastraTool } })
+    const agent = new Agent({
+      id: 'notes',
+      name: 'notes',
+      instructions: 'be brief',
+      model: model as never,
+      tools: { ...mcpTools, count: mastraTool },
+    })
     const r = await agent.generate('read my notes', { maxSteps: 3 })
     expect(r.text).toBe('done')
 
-    expect(stackWarnings.map((w) => [w.tool, w.unknownKeys, w.suggestions])).toEqual([['read_text_file', ['haed'], [{ key: 'haed', didYouMean: 'head' }]]])
+    expect(stackWarnings.map((w) => [w.tool, w.unknownKeys, w.suggestions])).toEqual([
+      ['read_text_file', ['haed'], [{ key: 'haed', didYouMean: 'head' }]],
+    ])
     // the middleware sees Mastra's own tool too, whose zod schema then strips the key
     expect(modelWarnings.map((w) => [w.tool, w.unknownKeys])).toEqual([
       ['read_text_file', ['haed']],

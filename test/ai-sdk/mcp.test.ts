@@ -36,7 +36,12 @@ const filesystem = async () => {
   return { dir, client, received }
 }
 
-const stackOver = (client: McpToolClient, rules: ReadonlyArray<Rule>, warnings: Array<UnknownKeyWarning>, onAsk?: Parameters<typeof withPolicy>[0]['onAsk']) =>
+const stackOver = (
+  client: McpToolClient,
+  rules: ReadonlyArray<Rule>,
+  warnings: Array<UnknownKeyWarning>,
+  onAsk?: Parameters<typeof withPolicy>[0]['onAsk'],
+) =>
   pipe(
     fromMcpClient(client),
     withReasons(),
@@ -46,11 +51,22 @@ const stackOver = (client: McpToolClient, rules: ReadonlyArray<Rule>, warnings: 
 
 // `head` is a key read_text_file declares; the model swapped two of its letters
 const turnOf = (dir: string) => [
-  { id: 'call_1', tool: 'read_text_file', input: JSON.stringify({ path: join(dir, 'notes.txt'), haed: 2, reason: 'the user asked for the top of the notes' }) },
-  { id: 'call_2', tool: 'write_file', input: JSON.stringify({ path: '/etc/hosts', content: 'x', reason: 'point a name at this machine' }) },
+  {
+    id: 'call_1',
+    tool: 'read_text_file',
+    input: JSON.stringify({ path: join(dir, 'notes.txt'), haed: 2, reason: 'the user asked for the top of the notes' }),
+  },
+  {
+    id: 'call_2',
+    tool: 'write_file',
+    input: JSON.stringify({ path: '/etc/hosts', content: 'x', reason: 'point a name at this machine' }),
+  },
 ]
 
-const rules: ReadonlyArray<Rule> = [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: '/etc', note: 'system files are never written' }]
+const rules: ReadonlyArray<Rule> = [
+  ...readOnlyRules(''),
+  { tool: 'write_file', decision: 'deny', under: '/etc', note: 'system files are never written' },
+]
 
 for (const mode of ['generateText', 'streamText'] as const) {
   describe(`toAiSdkTools in a ${mode} loop over server-filesystem`, () => {
@@ -77,7 +93,12 @@ for (const mode of ['generateText', 'streamText'] as const) {
       expect(received).toEqual([{ name: 'read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: 2 } }])
       const sent = toolOutputs(model.prompts.at(-1) ?? [])
       expect(sent.get('call_1')).toEqual({ type: 'text', value: TEXT })
-      expect(sent.get('call_2')).toMatchObject({ type: 'error-text', value: expect.stringMatching(/^Error: The permission policy refused this call to "write_file".*system files are never written/) })
+      expect(sent.get('call_2')).toMatchObject({
+        type: 'error-text',
+        value: expect.stringMatching(
+          /^Error: The permission policy refused this call to "write_file".*system files are never written/,
+        ),
+      })
     })
   })
 }
@@ -86,14 +107,27 @@ describe('toAiSdkTools: what the SDK keeps', () => {
   it('the tool output is the stack result, structured content included; the call id is the SDK’s', async () => {
     const { dir, client } = await filesystem()
     const tools = await toAiSdkTools(stackOver(client, rules, []))
-    const model = scriptedModel((_, turn) => (turn === 0 ? [{ id: 'call_9', tool: 'read_text_file', input: JSON.stringify({ path: join(dir, 'notes.txt') }) }] : 'done'))
+    const model = scriptedModel((_, turn) =>
+      turn === 0
+        ? [{ id: 'call_9', tool: 'read_text_file', input: JSON.stringify({ path: join(dir, 'notes.txt') }) }]
+        : 'done',
+    )
     const r = await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(3) })
     const result = r.steps[0]?.toolResults[0]
-    expect(result?.output).toEqual({ role: 'tool', tool_call_id: 'call_9', content: TEXT, structured_content: { content: TEXT }, mcp_content: [{ type: 'text', text: TEXT }] })
+    expect(result?.output).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_9',
+      content: TEXT,
+      structured_content: { content: TEXT },
+      mcp_content: [{ type: 'text', text: TEXT }],
+    })
   })
 
   it('a listing that fails rejects with a ProviderFailure holding the Left', async () => {
-    const failing = { toolsForLlm: () => Promise.resolve({ _tag: 'Left' as const, left: 'offline' }), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right' as const, right: [] }) }
+    const failing = {
+      toolsForLlm: () => Promise.resolve({ _tag: 'Left' as const, left: 'offline' }),
+      executeToolCalls: () => () => Promise.resolve({ _tag: 'Right' as const, right: [] }),
+    }
     const e: unknown = await toAiSdkTools(failing).catch((x: unknown) => x)
     expect(isProviderFailure(e) && e.left).toBe('offline')
     expect(() => toAiSdkTools({} as never)).toThrow(/toAiSdkTools: expected a provider/)
@@ -152,7 +186,11 @@ describe('fromAiSdkTools: a user’s AI SDK tools at the bottom of a stack', () 
           return { lines: ['a', 'b'] }
         },
       }),
-      shout: tool({ inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => text.toUpperCase(), toModelOutput: ({ output }) => ({ type: 'text', value: `${output}!` }) }),
+      shout: tool({
+        inputSchema: z.object({ text: z.string() }),
+        execute: async ({ text }) => text.toUpperCase(),
+        toModelOutput: ({ output }) => ({ type: 'text', value: `${output}!` }),
+      }),
       broken: tool({
         inputSchema: z.object({}),
         execute: async (): Promise<string> => {
@@ -162,7 +200,13 @@ describe('fromAiSdkTools: a user’s AI SDK tools at the bottom of a stack', () 
     })
     const stack = pipe(provider, withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }))
     const listed = await stack.toolsForLlm()
-    expect(listed._tag === 'Right' && listed.right.map((d) => [d.function.name, Object.keys((d.function.parameters?.['properties'] ?? {}) as object)])).toEqual([
+    expect(
+      listed._tag === 'Right' &&
+        listed.right.map((d) => [
+          d.function.name,
+          Object.keys((d.function.parameters?.['properties'] ?? {}) as object),
+        ]),
+    ).toEqual([
       ['read', ['path', 'offset']],
       ['shout', ['text']],
       ['broken', []],
@@ -177,7 +221,12 @@ describe('fromAiSdkTools: a user’s AI SDK tools at the bottom of a stack', () 
     expect(executed).toEqual([[{ path: 'a' }, '1']])
     expect(out._tag === 'Right' && out.right).toEqual([
       { role: 'tool', tool_call_id: '1', content: '{"lines":["a","b"]}', structured_content: { lines: ['a', 'b'] } },
-      { role: 'tool', tool_call_id: '2', content: expect.stringMatching(/^the arguments do not match the schema of tool "read": /), is_error: true },
+      {
+        role: 'tool',
+        tool_call_id: '2',
+        content: expect.stringMatching(/^the arguments do not match the schema of tool "read": /),
+        is_error: true,
+      },
       { role: 'tool', tool_call_id: '3', content: 'HI!' },
       { role: 'tool', tool_call_id: '4', content: 'tool "broken" failed: disk on fire', is_error: true },
     ])
@@ -185,7 +234,10 @@ describe('fromAiSdkTools: a user’s AI SDK tools at the bottom of a stack', () 
 })
 
 describe('policyApproval: a policy ask through the AI SDK’s tool approval', () => {
-  const askRules = (dir: string): ReadonlyArray<Rule> => [...readOnlyRules(''), { tool: 'write_file', decision: 'ask', under: dir }]
+  const askRules = (dir: string): ReadonlyArray<Rule> => [
+    ...readOnlyRules(''),
+    { tool: 'write_file', decision: 'ask', under: dir },
+  ]
 
   it('the SDK asks; an approved call runs through the policy, a denied one never reaches the server', async () => {
     for (const approved of [true, false]) {
@@ -193,15 +245,34 @@ describe('policyApproval: a policy ask through the AI SDK’s tool approval', ()
       const approval = policyApproval({ rules: askRules(dir) })
       const tools = await toAiSdkTools(stackOver(client, askRules(dir), [], approval.onAsk), { approval })
       const target = join(dir, 'summary.md')
-      const model = scriptedModel((_, turn) => (turn === 0 ? [{ id: 'w1', tool: 'write_file', input: JSON.stringify({ path: target, content: 'summary' }) }] : 'done'))
-      const first = await generateText({ model, tools, prompt: 'save it', stopWhen: stepCountIs(3), toolApproval: approval.toolApproval })
+      const model = scriptedModel((_, turn) =>
+        turn === 0
+          ? [{ id: 'w1', tool: 'write_file', input: JSON.stringify({ path: target, content: 'summary' }) }]
+          : 'done',
+      )
+      const first = await generateText({
+        model,
+        tools,
+        prompt: 'save it',
+        stopWhen: stepCountIs(3),
+        toolApproval: approval.toolApproval,
+      })
       const request = first.content.find((p) => p.type === 'tool-approval-request')
       expect(request).toMatchObject({ toolCall: { toolName: 'write_file' }, reason: `ask "write_file" under ${dir}` })
       expect(received).toEqual([])
       const messages: Array<ModelMessage> = [
         { role: 'user', content: 'save it' },
         ...first.response.messages,
-        { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request?.type === 'tool-approval-request' ? request.approvalId : '', approved }] },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-approval-response',
+              approvalId: request?.type === 'tool-approval-request' ? request.approvalId : '',
+              approved,
+            },
+          ],
+        },
       ]
       await generateText({ model, tools, messages, stopWhen: stepCountIs(3), toolApproval: approval.toolApproval })
       expect(received.map((r) => r.name)).toEqual(approved ? ['write_file'] : [])
@@ -213,9 +284,16 @@ describe('policyApproval: a policy ask through the AI SDK’s tool approval', ()
     const { dir, client, received } = await filesystem()
     const approval = policyApproval({ rules: askRules(dir) })
     const tools = await toAiSdkTools(stackOver(client, askRules(dir), [], approval.onAsk), { approval })
-    const model = scriptedModel((_, turn) => (turn === 0 ? [{ id: 'w1', tool: 'write_file', input: JSON.stringify({ path: join(dir, 'x.md'), content: 'x' }) }] : 'done'))
+    const model = scriptedModel((_, turn) =>
+      turn === 0
+        ? [{ id: 'w1', tool: 'write_file', input: JSON.stringify({ path: join(dir, 'x.md'), content: 'x' }) }]
+        : 'done',
+    )
     await generateText({ model, tools, prompt: 'save it', stopWhen: stepCountIs(3) })
     expect(received).toEqual([])
-    expect(toolOutputs(model.prompts.at(-1) ?? []).get('w1')).toMatchObject({ type: 'error-text', value: expect.stringMatching(/declined/i) })
+    expect(toolOutputs(model.prompts.at(-1) ?? []).get('w1')).toMatchObject({
+      type: 'error-text',
+      value: expect.stringMatching(/declined/i),
+    })
   })
 })

@@ -52,19 +52,31 @@ describe('declarationsOfRequest', () => {
 // the parts of a generated answer
 // -------------------------------------------------------------------------------------
 
-const params = (tools: ReadonlyArray<unknown>): LanguageModelCallParams => ({ prompt: [], tools }) as unknown as LanguageModelCallParams
+const params = (tools: ReadonlyArray<unknown>): LanguageModelCallParams =>
+  ({ prompt: [], tools }) as unknown as LanguageModelCallParams
 
 const generate = async (tools: ReadonlyArray<unknown>, content: unknown) => {
   const warnings: Array<UnknownKeyWarning> = []
   const mw = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w), onDiagnostic: () => undefined })
   const result = { content, finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] }
-  const out = await mw.wrapGenerate({ doGenerate: async () => result, doStream: async () => Promise.reject(new Error('not streamed')), params: params(tools), model: {} } as never)
+  const out = await mw.wrapGenerate({
+    doGenerate: async () => result,
+    doStream: async () => Promise.reject(new Error('not streamed')),
+    params: params(tools),
+    model: {},
+  } as never)
   expect(out).toBe(result)
   return warnings.map((w) => [w.id, w.tool, w.unknownKeys])
 }
 
 /** A call of `read` whose input carries one undeclared key, `key`. */
-const part = (key: string, more: Record<string, unknown> = {}) => ({ type: 'tool-call', toolCallId: key, toolName: 'read', input: JSON.stringify({ path: 'a', [key]: 1 }), ...more })
+const part = (key: string, more: Record<string, unknown> = {}) => ({
+  type: 'tool-call',
+  toolCallId: key,
+  toolName: 'read',
+  input: JSON.stringify({ path: 'a', [key]: 1 }),
+  ...more,
+})
 
 describe('unknownKeyAuditMiddleware: which parts are calls it audits', () => {
   it('tool calls the SDK will run, and nothing else', async () => {
@@ -94,7 +106,12 @@ describe('unknownKeyAuditMiddleware: which parts are calls it audits', () => {
   })
 
   it('a call’s id when it is a string, no id otherwise', async () => {
-    expect(await generate([readTool], [part('k1', { toolCallId: undefined }), part('k2', { toolCallId: 7 }), part('k3', { toolCallId: 'c3' })])).toStrictEqual([
+    expect(
+      await generate(
+        [readTool],
+        [part('k1', { toolCallId: undefined }), part('k2', { toolCallId: 7 }), part('k3', { toolCallId: 'c3' })],
+      ),
+    ).toStrictEqual([
       ['', 'read', ['k1']],
       ['', 'read', ['k2']],
       ['c3', 'read', ['k3']],

@@ -25,18 +25,28 @@ const readTool = (seen: Array<unknown>) =>
   })
 
 const RAW = '{"path":"/notes.txt","ffset":3}'
-const once = (calls: ReadonlyArray<{ id: string; tool: string; input: string }>) => (_: unknown, turn: number) => (turn === 0 ? calls : 'done')
+const once = (calls: ReadonlyArray<{ id: string; tool: string; input: string }>) => (_: unknown, turn: number) =>
+  turn === 0 ? calls : 'done'
 
 describe('unknownKeyAuditMiddleware in a real loop', () => {
   it('generateText: warns of the key zod then strips, with its suggestion; execute gets the stripped input', async () => {
     const warnings: Array<UnknownKeyWarning> = []
     const executed: Array<unknown> = []
     const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w) })
-    const model = wrapLanguageModel({ model: scriptedModel(once([{ id: 'c1', tool: 'read', input: RAW }])), middleware: audit })
+    const model = wrapLanguageModel({
+      model: scriptedModel(once([{ id: 'c1', tool: 'read', input: RAW }])),
+      middleware: audit,
+    })
     const r = await generateText({ model, tools: { read: readTool(executed) }, prompt: 'go', stopWhen: stepCountIs(3) })
     expect(r.text).toBe('done')
     expect(warnings).toEqual([
-      { tool: 'read', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'], id: 'c1', suggestions: [{ key: 'ffset', didYouMean: 'offset' }] },
+      {
+        tool: 'read',
+        unknownKeys: ['ffset'],
+        declaredKeys: ['offset', 'path'],
+        id: 'c1',
+        suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
+      },
     ])
     expect(executed).toEqual([{ path: '/notes.txt' }])
     expect(audit.auditedTools()).toEqual(['read'])
@@ -48,7 +58,10 @@ describe('unknownKeyAuditMiddleware in a real loop', () => {
     const executed: Array<unknown> = []
     const audit = unknownKeyAuditMiddleware({ onWarn: (w) => () => void warnings.push(w) })
     for (const id of ['c1', 'c2']) {
-      const model = wrapLanguageModel({ model: scriptedModel(once([{ id, tool: 'read', input: RAW }])), middleware: audit })
+      const model = wrapLanguageModel({
+        model: scriptedModel(once([{ id, tool: 'read', input: RAW }])),
+        middleware: audit,
+      })
       const s = streamText({ model, tools: { read: readTool(executed) }, prompt: 'go', stopWhen: stepCountIs(3) })
       expect(await s.text).toBe('done')
     }
@@ -78,26 +91,54 @@ describe('unknownKeyAuditMiddleware in a real loop', () => {
 const params = (tools: ReadonlyArray<{ name: string; keys: ReadonlyArray<string> }>): LanguageModelCallParams =>
   ({
     prompt: [],
-    tools: tools.map((t) => ({ type: 'function', name: t.name, inputSchema: { type: 'object', properties: Object.fromEntries(t.keys.map((k) => [k, {}])) } })),
+    tools: tools.map((t) => ({
+      type: 'function',
+      name: t.name,
+      inputSchema: { type: 'object', properties: Object.fromEntries(t.keys.map((k) => [k, {}])) },
+    })),
   }) as unknown as LanguageModelCallParams
 
-const generated = (content: ReadonlyArray<unknown>) => ({ content, finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] })
+const generated = (content: ReadonlyArray<unknown>) => ({
+  content,
+  finishReason: { unified: 'tool-calls', raw: undefined },
+  usage,
+  warnings: [],
+})
 
-const callPart = (id: string, toolName: string, input: string) => ({ type: 'tool-call', toolCallId: id, toolName, input })
+const callPart = (id: string, toolName: string, input: string) => ({
+  type: 'tool-call',
+  toolCallId: id,
+  toolName,
+  input,
+})
 
 type Mw = ReturnType<typeof unknownKeyAuditMiddleware>
 
 const runGenerate = (mw: Pick<Mw, 'wrapGenerate'>, p: LanguageModelCallParams, result: unknown) =>
-  mw.wrapGenerate({ doGenerate: async () => result, doStream: async () => Promise.reject(new Error('not streamed')), params: p, model: {} } as never)
+  mw.wrapGenerate({
+    doGenerate: async () => result,
+    doStream: async () => Promise.reject(new Error('not streamed')),
+    params: p,
+    model: {},
+  } as never)
 
-const runStream = async (mw: Pick<Mw, 'wrapStream'>, p: LanguageModelCallParams, parts: ReadonlyArray<unknown>): Promise<Array<unknown>> => {
+const runStream = async (
+  mw: Pick<Mw, 'wrapStream'>,
+  p: LanguageModelCallParams,
+  parts: ReadonlyArray<unknown>,
+): Promise<Array<unknown>> => {
   const stream = new ReadableStream<unknown>({
     start: (c) => {
       for (const part of parts) c.enqueue(part)
       c.close()
     },
   })
-  const out = await mw.wrapStream({ doGenerate: async () => Promise.reject(new Error('not generated')), doStream: async () => ({ stream }), params: p, model: {} } as never)
+  const out = await mw.wrapStream({
+    doGenerate: async () => Promise.reject(new Error('not generated')),
+    doStream: async () => ({ stream }),
+    params: p,
+    model: {},
+  } as never)
   const read: Array<unknown> = []
   const reader = (out as { stream: ReadableStream<unknown> }).stream.getReader()
   for (;;) {
@@ -108,9 +149,21 @@ const runStream = async (mw: Pick<Mw, 'wrapStream'>, p: LanguageModelCallParams,
 }
 
 const partArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.record({ id: fc.string({ maxLength: 4 }), tool: fc.constantFrom('read', 'write', 'other'), args: argsObjectArb }).map(({ id, tool, args }) => callPart(id, tool, JSON.stringify(args))),
-  fc.record({ id: fc.string({ maxLength: 4 }), input: fc.string({ maxLength: 12 }) }).map(({ id, input }) => callPart(id, 'read', input)),
-  fc.constantFrom<unknown>({ type: 'text-delta', id: 't', delta: 'hi' }, { type: 'finish' }, { type: 'tool-call' }, { type: 'tool-call', toolName: 7 }, null, 'part', 42),
+  fc
+    .record({ id: fc.string({ maxLength: 4 }), tool: fc.constantFrom('read', 'write', 'other'), args: argsObjectArb })
+    .map(({ id, tool, args }) => callPart(id, tool, JSON.stringify(args))),
+  fc
+    .record({ id: fc.string({ maxLength: 4 }), input: fc.string({ maxLength: 12 }) })
+    .map(({ id, input }) => callPart(id, 'read', input)),
+  fc.constantFrom<unknown>(
+    { type: 'text-delta', id: 't', delta: 'hi' },
+    { type: 'finish' },
+    { type: 'tool-call' },
+    { type: 'tool-call', toolName: 7 },
+    null,
+    'part',
+    42,
+  ),
 )
 
 const TOOLS = [
@@ -144,7 +197,12 @@ describe('unknownKeyAuditMiddleware changes nothing', () => {
     const copying: Pick<Mw, 'wrapStream'> = {
       wrapStream: async ({ doStream }) => {
         const r = await doStream()
-        return { ...r, stream: r.stream.pipeThrough(new TransformStream({ transform: (p, c) => c.enqueue(typeof p === 'object' && p !== null ? { ...p } : p) })) }
+        return {
+          ...r,
+          stream: r.stream.pipeThrough(
+            new TransformStream({ transform: (p, c) => c.enqueue(typeof p === 'object' && p !== null ? { ...p } : p) }),
+          ),
+        }
       },
     }
     const out = await fc.check(
@@ -159,7 +217,12 @@ describe('unknownKeyAuditMiddleware changes nothing', () => {
   it('a stream of a request without tools is the very result the model gave', async () => {
     const mw = unknownKeyAuditMiddleware({ onWarn: () => undefined })
     const result = { stream: new ReadableStream() }
-    const out = await mw.wrapStream({ doGenerate: async () => Promise.reject(new Error('no')), doStream: async () => result, params: params([]), model: {} } as never)
+    const out = await mw.wrapStream({
+      doGenerate: async () => Promise.reject(new Error('no')),
+      doStream: async () => result,
+      params: params([]),
+      model: {},
+    } as never)
     expect(out).toBe(result)
   })
 
@@ -180,28 +243,37 @@ describe('unknownKeyAuditMiddleware keeps the semantics of withUnknownKeyAudit',
     const callArb = fc.record({
       id: fc.string({ maxLength: 3 }),
       tool: fc.constantFrom('read', 'write', 'other'),
-      args: fc.oneof({ weight: 4, arbitrary: argsObjectArb.map((a) => JSON.stringify(a)) }, { weight: 1, arbitrary: fc.constantFrom('', '{', '[1]', 'null') }),
+      args: fc.oneof(
+        { weight: 4, arbitrary: argsObjectArb.map((a) => JSON.stringify(a)) },
+        { weight: 1, arbitrary: fc.constantFrom('', '{', '[1]', 'null') },
+      ),
     })
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(callArb, { maxLength: 4 }), { maxLength: 6 }), fc.array(keyArb, { maxLength: 2 }), async (turns, tolerate) => {
-        const byMiddleware: Array<UnknownKeyWarning> = []
-        const byCombinator: Array<UnknownKeyWarning> = []
-        const mw = unknownKeyAuditMiddleware({ onWarn: (w) => void byMiddleware.push(w), tolerate })
-        const declarations = declarationsOfRequest(params(TOOLS).tools)
-        const stack = pipe(
-          fromTools(declarations.map((declaration) => ({ declaration, run: () => TE.right('ok') }))),
-          withUnknownKeyAudit({ onWarn: (w) => void byCombinator.push(w), tolerate }),
-        )
-        await stack.toolsForLlm()
-        for (const turn of turns) {
-          await runGenerate(mw, params(TOOLS), generated(turn.map((c) => callPart(c.id, c.tool, c.args))))
-          await stack.executeToolCalls(turn.map((c) => ({ id: c.id, type: 'function', function: { name: c.tool, arguments: c.args } })))()
-        }
-        expect(byMiddleware).toEqual(byCombinator)
-        expect(mw.stats()).toEqual(stack.stats())
-        // the middleware reads the tools of a request: there are none before the first
-        if (turns.length > 0) expect(mw.auditedTools()).toEqual(stack.auditedTools())
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(callArb, { maxLength: 4 }), { maxLength: 6 }),
+        fc.array(keyArb, { maxLength: 2 }),
+        async (turns, tolerate) => {
+          const byMiddleware: Array<UnknownKeyWarning> = []
+          const byCombinator: Array<UnknownKeyWarning> = []
+          const mw = unknownKeyAuditMiddleware({ onWarn: (w) => void byMiddleware.push(w), tolerate })
+          const declarations = declarationsOfRequest(params(TOOLS).tools)
+          const stack = pipe(
+            fromTools(declarations.map((declaration) => ({ declaration, run: () => TE.right('ok') }))),
+            withUnknownKeyAudit({ onWarn: (w) => void byCombinator.push(w), tolerate }),
+          )
+          await stack.toolsForLlm()
+          for (const turn of turns) {
+            await runGenerate(mw, params(TOOLS), generated(turn.map((c) => callPart(c.id, c.tool, c.args))))
+            await stack.executeToolCalls(
+              turn.map((c) => ({ id: c.id, type: 'function', function: { name: c.tool, arguments: c.args } })),
+            )()
+          }
+          expect(byMiddleware).toEqual(byCombinator)
+          expect(mw.stats()).toEqual(stack.stats())
+          // the middleware reads the tools of a request: there are none before the first
+          if (turns.length > 0) expect(mw.auditedTools()).toEqual(stack.auditedTools())
+        },
+      ),
     )
   })
 
@@ -218,8 +290,17 @@ describe('unknownKeyAuditMiddleware keeps the semantics of withUnknownKeyAudit',
         c.close()
       },
     })
-    const outA = await mw.wrapStream({ doGenerate: async () => Promise.reject(new Error('no')), doStream: async () => ({ stream: partsA }), params: params([{ name: 'read', keys: ['path', 'offset'] }]), model: {} } as never)
-    await runGenerate(mw, params([{ name: 'read', keys: ['path', 'ffset'] }]), generated([callPart('b1', 'read', '{"path":"x","ffset":1}')]))
+    const outA = await mw.wrapStream({
+      doGenerate: async () => Promise.reject(new Error('no')),
+      doStream: async () => ({ stream: partsA }),
+      params: params([{ name: 'read', keys: ['path', 'offset'] }]),
+      model: {},
+    } as never)
+    await runGenerate(
+      mw,
+      params([{ name: 'read', keys: ['path', 'ffset'] }]),
+      generated([callPart('b1', 'read', '{"path":"x","ffset":1}')]),
+    )
     release()
     const reader = (outA as { stream: ReadableStream<unknown> }).stream.getReader()
     while (!(await reader.read()).done);
@@ -232,8 +313,14 @@ describe('unknownKeyAuditMiddleware keeps the semantics of withUnknownKeyAudit',
     await runGenerate(mw, params([{ name: 'ping', keys: [] }]), generated([]))
     await runGenerate(mw, params([{ name: 'ping', keys: [] }]), generated([]))
     expect(diagnostics).toEqual([{ _tag: 'NothingToAudit', tools: 1 }])
-    expect(() => unknownKeyAuditMiddleware({ onWran: () => undefined } as never)).toThrow(/unknownKeyAuditMiddleware: unknown option "onWran"/)
-    expect(() => unknownKeyAuditMiddleware({ maxPairs: 0 })).toThrow(/unknownKeyAuditMiddleware: maxPairs must be a whole number of at least 1, got number 0/)
-    expect(() => unknownKeyAuditMiddleware({ onWarn: (_a: unknown, _b: unknown) => undefined } as never)).toThrow(/option "onWarn" must take at most 1 parameter/)
+    expect(() => unknownKeyAuditMiddleware({ onWran: () => undefined } as never)).toThrow(
+      /unknownKeyAuditMiddleware: unknown option "onWran"/,
+    )
+    expect(() => unknownKeyAuditMiddleware({ maxPairs: 0 })).toThrow(
+      /unknownKeyAuditMiddleware: maxPairs must be a whole number of at least 1, got number 0/,
+    )
+    expect(() => unknownKeyAuditMiddleware({ onWarn: (_a: unknown, _b: unknown) => undefined } as never)).toThrow(
+      /option "onWarn" must take at most 1 parameter/,
+    )
   })
 })

@@ -12,7 +12,11 @@ import { scriptedModel, toolOutputs } from './support.js'
 
 const notesServer = (): McpServer => {
   const server = new McpServer({ name: 'notes', version: '1.0.0' })
-  server.registerTool('notes.search', { description: 'Finds notes', inputSchema: { query: z.string() } }, ({ query }) => ({ content: [{ type: 'text', text: `searched ${query}` }] }))
+  server.registerTool(
+    'notes.search',
+    { description: 'Finds notes', inputSchema: { query: z.string() } },
+    ({ query }) => ({ content: [{ type: 'text', text: `searched ${query}` }] }),
+  )
   return server
 }
 
@@ -25,7 +29,9 @@ describe('MCP names in a ToolSet', () => {
       expect(names).toHaveLength(1)
       expect(names[0]).toMatch(/^notes_search_[0-9a-f]{8}$/)
       expect(Object.keys(b ?? {})).toEqual(names)
-      const model = scriptedModel((_, turn) => (turn === 0 ? [{ id: 'c1', tool: names[0] as string, input: '{"query":"deadline"}' }] : 'done'))
+      const model = scriptedModel((_, turn) =>
+        turn === 0 ? [{ id: 'c1', tool: names[0] as string, input: '{"query":"deadline"}' }] : 'done',
+      )
       await generateText({ model, tools: a ?? {}, prompt: 'go', stopWhen: stepCountIs(3) })
       expect(toolOutputs(model.prompts.at(-1) ?? []).get('c1')).toEqual({ type: 'text', value: 'searched deadline' })
     } finally {

@@ -9,7 +9,20 @@ import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from '
 import { describe, expect, it } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { toAiSdkTools, unknownKeyAuditMiddleware } from '../../src/ai-sdk/index.js'
-import { CLEAN_RUN, STRIPPED_RUNS, cleanCall, drawSchema, drawWarning, expectStackHearsTheIssue, nestedStack, nestedStats, readSchema, readWarning, strayCalls, validCalls } from '../support/nested.js'
+import {
+  CLEAN_RUN,
+  STRIPPED_RUNS,
+  cleanCall,
+  drawSchema,
+  drawWarning,
+  expectStackHearsTheIssue,
+  nestedStack,
+  nestedStats,
+  readSchema,
+  readWarning,
+  strayCalls,
+  validCalls,
+} from '../support/nested.js'
 import type { ScriptedCall } from './support.js'
 import { scriptedModel, toolOutputs } from './support.js'
 
@@ -18,8 +31,16 @@ const once = (calls: ReadonlyArray<ScriptedCall>) => (_: unknown, turn: number) 
 
 /** `read` and `draw` as the user's own AI SDK tools, each recording the input it ran with. */
 const userTools = (executed: Array<readonly [string, unknown]>) => ({
-  read: tool({ description: 'Reads a file', inputSchema: readSchema, execute: async (input) => (executed.push(['read', input]), 'file text') }),
-  draw: tool({ description: 'Draws a shape', inputSchema: drawSchema, execute: async (input) => (executed.push(['draw', input]), 'drawn') }),
+  read: tool({
+    description: 'Reads a file',
+    inputSchema: readSchema,
+    execute: async (input) => (executed.push(['read', input]), 'file text'),
+  }),
+  draw: tool({
+    description: 'Draws a shape',
+    inputSchema: drawSchema,
+    execute: async (input) => (executed.push(['draw', input]), 'drawn'),
+  }),
 })
 
 for (const mode of ['generateText', 'streamText'] as const) {
@@ -30,7 +51,12 @@ for (const mode of ['generateText', 'streamText'] as const) {
       const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w) })
       const loop = async (calls: ReadonlyArray<ScriptedCall>) => {
         const model = scriptedModel(once(calls))
-        const run = { model: wrapLanguageModel({ model, middleware: audit }), tools: userTools(executed), prompt: 'go', stopWhen: stepCountIs(3) }
+        const run = {
+          model: wrapLanguageModel({ model, middleware: audit }),
+          tools: userTools(executed),
+          prompt: 'go',
+          stopWhen: stepCountIs(3),
+        }
         const text = mode === 'generateText' ? (await generateText(run)).text : await streamText(run).text
         expect(text).toBe('done')
         return toolOutputs(model.prompts.at(-1) ?? [])
@@ -43,8 +69,14 @@ for (const mode of ['generateText', 'streamText'] as const) {
       // schema, which refuses both calls (no `encoding`, a circle without `radius`): the
       // tools did not run and the model was told so
       expect(executed).toStrictEqual([])
-      expect(first.get('c1')).toStrictEqual({ type: 'error-text', value: expect.stringMatching(/^AI_InvalidToolInputError: Invalid input for tool read: /) })
-      expect(first.get('c2')).toStrictEqual({ type: 'error-text', value: expect.stringMatching(/^AI_InvalidToolInputError: Invalid input for tool draw: /) })
+      expect(first.get('c1')).toStrictEqual({
+        type: 'error-text',
+        value: expect.stringMatching(/^AI_InvalidToolInputError: Invalid input for tool read: /),
+      })
+      expect(first.get('c2')).toStrictEqual({
+        type: 'error-text',
+        value: expect.stringMatching(/^AI_InvalidToolInputError: Invalid input for tool draw: /),
+      })
 
       // the same calls again: nothing new is said, and they are counted
       await loop(strayCalls('c3', 'c4'))
@@ -84,8 +116,18 @@ describe('Mastra Agent.generate on the audited model: nested keys by path', () =
     const executed: Array<readonly [string, unknown]> = []
     const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w) })
     const tools = {
-      read: createTool({ id: 'read', description: 'Reads a file', inputSchema: readSchema, execute: async (input) => (executed.push(['read', input]), 'file text') }),
-      draw: createTool({ id: 'draw', description: 'Draws a shape', inputSchema: drawSchema, execute: async (input) => (executed.push(['draw', input]), 'drawn') }),
+      read: createTool({
+        id: 'read',
+        description: 'Reads a file',
+        inputSchema: readSchema,
+        execute: async (input) => (executed.push(['read', input]), 'file text'),
+      }),
+      draw: createTool({
+        id: 'draw',
+        description: 'Draws a shape',
+        inputSchema: drawSchema,
+        execute: async (input) => (executed.push(['draw', input]), 'drawn'),
+      }),
     }
     const generate = async (calls: ReadonlyArray<ScriptedCall>) => {
       const model = wrapLanguageModel({ model: scriptedModel(once(calls)), middleware: audit })

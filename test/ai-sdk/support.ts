@@ -15,7 +15,8 @@ export interface ScriptedCall {
 }
 
 type Prompt = MockLanguageModelV4['doGenerateCalls'][number]['prompt']
-type StreamPart = Awaited<ReturnType<MockLanguageModelV4['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never
+type StreamPart =
+  Awaited<ReturnType<MockLanguageModelV4['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never
 
 /** What the model says for a prompt: tool calls, or a final text. */
 export type Script = (prompt: Prompt, turn: number) => ReadonlyArray<ScriptedCall> | string
@@ -23,7 +24,8 @@ export type Script = (prompt: Prompt, turn: number) => ReadonlyArray<ScriptedCal
 /** Tool results the model has been sent so far, as `toolCallId → output`. */
 export const toolOutputs = (prompt: Prompt): Map<string, unknown> => {
   const out = new Map<string, unknown>()
-  for (const m of prompt) if (m.role === 'tool') for (const p of m.content) if (p.type === 'tool-result') out.set(p.toolCallId, p.output)
+  for (const m of prompt)
+    if (m.role === 'tool') for (const p of m.content) if (p.type === 'tool-result') out.set(p.toolCallId, p.output)
   return out
 }
 
@@ -37,9 +39,19 @@ export const scriptedModel = (script: Script): MockLanguageModelV4 & { readonly 
       prompts.push(o.prompt)
       const said = script(o.prompt, assistantTurns(o.prompt))
       return typeof said === 'string'
-        ? { content: [{ type: 'text', text: said }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }
+        ? {
+            content: [{ type: 'text', text: said }],
+            finishReason: { unified: 'stop', raw: 'stop' },
+            usage,
+            warnings: [],
+          }
         : {
-            content: said.map((c) => ({ type: 'tool-call' as const, toolCallId: c.id, toolName: c.tool, input: c.input })),
+            content: said.map((c) => ({
+              type: 'tool-call' as const,
+              toolCallId: c.id,
+              toolName: c.tool,
+              input: c.input,
+            })),
             finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
             usage,
             warnings: [],

@@ -17,7 +17,10 @@ import { fromAiSdkTools, modelOutputOf, policyApproval, toAiSdkTools, toolResult
 import { scriptedModel, toolOutputs } from './support.js'
 
 /** A provider listing `declarations` that records every batch of calls it is sent and answers each call with `answer`. */
-const recording = (declarations: ReadonlyArray<ToolDeclaration>, answer: (call: ToolCall) => ToolResult = (c) => ({ role: 'tool', tool_call_id: c.id, content: 'ok' })) => {
+const recording = (
+  declarations: ReadonlyArray<ToolDeclaration>,
+  answer: (call: ToolCall) => ToolResult = (c) => ({ role: 'tool', tool_call_id: c.id, content: 'ok' }),
+) => {
   const sent: Array<ReadonlyArray<ToolCall>> = []
   const provider: Provider<string> = {
     toolsForLlm: () => Promise.resolve(right(declarations)),
@@ -29,9 +32,13 @@ const recording = (declarations: ReadonlyArray<ToolDeclaration>, answer: (call: 
   return { provider, sent }
 }
 
-const fn = (name: string, rest: Partial<ToolDeclaration['function']> = {}): ToolDeclaration => ({ type: 'function', function: { name, ...rest } })
+const fn = (name: string, rest: Partial<ToolDeclaration['function']> = {}): ToolDeclaration => ({
+  type: 'function',
+  function: { name, ...rest },
+})
 
-const options = (toolCallId: string, more: Partial<ToolExecutionOptions<unknown>> = {}) => ({ toolCallId, messages: [], context: undefined, ...more }) as ToolExecutionOptions<unknown>
+const options = (toolCallId: string, more: Partial<ToolExecutionOptions<unknown>> = {}) =>
+  ({ toolCallId, messages: [], context: undefined, ...more }) as ToolExecutionOptions<unknown>
 
 type Runnable = Tool & { readonly execute: NonNullable<Tool['execute']> }
 
@@ -61,7 +68,8 @@ const thrown = (f: () => unknown): unknown => {
   throw new Error('expected a throw')
 }
 
-const messageOf = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : `not an Error: ${String(e)}`)
+const messageOf = (e: unknown): string =>
+  e instanceof Error ? `${e.name}: ${e.message}` : `not an Error: ${String(e)}`
 
 // -------------------------------------------------------------------------------------
 // modelOutputOf, toolResultError
@@ -83,8 +91,14 @@ describe('modelOutputOf: the text the model reads', () => {
   it('a string output is its own text; anything else is its JSON, "" when it has none', () => {
     expect(modelOutputOf(result)).toStrictEqual({ type: 'text', value: 'hello' })
     expect(modelOutputOf('plain')).toStrictEqual({ type: 'text', value: 'plain' })
-    expect(modelOutputOf({ toolCallId: 'c1', input: {}, output: 'plain' })).toStrictEqual({ type: 'text', value: 'plain' })
-    expect(modelOutputOf({ toolCallId: 'c1', input: {}, output: { n: [1, 2] } })).toStrictEqual({ type: 'text', value: '{"n":[1,2]}' })
+    expect(modelOutputOf({ toolCallId: 'c1', input: {}, output: 'plain' })).toStrictEqual({
+      type: 'text',
+      value: 'plain',
+    })
+    expect(modelOutputOf({ toolCallId: 'c1', input: {}, output: { n: [1, 2] } })).toStrictEqual({
+      type: 'text',
+      value: '{"n":[1,2]}',
+    })
     expect(modelOutputOf(42)).toStrictEqual({ type: 'text', value: '42' })
     expect(modelOutputOf(null)).toStrictEqual({ type: 'text', value: 'null' })
     expect(modelOutputOf(['a'])).toStrictEqual({ type: 'text', value: '["a"]' })
@@ -96,11 +110,17 @@ describe('modelOutputOf: the text the model reads', () => {
     // a record that is not a result is the AI SDK argument: its `output` is what is read
     expect(modelOutputOf({ role: 'user', content: 'hi' })).toStrictEqual({ type: 'text', value: '' })
     expect(modelOutputOf({ role: 'tool', content: 5 })).toStrictEqual({ type: 'text', value: '' })
-    expect(modelOutputOf({ output: { role: 'user', content: 'hi' } })).toStrictEqual({ type: 'text', value: '{"role":"user","content":"hi"}' })
+    expect(modelOutputOf({ output: { role: 'user', content: 'hi' } })).toStrictEqual({
+      type: 'text',
+      value: '{"role":"user","content":"hi"}',
+    })
   })
 
   it('an output JSON cannot write is described instead', () => {
-    expect(modelOutputOf({ toolCallId: 'c1', input: {}, output: 10n })).toStrictEqual({ type: 'text', value: 'bigint 10' })
+    expect(modelOutputOf({ toolCallId: 'c1', input: {}, output: 10n })).toStrictEqual({
+      type: 'text',
+      value: 'bigint 10',
+    })
     const cyclic: Record<string, unknown> = {}
     cyclic['self'] = cyclic
     expect(modelOutputOf({ output: cyclic })).toStrictEqual({ type: 'text', value: 'an object' })
@@ -126,7 +146,11 @@ describe('toolResultError', () => {
 describe('toAiSdkTools: the listing', () => {
   it('one dynamic tool per name (the first declaration wins), its description when it has one, its JSON Schema, no validator', async () => {
     const readSchema = { type: 'object', properties: { path: { type: 'string' } } }
-    const { provider } = recording([fn('read', { description: 'Reads a file', parameters: readSchema }), fn('ping'), fn('read', { description: 'a second read', parameters: { type: 'object' } })])
+    const { provider } = recording([
+      fn('read', { description: 'Reads a file', parameters: readSchema }),
+      fn('ping'),
+      fn('read', { description: 'a second read', parameters: { type: 'object' } }),
+    ])
     const tools = await toAiSdkTools(provider)
     expect(Object.keys(tools)).toStrictEqual(['read', 'ping'])
     const read = runnable(tools, 'read')
@@ -144,16 +168,25 @@ describe('toAiSdkTools: the listing', () => {
 
   it('a listing that fails rejects with a ProviderFailure holding the very Left', async () => {
     const offline = { reason: 'offline' }
-    const failing: Provider<typeof offline> = { toolsForLlm: () => Promise.resolve({ _tag: 'Left', left: offline }), executeToolCalls: () => () => Promise.resolve(right([])) }
+    const failing: Provider<typeof offline> = {
+      toolsForLlm: () => Promise.resolve({ _tag: 'Left', left: offline }),
+      executeToolCalls: () => () => Promise.resolve(right([])),
+    }
     const e = await rejection(toAiSdkTools(failing))
     expect(isProviderFailure(e) && e.left).toBe(offline)
   })
 
   it('options must be an object', () => {
     const { provider } = recording([])
-    expect(messageOf(thrown(() => toAiSdkTools(provider, 5 as never)))).toBe('TypeError: toAiSdkTools: options must be an object, got number 5')
-    expect(messageOf(thrown(() => toAiSdkTools(provider, null as never)))).toBe('TypeError: toAiSdkTools: options must be an object, got null')
-    expect(messageOf(thrown(() => toAiSdkTools(provider, 'approval' as never)))).toBe('TypeError: toAiSdkTools: options must be an object, got the string "approval"')
+    expect(messageOf(thrown(() => toAiSdkTools(provider, 5 as never)))).toBe(
+      'TypeError: toAiSdkTools: options must be an object, got number 5',
+    )
+    expect(messageOf(thrown(() => toAiSdkTools(provider, null as never)))).toBe(
+      'TypeError: toAiSdkTools: options must be an object, got null',
+    )
+    expect(messageOf(thrown(() => toAiSdkTools(provider, 'approval' as never)))).toBe(
+      'TypeError: toAiSdkTools: options must be an object, got the string "approval"',
+    )
   })
 
   it('takes no options, and empty ones', async () => {
@@ -165,7 +198,11 @@ describe('toAiSdkTools: the listing', () => {
 
 describe('toAiSdkTools: execute', () => {
   it('whatever object the SDK parsed, it goes down as the call’s very arguments, under the SDK’s toolCallId, and the stack’s result comes back', async () => {
-    const { provider, sent } = recording([fn('echo')], (c) => ({ role: 'tool', tool_call_id: c.id, content: `ran ${c.function.name}` }))
+    const { provider, sent } = recording([fn('echo')], (c) => ({
+      role: 'tool',
+      tool_call_id: c.id,
+      content: `ran ${c.function.name}`,
+    }))
     const echo = runnable(await toAiSdkTools(provider), 'echo')
     await fc.assert(
       fc.asyncProperty(fc.dictionary(fc.string(), fc.jsonValue()), fc.string({ minLength: 1 }), async (input, id) => {
@@ -203,13 +240,25 @@ describe('toAiSdkTools: execute', () => {
 
   it('an is_error result is thrown as a ToolResultError holding it; a result with is_error false is the output', async () => {
     const { provider } = recording([fn('read')], (c) =>
-      c.function.arguments === '"fail"' ? { role: 'tool', tool_call_id: c.id, content: 'no such file', is_error: true } : { role: 'tool', tool_call_id: c.id, content: 'text', is_error: false },
+      c.function.arguments === '"fail"'
+        ? { role: 'tool', tool_call_id: c.id, content: 'no such file', is_error: true }
+        : { role: 'tool', tool_call_id: c.id, content: 'text', is_error: false },
     )
     const read = runnable(await toAiSdkTools(provider), 'read')
     const e = await rejection(read.execute('fail', options('c1')))
     expect(messageOf(e)).toBe('Error: no such file')
-    expect((e as { result?: unknown }).result).toStrictEqual({ role: 'tool', tool_call_id: 'c1', content: 'no such file', is_error: true })
-    expect(await read.execute('ok', options('c2'))).toStrictEqual({ role: 'tool', tool_call_id: 'c2', content: 'text', is_error: false })
+    expect((e as { result?: unknown }).result).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: 'no such file',
+      is_error: true,
+    })
+    expect(await read.execute('ok', options('c2'))).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'c2',
+      content: 'text',
+      is_error: false,
+    })
   })
 
   it('an aborted call rejects with the signal’s reason and never reaches the stack; a live signal changes nothing', async () => {
@@ -221,13 +270,19 @@ describe('toAiSdkTools: execute', () => {
     expect(await rejection(read.execute({}, options('c1', { abortSignal: aborted.signal })))).toBe(reason)
     expect(sent).toStrictEqual([])
     const live = new AbortController()
-    expect(await read.execute({}, options('c2', { abortSignal: live.signal }))).toStrictEqual({ role: 'tool', tool_call_id: 'c2', content: 'ok' })
+    expect(await read.execute({}, options('c2', { abortSignal: live.signal }))).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'c2',
+      content: 'ok',
+    })
     expect(sent).toHaveLength(1)
   })
 
   it('in a real generateText loop, the model reads the result’s text and a refusal as the SDK’s tool error', async () => {
     const { provider } = recording([fn('read'), fn('write')], (c) =>
-      c.function.name === 'write' ? { role: 'tool', tool_call_id: c.id, content: 'refused', is_error: true } : { role: 'tool', tool_call_id: c.id, content: 'file text', structured_content: { lines: 1 } },
+      c.function.name === 'write'
+        ? { role: 'tool', tool_call_id: c.id, content: 'refused', is_error: true }
+        : { role: 'tool', tool_call_id: c.id, content: 'file text', structured_content: { lines: 1 } },
     )
     const tools = await toAiSdkTools(provider)
     const model = scriptedModel((_, turn) =>
@@ -274,7 +329,11 @@ describe('toAiSdkTools: the approval option', () => {
 
   it('a call the messages approve runs marked approved, once', async () => {
     const { ran, write } = await setUp(true)
-    expect(await write.execute({ path: 'a' }, options('w1', { messages: approvingMessages('w1') }))).toStrictEqual({ role: 'tool', tool_call_id: 'w1', content: 'written' })
+    expect(await write.execute({ path: 'a' }, options('w1', { messages: approvingMessages('w1') }))).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'w1',
+      content: 'written',
+    })
     expect(ran).toStrictEqual([{ path: 'a' }])
     // the mark lasts the call only
     expect(await rejection(write.execute({ path: 'b' }, options('w1')))).toHaveProperty('result.is_error', true)
@@ -301,7 +360,11 @@ describe('toAiSdkTools: the approval option', () => {
 // -------------------------------------------------------------------------------------
 
 const OBJECT = { type: 'object', properties: { text: { type: 'string' } } } as const
-const call = (id: string, name: string, args: ToolCall['function']['arguments'] = '{}'): ToolCall => ({ id, type: 'function', function: { name, arguments: args } })
+const call = (id: string, name: string, args: ToolCall['function']['arguments'] = '{}'): ToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+})
 
 const run = async (tools: ToolSet, calls: ReadonlyArray<ToolCall>): Promise<ReadonlyArray<ToolResult>> => {
   const out = await fromAiSdkTools(tools).executeToolCalls(calls)()
@@ -335,12 +398,23 @@ describe('fromAiSdkTools: the listing', () => {
 
   it('a tool without inputSchema takes no arguments, as the SDK says', async () => {
     const listed = await fromAiSdkTools({ ping: { execute: async () => 'pong' } } as unknown as ToolSet).toolsForLlm()
-    expect(listed).toStrictEqual(right([{ type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: {}, additionalProperties: false } } }]))
+    expect(listed).toStrictEqual(
+      right([
+        {
+          type: 'function',
+          function: { name: 'ping', parameters: { type: 'object', properties: {}, additionalProperties: false } },
+        },
+      ]),
+    )
   })
 
   it('is a ToolSet or nothing', () => {
-    expect(messageOf(thrown(() => fromAiSdkTools(null as never)))).toBe('TypeError: fromAiSdkTools: expected a ToolSet (an object of tools), got null')
-    expect(messageOf(thrown(() => fromAiSdkTools([] as never)))).toBe('TypeError: fromAiSdkTools: expected a ToolSet (an object of tools), got an array')
+    expect(messageOf(thrown(() => fromAiSdkTools(null as never)))).toBe(
+      'TypeError: fromAiSdkTools: expected a ToolSet (an object of tools), got null',
+    )
+    expect(messageOf(thrown(() => fromAiSdkTools([] as never)))).toBe(
+      'TypeError: fromAiSdkTools: expected a ToolSet (an object of tools), got an array',
+    )
   })
 })
 
@@ -356,8 +430,15 @@ describe('fromAiSdkTools: a call', () => {
         },
       }),
     }
-    expect(await run(tools, [call('c1', 'echo', '{"text":"hi","txet":1}')])).toStrictEqual([{ role: 'tool', tool_call_id: 'c1', content: 'echoed' }])
-    expect(seen).toStrictEqual([[{ text: 'hi', txet: 1 }, { toolCallId: 'c1', messages: [], context: undefined }]])
+    expect(await run(tools, [call('c1', 'echo', '{"text":"hi","txet":1}')])).toStrictEqual([
+      { role: 'tool', tool_call_id: 'c1', content: 'echoed' },
+    ])
+    expect(seen).toStrictEqual([
+      [
+        { text: 'hi', txet: 1 },
+        { toolCallId: 'c1', messages: [], context: undefined },
+      ],
+    ])
   })
 
   it('a tool’s validator decides: its value is what execute and toModelOutput get, its failure an is_error result and no run', async () => {
@@ -383,15 +464,24 @@ describe('fromAiSdkTools: a call', () => {
     }
     expect(await run(tools, [call('c1', 'trim', '{"text":"  hi "}'), call('c2', 'trim', '{"text":7}')])).toStrictEqual([
       { role: 'tool', tool_call_id: 'c1', content: '<hi>' },
-      { role: 'tool', tool_call_id: 'c2', content: 'the arguments do not match the schema of tool "trim": text must be a string', is_error: true },
+      {
+        role: 'tool',
+        tool_call_id: 'c2',
+        content: 'the arguments do not match the schema of tool "trim": text must be a string',
+        is_error: true,
+      },
     ])
     expect(seen).toStrictEqual([{ text: 'hi' }, { toolCallId: 'c1', input: { text: 'hi' }, output: 'hi' }])
   })
 
   it('a zod tool strips what it does not declare, below the stack', async () => {
     const seen: Array<unknown> = []
-    const tools: ToolSet = { read: tool({ inputSchema: z.object({ path: z.string() }), execute: async (input) => void seen.push(input) }) }
-    expect(await run(tools, [call('c1', 'read', '{"path":"a","ffset":2}')])).toStrictEqual([{ role: 'tool', tool_call_id: 'c1', content: '' }])
+    const tools: ToolSet = {
+      read: tool({ inputSchema: z.object({ path: z.string() }), execute: async (input) => void seen.push(input) }),
+    }
+    expect(await run(tools, [call('c1', 'read', '{"path":"a","ffset":2}')])).toStrictEqual([
+      { role: 'tool', tool_call_id: 'c1', content: '' },
+    ])
     expect(seen).toStrictEqual([{ path: 'a' }])
   })
 
@@ -404,7 +494,11 @@ describe('fromAiSdkTools: a call', () => {
         answer = value
         const out = await provider.executeToolCalls([call('c1', 'out')])()
         expect(out).toStrictEqual(
-          right([typeof value === 'string' ? { role: 'tool', tool_call_id: 'c1', content: value } : { role: 'tool', tool_call_id: 'c1', content: JSON.stringify(value), structured_content: value }]),
+          right([
+            typeof value === 'string'
+              ? { role: 'tool', tool_call_id: 'c1', content: value }
+              : { role: 'tool', tool_call_id: 'c1', content: JSON.stringify(value), structured_content: value },
+          ]),
         )
       }),
     )
@@ -471,26 +565,52 @@ describe('fromAiSdkTools: what toModelOutput answers is what the model would hav
   it('text, and an error text', async () => {
     expect(await shown({ type: 'text', value: 'hello' })).toStrictEqual({ content: 'hello' })
     expect(await shown({ type: 'text', value: 7 })).toStrictEqual({ content: '7' })
-    expect(await shown({ type: 'error-text', value: 'no such file' })).toStrictEqual({ content: 'no such file', is_error: true })
+    expect(await shown({ type: 'error-text', value: 'no such file' })).toStrictEqual({
+      content: 'no such file',
+      is_error: true,
+    })
   })
 
   it('JSON, with the value as structured content, and an error JSON', async () => {
-    expect(await shown({ type: 'json', value: { n: [1, 2] } })).toStrictEqual({ content: '{"n":[1,2]}', structured_content: { n: [1, 2] } })
+    expect(await shown({ type: 'json', value: { n: [1, 2] } })).toStrictEqual({
+      content: '{"n":[1,2]}',
+      structured_content: { n: [1, 2] },
+    })
     expect(await shown({ type: 'json', value: 3n })).toStrictEqual({ content: 'bigint 3', structured_content: 3n })
     // JSON has no word for undefined
     expect(await shown({ type: 'json', value: undefined })).toStrictEqual({ content: 'undefined' })
-    expect(await shown({ type: 'error-json', value: { code: 7 } })).toStrictEqual({ content: '{"code":7}', is_error: true })
+    expect(await shown({ type: 'error-json', value: { code: 7 } })).toStrictEqual({
+      content: '{"code":7}',
+      is_error: true,
+    })
   })
 
   it('a denied execution, with its reason or the usual words', async () => {
-    expect(await shown({ type: 'execution-denied', reason: 'not on Fridays' })).toStrictEqual({ content: 'not on Fridays', is_error: true })
-    expect(await shown({ type: 'execution-denied' })).toStrictEqual({ content: 'the tool execution was denied', is_error: true })
-    expect(await shown({ type: 'execution-denied', reason: 5 })).toStrictEqual({ content: 'the tool execution was denied', is_error: true })
+    expect(await shown({ type: 'execution-denied', reason: 'not on Fridays' })).toStrictEqual({
+      content: 'not on Fridays',
+      is_error: true,
+    })
+    expect(await shown({ type: 'execution-denied' })).toStrictEqual({
+      content: 'the tool execution was denied',
+      is_error: true,
+    })
+    expect(await shown({ type: 'execution-denied', reason: 5 })).toStrictEqual({
+      content: 'the tool execution was denied',
+      is_error: true,
+    })
   })
 
   it('content parts: each text part’s text, anything else named, one per line', async () => {
-    const parts = [{ type: 'text', text: 'first' }, { type: 'image-data', data: 'AAAA', mediaType: 'image/png' }, null, 'loose', { type: 'text', text: 'last' }]
-    expect(await shown({ type: 'content', value: parts })).toStrictEqual({ content: 'first\n[image-data]\n[content]\n[content]\nlast' })
+    const parts = [
+      { type: 'text', text: 'first' },
+      { type: 'image-data', data: 'AAAA', mediaType: 'image/png' },
+      null,
+      'loose',
+      { type: 'text', text: 'last' },
+    ]
+    expect(await shown({ type: 'content', value: parts })).toStrictEqual({
+      content: 'first\n[image-data]\n[content]\n[content]\nlast',
+    })
     expect(await shown({ type: 'content', value: [] })).toStrictEqual({ content: '' })
     expect(await shown({ type: 'content', value: 'not a list' })).toStrictEqual({ content: '"not a list"' })
   })
@@ -532,13 +652,27 @@ describe('fromAiSdkTools: a schema that cannot be read', () => {
     expect(first._tag === 'Left' && first.left).toBe(down)
     expect(await provider.executeToolCalls([call('c1', 'flaky'), call('c2', 'flaky')])()).toStrictEqual(
       right([
-        { role: 'tool', tool_call_id: 'c1', content: 'reading the tools’ schemas failed: the schema service is down', is_error: true },
-        { role: 'tool', tool_call_id: 'c2', content: 'reading the tools’ schemas failed: the schema service is down', is_error: true },
+        {
+          role: 'tool',
+          tool_call_id: 'c1',
+          content: 'reading the tools’ schemas failed: the schema service is down',
+          is_error: true,
+        },
+        {
+          role: 'tool',
+          tool_call_id: 'c2',
+          content: 'reading the tools’ schemas failed: the schema service is down',
+          is_error: true,
+        },
       ]),
     )
     expect(made.count).toBe(2)
-    expect(await provider.toolsForLlm()).toStrictEqual(right([{ type: 'function', function: { name: 'flaky', parameters: OBJECT } }]))
-    expect(await provider.executeToolCalls([call('c3', 'flaky')])()).toStrictEqual(right([{ role: 'tool', tool_call_id: 'c3', content: 'ran' }]))
+    expect(await provider.toolsForLlm()).toStrictEqual(
+      right([{ type: 'function', function: { name: 'flaky', parameters: OBJECT } }]),
+    )
+    expect(await provider.executeToolCalls([call('c3', 'flaky')])()).toStrictEqual(
+      right([{ role: 'tool', tool_call_id: 'c3', content: 'ran' }]),
+    )
     await provider.toolsForLlm()
     // read once it could be, then never again
     expect(made.count).toBe(3)
@@ -549,12 +683,20 @@ describe('fromAiSdkTools: a schema that cannot be read', () => {
     const listed = await provider.toolsForLlm()
     expect(listed._tag === 'Left' && listed.left).toBeInstanceOf(Error)
     expect(listed._tag === 'Left' && listed.left.message).toBe('offline')
-    expect(await provider.executeToolCalls([call('c1', 'flaky')])()).toStrictEqual(right([{ role: 'tool', tool_call_id: 'c1', content: 'reading the tools’ schemas failed: offline', is_error: true }]))
+    expect(await provider.executeToolCalls([call('c1', 'flaky')])()).toStrictEqual(
+      right([
+        { role: 'tool', tool_call_id: 'c1', content: 'reading the tools’ schemas failed: offline', is_error: true },
+      ]),
+    )
   })
 
   it('schemas read well are read once, however many listings and batches follow', async () => {
     const { made, provider } = flaky(() => undefined)
-    await Promise.all([provider.toolsForLlm(), provider.executeToolCalls([call('c1', 'flaky')])(), provider.toolsForLlm()])
+    await Promise.all([
+      provider.toolsForLlm(),
+      provider.executeToolCalls([call('c1', 'flaky')])(),
+      provider.toolsForLlm(),
+    ])
     await provider.executeToolCalls([call('c2', 'flaky')])()
     expect(made.count).toBe(1)
   })

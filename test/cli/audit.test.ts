@@ -13,7 +13,18 @@ import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { formatWarning, pathOf } from '../../src/index.js'
 import { escapeControls } from '../../src/kernel/describe.js'
-import { anthropicRequest, assistant, chatRequest, fsRead, jsonl, noProps, responsesRequest, session, toolCall, webGet } from './fixtures.js'
+import {
+  anthropicRequest,
+  assistant,
+  chatRequest,
+  fsRead,
+  jsonl,
+  noProps,
+  responsesRequest,
+  session,
+  toolCall,
+  webGet,
+} from './fixtures.js'
 import { cliArgs, killAll, mainTs, root, runCli, tempDir, track } from './support.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -31,8 +42,13 @@ const file = (name: string, content: string | Buffer): string => {
   return p
 }
 
-const lines = (b: Buffer): Array<string> => b.toString('utf8').split('\n').filter((l) => l !== '')
-const jsonLines = (b: Buffer): Array<Record<string, unknown>> => lines(b).map((l) => JSON.parse(l) as Record<string, unknown>)
+const lines = (b: Buffer): Array<string> =>
+  b
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+const jsonLines = (b: Buffer): Array<Record<string, unknown>> =>
+  lines(b).map((l) => JSON.parse(l) as Record<string, unknown>)
 
 // one session with a drifting key on fs_read: c1 and c3 carry "ffset", c3 also "reason"
 const drifting = session(
@@ -78,7 +94,14 @@ describe('newAuditor', () => {
     const a = newAuditor()
     const body = session(
       [fsRead, noProps],
-      [[toolCall('x1', 'ghost', { a: 1 }), toolCall('x2', 'now', { a: 1 }), toolCall('x3', 'fs_read', '{oops'), toolCall('x4', 'fs_read', '[1]')]],
+      [
+        [
+          toolCall('x1', 'ghost', { a: 1 }),
+          toolCall('x2', 'now', { a: 1 }),
+          toolCall('x3', 'fs_read', '{oops'),
+          toolCall('x4', 'fs_read', '[1]'),
+        ],
+      ],
     )[1]
     expect(a.request(body, { file: 'f', line: 1 })).toEqual([])
     expect(a.summary()).toMatchObject({ callsRead: 4, callsAudited: 0, warnings: 0 })
@@ -104,25 +127,61 @@ describe('newAuditor', () => {
   }
 
   it('reads OpenAI chat-completion requests', () => {
-    expect(warningsOf(chatRequest, { ...chatRequest, messages: [...chatRequest.messages, { role: 'user', content: 'Thanks' }] })).toMatchObject({
+    expect(
+      warningsOf(chatRequest, {
+        ...chatRequest,
+        messages: [...chatRequest.messages, { role: 'user', content: 'Thanks' }],
+      }),
+    ).toMatchObject({
       said: [['get_weather', 'call_abc123', ['detail'], ['location', 'unit']]],
-      summary: { requests: 2, formats: { chat: 2, responses: 0, anthropic: 0 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+      summary: {
+        requests: 2,
+        formats: { chat: 2, responses: 0, anthropic: 0 },
+        callsRead: 1,
+        repeatedCalls: 1,
+        callsAudited: 1,
+      },
     })
   })
 
   it('reads OpenAI Responses requests: function_call items, against top-level function tools', () => {
-    expect(warningsOf(responsesRequest, { ...responsesRequest, input: [...responsesRequest.input, { role: 'user', content: 'Thanks' }] })).toMatchObject({
+    expect(
+      warningsOf(responsesRequest, {
+        ...responsesRequest,
+        input: [...responsesRequest.input, { role: 'user', content: 'Thanks' }],
+      }),
+    ).toMatchObject({
       said: [['get_weather', 'call_12345xyz', ['units'], ['location', 'unit']]],
-      summary: { requests: 2, formats: { chat: 0, responses: 2, anthropic: 0 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+      summary: {
+        requests: 2,
+        formats: { chat: 0, responses: 2, anthropic: 0 },
+        callsRead: 1,
+        repeatedCalls: 1,
+        callsAudited: 1,
+      },
     })
     // a plain text input carries no call
-    expect(warningsOf({ model: 'gpt-4.1', input: 'Hello' })).toMatchObject({ said: [], summary: { requests: 1, formats: { responses: 1 }, callsRead: 0 } })
+    expect(warningsOf({ model: 'gpt-4.1', input: 'Hello' })).toMatchObject({
+      said: [],
+      summary: { requests: 1, formats: { responses: 1 }, callsRead: 0 },
+    })
   })
 
   it('reads Anthropic Messages requests: tool_use blocks, against input_schema', () => {
-    expect(warningsOf(anthropicRequest, { ...anthropicRequest, messages: [...anthropicRequest.messages, { role: 'assistant', content: 'It is 15 degrees.' }] })).toMatchObject({
+    expect(
+      warningsOf(anthropicRequest, {
+        ...anthropicRequest,
+        messages: [...anthropicRequest.messages, { role: 'assistant', content: 'It is 15 degrees.' }],
+      }),
+    ).toMatchObject({
       said: [['get_weather', 'toolu_01A09q90qw90lq917835lq9', ['city'], ['location', 'unit']]],
-      summary: { requests: 2, formats: { chat: 0, responses: 0, anthropic: 2 }, callsRead: 1, repeatedCalls: 1, callsAudited: 1 },
+      summary: {
+        requests: 2,
+        formats: { chat: 0, responses: 0, anthropic: 2 },
+        callsRead: 1,
+        repeatedCalls: 1,
+        callsAudited: 1,
+      },
     })
   })
 
@@ -135,9 +194,17 @@ describe('newAuditor', () => {
     expect(shape(42)).toBe('a number')
     expect(shape({ tools: [] })).toBe('an object with key "tools"')
     expect(shape({ messages: {} })).toBe('an object with key "messages"')
-    expect(shape({ id: 'x', object: 'chat.completion', choices: [], usage: {}, model: 'm', created: 1, system_fingerprint: 'f' })).toBe(
-      'an object with keys "choices", "created", "id", "model", "object", "system_fingerprint", …',
-    )
+    expect(
+      shape({
+        id: 'x',
+        object: 'chat.completion',
+        choices: [],
+        usage: {},
+        model: 'm',
+        created: 1,
+        system_fingerprint: 'f',
+      }),
+    ).toBe('an object with keys "choices", "created", "id", "model", "object", "system_fingerprint", …')
     expect(a.summary().requests).toBe(0)
   })
 
@@ -145,7 +212,10 @@ describe('newAuditor', () => {
   // arguments text (an argument that is not a string reads as its JSON)
   const callKey = (call: unknown): string => {
     const c = typeof call === 'object' && call !== null ? (call as Record<string, unknown>) : {}
-    const fn = typeof c['function'] === 'object' && c['function'] !== null && !Array.isArray(c['function']) ? (c['function'] as Record<string, unknown>) : {}
+    const fn =
+      typeof c['function'] === 'object' && c['function'] !== null && !Array.isArray(c['function'])
+        ? (c['function'] as Record<string, unknown>)
+        : {}
     const id = c['id'] === undefined || c['id'] === null ? '' : String(c['id'])
     const tool = typeof fn['name'] === 'string' ? fn['name'] : ''
     const args = fn['arguments']
@@ -161,10 +231,25 @@ describe('newAuditor', () => {
     const long = 'x'.repeat(80)
     const call = fc
       .record({
-        id: fc.oneof(fc.constantFrom('c1', 'c2', 'c3', 'é1', '😀', ''), fc.constant(undefined), fc.constant(null), fc.constant(7)),
+        id: fc.oneof(
+          fc.constantFrom('c1', 'c2', 'c3', 'é1', '😀', ''),
+          fc.constant(undefined),
+          fc.constant(null),
+          fc.constant(7),
+        ),
         name: fc.oneof(fc.constantFrom('fs_read', 'web_get', 'ghost', 'ünï'), fc.constant(undefined), fc.constant(3)),
         args: fc.oneof(
-          fc.constantFrom('{"path":"/a"}', '{"path":"/a","ffset":1}', '{"url":"u"}', '', '[1]', '{oops', '{"p":"é"}', `{"p":"${long}"}`, `{"p":"${long}!"}`),
+          fc.constantFrom(
+            '{"path":"/a"}',
+            '{"path":"/a","ffset":1}',
+            '{"url":"u"}',
+            '',
+            '[1]',
+            '{oops',
+            '{"p":"é"}',
+            `{"p":"${long}"}`,
+            `{"p":"${long}!"}`,
+          ),
           fc.constantFrom<unknown>({ path: '/a' }, { path: '/a', ffset: 1 }, null, undefined, 42),
         ),
       })
@@ -181,7 +266,11 @@ describe('newAuditor', () => {
     )
     // each step keeps a prefix of the conversation so far (or of an earlier one), may
     // change one field of one call in it, and adds to it
-    const edit = fc.record({ at: fc.nat(), field: fc.constantFrom('id', 'name', 'arguments'), to: fc.constantFrom<unknown>('c1', 'web_get', 'fs_read', '{"url":"u"}', 7) })
+    const edit = fc.record({
+      at: fc.nat(),
+      field: fc.constantFrom('id', 'name', 'arguments'),
+      to: fc.constantFrom<unknown>('c1', 'web_get', 'fs_read', '{"url":"u"}', 7),
+    })
     const step = fc.record({
       keep: fc.nat(8),
       from: fc.nat(3),
@@ -196,10 +285,14 @@ describe('newAuditor', () => {
           const base = conversations[Math.max(0, conversations.length - 1 - from)] as Array<unknown>
           const kept = JSON.parse(JSON.stringify(base.slice(0, keep))) as Array<unknown>
           const calls = callsOf({ messages: kept })
-          const target = edit === null || calls.length === 0 ? undefined : (calls[edit.at % calls.length] as { function?: Record<string, unknown> } & Record<string, unknown>)
+          const target =
+            edit === null || calls.length === 0
+              ? undefined
+              : (calls[edit.at % calls.length] as { function?: Record<string, unknown> } & Record<string, unknown>)
           if (edit !== null && target !== undefined && typeof target === 'object' && target !== null) {
             if (edit.field === 'id') target['id'] = edit.to
-            else if (typeof target.function === 'object' && target.function !== null) target.function[edit.field] = edit.to
+            else if (typeof target.function === 'object' && target.function !== null)
+              target.function[edit.field] = edit.to
           }
           const messages = [...kept, ...add]
           conversations.push(messages)
@@ -209,7 +302,11 @@ describe('newAuditor', () => {
         const a = newAuditor()
         for (const [i, body] of bodies.entries()) a.request(body, { file: 'f', line: i + 1 })
         const all = bodies.flatMap(callsOf).map(callKey)
-        expect(a.summary()).toMatchObject({ requests: bodies.length, callsRead: new Set(all).size, repeatedCalls: all.length - new Set(all).size })
+        expect(a.summary()).toMatchObject({
+          requests: bodies.length,
+          callsRead: new Set(all).size,
+          repeatedCalls: all.length - new Set(all).size,
+        })
       }),
     )
   })
@@ -235,11 +332,22 @@ describe('newAuditor', () => {
   it('counts many distinct calls, long and wide ones among them', () => {
     const a = newAuditor()
     const idOf = (i: number): string =>
-      i % 997 === 0 ? `long-${i}-${'y'.repeat(70_000)}` : i % 101 === 0 ? `wide-${i}-é😀` : `call_${i.toString(36)}_${'z'.repeat(i % 50)}`
+      i % 997 === 0
+        ? `long-${i}-${'y'.repeat(70_000)}`
+        : i % 101 === 0
+          ? `wide-${i}-é😀`
+          : `call_${i.toString(36)}_${'z'.repeat(i % 50)}`
     const n = 30_000
     const body = (from: number, to: number): unknown => ({
       tools: [webGet],
-      messages: [{ role: 'assistant', tool_calls: Array.from({ length: to - from }, (_, k) => toolCall(idOf(from + k), 'web_get', { url: `u${(from + k) % 7}` })) }],
+      messages: [
+        {
+          role: 'assistant',
+          tool_calls: Array.from({ length: to - from }, (_, k) =>
+            toolCall(idOf(from + k), 'web_get', { url: `u${(from + k) % 7}` }),
+          ),
+        },
+      ],
     })
     // in batches, each batch again, then all of them again in one request
     for (let from = 0; from < n; from += 1000) {
@@ -264,20 +372,36 @@ describe('newAuditor', () => {
         requests.forEach(([{ declared, type, decoy }, sameObject], i) => {
           const fresh = [
             ...(decoy ? [webGet] : []),
-            { type: 'function', function: { name: 't', parameters: { type: 'object', properties: Object.fromEntries(declared.map((k) => [k, { type }])) } } },
+            {
+              type: 'function',
+              function: {
+                name: 't',
+                parameters: { type: 'object', properties: Object.fromEntries(declared.map((k) => [k, { type }])) },
+              },
+            },
           ]
           // sometimes the very list of the request before, read again
           tools = sameObject && tools !== undefined ? tools : (JSON.parse(JSON.stringify(fresh)) as unknown)
-          a.request({ tools, messages: [assistant(toolCall(`c${i}`, 't', { a: 1, b: 2, c: 3, d: 4 }))] }, { file: 'f', line: i + 1 })
+          a.request(
+            { tools, messages: [assistant(toolCall(`c${i}`, 't', { a: 1, b: 2, c: 3, d: 4 }))] },
+            { file: 'f', line: i + 1 },
+          )
         })
         // what each request declared, with the list it really had
         const lists: Array<ReadonlyArray<string>> = []
-        requests.forEach(([{ declared }, sameObject], i) => lists.push(sameObject && i > 0 ? (lists[i - 1] as ReadonlyArray<string>) : declared))
+        requests.forEach(([{ declared }, sameObject], i) =>
+          lists.push(sameObject && i > 0 ? (lists[i - 1] as ReadonlyArray<string>) : declared),
+        )
         const expected = keys.flatMap((k) => {
           const missing = lists.flatMap((d, i) => (d.length > 0 && !d.includes(k) ? [i] : []))
-          return missing.length === 0 ? [] : [{ tool: 't', key: k, calls: missing.length, firstId: `c${missing[0] as number}` }]
+          return missing.length === 0
+            ? []
+            : [{ tool: 't', key: k, calls: missing.length, firstId: `c${missing[0] as number}` }]
         })
-        expect(a.summary()).toMatchObject({ callsAudited: lists.filter((d) => d.length > 0).length, undeclared: expected })
+        expect(a.summary()).toMatchObject({
+          callsAudited: lists.filter((d) => d.length > 0).length,
+          undeclared: expected,
+        })
       }),
     )
   })
@@ -302,7 +426,9 @@ describe('readRecords', () => {
   })
 
   it('reads a pretty-printed document whole', async () => {
-    expect(await read(JSON.stringify([{ a: 1 }, { b: [1, 2] }], null, 2))).toEqual([['record', null, [{ a: 1 }, { b: [1, 2] }]]])
+    expect(await read(JSON.stringify([{ a: 1 }, { b: [1, 2] }], null, 2))).toEqual([
+      ['record', null, [{ a: 1 }, { b: [1, 2] }]],
+    ])
   })
 
   it('reads a compact array spread over lines as one document', async () => {
@@ -392,7 +518,13 @@ const edgyBytes = fc.oneof(
     )
     .map((bytes) => Buffer.from(bytes)),
   fc
-    .array(fc.oneof(fc.constantFrom('\n', '\r', '\r\n', '\r\r\n', '\ufeff', 'é', '€', '😀', '{"a":1}'), fc.string({ unit: 'binary' })), { maxLength: 20 })
+    .array(
+      fc.oneof(
+        fc.constantFrom('\n', '\r', '\r\n', '\r\r\n', '\ufeff', 'é', '€', '😀', '{"a":1}'),
+        fc.string({ unit: 'binary' }),
+      ),
+      { maxLength: 20 },
+    )
     .map((parts) => Buffer.from(parts.join(''))),
 )
 
@@ -413,7 +545,13 @@ describe('readTextLines', () => {
     const bytes = Buffer.from('é€😀\r\nx\r\r\ny\rz')
     // every cut into two, and every byte on its own
     for (let i = 1; i < bytes.length; i++) {
-      expect(await ourLines(fedOneByOne([bytes.subarray(0, i), bytes.subarray(i)]))).toEqual(['é€😀', 'x', '', 'y', 'z'])
+      expect(await ourLines(fedOneByOne([bytes.subarray(0, i), bytes.subarray(i)]))).toEqual([
+        'é€😀',
+        'x',
+        '',
+        'y',
+        'z',
+      ])
     }
     expect(await ourLines(fedOneByOne([...bytes].map((b) => Buffer.from([b]))))).toEqual(['é€😀', 'x', '', 'y', 'z'])
   })
@@ -456,7 +594,8 @@ describe('readRecords, chunk by chunk', () => {
       ['record', 3, { b: '😀' }],
       ['record', 4, ['€']],
     ]
-    for (let i = 1; i < bytes.length; i++) expect(await recordsOf(fedOneByOne([bytes.subarray(0, i), bytes.subarray(i)]))).toEqual(expected)
+    for (let i = 1; i < bytes.length; i++)
+      expect(await recordsOf(fedOneByOne([bytes.subarray(0, i), bytes.subarray(i)]))).toEqual(expected)
     expect(await recordsOf(fedOneByOne([...bytes].map((b) => Buffer.from([b]))))).toEqual(expected)
   })
 
@@ -495,8 +634,18 @@ describe('readRecords, chunk by chunk', () => {
   it('reads documents and bad starts the same in one chunk as in many', async () => {
     const text = fc.oneof(
       fc.jsonValue().map((v) => JSON.stringify(v, null, 2)),
-      fc.array(fc.jsonValue(), { maxLength: 5 }).map((vs) => '[\n' + vs.map((v) => JSON.stringify(v)).join(',\r\n') + '\n]'),
-      fc.array(fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v)), fc.constantFrom('{"a":', '{', '}', '', 'x')), { maxLength: 8 }).map((ls) => ls.join('\n')),
+      fc
+        .array(fc.jsonValue(), { maxLength: 5 })
+        .map((vs) => '[\n' + vs.map((v) => JSON.stringify(v)).join(',\r\n') + '\n]'),
+      fc
+        .array(
+          fc.oneof(
+            fc.jsonValue().map((v) => JSON.stringify(v)),
+            fc.constantFrom('{"a":', '{', '}', '', 'x'),
+          ),
+          { maxLength: 8 },
+        )
+        .map((ls) => ls.join('\n')),
     )
     await fc.assert(
       fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 8 }), async (t, cuts) => {
@@ -549,13 +698,25 @@ describe('toolstack audit', () => {
     expect(r.stderr).toBe('')
     const out = lines(r.stdout)
     // the combinator's own sentence, whatever suggestion it ends with
-    expect(out[0]?.startsWith(`${f}:2: toolstack: fs_read call c1 carried undeclared argument key "ffset" (declared: "offset", "path")`)).toBe(true)
-    expect(out[1]?.startsWith(`${f}:4: toolstack: web_get call c4 carried undeclared argument key "headers" (declared: "url")`)).toBe(true)
+    expect(
+      out[0]?.startsWith(
+        `${f}:2: toolstack: fs_read call c1 carried undeclared argument key "ffset" (declared: "offset", "path")`,
+      ),
+    ).toBe(true)
+    expect(
+      out[1]?.startsWith(
+        `${f}:4: toolstack: web_get call c4 carried undeclared argument key "headers" (declared: "url")`,
+      ),
+    ).toBe(true)
     const json = jsonLines((await runCli(['audit', '--json', f])).stdout)
     expect(out.slice(0, 2)).toEqual(
-      json.slice(0, 2).map((w) => `${String(w['file'])}:${String(w['line'])}: ${formatWarning(w as unknown as UnknownKeyWarning)}`),
+      json
+        .slice(0, 2)
+        .map((w) => `${String(w['file'])}:${String(w['line'])}: ${formatWarning(w as unknown as UnknownKeyWarning)}`),
     )
-    expect(out[2]).toBe('toolstack audit: 1 file, 4 requests (OpenAI chat completions), 4 calls read (4 repeats not counted again), 4 audited, 2 warnings')
+    expect(out[2]).toBe(
+      'toolstack audit: 1 file, 4 requests (OpenAI chat completions), 4 calls read (4 repeats not counted again), 4 audited, 2 warnings',
+    )
     expect(out.slice(3)).toEqual(['  fs_read: "ffset" in 2 calls', '  web_get: "headers" in 1 call'])
     expect(r.stdout.includes(0x1b)).toBe(false)
   })
@@ -589,7 +750,15 @@ describe('toolstack audit', () => {
     // suggestions are the combinator's to decide: here only their shape is checked
     for (const o of out.slice(0, 2)) expect(o['suggestions']).toEqual(expect.any(Array))
     expect(out.map(({ suggestions: _s, ...rest }) => rest)).toEqual([
-      { type: 'warning', tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'], file: f, line: 2 },
+      {
+        type: 'warning',
+        tool: 'fs_read',
+        id: 'c1',
+        unknownKeys: ['ffset'],
+        declaredKeys: ['offset', 'path'],
+        file: f,
+        line: 2,
+      },
       { type: 'warning', tool: 'web_get', id: 'c4', unknownKeys: ['headers'], declaredKeys: ['url'], file: f, line: 4 },
       {
         type: 'summary',
@@ -616,7 +785,10 @@ describe('toolstack audit', () => {
     const r = await runCli(['audit', '--json', '--tolerate', 'headers', '--tolerate', '_meta', f])
     const out = jsonLines(r.stdout)
     expect(out.filter((o) => o['type'] === 'warning').map((o) => o['tool'])).toEqual(['fs_read'])
-    expect(out.at(-1)).toMatchObject({ warnings: 1, undeclared: [{ tool: 'fs_read', key: 'ffset', calls: 2, firstId: 'c1' }] })
+    expect(out.at(-1)).toMatchObject({
+      warnings: 1,
+      undeclared: [{ tool: 'fs_read', key: 'ffset', calls: 2, firstId: 'c1' }],
+    })
   })
 
   it('counts a call once across files too', async () => {
@@ -636,7 +808,11 @@ describe('toolstack audit', () => {
     const f = file('mixed.jsonl', jsonl([chatRequest, response, responsesRequest, anthropicRequest, response]))
     const human = await runCli(['audit', f])
     const out = lines(human.stdout)
-    expect(out.filter((l) => l.includes('carried')).map((l) => /call (\S+) carried/.exec(l)?.[1])).toEqual(['call_abc123', 'call_12345xyz', 'toolu_01A09q90qw90lq917835lq9'])
+    expect(out.filter((l) => l.includes('carried')).map((l) => /call (\S+) carried/.exec(l)?.[1])).toEqual([
+      'call_abc123',
+      'call_12345xyz',
+      'toolu_01A09q90qw90lq917835lq9',
+    ])
     expect(out.slice(-3)).toEqual([
       'toolstack audit: 1 file, 3 requests (1 OpenAI chat completions, 1 OpenAI Responses, 1 Anthropic Messages), 3 calls read, 3 audited, 3 warnings, 2 bad records',
       '  2 records of an unknown shape: an object with keys "choices", "created", "id", "model", "object"',
@@ -660,24 +836,39 @@ describe('toolstack audit', () => {
     const err = r.stderr.split('\n').filter((l) => l !== '')
     expect(err).toHaveLength(3)
     expect(err[0]).toMatch(new RegExp(`^toolstack audit: ${f}:2: not valid JSON \\(`))
-    expect(err[1]).toBe(`toolstack audit: ${f}:4: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a number`)
-    expect(err[2]).toBe(`toolstack audit: ${f}:5: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): an object with key "tools"`)
+    expect(err[1]).toBe(
+      `toolstack audit: ${f}:4: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a number`,
+    )
+    expect(err[2]).toBe(
+      `toolstack audit: ${f}:5: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): an object with key "tools"`,
+    )
     expect(r.stderr).not.toMatch(/\n\s+at /)
     expect(lines(r.stdout).filter((l) => l.includes('carried'))).toHaveLength(2)
     expect(r.stdout.toString()).toContain('3 bad records')
-    expect(lines(r.stdout).slice(-4, -2)).toEqual(['  1 record of an unknown shape: a number', '  1 record of an unknown shape: an object with key "tools"'])
+    expect(lines(r.stdout).slice(-4, -2)).toEqual([
+      '  1 record of an unknown shape: a number',
+      '  1 record of an unknown shape: an object with key "tools"',
+    ])
   })
 
   it('names the element of an array that is not a request body', async () => {
     const f = file('arr.json', JSON.stringify([drifting[1], 'x', drifting[2]], null, 1))
     const r = await runCli(['audit', f])
     expect(r.status).toBe(2)
-    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}: element 2: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a string`)
+    expect(r.stderr.trim()).toBe(
+      `toolstack audit: ${f}: element 2: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): a string`,
+    )
   })
 
   it('says so when it found no call it could read, or none it could audit; --fail-on-warn then exits 2', async () => {
     // a session before the model called anything, and one in the legacy function_call shape
-    const noCalls = file('none.jsonl', jsonl([{ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { model: 'm', functions: [], messages: [{ role: 'assistant', function_call: { name: 'f', arguments: '{}' } }] }]))
+    const noCalls = file(
+      'none.jsonl',
+      jsonl([
+        { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+        { model: 'm', functions: [], messages: [{ role: 'assistant', function_call: { name: 'f', arguments: '{}' } }] },
+      ]),
+    )
     const plain = await runCli(['audit', noCalls])
     expect(plain.status).toBe(0)
     expect(plain.stderr.trim()).toBe(
@@ -692,7 +883,11 @@ describe('toolstack audit', () => {
     expect(none.status).toBe(2)
     expect(none.stderr).toContain('toolstack audit: 1 call read, but none could be audited')
     // a clean run says nothing of the kind
-    const clean = await runCli(['audit', '--fail-on-warn', file('clean.jsonl', jsonl(session([fsRead], [[toolCall('k', 'fs_read', { path: '/' })]])))])
+    const clean = await runCli([
+      'audit',
+      '--fail-on-warn',
+      file('clean.jsonl', jsonl(session([fsRead], [[toolCall('k', 'fs_read', { path: '/' })]]))),
+    ])
     expect([clean.status, clean.stderr]).toEqual([0, ''])
   })
 
@@ -705,12 +900,24 @@ describe('toolstack audit', () => {
   const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
 
   it('escapes control characters from its input in human output, and keeps JSON output exact', async () => {
-    const tool = { type: 'function', function: { name: evilTool, parameters: { type: 'object', properties: { path: {} } } } }
-    const f = file('evil.jsonl', jsonl([{ tools: [tool], messages: [assistant(toolCall(evilId, evilTool, { path: '/', [evilKey]: 1 }))] }, { tools: [], messages: 42 }, '\u001b[2Jnot a request']))
+    const tool = {
+      type: 'function',
+      function: { name: evilTool, parameters: { type: 'object', properties: { path: {} } } },
+    }
+    const f = file(
+      'evil.jsonl',
+      jsonl([
+        { tools: [tool], messages: [assistant(toolCall(evilId, evilTool, { path: '/', [evilKey]: 1 }))] },
+        { tools: [], messages: 42 },
+        '\u001b[2Jnot a request',
+      ]),
+    )
     const human = await runCli(['audit', f])
     for (const out of [human.stdout.toString(), human.stderr]) expect(out).not.toMatch(raw)
     // a key holding `[` is named by its path, ["…"], its control characters JSON-escaped
-    expect(human.stdout.toString()).toContain(`fs_read\\u001b]0;pwned\\u0007 call c\\u009b31m carried undeclared argument key ${escapeControls(JSON.stringify(pathOf('', evilKey)))}`)
+    expect(human.stdout.toString()).toContain(
+      `fs_read\\u001b]0;pwned\\u0007 call c\\u009b31m carried undeclared argument key ${escapeControls(JSON.stringify(pathOf('', evilKey)))}`,
+    )
     const json = await runCli(['audit', '--json', f])
     expect(json.stdout.toString()).not.toMatch(raw)
     const records = jsonLines(json.stdout)
@@ -757,24 +964,37 @@ describe('toolstack audit', () => {
 
   it('ends quietly when its output is closed early, as `… | head -n1` closes it', async () => {
     // enough warnings to fill the pipe many times over
-    const many = Array.from({ length: 5000 }, (_, i) => ({ tools: [fsRead], messages: [assistant(toolCall(`c${i}`, 'fs_read', { path: '/', [`key_${i}`]: 1 }))] }))
+    const many = Array.from({ length: 5000 }, (_, i) => ({
+      tools: [fsRead],
+      messages: [assistant(toolCall(`c${i}`, 'fs_read', { path: '/', [`key_${i}`]: 1 }))],
+    }))
     const f = file('many.jsonl', jsonl(many))
-    const child = track(process.execPath, cliArgs('audit', f), { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = track(process.execPath, cliArgs('audit', f), {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let err = ''
     child.stderr?.setEncoding('utf8').on('data', (t: string) => (err += t))
     // read the first line, then close the pipe, as head does
     child.stdout?.once('data', () => child.stdout?.destroy())
-    const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (s, g) => resolve([s, g])))
+    const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('close', (s, g) => resolve([s, g])),
+    )
     expect(err).toBe('')
     // as a Unix tool killed by SIGPIPE ends: 128 + 13
     expect([status, signal]).toEqual([141, null])
   })
 
   it('reads a record longer than --max-line-bytes as a bad record, by file and line, and audits the rest', async () => {
-    const long = { tools: [fsRead], messages: [assistant(toolCall('long', 'fs_read', { path: 'x'.repeat(3000), lenght: 1 }))] }
+    const long = {
+      tools: [fsRead],
+      messages: [assistant(toolCall('long', 'fs_read', { path: 'x'.repeat(3000), lenght: 1 }))],
+    }
     const f = file('long.jsonl', jsonl([drifting[1], long, drifting[2], drifting[3]]))
     const r = await runCli(['audit', '--json', '--max-line-bytes', '2000', f])
-    expect(r.stderr.trim()).toBe(`toolstack audit: ${f}:2: a line of ${JSON.stringify(long).length} bytes, longer than --max-line-bytes (2000): not read`)
+    expect(r.stderr.trim()).toBe(
+      `toolstack audit: ${f}:2: a line of ${JSON.stringify(long).length} bytes, longer than --max-line-bytes (2000): not read`,
+    )
     const out = jsonLines(r.stdout)
     expect(out.filter((o) => o['type'] === 'warning').map((o) => [o['id'], o['line']])).toEqual([
       ['c1', 1],
@@ -788,7 +1008,9 @@ describe('toolstack audit', () => {
     const r = await runCli(['audit', '--max-line-bytes', '1000', f])
     expect(r.status).toBe(2)
     const err = r.stderr.trim().split('\n')
-    expect(err[0]).toBe(`toolstack audit: ${f}: neither JSON Lines nor a JSON document of at most 1000 bytes; the rest of it was not read`)
+    expect(err[0]).toBe(
+      `toolstack audit: ${f}: neither JSON Lines nor a JSON document of at most 1000 bytes; the rest of it was not read`,
+    )
     expect(err.slice(1)).toEqual([`toolstack audit: ${f}: no readable request body in it`])
     // the same when it is a line too long that outgrows the limit
     const g = file('junk2.txt', `not json\n${'x'.repeat(2000)}\n${'not json\n'.repeat(10)}`)
@@ -799,18 +1021,27 @@ describe('toolstack audit', () => {
     ])
   })
 
-  it('holds no more than its line limit of input that is not JSON Lines (200 MB of binary)', { timeout: 120_000 }, async () => {
-    const probe = file('maxrss.mjs', "process.on('exit', () => process.stderr.write(`maxrss=${process.resourceUsage().maxRSS}\\n`))\n")
-    const bin = join(tmp.dir, 'blob.bin')
-    const block = Buffer.alloc(1 << 20, 0xa5)
-    for (let i = 0; i < 200; i++) writeFileSync(bin, block, { flag: 'a' })
-    const r = await runCli(['audit', bin], { nodeArgs: ['--import', `file://${probe}`] })
-    const peakMb = Number(/maxrss=(\d+)/.exec(r.stderr)?.[1]) / 1024
-    expect(r.stderr).not.toMatch(/\n\s+at /)
-    expect(r.stderr).toContain(`toolstack audit: ${bin}:1: a line of ${200 * (1 << 20)} bytes, longer than --max-line-bytes`)
-    expect(r.status).toBe(2)
-    expect(peakMb).toBeLessThan(200)
-  })
+  it(
+    'holds no more than its line limit of input that is not JSON Lines (200 MB of binary)',
+    { timeout: 120_000 },
+    async () => {
+      const probe = file(
+        'maxrss.mjs',
+        "process.on('exit', () => process.stderr.write(`maxrss=${process.resourceUsage().maxRSS}\\n`))\n",
+      )
+      const bin = join(tmp.dir, 'blob.bin')
+      const block = Buffer.alloc(1 << 20, 0xa5)
+      for (let i = 0; i < 200; i++) writeFileSync(bin, block, { flag: 'a' })
+      const r = await runCli(['audit', bin], { nodeArgs: ['--import', `file://${probe}`] })
+      const peakMb = Number(/maxrss=(\d+)/.exec(r.stderr)?.[1]) / 1024
+      expect(r.stderr).not.toMatch(/\n\s+at /)
+      expect(r.stderr).toContain(
+        `toolstack audit: ${bin}:1: a line of ${200 * (1 << 20)} bytes, longer than --max-line-bytes`,
+      )
+      expect(r.status).toBe(2)
+      expect(peakMb).toBeLessThan(200)
+    },
+  )
 
   it('exits 2 on a usage error', async () => {
     const none = await runCli(['audit'])
@@ -835,7 +1066,11 @@ describe('the command itself', () => {
   })
 
   it('names only the official scoped packages in its help, and shows the host configuration as it is', async () => {
-    const helps = await Promise.all([['--help'], ['audit', '--help'], ['proxy', '--help'], ['serve', '--help']].map(async (args) => (await runCli(args)).stdout.toString()))
+    const helps = await Promise.all(
+      [['--help'], ['audit', '--help'], ['proxy', '--help'], ['serve', '--help']].map(async (args) =>
+        (await runCli(args)).stdout.toString(),
+      ),
+    )
     // what npx is told to fetch: the word after each -y, in a command line or in JSON
     const packages = helps.flatMap((h) => [...h.matchAll(/[\s[]"?-y"?,?\s+"?([^\s",\]]+)/g)].map((m) => m[1]))
     expect(packages.length).toBeGreaterThanOrEqual(3)
@@ -859,12 +1094,16 @@ describe('the command itself', () => {
     const f = file('s.jsonl', jsonl(drifting))
     // `script` gives the command a real terminal
     const onTty = (env: NodeJS.ProcessEnv): string =>
-      execFileSync('script', ['-qec', [process.execPath, ...cliArgs('audit', f)].map((a) => `'${a}'`).join(' '), '/dev/null'], {
-        cwd: root,
-        env,
-        encoding: 'utf8',
-        timeout: 30_000,
-      })
+      execFileSync(
+        'script',
+        ['-qec', [process.execPath, ...cliArgs('audit', f)].map((a) => `'${a}'`).join(' '), '/dev/null'],
+        {
+          cwd: root,
+          env,
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      )
     const { NO_COLOR: _ignored, ...plain } = process.env
     expect(onTty(plain)).toContain('\u001b[')
     const noColor = onTty({ ...plain, NO_COLOR: '1' })
@@ -874,34 +1113,43 @@ describe('the command itself', () => {
 })
 
 describe.runIf(process.env['TOOLSTACK_SLOW'] === '1')('toolstack audit on a large file (TOOLSTACK_SLOW=1)', () => {
-  it('keeps memory flat: peak RSS on ~150 MB of JSON Lines is close to that on ~10 MB', { timeout: 600_000 }, async () => {
-    const probe = file('maxrss.mjs', "process.on('exit', () => process.stderr.write(`maxrss=${process.resourceUsage().maxRSS}\\n`))\n")
-    const write = (name: string, mb: number): string => {
-      const p = join(tmp.dir, name)
-      const chunks: Array<string> = []
-      let size = 0
-      let s = 0
-      while (size < mb * 1024 * 1024) {
-        const turns = Array.from({ length: 12 }, (_, i) => [toolCall(`s${s}c${i}`, i % 2 === 0 ? 'fs_read' : 'web_get', { path: `/p/${i}`, url: 'u', ffset: i })])
-        for (const body of session([fsRead, webGet], turns)) {
-          const line = JSON.stringify(body) + '\n'
-          chunks.push(line)
-          size += line.length
+  it(
+    'keeps memory flat: peak RSS on ~150 MB of JSON Lines is close to that on ~10 MB',
+    { timeout: 600_000 },
+    async () => {
+      const probe = file(
+        'maxrss.mjs',
+        "process.on('exit', () => process.stderr.write(`maxrss=${process.resourceUsage().maxRSS}\\n`))\n",
+      )
+      const write = (name: string, mb: number): string => {
+        const p = join(tmp.dir, name)
+        const chunks: Array<string> = []
+        let size = 0
+        let s = 0
+        while (size < mb * 1024 * 1024) {
+          const turns = Array.from({ length: 12 }, (_, i) => [
+            toolCall(`s${s}c${i}`, i % 2 === 0 ? 'fs_read' : 'web_get', { path: `/p/${i}`, url: 'u', ffset: i }),
+          ])
+          for (const body of session([fsRead, webGet], turns)) {
+            const line = JSON.stringify(body) + '\n'
+            chunks.push(line)
+            size += line.length
+          }
+          if (chunks.length > 2000) writeFileSync(p, chunks.splice(0).join(''), { flag: 'a' })
+          s++
         }
-        if (chunks.length > 2000) writeFileSync(p, chunks.splice(0).join(''), { flag: 'a' })
-        s++
+        writeFileSync(p, chunks.join(''), { flag: 'a' })
+        return p
       }
-      writeFileSync(p, chunks.join(''), { flag: 'a' })
-      return p
-    }
-    const peak = async (p: string): Promise<number> => {
-      const r = await runCli(['audit', '--json', p], { nodeArgs: ['--import', `file://${probe}`] })
-      expect(r.status).toBe(0)
-      return Number(/maxrss=(\d+)/.exec(r.stderr)?.[1]) / 1024
-    }
-    const small = await peak(write('small.jsonl', 10))
-    const big = await peak(write('big.jsonl', 150))
-    console.log(`audit peak RSS: ~10 MB file ${small.toFixed(0)} MB, ~150 MB file ${big.toFixed(0)} MB`)
-    expect(big - small).toBeLessThan(60)
-  })
+      const peak = async (p: string): Promise<number> => {
+        const r = await runCli(['audit', '--json', p], { nodeArgs: ['--import', `file://${probe}`] })
+        expect(r.status).toBe(0)
+        return Number(/maxrss=(\d+)/.exec(r.stderr)?.[1]) / 1024
+      }
+      const small = await peak(write('small.jsonl', 10))
+      const big = await peak(write('big.jsonl', 150))
+      console.log(`audit peak RSS: ~10 MB file ${small.toFixed(0)} MB, ~150 MB file ${big.toFixed(0)} MB`)
+      expect(big - small).toBeLessThan(60)
+    },
+  )
 })

@@ -5,7 +5,10 @@ import type { ResponseCreateParamsNonStreaming } from 'openai/resources/response
 
 export const fsRead = {
   type: 'function',
-  function: { name: 'fs_read', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } } },
+  function: {
+    name: 'fs_read',
+    parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } },
+  },
 }
 export const webGet = {
   type: 'function',
@@ -19,11 +22,18 @@ export const toolCall = (id: string, name: string, args: unknown): unknown => ({
   function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
 })
 
-export const assistant = (...calls: ReadonlyArray<unknown>): unknown => ({ role: 'assistant', content: null, tool_calls: calls })
+export const assistant = (...calls: ReadonlyArray<unknown>): unknown => ({
+  role: 'assistant',
+  content: null,
+  tool_calls: calls,
+})
 export const toolMsg = (id: string): unknown => ({ role: 'tool', tool_call_id: id, content: 'ok' })
 
 /** The requests of one session: request i holds the first i turns. */
-export const session = (tools: ReadonlyArray<unknown>, turns: ReadonlyArray<ReadonlyArray<unknown>>): Array<unknown> => {
+export const session = (
+  tools: ReadonlyArray<unknown>,
+  turns: ReadonlyArray<ReadonlyArray<unknown>>,
+): Array<unknown> => {
   const out: Array<unknown> = []
   const messages: Array<unknown> = [{ role: 'user', content: 'go' }]
   out.push({ model: 'm', tools, messages: [...messages] })
@@ -35,7 +45,8 @@ export const session = (tools: ReadonlyArray<unknown>, turns: ReadonlyArray<Read
   return out
 }
 
-export const jsonl = (records: ReadonlyArray<unknown>): string => records.map((r) => JSON.stringify(r)).join('\n') + '\n'
+export const jsonl = (records: ReadonlyArray<unknown>): string =>
+  records.map((r) => JSON.stringify(r)).join('\n') + '\n'
 
 // -------------------------------------------------------------------------------------
 // one request of each API, shaped as its documentation shows it (the OpenAI ones are
@@ -49,7 +60,13 @@ export const chatRequest = {
     {
       role: 'assistant',
       content: null,
-      tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris, France","unit":"celsius","detail":true}' } }],
+      tool_calls: [
+        {
+          id: 'call_abc123',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"location":"Paris, France","unit":"celsius","detail":true}' },
+        },
+      ],
     },
     { role: 'tool', tool_call_id: 'call_abc123', content: '{"temperature": 14}' },
   ],
@@ -61,7 +78,10 @@ export const chatRequest = {
         description: 'Get current temperature for a given location.',
         parameters: {
           type: 'object',
-          properties: { location: { type: 'string', description: 'City and country e.g. Bogotá, Colombia' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+          properties: {
+            location: { type: 'string', description: 'City and country e.g. Bogotá, Colombia' },
+            unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+          },
           required: ['location'],
           additionalProperties: false,
         },
@@ -80,7 +100,10 @@ export const responsesRequest = {
       description: 'Get current temperature for a given location.',
       parameters: {
         type: 'object',
-        properties: { location: { type: 'string', description: 'City and country e.g. Bogotá, Colombia' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+        properties: {
+          location: { type: 'string', description: 'City and country e.g. Bogotá, Colombia' },
+          unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+        },
         required: ['location', 'unit'],
         additionalProperties: false,
       },
@@ -90,7 +113,13 @@ export const responsesRequest = {
   ],
   input: [
     { role: 'user', content: 'What is the weather like in Paris today?' },
-    { type: 'function_call', id: 'fc_12345xyz', call_id: 'call_12345xyz', name: 'get_weather', arguments: '{"location":"Paris, France","units":"celsius"}' },
+    {
+      type: 'function_call',
+      id: 'fc_12345xyz',
+      call_id: 'call_12345xyz',
+      name: 'get_weather',
+      arguments: '{"location":"Paris, France","units":"celsius"}',
+    },
     { type: 'function_call_output', call_id: 'call_12345xyz', output: '{"temperature": 14}' },
   ],
 } satisfies ResponseCreateParamsNonStreaming
@@ -106,7 +135,11 @@ export const anthropicRequest = {
         type: 'object',
         properties: {
           location: { type: 'string', description: 'The city and state, e.g. San Francisco, CA' },
-          unit: { type: 'string', enum: ['celsius', 'fahrenheit'], description: "The unit of temperature, either 'celsius' or 'fahrenheit'" },
+          unit: {
+            type: 'string',
+            enum: ['celsius', 'fahrenheit'],
+            description: "The unit of temperature, either 'celsius' or 'fahrenheit'",
+          },
         },
         required: ['location'],
       },
@@ -118,9 +151,17 @@ export const anthropicRequest = {
       role: 'assistant',
       content: [
         { type: 'text', text: 'I need to use get_weather, and the user wants SF, which is likely San Francisco, CA.' },
-        { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { location: 'San Francisco, CA', unit: 'celsius', city: 'SF' } },
+        {
+          type: 'tool_use',
+          id: 'toolu_01A09q90qw90lq917835lq9',
+          name: 'get_weather',
+          input: { location: 'San Francisco, CA', unit: 'celsius', city: 'SF' },
+        },
       ],
     },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A09q90qw90lq917835lq9', content: '15 degrees' }] },
+    {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_01A09q90qw90lq917835lq9', content: '15 degrees' }],
+    },
   ],
 }

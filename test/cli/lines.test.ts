@@ -22,7 +22,10 @@ const model = (bytes: Buffer): Array<string> => {
   return parts
 }
 
-const run = (make: (sink: { line: (b: Buffer) => void }) => LineSplitter, chunks: ReadonlyArray<Buffer>): Array<string> => {
+const run = (
+  make: (sink: { line: (b: Buffer) => void }) => LineSplitter,
+  chunks: ReadonlyArray<Buffer>,
+): Array<string> => {
   const out: Array<string> = []
   const s = make({ line: (b) => out.push(b.toString('latin1')) })
   // a chunk is handed over and never touched again, as streams hand them over
@@ -31,7 +34,9 @@ const run = (make: (sink: { line: (b: Buffer) => void }) => LineSplitter, chunks
   return out
 }
 
-const bytes = fc.array(fc.oneof(fc.constantFrom(0x0a, 0x0d, 0x7b), fc.integer({ min: 0, max: 255 })), { maxLength: 80 }).map((b) => Buffer.from(b))
+const bytes = fc
+  .array(fc.oneof(fc.constantFrom(0x0a, 0x0d, 0x7b), fc.integer({ min: 0, max: 255 })), { maxLength: 80 })
+  .map((b) => Buffer.from(b))
 
 describe('splitLines', () => {
   it('gives every line, whole and in order, wherever the chunks end', () => {
@@ -44,14 +49,19 @@ describe('splitLines', () => {
 
   it('passes over exactly the lines declined as they start, wherever the chunks end', () => {
     fc.assert(
-      fc.property(bytes, fc.array(fc.nat(), { maxLength: 10 }), fc.array(fc.boolean(), { minLength: 1 }), (b, cuts, answers) => {
-        let asked = 0
-        const want = (): boolean => answers[asked++ % answers.length] as boolean
-        const expected = model(b).filter((_, i) => answers[i % answers.length])
-        expect(run((sink) => splitLines(sink, { wants: want }), cutAt(b, cuts))).toEqual(expected)
-        // asked once per line, at its start
-        expect(asked).toBe(model(b).length)
-      }),
+      fc.property(
+        bytes,
+        fc.array(fc.nat(), { maxLength: 10 }),
+        fc.array(fc.boolean(), { minLength: 1 }),
+        (b, cuts, answers) => {
+          let asked = 0
+          const want = (): boolean => answers[asked++ % answers.length] as boolean
+          const expected = model(b).filter((_, i) => answers[i % answers.length])
+          expect(run((sink) => splitLines(sink, { wants: want }), cutAt(b, cuts))).toEqual(expected)
+          // asked once per line, at its start
+          expect(asked).toBe(model(b).length)
+        },
+      ),
     )
   })
 
@@ -59,7 +69,10 @@ describe('splitLines', () => {
     fc.assert(
       fc.property(bytes, fc.array(fc.nat(), { maxLength: 10 }), fc.nat(12), (b, cuts, max) => {
         const out: Array<string> = []
-        const s = splitLines({ line: (l) => out.push(l.toString('latin1')), tooLong: (n) => out.push(`too long: ${n}`) }, { maxBytes: max })
+        const s = splitLines(
+          { line: (l) => out.push(l.toString('latin1')), tooLong: (n) => out.push(`too long: ${n}`) },
+          { maxBytes: max },
+        )
         for (const c of cutAt(b, cuts)) s.push(Buffer.from(c))
         s.end()
         expect(out).toEqual(model(b).map((l) => (l.length > max ? `too long: ${l.length}` : l)))

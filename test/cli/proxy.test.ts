@@ -5,7 +5,18 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { pathOf } from '../../src/index.js'
 import { newSideChannel, observe } from '../../src/cli/sidechannel.js'
 import type { SideChannel } from '../../src/cli/sidechannel.js'
-import { FAKE_SERVER, cliArgs, descendants, eventually, isRunning, killAll, killTree, runCli, tempDir, track } from './support.js'
+import {
+  FAKE_SERVER,
+  cliArgs,
+  descendants,
+  eventually,
+  isRunning,
+  killAll,
+  killTree,
+  runCli,
+  tempDir,
+  track,
+} from './support.js'
 
 let tmp: ReturnType<typeof tempDir>
 const pids: Array<number> = []
@@ -26,13 +37,23 @@ const tool = (name: string, ...keys: ReadonlyArray<string>): unknown => ({
   name,
   inputSchema: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, { type: 'string' }])) },
 })
-const listReq = (id: unknown, cursor?: string): unknown => ({ jsonrpc: '2.0', id, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) })
+const listReq = (id: unknown, cursor?: string): unknown => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/list',
+  ...(cursor === undefined ? {} : { params: { cursor } }),
+})
 const listRes = (id: unknown, tools: ReadonlyArray<unknown>, nextCursor?: string): unknown => ({
   jsonrpc: '2.0',
   id,
   result: { tools, ...(nextCursor === undefined ? {} : { nextCursor }) },
 })
-const callReq = (id: unknown, name: string, args: unknown): unknown => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+const callReq = (id: unknown, name: string, args: unknown): unknown => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+})
 
 type Step = readonly ['host' | 'server', unknown]
 const play = (steps: ReadonlyArray<Step>): Array<string> => {
@@ -41,7 +62,12 @@ const play = (steps: ReadonlyArray<Step>): Array<string> => {
   for (const [from, msg] of steps) {
     const [ws, next] = observe(from, msg)(s)
     s = next
-    for (const e of ws) said.push(e._tag === 'Warning' ? `${e.warning.tool}#${e.warning.id}:${e.warning.unknownKeys.join(',')}` : `unlisted ${e.tool}#${e.id}`)
+    for (const e of ws)
+      said.push(
+        e._tag === 'Warning'
+          ? `${e.warning.tool}#${e.warning.id}:${e.warning.unknownKeys.join(',')}`
+          : `unlisted ${e.tool}#${e.id}`,
+      )
   }
   return said
 }
@@ -143,12 +169,20 @@ const fakeServer = (): { readonly script: string; readonly record: string; reado
   return { script, record: join(tmp.dir, `received-${n}.bin`), pidFile: join(tmp.dir, `server-${n}.pid`) }
 }
 
-const startProxy = (options: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, command?: ReadonlyArray<string>): Proxy => {
+const startProxy = (
+  options: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv = {},
+  command?: ReadonlyArray<string>,
+): Proxy => {
   const fake = fakeServer()
-  const child = track(process.execPath, cliArgs('proxy', ...options, '--', ...(command ?? [process.execPath, fake.script, fake.record, fake.pidFile])), {
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
+  const child = track(
+    process.execPath,
+    cliArgs('proxy', ...options, '--', ...(command ?? [process.execPath, fake.script, fake.record, fake.pidFile])),
+    {
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  )
   if (child.pid !== undefined) pids.push(child.pid)
   const out: Array<Buffer> = []
   let err = ''
@@ -174,35 +208,48 @@ const serverStarted = async (p: Proxy): Promise<void> =>
   eventually(() => existsSync(p.pidFile) && readFileSync(p.pidFile, 'utf8') !== '', 15_000, 'server start')
 
 describe('toolstack proxy: bytes', () => {
-  it('forwards every byte both ways, unchanged and in order, odd lines and a 10 MB line included', { timeout: 60_000 }, async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'x', params: { blob: 'é'.repeat(5 * 1024 * 1024) } })
-    const odd = [
-      'not json at all\n',
-      '\n',
-      '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"n"}]\n',
-      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"b":1}}}\r\n',
-      '\r\n',
-      '   {"spaced": true}   \n',
-      '\u0000\u00ff\ud83d\ude00 bytes\n',
-      big + '\n',
-      '{"jsonrpc":"2.0","id":3,"result":{}}\n',
-    ].join('')
-    const fromHost = Buffer.concat([Buffer.from(odd), Buffer.from([0xc3, 0x28, 0x0a]), Buffer.from('final line without newline')])
-    const fromServer = Buffer.concat([Buffer.from(odd.split('\n').reverse().join('\n')), Buffer.from('\nlast server line, no newline')])
-    const emitFile = join(tmp.dir, 'emit.bin')
-    writeFileSync(emitFile, fromServer)
-    const p = startProxy([], { FAKE_EMIT_FILE: emitFile })
-    // odd-sized pieces, so lines are split across chunks
-    for (let i = 0; i < fromHost.length; i += 65_521) p.send(fromHost.subarray(i, i + 65_521))
-    p.child.stdin?.end()
-    const { code } = await p.exited
-    expect(code).toBe(0)
-    expect(readFileSync(p.record).equals(fromHost)).toBe(true)
-    expect(p.stdout().length).toBe(fromServer.length)
-    expect(p.stdout().equals(fromServer)).toBe(true)
-    // a call came before any listing was answered: said once, and nothing else
-    expect(p.stderr()).toMatch(/^toolstack proxy: the host called "a" \(call 2\) before any tools\/list was answered: [^\n]*\n$/)
-  })
+  it(
+    'forwards every byte both ways, unchanged and in order, odd lines and a 10 MB line included',
+    { timeout: 60_000 },
+    async () => {
+      const big = JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'x', params: { blob: 'é'.repeat(5 * 1024 * 1024) } })
+      const odd = [
+        'not json at all\n',
+        '\n',
+        '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"n"}]\n',
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"b":1}}}\r\n',
+        '\r\n',
+        '   {"spaced": true}   \n',
+        '\u0000\u00ff\ud83d\ude00 bytes\n',
+        big + '\n',
+        '{"jsonrpc":"2.0","id":3,"result":{}}\n',
+      ].join('')
+      const fromHost = Buffer.concat([
+        Buffer.from(odd),
+        Buffer.from([0xc3, 0x28, 0x0a]),
+        Buffer.from('final line without newline'),
+      ])
+      const fromServer = Buffer.concat([
+        Buffer.from(odd.split('\n').reverse().join('\n')),
+        Buffer.from('\nlast server line, no newline'),
+      ])
+      const emitFile = join(tmp.dir, 'emit.bin')
+      writeFileSync(emitFile, fromServer)
+      const p = startProxy([], { FAKE_EMIT_FILE: emitFile })
+      // odd-sized pieces, so lines are split across chunks
+      for (let i = 0; i < fromHost.length; i += 65_521) p.send(fromHost.subarray(i, i + 65_521))
+      p.child.stdin?.end()
+      const { code } = await p.exited
+      expect(code).toBe(0)
+      expect(readFileSync(p.record).equals(fromHost)).toBe(true)
+      expect(p.stdout().length).toBe(fromServer.length)
+      expect(p.stdout().equals(fromServer)).toBe(true)
+      // a call came before any listing was answered: said once, and nothing else
+      expect(p.stderr()).toMatch(
+        /^toolstack proxy: the host called "a" \(call 2\) before any tools\/list was answered: [^\n]*\n$/,
+      )
+    },
+  )
 
   it('reads a host input that is a file, not a pipe, through a stream, byte for byte', async () => {
     const fake = fakeServer()
@@ -215,10 +262,14 @@ describe('toolstack proxy: bytes', () => {
     ])
     writeFileSync(input, fromHost)
     const fd = openSync(input, 'r')
-    const child = track(process.execPath, cliArgs('proxy', '--', process.execPath, fake.script, fake.record, fake.pidFile), {
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: [fd, 'pipe', 'pipe'],
-    })
+    const child = track(
+      process.execPath,
+      cliArgs('proxy', '--', process.execPath, fake.script, fake.record, fake.pidFile),
+      {
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: [fd, 'pipe', 'pipe'],
+      },
+    )
     closeSync(fd)
     let err = ''
     child.stderr?.setEncoding('utf8').on('data', (t: string) => (err += t))
@@ -226,36 +277,50 @@ describe('toolstack proxy: bytes', () => {
     const code = await new Promise((resolve) => child.once('close', resolve))
     expect(code).toBe(0)
     expect(readFileSync(fake.record).equals(fromHost)).toBe(true)
-    expect(err).toMatch(/^toolstack proxy: the host called "read" \(call 2\) before any tools\/list was answered: [^\n]*\n$/)
+    expect(err).toMatch(
+      /^toolstack proxy: the host called "read" \(call 2\) before any tools\/list was answered: [^\n]*\n$/,
+    )
   })
 
-  it('forwards the server’s bytes unchanged while it reads them (a listing pending), lines split across chunks included', { timeout: 30_000 }, async () => {
-    const p = startProxy([])
-    await serverStarted(p)
-    p.send(line({ jsonrpc: '2.0', id: 'L', method: 'tools/list' }))
-    const listing = line({ jsonrpc: '2.0', id: 'L', result: { tools: [{ name: 'a', inputSchema: { type: 'object', properties: { b: {} } } }] } })
-    const pieces = [
-      'not json\n{"jsonrpc":"2.0","method":"notifications/progress"}\r\n',
-      listing.slice(0, 17),
-      listing.slice(17) + '\u0000\u00ff odd\n',
-      '[{"jsonrpc":"2.0","id":"L","result":{}}]\n',
-    ]
-    for (const piece of pieces) p.send(emit(piece))
-    const expected = Buffer.from(pieces.join(''))
-    await eventually(() => p.stdout().length >= expected.length, 10_000, 'every emitted byte')
-    expect(p.stdout().equals(expected)).toBe(true)
-    // the listing was read on the way: a mangled call to the listed tool is reported
-    p.send(line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a', arguments: { b: 1, bb: 2 } } }))
-    await eventually(() => p.stderr().includes('"bb"'), 10_000, 'the warning')
-    p.child.stdin?.end()
-    expect((await p.exited).code).toBe(0)
-  })
+  it(
+    'forwards the server’s bytes unchanged while it reads them (a listing pending), lines split across chunks included',
+    { timeout: 30_000 },
+    async () => {
+      const p = startProxy([])
+      await serverStarted(p)
+      p.send(line({ jsonrpc: '2.0', id: 'L', method: 'tools/list' }))
+      const listing = line({
+        jsonrpc: '2.0',
+        id: 'L',
+        result: { tools: [{ name: 'a', inputSchema: { type: 'object', properties: { b: {} } } }] },
+      })
+      const pieces = [
+        'not json\n{"jsonrpc":"2.0","method":"notifications/progress"}\r\n',
+        listing.slice(0, 17),
+        listing.slice(17) + '\u0000\u00ff odd\n',
+        '[{"jsonrpc":"2.0","id":"L","result":{}}]\n',
+      ]
+      for (const piece of pieces) p.send(emit(piece))
+      const expected = Buffer.from(pieces.join(''))
+      await eventually(() => p.stdout().length >= expected.length, 10_000, 'every emitted byte')
+      expect(p.stdout().equals(expected)).toBe(true)
+      // the listing was read on the way: a mangled call to the listed tool is reported
+      p.send(line({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a', arguments: { b: 1, bb: 2 } } }))
+      await eventually(() => p.stderr().includes('"bb"'), 10_000, 'the warning')
+      p.child.stdin?.end()
+      expect((await p.exited).code).toBe(0)
+    },
+  )
 
   it('forwards bytes as they come, a line not held back until its newline', async () => {
     const p = startProxy([])
     await serverStarted(p)
     p.send(emit('{"a":1}\n{"b":'))
-    await eventually(() => p.stdout().toString() === '{"a":1}\n{"b":', 10_000, 'the first line and the start of the second')
+    await eventually(
+      () => p.stdout().toString() === '{"a":1}\n{"b":',
+      10_000,
+      'the first line and the start of the second',
+    )
     p.send(emit('2}\n'))
     await eventually(() => p.stdout().toString() === '{"a":1}\n{"b":2}\n', 10_000, 'second line')
     p.child.stdin?.end()
@@ -283,7 +348,13 @@ describe('toolstack proxy: warnings', () => {
     p.child.stdin?.end()
     expect((await p.exited).code).toBe(0)
     // the combinator's own sentence, whatever suggestion it ends with
-    expect(p.stderr().split('\n').filter((l) => l !== '').map((l) => l.replace(/ \(did you mean [^)]*\)$/, ''))).toEqual([
+    expect(
+      p
+        .stderr()
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l.replace(/ \(did you mean [^)]*\)$/, '')),
+    ).toEqual([
       'toolstack proxy: the host called "read" (call 1) before any tools/list was answered: calls are audited only against a listing the proxy saw, so none is audited until then; said once',
       'toolstack: read call 3 carried undeclared argument key "ffset" (declared: "offset", "path")',
       'toolstack: read call 5 carried undeclared argument key "lenght" (declared: "offset", "path")',
@@ -339,7 +410,10 @@ describe('toolstack proxy: warnings', () => {
     await eventually(() => readFileSync(log, 'utf8').split('\n').length > 2, 10_000, 'both log lines')
     for (const p of proxies) p.child.stdin?.end()
     for (const p of proxies) expect((await p.exited).code).toBe(0)
-    const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').sort((a, b) => a.slice(25).localeCompare(b.slice(25)))
+    const lines = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .sort((a, b) => a.slice(25).localeCompare(b.slice(25)))
     expect(lines.map((l) => l.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /, '<time> '))).toEqual([
       '<time> [alpha] toolstack: read call 2 carried undeclared argument key "from0" (declared: "path")',
       '<time> [beta] toolstack: read call 2 carried undeclared argument key "from1" (declared: "path")',
@@ -362,19 +436,25 @@ describe('toolstack proxy: output a terminal can trust', () => {
       p.send(emit(line(listRes(1, [tool(evilTool, 'path')]))))
       await eventually(() => p.stdout().toString().includes('"id":1,"result"'), 10_000, 'listing')
       p.send(line(callReq('\u007f1', evilTool, { path: '/', 'k\u001b[2J\n': 1 })))
-      const said = (): string => (options.includes('--log') ? (existsSync(log) ? readFileSync(log, 'utf8') : '') : p.stderr())
+      const said = (): string =>
+        options.includes('--log') ? (existsSync(log) ? readFileSync(log, 'utf8') : '') : p.stderr()
       await eventually(() => said().split('\n').length > 2, 10_000, 'the warning')
       p.child.stdin?.end()
       expect((await p.exited).code).toBe(0)
       expect(said()).not.toMatch(raw)
-      const lines = said().split('\n').filter((l) => l !== '')
+      const lines = said()
+        .split('\n')
+        .filter((l) => l !== '')
       expect(lines).toHaveLength(2)
       if (options.includes('--json')) {
         const [notice, warning] = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
         expect(notice?.['message']).toContain(JSON.stringify(evilTool))
         // a key holding `[` is named by its path, ["…"], its control characters JSON-escaped
         expect(warning).toMatchObject({ tool: evilTool, id: '\u007f1', unknownKeys: [pathOf('', 'k\u001b[2J\n')] })
-      } else expect(lines[1]).toContain(`toolstack: read\\u001b]0;pwned\\u0007 call \\u007f1 carried undeclared argument key ${JSON.stringify(pathOf('', 'k\u001b[2J\n'))}`)
+      } else
+        expect(lines[1]).toContain(
+          `toolstack: read\\u001b]0;pwned\\u0007 call \\u007f1 carried undeclared argument key ${JSON.stringify(pathOf('', 'k\u001b[2J\n'))}`,
+        )
     })
   }
 })
@@ -392,8 +472,13 @@ describe('toolstack proxy: lines longer than --max-line-bytes', () => {
     await eventually(() => p.stderr().includes('"short"'), 10_000, 'the warning for the short call')
     p.child.stdin?.end()
     expect((await p.exited).code).toBe(0)
-    expect(readFileSync(p.record, 'utf8')).toBe(line(listReq(1)) + emit(line(listRes(1, [tool('read', 'path')]))) + sent.join(''))
-    const said = p.stderr().split('\n').filter((l) => l !== '')
+    expect(readFileSync(p.record, 'utf8')).toBe(
+      line(listReq(1)) + emit(line(listRes(1, [tool('read', 'path')]))) + sent.join(''),
+    )
+    const said = p
+      .stderr()
+      .split('\n')
+      .filter((l) => l !== '')
     expect(said).toEqual([
       `toolstack proxy: a line of ${long(2).length - 1} bytes from the host was forwarded but not audited: it is longer than --max-line-bytes (1000); longer lines are not mentioned again`,
       'toolstack: read call 4 carried undeclared argument key "short" (declared: "path")',
@@ -420,7 +505,11 @@ describe('toolstack proxy: lifecycle', () => {
       process.stdout.write('{"jsonrpc":"2.0","method":"hello"}\\n', () => process.exit(4))
     `
     const p = startProxy([], {}, [process.execPath, '-e', server])
-    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    await eventually(
+      () => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '',
+      15_000,
+      'grandchild start',
+    )
     const held = Number(readFileSync(grandchildPid, 'utf8'))
     pids.push(held)
     const t0 = Date.now()
@@ -485,7 +574,10 @@ describe('toolstack proxy: lifecycle', () => {
   })
 
   const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
-    Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))])
+    Promise.race([
+      promise,
+      new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)),
+    ])
 
   it('ends when its server ignores SIGTERM or SIGINT: the signal is passed on, then SIGKILL after the grace', async () => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -493,7 +585,11 @@ describe('toolstack proxy: lifecycle', () => {
       await serverStarted(p)
       const server = p.serverPid()
       p.send(line({ fake: 'ignore', signal }))
-      await eventually(() => p.stdout().toString().includes(`{"ignoring":"${signal}"}`), 10_000, 'the server to ignore it')
+      await eventually(
+        () => p.stdout().toString().includes(`{"ignoring":"${signal}"}`),
+        10_000,
+        'the server to ignore it',
+      )
       p.child.kill(signal)
       expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(128 + 9)
       expect(isRunning(server) && !isZombie(server)).toBe(false)
@@ -513,7 +609,11 @@ describe('toolstack proxy: lifecycle', () => {
   it('leaves no process of its server’s group behind when the host closes stdin', async () => {
     const grandchildPid = join(tmp.dir, 'grandchild.pid')
     const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
-    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    await eventually(
+      () => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '',
+      15_000,
+      'grandchild start',
+    )
     const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
     pids.push(grandchild)
     p.child.stdin?.end()
@@ -524,7 +624,11 @@ describe('toolstack proxy: lifecycle', () => {
   it('leaves no process of its server’s group behind when it is sent SIGTERM', async () => {
     const grandchildPid = join(tmp.dir, 'grandchild.pid')
     const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
-    await eventually(() => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '', 15_000, 'grandchild start')
+    await eventually(
+      () => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '',
+      15_000,
+      'grandchild start',
+    )
     const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
     pids.push(grandchild)
     p.child.kill('SIGTERM')
@@ -535,7 +639,9 @@ describe('toolstack proxy: lifecycle', () => {
   it('says clearly when the server cannot be started', async () => {
     const missing = await runCli(['proxy', '--', join(tmp.dir, 'no-such-server')])
     expect(missing.status).toBe(127)
-    expect(missing.stderr.trim()).toBe(`toolstack proxy: cannot start ${JSON.stringify(join(tmp.dir, 'no-such-server'))}: command not found`)
+    expect(missing.stderr.trim()).toBe(
+      `toolstack proxy: cannot start ${JSON.stringify(join(tmp.dir, 'no-such-server'))}: command not found`,
+    )
     const notExecutable = join(tmp.dir, 'server.sh')
     writeFileSync(notExecutable, '#!/bin/sh\n')
     chmodSync(notExecutable, 0o644)

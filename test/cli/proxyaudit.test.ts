@@ -53,14 +53,22 @@ const fed = async (
   makeTap: MakeTap = auditTap,
 ): Promise<ReadonlyArray<string>> => {
   const out: Array<string> = []
-  const tap = makeTap(async () => audit(tolerate, (l) => out.push(l)), (e) => out.push(`error: ${e}`))
+  const tap = makeTap(
+    async () => audit(tolerate, (l) => out.push(l)),
+    (e) => out.push(`error: ${e}`),
+  )
   const sides = { host: split({ line: tap.host }), server: split({ line: tap.server }, { wants: tap.wantsServer }) }
   let k = 0
-  for (let i = 0; i < lines.length; ) {
+  for (let i = 0; i < lines.length;) {
     const from = (lines[i] as Line)[0]
     let j = i
     while (j < lines.length && (lines[j] as Line)[0] === from) j++
-    const run = Buffer.from(lines.slice(i, j).map(([, text]) => text + '\n').join(''))
+    const run = Buffer.from(
+      lines
+        .slice(i, j)
+        .map(([, text]) => text + '\n')
+        .join(''),
+    )
     const at = [...new Set(cuts.map((c) => Math.floor(c * run.length)))].sort((x, y) => x - y)
     let start = 0
     for (const cut of [...at, run.length]) {
@@ -75,16 +83,28 @@ const fed = async (
   return out
 }
 
-const key = fc.oneof(fc.constantFrom('path', 'offset', 'content', 'ffset', 'reason', '_meta', '__proto__', '0', '17'), fc.string({ maxLength: 6 }))
+const key = fc.oneof(
+  fc.constantFrom('path', 'offset', 'content', 'ffset', 'reason', '_meta', '__proto__', '0', '17'),
+  fc.string({ maxLength: 6 }),
+)
 const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.string())
 const args = fc.dictionary(key, value, { maxKeys: 5 })
 const id = fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom('1', 'x'), fc.constant(null))
 const toolName = fc.constantFrom('read', 'write', 'other')
-const listing = fc.array(fc.tuple(toolName, fc.uniqueArray(fc.constantFrom('path', 'offset', 'content', '0'), { maxLength: 3 })), { maxLength: 3 })
+const listing = fc.array(
+  fc.tuple(toolName, fc.uniqueArray(fc.constantFrom('path', 'offset', 'content', '0'), { maxLength: 3 })),
+  { maxLength: 3 },
+)
 // a listing whose every tool declares something: calls to it are audited
-const fullListing = fc.array(fc.tuple(toolName, fc.uniqueArray(fc.constantFrom('path', 'offset', 'content', '0'), { minLength: 1, maxLength: 3 })), { minLength: 1, maxLength: 3 })
+const fullListing = fc.array(
+  fc.tuple(toolName, fc.uniqueArray(fc.constantFrom('path', 'offset', 'content', '0'), { minLength: 1, maxLength: 3 })),
+  { minLength: 1, maxLength: 3 },
+)
 const listed = (tools: ReadonlyArray<readonly [string, ReadonlyArray<string>]>): unknown =>
-  tools.map(([name, keys]) => ({ name, inputSchema: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])) } }))
+  tools.map(([name, keys]) => ({
+    name,
+    inputSchema: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])) },
+  }))
 
 // Serialisations a host may use: plain, with spaces and a CR, with "/" escaped, with
 // the method escaped.
@@ -99,35 +119,88 @@ const spell = (msg: unknown, how: number): string => {
 const line: fc.Arbitrary<Line> = fc.oneof(
   {
     weight: 6,
-    arbitrary: fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, toolName, args, fc.nat(3)).map(([i, n, a, how]) => spell({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: n, arguments: a } }, how))),
+    arbitrary: fc.tuple(
+      fc.constant<Direction>('host'),
+      fc
+        .tuple(id, toolName, args, fc.nat(3))
+        .map(([i, n, a, how]) =>
+          spell({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: n, arguments: a } }, how),
+        ),
+    ),
   },
-  fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, fc.nat(3), fc.option(fc.constant('more'))).map(([i, how, cursor]) => spell({ jsonrpc: '2.0', id: i, method: 'tools/list', ...(cursor === null ? {} : { params: { cursor } }) }, how))),
+  fc.tuple(
+    fc.constant<Direction>('host'),
+    fc
+      .tuple(id, fc.nat(3), fc.option(fc.constant('more')))
+      .map(([i, how, cursor]) =>
+        spell({ jsonrpc: '2.0', id: i, method: 'tools/list', ...(cursor === null ? {} : { params: { cursor } }) }, how),
+      ),
+  ),
   fc.tuple(
     fc.constant<Direction>('server'),
-    fc.tuple(id, listing, fc.option(fc.constant('more'))).map(([i, tools, next]) => JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: listed(tools), ...(next === null ? {} : { nextCursor: next }) } })),
+    fc
+      .tuple(id, listing, fc.option(fc.constant('more')))
+      .map(([i, tools, next]) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          result: { tools: listed(tools), ...(next === null ? {} : { nextCursor: next }) },
+        }),
+      ),
   ),
   // a server request with an id the host also uses, and the host's answer to it
-  fc.tuple(fc.constant<Direction>('server'), id.map((i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'roots/list' }))),
-  fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, listing).map(([i, tools]) => JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: listed(tools) } }))),
+  fc.tuple(
+    fc.constant<Direction>('server'),
+    id.map((i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'roots/list' })),
+  ),
+  fc.tuple(
+    fc.constant<Direction>('host'),
+    fc
+      .tuple(id, listing)
+      .map(([i, tools]) => JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: listed(tools) } })),
+  ),
   // batches, damaged and odd lines, from either side
-  fc.tuple(fc.constant<Direction>('host'), fc.tuple(id, args).map(([i, a]) => JSON.stringify([{ id: i, method: 'tools/call', params: { name: 'read', arguments: a } }]))),
-  fc.tuple(fc.constantFrom<Direction>('host', 'server'), fc.tuple(id, args).map(([i, a]) => JSON.stringify({ id: i, method: 'tools/call', params: { name: 'read', arguments: a } }).slice(0, -3))),
-  fc.tuple(fc.constantFrom<Direction>('host', 'server'), fc.string({ unit: 'binary', maxLength: 30 }).map((s) => s.replaceAll('\n', ' '))),
+  fc.tuple(
+    fc.constant<Direction>('host'),
+    fc
+      .tuple(id, args)
+      .map(([i, a]) => JSON.stringify([{ id: i, method: 'tools/call', params: { name: 'read', arguments: a } }])),
+  ),
+  fc.tuple(
+    fc.constantFrom<Direction>('host', 'server'),
+    fc
+      .tuple(id, args)
+      .map(([i, a]) =>
+        JSON.stringify({ id: i, method: 'tools/call', params: { name: 'read', arguments: a } }).slice(0, -3),
+      ),
+  ),
+  fc.tuple(
+    fc.constantFrom<Direction>('host', 'server'),
+    fc.string({ unit: 'binary', maxLength: 30 }).map((s) => s.replaceAll('\n', ' ')),
+  ),
 )
 
 // A session: a listing first (as hosts do, mostly), then lines, tool lists asked for
 // and answered, and lines met before again.
-const listingPair = fc
-  .tuple(id, fullListing)
-  .map(([i, tools]): ReadonlyArray<Line> => [
-    ['host', JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' })],
-    ['server', JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: listed(tools) } })],
-  ])
+const listingPair = fc.tuple(id, fullListing).map(([i, tools]): ReadonlyArray<Line> => [
+  ['host', JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' })],
+  ['server', JSON.stringify({ jsonrpc: '2.0', id: i, result: { tools: listed(tools) } })],
+])
 const session = fc
-  .tuple(fc.option(listingPair, { freq: 3 }), fc.array(fc.oneof({ weight: 3, arbitrary: line.map((l) => [l]) }, { weight: 1, arbitrary: listingPair }), { maxLength: 30 }))
+  .tuple(
+    fc.option(listingPair, { freq: 3 }),
+    fc.array(fc.oneof({ weight: 3, arbitrary: line.map((l) => [l]) }, { weight: 1, arbitrary: listingPair }), {
+      maxLength: 30,
+    }),
+  )
   .chain(([first, groups]) => {
     const lines = [...(first ?? []), ...groups.flat()]
-    return fc.array(fc.nat(), { maxLength: 5 }).map((again) => [...lines, ...again.flatMap((k) => (lines.length === 0 ? [] : [lines[k % lines.length] as Line]))])
+    return fc
+      .array(fc.nat(), { maxLength: 5 })
+      .map((again) => [
+        ...lines,
+        ...again.flatMap((k) => (lines.length === 0 ? [] : [lines[k % lines.length] as Line])),
+      ])
   })
 
 const tolerate = fc.constantFrom<ReadonlyArray<string>>([], ['_meta'])
@@ -177,7 +250,11 @@ describe('the proxy’s audit of what it forwarded', () => {
     const server = splitLines({ line: (b) => a.line('server', b) }, { wants: a.awaitingListing })
     host.push(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'))
     expect(a.awaitingListing()).toBe(true)
-    server.push(Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{"type":"object","properties":{"path":{}}}}]}}'))
+    server.push(
+      Buffer.from(
+        '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{"type":"object","properties":{"path":{}}}}]}}',
+      ),
+    )
     expect(a.awaitingListing()).toBe(true)
     server.end()
     expect(a.awaitingListing()).toBe(false)
@@ -191,9 +268,20 @@ describe('the proxy’s audit of what it forwarded', () => {
     const said: Array<string> = []
     const a = proxyAudit({ tolerate: [] }, (r) => said.push(JSON.stringify(r.fields)))
     a.line('host', Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list"}'))
-    a.line('server', Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write","inputSchema":{"type":"object","properties":{"path":{},"content":{}}}}]}}'))
+    a.line(
+      'server',
+      Buffer.from(
+        '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write","inputSchema":{"type":"object","properties":{"path":{},"content":{}}}}]}}',
+      ),
+    )
     const host = splitLines({ line: (b) => a.line('host', b) })
-    const big = Buffer.from(JSON.stringify({ id: 2, method: 'tools/call', params: { name: 'write', arguments: { path: '/x', content: 'y'.repeat(1 << 20), contnet: 1 } } }) + '\n')
+    const big = Buffer.from(
+      JSON.stringify({
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'write', arguments: { path: '/x', content: 'y'.repeat(1 << 20), contnet: 1 } },
+      }) + '\n',
+    )
     for (let i = 0; i < big.length; i += 65536) host.push(big.subarray(i, i + 65536))
     expect(said.map((l) => (JSON.parse(l) as { unknownKeys: unknown }).unknownKeys)).toEqual([['contnet']])
   })
@@ -205,22 +293,40 @@ describe('withoutLongStrings', () => {
   const emptied = (v: unknown, longest: number, written: (s: string) => string): unknown => {
     if (typeof v === 'string') return Buffer.byteLength(written(v)) - 2 > longest ? '' : v
     if (Array.isArray(v)) return v.map((x) => emptied(x, longest, written))
-    if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, emptied(x, longest, written)]))
+    if (typeof v === 'object' && v !== null)
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, emptied(x, longest, written)]))
     return v
   }
-  const text = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('a"b', 'a\\', '\\"', '"', 'é😀', 'x'.repeat(20)), fc.string({ unit: 'binary', maxLength: 30 }))
+  const text = fc.oneof(
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom('a"b', 'a\\', '\\"', '"', 'é😀', 'x'.repeat(20)),
+    fc.string({ unit: 'binary', maxLength: 30 }),
+  )
   const value = fc.letrec((tie) => ({
-    v: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(text, tie('v'), { maxKeys: 4 })),
+    v: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie('v'), { maxLength: 4 }),
+      fc.dictionary(text, tie('v'), { maxKeys: 4 }),
+    ),
   })).v
   // pretty-printed, and with "/" escaped, as some writers do
   const write = (v: unknown, how: number): string =>
     how === 1 ? JSON.stringify(v, null, '\t') : how === 2 ? JSON.stringify(v).replaceAll('/', '\\/') : JSON.stringify(v)
-  const writtenString = (how: number) => (s: string): string => write(s, how === 2 ? 2 : 0)
+  const writtenString =
+    (how: number) =>
+    (s: string): string =>
+      write(s, how === 2 ? 2 : 0)
 
   it('reads as the same value with its long string values emptied, member names kept, whatever the value', () => {
     fc.assert(
       fc.property(value, fc.integer({ min: 0, max: 16 }), fc.nat(2), (v, longest, how) => {
-        expect(JSON.parse(withoutLongStrings(Buffer.from(write(v, how)), longest).toString())).toEqual(emptied(v, longest, writtenString(how)))
+        expect(JSON.parse(withoutLongStrings(Buffer.from(write(v, how)), longest).toString())).toEqual(
+          emptied(v, longest, writtenString(how)),
+        )
       }),
     )
   })
@@ -228,11 +334,15 @@ describe('withoutLongStrings', () => {
   it('the property can fail: a closing quote found without counting the backslashes before it', () => {
     const naive = (b: Buffer, longest: number): Buffer => {
       const t = b.toString()
-      return Buffer.from(t.replace(/"([^"]*)"(?!\s*:)/g, (m, inner: string) => (Buffer.byteLength(inner) > longest ? '""' : m)))
+      return Buffer.from(
+        t.replace(/"([^"]*)"(?!\s*:)/g, (m, inner: string) => (Buffer.byteLength(inner) > longest ? '""' : m)),
+      )
     }
     const failed = fc.check(
       fc.property(value, fc.integer({ min: 0, max: 16 }), (v, longest) => {
-        expect(JSON.parse(naive(Buffer.from(write(v, 0)), longest).toString())).toEqual(emptied(v, longest, writtenString(0)))
+        expect(JSON.parse(naive(Buffer.from(write(v, 0)), longest).toString())).toEqual(
+          emptied(v, longest, writtenString(0)),
+        )
       }),
     ).failed
     expect(failed).toBe(true)

@@ -42,7 +42,12 @@ const gatewayConfig = (dir: string) => ({
     fs: { command: process.execPath, args: [FILESYSTEM, dir] },
     ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
   },
-  rules: [{ tool: 'fs_read_text_file', decision: 'allow' }, { tool: 'ev_*', decision: 'allow' }, { tool: 'fs_write_file', decision: 'ask', under: dir }, { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves here' }],
+  rules: [
+    { tool: 'fs_read_text_file', decision: 'allow' },
+    { tool: 'ev_*', decision: 'allow' },
+    { tool: 'fs_write_file', decision: 'ask', under: dir },
+    { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves here' },
+  ],
   log: join(dir, 'toolstack.jsonl'),
 })
 
@@ -65,9 +70,14 @@ const until = async (done: () => boolean, ms = 15_000): Promise<void> => {
 const text = (r: Record<string, unknown>): string => JSON.stringify(r['content'])
 
 const overStdio = async (file: string, elicit?: (message: string) => unknown): Promise<Client> => {
-  const client = new Client({ name: 'host', version: '1' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
+  const client = new Client(
+    { name: 'host', version: '1' },
+    elicit === undefined ? {} : { capabilities: { elicitation: {} } },
+  )
   if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req.params.message) as never)
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [main, 'serve', '--config', file], stderr: 'ignore' }))
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [main, 'serve', '--config', file], stderr: 'ignore' }),
+  )
   cleanups.push(() => client.close())
   return client
 }
@@ -78,29 +88,51 @@ describe('toolstack serve, over stdio', () => {
     const client = await overStdio(configFile(dir, gatewayConfig(dir)))
     const { tools } = await client.listTools()
     const names = tools.map((t) => t.name)
-    expect(names).toEqual(expect.arrayContaining(['fs_read_text_file', 'fs_write_file', 'ev_echo', 'ev_get-tiny-image']))
+    expect(names).toEqual(
+      expect.arrayContaining(['fs_read_text_file', 'fs_write_file', 'ev_echo', 'ev_get-tiny-image']),
+    )
     expect(tools.every((t) => Object.keys(t.inputSchema.properties ?? {}).includes('reason'))).toBe(true)
     const image = await client.callTool({ name: 'ev_get-tiny-image', arguments: { reason: 'show the logo' } })
     expect((image.content as Array<{ type: string }>).map((b) => b.type)).toEqual(['text', 'image', 'text'])
     const echo = await client.callTool({ name: 'ev_echo', arguments: { message: 'hi', reason: 'say hi' } })
     expect(text(echo)).toContain('Echo: hi')
-    for (const n of [1, 2]) await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: n } })
+    for (const n of [1, 2])
+      await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: n } })
     const warnings = records(dir).filter((r) => r['type'] === 'warning')
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatchObject({ upstream: 'fs', tool: 'fs_read_text_file', unknownKeys: ['haed'], suggestions: [{ key: 'haed', didYouMean: 'head' }] })
+    expect(warnings[0]).toMatchObject({
+      upstream: 'fs',
+      tool: 'fs_read_text_file',
+      unknownKeys: ['haed'],
+      suggestions: [{ key: 'haed', didYouMean: 'head' }],
+    })
     expect(Number.isNaN(Date.parse(String(warnings[0]?.['time'])))).toBe(false)
   }, 60_000)
 
-  it('a key misspelled inside an upstream tool\'s array elements is logged once, by its path', async () => {
+  it("a key misspelled inside an upstream tool's array elements is logged once, by its path", async () => {
     const dir = workspace()
-    const client = await overStdio(configFile(dir, { ...gatewayConfig(dir), rules: [{ tool: '*', decision: 'allow' }] }))
+    const client = await overStdio(
+      configFile(dir, { ...gatewayConfig(dir), rules: [{ tool: '*', decision: 'allow' }] }),
+    )
     await client.listTools()
-    const edits = [{ oldtext: 'one', newText: '1' }, { oldtext: 'two', newText: '2' }]
-    for (const dryRun of [true, false]) await client.callTool({ name: 'fs_edit_file', arguments: { path: join(dir, 'notes.txt'), edits, dryRun, reason: 'fix the list' } })
+    const edits = [
+      { oldtext: 'one', newText: '1' },
+      { oldtext: 'two', newText: '2' },
+    ]
+    for (const dryRun of [true, false])
+      await client.callTool({
+        name: 'fs_edit_file',
+        arguments: { path: join(dir, 'notes.txt'), edits, dryRun, reason: 'fix the list' },
+      })
     await until(() => records(dir).some((r) => r['type'] === 'warning'))
     const warnings = records(dir).filter((r) => r['type'] === 'warning')
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatchObject({ upstream: 'fs', tool: 'fs_edit_file', unknownKeys: ['edits[].oldtext'], suggestions: [{ key: 'edits[].oldtext', didYouMean: 'edits[].oldText' }] })
+    expect(warnings[0]).toMatchObject({
+      upstream: 'fs',
+      tool: 'fs_edit_file',
+      unknownKeys: ['edits[].oldtext'],
+      suggestions: [{ key: 'edits[].oldtext', didYouMean: 'edits[].oldText' }],
+    })
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('one\ntwo\nthree\n')
   }, 60_000)
 
@@ -108,41 +140,61 @@ describe('toolstack serve, over stdio', () => {
     const dir = workspace()
     const config = gatewayConfig(dir) as Record<string, unknown>
     delete config['log']
-    const transport = new StdioClientTransport({ command: process.execPath, args: [main, 'serve', '--config', configFile(dir, config)], stderr: 'pipe' })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [main, 'serve', '--config', configFile(dir, config)],
+      stderr: 'pipe',
+    })
     let stderr = ''
     transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()))
     const client = new Client({ name: 'host', version: '1' })
     await client.connect(transport)
     cleanups.push(() => client.close())
     await client.listTools()
-    for (const n of [1, 2, 3]) await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: n } })
-    await client.callTool({ name: 'fs_move_file', arguments: { source: join(dir, 'notes.txt'), destination: join(dir, 'b.txt') } })
+    for (const n of [1, 2, 3])
+      await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: n } })
+    await client.callTool({
+      name: 'fs_move_file',
+      arguments: { source: join(dir, 'notes.txt'), destination: join(dir, 'b.txt') },
+    })
     await until(() => stderr.includes('fs_move_file'))
     expect(stderr.match(/carried undeclared argument key "haed"/g)).toHaveLength(1)
     expect(stderr).toMatch(/fs_move_file call \S+ refused by rules/)
     expect(stderr).not.toContain('allowed by rules')
   }, 60_000)
 
-  it('a denied call is isError; an ask goes to the host\'s elicitation (allow-once, then always), and a host without it gets the refusal', async () => {
+  it("a denied call is isError; an ask goes to the host's elicitation (allow-once, then always), and a host without it gets the refusal", async () => {
     const dir = workspace()
     const file = configFile(dir, gatewayConfig(dir))
-    const answers = [{ action: 'accept', content: { action: 'allow-once' } }, { action: 'accept', content: { action: 'always-allow' } }]
+    const answers = [
+      { action: 'accept', content: { action: 'allow-once' } },
+      { action: 'accept', content: { action: 'always-allow' } },
+    ]
     const asked: Array<string> = []
     const client = await overStdio(file, (m) => {
       asked.push(m)
       return answers.shift() ?? { action: 'decline' }
     })
-    const denied = await client.callTool({ name: 'fs_move_file', arguments: { source: join(dir, 'notes.txt'), destination: join(dir, 'x.txt') } })
+    const denied = await client.callTool({
+      name: 'fs_move_file',
+      arguments: { source: join(dir, 'notes.txt'), destination: join(dir, 'x.txt') },
+    })
     expect(denied.isError).toBe(true)
     expect(text(denied)).toContain('nothing moves here')
     for (const name of ['a.txt', 'b.txt', 'c.txt']) {
-      const r = await client.callTool({ name: 'fs_write_file', arguments: { path: join(dir, name), content: name, reason: 'the user asked' } })
+      const r = await client.callTool({
+        name: 'fs_write_file',
+        arguments: { path: join(dir, name), content: name, reason: 'the user asked' },
+      })
       expect(r.isError).toBeFalsy()
     }
     expect(asked).toHaveLength(2)
     expect(readFileSync(join(dir, 'c.txt'), 'utf8')).toBe('c.txt')
     const headless = await overStdio(file)
-    const refused = await headless.callTool({ name: 'fs_write_file', arguments: { path: join(dir, 'd.txt'), content: 'x' } })
+    const refused = await headless.callTool({
+      name: 'fs_write_file',
+      arguments: { path: join(dir, 'd.txt'), content: 'x' },
+    })
     expect(refused.isError).toBe(true)
     expect(text(refused)).toContain('no one is available to give it')
   }, 60_000)
@@ -153,7 +205,8 @@ describe('toolstack serve, over stdio', () => {
     let changed = 0
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++)
     await client.listTools()
-    const started = () => records(dir).filter((r) => r['type'] === 'upstream' && r['_tag'] === 'Started' && r['upstream'] === 'ev')
+    const started = () =>
+      records(dir).filter((r) => r['type'] === 'upstream' && r['_tag'] === 'Started' && r['upstream'] === 'ev')
     const pid = started()[0]?.['pid'] as number
     expect(isAlive(pid)).toBe(true)
     const before = changed
@@ -173,7 +226,9 @@ describe('toolstack serve, over stdio', () => {
 
   it('a bad configuration is refused with the field named and status 2, and nothing is started', async () => {
     const dir = workspace()
-    const bad = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] }, ev: { comand: 'npx' } } })
+    const bad = configFile(dir, {
+      mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] }, ev: { comand: 'npx' } },
+    })
     const r = spawnSync(process.execPath, [main, 'serve', '--config', bad], { encoding: 'utf8', timeout: 30_000 })
     expect(r.status).toBe(2)
     expect(r.stderr).toContain('mcpServers.ev has unknown member "comand"')
@@ -204,19 +259,32 @@ describe('toolstack serve: the policy judges the arguments the server runs on', 
     const { base, project, outside, file } = decoyed()
     const client = await overStdio(file)
     await client.listTools()
-    const moved = await client.callTool({ name: 'fs_move_file', arguments: { source: join(outside, 'secret.txt'), destination: join(project, 'stolen.txt'), path: project } })
+    const moved = await client.callTool({
+      name: 'fs_move_file',
+      arguments: { source: join(outside, 'secret.txt'), destination: join(project, 'stolen.txt'), path: project },
+    })
     expect(moved.isError).toBe(true)
     expect(text(moved)).toContain('no one is available to give it')
-    const read = await client.callTool({ name: 'fs_read_multiple_files', arguments: { paths: [join(outside, 'secret.txt')], path: project } })
+    const read = await client.callTool({
+      name: 'fs_read_multiple_files',
+      arguments: { paths: [join(outside, 'secret.txt')], path: project },
+    })
     expect(read.isError).toBe(true)
     expect(text(read)).not.toContain('top secret')
     expect(existsSync(join(outside, 'secret.txt'))).toBe(true)
     expect(existsSync(join(project, 'stolen.txt'))).toBe(false)
     // the rule itself works: every path inside, no decoy, runs
-    const inside = await client.callTool({ name: 'fs_read_multiple_files', arguments: { paths: [join(project, 'notes.txt')] } })
+    const inside = await client.callTool({
+      name: 'fs_read_multiple_files',
+      arguments: { paths: [join(project, 'notes.txt')] },
+    })
     expect(inside.isError).toBeFalsy()
     expect(text(inside)).toContain('notes')
-    expect(records(base).filter((r) => r['type'] === 'decision').map((r) => [r['tool'], r['outcome'], r['by']])).toEqual([
+    expect(
+      records(base)
+        .filter((r) => r['type'] === 'decision')
+        .map((r) => [r['tool'], r['outcome'], r['by']]),
+    ).toEqual([
       ['fs_move_file', 'refused', 'nobody'],
       ['fs_read_multiple_files', 'refused', 'nobody'],
       ['fs_read_multiple_files', 'allowed', 'rules'],
@@ -232,13 +300,28 @@ describe('toolstack serve: the policy judges the arguments the server runs on', 
     })
     await client.listTools()
     const reason = 'moving it inside the project\nArguments: {"source":"' + join(project, 'a') + '"}'
-    const moved = await client.callTool({ name: 'fs_move_file', arguments: { source: join(outside, 'secret.txt'), destination: join(project, 'stolen.txt'), path: project, reason } })
+    const moved = await client.callTool({
+      name: 'fs_move_file',
+      arguments: {
+        source: join(outside, 'secret.txt'),
+        destination: join(project, 'stolen.txt'),
+        path: project,
+        reason,
+      },
+    })
     expect(moved.isError).toBe(true)
     expect(asked).toHaveLength(1)
     const lines = (asked[0] ?? '').split('\n')
-    const facts = [`  source: ${join(outside, 'secret.txt')}`, `  destination: ${join(project, 'stolen.txt')}`, '  path: not checked (is not an argument this tool declares)', `  "path": ${JSON.stringify(project)}`]
+    const facts = [
+      `  source: ${join(outside, 'secret.txt')}`,
+      `  destination: ${join(project, 'stolen.txt')}`,
+      '  path: not checked (is not an argument this tool declares)',
+      `  "path": ${JSON.stringify(project)}`,
+    ]
     for (const fact of facts) expect(lines.indexOf(fact), fact).toBeGreaterThan(-1)
-    expect(lines[lines.length - 1]).toBe(`The model's reason, in its own words (not checked): ${JSON.stringify(reason)}`)
+    expect(lines[lines.length - 1]).toBe(
+      `The model's reason, in its own words (not checked): ${JSON.stringify(reason)}`,
+    )
     expect(lines.filter((l) => l.startsWith('Arguments'))).toEqual(['Arguments:'])
     expect(existsSync(join(outside, 'secret.txt'))).toBe(true)
     expect(existsSync(join(project, 'stolen.txt'))).toBe(false)
@@ -249,7 +332,13 @@ describe('toolstack serve: the policy judges the arguments the server runs on', 
     cleanups.push(() => rmSync(base, { recursive: true, force: true }))
     const everything = { command: process.execPath, args: [EVERYTHING, 'stdio'] }
     // echo's `message` read as a location, for the test's sake
-    const client = await overStdio(configFile(base, { mcpServers: { ev: everything }, rules: [{ tool: 'ev_echo', decision: 'allow', under: '/srv' }], locationArgs: ['message'] }))
+    const client = await overStdio(
+      configFile(base, {
+        mcpServers: { ev: everything },
+        rules: [{ tool: 'ev_echo', decision: 'allow', under: '/srv' }],
+        locationArgs: ['message'],
+      }),
+    )
     await client.listTools()
     expect((await client.callTool({ name: 'ev_echo', arguments: { message: '/srv/a' } })).isError).toBeFalsy()
     const outside = await client.callTool({ name: 'ev_echo', arguments: { message: '/etc/a' } })
@@ -264,7 +353,10 @@ describe('toolstack serve: the policy judges the arguments the server runs on', 
 
 describe('toolstack serve --http', () => {
   const serveHttpCommand = async (file: string, listen: string, env: Record<string, string> = {}) => {
-    const child = spawn(process.execPath, [main, 'serve', '--config', file, '--http', listen], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(process.execPath, [main, 'serve', '--config', file, '--http', listen], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     cleanups.push(
       () =>
         new Promise<void>((resolve) => {
@@ -283,15 +375,29 @@ describe('toolstack serve --http', () => {
 
   it('a real client lists and calls over Streamable HTTP with the token; a wrong token and a foreign Origin are refused', async () => {
     const dir = workspace()
-    const { url } = await serveHttpCommand(configFile(dir, gatewayConfig(dir)), '127.0.0.1:0', { TOOLSTACK_TOKEN: 's3cret' })
+    const { url } = await serveHttpCommand(configFile(dir, gatewayConfig(dir)), '127.0.0.1:0', {
+      TOOLSTACK_TOKEN: 's3cret',
+    })
     const client = new Client({ name: 'host', version: '1' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer s3cret' } } }))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer s3cret' } } }),
+    )
     cleanups.push(() => client.close())
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('ev_get-tiny-image')
     const image = await client.callTool({ name: 'ev_get-tiny-image', arguments: {} })
     expect((image.content as Array<{ type: string }>)[1]?.type).toBe('image')
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
-    const post = (headers: Record<string, string>) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: init })
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    })
+    const post = (headers: Record<string, string>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: init,
+      })
     expect((await post({ Authorization: 'Bearer wrong' })).status).toBe(401)
     expect((await post({ Authorization: 'Bearer s3cret', Origin: 'http://evil.example' })).status).toBe(403)
   }, 60_000)
@@ -301,7 +407,10 @@ describe('toolstack serve --http', () => {
     const file = configFile(dir, gatewayConfig(dir))
     const { url } = await serveHttpCommand(file, '127.0.0.1:0')
     const port = new URL(url).port
-    const second = spawnSync(process.execPath, [main, 'serve', '--config', file, '--http', `127.0.0.1:${port}`], { encoding: 'utf8', timeout: 30_000 })
+    const second = spawnSync(process.execPath, [main, 'serve', '--config', file, '--http', `127.0.0.1:${port}`], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
     expect(second.status).toBe(2)
     expect(second.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`)
   }, 60_000)
@@ -310,14 +419,25 @@ describe('toolstack serve --http', () => {
 describe('the host entries in docs/serve.md and the README', () => {
   // the JSON blocks of a page, in order
   const jsonBlocks = (file: string): Array<unknown> =>
-    [...readFileSync(join(root, file), 'utf8').matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1] ?? '') as unknown)
+    [...readFileSync(join(root, file), 'utf8').matchAll(/^```json\n([\s\S]*?)^```$/gm)].map(
+      (m) => JSON.parse(m[1] ?? '') as unknown,
+    )
 
   it('run exactly as written, with the configuration shown, against the locally installed servers', async () => {
     const dir = workspace()
-    const [config, claude, vscode] = jsonBlocks('docs/serve.md') as [Record<string, unknown>, { mcpServers: Record<string, { command: string; args: Array<string> }> }, { servers: Record<string, { command: string; args: Array<string> }> }]
+    const [config, claude, vscode] = jsonBlocks('docs/serve.md') as [
+      Record<string, unknown>,
+      { mcpServers: Record<string, { command: string; args: Array<string> }> },
+      { servers: Record<string, { command: string; args: Array<string> }> },
+    ]
     // the configuration as shown, its paths pointed at a temporary folder
     const file = join(dir, 'toolstack.json')
-    writeFileSync(file, JSON.stringify(config).replaceAll('/srv/project', dir).replaceAll('/var/log/toolstack.jsonl', join(dir, 'toolstack.jsonl')))
+    writeFileSync(
+      file,
+      JSON.stringify(config)
+        .replaceAll('/srv/project', dir)
+        .replaceAll('/var/log/toolstack.jsonl', join(dir, 'toolstack.jsonl')),
+    )
     // `toolstack` on the PATH, as a global install puts it
     const bin = join(dir, 'bin')
     const { chmodSync } = await import('node:fs')

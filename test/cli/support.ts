@@ -53,7 +53,12 @@ export interface Run {
 /** Runs the CLI to completion, feeding `input` to its stdin. */
 export const runCli = (
   args: ReadonlyArray<string>,
-  options: { readonly input?: string | Buffer; readonly env?: NodeJS.ProcessEnv; readonly cwd?: string; readonly nodeArgs?: ReadonlyArray<string> } = {},
+  options: {
+    readonly input?: string | Buffer
+    readonly env?: NodeJS.ProcessEnv
+    readonly cwd?: string
+    readonly nodeArgs?: ReadonlyArray<string>
+  } = {},
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
     const child = track(process.execPath, [...(options.nodeArgs ?? []), ...cliArgs(...args)], {

@@ -2,18 +2,48 @@ import { describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { Task } from 'fp-ts/lib/Task.js'
-import type { PermissionAnswer, PermissionRequest, PolicyDiagnostic, PolicyOptions, Provider, Rule, ToolCall, ToolResult } from '../../src/index.js'
-import { decodeRules, defaultRules, drawPolicyDiagnostic, drawRefusal, newQuestionQueue, readOnlyRules, withPolicy } from '../../src/index.js'
+import type {
+  PermissionAnswer,
+  PermissionRequest,
+  PolicyDiagnostic,
+  PolicyOptions,
+  Provider,
+  Rule,
+  ToolCall,
+  ToolResult,
+} from '../../src/index.js'
+import {
+  decodeRules,
+  defaultRules,
+  drawPolicyDiagnostic,
+  drawRefusal,
+  newQuestionQueue,
+  readOnlyRules,
+  withPolicy,
+} from '../../src/index.js'
 import { batchOf } from '../../src/steps/Batch.js'
 import { READ_ONLY_TOOLS } from '../../src/combinators/Policy.js'
 import { decodeAnswer, recordGrant } from '../../src/steps/policy/Answer.js'
 import { evaluate } from '../../src/steps/policy/evaluate.js'
 import { wellFormedCallArb } from '../support/arbitraries.js'
 import { runExample } from '../support/examples.js'
-import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from '../support/fakes.js'
+import {
+  batchingProvider,
+  call,
+  decl,
+  failingProvider,
+  okResult,
+  recordingProvider,
+  rejectingProvider,
+} from '../support/fakes.js'
 import { answersOnePerCall, isLazy, listingFailurePassesThrough } from '../laws.js'
 
-const DECLS = [decl('fs_read', ['path']), decl('fs_write', ['path', 'content']), decl('fs_delete', ['path']), decl('web_get', ['url'])]
+const DECLS = [
+  decl('fs_read', ['path']),
+  decl('fs_write', ['path', 'content']),
+  decl('fs_delete', ['path']),
+  decl('web_get', ['url']),
+]
 
 const RULES: ReadonlyArray<Rule> = [
   { tool: 'fs_read', decision: 'allow' },
@@ -42,10 +72,12 @@ const run = async (p: Provider<unknown>, calls: ReadonlyArray<ToolCall>): Promis
 const scripted = (answers: ReadonlyArray<unknown>) => {
   const requests: Array<PermissionRequest> = []
   const queue = [...answers]
-  const onAsk = (request: PermissionRequest): Task<PermissionAnswer> => () => {
-    requests.push(request)
-    return Promise.resolve(queue.shift() as PermissionAnswer)
-  }
+  const onAsk =
+    (request: PermissionRequest): Task<PermissionAnswer> =>
+    () => {
+      requests.push(request)
+      return Promise.resolve(queue.shift() as PermissionAnswer)
+    }
   return { requests, onAsk }
 }
 
@@ -92,31 +124,112 @@ describe('withPolicy: construction', () => {
     ['no rules', {}, 'option "rules" is required'],
     ['rules that are not an array', { rules: { tool: 'x', decision: 'allow' } }, 'rules must be an array of rules'],
     ['an unknown option', { rules: [], onask: () => () => Promise.resolve() }, 'unknown option "onask"'],
-    ['an unknown rule member', { rules: [{ tool: 'x', decision: 'allow', undr: '/p' }] }, 'rules[0] has unknown member "undr"'],
-    ['a bad decision', { rules: [{ tool: 'x', decision: 'allow' }, { tool: 'x', decision: 'permit' }] }, 'rules[1].decision must be "allow", "deny" or "ask", got the string "permit"'],
-    ['a glob with a leading *', { rules: [{ tool: '*_read', decision: 'allow' }] }, 'rules[0].tool must be a tool name, a prefix glob ending in "*", or "*"'],
+    [
+      'an unknown rule member',
+      { rules: [{ tool: 'x', decision: 'allow', undr: '/p' }] },
+      'rules[0] has unknown member "undr"',
+    ],
+    [
+      'a bad decision',
+      {
+        rules: [
+          { tool: 'x', decision: 'allow' },
+          { tool: 'x', decision: 'permit' },
+        ],
+      },
+      'rules[1].decision must be "allow", "deny" or "ask", got the string "permit"',
+    ],
+    [
+      'a glob with a leading *',
+      { rules: [{ tool: '*_read', decision: 'allow' }] },
+      'rules[0].tool must be a tool name, a prefix glob ending in "*", or "*"',
+    ],
     ['a glob with an inner *', { rules: [{ tool: 'fs*x', decision: 'allow' }] }, 'got the string "fs*x"'],
-    ['a relative under', { rules: [{ tool: 'x', decision: 'allow', under: 'src' }] }, 'rules[0].under must be an absolute POSIX path'],
+    [
+      'a relative under',
+      { rules: [{ tool: 'x', decision: 'allow', under: 'src' }] },
+      'rules[0].under must be an absolute POSIX path',
+    ],
     ['a bad grant', { rules: [], grants: [{ tool: 'x', decision: 'maybe' }] }, 'grants[0].decision must be'],
     ['grants that are not an array', { rules: [], grants: 'all' }, 'grants must be an array of rules'],
     ['a relative root', { rules: [], roots: { fs_: 'project' } }, 'roots["fs_"] must be an absolute POSIX path'],
     ['roots that are not an object', { rules: [], roots: ['/p'] }, 'roots must be an object'],
-    ['an onAsk that is not a function', { rules: [], onAsk: 'ask' }, 'withPolicy: option "onAsk" must be a function, got the string "ask"'],
-    ['an onGrant that is not a function', { rules: [], onGrant: 42 }, 'withPolicy: option "onGrant" must be a function, got number 42'],
-    ['an onAsk of two parameters', { rules: [], onAsk: (_a: unknown, _b: unknown) => undefined }, 'option "onAsk" must take at most 1 parameter'],
-    ['an onGrant of two parameters', { rules: [], onGrant: (_a: unknown, _b: unknown) => undefined }, 'option "onGrant" must take at most 1 parameter'],
+    [
+      'an onAsk that is not a function',
+      { rules: [], onAsk: 'ask' },
+      'withPolicy: option "onAsk" must be a function, got the string "ask"',
+    ],
+    [
+      'an onGrant that is not a function',
+      { rules: [], onGrant: 42 },
+      'withPolicy: option "onGrant" must be a function, got number 42',
+    ],
+    [
+      'an onAsk of two parameters',
+      { rules: [], onAsk: (_a: unknown, _b: unknown) => undefined },
+      'option "onAsk" must take at most 1 parameter',
+    ],
+    [
+      'an onGrant of two parameters',
+      { rules: [], onGrant: (_a: unknown, _b: unknown) => undefined },
+      'option "onGrant" must take at most 1 parameter',
+    ],
     ['a filterTools that is not a boolean', { rules: [], filterTools: 'yes' }, 'filterTools must be boolean'],
-    ['roots that are null', { rules: [], roots: null }, 'withPolicy: roots must be an object mapping a tool-name prefix to a directory, got null'],
-    ['roots that are a string', { rules: [], roots: '/p' }, 'withPolicy: roots must be an object mapping a tool-name prefix to a directory, got the string "/p"'],
-    ['a root that is not a string', { rules: [], roots: { fs_: 5 } }, 'withPolicy: roots["fs_"] must be an absolute POSIX path without "..", NUL, backslash or "~", got number 5'],
-    ['questions that are an empty object', { rules: [], questions: {} }, 'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got an object'],
-    ['questions with the tag but no inTurn', { rules: [], questions: { _tag: 'QuestionQueue' } }, 'option "questions" must be a queue made by newQuestionQueue()'],
-    ['questions with inTurn but another tag', { rules: [], questions: { _tag: 'Queue', inTurn: () => undefined } }, 'option "questions" must be a queue made by newQuestionQueue()'],
-    ['questions that are null', { rules: [], questions: null }, 'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got null'],
-    ['questions that are a string', { rules: [], questions: 'q' }, 'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got the string "q"'],
-    ['an onDiagnostic that is not a function', { rules: [], onDiagnostic: 1 }, 'withPolicy: option "onDiagnostic" must be a function, got number 1'],
-    ['an onDecision that is not a function', { rules: [], onDecision: 'x' }, 'withPolicy: option "onDecision" must be a function, got the string "x"'],
-    ['a provider where the options belong', recordingProvider([]), 'withPolicy: got a provider where the options belong; a combinator takes its options first: did you mean withPolicy({ rules })(provider)?'],
+    [
+      'roots that are null',
+      { rules: [], roots: null },
+      'withPolicy: roots must be an object mapping a tool-name prefix to a directory, got null',
+    ],
+    [
+      'roots that are a string',
+      { rules: [], roots: '/p' },
+      'withPolicy: roots must be an object mapping a tool-name prefix to a directory, got the string "/p"',
+    ],
+    [
+      'a root that is not a string',
+      { rules: [], roots: { fs_: 5 } },
+      'withPolicy: roots["fs_"] must be an absolute POSIX path without "..", NUL, backslash or "~", got number 5',
+    ],
+    [
+      'questions that are an empty object',
+      { rules: [], questions: {} },
+      'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got an object',
+    ],
+    [
+      'questions with the tag but no inTurn',
+      { rules: [], questions: { _tag: 'QuestionQueue' } },
+      'option "questions" must be a queue made by newQuestionQueue()',
+    ],
+    [
+      'questions with inTurn but another tag',
+      { rules: [], questions: { _tag: 'Queue', inTurn: () => undefined } },
+      'option "questions" must be a queue made by newQuestionQueue()',
+    ],
+    [
+      'questions that are null',
+      { rules: [], questions: null },
+      'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got null',
+    ],
+    [
+      'questions that are a string',
+      { rules: [], questions: 'q' },
+      'withPolicy: option "questions" must be a queue made by newQuestionQueue(), got the string "q"',
+    ],
+    [
+      'an onDiagnostic that is not a function',
+      { rules: [], onDiagnostic: 1 },
+      'withPolicy: option "onDiagnostic" must be a function, got number 1',
+    ],
+    [
+      'an onDecision that is not a function',
+      { rules: [], onDecision: 'x' },
+      'withPolicy: option "onDecision" must be a function, got the string "x"',
+    ],
+    [
+      'a provider where the options belong',
+      recordingProvider([]),
+      'withPolicy: got a provider where the options belong; a combinator takes its options first: did you mean withPolicy({ rules })(provider)?',
+    ],
   ])('refuses %s with a TypeError naming it', (_, options, message) => {
     expect(build(options)).toThrow(TypeError)
     expect(build(options)).toThrow(message)
@@ -124,9 +237,18 @@ describe('withPolicy: construction', () => {
 
   it('accepts [] as rules (ask about everything) and every option well formed', () => {
     expect(build({ rules: [] })).not.toThrow()
-    expect(build({ rules: [], questions: newQuestionQueue(), onDiagnostic: () => undefined, onDecision: () => undefined })).not.toThrow()
     expect(
-      build({ rules: defaultRules, grants: [{ tool: 'x', decision: 'allow' }], onAsk: () => () => Promise.resolve({ action: 'deny-once' }), onGrant: () => () => undefined, roots: { '': '/srv' }, filterTools: false }),
+      build({ rules: [], questions: newQuestionQueue(), onDiagnostic: () => undefined, onDecision: () => undefined }),
+    ).not.toThrow()
+    expect(
+      build({
+        rules: defaultRules,
+        grants: [{ tool: 'x', decision: 'allow' }],
+        onAsk: () => () => Promise.resolve({ action: 'deny-once' }),
+        onGrant: () => () => undefined,
+        roots: { '': '/srv' },
+        filterTools: false,
+      }),
     ).not.toThrow()
   })
 
@@ -146,7 +268,11 @@ describe('withPolicy: construction', () => {
 describe('withPolicy: allow', () => {
   it('forwards allowed calls as one inner batch, in order, each the very object passed', async () => {
     const { inner, policy } = setup()
-    const calls = [call('1', 'fs_read', { path: '/x' }), call('2', 'fs_delete', { path: '/p/a' }), call('3', 'fs_write', { path: 'src/a.ts' })]
+    const calls = [
+      call('1', 'fs_read', { path: '/x' }),
+      call('2', 'fs_delete', { path: '/p/a' }),
+      call('3', 'fs_write', { path: 'src/a.ts' }),
+    ]
     const out = await run(policy, calls)
     expect(inner.rec.batches).toHaveLength(1)
     const batch = inner.rec.batches[0] ?? []
@@ -159,7 +285,12 @@ describe('withPolicy: allow', () => {
 
   it('hands the parses known above down with the batch it forwards, so no layer below parses again', async () => {
     const inner = batchingProvider(DECLS)
-    const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }, { tool: 'fs_delete', decision: 'deny' }] })(inner)
+    const policy = withPolicy({
+      rules: [
+        { tool: 'fs_read', decision: 'allow' },
+        { tool: 'fs_delete', decision: 'deny' },
+      ],
+    })(inner)
     const calls = [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/x' })]
     const batch = batchOf(calls)
     const above = batch.argsAt(1)
@@ -172,7 +303,12 @@ describe('withPolicy: allow', () => {
 
   it('hands the parses it made itself down too (a rule with under reads the arguments)', async () => {
     const inner = batchingProvider(DECLS)
-    const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow', under: '/srv' }, { tool: 'fs_delete', decision: 'deny' }] })(inner)
+    const policy = withPolicy({
+      rules: [
+        { tool: 'fs_read', decision: 'allow', under: '/srv' },
+        { tool: 'fs_delete', decision: 'deny' },
+      ],
+    })(inner)
     const calls = [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/srv/x' })]
     const spy = vi.spyOn(JSON, 'parse')
     try {
@@ -247,16 +383,24 @@ describe('withPolicy: allow', () => {
 
   it('forwards an allowed call by identity, whatever the batch (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(wellFormedCallArb(fc.constantFrom('fs_read', 'fs_delete', 'web_get')), { maxLength: 8 }), async (calls) => {
-        const inner = recordingProvider(DECLS)
-        const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }, { tool: 'fs_delete', decision: 'deny' }] })(inner)
-        await run(policy, calls)
-        const expected = calls.filter((c) => c.function.name === 'fs_read')
-        const got = inner.rec.batches.flat()
-        expect(got).toHaveLength(expected.length)
-        got.forEach((c, i) => expect(c).toBe(expected[i]))
-        expect(inner.rec.batches.length).toBe(expected.length === 0 ? 0 : 1)
-      }),
+      fc.asyncProperty(
+        fc.array(wellFormedCallArb(fc.constantFrom('fs_read', 'fs_delete', 'web_get')), { maxLength: 8 }),
+        async (calls) => {
+          const inner = recordingProvider(DECLS)
+          const policy = withPolicy({
+            rules: [
+              { tool: 'fs_read', decision: 'allow' },
+              { tool: 'fs_delete', decision: 'deny' },
+            ],
+          })(inner)
+          await run(policy, calls)
+          const expected = calls.filter((c) => c.function.name === 'fs_read')
+          const got = inner.rec.batches.flat()
+          expect(got).toHaveLength(expected.length)
+          got.forEach((c, i) => expect(c).toBe(expected[i]))
+          expect(inner.rec.batches.length).toBe(expected.length === 0 ? 0 : 1)
+        },
+      ),
     )
   })
 })
@@ -269,14 +413,18 @@ describe('withPolicy: deny', () => {
       role: 'tool',
       tool_call_id: 'd1',
       is_error: true,
-      content: 'The permission policy refused this call to "fs_delete" (rule: deny "fs_delete"). Reason: deleting is done by hand. It was not run; do not retry it as is.',
+      content:
+        'The permission policy refused this call to "fs_delete" (rule: deny "fs_delete"). Reason: deleting is done by hand. It was not run; do not retry it as is.',
     })
     expect(inner.rec.batches).toHaveLength(0)
   })
 
   it('a deny under a directory wins over an allow that also fires', async () => {
     const { policy } = setup()
-    const [r] = await run(policy, [call('1', 'fs_write', { path: '/p/src/../.git/HEAD' }), call('2', 'fs_write', { path: '/p/.git/HEAD' })])
+    const [r] = await run(policy, [
+      call('1', 'fs_write', { path: '/p/src/../.git/HEAD' }),
+      call('2', 'fs_write', { path: '/p/.git/HEAD' }),
+    ])
     expect(r?.is_error).toBe(true)
     const out = await run(policy, [call('2', 'fs_write', { path: '/p/.git/HEAD' })])
     expect(out[0]?.content).toContain('Reason: history is read-only.')
@@ -286,11 +434,15 @@ describe('withPolicy: deny', () => {
     const { policy } = setup()
     const [r] = await run(policy, [call('1', 'fs_write', { path: '../outside' })])
     expect(r?.is_error).toBe(true)
-    expect(r?.content).toContain('Its location could not be checked (path has a ".." segment), so the rule applied to be safe')
+    expect(r?.content).toContain(
+      'Its location could not be checked (path has a ".." segment), so the rule applied to be safe',
+    )
   })
 
   it('says when no reason was given', () => {
-    expect(drawRefusal({ _tag: 'DeniedByRule', tool: 't', rule: { tool: 't', decision: 'deny' }, unevaluable: [] })).toContain('Reason: none was given.')
+    expect(
+      drawRefusal({ _tag: 'DeniedByRule', tool: 't', rule: { tool: 't', decision: 'deny' }, unevaluable: [] }),
+    ).toContain('Reason: none was given.')
   })
 })
 
@@ -356,7 +508,11 @@ describe('withPolicy: ask', () => {
     const c = call('1', 'fs_write', { path: '/tmp/a' }, true)
     await run(policy, [c])
     // what goes down is the copy the policy judged, not the caller's object
-    expect(inner.rec.batches[0]?.[0]).toEqual({ id: '1', type: 'function', function: { name: 'fs_write', arguments: { path: '/tmp/a' } } })
+    expect(inner.rec.batches[0]?.[0]).toEqual({
+      id: '1',
+      type: 'function',
+      function: { name: 'fs_write', arguments: { path: '/tmp/a' } },
+    })
     expect((c.function.arguments as Record<string, unknown>)['path']).toBe('/tmp/a')
   })
 
@@ -410,13 +566,22 @@ describe('withPolicy: ask', () => {
   it('records the rule an answer gives, its decision taken from the action when left out', async () => {
     const { requests, onAsk } = scripted([{ action: 'always-allow', rule: { tool: 'fs_*', under: '/tmp' } }])
     const { policy } = setup({ onAsk })
-    await run(policy, [call('1', 'fs_write', { path: '/tmp/a' }), call('2', 'fs_delete', { path: '/tmp/b' }), call('3', 'fs_write', { path: '/tmp/c/d' })])
+    await run(policy, [
+      call('1', 'fs_write', { path: '/tmp/a' }),
+      call('2', 'fs_delete', { path: '/tmp/b' }),
+      call('3', 'fs_write', { path: '/tmp/c/d' }),
+    ])
     expect(requests).toHaveLength(1)
     expect(policy.grants()).toEqual([{ tool: 'fs_*', decision: 'allow', under: '/tmp' }])
   })
 
   it('consults grants only when the static rules ask: a grant never overrides a deny or an allow', async () => {
-    const { policy, inner } = setup({ grants: [{ tool: 'fs_delete', decision: 'allow' }, { tool: 'fs_read', decision: 'deny' }] })
+    const { policy, inner } = setup({
+      grants: [
+        { tool: 'fs_delete', decision: 'allow' },
+        { tool: 'fs_read', decision: 'deny' },
+      ],
+    })
     const out = await run(policy, [call('1', 'fs_delete', { path: '/a' }), call('2', 'fs_read', { path: '/a' })])
     expect(out[0]?.is_error).toBe(true)
     expect(out[1]?.is_error).toBeUndefined()
@@ -446,9 +611,21 @@ describe('withPolicy: ask', () => {
     ['an unknown action', { action: 'yes' }, 'the answer could not be understood (action must be'],
     ['no answer at all', undefined, 'the answer could not be understood (expected { action, rule? }, got undefined)'],
     ['an unknown answer member', { action: 'allow-once', forever: true }, 'unknown member "forever"'],
-    ['an invalid rule', { action: 'always-allow', rule: { tool: '*_write' } }, 'the rule to remember is invalid (rule.tool must be'],
-    ['a rule with an unknown member', { action: 'always-allow', rule: { tool: 'x', undr: '/' } }, 'the rule to remember is invalid (rule has unknown member "undr"'],
-    ['a rule that contradicts the action', { action: 'always-allow', rule: { tool: 'fs_write', decision: 'deny' } }, 'its decision the string "deny" contradicts the answer "always-allow"'],
+    [
+      'an invalid rule',
+      { action: 'always-allow', rule: { tool: '*_write' } },
+      'the rule to remember is invalid (rule.tool must be',
+    ],
+    [
+      'a rule with an unknown member',
+      { action: 'always-allow', rule: { tool: 'x', undr: '/' } },
+      'the rule to remember is invalid (rule has unknown member "undr"',
+    ],
+    [
+      'a rule that contradicts the action',
+      { action: 'always-allow', rule: { tool: 'fs_write', decision: 'deny' } },
+      'its decision the string "deny" contradicts the answer "always-allow"',
+    ],
   ])('refuses the call on %s, and records nothing', async (_, answer, message) => {
     const { onAsk } = scripted([answer])
     const { policy, inner } = setup({ onAsk })
@@ -460,11 +637,26 @@ describe('withPolicy: ask', () => {
   })
 
   it.each([
-    ['throws', () => { throw new Error('no terminal') }],
+    [
+      'throws',
+      () => {
+        throw new Error('no terminal')
+      },
+    ],
     ['rejects', () => () => Promise.reject(new Error('no terminal'))],
-    ['returns a Task that throws', () => () => { throw new Error('no terminal') }],
+    [
+      'returns a Task that throws',
+      () => () => {
+        throw new Error('no terminal')
+      },
+    ],
     ['returns a Promise that rejects', () => Promise.reject(new Error('no terminal'))],
-    ['is async and throws', async () => { throw new Error('no terminal') }],
+    [
+      'is async and throws',
+      async () => {
+        throw new Error('no terminal')
+      },
+    ],
   ])('refuses the call when onAsk %s, and goes on with the rest', async (_, onAsk) => {
     const { policy, inner } = setup({ onAsk: onAsk as NonNullable<PolicyOptions['onAsk']> })
     const out = await run(policy, [call('1', 'fs_write', { path: '/tmp/a' }), call('2', 'fs_read', { path: '/a' })])
@@ -502,7 +694,12 @@ describe('withPolicy: ask', () => {
 
   it('an onGrant that throws changes nothing about the call', async () => {
     const { onAsk } = scripted([{ action: 'always-allow' }])
-    const { policy, inner } = setup({ onAsk, onGrant: () => () => { throw new Error('disk full') } })
+    const { policy, inner } = setup({
+      onAsk,
+      onGrant: () => () => {
+        throw new Error('disk full')
+      },
+    })
     const out = await run(policy, [call('1', 'web_get', { url: 'x' })])
     expect(out[0]?.is_error).toBeUndefined()
     expect(inner.rec.batches).toHaveLength(1)
@@ -520,7 +717,10 @@ describe('withPolicy: one question at a time', () => {
   it('never has two questions open, across concurrent batches (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(fc.constantFrom('web_get', 'fs_write', 'fs_read'), { minLength: 1, maxLength: 3 }), { minLength: 2, maxLength: 4 }),
+        fc.array(fc.array(fc.constantFrom('web_get', 'fs_write', 'fs_read'), { minLength: 1, maxLength: 3 }), {
+          minLength: 2,
+          maxLength: 4,
+        }),
         fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 10 }),
         async (batches, delays) => {
           let open = 0
@@ -533,10 +733,21 @@ describe('withPolicy: one question at a time', () => {
             open--
             return { action: r.tool === 'web_get' ? 'allow-once' : 'deny-once' }
           }
-          const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }], onAsk })(recordingProvider(DECLS))
-          const outs = await Promise.all(batches.map((names, b) => run(policy, names.map((n, i) => call(`${b}.${i}`, n, { path: '/tmp/x' })))))
+          const policy = withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }], onAsk })(
+            recordingProvider(DECLS),
+          )
+          const outs = await Promise.all(
+            batches.map((names, b) =>
+              run(
+                policy,
+                names.map((n, i) => call(`${b}.${i}`, n, { path: '/tmp/x' })),
+              ),
+            ),
+          )
           expect(most).toBeLessThanOrEqual(1)
-          outs.forEach((out, b) => expect(out.map((r) => r.tool_call_id)).toEqual(batches[b]?.map((_, i) => `${b}.${i}`)))
+          outs.forEach((out, b) =>
+            expect(out.map((r) => r.tool_call_id)).toEqual(batches[b]?.map((_, i) => `${b}.${i}`)),
+          )
         },
       ),
       { numRuns: 40 },
@@ -569,10 +780,18 @@ describe('withPolicy: one question at a time', () => {
     }
     const told: Array<unknown> = []
     const { policy, inner } = setup({ onAsk: slow, onDecision: (d) => () => void told.push(d) })
-    const [x, y] = await Promise.all([run(policy, [call('a', 'web_get', { url: '1' })]), run(policy, [call('b', 'web_get', { url: '2' })])])
+    const [x, y] = await Promise.all([
+      run(policy, [call('a', 'web_get', { url: '1' })]),
+      run(policy, [call('b', 'web_get', { url: '2' })]),
+    ])
     expect(requests).toHaveLength(1)
     expect([x?.[0]?.is_error, y?.[0]?.is_error]).toEqual([undefined, undefined])
-    expect(inner.rec.batches.flat().map((c) => c.id).sort()).toEqual(['a', 'b'])
+    expect(
+      inner.rec.batches
+        .flat()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(['a', 'b'])
     expect(told).toEqual([
       { tool: 'web_get', id: 'a', outcome: 'allowed', by: 'human' },
       { tool: 'web_get', id: 'b', outcome: 'allowed', by: 'grant' },
@@ -616,7 +835,10 @@ describe('withPolicy: toolsForLlm', () => {
 
   it('keeps declarations it cannot read', async () => {
     const odd = [null, { type: 'function', function: { name: 7 } }, decl('fs_delete')]
-    const policy = withPolicy({ rules: RULES })({ ...recordingProvider([]), toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: odd as never }) })
+    const policy = withPolicy({ rules: RULES })({
+      ...recordingProvider([]),
+      toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: odd as never }),
+    })
     const l = await policy.toolsForLlm()
     expect(l._tag === 'Right' && l.right).toEqual([null, { type: 'function', function: { name: 7 } }])
   })
@@ -633,11 +855,23 @@ describe('withPolicy: toolsForLlm', () => {
 describe('withPolicy: never fails a batch', () => {
   it('answers malformed calls with is_error results, in the caller’s order', async () => {
     const { policy, inner } = setup()
-    const calls = [null, call('1', 'fs_read', { path: '/a' }), { id: 'x', function: { name: 7 } }, 'call'] as unknown as ReadonlyArray<ToolCall>
+    const calls = [
+      null,
+      call('1', 'fs_read', { path: '/a' }),
+      { id: 'x', function: { name: 7 } },
+      'call',
+    ] as unknown as ReadonlyArray<ToolCall>
     const out = await run(policy, calls)
-    expect(out.map((r) => [r.tool_call_id, r.is_error])).toEqual([['', true], ['1', undefined], ['x', true], ['', true]])
+    expect(out.map((r) => [r.tool_call_id, r.is_error])).toEqual([
+      ['', true],
+      ['1', undefined],
+      ['x', true],
+      ['', true],
+    ])
     for (const i of [0, 2, 3]) {
-      expect(out[i]?.content).toBe('The permission policy could not read this tool call, so it was not run. Send a call with an id and a function { name, arguments }.')
+      expect(out[i]?.content).toBe(
+        'The permission policy could not read this tool call, so it was not run. Send a call with an id and a function { name, arguments }.',
+      )
     }
     expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['1'])
   })
@@ -657,11 +891,21 @@ describe('withPolicy: never fails a batch', () => {
     const inner = recordingProvider(DECLS, (cs) => cs.slice(1).map(okResult))
     const policy = withPolicy({ rules: [{ tool: '*', decision: 'allow' }] })(inner)
     const out = await run(policy, [call('1', 'a'), call('2', 'b')])
-    expect(out.map((r) => [r.tool_call_id, r.is_error])).toEqual([['1', true], ['2', undefined]])
+    expect(out.map((r) => [r.tool_call_id, r.is_error])).toEqual([
+      ['1', true],
+      ['2', undefined],
+    ])
   })
 
   it('one result per call, in order, whatever the inner provider and the human do (property)', async () => {
-    const answers: ReadonlyArray<unknown> = [{ action: 'allow-once' }, { action: 'deny-once' }, { action: 'always-allow' }, { action: 'always-deny' }, { action: 'nope' }, null]
+    const answers: ReadonlyArray<unknown> = [
+      { action: 'allow-once' },
+      { action: 'deny-once' },
+      { action: 'always-allow' },
+      { action: 'always-deny' },
+      { action: 'nope' },
+      null,
+    ]
     let n = 0
     await fc.assert(
       answersOnePerCall(
@@ -669,7 +913,10 @@ describe('withPolicy: never fails a batch', () => {
           withPolicy({
             rules: [...RULES, { tool: 'web_*', decision: 'ask' }],
             roots: { fs_: '/p' },
-            onAsk: () => () => (n++ % 7 === 6 ? Promise.reject(new Error('gone')) : Promise.resolve(answers[n % answers.length] as PermissionAnswer)),
+            onAsk: () => () =>
+              n++ % 7 === 6
+                ? Promise.reject(new Error('gone'))
+                : Promise.resolve(answers[n % answers.length] as PermissionAnswer),
           })(inner),
         DECLS,
         fc.constantFrom('fs_read', 'fs_write', 'fs_delete', 'web_get', 'other', '__proto__'),
@@ -686,8 +933,14 @@ describe('decodeAnswer and recordGrant', () => {
   const suggestion: Rule = { tool: 'fs_write', decision: 'allow', under: '/p' }
 
   it('reads the four actions; a once answer records nothing', () => {
-    expect(decodeAnswer({ action: 'allow-once', rule: { tool: 'x' } }, suggestion)).toEqual({ _tag: 'Right', right: { action: 'allow-once', grant: undefined } })
-    expect(decodeAnswer({ action: 'always-allow' }, suggestion)).toEqual({ _tag: 'Right', right: { action: 'always-allow', grant: suggestion } })
+    expect(decodeAnswer({ action: 'allow-once', rule: { tool: 'x' } }, suggestion)).toEqual({
+      _tag: 'Right',
+      right: { action: 'allow-once', grant: undefined },
+    })
+    expect(decodeAnswer({ action: 'always-allow' }, suggestion)).toEqual({
+      _tag: 'Right',
+      right: { action: 'always-allow', grant: suggestion },
+    })
     expect(decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', note: 'no' } }, suggestion)).toEqual({
       _tag: 'Right',
       right: { action: 'always-deny', grant: { tool: 'fs_*', decision: 'deny', note: 'no' } },
@@ -697,7 +950,10 @@ describe('decodeAnswer and recordGrant', () => {
   it('treats answer members as data', () => {
     const out = decodeAnswer(JSON.parse('{"action":"always-allow","__proto__":{"rule":{"tool":"*"}}}'), suggestion)
     expect(out).toMatchObject({ _tag: 'Left', left: { _tag: 'UnclearAnswer' } })
-    const inherited = decodeAnswer(Object.assign(Object.create({ rule: { tool: '*' } }) as object, { action: 'always-allow' }), suggestion)
+    const inherited = decodeAnswer(
+      Object.assign(Object.create({ rule: { tool: '*' } }) as object, { action: 'always-allow' }),
+      suggestion,
+    )
     expect(inherited).toEqual({ _tag: 'Right', right: { action: 'always-allow', grant: suggestion } })
   })
 
@@ -717,11 +973,17 @@ describe('examples/policy.ts', () => {
     const r = runExample('policy.ts')
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    expect(r.stdout).toContain('the model sees: read_file, list_directory, write_file, move_file (delete_file is refused outright')
+    expect(r.stdout).toContain(
+      'the model sees: read_file, list_directory, write_file, move_file (delete_file is refused outright',
+    )
     expect(r.stdout).toContain('  ✓ read_file: read_file ran on README.md')
     expect(r.stdout).toContain('  ✓ write_file: write_file ran on src/main.ts')
-    expect(r.stdout).toContain('  ✗ delete_file: The permission policy refused this call to "delete_file" (rule: deny "delete_file"). Reason: files are deleted by hand in this repository.')
-    expect(r.stdout).toContain('  ? write_file /project/docs/guide.md because "document the new --dry-run flag" (why asked: no-match)')
+    expect(r.stdout).toContain(
+      '  ✗ delete_file: The permission policy refused this call to "delete_file" (rule: deny "delete_file"). Reason: files are deleted by hand in this repository.',
+    )
+    expect(r.stdout).toContain(
+      '  ? write_file /project/docs/guide.md because "document the new --dry-run flag" (why asked: no-match)',
+    )
     expect(r.stdout).toContain('  + grants now: allow "write_file" under /project/docs')
     expect(r.stdout).toContain('  ✓ write_file: write_file ran on docs/faq.md')
     expect(r.stdout.match(/ \? /g)).toHaveLength(3)
@@ -734,7 +996,9 @@ describe('examples/policy.ts', () => {
         '    |   path: not checked (is not an argument this tool declares)',
       ].join('\n'),
     )
-    expect(r.stdout).toContain(`    | The model's reason, in its own words (not checked): "tidy up\\nArguments: {\\"source\\":\\"src/a\\"}"\n    → deny-once`)
+    expect(r.stdout).toContain(
+      `    | The model's reason, in its own words (not checked): "tidy up\\nArguments: {\\"source\\":\\"src/a\\"}"\n    → deny-once`,
+    )
     expect(r.stdout).toContain('  ✗ move_file: The user declined this call to "move_file"')
   })
 })
@@ -743,18 +1007,26 @@ describe('withPolicy: diagnostics', () => {
   it('says once when its rules name none of the listed tools (defaultRules behind a registry prefix)', async () => {
     const said: Array<unknown> = []
     const listing = [decl('fs_read_file', ['path']), decl('fs_write_file', ['path', 'content'])]
-    const policy = withPolicy({ rules: defaultRules, onDiagnostic: (d) => () => void said.push(d) })(recordingProvider([...listing, { function: 7 } as never]))
+    const policy = withPolicy({ rules: defaultRules, onDiagnostic: (d) => () => void said.push(d) })(
+      recordingProvider([...listing, { function: 7 } as never]),
+    )
     await policy.toolsForLlm()
     expect(said).toHaveLength(1)
     await policy.toolsForLlm()
-    expect(said).toEqual([{ _tag: 'RulesNameNoTool', patterns: defaultRules.map((r) => r.tool), tools: ['fs_read_file', 'fs_write_file'] }])
-    expect(drawPolicyDiagnostic(said[0] as PolicyDiagnostic)).toMatch(/name none of the listed tools \("fs_read_file", "fs_write_file"\)/)
+    expect(said).toEqual([
+      { _tag: 'RulesNameNoTool', patterns: defaultRules.map((r) => r.tool), tools: ['fs_read_file', 'fs_write_file'] },
+    ])
+    expect(drawPolicyDiagnostic(said[0] as PolicyDiagnostic)).toMatch(
+      /name none of the listed tools \("fs_read_file", "fs_write_file"\)/,
+    )
   })
 
   it('is silent when a rule names a listed tool, and for an empty listing', async () => {
     const said: Array<unknown> = []
     const onDiagnostic = (d: PolicyDiagnostic) => () => void said.push(d)
-    await withPolicy({ rules: readOnlyRules('fs_'), onDiagnostic })(recordingProvider([decl('fs_read_file'), decl('fs_write_file')])).toolsForLlm()
+    await withPolicy({ rules: readOnlyRules('fs_'), onDiagnostic })(
+      recordingProvider([decl('fs_read_file'), decl('fs_write_file')]),
+    ).toolsForLlm()
     await withPolicy({ rules: defaultRules, onDiagnostic })(recordingProvider([])).toolsForLlm()
     expect(said).toEqual([])
   })
@@ -772,11 +1044,23 @@ describe('withPolicy: default onDiagnostic and drawPolicyDiagnostic', () => {
     } finally {
       spy.mockRestore()
     }
-    expect(lines).toEqual([drawPolicyDiagnostic({ _tag: 'RulesNameNoTool', patterns: defaultRules.map((r) => r.tool), tools: ['fs_read_file'] }) + '\n'])
+    expect(lines).toEqual([
+      drawPolicyDiagnostic({
+        _tag: 'RulesNameNoTool',
+        patterns: defaultRules.map((r) => r.tool),
+        tools: ['fs_read_file'],
+      }) + '\n',
+    ])
   })
 
   it('names at most four patterns and four tools, and says when there are more', () => {
-    expect(drawPolicyDiagnostic({ _tag: 'RulesNameNoTool', patterns: ['a', 'b', 'c', 'd', 'e'], tools: ['t', 'u', 'v', 'w'] })).toBe(
+    expect(
+      drawPolicyDiagnostic({
+        _tag: 'RulesNameNoTool',
+        patterns: ['a', 'b', 'c', 'd', 'e'],
+        tools: ['t', 'u', 'v', 'w'],
+      }),
+    ).toBe(
       `toolstack: the policy's rules ("a", "b", "c", "d", …) name none of the listed tools ("t", "u", "v", "w"), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))`,
     )
   })
@@ -784,22 +1068,38 @@ describe('withPolicy: default onDiagnostic and drawPolicyDiagnostic', () => {
 
 describe('readOnlyRules', () => {
   it('refuses a prefix that is not a string, or holds "*"', () => {
-    expect(() => readOnlyRules('fs*')).toThrow(new TypeError('readOnlyRules: prefix must be a string without "*", got the string "fs*"'))
-    expect(() => readOnlyRules(5 as never)).toThrow(new TypeError('readOnlyRules: prefix must be a string without "*", got number 5'))
+    expect(() => readOnlyRules('fs*')).toThrow(
+      new TypeError('readOnlyRules: prefix must be a string without "*", got the string "fs*"'),
+    )
+    expect(() => readOnlyRules(5 as never)).toThrow(
+      new TypeError('readOnlyRules: prefix must be a string without "*", got number 5'),
+    )
   })
 })
 
 describe('withPolicy: the listing', () => {
   it('passes a listing that is not a Right, or not a list, through as it came', async () => {
-    for (const listing of [null, undefined, 'tools', { _tag: 'Left', left: 'down' }, { _tag: 'Right', right: 'not a list' }]) {
-      const inner = { toolsForLlm: () => Promise.resolve(listing), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) } as unknown as Provider<string>
+    for (const listing of [
+      null,
+      undefined,
+      'tools',
+      { _tag: 'Left', left: 'down' },
+      { _tag: 'Right', right: 'not a list' },
+    ]) {
+      const inner = {
+        toolsForLlm: () => Promise.resolve(listing),
+        executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }),
+      } as unknown as Provider<string>
       expect(await withPolicy({ rules: [{ tool: 'x', decision: 'deny' }] })(inner).toolsForLlm()).toBe(listing)
     }
   })
 
   it('answers the inner listing itself when it leaves nothing out', async () => {
     const listing = { _tag: 'Right', right: DECLS } as const
-    const inner = { toolsForLlm: () => Promise.resolve(listing), executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }) } as unknown as Provider<string>
+    const inner = {
+      toolsForLlm: () => Promise.resolve(listing),
+      executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [] }),
+    } as unknown as Provider<string>
     expect(await withPolicy({ rules: RULES.filter((r) => r.decision !== 'deny') })(inner).toolsForLlm()).toBe(listing)
   })
 })
@@ -808,7 +1108,11 @@ describe('withPolicy: onDecision', () => {
   it('says who refused: the human who answered unclearly, nobody when no one can be asked or the arguments cannot be shown', async () => {
     const told: Array<unknown> = []
     const onDecision = (d: unknown) => () => void told.push(d)
-    const asking = withPolicy({ rules: [], onAsk: () => () => Promise.resolve({ action: 'nope' } as never), onDecision })(recordingProvider(DECLS))
+    const asking = withPolicy({
+      rules: [],
+      onAsk: () => () => Promise.resolve({ action: 'nope' } as never),
+      onDecision,
+    })(recordingProvider(DECLS))
     await run(asking, [call('1', 'fs_write', { path: '/a' }), call('2', 'fs_write', '[1]', true)])
     await run(withPolicy({ rules: [], onDecision })(recordingProvider(DECLS)), [call('3', 'fs_write', { path: '/a' })])
     expect(told).toEqual([
@@ -835,9 +1139,20 @@ describe('withPolicy: onDecision', () => {
   it('refuses only the call whose judging throws, naming the tool and what went wrong', async () => {
     const told: Array<unknown> = []
     const inner = batchingProvider(DECLS)
-    const policy = withPolicy({ rules: [{ tool: 'fs_write', decision: 'allow', under: '/p' }, { tool: 'fs_read', decision: 'allow' }], onDecision: (d) => () => void told.push(d) })(inner)
+    const policy = withPolicy({
+      rules: [
+        { tool: 'fs_write', decision: 'allow', under: '/p' },
+        { tool: 'fs_read', decision: 'allow' },
+      ],
+      onDecision: (d) => () => void told.push(d),
+    })(inner)
     const calls = [call('1', 'fs_write', { path: '/p/a' }), call('2', 'fs_read', { path: '/a' })]
-    const out = await policy.executeBatch({ calls, argsAt: () => { throw new Error('the parse broke') } })()
+    const out = await policy.executeBatch({
+      calls,
+      argsAt: () => {
+        throw new Error('the parse broke')
+      },
+    })()
     expect(out._tag === 'Right' && out.right.map((r) => [r.tool_call_id, r.is_error, r.content])).toEqual([
       ['1', true, drawRefusal({ _tag: 'AskFailed', tool: 'fs_write', error: 'the parse broke' })],
       ['2', undefined, 'ok 0'],
@@ -851,12 +1166,23 @@ describe('withPolicy: onDecision, every case', () => {
     const told: Array<unknown> = []
     const answers = [{ action: 'always-allow' as const }, { action: 'deny-once' as const }]
     const policy = withPolicy({
-      rules: [{ tool: 'fs_read', decision: 'allow' }, { tool: 'fs_delete', decision: 'deny' }],
+      rules: [
+        { tool: 'fs_read', decision: 'allow' },
+        { tool: 'fs_delete', decision: 'deny' },
+      ],
       onAsk: () => () => Promise.resolve(answers.shift() ?? { action: 'deny-once' as const }),
       onDecision: (d) => () => void told.push(d),
     })(recordingProvider(DECLS))
-    await run(policy, [call('1', 'fs_read', { path: '/a' }), call('2', 'fs_delete', { path: '/a' }), call('3', 'fs_write', { path: '/w/a' })])
-    await run(policy, [call('4', 'fs_write', { path: '/w/b' }), call('5', 'web_get', { url: 'u' }), { id: '6' } as unknown as ToolCall])
+    await run(policy, [
+      call('1', 'fs_read', { path: '/a' }),
+      call('2', 'fs_delete', { path: '/a' }),
+      call('3', 'fs_write', { path: '/w/a' }),
+    ])
+    await run(policy, [
+      call('4', 'fs_write', { path: '/w/b' }),
+      call('5', 'web_get', { url: 'u' }),
+      { id: '6' } as unknown as ToolCall,
+    ])
     expect(told).toEqual([
       { tool: 'fs_read', id: '1', outcome: 'allowed', by: 'rules' },
       { tool: 'fs_delete', id: '2', outcome: 'refused', by: 'rules', refusal: 'DeniedByRule' },

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AsyncProvider, LocalTool, Provider, ToolCall, ToolResult } from '../../src/index.js'
-import { fromAsync, fromTools, isProviderFailure, registry, toAsync, withReasons, withUnknownKeyAudit } from '../../src/index.js'
+import {
+  fromAsync,
+  fromTools,
+  isProviderFailure,
+  registry,
+  toAsync,
+  withReasons,
+  withUnknownKeyAudit,
+} from '../../src/index.js'
 import { providerFailure } from '../../src/combinators/Provider.js'
 import { assertProvider, isProvider } from '../../src/kernel/model.js'
 import { answersOnePerCall, isLazy } from '../laws.js'
@@ -33,12 +41,21 @@ describe('isProvider / assertProvider', () => {
   })
 
   it('answers false for an object that throws when read', () => {
-    const hostile = new Proxy({}, { get: () => { throw new Error('boom') } })
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('boom')
+        },
+      },
+    )
     expect(isProvider(hostile)).toBe(false)
   })
 
   it('names what is missing', () => {
-    expect(() => assertProvider('here', { toolsForLlm: () => undefined })).toThrow(/here: .*`executeToolCalls` is not a function/)
+    expect(() => assertProvider('here', { toolsForLlm: () => undefined })).toThrow(
+      /here: .*`executeToolCalls` is not a function/,
+    )
     expect(() => assertProvider('here', null)).toThrow(/here: .*got null/)
     expect(() => assertProvider('here', fromTools([]))).not.toThrow()
   })
@@ -57,7 +74,10 @@ describe('fromTools', () => {
       [[{ run: () => TE.right('') }], /tools\[0\]\.declaration has no readable name/],
       [[{ declaration: { type: 'function', function: { name: 7 } }, run: () => TE.right('') }], /no readable name/],
       [[{ declaration: { type: 'function', function: { name: '' } }, run: () => TE.right('') }], /no readable name/],
-      [[{ declaration: decl('a'), run: 'not a function' }], /tools\[0\]\.run \(tool "a"\) must be a function, got the string/],
+      [
+        [{ declaration: decl('a'), run: 'not a function' }],
+        /tools\[0\]\.run \(tool "a"\) must be a function, got the string/,
+      ],
       [[echo, { declaration: decl('b') }], /tools\[1\]\.run \(tool "b"\) must be a function, got undefined/],
       [[echo, { declaration: decl('b'), run: echo.run }, echo], /tools\[0\] and tools\[2\] are both named "echo"/],
     ])('refuses %j with a TypeError', (tools, message) => {
@@ -66,7 +86,12 @@ describe('fromTools', () => {
     })
 
     it('refuses an entry that throws when read', () => {
-      const hostile = Object.defineProperty({}, 'declaration', { get: () => { throw new Error('boom') }, enumerable: true })
+      const hostile = Object.defineProperty({}, 'declaration', {
+        get: () => {
+          throw new Error('boom')
+        },
+        enumerable: true,
+      })
       expect(() => fromTools([hostile as LocalTool])).toThrow(/tools\[0\] cannot be read: boom/)
     })
 
@@ -74,7 +99,11 @@ describe('fromTools', () => {
       const p = fromTools([{ declaration: decl('__proto__'), run: () => TE.right('proto') }])
       expect(await resultsOf(p, [call('1', '__proto__'), call('2', 'constructor')])).toEqual([
         { role: 'tool', tool_call_id: '1', content: 'proto' },
-        expect.objectContaining({ tool_call_id: '2', is_error: true, content: expect.stringMatching(/no tool named "constructor"/) }),
+        expect.objectContaining({
+          tool_call_id: '2',
+          is_error: true,
+          content: expect.stringMatching(/no tool named "constructor"/),
+        }),
       ])
     })
   })
@@ -83,7 +112,10 @@ describe('fromTools', () => {
     it('lists the very same declaration objects, in order', async () => {
       const a = decl('a')
       const b = decl('b')
-      const out = await fromTools([{ declaration: a, run: echo.run }, { declaration: b, run: echo.run }]).toolsForLlm()
+      const out = await fromTools([
+        { declaration: a, run: echo.run },
+        { declaration: b, run: echo.run },
+      ]).toolsForLlm()
       expect(out._tag).toBe('Right')
       if (out._tag === 'Right') {
         expect(out.right).toHaveLength(2)
@@ -105,7 +137,15 @@ describe('fromTools', () => {
     it('runs with the parsed arguments and the call', async () => {
       const seen: Array<unknown> = []
       const c = call('1', 'echo', { text: 'hi' })
-      const p = fromTools([{ declaration: decl('echo'), run: (a, cl) => { seen.push(a, cl); return TE.right('ok') } }])
+      const p = fromTools([
+        {
+          declaration: decl('echo'),
+          run: (a, cl) => {
+            seen.push(a, cl)
+            return TE.right('ok')
+          },
+        },
+      ])
       expect(await resultsOf(p, [c])).toEqual([{ role: 'tool', tool_call_id: '1', content: 'ok' }])
       expect(seen).toEqual([{ text: 'hi' }, c])
       expect(seen[1]).toBe(c)
@@ -114,15 +154,33 @@ describe('fromTools', () => {
     it('hands an object the caller already parsed as the very same object', async () => {
       const args = { text: 'hi' }
       let got: unknown
-      const p = fromTools([{ declaration: decl('echo'), run: (a) => { got = a; return TE.right('ok') } }])
+      const p = fromTools([
+        {
+          declaration: decl('echo'),
+          run: (a) => {
+            got = a
+            return TE.right('ok')
+          },
+        },
+      ])
       await resultsOf(p, [call('1', 'echo', args, true)])
       expect(got).toBe(args)
     })
 
     it.each([[''], ['  '], [undefined], [null]])('reads absent or empty arguments %j as {}', async (raw) => {
       let got: unknown
-      const p = fromTools([{ declaration: decl('noop'), run: (a) => { got = a; return TE.right('done') } }])
-      expect(await resultsOf(p, [call('1', 'noop', raw, true)])).toEqual([{ role: 'tool', tool_call_id: '1', content: 'done' }])
+      const p = fromTools([
+        {
+          declaration: decl('noop'),
+          run: (a) => {
+            got = a
+            return TE.right('done')
+          },
+        },
+      ])
+      expect(await resultsOf(p, [call('1', 'noop', raw, true)])).toEqual([
+        { role: 'tool', tool_call_id: '1', content: 'done' },
+      ])
       expect(got).toEqual({})
     })
 
@@ -132,7 +190,15 @@ describe('fromTools', () => {
       ['42', /must be a JSON object, but they are a number/],
     ])('answers arguments %j with an is_error result and does not run', async (raw, message) => {
       let ran = 0
-      const p = fromTools([{ declaration: decl('echo'), run: () => { ran++; return TE.right('') } }])
+      const p = fromTools([
+        {
+          declaration: decl('echo'),
+          run: () => {
+            ran++
+            return TE.right('')
+          },
+        },
+      ])
       const [r] = await resultsOf(p, [call('1', 'echo', raw, true)])
       expect(r).toEqual({ role: 'tool', tool_call_id: '1', is_error: true, content: expect.stringMatching(message) })
       expect(ran).toBe(0)
@@ -140,13 +206,19 @@ describe('fromTools', () => {
 
     it('answers an unknown tool by naming what exists', async () => {
       const [r] = await resultsOf(fromTools([echo]), [call('1', 'ehco')])
-      expect(r).toEqual({ role: 'tool', tool_call_id: '1', is_error: true, content: 'there is no tool named "ehco"; the available tools are "echo"' })
+      expect(r).toEqual({
+        role: 'tool',
+        tool_call_id: '1',
+        is_error: true,
+        content: 'there is no tool named "ehco"; the available tools are "echo"',
+      })
       const [none] = await resultsOf(fromTools([]), [call('2', 'x')])
       expect(none?.content).toBe('there is no tool named "x"; no tools are available')
     })
 
     it('names at most 30 of the tools that exist, and says when there are more', async () => {
-      const tools = (n: number) => fromTools(Array.from({ length: n }, (_, i) => ({ declaration: decl(`t${i}`), run: () => TE.right('') })))
+      const tools = (n: number) =>
+        fromTools(Array.from({ length: n }, (_, i) => ({ declaration: decl(`t${i}`), run: () => TE.right('') })))
       const names = (n: number) => Array.from({ length: n }, (_, i) => `"t${i}"`).join(', ')
       const [thirty] = await resultsOf(tools(30), [call('1', 'x')])
       expect(thirty?.content).toBe(`there is no tool named "x"; the available tools are ${names(30)}`)
@@ -156,7 +228,12 @@ describe('fromTools', () => {
 
     it('answers a malformed call', async () => {
       const [r] = await resultsOf(fromTools([echo]), [{ id: 'm', function: {} } as unknown as ToolCall])
-      expect(r).toEqual({ role: 'tool', tool_call_id: 'm', is_error: true, content: expect.stringMatching(/malformed.*no function name/) })
+      expect(r).toEqual({
+        role: 'tool',
+        tool_call_id: 'm',
+        is_error: true,
+        content: expect.stringMatching(/malformed.*no function name/),
+      })
     })
 
     it('turns a Left into an is_error result with exactly that text', async () => {
@@ -178,19 +255,52 @@ describe('fromTools', () => {
     })
 
     it.each<[string, LocalTool['run'], RegExp]>([
-      ['throws', () => { throw new Error('disk on fire') }, /^tool "t" failed: disk on fire$/],
+      [
+        'throws',
+        () => {
+          throw new Error('disk on fire')
+        },
+        /^tool "t" failed: disk on fire$/,
+      ],
       ['rejects', () => () => Promise.reject(new Error('timeout')), /^tool "t" failed: timeout$/],
-      ['returns a number', () => 42 as unknown as TE.TaskEither<string, string>, /failed: its implementation answered number 42, not a text or \{ content \}/],
-      ['resolves a number', () => () => Promise.resolve(42) as never, /failed: its implementation answered number 42, not a text or \{ content \}/],
-      ['is async and throws', async () => { throw new Error('disk full') }, /^tool "t" failed: disk full$/],
-      ['returns a Promise that resolves a Left', () => Promise.resolve({ _tag: 'Left', left: 'no such file' }), /^no such file$/],
-      ['resolves a Right of garbage', () => TE.right(7 as unknown as string), /failed: its implementation answered number 7, not a text/],
+      [
+        'returns a number',
+        () => 42 as unknown as TE.TaskEither<string, string>,
+        /failed: its implementation answered number 42, not a text or \{ content \}/,
+      ],
+      [
+        'resolves a number',
+        () => () => Promise.resolve(42) as never,
+        /failed: its implementation answered number 42, not a text or \{ content \}/,
+      ],
+      [
+        'is async and throws',
+        async () => {
+          throw new Error('disk full')
+        },
+        /^tool "t" failed: disk full$/,
+      ],
+      [
+        'returns a Promise that resolves a Left',
+        () => Promise.resolve({ _tag: 'Left', left: 'no such file' }),
+        /^no such file$/,
+      ],
+      [
+        'resolves a Right of garbage',
+        () => TE.right(7 as unknown as string),
+        /failed: its implementation answered number 7, not a text/,
+      ],
     ])('answers a run that %s with one is_error result, and runs the rest', async (_, run, message) => {
       const p = fromTools([{ declaration: decl('t'), run }, echo])
       const out = await p.executeToolCalls([call('1', 't'), call('2', 'echo', { text: 'after' })])()
       expect(out._tag).toBe('Right')
       if (out._tag !== 'Right') return
-      expect(out.right[0]).toEqual({ role: 'tool', tool_call_id: '1', is_error: true, content: expect.stringMatching(message) })
+      expect(out.right[0]).toEqual({
+        role: 'tool',
+        tool_call_id: '1',
+        is_error: true,
+        content: expect.stringMatching(message),
+      })
       expect(out.right[1]).toEqual({ role: 'tool', tool_call_id: '2', content: 'after' })
     })
 
@@ -234,17 +344,36 @@ describe('fromTools', () => {
     const chaos: ReadonlyArray<LocalTool> = [
       echo,
       { declaration: decl('fs_read', ['path']), run: () => TE.left('no such file') },
-      { declaration: decl('fs_write'), run: () => { throw new Error('boom') } },
+      {
+        declaration: decl('fs_write'),
+        run: () => {
+          throw new Error('boom')
+        },
+      },
       { declaration: decl('web_get'), run: () => () => Promise.reject(new Error('offline')) },
     ]
 
     it('answers one result per call, in order, whatever the calls', async () => {
-      await fc.assert(answersOnePerCall(() => fromTools(chaos), [], fc.constantFrom('echo', 'fs_read', 'fs_write', 'web_get', 'nope', '__proto__')))
+      await fc.assert(
+        answersOnePerCall(
+          () => fromTools(chaos),
+          [],
+          fc.constantFrom('echo', 'fs_read', 'fs_write', 'web_get', 'nope', '__proto__'),
+        ),
+      )
     })
 
     it('is lazy: building a batch runs nothing', async () => {
       let ran = 0
-      const p = fromTools([{ declaration: decl('t'), run: () => { ran++; return TE.right('') } }])
+      const p = fromTools([
+        {
+          declaration: decl('t'),
+          run: () => {
+            ran++
+            return TE.right('')
+          },
+        },
+      ])
       const task = p.executeToolCalls([call('1', 't')])
       expect(ran).toBe(0)
       await task()
@@ -318,12 +447,12 @@ describe('fromAsync', () => {
     const out = await viaReject.toolsForLlm()
     expect(out._tag === 'Left' && out.left).toBe(reason)
   })
-
 })
 
 describe('fromAsync: an fp-ts provider handed over', () => {
   it('refuses a provider toolstack made (it offers executeBatch) at construction, by name', () => {
-    const message = 'fromAsync: this is already a toolstack provider (it offers executeBatch, and its functions answer tasks, not Promises); use it directly, without fromAsync'
+    const message =
+      'fromAsync: this is already a toolstack provider (it offers executeBatch, and its functions answer tasks, not Promises); use it directly, without fromAsync'
     expect(() => fromAsync(fromTools([]) as never)).toThrow(new TypeError(message))
     expect(() => fromAsync(withReasons()(fromTools([])) as never)).toThrow(new TypeError(message))
   })
@@ -348,9 +477,14 @@ describe('fromAsync: an fp-ts provider handed over', () => {
 
   it('a Promise of an Either from executeToolCalls is refused the same way', async () => {
     const inner = recordingProvider([decl('a')])
-    const p = fromAsync({ toolsForLlm: async () => [], executeToolCalls: (calls: ReadonlyArray<ToolCall>) => inner.executeToolCalls(calls)() } as never)
+    const p = fromAsync({
+      toolsForLlm: async () => [],
+      executeToolCalls: (calls: ReadonlyArray<ToolCall>) => inner.executeToolCalls(calls)(),
+    } as never)
     const out = await p.executeToolCalls([call('1', 'a')])()
-    expect(out._tag === 'Left' && (out.left as Error).message).toMatch(/^fromAsync: executeToolCalls answered an Either, not a Promise of the value/)
+    expect(out._tag === 'Left' && (out.left as Error).message).toMatch(
+      /^fromAsync: executeToolCalls answered an Either, not a Promise of the value/,
+    )
   })
 })
 
@@ -358,7 +492,9 @@ describe('toAsync', () => {
   it('what it makes is refused by a combinator at construction, naming fromAsync', () => {
     const host = toAsync(fromTools([]))
     expect(() => withUnknownKeyAudit()(host as never)).toThrow(TypeError)
-    expect(() => withUnknownKeyAudit()(host as never)).toThrow(/^withUnknownKeyAudit: this provider's executeToolCalls is an async function.*fromAsync\(provider\)$/)
+    expect(() => withUnknownKeyAudit()(host as never)).toThrow(
+      /^withUnknownKeyAudit: this provider's executeToolCalls is an async function.*fromAsync\(provider\)$/,
+    )
     expect(() => withReasons()(host as never)).toThrow(/^withReasons: .*fromAsync/)
     expect(() => registry([{ prefix: 'fs', provider: host as never }])).toThrow(/fromAsync/)
     expect(() => toAsync(host as never)).toThrow(/^toAsync: .*fromAsync/)
@@ -409,16 +545,22 @@ describe('toAsync', () => {
 
   it('round-trips: fromAsync(toAsync(p)) answers exactly as p does', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.jsonValue().map((left) => ({ ok: false as const, left })), fc.constant({ ok: true as const })), async (v) => {
-        const results: ReadonlyArray<ToolResult> = [{ role: 'tool', tool_call_id: '1', content: 'x' }]
-        const p: Provider<unknown> = {
-          toolsForLlm: v.ok ? TE.right([]) : TE.left(v.left),
-          executeToolCalls: () => (v.ok ? TE.right(results) : TE.left(v.left)),
-        }
-        const back = fromAsync(toAsync(p))
-        expect(await back.executeToolCalls([])()).toStrictEqual(await p.executeToolCalls([])())
-        expect(await back.toolsForLlm()).toStrictEqual(await p.toolsForLlm())
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.jsonValue().map((left) => ({ ok: false as const, left })),
+          fc.constant({ ok: true as const }),
+        ),
+        async (v) => {
+          const results: ReadonlyArray<ToolResult> = [{ role: 'tool', tool_call_id: '1', content: 'x' }]
+          const p: Provider<unknown> = {
+            toolsForLlm: v.ok ? TE.right([]) : TE.left(v.left),
+            executeToolCalls: () => (v.ok ? TE.right(results) : TE.left(v.left)),
+          }
+          const back = fromAsync(toAsync(p))
+          expect(await back.executeToolCalls([])()).toStrictEqual(await p.executeToolCalls([])())
+          expect(await back.toolsForLlm()).toStrictEqual(await p.toolsForLlm())
+        },
+      ),
     )
   })
 
@@ -458,7 +600,12 @@ describe('fromTools, strictly', () => {
   ])('refuses an output that is %s, naming it', async (_, output, got) => {
     const p = fromTools([{ declaration: decl('t'), run: () => TE.right(output as string) }])
     expect(await resultsOf(p, [call('1', 't')])).toEqual([
-      { role: 'tool', tool_call_id: '1', is_error: true, content: `tool "t" failed: its implementation answered ${got}, not a text or { content }` },
+      {
+        role: 'tool',
+        tool_call_id: '1',
+        is_error: true,
+        content: `tool "t" failed: its implementation answered ${got}, not a text or { content }`,
+      },
     ])
   })
 
@@ -496,7 +643,9 @@ describe('fromAsync, strictly', () => {
     [[], 'an array'],
   ])('refuses %j, saying what it got', (u, got) => {
     expect(() => fromAsync(u as AsyncProvider)).toThrow(
-      new TypeError(`fromAsync: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, got ${got}`),
+      new TypeError(
+        `fromAsync: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, got ${got}`,
+      ),
     )
   })
 })

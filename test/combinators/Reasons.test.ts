@@ -8,7 +8,15 @@ import { REASON_PARAM, fromTools, parseArgs, withReasons, withUnknownKeyAudit } 
 import { DEFAULT_REASON_DESCRIPTION, addReasonParam, stripReason } from '../../src/combinators/Reasons.js'
 import { answersOnePerCall, behavingProvider, isLazy, listingFailurePassesThrough } from '../laws.js'
 import { argsObjectArb, plainBatchArb } from '../support/arbitraries.js'
-import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from '../support/fakes.js'
+import {
+  batchingProvider,
+  call,
+  decl,
+  failingProvider,
+  okResult,
+  recordingProvider,
+  rejectingProvider,
+} from '../support/fakes.js'
 import { runExample } from '../support/examples.js'
 
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
@@ -40,7 +48,10 @@ const deepFreeze = <A>(a: A): A => {
 const listed = async (
   declarations: ReadonlyArray<ToolDeclaration>,
   answer?: Parameters<typeof recordingProvider>[1],
-): Promise<{ readonly layer: ReturnType<ReturnType<typeof withReasons>>; readonly inner: ReturnType<typeof recordingProvider> }> => {
+): Promise<{
+  readonly layer: ReturnType<ReturnType<typeof withReasons>>
+  readonly inner: ReturnType<typeof recordingProvider>
+}> => {
   const inner = recordingProvider(declarations, answer)
   const layer = withReasons()(inner)
   await layer.toolsForLlm()
@@ -54,7 +65,9 @@ const listed = async (
 describe('withReasons: construction', () => {
   it('names an unknown option', () => {
     expect(() => withReasons({ descripton: 'x' } as never)).toThrow(TypeError)
-    expect(() => withReasons({ descripton: 'x' } as never)).toThrow(/withReasons: unknown option "descripton" \(known options: description\)/)
+    expect(() => withReasons({ descripton: 'x' } as never)).toThrow(
+      /withReasons: unknown option "descripton" \(known options: description\)/,
+    )
   })
 
   it.each([
@@ -66,7 +79,9 @@ describe('withReasons: construction', () => {
   })
 
   it('refuses a non-provider', () => {
-    expect(() => withReasons()({ toolsForLlm: TE.right([]) } as never)).toThrow(/withReasons: expected a provider.*`executeToolCalls` is not a function/)
+    expect(() => withReasons()({ toolsForLlm: TE.right([]) } as never)).toThrow(
+      /withReasons: expected a provider.*`executeToolCalls` is not a function/,
+    )
   })
 
   it('keeps no state between layers', async () => {
@@ -109,7 +124,11 @@ describe('withReasons: catalogue', () => {
     const d = deepFreeze({
       type: 'function' as const,
       extra,
-      function: { name: 'fs_read', description: 'read', parameters: { type: 'object', properties: { path: pathSchema }, additionalProperties: extra } },
+      function: {
+        name: 'fs_read',
+        description: 'read',
+        parameters: { type: 'object', properties: { path: pathSchema }, additionalProperties: extra },
+      },
     })
     const snapshot = JSON.stringify(d)
     const { layer } = await listed([d])
@@ -136,7 +155,10 @@ describe('withReasons: catalogue', () => {
 
   it('keeps `__proto__` an ordinary key, in properties and as a tool name', async () => {
     const properties = JSON.parse('{"__proto__":{"type":"string"},"path":{}}') as Record<string, unknown>
-    const d: ToolDeclaration = { type: 'function', function: { name: '__proto__', parameters: { type: 'object', properties } } }
+    const d: ToolDeclaration = {
+      type: 'function',
+      function: { name: '__proto__', parameters: { type: 'object', properties } },
+    }
     const { layer } = await listed([d])
     const [out] = await listOf(layer)
     const props = propertiesOf(out)
@@ -169,7 +191,14 @@ describe('withReasons: catalogue', () => {
   })
 
   it('passes unreadable declarations through untouched and untracked', async () => {
-    const hostile = new Proxy({}, { get: () => { throw new Error('boom') } })
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('boom')
+        },
+      },
+    )
     const unreadable: ReadonlyArray<unknown> = [
       null,
       'fs_read',
@@ -194,7 +223,10 @@ describe('withReasons: catalogue', () => {
       },
     })
     for (const listing of [null, undefined, 'tools', { _tag: 'Right', right: throwing }]) {
-      const inner = { toolsForLlm: () => Promise.resolve(listing), executeToolCalls: () => TE.right([]) } as unknown as Provider<string>
+      const inner = {
+        toolsForLlm: () => Promise.resolve(listing),
+        executeToolCalls: () => TE.right([]),
+      } as unknown as Provider<string>
       const layer = withReasons()(inner)
       expect(await layer.toolsForLlm()).toBe(listing)
       expect(layer.augmentedTools()).toEqual([])
@@ -204,7 +236,13 @@ describe('withReasons: catalogue', () => {
   it('leaves as it came a declaration that can be read once but throws when read again', () => {
     let reads = 0
     const fn = { name: 't', parameters: { type: 'object', properties: { x: {} } } }
-    const d = { type: 'function', get function() { if (++reads > 1) throw new Error('read twice'); return fn } }
+    const d = {
+      type: 'function',
+      get function() {
+        if (++reads > 1) throw new Error('read twice')
+        return fn
+      },
+    }
     expect(isNone(addReasonParam('why')(d))).toBe(true)
     expect(reads).toBe(2)
   })
@@ -267,7 +305,12 @@ describe('withReasons: calls', () => {
     await resultsOf(layer, [c])
     const got = inner.rec.batches[0]?.[0]
     expect(got).not.toBe(c)
-    expect(got).toEqual({ id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"/tmp","n":[1,2]}' }, extra: 1 })
+    expect(got).toEqual({
+      id: 'c1',
+      type: 'function',
+      function: { name: 'fs_read', arguments: '{"path":"/tmp","n":[1,2]}' },
+      extra: 1,
+    })
     expect(c.function.arguments).toBe(raw)
   })
 
@@ -285,7 +328,10 @@ describe('withReasons: calls', () => {
     await layer.toolsForLlm()
     const spy = vi.spyOn(JSON, 'parse')
     try {
-      await resultsOf(layer, [call('c1', 'fs_read', { path: '/tmp', reason: 'r' }), call('c2', 'fs_read', { path: '/x' })])
+      await resultsOf(layer, [
+        call('c1', 'fs_read', { path: '/tmp', reason: 'r' }),
+        call('c2', 'fs_read', { path: '/x' }),
+      ])
       expect(spy).toHaveBeenCalledTimes(2)
       const below = inner.received[0]
       expect(below?.calls[0]?.function.arguments).toBe('{"path":"/tmp"}')
@@ -302,7 +348,10 @@ describe('withReasons: calls', () => {
     ['to a tool not augmented', call('1', 'other', { reason: 'r' })],
     ['with unparsable arguments', call('1', 'fs_read', '{"reason":', true)],
     ['with array arguments', call('1', 'fs_read', '["reason"]', true)],
-    ['with a reason that is not an own key', call('1', 'fs_read', Object.create({ reason: 'inherited' }) as object, true)],
+    [
+      'with a reason that is not an own key',
+      call('1', 'fs_read', Object.create({ reason: 'inherited' }) as object, true),
+    ],
     ['that is garbage', { function: null } as unknown as ToolCall],
   ])('forwards a call %s as the very same object, in the very same array', async (_, c) => {
     const { layer, inner } = await listed([decl('fs_read', ['path'])])
@@ -341,7 +390,15 @@ describe('withReasons: calls', () => {
   })
 
   it('stripReason returns a call that throws when read as the very call', () => {
-    const hostile = { id: '1', function: { name: 'a', get arguments(): never { throw new Error('unreadable') } } } as unknown as ToolCall
+    const hostile = {
+      id: '1',
+      function: {
+        name: 'a',
+        get arguments(): never {
+          throw new Error('unreadable')
+        },
+      },
+    } as unknown as ToolCall
     expect(stripReason(new Set(['a']))(hostile)).toBe(hostile)
   })
 
@@ -351,7 +408,13 @@ describe('withReasons: calls', () => {
     await layer.toolsForLlm()
     const bad = call('1', 'a', { x: 1, reason: 'r' })
     const good = call('2', 'a', { x: 2, reason: 'r' })
-    const batch = { calls: [bad, good], argsAt: (i: number) => { if (i === 0) throw new Error('no args'); return parseArgs(good.function.arguments) } }
+    const batch = {
+      calls: [bad, good],
+      argsAt: (i: number) => {
+        if (i === 0) throw new Error('no args')
+        return parseArgs(good.function.arguments)
+      },
+    }
     const out = await layer.executeBatch(batch)()
     expect(out._tag === 'Right' && out.right.map((r) => r.tool_call_id)).toEqual(['1', '2'])
     const below = inner.received[0]
@@ -378,7 +441,12 @@ describe('withReasons: never fails a batch', () => {
     ['a rejection', rejectingProvider(new Error('socket closed')), /^the tool provider failed: socket closed$/],
     [
       'a throw',
-      { toolsForLlm: TE.right([]), executeToolCalls: () => { throw new Error('bad') } },
+      {
+        toolsForLlm: TE.right([]),
+        executeToolCalls: () => {
+          throw new Error('bad')
+        },
+      },
       /^the tool provider failed: bad$/,
     ],
   ])('answers %s with one is_error result per call, in order', async (_, inner, message) => {
@@ -393,7 +461,12 @@ describe('withReasons: never fails a batch', () => {
     const { layer } = await listed([decl('a')], (cs) => cs.slice(0, 1).map(okResult))
     const out = await resultsOf(layer, calls)
     expect(out[0]?.is_error).toBeUndefined()
-    expect(out[1]).toEqual({ role: 'tool', tool_call_id: '2', is_error: true, content: expect.stringMatching(/no result/) })
+    expect(out[1]).toEqual({
+      role: 'tool',
+      tool_call_id: '2',
+      is_error: true,
+      content: expect.stringMatching(/no result/),
+    })
   })
 
   it('answers an empty batch with no results', async () => {
@@ -447,7 +520,8 @@ interface CallRecord {
 
 const toCall = (r: CallRecord): ToolCall => {
   const args: Record<string, unknown> = { ...r.args }
-  if (r.reason !== undefined) Object.defineProperty(args, REASON_PARAM, { value: r.reason, enumerable: true, writable: true, configurable: true })
+  if (r.reason !== undefined)
+    Object.defineProperty(args, REASON_PARAM, { value: r.reason, enumerable: true, writable: true, configurable: true })
   return { id: r.id, type: 'function', function: { name: r.name, arguments: r.asString ? JSON.stringify(args) : args } }
 }
 
@@ -541,9 +615,21 @@ describe('withReasons: under the audit, over fromTools', () => {
     const warnings: Array<string> = []
     const got: Array<unknown> = []
     const tools = pipe(
-      fromTools([{ declaration: decl('echo', ['text']), run: (a) => { got.push(a); return TE.right(String(a['text'])) } }]),
+      fromTools([
+        {
+          declaration: decl('echo', ['text']),
+          run: (a) => {
+            got.push(a)
+            return TE.right(String(a['text']))
+          },
+        },
+      ]),
       withReasons(),
-      withUnknownKeyAudit({ onWarn: (w) => () => { warnings.push(...w.unknownKeys) } }),
+      withUnknownKeyAudit({
+        onWarn: (w) => () => {
+          warnings.push(...w.unknownKeys)
+        },
+      }),
     )
     const [d] = await listOf(tools)
     expect(Object.keys(propertiesOf(d))).toEqual(['text', 'reason'])
@@ -559,7 +645,9 @@ describe('examples/reasons.ts', () => {
     const r = runExample('reasons.ts')
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    expect(r.stdout).toMatch(/the model is shown:\n {2}read_file .*"reason":\{"type":"string","description":"In one sentence/)
+    expect(r.stdout).toMatch(
+      /the model is shown:\n {2}read_file .*"reason":\{"type":"string","description":"In one sentence/,
+    )
     expect(r.stdout).toMatch(/call_1 read_file — reason: "The user asked what is on their shopping list\."/)
     expect(r.stdout).toMatch(/tool received: \{"path":"\/notes\.txt"\}\n/)
     expect(r.stdout).not.toMatch(/tool received: .*reason/)

@@ -1,7 +1,15 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest'
 import fc from 'fast-check'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import type { BatchProvider, Provider, RegistryEntry, RegistryError, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
+import type {
+  BatchProvider,
+  Provider,
+  RegistryEntry,
+  RegistryError,
+  ToolCall,
+  ToolDeclaration,
+  ToolResult,
+} from '../../src/index.js'
 import { drawRegistryError, registry } from '../../src/index.js'
 import { batchOf } from '../../src/steps/Batch.js'
 import { listingFailed, listingUnreadable, matchRegistryError, toolShadowed } from '../../src/combinators/Registry.js'
@@ -9,7 +17,15 @@ import { callNameOf } from '../../src/kernel/calls.js'
 import { answersOnePerCall, behavingProvider, innerBehaviourArb, isLazy } from '../laws.js'
 import { batchArb, plainBatchArb } from '../support/arbitraries.js'
 import { runExample } from '../support/examples.js'
-import { batchingProvider, call, decl, failingProvider, okResult, recordingProvider, rejectingProvider } from '../support/fakes.js'
+import {
+  batchingProvider,
+  call,
+  decl,
+  failingProvider,
+  okResult,
+  recordingProvider,
+  rejectingProvider,
+} from '../support/fakes.js'
 
 // -------------------------------------------------------------------------------------
 // helpers
@@ -63,12 +79,18 @@ describe('registry: construction', () => {
     refuses([u], /entry 0 must be an object/)
   })
 
-  it.each([[''], ['f s'], ['fs.'], ['é'], ['a/b'], ['a\u0000b'], [7], [undefined]])('refuses the prefix %j', (prefix) => {
-    refuses([{ prefix, provider: nothing() }], /entry 0: prefix must be a non-empty string of letters, digits/)
-  })
+  it.each([[''], ['f s'], ['fs.'], ['é'], ['a/b'], ['a\u0000b'], [7], [undefined]])(
+    'refuses the prefix %j',
+    (prefix) => {
+      refuses([{ prefix, provider: nothing() }], /entry 0: prefix must be a non-empty string of letters, digits/)
+    },
+  )
 
   it.each([[''], ['.'], [' '], ['/'], [7], [null]])('refuses the separator %j', (separator) => {
-    refuses([{ prefix: 'fs', provider: nothing(), separator }], /entry 0 \(prefix "fs"\): separator must be a non-empty string/)
+    refuses(
+      [{ prefix: 'fs', provider: nothing(), separator }],
+      /entry 0 \(prefix "fs"\): separator must be a non-empty string/,
+    )
   })
 
   it('refuses a duplicate prefix, even under another separator', () => {
@@ -92,12 +114,22 @@ describe('registry: construction', () => {
   })
 
   it('refuses a non-provider, naming what is missing', () => {
-    refuses([{ prefix: 'fs', provider: { toolsForLlm: TE.right([]) } }], /entry 0 \(prefix "fs"\).*`executeToolCalls` is not a function/)
+    refuses(
+      [{ prefix: 'fs', provider: { toolsForLlm: TE.right([]) } }],
+      /entry 0 \(prefix "fs"\).*`executeToolCalls` is not a function/,
+    )
     refuses([{ prefix: 'fs', provider: null }], /expected a provider/)
   })
 
   it('says an entry whose members cannot be listed cannot be read, and names unknown members as they are', () => {
-    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys') } })
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('no keys')
+        },
+      },
+    )
     expect(() => registry([hostile as never])).toThrow(new TypeError('registry: entry 0 cannot be read: no keys'))
     expect(() => registry([{ prefix: 'fs', provider: nothing(), sepatator: '-' } as never])).toThrow(
       new TypeError('registry: entry 0 has unknown member "sepatator" (known members: prefix, provider, separator)'),
@@ -105,8 +137,14 @@ describe('registry: construction', () => {
   })
 
   it('refuses an unknown entry member by name', () => {
-    refuses([{ prefix: 'fs', provider: nothing(), sepatator: '-' }], /entry 0 has unknown member "sepatator" \(known members: prefix, provider, separator\)/)
-    refuses([{ prefix: 'fs', provider: nothing(), sep: '-', name: 'x' }], /entry 0 has unknown members "sep", "name" \(known members: prefix, provider, separator\)/)
+    refuses(
+      [{ prefix: 'fs', provider: nothing(), sepatator: '-' }],
+      /entry 0 has unknown member "sepatator" \(known members: prefix, provider, separator\)/,
+    )
+    refuses(
+      [{ prefix: 'fs', provider: nothing(), sep: '-', name: 'x' }],
+      /entry 0 has unknown members "sep", "name" \(known members: prefix, provider, separator\)/,
+    )
   })
 
   it('reads own members only: an inherited prefix does not count', () => {
@@ -189,7 +227,10 @@ describe('registry: listing', () => {
       { prefix: 'fs', provider: recordingProvider([decl('read')]) },
       { prefix: 'web', provider: failingProvider('offline') },
     ])
-    expect(await r.toolsForLlm()).toEqual({ _tag: 'Left', left: { _tag: 'ListingFailed', prefix: 'web', error: 'offline' } })
+    expect(await r.toolsForLlm()).toEqual({
+      _tag: 'Left',
+      left: { _tag: 'ListingFailed', prefix: 'web', error: 'offline' },
+    })
   })
 
   it('turns a rejection or a throw into a Left; the listing never rejects', async () => {
@@ -228,13 +269,35 @@ describe('registry: listing', () => {
     ['a listing that is not an array', { not: 'an array' }, /the listing is an object, not an array/],
     ['a declaration that is not an object', [null], /declaration 0 has no "function" object \(got null\)$/],
     ['a declaration that is undefined', [undefined], /declaration 0 has no "function" object \(got undefined\)$/],
-    ['a declaration with no function', [{ type: 'function' }], /declaration 0 has no "function" object \(got an object\)$/],
-    ['a declaration whose function is null', [{ type: 'function', function: null }], /declaration 0 has no "function" object \(got an object\)$/],
-    ['a declaration with no name', [decl('ok'), { type: 'function', function: { description: 'x' } }], /declaration 1 has no tool name \(function.name is undefined\)/],
-    ['a declaration with an empty name', [{ type: 'function', function: { name: '' } }], /declaration 0 has no tool name/],
-    ['a declaration with a numeric name', [{ type: 'function', function: { name: 7 } }], /declaration 0 has no tool name \(function.name is number 7\)/],
+    [
+      'a declaration with no function',
+      [{ type: 'function' }],
+      /declaration 0 has no "function" object \(got an object\)$/,
+    ],
+    [
+      'a declaration whose function is null',
+      [{ type: 'function', function: null }],
+      /declaration 0 has no "function" object \(got an object\)$/,
+    ],
+    [
+      'a declaration with no name',
+      [decl('ok'), { type: 'function', function: { description: 'x' } }],
+      /declaration 1 has no tool name \(function.name is undefined\)/,
+    ],
+    [
+      'a declaration with an empty name',
+      [{ type: 'function', function: { name: '' } }],
+      /declaration 0 has no tool name/,
+    ],
+    [
+      'a declaration with a numeric name',
+      [{ type: 'function', function: { name: 7 } }],
+      /declaration 0 has no tool name \(function.name is number 7\)/,
+    ],
   ])('fails the listing on %s, rather than dropping or passing it through', async (_what, listing, problem) => {
-    const r = registry([{ prefix: 'fs', provider: { toolsForLlm: TE.right(listing as never), executeToolCalls: () => TE.right([]) } }])
+    const r = registry([
+      { prefix: 'fs', provider: { toolsForLlm: TE.right(listing as never), executeToolCalls: () => TE.right([]) } },
+    ])
     const out = await r.toolsForLlm()
     expect(out._tag === 'Left' && out.left._tag).toBe('ListingUnreadable')
     if (out._tag === 'Left') expect(drawRegistryError(out.left)).toMatch(problem)
@@ -247,15 +310,30 @@ describe('registry: listing', () => {
         throw new Error('getter')
       },
     })
-    const r = registry([{ prefix: 'fs', provider: { toolsForLlm: TE.right([d] as never), executeToolCalls: () => TE.right([]) } }])
+    const r = registry([
+      { prefix: 'fs', provider: { toolsForLlm: TE.right([d] as never), executeToolCalls: () => TE.right([]) } },
+    ])
     const out = await r.toolsForLlm()
     expect(out).toEqual({ _tag: 'Left', left: listingUnreadable('fs', 'declaration 0 cannot be read (getter)') })
   })
 
   it('fails the listing when a provider resolves with something that is not an Either, saying what came', async () => {
-    for (const [listing, got] of [[42, 'number 42'], [null, 'null'], [undefined, 'undefined'], [{ _tag: 'Maybe' }, 'an object']] as const) {
-      const r = registry([{ prefix: 'fs', provider: { toolsForLlm: () => Promise.resolve(listing as never), executeToolCalls: () => TE.right([]) } }])
-      expect(await r.toolsForLlm()).toEqual({ _tag: 'Left', left: listingUnreadable('fs', `the listing is ${got}, not an Either`) })
+    for (const [listing, got] of [
+      [42, 'number 42'],
+      [null, 'null'],
+      [undefined, 'undefined'],
+      [{ _tag: 'Maybe' }, 'an object'],
+    ] as const) {
+      const r = registry([
+        {
+          prefix: 'fs',
+          provider: { toolsForLlm: () => Promise.resolve(listing as never), executeToolCalls: () => TE.right([]) },
+        },
+      ])
+      expect(await r.toolsForLlm()).toEqual({
+        _tag: 'Left',
+        left: listingUnreadable('fs', `the listing is ${got}, not an Either`),
+      })
     }
   })
 
@@ -266,7 +344,10 @@ describe('registry: listing', () => {
     ])
     const out = await r.toolsForLlm()
     expect(out).toEqual({ _tag: 'Left', left: toolShadowed('a', 'b_c', 'a_b_c', 'a_b') })
-    if (out._tag === 'Left') expect(drawRegistryError(out.left)).toMatch(/tool "b_c" .* prefix "a" would be published as "a_b_c", but calls to that name route to the provider under prefix "a_b"/)
+    if (out._tag === 'Left')
+      expect(drawRegistryError(out.left)).toMatch(
+        /tool "b_c" .* prefix "a" would be published as "a_b_c", but calls to that name route to the provider under prefix "a_b"/,
+      )
   })
 
   it('keeps nested namespaces whose tools do not collide', async () => {
@@ -291,15 +372,24 @@ describe('registry: RegistryError', () => {
     expect(drawRegistryError(listingUnreadable('fs', 'the listing is null, not an array'))).toBe(
       'registry: the provider under prefix "fs" listed tools the registry cannot publish: the listing is null, not an array',
     )
-    expect(drawRegistryError(toolShadowed('a', 'b_c', 'a_b_c', 'a_b'))).toMatch(/choose prefixes whose namespaces do not nest$/)
+    expect(drawRegistryError(toolShadowed('a', 'b_c', 'a_b_c', 'a_b'))).toMatch(
+      /choose prefixes whose namespaces do not nest$/,
+    )
   })
 
   it('renders an error that only looks like a registry error, or throws when read, as any other error', () => {
     expect(drawRegistryError(listingFailed('web', { _tag: 'ListingFailed', prefix: 7 }))).toBe(
       'registry: the provider under prefix "web" could not list its tools: {"_tag":"ListingFailed","prefix":7}',
     )
-    const hostile = { get _tag(): never { throw new Error('no tag') }, toString: () => 'a hostile error' }
-    expect(drawRegistryError(listingFailed('web', hostile))).toBe('registry: the provider under prefix "web" could not list its tools: a hostile error')
+    const hostile = {
+      get _tag(): never {
+        throw new Error('no tag')
+      },
+      toString: () => 'a hostile error',
+    }
+    expect(drawRegistryError(listingFailed('web', hostile))).toBe(
+      'registry: the provider under prefix "web" could not list its tools: a hostile error',
+    )
   })
 
   it('renders a nested registry error inside its parent', () => {
@@ -310,7 +400,9 @@ describe('registry: RegistryError', () => {
 
   it('matches on the tag', () => {
     const tagOf = matchRegistryError({ ListingFailed: () => 1, ListingUnreadable: () => 2, ToolShadowed: () => 3 })
-    expect([listingFailed('a', 0), listingUnreadable('a', ''), toolShadowed('a', 'b', 'c', 'd')].map(tagOf)).toEqual([1, 2, 3])
+    expect([listingFailed('a', 0), listingUnreadable('a', ''), toolShadowed('a', 'b', 'c', 'd')].map(tagOf)).toEqual([
+      1, 2, 3,
+    ])
   })
 })
 
@@ -335,12 +427,22 @@ describe('registry: calls', () => {
     const inner = recordingProvider([])
     const r = registry([{ prefix: 'fs', provider: inner }])
     const args = deepFreeze({ path: '/x' })
-    const original = deepFreeze({ id: 'c1', type: 'function', function: { name: 'fs_read', arguments: args, extra: 1 }, meta: 'kept' } as ToolCall)
+    const original = deepFreeze({
+      id: 'c1',
+      type: 'function',
+      function: { name: 'fs_read', arguments: args, extra: 1 },
+      meta: 'kept',
+    } as ToolCall)
     await run(r, [original])
     const received = inner.rec.batches[0]?.[0]
     expect(received).not.toBe(original)
     expect(received?.function.arguments).toBe(args)
-    expect(received).toEqual({ id: 'c1', type: 'function', function: { name: 'read', arguments: args, extra: 1 }, meta: 'kept' })
+    expect(received).toEqual({
+      id: 'c1',
+      type: 'function',
+      function: { name: 'read', arguments: args, extra: 1 },
+      meta: 'kept',
+    })
     expect(original.function.name).toBe('fs_read')
   })
 
@@ -353,12 +455,19 @@ describe('registry: calls', () => {
   it('hands the upper layer’s parse down with each copy: the copy is not parsed again', async () => {
     const fs = batchingProvider([])
     const web = batchingProvider([])
-    const calls = [call('1', 'fs_read', { path: '/x' }), call('2', 'web_get', { url: 'u' }), call('3', 'fs_write', { path: '/y' })]
+    const calls = [
+      call('1', 'fs_read', { path: '/x' }),
+      call('2', 'web_get', { url: 'u' }),
+      call('3', 'fs_write', { path: '/y' }),
+    ]
     const batch = batchOf(calls)
     const above = [batch.argsAt(0), batch.argsAt(1), batch.argsAt(2)]
     const spy = vi.spyOn(JSON, 'parse')
     try {
-      await registry([{ prefix: 'fs', provider: fs }, { prefix: 'web', provider: web }]).executeBatch?.(batch)()
+      await registry([
+        { prefix: 'fs', provider: fs },
+        { prefix: 'web', provider: web },
+      ]).executeBatch?.(batch)()
       expect(fs.received[0]?.calls.map((c) => c.function.name)).toEqual(['read', 'write'])
       expect(fs.received[0]?.argsAt(0)).toBe(above[0])
       expect(fs.received[0]?.argsAt(1)).toBe(above[2])
@@ -370,13 +479,23 @@ describe('registry: calls', () => {
   })
 
   it('sends each provider its calls as one batch in model order, and threads results back', async () => {
-    const fs = recordingProvider([], (calls) => calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: `fs:${c.function.name}` })))
-    const web = recordingProvider([], (calls) => calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: `web:${c.function.name}` })))
+    const fs = recordingProvider([], (calls) =>
+      calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: `fs:${c.function.name}` })),
+    )
+    const web = recordingProvider([], (calls) =>
+      calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: `web:${c.function.name}` })),
+    )
     const r = registry([
       { prefix: 'fs', provider: fs },
       { prefix: 'web', provider: web },
     ])
-    const out = await run(r, [call('1', 'web_get'), call('2', 'fs_read'), call('3', 'nope'), call('4', 'web_post'), call('5', 'fs_write')])
+    const out = await run(r, [
+      call('1', 'web_get'),
+      call('2', 'fs_read'),
+      call('3', 'nope'),
+      call('4', 'web_post'),
+      call('5', 'fs_write'),
+    ])
     expect(recNames(fs)).toEqual([['read', 'write']])
     expect(recNames(web)).toEqual([['get', 'post']])
     expect(out.map((x) => [x.tool_call_id, x.content])).toEqual([
@@ -436,7 +555,12 @@ describe('registry: calls', () => {
   it('says exactly what is wrong with a call that is not an object, or has no function object', async () => {
     const r = registry([{ prefix: 'fs', provider: recordingProvider([]) }])
     const shape = 'a tool call looks like { "id": "…", "function": { "name": "…", "arguments": "{…}" } }'
-    const out = await run(r, [null, 'fs_read', { id: '3', function: null }, { id: '4', function: 'fs_read' }] as unknown as ReadonlyArray<ToolCall>)
+    const out = await run(r, [
+      null,
+      'fs_read',
+      { id: '3', function: null },
+      { id: '4', function: 'fs_read' },
+    ] as unknown as ReadonlyArray<ToolCall>)
     expect(out.map((x) => x.content)).toEqual([
       `this tool call is malformed: it is null; ${shape}`,
       `this tool call is malformed: it is the string "fs_read"; ${shape}`,
@@ -463,10 +587,20 @@ describe('registry: calls', () => {
         },
       },
     )
-    const calls = [null, 'call', { id: 'a' }, { id: 'b', function: null }, { id: 'c', function: { name: 7 } }, throwing, call('ok', 'fs_read')] as unknown as ReadonlyArray<ToolCall>
+    const calls = [
+      null,
+      'call',
+      { id: 'a' },
+      { id: 'b', function: null },
+      { id: 'c', function: { name: 7 } },
+      throwing,
+      call('ok', 'fs_read'),
+    ] as unknown as ReadonlyArray<ToolCall>
     const out = await run(r, calls)
     expect(out).toHaveLength(7)
-    expect(out.slice(0, 6).every((x) => x.is_error === true && x.content.startsWith('this tool call is malformed: '))).toBe(true)
+    expect(
+      out.slice(0, 6).every((x) => x.is_error === true && x.content.startsWith('this tool call is malformed: ')),
+    ).toBe(true)
     expect(out.map((x) => x.tool_call_id)).toEqual(['', '', 'a', 'b', 'c', '', 'ok'])
     expect(out[1]?.content).toMatch(/it is the string "call"/)
     expect(out[3]?.content).toMatch(/no "function" object/)
@@ -507,14 +641,27 @@ describe('registry: calls', () => {
     const r = registry([{ prefix: 'fs', provider: short }])
     const out = await run(r, [call('1', 'fs_a'), call('2', 'fs_b')])
     expect(out[0]).toEqual({ role: 'tool', tool_call_id: '1', content: 'ok 0' })
-    expect(out[1]).toEqual({ role: 'tool', tool_call_id: '2', content: 'the tool provider returned no result for this call', is_error: true })
+    expect(out[1]).toEqual({
+      role: 'tool',
+      tool_call_id: '2',
+      content: 'the tool provider returned no result for this call',
+      is_error: true,
+    })
   })
 
   it('answers a batch that is not an array with one clear refusal, never a Left', async () => {
     const r = registry([{ prefix: 'fs', provider: nothing() }])
     expect(await r.executeToolCalls(null as never)()).toEqual({
       _tag: 'Right',
-      right: [{ role: 'tool', tool_call_id: '', is_error: true, content: 'this batch of tool calls could not be read: expected an array of tool calls, got null; no call was run' }],
+      right: [
+        {
+          role: 'tool',
+          tool_call_id: '',
+          is_error: true,
+          content:
+            'this batch of tool calls could not be read: expected an array of tool calls, got null; no call was run',
+        },
+      ],
     })
     expect(await r.executeToolCalls([])()).toEqual({ _tag: 'Right', right: [] })
   })
@@ -547,26 +694,37 @@ describe('registry: nesting', () => {
     expect(recNames(fs)).toEqual([['read']])
     expect(recNames(web)).toEqual([['get']])
     // the inner registry answers for its own namespace, in its own names
-    expect(out[1]).toEqual({ role: 'tool', tool_call_id: '2', content: 'no tool named "zz"; known prefixes are "fs_"', is_error: true })
+    expect(out[1]).toEqual({
+      role: 'tool',
+      tool_call_id: '2',
+      content: 'no tool named "zz"; known prefixes are "fs_"',
+      is_error: true,
+    })
   })
 
   it('an inner listing failure surfaces inside the outer one', async () => {
-    const outer = registry([{ prefix: 'local', provider: registry([{ prefix: 'fs', provider: failingProvider('disk gone') }]) }])
+    const outer = registry([
+      { prefix: 'local', provider: registry([{ prefix: 'fs', provider: failingProvider('disk gone') }]) },
+    ])
     const out = await outer.toolsForLlm()
     expect(out).toEqual({ _tag: 'Left', left: listingFailed('local', listingFailed('fs', 'disk gone')) })
   })
 
   it('property: through any depth, a published name reaches its provider under its own name', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom('a', 'b', 'x-y', 'A1'), { minLength: 1, maxLength: 4 }), fc.stringMatching(/^[a-z][a-z0-9_.]{0,8}$/), async (prefixes, tool) => {
-        const leaf = recordingProvider([decl(tool)])
-        const top = prefixes.reduceRight<Provider<unknown>>((p, prefix) => registry([{ prefix, provider: p }]), leaf)
-        const listed = await top.toolsForLlm()
-        const published = `${prefixes.join('_')}_${tool}`
-        expect(namesOf(listed)).toEqual([published])
-        await run(top, [call('1', published)])
-        expect(recNames(leaf)).toEqual([[tool]])
-      }),
+      fc.asyncProperty(
+        fc.array(fc.constantFrom('a', 'b', 'x-y', 'A1'), { minLength: 1, maxLength: 4 }),
+        fc.stringMatching(/^[a-z][a-z0-9_.]{0,8}$/),
+        async (prefixes, tool) => {
+          const leaf = recordingProvider([decl(tool)])
+          const top = prefixes.reduceRight<Provider<unknown>>((p, prefix) => registry([{ prefix, provider: p }]), leaf)
+          const listed = await top.toolsForLlm()
+          const published = `${prefixes.join('_')}_${tool}`
+          expect(namesOf(listed)).toEqual([published])
+          await run(top, [call('1', published)])
+          expect(recNames(leaf)).toEqual([[tool]])
+        },
+      ),
     )
   })
 })
@@ -577,7 +735,17 @@ describe('registry: nesting', () => {
 
 describe('registry: properties', () => {
   const names = fc.oneof(
-    fc.constantFrom('fs_read', 'fs_deep_x', 'fs_', 'web-get', 'web_get', 'read', '__proto__', 'fs___proto__', 'constructor'),
+    fc.constantFrom(
+      'fs_read',
+      'fs_deep_x',
+      'fs_',
+      'web-get',
+      'web_get',
+      'read',
+      '__proto__',
+      'fs___proto__',
+      'constructor',
+    ),
     fc.string({ maxLength: 10 }),
   )
   const threeNamespaces = (inner: Provider<string>): Provider<unknown> =>
@@ -670,9 +838,18 @@ describe('registry: properties', () => {
   const specsArb: fc.Arbitrary<ReadonlyArray<Spec>> = fc
     .uniqueArray(
       fc.record({
-        prefix: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('a', 'a_b', 'a_b_c', 'a-b', 'b') }, { weight: 1, arbitrary: alphabetArb(1, 3) }),
-        separator: fc.oneof({ weight: 4, arbitrary: fc.constant('_') }, { weight: 1, arbitrary: fc.constantFrom('-', '__') }),
-        tools: fc.uniqueArray(fc.oneof(fc.constantFrom('b', 'b_c', 'c', 'b-c', 'c_d'), alphabetArb(1, 4)), { minLength: 1, maxLength: 3 }),
+        prefix: fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom('a', 'a_b', 'a_b_c', 'a-b', 'b') },
+          { weight: 1, arbitrary: alphabetArb(1, 3) },
+        ),
+        separator: fc.oneof(
+          { weight: 4, arbitrary: fc.constant('_') },
+          { weight: 1, arbitrary: fc.constantFrom('-', '__') },
+        ),
+        tools: fc.uniqueArray(fc.oneof(fc.constantFrom('b', 'b_c', 'c', 'b-c', 'c_d'), alphabetArb(1, 4)), {
+          minLength: 1,
+          maxLength: 3,
+        }),
       }),
       { selector: (s) => s.prefix, minLength: 1, maxLength: 5 },
     )
@@ -681,7 +858,9 @@ describe('registry: properties', () => {
   const routesToOwner = (make: (entries: ReadonlyArray<RegistryEntry>) => Provider<unknown>) =>
     fc.asyncProperty(specsArb, async (specs) => {
       const providers = specs.map((s) => recordingProvider(s.tools.map((t) => decl(t))))
-      const r = make(specs.map((s, i) => ({ prefix: s.prefix, separator: s.separator, provider: providers[i] as Provider<string> })))
+      const r = make(
+        specs.map((s, i) => ({ prefix: s.prefix, separator: s.separator, provider: providers[i] as Provider<string> })),
+      )
       const listed = await r.toolsForLlm()
       if (listed._tag === 'Left') {
         // only a real nesting collision may refuse the listing
@@ -726,7 +905,9 @@ describe('registry: properties', () => {
           for (const c of calls) {
             const hit = tags.find((t) => c.function.name.startsWith(t.tag))
             if (hit === undefined) continue
-            const r = await hit.provider.executeToolCalls([{ ...c, function: { ...c.function, name: c.function.name.slice(hit.tag.length) } }])()
+            const r = await hit.provider.executeToolCalls([
+              { ...c, function: { ...c.function, name: c.function.name.slice(hit.tag.length) } },
+            ])()
             if (r._tag === 'Right') out.push(...r.right)
           }
           return { _tag: 'Right', right: out }
@@ -737,7 +918,6 @@ describe('registry: properties', () => {
     expect(out.failed).toBe(true)
   })
 })
-
 
 // -------------------------------------------------------------------------------------
 // example
@@ -756,4 +936,3 @@ describe('registry: example', () => {
     expect(r.stdout).toContain('  call_4 ok    /notes.txt, /todo.txt')
   })
 })
-

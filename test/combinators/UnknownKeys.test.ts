@@ -5,7 +5,14 @@ import type { AuditDiagnostic, Batch, Provider, ToolCall, ToolDeclaration, Unkno
 import type { AuditState } from '../../src/combinators/UnknownKeys.js'
 import type { Declared } from '../../src/steps/audit/Catalogue.js'
 import type { SeenSet } from '../../src/steps/audit/SeenSet.js'
-import { drawAuditDiagnostic, emptySeenSet, extractDeclarations, firstSeen, formatWarning, withUnknownKeyAudit } from '../../src/index.js'
+import {
+  drawAuditDiagnostic,
+  emptySeenSet,
+  extractDeclarations,
+  firstSeen,
+  formatWarning,
+  withUnknownKeyAudit,
+} from '../../src/index.js'
 import { batchOf } from '../../src/steps/Batch.js'
 import { audited as auditedStep, notAnEither } from '../../src/combinators/UnknownKeys.js'
 import { catalogueOf, toleratedOf, diffTopKeys } from '../../src/steps/audit/Catalogue.js'
@@ -55,7 +62,14 @@ describe('extractDeclarations', () => {
       { function: { name: 'array_params', parameters: [] } },
       { function: { name: 'string_props', parameters: { properties: 'path' } } },
       { function: { name: 'array_props', parameters: { properties: ['path'] } } },
-      new Proxy({}, { get: () => { throw new Error('boom') } }),
+      new Proxy(
+        {},
+        {
+          get: () => {
+            throw new Error('boom')
+          },
+        },
+      ),
     ]
     expect(extractDeclarations(unreadable).size).toBe(0)
   })
@@ -66,8 +80,13 @@ describe('extractDeclarations', () => {
   })
 
   it('treats prototype names as ordinary property names', () => {
-    const properties = JSON.parse('{"__proto__":{},"constructor":{},"toString":{},"hasOwnProperty":{}}') as Record<string, unknown>
-    const m = extractDeclarations([{ type: 'function', function: { name: '__proto__', parameters: { type: 'object', properties } } }])
+    const properties = JSON.parse('{"__proto__":{},"constructor":{},"toString":{},"hasOwnProperty":{}}') as Record<
+      string,
+      unknown
+    >
+    const m = extractDeclarations([
+      { type: 'function', function: { name: '__proto__', parameters: { type: 'object', properties } } },
+    ])
     expect([...(m.get('__proto__')?.keys ?? [])]).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
   })
 })
@@ -76,7 +95,12 @@ describe('diffKeys', () => {
   const declared = new Set(['path', 'offset'])
 
   it('returns the undeclared keys in default sort order', () => {
-    expect(diffTopKeys(declared)(['zeta', 'path', 'Alpha', 'the rest', 'ffset'])).toEqual(['Alpha', 'ffset', 'the rest', 'zeta'])
+    expect(diffTopKeys(declared)(['zeta', 'path', 'Alpha', 'the rest', 'ffset'])).toEqual([
+      'Alpha',
+      'ffset',
+      'the rest',
+      'zeta',
+    ])
   })
 
   it('never reports reason, but does report its near names', () => {
@@ -84,7 +108,12 @@ describe('diffKeys', () => {
   })
 
   it('reports prototype names like any other key', () => {
-    expect(diffTopKeys(declared)(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])).toEqual(['__proto__', 'constructor', 'hasOwnProperty', 'toString'])
+    expect(diffTopKeys(declared)(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])).toEqual([
+      '__proto__',
+      'constructor',
+      'hasOwnProperty',
+      'toString',
+    ])
   })
 
   it('is, for any keys, the sorted undeclared ones other than reason', () => {
@@ -140,7 +169,9 @@ describe('firstSeen', () => {
 
   // names that collide when joined with a separator, besides the usual odd keys
   const joinableArb = fc.constantFrom('a', 'b', 'c', 'a:b', 'b:c', ':', 'a\u0000b', 'b\u0000c')
-  const pairsArb = fc.array(fc.tuple(fc.oneof(toolNameArb, joinableArb), fc.oneof(keyArb, joinableArb)), { maxLength: 30 })
+  const pairsArb = fc.array(fc.tuple(fc.oneof(toolNameArb, joinableArb), fc.oneof(keyArb, joinableArb)), {
+    maxLength: 30,
+  })
 
   /** The property: a pair is new exactly when no earlier step saw that very pair. */
   const saidOnceProperty = (
@@ -170,14 +201,16 @@ describe('firstSeen', () => {
   it('the property can fail: a seen-set keyed by tool + ":" + key merges different pairs', () => {
     // a deliberately broken variant, to show the property above has teeth
     const joined = new Map<SeenSet, ReadonlySet<string>>()
-    const broken = (tool: string, keys: ReadonlyArray<string>) => (s: SeenSet): readonly [ReadonlyArray<string>, SeenSet] => {
-      const had = joined.get(s) ?? new Set<string>()
-      const fresh = keys.filter((k) => !had.has(`${tool}:${k}`))
-      if (fresh.length === 0) return [[], s]
-      const next: SeenSet = { ...s, size: s.size + fresh.length }
-      joined.set(next, new Set([...had, ...fresh.map((k) => `${tool}:${k}`)]))
-      return [fresh, next]
-    }
+    const broken =
+      (tool: string, keys: ReadonlyArray<string>) =>
+      (s: SeenSet): readonly [ReadonlyArray<string>, SeenSet] => {
+        const had = joined.get(s) ?? new Set<string>()
+        const fresh = keys.filter((k) => !had.has(`${tool}:${k}`))
+        if (fresh.length === 0) return [[], s]
+        const next: SeenSet = { ...s, size: s.size + fresh.length }
+        joined.set(next, new Set([...had, ...fresh.map((k) => `${tool}:${k}`)]))
+        return [fresh, next]
+      }
     const out2 = fc.check(saidOnceProperty(broken, fc.array(fc.tuple(joinableArb, joinableArb), { maxLength: 30 })))
     expect(out2.failed).toBe(true) // the property finds two pairs the broken variant merges
   })
@@ -210,14 +243,22 @@ describe('audited', () => {
 
   it('never diffs arguments that do not read as an object', () => {
     const diffed: Array<unknown> = []
-    const spy: Declared = { name: 't', keys: new Set(['a']), sorted: ['a'], diff: (args) => (diffed.push(args), []), suggest: () => [] }
+    const spy: Declared = {
+      name: 't',
+      keys: new Set(['a']),
+      sorted: ['a'],
+      diff: (args) => (diffed.push(args), []),
+      suggest: () => [],
+    }
     const s: AuditState = { ...state, catalogue: new Map([['t', spy]]) }
     auditedStep(batchOf([call('1', 't', '[1]', true), call('2', 't', '', true), call('3', 't', { a: 1 })]))(s)
     expect(diffed).toEqual([{ a: 1 }])
   })
 
   it('answers the very same state when a batch changes nothing', () => {
-    expect(auditedStep(batchOf([call('1', 'fs_read', { path: 'a' }), call('2', 'unlisted', { x: 1 })]))(state)[1]).toBe(state)
+    expect(auditedStep(batchOf([call('1', 'fs_read', { path: 'a' }), call('2', 'unlisted', { x: 1 })]))(state)[1]).toBe(
+      state,
+    )
     const [said, next] = auditedStep(batchOf([call('3', 'fs_read', { x: 1 })]))(state)
     expect(said.warnings).toHaveLength(1)
     expect(next).not.toBe(state)
@@ -236,10 +277,19 @@ describe('notAnEither', () => {
 
 describe('formatWarning', () => {
   it('names the tool, the call, the undeclared keys and the declared ones', () => {
-    expect(formatWarning({ tool: 'fs_read', id: 'call_1', unknownKeys: ['ffset', 'the rest'], declaredKeys: ['offset', 'path'] })).toBe(
+    expect(
+      formatWarning({
+        tool: 'fs_read',
+        id: 'call_1',
+        unknownKeys: ['ffset', 'the rest'],
+        declaredKeys: ['offset', 'path'],
+      }),
+    ).toBe(
       'toolstack: fs_read call call_1 carried undeclared argument keys "ffset", "the rest" (declared: "offset", "path")',
     )
-    expect(formatWarning({ tool: 't', id: '', unknownKeys: ['a\u0000'], declaredKeys: [] })).toContain('a call without an id')
+    expect(formatWarning({ tool: 't', id: '', unknownKeys: ['a\u0000'], declaredKeys: [] })).toContain(
+      'a call without an id',
+    )
   })
 })
 
@@ -259,12 +309,21 @@ describe('withUnknownKeyAudit: when a call is audited', () => {
     await audited.toolsForLlm()
     await run(audited, [call('call_1', 'fs_read', { path: '/a', ffset: 12, 'the rest': 'x' })])
     expect(warnings).toEqual([
-      { tool: 'fs_read', unknownKeys: ['ffset', 'the rest'], declaredKeys: ['length', 'offset', 'path'], id: 'call_1', suggestions: [{ key: 'ffset', didYouMean: 'offset' }] },
+      {
+        tool: 'fs_read',
+        unknownKeys: ['ffset', 'the rest'],
+        declaredKeys: ['length', 'offset', 'path'],
+        id: 'call_1',
+        suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
+      },
     ])
   })
 
   it('is silent for a tool that declares no properties, or that was not listed', async () => {
-    const { audited, warnings } = setup([decl('now'), { type: 'function', function: { name: 'bare', parameters: { type: 'object' } } }])
+    const { audited, warnings } = setup([
+      decl('now'),
+      { type: 'function', function: { name: 'bare', parameters: { type: 'object' } } },
+    ])
     await audited.toolsForLlm()
     await run(audited, [call('1', 'now', { x: 1 }), call('2', 'bare', { x: 1 }), call('3', 'fs_read', { x: 1 })])
     expect(warnings).toEqual([])
@@ -274,7 +333,10 @@ describe('withUnknownKeyAudit: when a call is audited', () => {
   it('is silent when the arguments do not read as a JSON object', async () => {
     const { audited, warnings } = setup()
     await audited.toolsForLlm()
-    await run(audited, ['', '[1]', 'null', '{', '"s"', undefined].map((a, i) => call(String(i), 'fs_read', a, true)))
+    await run(
+      audited,
+      ['', '[1]', 'null', '{', '"s"', undefined].map((a, i) => call(String(i), 'fs_read', a, true)),
+    )
     expect(warnings).toEqual([])
   })
 
@@ -288,7 +350,10 @@ describe('withUnknownKeyAudit: when a call is audited', () => {
   it('always tolerates reason, but not reasons', async () => {
     const { audited, warnings } = setup()
     await audited.toolsForLlm()
-    await run(audited, [call('1', 'fs_read', { path: '/a', reason: 'why' }), call('2', 'fs_read', { path: '/a', reasons: 'why' })])
+    await run(audited, [
+      call('1', 'fs_read', { path: '/a', reason: 'why' }),
+      call('2', 'fs_read', { path: '/a', reasons: 'why' }),
+    ])
     expect(warnings.map((w) => [w.id, w.unknownKeys])).toEqual([['2', ['reasons']]])
   })
 
@@ -347,7 +412,9 @@ describe('withUnknownKeyAudit: said once', () => {
     }
     const audited = withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) })(slow)
     await audited.toolsForLlm()
-    const batches = Array.from({ length: 20 }, (_, i) => run(audited, [call(String(i), 'fs_read', { x: 1, [`k${i % 3}`]: 1 })]))
+    const batches = Array.from({ length: 20 }, (_, i) =>
+      run(audited, [call(String(i), 'fs_read', { x: 1, [`k${i % 3}`]: 1 })]),
+    )
     release()
     await Promise.all(batches)
     const pairs = warnings.flatMap((w) => w.unknownKeys.map((k) => `${w.tool}/${k}`))
@@ -379,7 +446,10 @@ describe('withUnknownKeyAudit: said once', () => {
     [decl('t2', [])],
   ]
   class ListCommand implements fc.AsyncCommand<Model, Real> {
-    constructor(readonly which: number, readonly fails: boolean) {}
+    constructor(
+      readonly which: number,
+      readonly fails: boolean,
+    ) {}
     check = () => true
     async run(m: Model, r: Real): Promise<void> {
       r.declarations = catalogues[this.which] ?? []
@@ -387,20 +457,29 @@ describe('withUnknownKeyAudit: said once', () => {
       await r.audited.toolsForLlm()
       if (!this.fails) {
         const map = new Map<string, ReadonlySet<string>>()
-        for (const d of r.declarations) map.set(d.function.name, new Set(Object.keys((d.function.parameters?.['properties'] ?? {}) as object)))
+        for (const d of r.declarations)
+          map.set(d.function.name, new Set(Object.keys((d.function.parameters?.['properties'] ?? {}) as object)))
         m.catalogue = map
       }
     }
     toString = () => `list(${this.which}${this.fails ? ', fails' : ''})`
   }
   class CallCommand implements fc.AsyncCommand<Model, Real> {
-    constructor(readonly tool: string, readonly keys: ReadonlyArray<string>) {}
+    constructor(
+      readonly tool: string,
+      readonly keys: ReadonlyArray<string>,
+    ) {}
     check = () => true
     async run(m: Model, r: Real): Promise<void> {
       const before = r.warnings.length
       await run(r.audited, [call('c', this.tool, Object.fromEntries(this.keys.map((k) => [k, 1])))])
       const declared = m.catalogue?.get(this.tool)
-      const expected = declared === undefined || declared.size === 0 ? [] : [...new Set(this.keys)].filter((k) => k !== 'reason' && !declared.has(k) && !m.said.has(`${this.tool}\u0001${k}`)).sort()
+      const expected =
+        declared === undefined || declared.size === 0
+          ? []
+          : [...new Set(this.keys)]
+              .filter((k) => k !== 'reason' && !declared.has(k) && !m.said.has(`${this.tool}\u0001${k}`))
+              .sort()
       for (const k of expected) m.said.add(`${this.tool}\u0001${k}`)
       const got = r.warnings.slice(before).flatMap((w) => w.unknownKeys)
       expect(got).toEqual(expected)
@@ -411,17 +490,32 @@ describe('withUnknownKeyAudit: said once', () => {
   it('matches a model of said pairs over any sequence of listings and calls', async () => {
     const commands = [
       fc.tuple(fc.nat(catalogues.length - 1), fc.boolean()).map(([w, f]) => new ListCommand(w, f)),
-      fc.tuple(fc.constantFrom('t1', 't2', 't3', 'tx'), fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'reason', '__proto__'), { maxLength: 4 })).map(([t, ks]) => new CallCommand(t, ks)),
+      fc
+        .tuple(
+          fc.constantFrom('t1', 't2', 't3', 'tx'),
+          fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'reason', '__proto__'), { maxLength: 4 }),
+        )
+        .map(([t, ks]) => new CallCommand(t, ks)),
     ]
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 30 }), async (cmds) => {
         const real = { declarations: [] as ReadonlyArray<ToolDeclaration>, failNext: false } as Real
         const warnings: Array<UnknownKeyWarning> = []
         const inner: Provider<string> = {
-          toolsForLlm: () => Promise.resolve(real.failNext ? { _tag: 'Left', left: 'down' } : { _tag: 'Right', right: real.declarations }),
-          executeToolCalls: (calls) => () => Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' })) }),
+          toolsForLlm: () =>
+            Promise.resolve(
+              real.failNext ? { _tag: 'Left', left: 'down' } : { _tag: 'Right', right: real.declarations },
+            ),
+          executeToolCalls: (calls) => () =>
+            Promise.resolve({
+              _tag: 'Right',
+              right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' })),
+            }),
         }
-        Object.assign(real, { warnings, audited: withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) })(inner) })
+        Object.assign(real, {
+          warnings,
+          audited: withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) })(inner),
+        })
         await fc.asyncModelRun(() => ({ model: { catalogue: undefined, said: new Set<string>() }, real }), cmds)
       }),
       { numRuns: 100 },
@@ -466,15 +560,19 @@ describe('withUnknownKeyAudit: transparent', () => {
 
   it('forwards any batch, garbage included, as the same objects and returns the same results', async () => {
     await fc.assert(
-      fc.asyncProperty(batchArb(fc.constantFrom('fs_read', 'fs_write', 'other')), fc.boolean(), async (calls, listed) => {
-        const { inner, audited } = setup()
-        if (listed) await audited.toolsForLlm()
-        const out = await run(audited, calls)
-        expect(inner.rec.batches).toHaveLength(1)
-        // the caller's very array, so every call in it is the caller's own
-        expect(inner.rec.batches[0]).toBe(calls)
-        expect(out._tag === 'Right' && out.right).toBe(inner.rec.results[0])
-      }),
+      fc.asyncProperty(
+        batchArb(fc.constantFrom('fs_read', 'fs_write', 'other')),
+        fc.boolean(),
+        async (calls, listed) => {
+          const { inner, audited } = setup()
+          if (listed) await audited.toolsForLlm()
+          const out = await run(audited, calls)
+          expect(inner.rec.batches).toHaveLength(1)
+          // the caller's very array, so every call in it is the caller's own
+          expect(inner.rec.batches[0]).toBe(calls)
+          expect(out._tag === 'Right' && out.right).toBe(inner.rec.results[0])
+        },
+      ),
     )
   })
 })
@@ -490,7 +588,10 @@ describe('withUnknownKeyAudit: lazy', () => {
       toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: [FS_READ] }),
       executeToolCalls: (calls) => () => {
         order.push('forward')
-        return Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' })) })
+        return Promise.resolve({
+          _tag: 'Right',
+          right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' })),
+        })
       },
     }
     const audited = withUnknownKeyAudit({ onWarn: () => () => void order.push('warn') })(inner)
@@ -523,9 +624,36 @@ describe('withUnknownKeyAudit: never throws on its own account', () => {
   it('forwards a call that throws when read, and the rest of the batch keeps its warnings', async () => {
     const { inner, audited, warnings } = setup()
     await audited.toolsForLlm()
-    const proxy = new Proxy({}, { get: () => { throw new Error('proxy') }, ownKeys: () => { throw new Error('proxy') } }) as ToolCall
-    const getter = Object.defineProperty({ id: 'g' }, 'function', { get: () => { throw new Error('getter') } }) as unknown as ToolCall
-    const argsProxy = { id: 'p', function: { name: 'fs_read', arguments: new Proxy({}, { ownKeys: () => { throw new Error('keys') } }) } } as unknown as ToolCall
+    const proxy = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('proxy')
+        },
+        ownKeys: () => {
+          throw new Error('proxy')
+        },
+      },
+    ) as ToolCall
+    const getter = Object.defineProperty({ id: 'g' }, 'function', {
+      get: () => {
+        throw new Error('getter')
+      },
+    }) as unknown as ToolCall
+    const argsProxy = {
+      id: 'p',
+      function: {
+        name: 'fs_read',
+        arguments: new Proxy(
+          {},
+          {
+            ownKeys: () => {
+              throw new Error('keys')
+            },
+          },
+        ),
+      },
+    } as unknown as ToolCall
     const calls = [proxy, call('1', 'fs_read', { x: 1 }), getter, argsProxy, call('2', 'fs_write', { y: 1 })]
     await run(audited, calls)
     expect(inner.rec.batches[0]).toBe(calls)
@@ -535,7 +663,15 @@ describe('withUnknownKeyAudit: never throws on its own account', () => {
   it('forwards garbage calls untouched', async () => {
     const { inner, audited, warnings } = setup()
     await audited.toolsForLlm()
-    const calls = [null, 'call', 42, {}, { function: null }, { id: 'x', function: {} }, { function: { name: 7 } }] as unknown as ReadonlyArray<ToolCall>
+    const calls = [
+      null,
+      'call',
+      42,
+      {},
+      { function: null },
+      { id: 'x', function: {} },
+      { function: { name: 7 } },
+    ] as unknown as ReadonlyArray<ToolCall>
     await run(audited, calls)
     expect(inner.rec.batches[0]).toBe(calls)
     expect(warnings).toEqual([])
@@ -564,8 +700,16 @@ describe('withUnknownKeyAudit: listing', () => {
     const warnings: Array<UnknownKeyWarning> = []
     const inner: Provider<string> = {
       toolsForLlm: () =>
-        mode === 'ok' ? Promise.resolve({ _tag: 'Right', right: [FS_READ] }) : mode === 'left' ? Promise.resolve({ _tag: 'Left', left: 'down' }) : Promise.reject(new Error('gone')),
-      executeToolCalls: (calls) => () => Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' })) }),
+        mode === 'ok'
+          ? Promise.resolve({ _tag: 'Right', right: [FS_READ] })
+          : mode === 'left'
+            ? Promise.resolve({ _tag: 'Left', left: 'down' })
+            : Promise.reject(new Error('gone')),
+      executeToolCalls: (calls) => () =>
+        Promise.resolve({
+          _tag: 'Right',
+          right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' })),
+        }),
     }
     const audited = withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) })(inner)
     await audited.toolsForLlm()
@@ -595,30 +739,49 @@ describe('withUnknownKeyAudit: listing', () => {
 
 describe('withUnknownKeyAudit: object keys are data', () => {
   it('handles prototype names as declared properties and as argument keys', async () => {
-    const properties = JSON.parse('{"__proto__":{"type":"string"},"constructor":{"type":"string"}}') as Record<string, unknown>
-    const proto: ToolDeclaration = { type: 'function', function: { name: 'proto', parameters: { type: 'object', properties } } }
+    const properties = JSON.parse('{"__proto__":{"type":"string"},"constructor":{"type":"string"}}') as Record<
+      string,
+      unknown
+    >
+    const proto: ToolDeclaration = {
+      type: 'function',
+      function: { name: 'proto', parameters: { type: 'object', properties } },
+    }
     const { audited, warnings } = setup([proto])
     await audited.toolsForLlm()
-    await run(audited, [call('1', 'proto', '{"__proto__":"x","constructor":"y","toString":"z","hasOwnProperty":"w"}', true)])
-    expect(warnings.map((w) => [w.unknownKeys, w.declaredKeys])).toEqual([[['hasOwnProperty', 'toString'], ['__proto__', 'constructor']]])
+    await run(audited, [
+      call('1', 'proto', '{"__proto__":"x","constructor":"y","toString":"z","hasOwnProperty":"w"}', true),
+    ])
+    expect(warnings.map((w) => [w.unknownKeys, w.declaredKeys])).toEqual([
+      [
+        ['hasOwnProperty', 'toString'],
+        ['__proto__', 'constructor'],
+      ],
+    ])
   })
 
   it('reports any argument key a tool did not declare, whatever its characters', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(keyArb, { minLength: 1, maxLength: 5 }), rawArgsArb, async (declared, _unused) => {
-        const warnings: Array<UnknownKeyWarning> = []
-        const properties: Record<string, unknown> = {}
-        for (const k of declared) Object.defineProperty(properties, k, { value: {}, enumerable: true })
-        const inner = recordingProvider([{ type: 'function', function: { name: 't', parameters: { type: 'object', properties } } }])
-        const audited = withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) })(inner)
-        await audited.toolsForLlm()
-        const sent = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '\u0000', 'reason']
-        const args: Record<string, unknown> = {}
-        for (const k of sent) Object.defineProperty(args, k, { value: 1, enumerable: true })
-        await run(audited, [call('1', 't', JSON.stringify(args), true)])
-        const expected = sent.filter((k) => k !== 'reason' && !declared.includes(k)).sort()
-        expect(warnings.flatMap((w) => w.unknownKeys)).toEqual(expected)
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(keyArb, { minLength: 1, maxLength: 5 }),
+        rawArgsArb,
+        async (declared, _unused) => {
+          const warnings: Array<UnknownKeyWarning> = []
+          const properties: Record<string, unknown> = {}
+          for (const k of declared) Object.defineProperty(properties, k, { value: {}, enumerable: true })
+          const inner = recordingProvider([
+            { type: 'function', function: { name: 't', parameters: { type: 'object', properties } } },
+          ])
+          const audited = withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) })(inner)
+          await audited.toolsForLlm()
+          const sent = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '\u0000', 'reason']
+          const args: Record<string, unknown> = {}
+          for (const k of sent) Object.defineProperty(args, k, { value: 1, enumerable: true })
+          await run(audited, [call('1', 't', JSON.stringify(args), true)])
+          const expected = sent.filter((k) => k !== 'reason' && !declared.includes(k)).sort()
+          expect(warnings.flatMap((w) => w.unknownKeys)).toEqual(expected)
+        },
+      ),
       { numRuns: 50 },
     )
   })
@@ -632,7 +795,9 @@ describe('withUnknownKeyAudit: construction', () => {
 
   it('refuses an onWarn that is not a function or takes more than one parameter', () => {
     expect(() => withUnknownKeyAudit({ onWarn: 'log' as never })).toThrow(/onWarn.*function/)
-    expect(() => withUnknownKeyAudit({ onWarn: ((_w: unknown, _x: unknown) => () => undefined) as never })).toThrow(/onWarn.*at most 1 parameter/)
+    expect(() => withUnknownKeyAudit({ onWarn: ((_w: unknown, _x: unknown) => () => undefined) as never })).toThrow(
+      /onWarn.*at most 1 parameter/,
+    )
   })
 
   it('refuses options that are not an object', () => {
@@ -651,12 +816,24 @@ describe('withUnknownKeyAudit: construction', () => {
 
   it('takes as maxPairs a whole number of at least 1, and refuses anything else by name', async () => {
     for (const maxPairs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, '2', null]) {
-      expect(() => withUnknownKeyAudit({ maxPairs: maxPairs as never })).toThrow(/maxPairs must be a whole number of at least 1/)
+      expect(() => withUnknownKeyAudit({ maxPairs: maxPairs as never })).toThrow(
+        /maxPairs must be a whole number of at least 1/,
+      )
     }
     const warnings: Array<UnknownKeyWarning> = []
-    const audited = withUnknownKeyAudit({ maxPairs: 1, onWarn: (w) => () => void warnings.push(w), onDiagnostic: () => undefined })(recordingProvider([FS_READ]))
+    const audited = withUnknownKeyAudit({
+      maxPairs: 1,
+      onWarn: (w) => () => void warnings.push(w),
+      onDiagnostic: () => undefined,
+    })(recordingProvider([FS_READ]))
     await audited.toolsForLlm()
-    for (const [id, key] of [['1', 'a'], ['2', 'a'], ['3', 'b'], ['4', 'b']]) await run(audited, [call(id as string, 'fs_read', { [key as string]: 1 })])
+    for (const [id, key] of [
+      ['1', 'a'],
+      ['2', 'a'],
+      ['3', 'b'],
+      ['4', 'b'],
+    ])
+      await run(audited, [call(id as string, 'fs_read', { [key as string]: 1 })])
     expect(warnings.map((w) => w.id)).toEqual(['1', '3', '4'])
   })
 
@@ -670,8 +847,14 @@ const diagnosing = (...listings: ReadonlyArray<unknown>) => {
   const diagnostics: Array<AuditDiagnostic> = []
   const warnings: Array<UnknownKeyWarning> = []
   let n = 0
-  const inner: Provider<string> = { ...recordingProvider([]), toolsForLlm: () => Promise.resolve(listings[Math.min(n++, listings.length - 1)] as never) }
-  const audited = withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w), onDiagnostic: (d) => () => void diagnostics.push(d) })(inner)
+  const inner: Provider<string> = {
+    ...recordingProvider([]),
+    toolsForLlm: () => Promise.resolve(listings[Math.min(n++, listings.length - 1)] as never),
+  }
+  const audited = withUnknownKeyAudit({
+    onWarn: (w) => () => void warnings.push(w),
+    onDiagnostic: (d) => () => void diagnostics.push(d),
+  })(inner)
   return { audited, diagnostics, warnings }
 }
 
@@ -710,7 +893,15 @@ describe('withUnknownKeyAudit: diagnostics', () => {
   })
 
   it('says once of a listing that is not an Either, whatever it is, and hands it back as it came', async () => {
-    for (const listing of [null, undefined, 42, 'tools', [FS_READ], { tag: 'Right', right: [FS_READ] }, { _tag: 'right', right: [FS_READ] }]) {
+    for (const listing of [
+      null,
+      undefined,
+      42,
+      'tools',
+      [FS_READ],
+      { tag: 'Right', right: [FS_READ] },
+      { _tag: 'right', right: [FS_READ] },
+    ]) {
       const { audited, diagnostics, warnings } = diagnosing(listing)
       expect(await audited.toolsForLlm()).toBe(listing)
       await audited.toolsForLlm()
@@ -742,7 +933,12 @@ describe('withUnknownKeyAudit: a listing that throws when read', () => {
 
   it('is handed back as it came, and leaves the audit as it was', async () => {
     const tagThrows = Object.defineProperty({}, '_tag', { get: throwing })
-    const lengthThrows = right(new Proxy([FS_WRITE], { get: (target, key, receiver) => (key === 'length' ? throwing() : (Reflect.get(target, key, receiver) as unknown)) }))
+    const lengthThrows = right(
+      new Proxy([FS_WRITE], {
+        get: (target, key, receiver) =>
+          key === 'length' ? throwing() : (Reflect.get(target, key, receiver) as unknown),
+      }),
+    )
     for (const hostile of [tagThrows, lengthThrows]) {
       const { audited, diagnostics, warnings } = diagnosing(right([FS_READ]), hostile)
       await audited.toolsForLlm()
@@ -755,7 +951,12 @@ describe('withUnknownKeyAudit: a listing that throws when read', () => {
   })
 
   it('audits nothing from then on when its declarations cannot be walked', async () => {
-    const unwalkable = right(new Proxy([FS_WRITE], { get: (target, key, receiver) => (key === Symbol.iterator ? throwing() : (Reflect.get(target, key, receiver) as unknown)) }))
+    const unwalkable = right(
+      new Proxy([FS_WRITE], {
+        get: (target, key, receiver) =>
+          key === Symbol.iterator ? throwing() : (Reflect.get(target, key, receiver) as unknown),
+      }),
+    )
     const { audited, warnings } = diagnosing(right([FS_READ]), unwalkable)
     await audited.toolsForLlm()
     expect(await audited.toolsForLlm()).toBe(unwalkable)
@@ -779,8 +980,12 @@ describe('drawAuditDiagnostic', () => {
     expect(drawAuditDiagnostic({ _tag: 'CalledBeforeListing' })).toBe(
       'toolstack: calls were made before any listing went through the audit, so they were not audited; list the tools (toolsForLlm) through the stack first',
     )
-    expect(drawAuditDiagnostic({ _tag: 'NothingToAudit', tools: 1 })).toBe('toolstack: the listing held 1 tool, but none declares a property, so no call is audited')
-    expect(drawAuditDiagnostic({ _tag: 'NothingToAudit', tools: 3 })).toBe('toolstack: the listing held 3 tools, but none declares a property, so no call is audited')
+    expect(drawAuditDiagnostic({ _tag: 'NothingToAudit', tools: 1 })).toBe(
+      'toolstack: the listing held 1 tool, but none declares a property, so no call is audited',
+    )
+    expect(drawAuditDiagnostic({ _tag: 'NothingToAudit', tools: 3 })).toBe(
+      'toolstack: the listing held 3 tools, but none declares a property, so no call is audited',
+    )
     expect(drawAuditDiagnostic({ _tag: 'SeenSetFull', capacity: 2 })).toBe(
       'toolstack: the audit remembers 2 (tool, key) pairs, its most; a new pair is still reported, each time it comes, but no longer remembered or counted',
     )
@@ -821,7 +1026,9 @@ describe('withUnknownKeyAudit: default onWarn', () => {
     const audited = withUnknownKeyAudit()(recordingProvider([FS_READ]))
     await audited.toolsForLlm()
     await run(audited, [call('call_9', 'fs_read', { path: 'a', ffset: 1 })])
-    expect(lines).toEqual(['toolstack: fs_read call call_9 carried undeclared argument key "ffset" (declared: "length", "offset", "path") (did you mean offset?)\n'])
+    expect(lines).toEqual([
+      'toolstack: fs_read call call_9 carried undeclared argument key "ffset" (declared: "length", "offset", "path") (did you mean offset?)\n',
+    ])
   })
 })
 
@@ -850,26 +1057,42 @@ describe('withUnknownKeyAudit: suggestions', () => {
 
   it('says each suggestion in the default line', () => {
     const base = { tool: 't', id: '1', declaredKeys: ['offset', 'path'] }
-    expect(formatWarning({ ...base, unknownKeys: ['ffset'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }] })).toMatch(/ \(did you mean offset\?\)$/)
-    expect(formatWarning({ ...base, unknownKeys: ['ffset', 'pth'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }, { key: 'pth', didYouMean: 'path' }] })).toMatch(
-      / \(did you mean offset for "ffset", path for "pth"\?\)$/,
-    )
+    expect(
+      formatWarning({ ...base, unknownKeys: ['ffset'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }] }),
+    ).toMatch(/ \(did you mean offset\?\)$/)
+    expect(
+      formatWarning({
+        ...base,
+        unknownKeys: ['ffset', 'pth'],
+        suggestions: [
+          { key: 'ffset', didYouMean: 'offset' },
+          { key: 'pth', didYouMean: 'path' },
+        ],
+      }),
+    ).toMatch(/ \(did you mean offset for "ffset", path for "pth"\?\)$/)
   })
 
   it('never changes a call, a result, or when a warning is said', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.uniqueArray(fc.constantFrom('path', 'ffset', 'pth', 'offset', 'x', 'depth'), { maxLength: 4 }), { maxLength: 6 }), async (keySets) => {
-        const { inner, audited, warnings } = setup()
-        await audited.toolsForLlm()
-        const calls = keySets.map((ks, i) => call(String(i), 'fs_read', Object.fromEntries(ks.map((k) => [k, 1]))))
-        const out = await run(audited, calls)
-        expect(inner.rec.batches[0]).toBe(calls)
-        expect(out._tag === 'Right' && out.right).toBe(inner.rec.results[0])
-        for (const w of warnings) {
-          expect(w.suggestions.map((s) => s.key)).toEqual(w.unknownKeys.filter((k) => w.suggestions.some((s) => s.key === k)))
-          for (const s of w.suggestions) expect(w.declaredKeys).toContain(s.didYouMean)
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(fc.uniqueArray(fc.constantFrom('path', 'ffset', 'pth', 'offset', 'x', 'depth'), { maxLength: 4 }), {
+          maxLength: 6,
+        }),
+        async (keySets) => {
+          const { inner, audited, warnings } = setup()
+          await audited.toolsForLlm()
+          const calls = keySets.map((ks, i) => call(String(i), 'fs_read', Object.fromEntries(ks.map((k) => [k, 1]))))
+          const out = await run(audited, calls)
+          expect(inner.rec.batches[0]).toBe(calls)
+          expect(out._tag === 'Right' && out.right).toBe(inner.rec.results[0])
+          for (const w of warnings) {
+            expect(w.suggestions.map((s) => s.key)).toEqual(
+              w.unknownKeys.filter((k) => w.suggestions.some((s) => s.key === k)),
+            )
+            for (const s of w.suggestions) expect(w.declaredKeys).toContain(s.didYouMean)
+          }
+        },
+      ),
     )
   })
 })
@@ -878,7 +1101,10 @@ describe('withUnknownKeyAudit: tolerate', () => {
   it('treats tolerated names exactly like reason', async () => {
     const inner = recordingProvider([FS_READ])
     const warnings: Array<UnknownKeyWarning> = []
-    const audited = withUnknownKeyAudit({ tolerate: ['_meta', 'toolCallId'], onWarn: (w) => () => void warnings.push(w) })(inner)
+    const audited = withUnknownKeyAudit({
+      tolerate: ['_meta', 'toolCallId'],
+      onWarn: (w) => () => void warnings.push(w),
+    })(inner)
     await audited.toolsForLlm()
     await run(audited, [call('1', 'fs_read', { path: 'a', _meta: {}, toolCallId: 'x', reason: 'r', sessionId: 's' })])
     expect(warnings.map((w) => w.unknownKeys)).toEqual([['sessionId']])
@@ -892,18 +1118,24 @@ describe('withUnknownKeyAudit: tolerate', () => {
 
   it('a tolerated name never appears in any warning, whatever the calls', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(keyArb, { maxLength: 3 }), fc.array(fc.uniqueArray(keyArb, { maxLength: 5 }), { maxLength: 5 }), async (tolerate, keySets) => {
-        const warnings: Array<UnknownKeyWarning> = []
-        const audited = withUnknownKeyAudit({ tolerate, onWarn: (w) => () => void warnings.push(w) })(recordingProvider([FS_READ]))
-        await audited.toolsForLlm()
-        const calls = keySets.map((ks, i) => {
-          const args: Record<string, unknown> = {}
-          for (const k of [...ks, ...tolerate]) Object.defineProperty(args, k, { value: 1, enumerable: true })
-          return call(String(i), 'fs_read', JSON.stringify(args), true)
-        })
-        await run(audited, calls)
-        for (const w of warnings) for (const t of [...tolerate, 'reason']) expect(w.unknownKeys).not.toContain(t)
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(keyArb, { maxLength: 3 }),
+        fc.array(fc.uniqueArray(keyArb, { maxLength: 5 }), { maxLength: 5 }),
+        async (tolerate, keySets) => {
+          const warnings: Array<UnknownKeyWarning> = []
+          const audited = withUnknownKeyAudit({ tolerate, onWarn: (w) => () => void warnings.push(w) })(
+            recordingProvider([FS_READ]),
+          )
+          await audited.toolsForLlm()
+          const calls = keySets.map((ks, i) => {
+            const args: Record<string, unknown> = {}
+            for (const k of [...ks, ...tolerate]) Object.defineProperty(args, k, { value: 1, enumerable: true })
+            return call(String(i), 'fs_read', JSON.stringify(args), true)
+          })
+          await run(audited, calls)
+          for (const w of warnings) for (const t of [...tolerate, 'reason']) expect(w.unknownKeys).not.toContain(t)
+        },
+      ),
     )
   })
 })
@@ -912,7 +1144,11 @@ describe('withUnknownKeyAudit: stats', () => {
   it('counts every audited call carrying each pair, and the id of the first', async () => {
     const { audited, warnings } = setup()
     await audited.toolsForLlm()
-    await run(audited, [call('a', 'fs_read', { x: 1 }), call('b', 'fs_read', { x: 1, y: 1 }), call('c', 'fs_write', { x: 1 })])
+    await run(audited, [
+      call('a', 'fs_read', { x: 1 }),
+      call('b', 'fs_read', { x: 1, y: 1 }),
+      call('c', 'fs_write', { x: 1 }),
+    ])
     await run(audited, [call('d', 'fs_read', { x: 1 })])
     expect(audited.stats()).toEqual([
       { tool: 'fs_read', key: 'x', calls: 3, firstId: 'a' },
@@ -963,10 +1199,17 @@ describe('withUnknownKeyAudit: stats', () => {
             const path = k === '' || /[.[\]"]/.test(k) ? `[${JSON.stringify(k)}]` : k
             const slot = JSON.stringify([tool, path])
             const had = naive.get(slot)
-            naive.set(slot, { tool: tool as string, key: path, calls: (had?.calls ?? 0) + 1, firstId: had?.firstId ?? (id === undefined || id === null ? '' : String(id)) })
+            naive.set(slot, {
+              tool: tool as string,
+              key: path,
+              calls: (had?.calls ?? 0) + 1,
+              firstId: had?.firstId ?? (id === undefined || id === null ? '' : String(id)),
+            })
           }
         }
-        const expected = [...naive.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        const expected = [...naive.values()].sort((a, b) =>
+          a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+        )
         expect(audited.stats()).toEqual(expected)
       }),
     )

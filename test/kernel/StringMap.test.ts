@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { StringMap } from '../../src/kernel/StringMap.js'
-import { emptyStringMap, emptyStringMapHashedBy, entries, get, has, hashString, set } from '../../src/kernel/StringMap.js'
+import {
+  emptyStringMap,
+  emptyStringMapHashedBy,
+  entries,
+  get,
+  has,
+  hashString,
+  set,
+} from '../../src/kernel/StringMap.js'
 import * as SM from '../../src/kernel/StringMap.js'
 
 // -------------------------------------------------------------------------------------
@@ -72,7 +80,9 @@ const keyArb = fc.oneof(
 // NaN and undefined are the values that trip up "already bound to this value" checks.
 const valueArb = fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom<unknown>(undefined, null, Number.NaN, 'x'))
 
-type Command = { readonly op: 'set'; readonly key: string; readonly value: unknown } | { readonly op: 'get' | 'has'; readonly key: string }
+type Command =
+  | { readonly op: 'set'; readonly key: string; readonly value: unknown }
+  | { readonly op: 'get' | 'has'; readonly key: string }
 
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('set' as const), key: keyArb, value: valueArb }) },
@@ -245,7 +255,8 @@ describe('StringMap', () => {
     // FNV-1a and fmix32 as published, written out here independently
     const fnv1a = (str: string): number => {
       let h = 0x811c9dc5
-      for (const unit of Array.from({ length: str.length }, (_, i) => str.charCodeAt(i))) h = Math.imul(h ^ unit, 16777619)
+      for (const unit of Array.from({ length: str.length }, (_, i) => str.charCodeAt(i)))
+        h = Math.imul(h ^ unit, 16777619)
       return h
     }
     const fmix = (x: number): number => {
@@ -254,7 +265,8 @@ describe('StringMap', () => {
       h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
       return (h ^ (h >>> 16)) | 0
     }
-    for (const key of ['', 'a', 'path', 'ffset', '\ud800', 'x'.repeat(100)]) expect(hashString(key) | 0).toBe(fmix(fnv1a(key)))
+    for (const key of ['', 'a', 'path', 'ffset', '\ud800', 'x'.repeat(100)])
+      expect(hashString(key) | 0).toBe(fmix(fnv1a(key)))
   })
 
   it('hashes to 32-bit integers', () => {
@@ -309,7 +321,12 @@ describe('StringMap', () => {
 
     it('tells a key from a value that spells it, in a node of colliding keys', () => {
       let m = emptyStringMapHashedBy<string>(() => 7)
-      for (const [k, v] of [['a', 'b'], ['b', 'x'], ['c', 'a']] as const) m = set(m, k, v)
+      for (const [k, v] of [
+        ['a', 'b'],
+        ['b', 'x'],
+        ['c', 'a'],
+      ] as const)
+        m = set(m, k, v)
       expect([get(m, 'a'), get(m, 'b'), get(m, 'c'), has(m, 'x')]).toEqual(['b', 'x', 'a', false])
       const again = set(m, 'b', 'y')
       expect([again.size, get(again, 'b'), get(again, 'a'), get(m, 'b')]).toEqual([3, 'y', 'b', 'x'])
@@ -372,20 +389,26 @@ describe('update', () => {
     ['a hash under which every key collides', () => SM.emptyStringMapHashedBy<number>(() => 0)],
   ])('binds f(old) in one walk, f(undefined) when unbound, and keeps every earlier version, under %s', (_, empty) => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', '', '__proto__', 'x\u0000y'), fc.integer({ min: -3, max: 3 })), { maxLength: 40 }), (steps) => {
-        const versions: Array<[SM.StringMap<number>, Map<string, number>]> = [[empty(), new Map()]]
-        for (const [k, d] of steps) {
-          const [m, model] = versions[versions.length - 1] as [SM.StringMap<number>, Map<string, number>]
-          const next = SM.update(m, k, (old) => (old ?? 100) + d)
-          const nextModel = new Map(model).set(k, (model.get(k) ?? 100) + d)
-          if (d === 0 && model.has(k)) expect(next).toBe(m)
-          versions.push([next, nextModel])
-        }
-        for (const [m, model] of versions) {
-          expect(m.size).toBe(model.size)
-          for (const [k, v] of model) expect(SM.get(m, k)).toBe(v)
-        }
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(fc.constantFrom('a', 'b', 'c', '', '__proto__', 'x\u0000y'), fc.integer({ min: -3, max: 3 })),
+          { maxLength: 40 },
+        ),
+        (steps) => {
+          const versions: Array<[SM.StringMap<number>, Map<string, number>]> = [[empty(), new Map()]]
+          for (const [k, d] of steps) {
+            const [m, model] = versions[versions.length - 1] as [SM.StringMap<number>, Map<string, number>]
+            const next = SM.update(m, k, (old) => (old ?? 100) + d)
+            const nextModel = new Map(model).set(k, (model.get(k) ?? 100) + d)
+            if (d === 0 && model.has(k)) expect(next).toBe(m)
+            versions.push([next, nextModel])
+          }
+          for (const [m, model] of versions) {
+            expect(m.size).toBe(model.size)
+            for (const [k, v] of model) expect(SM.get(m, k)).toBe(v)
+          }
+        },
+      ),
     )
   })
 })

@@ -84,10 +84,12 @@ describe('suggestKey: properties', () => {
   })
 
   it('the property can fail: a suggester that takes the first of equally near keys', () => {
-    const firstOfTies = (declared: ReadonlyArray<string>) => (key: string): Option<string> => {
-      const hit = declared.find((d) => d !== key && editDistance(key, d, 2) <= 2)
-      return hit === undefined ? none : some(hit)
-    }
+    const firstOfTies =
+      (declared: ReadonlyArray<string>) =>
+      (key: string): Option<string> => {
+        const hit = declared.find((d) => d !== key && editDistance(key, d, 2) <= 2)
+        return hit === undefined ? none : some(hit)
+      }
     expect(fc.check(orderIndependent(firstOfTies)).failed).toBe(true)
   })
 
@@ -239,7 +241,9 @@ describe('suggestKey: each rule, where the earlier ones are silent', () => {
 
   it('rule 4 suggests the one declared key of 3 or 4 characters exactly when the key is it with two different neighbours swapped', () => {
     const swapsOf = (d: string): ReadonlyArray<string> =>
-      [...d.slice(1)].map((_, i) => d.slice(0, i) + d.charAt(i + 1) + d.charAt(i) + d.slice(i + 2)).filter((s) => s !== d)
+      [...d.slice(1)]
+        .map((_, i) => d.slice(0, i) + d.charAt(i + 1) + d.charAt(i) + d.slice(i + 2))
+        .filter((s) => s !== d)
     const shortArb = fc.stringMatching(/^[abc]{3,4}$/)
     fc.assert(
       fc.property(shortArb, shortArb, (declared, key) => {

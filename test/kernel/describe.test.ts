@@ -52,13 +52,24 @@ describe('describeError', () => {
   })
 
   it('still answers for a value that cannot be written at all', () => {
-    const hostile = { toJSON: () => { throw new Error('no') }, toString: () => { throw new Error('no') } }
+    const hostile = {
+      toJSON: () => {
+        throw new Error('no')
+      },
+      toString: () => {
+        throw new Error('no')
+      },
+    }
     expect(describeError(hostile)).toBe('an unreadable error')
   })
 
   it('still answers for an Error whose message cannot be read', () => {
     const e = new Error('x')
-    Object.defineProperty(e, 'message', { get: () => { throw new Error('no') } })
+    Object.defineProperty(e, 'message', {
+      get: () => {
+        throw new Error('no')
+      },
+    })
     expect(describeError(e)).toBe('an unreadable error')
   })
 
@@ -74,7 +85,9 @@ describe('escapeControls', () => {
   })
 
   it('writes line and paragraph separators, direction marks and overrides, and the BOM as \\uXXXX too', () => {
-    expect(escapeControls('a\u2028b\u2029c\u202ed\u2066e\u200ef\u061cg\ufeff')).toBe('a\\u2028b\\u2029c\\u202ed\\u2066e\\u200ef\\u061cg\\ufeff')
+    expect(escapeControls('a\u2028b\u2029c\u202ed\u2066e\u200ef\u061cg\ufeff')).toBe(
+      'a\\u2028b\\u2029c\\u202ed\\u2066e\\u200ef\\u061cg\\ufeff',
+    )
   })
 
   it('leaves every other character as it was, whatever the text', () => {

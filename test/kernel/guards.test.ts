@@ -19,7 +19,13 @@ describe('memberOf', () => {
     // a primitive's members come from its prototype: 'ab'.length is 2, (1).toFixed a function
     expect(memberOf('ab', 'length', UNREADABLE)).toBeUndefined()
     expect(memberOf(1, 'toFixed', UNREADABLE)).toBeUndefined()
-    expect(memberOf(Object.assign(() => 0, { id: 'f' }), 'id', UNREADABLE)).toBeUndefined()
+    expect(
+      memberOf(
+        Object.assign(() => 0, { id: 'f' }),
+        'id',
+        UNREADABLE,
+      ),
+    ).toBeUndefined()
     // reading a member of null or undefined throws; with nothing to read, nothing is read
     expect(memberOf(null, 'id', UNREADABLE)).toBeUndefined()
     expect(memberOf(undefined, 'id', UNREADABLE)).toBeUndefined()
@@ -41,8 +47,18 @@ describe('ownCopy', () => {
     const copy = ownCopy(Object.freeze(source))
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
     expect(Object.keys(copy)).toEqual(['a', '__proto__'])
-    expect(Object.getOwnPropertyDescriptor(copy, 'a')).toEqual({ value: 1, writable: true, enumerable: true, configurable: true })
-    expect(Object.getOwnPropertyDescriptor(copy, '__proto__')).toEqual({ value: { b: 2 }, writable: true, enumerable: true, configurable: true })
+    expect(Object.getOwnPropertyDescriptor(copy, 'a')).toEqual({
+      value: 1,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    })
+    expect(Object.getOwnPropertyDescriptor(copy, '__proto__')).toEqual({
+      value: { b: 2 },
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    })
     // the copy is the caller's to change, though the source was frozen
     copy['a'] = 9
     expect(copy['a']).toBe(9)

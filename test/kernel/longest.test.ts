@@ -27,22 +27,30 @@ describe('longestTagOf', () => {
   const TAG = fc.stringMatching(/^[ab](_[ab])?_$/)
   // the owner is a tag the name starts with, leaving a name, and no longer such tag exists
   const longestOwns = (owner: (tags: ReadonlyArray<string>) => (name: string) => string | undefined) =>
-    fc.property(fc.uniqueArray(TAG, { maxLength: 6 }), fc.oneof(fc.tuple(TAG, fc.stringMatching(/^([ab]_)?[ab]{0,2}$/)).map(([t, rest]) => t + rest), fc.string()), (tags, name) => {
-      const found = owner(tags)(name)
-      const fits = tags.filter((t) => name.length > t.length && name.startsWith(t))
-      if (found === undefined) expect(fits).toEqual([])
-      else {
-        expect(fits).toContain(found)
-        expect(fits.every((t) => t.length <= found.length)).toBe(true)
-      }
-    })
+    fc.property(
+      fc.uniqueArray(TAG, { maxLength: 6 }),
+      fc.oneof(
+        fc.tuple(TAG, fc.stringMatching(/^([ab]_)?[ab]{0,2}$/)).map(([t, rest]) => t + rest),
+        fc.string(),
+      ),
+      (tags, name) => {
+        const found = owner(tags)(name)
+        const fits = tags.filter((t) => name.length > t.length && name.startsWith(t))
+        if (found === undefined) expect(fits).toEqual([])
+        else {
+          expect(fits).toContain(found)
+          expect(fits.every((t) => t.length <= found.length)).toBe(true)
+        }
+      },
+    )
 
   it('owns by the longest fitting tag, whatever the tags and the name (property)', () => {
     fc.assert(longestOwns(ownerOf))
   })
 
   it('the property can fail: the first fitting tag in the order given is caught', () => {
-    const firstFit = (tags: ReadonlyArray<string>) => (name: string) => tags.find((t) => name.length > t.length && name.startsWith(t))
+    const firstFit = (tags: ReadonlyArray<string>) => (name: string) =>
+      tags.find((t) => name.length > t.length && name.startsWith(t))
     expect(fc.check(longestOwns(firstFit)).failed).toBe(true)
   })
 })

@@ -49,7 +49,9 @@ describe('assertProvider', () => {
   it('says what it got when it got no object', () => {
     expect(refusal(null)).toBe(`${expected}got null`)
     expect(refusal(1)).toBe(`${expected}got number 1`)
-    expect(refusal(Object.assign(() => 0, { toolsForLlm, executeToolCalls }))).toBe(`${expected}got a function of 0 parameters`)
+    expect(refusal(Object.assign(() => 0, { toolsForLlm, executeToolCalls }))).toBe(
+      `${expected}got a function of 0 parameters`,
+    )
   })
 
   it('names each member that is not a function', () => {
@@ -59,7 +61,9 @@ describe('assertProvider', () => {
   })
 
   it('refuses an async executeToolCalls, pointing at fromAsync', () => {
-    expect(refusal({ toolsForLlm, executeToolCalls: async () => Promise.resolve([]) })).toMatch(/^withX: .*async function.*fromAsync\(provider\)$/)
+    expect(refusal({ toolsForLlm, executeToolCalls: async () => Promise.resolve([]) })).toMatch(
+      /^withX: .*async function.*fromAsync\(provider\)$/,
+    )
   })
 
   it('lets through an executeToolCalls with no constructor to look at', () => {

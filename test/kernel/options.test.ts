@@ -43,9 +43,15 @@ describe('decodeOptions', () => {
   })
 
   it('refuses options that are not an object, null and arrays included', () => {
-    expect(() => decodeOptions('withX', props, null)).toThrow(new TypeError('withX: options must be an object, got null'))
-    expect(() => decodeOptions('withX', props, [])).toThrow(new TypeError('withX: options must be an object, got an array'))
-    expect(() => decodeOptions('withX', props, 1)).toThrow(new TypeError('withX: options must be an object, got number 1'))
+    expect(() => decodeOptions('withX', props, null)).toThrow(
+      new TypeError('withX: options must be an object, got null'),
+    )
+    expect(() => decodeOptions('withX', props, [])).toThrow(
+      new TypeError('withX: options must be an object, got an array'),
+    )
+    expect(() => decodeOptions('withX', props, 1)).toThrow(
+      new TypeError('withX: options must be an object, got number 1'),
+    )
   })
 
   it('names one unknown option in the singular, several in the plural, with the known ones', () => {
@@ -62,8 +68,12 @@ describe('decodeOptions', () => {
     expect(() => decodeOptions('withX', named, { max_depth: 1 })).toThrow(
       new TypeError('withX: unknown option "max_depth" (known options: maxDepth, path); did you mean "maxDepth"?'),
     )
-    expect(() => decodeOptions('withX', named, { file: 'a', depth: 1, zzz: 0 }, '', new Map([['file', 'path']]))).toThrow(
-      new TypeError('withX: unknown options "file", "depth", "zzz" (known options: maxDepth, path); did you mean "path" for "file", "maxDepth" for "depth"?'),
+    expect(() =>
+      decodeOptions('withX', named, { file: 'a', depth: 1, zzz: 0 }, '', new Map([['file', 'path']])),
+    ).toThrow(
+      new TypeError(
+        'withX: unknown options "file", "depth", "zzz" (known options: maxDepth, path); did you mean "path" for "file", "maxDepth" for "depth"?',
+      ),
     )
   })
 
@@ -106,7 +116,8 @@ describe('callBack', () => {
 
   it('answers undefined for a callback that ran to the end, whatever it answered, and for no callback', () => {
     // a callback answering a non-function is not called again: calling it would throw
-    for (const answer of [undefined, null, 0, 'done', {}, Promise.resolve()]) expect(callBack(() => answer, 1)).toBeUndefined()
+    for (const answer of [undefined, null, 0, 'done', {}, Promise.resolve()])
+      expect(callBack(() => answer, 1)).toBeUndefined()
     expect(callBack(() => () => 'ran', 1)).toBeUndefined()
     expect(callBack(undefined, 1)).toBeUndefined()
   })

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { LOCATION_ARGS, absolutise, commonDirectory, containment, isInside, locate, normalizeAbsolute, rootFor } from '../../src/kernel/paths.js'
+import {
+  LOCATION_ARGS,
+  absolutise,
+  commonDirectory,
+  containment,
+  isInside,
+  locate,
+  normalizeAbsolute,
+  rootFor,
+} from '../../src/kernel/paths.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -8,7 +17,19 @@ import { LOCATION_ARGS, absolutise, commonDirectory, containment, isInside, loca
 
 describe('LOCATION_ARGS', () => {
   it('is the usual names of a location argument, and frozen', () => {
-    expect(LOCATION_ARGS).toEqual(['path', 'paths', 'source', 'destination', 'from', 'to', 'file', 'files', 'target', 'directory', 'dir'])
+    expect(LOCATION_ARGS).toEqual([
+      'path',
+      'paths',
+      'source',
+      'destination',
+      'from',
+      'to',
+      'file',
+      'files',
+      'target',
+      'directory',
+      'dir',
+    ])
     expect(Object.isFrozen(LOCATION_ARGS)).toBe(true)
   })
 })
@@ -103,7 +124,9 @@ describe('locate', () => {
   })
 
   it('says when a location argument cannot be read', () => {
-    expect(locate({ path: 7 }, 't', {})).toEqual([{ _tag: 'Unknown', arg: 'path', problem: 'is not a string (number)' }])
+    expect(locate({ path: 7 }, 't', {})).toEqual([
+      { _tag: 'Unknown', arg: 'path', problem: 'is not a string (number)' },
+    ])
   })
 
   it('gives one missing location when the call names none', () => {
@@ -113,7 +136,9 @@ describe('locate', () => {
 
   it('gives one unknown location for arguments that are not an object', () => {
     for (const args of [undefined, null, 'path', 42, ['/p']]) {
-      expect(locate(args, 't', {})).toEqual([{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read as a JSON object' }])
+      expect(locate(args, 't', {})).toEqual([
+        { _tag: 'Unknown', arg: 'arguments', problem: 'could not be read as a JSON object' },
+      ])
     }
   })
 
@@ -122,7 +147,14 @@ describe('locate', () => {
   })
 
   it('gives an unknown location for arguments that throw when read', () => {
-    const hostile = new Proxy({}, { getOwnPropertyDescriptor: () => { throw new Error('boom') } })
+    const hostile = new Proxy(
+      {},
+      {
+        getOwnPropertyDescriptor: () => {
+          throw new Error('boom')
+        },
+      },
+    )
     expect(locate(hostile, 't', {})).toEqual([{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read' }])
   })
 })
@@ -167,7 +199,10 @@ describe('containment', () => {
     expect(containment('relative', '/relative/a')).toBe('unknown')
   })
 
-  const segment = fc.oneof(fc.constantFrom('a', 'tmp', 'root', '.', '', 'root2', '..a'), fc.stringMatching(/^[a-z.]{1,4}$/))
+  const segment = fc.oneof(
+    fc.constantFrom('a', 'tmp', 'root', '.', '', 'root2', '..a'),
+    fc.stringMatching(/^[a-z.]{1,4}$/),
+  )
 
   it('never says inside for a path with a ".." segment (property)', () => {
     fc.assert(
@@ -187,11 +222,16 @@ describe('containment', () => {
 
   it('says inside for every clean path below the directory and outside for a sibling sharing its prefix (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.stringMatching(/^[a-z]{1,4}$/), { minLength: 1, maxLength: 4 }), fc.array(fc.stringMatching(/^[a-z]{1,4}$/), { maxLength: 4 }), fc.stringMatching(/^[a-z0-9]{1,3}$/), (dir, rest, suffix) => {
-        const d = '/' + dir.join('/')
-        expect(containment(d, [d, ...rest].join('/'))).toBe('inside')
-        expect(containment(d, d + suffix)).toBe('outside')
-      }),
+      fc.property(
+        fc.array(fc.stringMatching(/^[a-z]{1,4}$/), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.stringMatching(/^[a-z]{1,4}$/), { maxLength: 4 }),
+        fc.stringMatching(/^[a-z0-9]{1,3}$/),
+        (dir, rest, suffix) => {
+          const d = '/' + dir.join('/')
+          expect(containment(d, [d, ...rest].join('/'))).toBe('inside')
+          expect(containment(d, d + suffix)).toBe('outside')
+        },
+      ),
     )
   })
 })

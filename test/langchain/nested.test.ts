@@ -16,11 +16,34 @@ import { describe, expect, it } from 'vitest'
 import type { ToolDeclaration, UnknownKeyWarning } from '../../src/index.js'
 import { UnknownKeyAuditHandler, toLangChainTools } from '../../src/langchain/index.js'
 import type { NestedCall } from '../support/nested.js'
-import { CLEAN_RUN, STRIPPED_RUNS, cleanCall, drawSchema, drawWarning, expectStackHearsTheIssue, nestedDeclarations, nestedStack, nestedStats, ranWith, readSchema, readWarning, strayCalls, validCalls } from '../support/nested.js'
+import {
+  CLEAN_RUN,
+  STRIPPED_RUNS,
+  cleanCall,
+  drawSchema,
+  drawWarning,
+  expectStackHearsTheIssue,
+  nestedDeclarations,
+  nestedStack,
+  nestedStats,
+  ranWith,
+  readSchema,
+  readWarning,
+  strayCalls,
+  validCalls,
+} from '../support/nested.js'
 
 /** An AIMessage asking for `calls`, each call's args the object its JSON input reads as. */
 const ask = (calls: ReadonlyArray<NestedCall>) =>
-  new AIMessage({ content: '', tool_calls: calls.map((c) => ({ id: c.id, name: c.tool, args: JSON.parse(c.input) as Record<string, unknown>, type: 'tool_call' as const })) })
+  new AIMessage({
+    content: '',
+    tool_calls: calls.map((c) => ({
+      id: c.id,
+      name: c.tool,
+      args: JSON.parse(c.input) as Record<string, unknown>,
+      type: 'tool_call' as const,
+    })),
+  })
 
 const messagesOf = (out: unknown): Array<ToolMessage> => (out as { messages: Array<ToolMessage> }).messages
 
@@ -28,17 +51,27 @@ const messagesOf = (out: unknown): Array<ToolMessage> => (out as { messages: Arr
 const success = (content: string) => ({ status: 'success', content })
 
 /** The status and content of each ToolMessage, by its tool call id. */
-const answered = (out: unknown): Map<string, { status: unknown; content: unknown }> => new Map(messagesOf(out).map((m) => [m.tool_call_id, { status: m.status, content: m.content }]))
+const answered = (out: unknown): Map<string, { status: unknown; content: unknown }> =>
+  new Map(messagesOf(out).map((m) => [m.tool_call_id, { status: m.status, content: m.content }]))
 
 describe('UnknownKeyAuditHandler over a user’s zod tools: nested keys by path', () => {
   const setUp = () => {
     const executed: Array<readonly [string, unknown]> = []
-    const read = tool(async (input) => (executed.push(['read', input]), 'file text'), { name: 'read', description: 'Reads a file', schema: readSchema })
-    const draw = tool(async (input) => (executed.push(['draw', input]), 'drawn'), { name: 'draw', description: 'Draws a shape', schema: drawSchema })
+    const read = tool(async (input) => (executed.push(['read', input]), 'file text'), {
+      name: 'read',
+      description: 'Reads a file',
+      schema: readSchema,
+    })
+    const draw = tool(async (input) => (executed.push(['draw', input]), 'drawn'), {
+      name: 'draw',
+      description: 'Draws a shape',
+      schema: drawSchema,
+    })
     const warnings: Array<UnknownKeyWarning> = []
     const audit = new UnknownKeyAuditHandler([read, draw], { onWarn: (w) => void warnings.push(w) })
     const node = new ToolNode([read, draw])
-    const invoke = async (calls: ReadonlyArray<NestedCall>) => answered(await node.invoke({ messages: [ask(calls)] }, { callbacks: [audit] }))
+    const invoke = async (calls: ReadonlyArray<NestedCall>) =>
+      answered(await node.invoke({ messages: [ask(calls)] }, { callbacks: [audit] }))
     return { executed, warnings, audit, invoke }
   }
 
@@ -48,8 +81,14 @@ describe('UnknownKeyAuditHandler over a user’s zod tools: nested keys by path'
     // `opts` has no `encoding` and the circle no `radius`: LangChain's zod parse fails,
     // and it fails before handleToolStart, as for a z.strictObject (see langchain.test.ts)
     const out = await invoke(strayCalls('c1', 'c2'))
-    expect(out.get('c1')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
-    expect(out.get('c2')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(out.get('c1')).toStrictEqual({
+      status: 'error',
+      content: expect.stringContaining('did not match expected schema'),
+    })
+    expect(out.get('c2')).toStrictEqual({
+      status: 'error',
+      content: expect.stringContaining('did not match expected schema'),
+    })
     expect(warnings).toStrictEqual([])
     expect(audit.stats()).toStrictEqual([])
     expect(executed).toStrictEqual([])
@@ -83,7 +122,19 @@ const stackOf = async (declarations: ReadonlyArray<ToolDeclaration>) => {
 
 // the same tools declared by hand, as many servers do: each nested object open, nothing required
 const openDeclarations: ReadonlyArray<ToolDeclaration> = [
-  { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' }, opts: { type: 'object', properties: { encoding: { type: 'string' } } } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'read',
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string' },
+          opts: { type: 'object', properties: { encoding: { type: 'string' } } },
+        },
+      },
+    },
+  },
   {
     type: 'function',
     function: {
@@ -113,8 +164,14 @@ describe('toLangChainTools over a stack: nested keys by path', () => {
     // permissiveSchema keeps `required` on purpose: `opts.encoding` and the circle's `radius` are missing
     const { warnings, ran, invoke } = await stackOf(nestedDeclarations)
     const out = await invoke(strayCalls('c1', 'c2'))
-    expect(out.get('c1')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
-    expect(out.get('c2')).toStrictEqual({ status: 'error', content: expect.stringContaining('did not match expected schema') })
+    expect(out.get('c1')).toStrictEqual({
+      status: 'error',
+      content: expect.stringContaining('did not match expected schema'),
+    })
+    expect(out.get('c2')).toStrictEqual({
+      status: 'error',
+      content: expect.stringContaining('did not match expected schema'),
+    })
     expect(warnings).toStrictEqual([])
     expect(ran).toStrictEqual([])
   })
@@ -131,10 +188,12 @@ describe('toLangChainTools over a stack: nested keys by path', () => {
     expect(out.get('c2')).toStrictEqual(success('ran draw'))
   })
 
-
   it('declarations zod wrote: a call without the stray key runs as before', async () => {
     const { warnings, invoke } = await stackOf(nestedDeclarations)
-    const clean = await invoke([{ id: 'c3', tool: 'read', input: '{"path":"a","opts":{"encoding":"utf8"}}' }, cleanCall('c4')])
+    const clean = await invoke([
+      { id: 'c3', tool: 'read', input: '{"path":"a","opts":{"encoding":"utf8"}}' },
+      cleanCall('c4'),
+    ])
     expect(clean.get('c3')).toStrictEqual(success('ran read'))
     expect(clean.get('c4')).toStrictEqual(success('ran draw'))
     expect(warnings).toStrictEqual([])

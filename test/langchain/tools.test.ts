@@ -13,7 +13,10 @@ import type { AuditDiagnostic, ToolCall, ToolDeclaration, ToolResult, UnknownKey
 import { UnknownKeyAuditHandler, permissiveSchema, toLangChainTools } from '../../src/langchain/index.js'
 
 /** A provider listing `declarations` and answering each call with `answer(call)`, recording every batch it is sent and every result it answered. */
-const recording = (declarations: ReadonlyArray<ToolDeclaration>, answer: (call: ToolCall) => Omit<ToolResult, 'role' | 'tool_call_id'> = () => ({ content: 'ran' })) => {
+const recording = (
+  declarations: ReadonlyArray<ToolDeclaration>,
+  answer: (call: ToolCall) => Omit<ToolResult, 'role' | 'tool_call_id'> = () => ({ content: 'ran' }),
+) => {
   const received: Array<ReadonlyArray<ToolCall>> = []
   const answered: Array<ToolResult> = []
   const provider = {
@@ -28,8 +31,16 @@ const recording = (declarations: ReadonlyArray<ToolDeclaration>, answer: (call: 
   return { provider, received, answered }
 }
 
-const readParameters = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false }
-const readDeclaration: ToolDeclaration = { type: 'function', function: { name: 'read', description: 'Reads', parameters: readParameters } }
+const readParameters = {
+  type: 'object',
+  properties: { path: { type: 'string' } },
+  required: ['path'],
+  additionalProperties: false,
+}
+const readDeclaration: ToolDeclaration = {
+  type: 'function',
+  function: { name: 'read', description: 'Reads', parameters: readParameters },
+}
 
 const only = async (tools: Promise<Array<DynamicStructuredTool>>): Promise<DynamicStructuredTool> => {
   const [t] = await tools
@@ -37,37 +48,67 @@ const only = async (tools: Promise<Array<DynamicStructuredTool>>): Promise<Dynam
   return t
 }
 
-const toolCall = (id: string, args: Record<string, unknown>, name = 'read') => ({ id, name, args, type: 'tool_call' as const })
+const toolCall = (id: string, args: Record<string, unknown>, name = 'read') => ({
+  id,
+  name,
+  args,
+  type: 'tool_call' as const,
+})
 
 // -------------------------------------------------------------------------------------
 
 describe('permissiveSchema', () => {
   it('no object schema is the empty object schema', () => {
-    for (const parameters of [undefined, null, 'object', 3, [{ type: 'object' }]]) expect(permissiveSchema(parameters as never)).toStrictEqual({ type: 'object', properties: {} })
+    for (const parameters of [undefined, null, 'object', 3, [{ type: 'object' }]])
+      expect(permissiveSchema(parameters as never)).toStrictEqual({ type: 'object', properties: {} })
   })
 
   it('a copy without additionalProperties at any depth, whatever its value; a property of that name stays', () => {
-    const nested = { type: 'object', properties: { x: {}, additionalProperties: { type: 'string' } }, additionalProperties: false }
+    const nested = {
+      type: 'object',
+      properties: { x: {}, additionalProperties: { type: 'string' } },
+      additionalProperties: false,
+    }
     for (const additionalProperties of [false, true, { type: 'string' }]) {
-      const parameters = { type: 'object', properties: { path: { type: 'string' }, opts: nested, list: { type: 'array', items: nested } }, required: ['path'], additionalProperties }
+      const parameters = {
+        type: 'object',
+        properties: { path: { type: 'string' }, opts: nested, list: { type: 'array', items: nested } },
+        required: ['path'],
+        additionalProperties,
+      }
       const before = structuredClone(parameters)
       const opened = { type: 'object', properties: { x: {}, additionalProperties: { type: 'string' } } }
-      expect(permissiveSchema(parameters)).toStrictEqual({ type: 'object', properties: { path: { type: 'string' }, opts: opened, list: { type: 'array', items: opened } }, required: ['path'] })
+      expect(permissiveSchema(parameters)).toStrictEqual({
+        type: 'object',
+        properties: { path: { type: 'string' }, opts: opened, list: { type: 'array', items: opened } },
+        required: ['path'],
+      })
       expect(parameters).toStrictEqual(before)
     }
   })
 
   it('a schema without a type is an object schema; a declared type is kept as written', () => {
     expect(permissiveSchema({ properties: { a: {} } })).toStrictEqual({ properties: { a: {} }, type: 'object' })
-    expect(permissiveSchema({ type: ['object', 'null'], properties: {} })).toStrictEqual({ type: ['object', 'null'], properties: {} })
+    expect(permissiveSchema({ type: ['object', 'null'], properties: {} })).toStrictEqual({
+      type: ['object', 'null'],
+      properties: {},
+    })
   })
 
   it('an ordinary object: its members written, deleted and listed like any other, __proto__ an own member like any other', () => {
-    const parameters = JSON.parse('{"type":"object","properties":{},"__proto__":{"polluted":true}}') as Record<string, unknown>
+    const parameters = JSON.parse('{"type":"object","properties":{},"__proto__":{"polluted":true}}') as Record<
+      string,
+      unknown
+    >
     const out = permissiveSchema(parameters)
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype)
     expect(Object.keys(out)).toStrictEqual(['type', 'properties', '__proto__'])
-    expect(Object.getOwnPropertyDescriptor(out, '__proto__')).toStrictEqual({ value: { polluted: true }, writable: true, enumerable: true, configurable: true })
+    expect(Object.getOwnPropertyDescriptor(out, '__proto__')).toStrictEqual({
+      value: { polluted: true },
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    })
     expect((out as { polluted?: unknown }).polluted).toBeUndefined()
     out['type'] = 'string'
     delete out['properties']
@@ -77,17 +118,28 @@ describe('permissiveSchema', () => {
 
   it('opens the first 65 levels (0 to 64) and copies a deeper schema as it is, so the copy is bounded', () => {
     // level i holds level i + 1 under properties.a, or under items
-    const chain = (n: number, under: (s: Record<string, unknown>) => Record<string, unknown>): Record<string, unknown> => {
+    const chain = (
+      n: number,
+      under: (s: Record<string, unknown>) => Record<string, unknown>,
+    ): Record<string, unknown> => {
       let s: Record<string, unknown> = { type: 'string' }
       for (let i = n; i >= 0; i--) s = { type: 'object', ...under(s), additionalProperties: false }
       return s
     }
     const levels = (u: unknown, next: (s: Record<string, unknown>) => unknown): ReadonlyArray<boolean> => {
       const out: Array<boolean> = []
-      for (let s = u as Record<string, unknown> | undefined; s?.['type'] === 'object'; s = next(s) as Record<string, unknown>) out.push('additionalProperties' in s)
+      for (
+        let s = u as Record<string, unknown> | undefined;
+        s?.['type'] === 'object';
+        s = next(s) as Record<string, unknown>
+      )
+        out.push('additionalProperties' in s)
       return out
     }
-    const viaProperties = levels(permissiveSchema(chain(70, (s) => ({ properties: { a: s } }))), (s) => (s['properties'] as Record<string, unknown>)['a'])
+    const viaProperties = levels(
+      permissiveSchema(chain(70, (s) => ({ properties: { a: s } }))),
+      (s) => (s['properties'] as Record<string, unknown>)['a'],
+    )
     const viaItems = levels(permissiveSchema(chain(70, (s) => ({ items: s }))), (s) => s['items'])
     for (const closed of [viaProperties, viaItems]) {
       expect(closed.length).toBe(71)
@@ -97,24 +149,32 @@ describe('permissiveSchema', () => {
   })
 
   it('keeps a map member that is not an object as it is (names are data, and there are none)', () => {
-    expect(permissiveSchema({ type: 'object', properties: 'ab' as never, $defs: ['x'] as never })).toStrictEqual({ type: 'object', properties: 'ab', $defs: ['x'] })
+    expect(permissiveSchema({ type: 'object', properties: 'ab' as never, $defs: ['x'] as never })).toStrictEqual({
+      type: 'object',
+      properties: 'ab',
+      $defs: ['x'],
+    })
   })
 
   it('whatever the schema: the same schema with no additionalProperties or unevaluatedProperties where a schema sits, and a type (model: a plain recursive strip)', () => {
     const name = fc.constantFrom('a', 'additionalProperties', 'items', '__proto__')
     const { schema } = fc.letrec<{ schema: Record<string, unknown> }>((tie) => ({
-      schema: fc.oneof({ maxDepth: 3, depthIdentifier: 'schema' }, fc.constant({ type: 'string' }), fc.record(
-        {
-          type: fc.constantFrom('object', 'array', 'string'),
-          properties: fc.dictionary(name, tie('schema'), { maxKeys: 3 }),
-          items: tie('schema'),
-          anyOf: fc.array(tie('schema'), { maxLength: 2 }),
-          additionalProperties: fc.oneof(fc.boolean(), tie('schema')),
-          unevaluatedProperties: fc.boolean(),
-          enum: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 2 }),
-        },
-        { requiredKeys: [] },
-      )),
+      schema: fc.oneof(
+        { maxDepth: 3, depthIdentifier: 'schema' },
+        fc.constant({ type: 'string' }),
+        fc.record(
+          {
+            type: fc.constantFrom('object', 'array', 'string'),
+            properties: fc.dictionary(name, tie('schema'), { maxKeys: 3 }),
+            items: tie('schema'),
+            anyOf: fc.array(tie('schema'), { maxLength: 2 }),
+            additionalProperties: fc.oneof(fc.boolean(), tie('schema')),
+            unevaluatedProperties: fc.boolean(),
+            enum: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 2 }),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
     }))
     // written apart: schemas hold schemas under these members, names under properties
     const strip = (u: unknown): unknown => {
@@ -122,7 +182,14 @@ describe('permissiveSchema', () => {
       const out: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(u)) {
         if (k === 'additionalProperties' || k === 'unevaluatedProperties') continue
-        const value = k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([n, x]) => [n, strip(x)])) : k === 'items' ? strip(v) : k === 'anyOf' ? (v as Array<unknown>).map(strip) : v
+        const value =
+          k === 'properties'
+            ? Object.fromEntries(Object.entries(v as object).map(([n, x]) => [n, strip(x)]))
+            : k === 'items'
+              ? strip(v)
+              : k === 'anyOf'
+                ? (v as Array<unknown>).map(strip)
+                : v
         Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true })
       }
       return out
@@ -144,28 +211,52 @@ describe('permissiveSchema', () => {
 
 describe('toLangChainTools: the tools', () => {
   it('one tool per name, first declaration first: its name, description (or ""), permissive schema, content_and_artifact', async () => {
-    const { provider } = recording([readDeclaration, { type: 'function', function: { name: 'ping' } }, { type: 'function', function: { name: 'read', description: 'Another read' } }])
+    const { provider } = recording([
+      readDeclaration,
+      { type: 'function', function: { name: 'ping' } },
+      { type: 'function', function: { name: 'read', description: 'Another read' } },
+    ])
     const tools = await toLangChainTools(provider)
     expect(tools.map((t) => [t.constructor, t.name, t.description, t.schema, t.responseFormat])).toStrictEqual([
-      [DynamicStructuredTool, 'read', 'Reads', { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, 'content_and_artifact'],
+      [
+        DynamicStructuredTool,
+        'read',
+        'Reads',
+        { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        'content_and_artifact',
+      ],
       [DynamicStructuredTool, 'ping', '', { type: 'object', properties: {} }, 'content_and_artifact'],
     ])
   })
 
   it('a listing that fails rejects with a ProviderFailure carrying its Left; a non-provider is refused naming toLangChainTools', async () => {
     const { provider } = recording([])
-    await expect(toLangChainTools({ ...provider, toolsForLlm: () => Promise.resolve({ _tag: 'Left' as const, left: 'down' }) })).rejects.toMatchObject({ name: 'ProviderFailure', left: 'down' })
+    await expect(
+      toLangChainTools({ ...provider, toolsForLlm: () => Promise.resolve({ _tag: 'Left' as const, left: 'down' }) }),
+    ).rejects.toMatchObject({ name: 'ProviderFailure', left: 'down' })
     expect(() => toLangChainTools({} as never)).toThrow(/^toLangChainTools: /)
   })
 })
 
 describe('toLangChainTools: a call', () => {
   it('in a ToolNode: goes down with the tool call’s id and the arguments object; the model reads the text, the artifact is the very result', async () => {
-    const { provider, received, answered } = recording([readDeclaration], (c) => ({ content: `read ${JSON.stringify(c.function.arguments)}`, structured_content: { n: 1 } }))
-    const out = (await new ToolNode(await toLangChainTools(provider)).invoke({ messages: [new AIMessage({ content: '', tool_calls: [toolCall('c1', { path: '/a', pth: 1 })] })] })) as { messages: Array<ToolMessage> }
-    expect(received).toStrictEqual([[{ id: 'c1', type: 'function', function: { name: 'read', arguments: { path: '/a', pth: 1 } } }]])
+    const { provider, received, answered } = recording([readDeclaration], (c) => ({
+      content: `read ${JSON.stringify(c.function.arguments)}`,
+      structured_content: { n: 1 },
+    }))
+    const out = (await new ToolNode(await toLangChainTools(provider)).invoke({
+      messages: [new AIMessage({ content: '', tool_calls: [toolCall('c1', { path: '/a', pth: 1 })] })],
+    })) as { messages: Array<ToolMessage> }
+    expect(received).toStrictEqual([
+      [{ id: 'c1', type: 'function', function: { name: 'read', arguments: { path: '/a', pth: 1 } } }],
+    ])
     const [message] = out.messages
-    expect([message?.content, message?.status, message?.tool_call_id, message?.name]).toStrictEqual(['read {"path":"/a","pth":1}', 'success', 'c1', 'read'])
+    expect([message?.content, message?.status, message?.tool_call_id, message?.name]).toStrictEqual([
+      'read {"path":"/a","pth":1}',
+      'success',
+      'c1',
+      'read',
+    ])
     expect(message?.artifact).toBe(answered[0])
   })
 
@@ -173,25 +264,41 @@ describe('toLangChainTools: a call', () => {
     const { provider, answered } = recording([readDeclaration], () => ({ content: 'no such file', is_error: true }))
     const read = await only(toLangChainTools(provider))
     const message = (await read.invoke(toolCall('c1', { path: '/a' }))) as ToolMessage
-    expect([message.content, message.status, message.tool_call_id, message.name]).toStrictEqual(['no such file', 'error', 'c1', 'read'])
+    expect([message.content, message.status, message.tool_call_id, message.name]).toStrictEqual([
+      'no such file',
+      'error',
+      'c1',
+      'read',
+    ])
     expect(message.artifact).toBe(answered[0])
   })
 
   it('without a tool call: the text, or an is_error result thrown as an Error of its content; the id "" goes down', async () => {
     for (const isError of [false, true]) {
-      const { provider, received } = recording([readDeclaration], () => ({ content: 'no such file', is_error: isError }))
+      const { provider, received } = recording([readDeclaration], () => ({
+        content: 'no such file',
+        is_error: isError,
+      }))
       const read = await only(toLangChainTools(provider))
       if (isError) await expect(read.invoke({ path: '/a' })).rejects.toThrow(new Error('no such file'))
       else expect(await read.invoke({ path: '/a' })).toBe('no such file')
-      expect(received).toStrictEqual([[{ id: '', type: 'function', function: { name: 'read', arguments: { path: '/a' } } }]])
+      expect(received).toStrictEqual([
+        [{ id: '', type: 'function', function: { name: 'read', arguments: { path: '/a' } } }],
+      ])
     }
   })
 
   it('a tool call whose id is "" or not a string, or that is not an object, is no tool call', async () => {
     const { provider, received } = recording([readDeclaration], () => ({ content: 'refused', is_error: true }))
     const read = await only(toLangChainTools(provider))
-    const configs = [{ toolCall: { id: '', name: 'read', args: {} } }, { toolCall: { id: 7, name: 'read', args: {} } }, { toolCall: Object.assign([], { id: 'c9' }) }, { toolCall: 'c9' }]
-    for (const config of configs) await expect(read.func({ path: '/a' }, undefined, config as never)).rejects.toThrow(new Error('refused'))
+    const configs = [
+      { toolCall: { id: '', name: 'read', args: {} } },
+      { toolCall: { id: 7, name: 'read', args: {} } },
+      { toolCall: Object.assign([], { id: 'c9' }) },
+      { toolCall: 'c9' },
+    ]
+    for (const config of configs)
+      await expect(read.func({ path: '/a' }, undefined, config as never)).rejects.toThrow(new Error('refused'))
     expect(received.map((batch) => batch.map((c) => c.id))).toStrictEqual(configs.map(() => ['']))
   })
 
@@ -200,7 +307,9 @@ describe('toLangChainTools: a call', () => {
     const read = await only(toLangChainTools(provider))
     const aborted = new AbortController()
     aborted.abort(new Error('the user left'))
-    await expect(read.invoke({ path: '/a' }, { signal: aborted.signal })).rejects.toThrow(new Error('the call was aborted before it ran (the user left)'))
+    await expect(read.invoke({ path: '/a' }, { signal: aborted.signal })).rejects.toThrow(
+      new Error('the call was aborted before it ran (the user left)'),
+    )
     expect(received).toStrictEqual([])
     expect(await read.invoke({ path: '/a' }, { signal: new AbortController().signal })).toBe('ran')
   })
@@ -208,8 +317,15 @@ describe('toLangChainTools: a call', () => {
   it('its func called as it may be, without a config: an input that is not an object goes down as its JSON text, undefined as ""', async () => {
     const { provider, received } = recording([readDeclaration])
     const read = await only(toLangChainTools(provider))
-    for (const input of ['abc', 5, null, [1], undefined]) expect(await read.func(input as never)).toStrictEqual(['ran', { role: 'tool', tool_call_id: '', content: 'ran' }])
-    expect(received.map((batch) => batch.map((c) => c.function.arguments))).toStrictEqual([['"abc"'], ['5'], ['null'], ['[1]'], ['']])
+    for (const input of ['abc', 5, null, [1], undefined])
+      expect(await read.func(input as never)).toStrictEqual(['ran', { role: 'tool', tool_call_id: '', content: 'ran' }])
+    expect(received.map((batch) => batch.map((c) => c.function.arguments))).toStrictEqual([
+      ['"abc"'],
+      ['5'],
+      ['null'],
+      ['[1]'],
+      [''],
+    ])
   })
 
   it('an input JSON cannot write (a BigInt, a cycle) goes down as no arguments, as in the AI SDK adapter, rather than throwing', async () => {
@@ -217,7 +333,8 @@ describe('toLangChainTools: a call', () => {
     const read = await only(toLangChainTools(provider))
     const cycle: Array<unknown> = []
     cycle.push(cycle)
-    for (const input of [7n, cycle]) expect(await read.func(input as never)).toStrictEqual(['ran', { role: 'tool', tool_call_id: '', content: 'ran' }])
+    for (const input of [7n, cycle])
+      expect(await read.func(input as never)).toStrictEqual(['ran', { role: 'tool', tool_call_id: '', content: 'ran' }])
     expect(received.map((batch) => batch.map((c) => c.function.arguments))).toStrictEqual([[''], ['']])
   })
 })
@@ -225,7 +342,11 @@ describe('toLangChainTools: a call', () => {
 // -------------------------------------------------------------------------------------
 
 describe('UnknownKeyAuditHandler', () => {
-  const read = tool(async ({ path }) => `read ${path}`, { name: 'read', description: 'Reads', schema: z.object({ path: z.string(), offset: z.number().optional() }) })
+  const read = tool(async ({ path }) => `read ${path}`, {
+    name: 'read',
+    description: 'Reads',
+    schema: z.object({ path: z.string(), offset: z.number().optional() }),
+  })
 
   it('is a LangChain callback handler named toolstack_unknown_key_audit', () => {
     const handler = new UnknownKeyAuditHandler([read], { onWarn: () => undefined })
@@ -233,8 +354,12 @@ describe('UnknownKeyAuditHandler', () => {
   })
 
   it('refuses what is not an array, naming UnknownKeyAuditHandler', () => {
-    expect(() => new UnknownKeyAuditHandler({} as never)).toThrow(new TypeError('UnknownKeyAuditHandler: expected an array of tools (with name and schema), got an object'))
-    expect(() => new UnknownKeyAuditHandler('read' as never)).toThrow(new TypeError('UnknownKeyAuditHandler: expected an array of tools (with name and schema), got the string "read"'))
+    expect(() => new UnknownKeyAuditHandler({} as never)).toThrow(
+      new TypeError('UnknownKeyAuditHandler: expected an array of tools (with name and schema), got an object'),
+    )
+    expect(() => new UnknownKeyAuditHandler('read' as never)).toThrow(
+      new TypeError('UnknownKeyAuditHandler: expected an array of tools (with name and schema), got the string "read"'),
+    )
   })
 
   it('a tool whose schema has no JSON Schema is left out: neither audited nor counted', () => {
@@ -250,16 +375,35 @@ describe('UnknownKeyAuditHandler', () => {
   })
 
   it('hears a call through LangChain: the tool’s name, the raw arguments, the tool call’s id or "" without one; a JSON Schema tool too', async () => {
-    const json = new DynamicStructuredTool({ name: 'list', description: 'Lists', schema: { type: 'object', properties: { dir: { type: 'string' } } }, func: async () => 'listed' })
+    const json = new DynamicStructuredTool({
+      name: 'list',
+      description: 'Lists',
+      schema: { type: 'object', properties: { dir: { type: 'string' } } },
+      func: async () => 'listed',
+    })
     const warnings: Array<UnknownKeyWarning> = []
     const handler = new UnknownKeyAuditHandler([read, json], { onWarn: (w) => void warnings.push(w) })
     expect(handler.auditedTools()).toStrictEqual(['list', 'read'])
     expect(await read.invoke({ path: '/a', ffset: 3 } as never, { callbacks: [handler] })).toBe('read /a')
-    const message = (await json.invoke(toolCall('c2', { dir: '/', dri: '/' }, 'list'), { callbacks: [handler] })) as ToolMessage
+    const message = (await json.invoke(toolCall('c2', { dir: '/', dri: '/' }, 'list'), {
+      callbacks: [handler],
+    })) as ToolMessage
     expect(message.content).toBe('listed')
     expect(warnings).toStrictEqual([
-      { tool: 'read', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'], id: '', suggestions: [{ key: 'ffset', didYouMean: 'offset' }] },
-      { tool: 'list', unknownKeys: ['dri'], declaredKeys: ['dir'], id: 'c2', suggestions: [{ key: 'dri', didYouMean: 'dir' }] },
+      {
+        tool: 'read',
+        unknownKeys: ['ffset'],
+        declaredKeys: ['offset', 'path'],
+        id: '',
+        suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
+      },
+      {
+        tool: 'list',
+        unknownKeys: ['dri'],
+        declaredKeys: ['dir'],
+        id: 'c2',
+        suggestions: [{ key: 'dri', didYouMean: 'dir' }],
+      },
     ])
     expect(handler.stats()).toStrictEqual([
       { tool: 'list', key: 'dri', calls: 1, firstId: 'c2' },

@@ -25,13 +25,27 @@ const tool = (name: string, readOnly = false): unknown => ({
 
 const text = (s: string) => ({ content: [{ type: 'text', text: s }] })
 
-const ok = (id: string, s: string): ToolResult => ({ role: 'tool', tool_call_id: id, content: s, mcp_content: [{ type: 'text', text: s }] })
+const ok = (id: string, s: string): ToolResult => ({
+  role: 'tool',
+  tool_call_id: id,
+  content: s,
+  mcp_content: [{ type: 'text', text: s }],
+})
 
-const failed = (id: string, content: string): ToolResult => ({ role: 'tool', tool_call_id: id, content, is_error: true })
+const failed = (id: string, content: string): ToolResult => ({
+  role: 'tool',
+  tool_call_id: id,
+  content,
+  is_error: true,
+})
 
 interface Recorded {
   readonly pages: Array<{ readonly params: unknown; readonly options: unknown }>
-  readonly calls: Array<{ readonly params: unknown; readonly schema: unknown; readonly options: McpRequestOptions | undefined }>
+  readonly calls: Array<{
+    readonly params: unknown
+    readonly schema: unknown
+    readonly options: McpRequestOptions | undefined
+  }>
 }
 
 /** A fake client whose pages come by cursor (`''` is the first page) and whose calls `answer` answers; records every request. */
@@ -58,12 +72,16 @@ const fake = (
 
 const oneTool = (...tools: ReadonlyArray<unknown>) => fake({ '': { tools } })
 
-const rightOf = <A>(e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A }): A => {
+const rightOf = <A>(
+  e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A },
+): A => {
   if (e._tag === 'Left') throw new Error(`expected a Right, got Left ${JSON.stringify(e.left)}`)
   return e.right
 }
 
-const leftOf = <A>(e: { readonly _tag: 'Left'; readonly left: McpListingError } | { readonly _tag: 'Right'; readonly right: A }): McpListingError => {
+const leftOf = <A>(
+  e: { readonly _tag: 'Left'; readonly left: McpListingError } | { readonly _tag: 'Right'; readonly right: A },
+): McpListingError => {
   if (e._tag === 'Right') throw new Error('expected a Left')
   return e.left
 }
@@ -110,7 +128,10 @@ describe('fromMcpClient: what a listing asks', () => {
     const requests: Array<readonly [unknown, unknown, unknown]> = []
     const refused = Object.assign(new Error('invalid page'), { name: 'ZodError', issues: [] })
     const client: McpToolClient = {
-      listTools: (params) => (params?.cursor === undefined ? Promise.resolve({ tools: [tool('a')], nextCursor: 'c1' }) : Promise.reject(refused)),
+      listTools: (params) =>
+        params?.cursor === undefined
+          ? Promise.resolve({ tools: [tool('a')], nextCursor: 'c1' })
+          : Promise.reject(refused),
       callTool: () => Promise.resolve(text('x')),
       request: (r, schema, options) => {
         requests.push([r, schema, options])
@@ -119,7 +140,9 @@ describe('fromMcpClient: what a listing asks', () => {
     }
     const listed = rightOf(await fromMcpClient(client, { timeout: 7 }).toolsForLlm())
     expect(listed.map((d) => d.function.name)).toStrictEqual(['a', 'b'])
-    expect(requests).toStrictEqual([[{ method: 'tools/list', params: { cursor: 'c1' } }, PaginatedResultSchema, { timeout: 7 }]])
+    expect(requests).toStrictEqual([
+      [{ method: 'tools/list', params: { cursor: 'c1' } }, PaginatedResultSchema, { timeout: 7 }],
+    ])
   })
 
   it('asks again for anything thrown without a numeric code, and for nothing with one', async () => {
@@ -148,11 +171,18 @@ describe('fromMcpClient: what a listing asks', () => {
   it('a failure names the page it happened on and keeps what was thrown', async () => {
     const boom = new Error('boom\nat somewhere')
     const client: McpToolClient = {
-      listTools: (params) => (params?.cursor === undefined ? Promise.resolve({ tools: [tool('a')], nextCursor: 'next' }) : Promise.reject(boom)),
+      listTools: (params) =>
+        params?.cursor === undefined
+          ? Promise.resolve({ tools: [tool('a')], nextCursor: 'next' })
+          : Promise.reject(boom),
       callTool: () => Promise.resolve(text('x')),
     }
     const failure = leftOf(await fromMcpClient(client).toolsForLlm())
-    expect(failure).toStrictEqual({ _tag: 'McpListingError', message: 'tools/list failed on page 2: boom', cause: boom })
+    expect(failure).toStrictEqual({
+      _tag: 'McpListingError',
+      message: 'tools/list failed on page 2: boom',
+      cause: boom,
+    })
     expect(failure.cause).toBe(boom)
   })
 
@@ -163,7 +193,11 @@ describe('fromMcpClient: what a listing asks', () => {
       y: { tools: [tool('c')], nextCursor: 'x' },
     })
     const failure = leftOf(await fromMcpClient(client).toolsForLlm())
-    expect(failure).toStrictEqual({ _tag: 'McpListingError', message: 'tools/list failed on page 3: the server repeated the cursor "x"', cause: undefined })
+    expect(failure).toStrictEqual({
+      _tag: 'McpListingError',
+      message: 'tools/list failed on page 3: the server repeated the cursor "x"',
+      cause: undefined,
+    })
     expect(client.pages.map((p) => p.params)).toStrictEqual([{}, { cursor: 'x' }, { cursor: 'y' }])
   })
 
@@ -174,14 +208,23 @@ describe('fromMcpClient: what a listing asks', () => {
         listTools: (params) => {
           asked++
           const n = params?.cursor === undefined ? 1 : Number(params.cursor)
-          return Promise.resolve(n === 1 ? { tools: [tool('first')], nextCursor: '2' } : n < last ? { tools: [], nextCursor: String(n + 1) } : { tools: [tool('last')] })
+          return Promise.resolve(
+            n === 1
+              ? { tools: [tool('first')], nextCursor: '2' }
+              : n < last
+                ? { tools: [], nextCursor: String(n + 1) }
+                : { tools: [tool('last')] },
+          )
         },
         callTool: () => Promise.resolve(text('x')),
       }
       return { client, asked: () => asked }
     }
     const exactly = paging(10_000)
-    expect(rightOf(await fromMcpClient(exactly.client).toolsForLlm()).map((d) => d.function.name)).toStrictEqual(['first', 'last'])
+    expect(rightOf(await fromMcpClient(exactly.client).toolsForLlm()).map((d) => d.function.name)).toStrictEqual([
+      'first',
+      'last',
+    ])
     expect(exactly.asked()).toBe(10_000)
     const more = paging(10_001)
     expect(leftOf(await fromMcpClient(more.client).toolsForLlm())).toStrictEqual({
@@ -195,26 +238,46 @@ describe('fromMcpClient: what a listing asks', () => {
 
 describe('fromMcpClient: how a listing failure is worded', () => {
   const messageOf = async (e: unknown): Promise<string> =>
-    leftOf(await fromMcpClient({ listTools: () => Promise.reject(e), callTool: () => Promise.resolve({}) }).toolsForLlm()).message
+    leftOf(
+      await fromMcpClient({ listTools: () => Promise.reject(e), callTool: () => Promise.resolve({}) }).toolsForLlm(),
+    ).message
 
   it('tells a schema error by its name or by its issues, and only on an Error', async () => {
-    expect(await messageOf(Object.assign(new Error('by issues'), { issues: [{}] }))).toBe('tools/list failed on page 1: the answer could not be read (by issues)')
-    expect(await messageOf(Object.assign(new Error('by name'), { name: 'ZodError' }))).toBe('tools/list failed on page 1: the answer could not be read (by name)')
-    expect(await messageOf(Object.assign(new Error('issues not a list'), { issues: 'many' }))).toBe('tools/list failed on page 1: issues not a list')
-    expect(await messageOf({ name: 'ZodError', issues: [] })).toBe('tools/list failed on page 1: {"name":"ZodError","issues":[]}')
+    expect(await messageOf(Object.assign(new Error('by issues'), { issues: [{}] }))).toBe(
+      'tools/list failed on page 1: the answer could not be read (by issues)',
+    )
+    expect(await messageOf(Object.assign(new Error('by name'), { name: 'ZodError' }))).toBe(
+      'tools/list failed on page 1: the answer could not be read (by name)',
+    )
+    expect(await messageOf(Object.assign(new Error('issues not a list'), { issues: 'many' }))).toBe(
+      'tools/list failed on page 1: issues not a list',
+    )
+    expect(await messageOf({ name: 'ZodError', issues: [] })).toBe(
+      'tools/list failed on page 1: {"name":"ZodError","issues":[]}',
+    )
   })
 
   it('"Not connected" means closed only from an Error; a code means what it says on any object', async () => {
-    expect(await messageOf({ message: 'Not connected' })).toBe('tools/list failed on page 1: {"message":"Not connected"}')
+    expect(await messageOf({ message: 'Not connected' })).toBe(
+      'tools/list failed on page 1: {"message":"Not connected"}',
+    )
     expect(await messageOf(new Error('Not connected at all'))).toBe('tools/list failed on page 1: Not connected at all')
-    expect(await messageOf({ code: -32000 })).toBe('tools/list failed on page 1: the connection to the MCP server is closed')
+    expect(await messageOf({ code: -32000 })).toBe(
+      'tools/list failed on page 1: the connection to the MCP server is closed',
+    )
     expect(await messageOf({ code: -32001 })).toBe('tools/list failed on page 1: the MCP server did not answer in time')
-    expect(await messageOf({ code: -32002, message: 'other' })).toBe('tools/list failed on page 1: {"code":-32002,"message":"other"}')
+    expect(await messageOf({ code: -32002, message: 'other' })).toBe(
+      'tools/list failed on page 1: {"code":-32002,"message":"other"}',
+    )
   })
 
   it('takes the first line with anything but blanks on it, cut at 300 characters', async () => {
-    expect(await messageOf(new Error('   \n\t\nthe real line\nmore'))).toBe('tools/list failed on page 1: the real line')
-    expect(await messageOf(new Error(`${'y'.repeat(301)}\nnext`))).toBe(`tools/list failed on page 1: ${'y'.repeat(300)}…`)
+    expect(await messageOf(new Error('   \n\t\nthe real line\nmore'))).toBe(
+      'tools/list failed on page 1: the real line',
+    )
+    expect(await messageOf(new Error(`${'y'.repeat(301)}\nnext`))).toBe(
+      `tools/list failed on page 1: ${'y'.repeat(300)}…`,
+    )
     // nothing but blanks: the text as it came
     expect(await messageOf(new Error(' \n '))).toBe('tools/list failed on page 1:  \n ')
   })
@@ -224,7 +287,12 @@ describe('fromMcpClient: what a listing publishes', () => {
   it('offers a description only when it is a string, parameters only when an object, and read-only only on readOnlyHint: true', async () => {
     const client = oneTool(
       { name: 'plain' },
-      { name: 'described', description: 'says what it does', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } },
+      {
+        name: 'described',
+        description: 'says what it does',
+        inputSchema: { type: 'object', properties: {} },
+        annotations: { readOnlyHint: true },
+      },
       { name: 'odd', description: 7, inputSchema: [{ type: 'object' }], annotations: { readOnlyHint: 'true' } },
       { name: 'listy', inputSchema: null, annotations: Object.assign([], { readOnlyHint: true }) },
       { name: 'no.notes', annotations: null },
@@ -234,7 +302,14 @@ describe('fromMcpClient: what a listing publishes', () => {
     const declarations = rightOf(await tools.toolsForLlm())
     expect(declarations).toStrictEqual([
       { type: 'function', function: { name: 'plain' } },
-      { type: 'function', function: { name: 'described', description: 'says what it does', parameters: { type: 'object', properties: {} } } },
+      {
+        type: 'function',
+        function: {
+          name: 'described',
+          description: 'says what it does',
+          parameters: { type: 'object', properties: {} },
+        },
+      },
       { type: 'function', function: { name: 'odd' } },
       { type: 'function', function: { name: 'listy' } },
       { type: 'function', function: { name: 'no_notes_9e464601' } },
@@ -310,7 +385,9 @@ describe('fromMcpClient: what a call sends', () => {
     const client = oneTool(tool('files.read'))
     const tools = fromMcpClient(client, { timeout: 1234, signal: outer.signal })
     const name = rightOf(await tools.toolsForLlm())[0]?.function.name ?? ''
-    expect(rightOf(await tools.executeToolCalls([call('1', name, { path: 'a' })])())).toStrictEqual([ok('1', 'files.read')])
+    expect(rightOf(await tools.executeToolCalls([call('1', name, { path: 'a' })])())).toStrictEqual([
+      ok('1', 'files.read'),
+    ])
     expect(client.calls).toHaveLength(1)
     const sent = client.calls[0]
     expect(sent?.params).toStrictEqual({ name: 'files.read', arguments: { path: 'a' } })
@@ -349,7 +426,7 @@ describe('fromMcpClient: a call that fails on the client side', () => {
     expect(out).toStrictEqual([failed('1', 'the tool call failed: thrown at once'), ok('2', 'not a promise')])
   })
 
-  it("an answer that throws when read is an is_error result saying the answer could not be read", async () => {
+  it('an answer that throws when read is an is_error result saying the answer could not be read', async () => {
     const hostile = {
       get content(): unknown {
         throw new Error('bad getter')
@@ -375,7 +452,10 @@ describe('fromMcpClient: a call that fails on the client side', () => {
     }
     const tools = fromMcpClient(client)
     const run = tools.executeBatch(batch)
-    expect(rightOf(await run())).toStrictEqual([failed('1', 'the call could not be read (argsAt broke); the tool was not called'), ok('2', 'a')])
+    expect(rightOf(await run())).toStrictEqual([
+      failed('1', 'the call could not be read (argsAt broke); the tool was not called'),
+      ok('2', 'a'),
+    ])
   })
 
   it('a position that cannot be read is answered for itself, whether the listing worked or not', async () => {
@@ -387,17 +467,27 @@ describe('fromMcpClient: a call that fails on the client side', () => {
       enumerable: true,
     })
     calls.push(call('3', 'r'))
-    const unreadable = failed('', 'the tool call at position 1 of the batch could not be read (slot 1 is cursed), so it was not run')
-    const down = fromMcpClient({ listTools: () => Promise.reject(new Error('down')), callTool: () => Promise.resolve({}) })
-    const why = "the MCP server's tools could not be listed to route this call (tools/list failed on page 1: down); the tool was not called"
-    expect(rightOf(await down.executeToolCalls(calls)())).toStrictEqual([failed('1', why), unreadable, failed('3', why)])
+    const unreadable = failed(
+      '',
+      'the tool call at position 1 of the batch could not be read (slot 1 is cursed), so it was not run',
+    )
+    const down = fromMcpClient({
+      listTools: () => Promise.reject(new Error('down')),
+      callTool: () => Promise.resolve({}),
+    })
+    const why =
+      "the MCP server's tools could not be listed to route this call (tools/list failed on page 1: down); the tool was not called"
+    expect(rightOf(await down.executeToolCalls(calls)())).toStrictEqual([
+      failed('1', why),
+      unreadable,
+      failed('3', why),
+    ])
     for (const readOnlyConcurrency of [1, 3]) {
       const up = fromMcpClient(oneTool(tool('r', true)), { readOnlyConcurrency })
       expect(rightOf(await up.executeToolCalls(calls)())).toStrictEqual([ok('1', 'r'), unreadable, ok('3', 'r')])
     }
   })
 })
-
 
 /** A client whose one tool, `slow`, never answers; `given` is the signal its call was given. */
 const neverAnswering = () => {
@@ -418,7 +508,10 @@ describe('fromMcpClient: timeout and abort', () => {
     const client = oneTool(tool('a'), tool('b'))
     const tools = fromMcpClient(client, { timeout: 30, signal: outer.signal })
     rightOf(await tools.toolsForLlm())
-    expect(rightOf(await tools.executeToolCalls([call('1', 'a'), call('2', 'b')])())).toStrictEqual([ok('1', 'a'), ok('2', 'b')])
+    expect(rightOf(await tools.executeToolCalls([call('1', 'a'), call('2', 'b')])())).toStrictEqual([
+      ok('1', 'a'),
+      ok('2', 'b'),
+    ])
     expect(vi.getTimerCount()).toBe(0)
     outer.abort(new Error('too late'))
     await vi.advanceTimersByTimeAsync(1000)
@@ -431,15 +524,20 @@ describe('fromMcpClient: timeout and abort', () => {
     const tools = fromMcpClient(client, { timeout: 30 })
     rightOf(await tools.toolsForLlm())
     let out: ReadonlyArray<ToolResult> | undefined
-    void tools.executeToolCalls([call('1', 'slow')])().then((r) => {
-      out = rightOf(r)
-    })
+    void tools
+      .executeToolCalls([call('1', 'slow')])()
+      .then((r) => {
+        out = rightOf(r)
+      })
     await vi.advanceTimersByTimeAsync(29)
     expect(out).toBe(undefined)
     expect(given()?.aborted).toBe(false)
     await vi.advanceTimersByTimeAsync(1)
     expect(out).toStrictEqual([
-      failed('1', 'the MCP server did not answer within 30 ms, so the call was cancelled; the tool may or may not have run'),
+      failed(
+        '1',
+        'the MCP server did not answer within 30 ms, so the call was cancelled; the tool may or may not have run',
+      ),
     ])
     expect(given()?.aborted).toBe(true)
     expect(given()?.reason).toBeInstanceOf(Error)
@@ -454,9 +552,11 @@ describe('fromMcpClient: timeout and abort', () => {
     const tools = fromMcpClient(client, { timeout: 10_000, signal: outer.signal })
     rightOf(await tools.toolsForLlm())
     let out: ReadonlyArray<ToolResult> | undefined
-    void tools.executeToolCalls([call('1', 'slow')])().then((r) => {
-      out = rightOf(r)
-    })
+    void tools
+      .executeToolCalls([call('1', 'slow')])()
+      .then((r) => {
+        out = rightOf(r)
+      })
     await settle()
     expect(given()?.aborted).toBe(false)
     const reason = new Error('stop pressed\nby the user')
@@ -472,7 +572,9 @@ describe('fromMcpClient: timeout and abort', () => {
     const client = oneTool(tool('a'))
     const outer = new AbortController()
     outer.abort('the user left')
-    const out = rightOf(await fromMcpClient(client, { signal: outer.signal }).executeToolCalls([call('1', 'a'), call('2', 'a')])())
+    const out = rightOf(
+      await fromMcpClient(client, { signal: outer.signal }).executeToolCalls([call('1', 'a'), call('2', 'a')])(),
+    )
     expect(out).toStrictEqual([
       failed('1', 'the call was aborted (the user left); the tool may or may not have run'),
       failed('2', 'the call was aborted (the user left); the tool may or may not have run'),
@@ -515,9 +617,11 @@ describe('fromMcpClient: read-only concurrency', () => {
     const tools = fromMcpClient(c.client, { readOnlyConcurrency: 2 })
     rightOf(await tools.toolsForLlm())
     let out: ReadonlyArray<ToolResult> | undefined
-    void tools.executeToolCalls(['1', '2', '3', '4', '5'].map((id) => call(id, 'r', { id })))().then((r) => {
-      out = rightOf(r)
-    })
+    void tools
+      .executeToolCalls(['1', '2', '3', '4', '5'].map((id) => call(id, 'r', { id })))()
+      .then((r) => {
+        out = rightOf(r)
+      })
     await settle()
     expect(c.running()).toStrictEqual(['1', '2'])
     await c.end('2')
@@ -549,10 +653,19 @@ describe('fromMcpClient: read-only concurrency', () => {
     const tools = fromMcpClient(c.client, { readOnlyConcurrency: 4 })
     rightOf(await tools.toolsForLlm())
     let out: ReadonlyArray<ToolResult> | undefined
-    const batch = [call('w1', 'w', { id: 'w1' }), call('r1', 'r', { id: 'r1' }), call('x', 'nope'), call('w2', 'w', { id: 'w2' }), call('r2', 'r', { id: 'r2' }), call('r3', 'r', { id: 'r3' })]
-    void tools.executeToolCalls(batch)().then((r) => {
-      out = rightOf(r)
-    })
+    const batch = [
+      call('w1', 'w', { id: 'w1' }),
+      call('r1', 'r', { id: 'r1' }),
+      call('x', 'nope'),
+      call('w2', 'w', { id: 'w2' }),
+      call('r2', 'r', { id: 'r2' }),
+      call('r3', 'r', { id: 'r3' }),
+    ]
+    void tools
+      .executeToolCalls(batch)()
+      .then((r) => {
+        out = rightOf(r)
+      })
     await settle()
     expect(c.running()).toStrictEqual(['w1'])
     await c.end('w1')
@@ -653,13 +766,19 @@ describe('fromMcpClient: construction', () => {
     expect(() => fromMcpClient('client' as never)).toThrow(
       new TypeError('fromMcpClient: expected an MCP client (with listTools and callTool), got the string "client"'),
     )
-    expect(() => fromMcpClient(undefined as never)).toThrow(new TypeError('fromMcpClient: expected an MCP client (with listTools and callTool), got undefined'))
+    expect(() => fromMcpClient(undefined as never)).toThrow(
+      new TypeError('fromMcpClient: expected an MCP client (with listTools and callTool), got undefined'),
+    )
     const fn = Object.assign(() => undefined, { listTools: () => undefined, callTool: () => undefined })
     expect(() => fromMcpClient(fn as never)).toThrow(
-      new TypeError('fromMcpClient: expected an MCP client (with listTools and callTool), got a function of 0 parameters'),
+      new TypeError(
+        'fromMcpClient: expected an MCP client (with listTools and callTool), got a function of 0 parameters',
+      ),
     )
     expect(() => fromMcpClient({} as never)).toThrow(
-      new TypeError('fromMcpClient: expected an MCP client, but `listTools` is not a function and `callTool` is not a function'),
+      new TypeError(
+        'fromMcpClient: expected an MCP client, but `listTools` is not a function and `callTool` is not a function',
+      ),
     )
     expect(() => fromMcpClient({ listTools: 'yes', callTool: () => undefined } as never)).toThrow(
       new TypeError('fromMcpClient: expected an MCP client, but `listTools` is not a function'),
@@ -675,7 +794,10 @@ describe('fromMcpClient: construction', () => {
       [{ timeout: 2.5 }, `timeout must be ${ms}, got number 2.5`],
       [{ readOnlyConcurrency: 0 }, 'readOnlyConcurrency must be a whole number of at least 1, got number 0'],
       [{ readOnlyConcurrency: '2' }, 'readOnlyConcurrency must be a whole number of at least 1, got the string "2"'],
-      [{ readOnlyConcurrency: Number.MAX_SAFE_INTEGER + 1 }, 'readOnlyConcurrency must be a whole number of at least 1, got number 9007199254740992'],
+      [
+        { readOnlyConcurrency: Number.MAX_SAFE_INTEGER + 1 },
+        'readOnlyConcurrency must be a whole number of at least 1, got number 9007199254740992',
+      ],
       [{ signal: {} }, 'signal must be an AbortSignal, got an object'],
     ]
     for (const [options, message] of refused) {

@@ -31,7 +31,12 @@ describe('connectStdio: a failed handshake', () => {
     const script = join(dir, 'refusing.mjs')
     const pidFile = join(dir, 'pid')
     writeFileSync(script, REFUSING_SERVER)
-    const connecting = connectStdio({ command: process.execPath, args: [script, pidFile], stderr: 'ignore', graceMs: 200 })
+    const connecting = connectStdio({
+      command: process.execPath,
+      args: [script, pidFile],
+      stderr: 'ignore',
+      graceMs: 200,
+    })
     await expect(connecting).rejects.toThrow(/^connectStdio: could not connect to ".*node.*": .*no thanks/)
     const pid = Number(readFileSync(pidFile, 'utf8'))
     expect(pid).toBeGreaterThan(0)
@@ -69,22 +74,35 @@ describe('connectStdio: a server that exits before the handshake', () => {
 
   it('says its exit code and the end of its stderr, even with stderr ignored', async () => {
     const e = await dying(`console.error('boom'); process.exit(3)`)
-    expect(e.message).toBe(`connectStdio: could not connect to ${NODE}: MCP error -32000: Connection closed; the server exited with code 3; the end of its stderr: boom`)
+    expect(e.message).toBe(
+      `connectStdio: could not connect to ${NODE}: MCP error -32000: Connection closed; the server exited with code 3; the end of its stderr: boom`,
+    )
   })
 
   it('says the signal that ended it, and nothing of a stderr it left empty', async () => {
     const e = await dying(`process.kill(process.pid, 'SIGKILL')`)
-    expect(e.message).toBe(`connectStdio: could not connect to ${NODE}: MCP error -32000: Connection closed; the server was ended by signal SIGKILL`)
+    expect(e.message).toBe(
+      `connectStdio: could not connect to ${NODE}: MCP error -32000: Connection closed; the server was ended by signal SIGKILL`,
+    )
   })
 
   it('a shell that finds no such command: its "not found" is in the error', async () => {
     // (not mcp-server-filesystem itself: npx puts node_modules/.bin, which has it, on the PATH)
-    const e = await failure({ command: 'sh', args: ['-c', 'mcp-server-toolstack-none'], stderr: 'ignore', graceMs: 200 })
-    expect(e.message).toMatch(/^connectStdio: could not connect to "sh": MCP error -32000: Connection closed; the server exited with code 127; the end of its stderr: .*mcp-server-toolstack-none: .*not found$/)
+    const e = await failure({
+      command: 'sh',
+      args: ['-c', 'mcp-server-toolstack-none'],
+      stderr: 'ignore',
+      graceMs: 200,
+    })
+    expect(e.message).toMatch(
+      /^connectStdio: could not connect to "sh": MCP error -32000: Connection closed; the server exited with code 127; the end of its stderr: .*mcp-server-toolstack-none: .*not found$/,
+    )
   })
 
   it('keeps the last 5 lines that are not blank, each escaped: no control character reaches a terminal', async () => {
-    const e = await dying(`for (let i = 0; i < 10; i++) process.stderr.write('line ' + i + '\\r\\n  \\n'); process.stderr.write('\\x1b]0;owned\\x07\\x1b[2J\\u202e'); process.exit(1)`)
+    const e = await dying(
+      `for (let i = 0; i < 10; i++) process.stderr.write('line ' + i + '\\r\\n  \\n'); process.stderr.write('\\x1b]0;owned\\x07\\x1b[2J\\u202e'); process.exit(1)`,
+    )
     expect(e.message).toBe(
       `connectStdio: could not connect to ${NODE}: MCP error -32000: Connection closed; the server exited with code 1; the end of its stderr: … | line 6 | line 7 | line 8 | line 9 | \\u001b]0;owned\\u0007\\u001b[2J\\u202e`,
     )
@@ -99,7 +117,9 @@ describe('connectStdio: a server that exits before the handshake', () => {
 
   it('keeps at most the last 1024 bytes of it', async () => {
     const e = await dying(`process.stderr.write('y'.repeat(10000) + 'x'.repeat(5000) + '\\n'); process.exit(1)`)
-    expect(e.message).toBe(`connectStdio: could not connect to ${NODE}: MCP error -32000: Connection closed; the server exited with code 1; the end of its stderr: …${'x'.repeat(1023)}`)
+    expect(e.message).toBe(
+      `connectStdio: could not connect to ${NODE}: MCP error -32000: Connection closed; the server exited with code 1; the end of its stderr: …${'x'.repeat(1023)}`,
+    )
   })
 
   it('stderr "inherit" (the default) still shows the server\'s stderr here, as it came; "ignore" does not', async () => {
@@ -138,14 +158,26 @@ describe('connectStdio: options', () => {
   const refusal = (u: unknown): Promise<Error> => failure(u as StdioServerCommand)
 
   it.each([
-    [{ cmd: 'mcp-server-filesystem' }, 'connectStdio: unknown option "cmd" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "command"?'],
-    [{ command: 'x', stdErr: 'ignore' }, 'connectStdio: unknown option "stdErr" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "stderr"?'],
+    [
+      { cmd: 'mcp-server-filesystem' },
+      'connectStdio: unknown option "cmd" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "command"?',
+    ],
+    [
+      { command: 'x', stdErr: 'ignore' },
+      'connectStdio: unknown option "stdErr" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "stderr"?',
+    ],
     [
       { command: 'x', argv: [], arguments: [], environment: {}, grace: 1, zzz: 1 },
       'connectStdio: unknown options "argv", "arguments", "environment", "grace", "zzz" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "args" for "argv", "args" for "arguments", "env" for "environment", "graceMs" for "grace"?',
     ],
-    [{}, 'connectStdio: option "command" is required: the server\'s executable (for a Node server, process.execPath, with its script in args)'],
-    [undefined, 'connectStdio: option "command" is required: the server\'s executable (for a Node server, process.execPath, with its script in args)'],
+    [
+      {},
+      'connectStdio: option "command" is required: the server\'s executable (for a Node server, process.execPath, with its script in args)',
+    ],
+    [
+      undefined,
+      'connectStdio: option "command" is required: the server\'s executable (for a Node server, process.execPath, with its script in args)',
+    ],
     ['npx', 'connectStdio: options must be an object, got the string "npx"'],
     [{ command: '' }, 'connectStdio: command must be a non-empty string, got the string ""'],
     [{ command: 1 }, 'connectStdio: command must be a non-empty string, got number 1'],
@@ -153,9 +185,18 @@ describe('connectStdio: options', () => {
     [{ command: 'x', env: { A: 1 } }, 'connectStdio: env.A must be string, got number 1'],
     [{ command: 'x', stderr: 'pipe' }, 'connectStdio: stderr must be "inherit" | "ignore", got the string "pipe"'],
     [{ command: 'x', clientInfo: { name: 'h' } }, 'connectStdio: clientInfo.version must be string, got undefined'],
-    [{ command: 'x', graceMs: 1.5 }, 'connectStdio: graceMs must be a whole number of milliseconds between 0 and 2147483647, got number 1.5'],
-    [{ command: 'x', graceMs: -1 }, 'connectStdio: graceMs must be a whole number of milliseconds between 0 and 2147483647, got number -1'],
-    [{ command: 'x', graceMs: 2 ** 31 }, 'connectStdio: graceMs must be a whole number of milliseconds between 0 and 2147483647, got number 2147483648'],
+    [
+      { command: 'x', graceMs: 1.5 },
+      'connectStdio: graceMs must be a whole number of milliseconds between 0 and 2147483647, got number 1.5',
+    ],
+    [
+      { command: 'x', graceMs: -1 },
+      'connectStdio: graceMs must be a whole number of milliseconds between 0 and 2147483647, got number -1',
+    ],
+    [
+      { command: 'x', graceMs: 2 ** 31 },
+      'connectStdio: graceMs must be a whole number of milliseconds between 0 and 2147483647, got number 2147483648',
+    ],
   ])('refuses %j with a TypeError that says what to do, before starting anything', async (u, message) => {
     const e = await refusal(u)
     expect(e).toBeInstanceOf(TypeError)

@@ -15,7 +15,9 @@ describe('renderBlock', () => {
     expect(renderBlock({ type: 'image', mimeType: 'image/png', data: 'AAAA' })).toBe('[image: image/png, 3 bytes]')
     expect(renderBlock({ type: 'audio', mimeType: 'audio/wav', data: 'AA==' })).toBe('[audio: audio/wav, 1 byte]')
     expect(renderBlock({ type: 'image', mimeType: 'image/png', data: 'AAA=' })).toBe('[image: image/png, 2 bytes]')
-    expect(renderBlock({ type: 'image', mimeType: 'image/png', data: 'AAAA\nAAAA' })).toBe('[image: image/png, 6 bytes]')
+    expect(renderBlock({ type: 'image', mimeType: 'image/png', data: 'AAAA\nAAAA' })).toBe(
+      '[image: image/png, 6 bytes]',
+    )
     expect(renderBlock({ type: 'image', mimeType: 'image/png', data: '' })).toBe('[image: image/png, 0 bytes]')
     expect(renderBlock({ type: 'image', mimeType: 'image/png', data: '=' })).toBe('[image: image/png, 0 bytes]')
     expect(renderBlock({ type: 'image', data: 'AAAA' })).toBe('[image: no MIME type, 3 bytes]')
@@ -26,20 +28,27 @@ describe('renderBlock', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 64 }), (data) => {
         const n = data.length
-        expect(renderBlock({ type: 'image', mimeType: 'x', data: Buffer.from(data).toString('base64') })).toBe(`[image: x, ${n} byte${n === 1 ? '' : 's'}]`)
+        expect(renderBlock({ type: 'image', mimeType: 'x', data: Buffer.from(data).toString('base64') })).toBe(
+          `[image: x, ${n} byte${n === 1 ? '' : 's'}]`,
+        )
       }),
       { numRuns: 50 },
     )
   })
 
   it('describes an embedded resource by MIME type, URI and size: characters of text, bytes of a blob', () => {
-    expect(renderBlock({ type: 'resource', resource: { uri: 'file:///a.txt', mimeType: 'text/plain', text: 'hello' } })).toBe(
-      '[resource: text/plain, file:///a.txt, 5 characters]',
+    expect(
+      renderBlock({ type: 'resource', resource: { uri: 'file:///a.txt', mimeType: 'text/plain', text: 'hello' } }),
+    ).toBe('[resource: text/plain, file:///a.txt, 5 characters]')
+    expect(
+      renderBlock({
+        type: 'resource',
+        resource: { uri: 'file:///a.bin', mimeType: 'application/octet-stream', blob: 'AAAA' },
+      }),
+    ).toBe('[resource: application/octet-stream, file:///a.bin, 3 bytes]')
+    expect(renderBlock({ type: 'resource', resource: { uri: 'file:///b', text: '' } })).toBe(
+      '[resource: no MIME type, file:///b, 0 characters]',
     )
-    expect(renderBlock({ type: 'resource', resource: { uri: 'file:///a.bin', mimeType: 'application/octet-stream', blob: 'AAAA' } })).toBe(
-      '[resource: application/octet-stream, file:///a.bin, 3 bytes]',
-    )
-    expect(renderBlock({ type: 'resource', resource: { uri: 'file:///b', text: '' } })).toBe('[resource: no MIME type, file:///b, 0 characters]')
     expect(renderBlock({ type: 'resource', resource: {} })).toBe('[resource: no MIME type, no URI, no contents]')
     expect(renderBlock({ type: 'resource', resource: 'file:///a' })).toBe('[resource: unreadable]')
     expect(renderBlock({ type: 'resource' })).toBe('[resource: unreadable]')
@@ -49,7 +58,9 @@ describe('renderBlock', () => {
     expect(renderBlock({ type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt', mimeType: 'text/plain' })).toBe(
       '[resource_link: text/plain, file:///a.txt, "a.txt"]',
     )
-    expect(renderBlock({ type: 'resource_link', uri: 'file:///a.txt' })).toBe('[resource_link: no MIME type, file:///a.txt]')
+    expect(renderBlock({ type: 'resource_link', uri: 'file:///a.txt' })).toBe(
+      '[resource_link: no MIME type, file:///a.txt]',
+    )
     expect(renderBlock({ type: 'resource_link' })).toBe('[resource_link: no MIME type, no URI]')
   })
 
@@ -66,9 +77,17 @@ describe('renderBlock', () => {
 
 describe('renderCallResult', () => {
   it('renders the blocks one per line, and keeps them as they came', () => {
-    const content = [{ type: 'text', text: 'a' }, { type: 'image', mimeType: 'image/png', data: 'AAAA' }]
+    const content = [
+      { type: 'text', text: 'a' },
+      { type: 'image', mimeType: 'image/png', data: 'AAAA' },
+    ]
     const out = renderCallResult('c1', { content })
-    expect(out).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'a\n[image: image/png, 3 bytes]', mcp_content: content })
+    expect(out).toEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: 'a\n[image: image/png, 3 bytes]',
+      mcp_content: content,
+    })
     expect(out.mcp_content).toBe(content)
     expect(out).not.toHaveProperty('is_error')
     expect(out).not.toHaveProperty('structured_content')
@@ -76,14 +95,23 @@ describe('renderCallResult', () => {
 
   it('makes isError: true an is_error result, and nothing else one', () => {
     expect(renderCallResult('c1', { content: [{ type: 'text', text: 'no' }], isError: true }).is_error).toBe(true)
-    expect(renderCallResult('c1', { content: [{ type: 'text', text: 'no' }], isError: 'true' })).not.toHaveProperty('is_error')
-    expect(renderCallResult('c1', { content: [{ type: 'text', text: 'no' }], isError: false })).not.toHaveProperty('is_error')
+    expect(renderCallResult('c1', { content: [{ type: 'text', text: 'no' }], isError: 'true' })).not.toHaveProperty(
+      'is_error',
+    )
+    expect(renderCallResult('c1', { content: [{ type: 'text', text: 'no' }], isError: false })).not.toHaveProperty(
+      'is_error',
+    )
   })
 
   it('keeps structuredContent, and renders it as JSON when it is all the result holds', () => {
     const structured = { temperature: 21 }
     const alone = renderCallResult('c1', { content: [], structuredContent: structured })
-    expect(alone).toEqual({ role: 'tool', tool_call_id: 'c1', content: '{"temperature":21}', structured_content: structured })
+    expect(alone).toEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: '{"temperature":21}',
+      structured_content: structured,
+    })
     expect(alone.structured_content).toBe(structured)
     expect(alone).not.toHaveProperty('mcp_content')
     const beside = renderCallResult('c1', { content: [{ type: 'text', text: 'warm' }], structuredContent: structured })
@@ -100,8 +128,16 @@ describe('renderCallResult', () => {
   })
 
   it('renders a legacy toolResult as JSON', () => {
-    expect(renderCallResult('c1', { toolResult: { ok: 1 } })).toEqual({ role: 'tool', tool_call_id: 'c1', content: '{"ok":1}' })
-    expect(renderCallResult('c1', { toolResult: undefined })).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'undefined' })
+    expect(renderCallResult('c1', { toolResult: { ok: 1 } })).toEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: '{"ok":1}',
+    })
+    expect(renderCallResult('c1', { toolResult: undefined })).toEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: 'undefined',
+    })
   })
 
   it('is an is_error result for anything else, saying what came', () => {

@@ -10,8 +10,12 @@ describe('examples', () => {
     expect(r.stdout).toMatch(/^tools offered: notes_search_[0-9a-f]{8}, notes_read_[0-9a-f]{8}$/m)
     expect(r.stdout).toMatch(/^ {2}notes_search_[0-9a-f]{8} → MCP tool "notes\.search"$/m)
     expect(r.stdout).toContain('tool      ← call_1: plans.md')
-    expect(r.stdout).toContain('tool      ← call_2: Ship the MCP adapter on Friday. The deadline for the demo is 2 December.')
-    expect(r.stdout).toMatch(/tool {6}← call_3 \(error\): the arguments are not valid JSON \(.+\); the tool was not called/)
+    expect(r.stdout).toContain(
+      'tool      ← call_2: Ship the MCP adapter on Friday. The deadline for the demo is 2 December.',
+    )
+    expect(r.stdout).toMatch(
+      /tool {6}← call_3 \(error\): the arguments are not valid JSON \(.+\); the tool was not called/,
+    )
     expect(r.stdout).toMatch(/assistant: From your notes: .*2 December\.\n$/)
   })
 })

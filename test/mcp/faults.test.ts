@@ -8,7 +8,9 @@ import { FAULTY_SERVER, answered, cleanUpAfterEach, isAlive, spawnServer } from 
 
 cleanUpAfterEach()
 
-const rightOf = <A>(e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A }): A => {
+const rightOf = <A>(
+  e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A },
+): A => {
   if (e._tag === 'Left') throw new Error(`expected a Right, got Left ${JSON.stringify(e.left)}`)
   return e.right
 }
@@ -23,31 +25,61 @@ describe('faults', () => {
   it('lists a tool whose schema the SDK rejects, as it came, next to the others', async () => {
     const { conn, tools, declarations } = await faulty()
     await expect(conn.client.listTools()).rejects.toThrow()
-    expect(declarations.map((d) => d.function.name)).toEqual(['echo', 'die', 'hang', 'babble', 'wrong_shape', 'rpc_error', 'stubborn', 'odd'])
-    expect(declarations.find((d) => d.function.name === 'odd')?.function.parameters).toHaveProperty('anyOf')
-    const out = rightOf(await tools.executeToolCalls([call('1', 'odd', { a: 'x' }), call('2', 'echo', { text: 'hi' })])())
-    expect(out).toEqual([
-      answered('1', 'odd got {"a":"x"}'),
-      answered('2', 'hi'),
+    expect(declarations.map((d) => d.function.name)).toEqual([
+      'echo',
+      'die',
+      'hang',
+      'babble',
+      'wrong_shape',
+      'rpc_error',
+      'stubborn',
+      'odd',
     ])
+    expect(declarations.find((d) => d.function.name === 'odd')?.function.parameters).toHaveProperty('anyOf')
+    const out = rightOf(
+      await tools.executeToolCalls([call('1', 'odd', { a: 'x' }), call('2', 'echo', { text: 'hi' })])(),
+    )
+    expect(out).toEqual([answered('1', 'odd got {"a":"x"}'), answered('2', 'hi')])
   })
 
   it('a server that dies mid-batch: the calls before it keep their results, the rest say the connection closed', async () => {
     const { conn, tools } = await faulty()
     const pid = conn.pid as number
     const out = rightOf(
-      await tools.executeToolCalls([call('1', 'echo', { text: 'before' }), call('2', 'die'), call('3', 'echo', { text: 'after' }), call('4', 'nope')])(),
+      await tools.executeToolCalls([
+        call('1', 'echo', { text: 'before' }),
+        call('2', 'die'),
+        call('3', 'echo', { text: 'after' }),
+        call('4', 'nope'),
+      ])(),
     )
     expect(out).toEqual([
       answered('1', 'before'),
-      { role: 'tool', tool_call_id: '2', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
-      { role: 'tool', tool_call_id: '3', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
-      { role: 'tool', tool_call_id: '4', content: 'there is no tool named "nope" on this MCP server; the tool was not called', is_error: true },
+      {
+        role: 'tool',
+        tool_call_id: '2',
+        content: 'the connection to the MCP server is closed; the tool may or may not have run',
+        is_error: true,
+      },
+      {
+        role: 'tool',
+        tool_call_id: '3',
+        content: 'the connection to the MCP server is closed; the tool may or may not have run',
+        is_error: true,
+      },
+      {
+        role: 'tool',
+        tool_call_id: '4',
+        content: 'there is no tool named "nope" on this MCP server; the tool was not called',
+        is_error: true,
+      },
     ])
     expect(isAlive(pid)).toBe(false)
     // and the listing now fails, rather than coming back shorter
     const listed = await tools.toolsForLlm()
-    expect(listed._tag === 'Left' && listed.left.message).toBe('tools/list failed on page 1: the connection to the MCP server is closed')
+    expect(listed._tag === 'Left' && listed.left.message).toBe(
+      'tools/list failed on page 1: the connection to the MCP server is closed',
+    )
   })
 
   it('a server that hangs past the timeout: that call times out, the next one is answered', async () => {
@@ -56,7 +88,13 @@ describe('faults', () => {
     const out = rightOf(await tools.executeToolCalls([call('1', 'hang'), call('2', 'echo', { text: 'still here' })])())
     expect(Date.now() - started).toBeLessThan(3000)
     expect(out).toEqual([
-      { role: 'tool', tool_call_id: '1', content: 'the MCP server did not answer within 300 ms, so the call was cancelled; the tool may or may not have run', is_error: true },
+      {
+        role: 'tool',
+        tool_call_id: '1',
+        content:
+          'the MCP server did not answer within 300 ms, so the call was cancelled; the tool may or may not have run',
+        is_error: true,
+      },
       answered('2', 'still here'),
     ])
   })
@@ -64,10 +102,18 @@ describe('faults', () => {
   it('a server that answers garbage: a result that is not a tool result, a line that is not JSON, a JSON-RPC error', async () => {
     const { tools } = await faulty(300)
     const out = rightOf(
-      await tools.executeToolCalls([call('1', 'wrong_shape'), call('2', 'babble'), call('3', 'rpc_error'), call('4', 'echo', { text: 'fine' })])(),
+      await tools.executeToolCalls([
+        call('1', 'wrong_shape'),
+        call('2', 'babble'),
+        call('3', 'rpc_error'),
+        call('4', 'echo', { text: 'fine' }),
+      ])(),
     )
     expect(out.map((r) => r.tool_call_id)).toEqual(['1', '2', '3', '4'])
-    expect(out[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^the MCP server's answer is not a valid tool result \(/) })
+    expect(out[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^the MCP server's answer is not a valid tool result \(/),
+    })
     // the SDK drops a line it cannot parse, so the call is never answered
     expect(out[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/did not answer within 300 ms/) })
     expect(out[2]).toEqual({

@@ -71,8 +71,19 @@ export const lowLevelServer = (tools: ReadonlyArray<RawTool>, pageSize = tools.l
 /** Tools whose schemas the SDK client's `ListToolsResultSchema` rejects, next to an ordinary one. */
 export const ODD_TOOLS: ReadonlyArray<RawTool> = [
   { name: 'plain', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
-  { name: 'any_of', inputSchema: { anyOf: [{ type: 'object', properties: { a: { type: 'string' } } }, { type: 'object', properties: { b: { type: 'number' } } }] } },
-  { name: 'ref', inputSchema: { $ref: '#/$defs/args', $defs: { args: { type: 'object', properties: { q: { type: 'string' } } } } } },
+  {
+    name: 'any_of',
+    inputSchema: {
+      anyOf: [
+        { type: 'object', properties: { a: { type: 'string' } } },
+        { type: 'object', properties: { b: { type: 'number' } } },
+      ],
+    },
+  },
+  {
+    name: 'ref',
+    inputSchema: { $ref: '#/$defs/args', $defs: { args: { type: 'object', properties: { q: { type: 'string' } } } } },
+  },
   { name: 'boolean_props', inputSchema: { type: 'object', properties: { anything: true, nothing: false } } },
   { name: 'untyped', inputSchema: { properties: { x: { type: 'integer' } } } },
 ]
@@ -85,9 +96,17 @@ const open: Array<StdioConnection> = []
 const dirs: Array<string> = []
 
 /** Starts a server process for this test; `afterEach` closes it (and kills it if need be). */
-export const spawnServer = async (command: Omit<StdioServerCommand, 'command'> & { readonly script: string }): Promise<StdioConnection> => {
+export const spawnServer = async (
+  command: Omit<StdioServerCommand, 'command'> & { readonly script: string },
+): Promise<StdioConnection> => {
   const { script, args, ...rest } = command
-  const conn = await connectStdio({ command: process.execPath, args: [script, ...(args ?? [])], stderr: 'ignore', graceMs: 1000, ...rest })
+  const conn = await connectStdio({
+    command: process.execPath,
+    args: [script, ...(args ?? [])],
+    stderr: 'ignore',
+    graceMs: 1000,
+    ...rest,
+  })
   open.push(conn)
   return conn
 }

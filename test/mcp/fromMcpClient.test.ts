@@ -24,25 +24,38 @@ afterEach(async () => {
 })
 
 /** An in-process McpServer with the blocks and behaviours the adapter must render. */
-const kitchenSink = async (received: Array<{ readonly tool: string; readonly args: unknown }> = []): Promise<Linked & { readonly server: McpServer }> => {
+const kitchenSink = async (
+  received: Array<{ readonly tool: string; readonly args: unknown }> = [],
+): Promise<Linked & { readonly server: McpServer }> => {
   const server = new McpServer({ name: 'kitchen-sink', version: '0.0.0' })
   server.registerTool(
     'files.read',
-    { description: 'reads a file', inputSchema: { path: z.string(), offset: z.number().optional() }, annotations: { readOnlyHint: true } },
+    {
+      description: 'reads a file',
+      inputSchema: { path: z.string(), offset: z.number().optional() },
+      annotations: { readOnlyHint: true },
+    },
     (args) => {
       received.push({ tool: 'files.read', args })
       return { content: [{ type: 'text', text: `contents of ${args.path}` }] }
     },
   )
-  server.registerTool('files.write', { description: 'writes a file', inputSchema: { path: z.string(), text: z.string() } }, (args) => {
-    received.push({ tool: 'files.write', args })
-    return { content: [{ type: 'text', text: `wrote ${args.text.length} characters` }] }
-  })
+  server.registerTool(
+    'files.write',
+    { description: 'writes a file', inputSchema: { path: z.string(), text: z.string() } },
+    (args) => {
+      received.push({ tool: 'files.write', args })
+      return { content: [{ type: 'text', text: `wrote ${args.text.length} characters` }] }
+    },
+  )
   server.registerTool('no_args', { description: 'takes nothing' }, () => {
     received.push({ tool: 'no_args', args: {} })
     return { content: [{ type: 'text', text: 'nothing taken' }] }
   })
-  server.registerTool('fails', { inputSchema: { why: z.string() } }, (args) => ({ content: [{ type: 'text', text: `failed: ${args.why}` }], isError: true }))
+  server.registerTool('fails', { inputSchema: { why: z.string() } }, (args) => ({
+    content: [{ type: 'text', text: `failed: ${args.why}` }],
+    isError: true,
+  }))
   server.registerTool(
     'weather',
     { inputSchema: { city: z.string() }, outputSchema: { temperature: z.number(), city: z.string() } },
@@ -70,7 +83,9 @@ const kitchenSink = async (received: Array<{ readonly tool: string; readonly arg
   return { ...l, server }
 }
 
-const rightOf = <A>(e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A }): A => {
+const rightOf = <A>(
+  e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A },
+): A => {
   if (e._tag === 'Left') throw new Error(`expected a Right, got Left ${JSON.stringify(e.left)}`)
   return e.right
 }
@@ -129,7 +144,10 @@ describe('fromMcpClient: listing', () => {
   })
 
   it('reads every page, in order, looping on nextCursor', async () => {
-    const tools = Array.from({ length: 7 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object', properties: { [`p${i}`]: { type: 'string' } } } }))
+    const tools = Array.from({ length: 7 }, (_, i) => ({
+      name: `t${i}`,
+      inputSchema: { type: 'object', properties: { [`p${i}`]: { type: 'string' } } },
+    }))
     const l = await linked(lowLevelServer(tools, 2))
     opened.push(l)
     // the SDK itself returns one page
@@ -149,7 +167,9 @@ describe('fromMcpClient: listing', () => {
     expect(declarations).toEqual(
       ODD_TOOLS.map((t) => ({ type: 'function', function: { name: t.name, parameters: t.inputSchema } })),
     )
-    const out = rightOf(await tools.executeToolCalls([call('1', 'any_of', { a: 'x' }), call('2', 'plain', { path: '/p' })])())
+    const out = rightOf(
+      await tools.executeToolCalls([call('1', 'any_of', { a: 'x' }), call('2', 'plain', { path: '/p' })])(),
+    )
     expect(out.map((r) => [r.content, r.is_error])).toEqual([
       ['any_of {"a":"x"}', undefined],
       ['plain {"path":"/p"}', undefined],
@@ -178,21 +198,31 @@ describe('fromMcpClient: listing', () => {
     })
     const a = await rpc.toolsForLlm()
     expect(a._tag === 'Left' && a.left.message).toBe('tools/list failed on page 1: MCP error -32601: Method not found')
-    const looping = fromMcpClient({ listTools: () => Promise.resolve({ tools: [tool('t')], nextCursor: 'again' }), callTool: () => Promise.resolve({}) })
+    const looping = fromMcpClient({
+      listTools: () => Promise.resolve({ tools: [tool('t')], nextCursor: 'again' }),
+      callTool: () => Promise.resolve({}),
+    })
     const b = await looping.toolsForLlm()
     expect(b._tag === 'Left' && b.left.message).toMatch(/repeated the cursor "again"/)
   })
 
   it('words each way a listing can fail, in one line', async () => {
-    const failing = (e: unknown) => fromMcpClient({ listTools: () => Promise.reject(e), callTool: () => Promise.resolve({}) })
+    const failing = (e: unknown) =>
+      fromMcpClient({ listTools: () => Promise.reject(e), callTool: () => Promise.resolve({}) })
     const messageOf = async (e: unknown) => {
       const out = await failing(e).toolsForLlm()
       return out._tag === 'Left' ? out.left.message : 'listed'
     }
     const schemaError = Object.assign(new Error('\n  bad page\nmore detail'), { name: 'ZodError', issues: [] })
-    expect(await messageOf(Object.assign(new Error('gone'), { code: -32000 }))).toBe('tools/list failed on page 1: the connection to the MCP server is closed')
-    expect(await messageOf(new Error('Not connected'))).toBe('tools/list failed on page 1: the connection to the MCP server is closed')
-    expect(await messageOf(Object.assign(new Error('slow'), { code: -32001 }))).toBe('tools/list failed on page 1: the MCP server did not answer in time')
+    expect(await messageOf(Object.assign(new Error('gone'), { code: -32000 }))).toBe(
+      'tools/list failed on page 1: the connection to the MCP server is closed',
+    )
+    expect(await messageOf(new Error('Not connected'))).toBe(
+      'tools/list failed on page 1: the connection to the MCP server is closed',
+    )
+    expect(await messageOf(Object.assign(new Error('slow'), { code: -32001 }))).toBe(
+      'tools/list failed on page 1: the MCP server did not answer in time',
+    )
     expect(await messageOf(schemaError)).toBe('tools/list failed on page 1: the answer could not be read (  bad page)')
     expect(await messageOf(new Error('first line\nsecond line'))).toBe('tools/list failed on page 1: first line')
     expect(await messageOf(new Error('x'.repeat(400)))).toBe(`tools/list failed on page 1: ${'x'.repeat(300)}…`)
@@ -200,14 +230,17 @@ describe('fromMcpClient: listing', () => {
   })
 
   it('a page that is not a page of tools fails the listing, naming what came', async () => {
-    const answering = (page: unknown) => fromMcpClient({ listTools: () => Promise.resolve(page as McpToolsPage), callTool: () => Promise.resolve({}) })
+    const answering = (page: unknown) =>
+      fromMcpClient({ listTools: () => Promise.resolve(page as McpToolsPage), callTool: () => Promise.resolve({}) })
     for (const [page, got] of [
       [{ tools: 'a' }, 'an object'],
       [null, 'null'],
       [{ tools: [], nextCursor: 7 }, 'an object'],
     ] as const) {
       const out = await answering(page).toolsForLlm()
-      expect(out._tag === 'Left' && out.left.message).toBe(`tools/list failed on page 1: the answer is not a page of tools (got ${got})`)
+      expect(out._tag === 'Left' && out.left.message).toBe(
+        `tools/list failed on page 1: the answer is not a page of tools (got ${got})`,
+      )
     }
     const nullCursor = await answering({ tools: [tool('a')], nextCursor: null }).toolsForLlm()
     expect(nullCursor._tag === 'Right' && nullCursor.right.map((d) => d.function.name)).toEqual(['a'])
@@ -227,16 +260,28 @@ describe('fromMcpClient: listing', () => {
     const again = await fromMcpClient(client(refusedPage)).toolsForLlm()
     expect(again._tag === 'Right' && again.right.map((d) => d.function.name)).toEqual(['odd'])
     expect(requests).toEqual([{ method: 'tools/list', params: {} }])
-    const rpc = await fromMcpClient(client(Object.assign(new Error('MCP error -32603: boom'), { code: -32603 }))).toolsForLlm()
+    const rpc = await fromMcpClient(
+      client(Object.assign(new Error('MCP error -32603: boom'), { code: -32603 })),
+    ).toolsForLlm()
     expect(rpc._tag === 'Left' && rpc.left.message).toBe('tools/list failed on page 1: MCP error -32603: boom')
     expect(requests).toHaveLength(1)
   })
 
   it('leaves out listed things that are not tools, and a repeated name after its first listing', async () => {
-    const fake = fakeClient([null, 7, { description: 'no name' }, tool('a'), { ...(tool('a') as object), description: 'second a' }, { name: 'b', inputSchema: true }])
+    const fake = fakeClient([
+      null,
+      7,
+      { description: 'no name' },
+      tool('a'),
+      { ...(tool('a') as object), description: 'second a' },
+      { name: 'b', inputSchema: true },
+    ])
     const declarations = rightOf(await fromMcpClient(fake).toolsForLlm())
     expect(declarations).toEqual([
-      { type: 'function', function: { name: 'a', parameters: { type: 'object', properties: { x: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: { name: 'a', parameters: { type: 'object', properties: { x: { type: 'string' } } } },
+      },
       { type: 'function', function: { name: 'b' } },
     ])
   })
@@ -267,7 +312,11 @@ describe('fromMcpClient: calls', () => {
     const read = nameOf(declarations, 'files_read')
     const write = nameOf(declarations, 'files_write')
     const out = rightOf(
-      await tools.executeToolCalls([call('1', read, { path: '/a' }), call('2', write, { path: '/b', text: 'hello' }), call('3', 'no_args', '')])(),
+      await tools.executeToolCalls([
+        call('1', read, { path: '/a' }),
+        call('2', write, { path: '/b', text: 'hello' }),
+        call('3', 'no_args', ''),
+      ])(),
     )
     expect(out).toEqual([
       answered('1', 'contents of /a'),
@@ -332,11 +381,28 @@ describe('fromMcpClient: calls', () => {
     const tools = fromMcpClient(fake)
     await tools.toolsForLlm()
     // the MCP name itself is not a model-facing name
-    const out = rightOf(await tools.executeToolCalls([call('1', 'a.b'), call('2', '__proto__'), null as unknown as ToolCall])())
+    const out = rightOf(
+      await tools.executeToolCalls([call('1', 'a.b'), call('2', '__proto__'), null as unknown as ToolCall])(),
+    )
     expect(out).toEqual([
-      { role: 'tool', tool_call_id: '1', content: 'there is no tool named "a.b" on this MCP server; the tool was not called', is_error: true },
-      { role: 'tool', tool_call_id: '2', content: 'there is no tool named "__proto__" on this MCP server; the tool was not called', is_error: true },
-      { role: 'tool', tool_call_id: '', content: 'the call has no function name; the tool was not called', is_error: true },
+      {
+        role: 'tool',
+        tool_call_id: '1',
+        content: 'there is no tool named "a.b" on this MCP server; the tool was not called',
+        is_error: true,
+      },
+      {
+        role: 'tool',
+        tool_call_id: '2',
+        content: 'there is no tool named "__proto__" on this MCP server; the tool was not called',
+        is_error: true,
+      },
+      {
+        role: 'tool',
+        tool_call_id: '',
+        content: 'the call has no function name; the tool was not called',
+        is_error: true,
+      },
     ])
     expect(fake.calls).toEqual([])
   })
@@ -345,11 +411,26 @@ describe('fromMcpClient: calls', () => {
     const { client } = await kitchenSink()
     const tools = fromMcpClient(client)
     await tools.toolsForLlm()
-    const out = rightOf(await tools.executeToolCalls([call('e', 'fails', { why: 'no disk' }), call('w', 'weather', { city: 'Oslo' }), call('m', 'media')])())
+    const out = rightOf(
+      await tools.executeToolCalls([
+        call('e', 'fails', { why: 'no disk' }),
+        call('w', 'weather', { city: 'Oslo' }),
+        call('m', 'media'),
+      ])(),
+    )
     expect(out[0]).toEqual(answered('e', 'failed: no disk', { is_error: true }))
-    expect(out[1]).toEqual(answered('w', '{"temperature":21,"city":"Oslo"}', { structured_content: { temperature: 21, city: 'Oslo' } }))
+    expect(out[1]).toEqual(
+      answered('w', '{"temperature":21,"city":"Oslo"}', { structured_content: { temperature: 21, city: 'Oslo' } }),
+    )
     // every block is kept, as the server sent it, for whoever serves the result again
-    expect(out[2]?.mcp_content?.map((b) => b.type)).toEqual(['text', 'image', 'audio', 'resource', 'resource', 'resource_link'])
+    expect(out[2]?.mcp_content?.map((b) => b.type)).toEqual([
+      'text',
+      'image',
+      'audio',
+      'resource',
+      'resource',
+      'resource_link',
+    ])
     expect(out[2]?.mcp_content?.[1]).toMatchObject({ type: 'image', mimeType: 'image/png' })
     expect(out[2]?.content.split('\n')).toEqual([
       'here:',
@@ -367,7 +448,13 @@ describe('fromMcpClient: calls', () => {
     await tools.toolsForLlm()
     const started = Date.now()
     const out = rightOf(
-      await tools.executeToolCalls([call('1', 'no_args'), call('2', 'throws'), call('3', 'hangs'), call('4', 'weather', { city: 1 }), call('5', 'no_args')])(),
+      await tools.executeToolCalls([
+        call('1', 'no_args'),
+        call('2', 'throws'),
+        call('3', 'hangs'),
+        call('4', 'weather', { city: 1 }),
+        call('5', 'no_args'),
+      ])(),
     )
     expect(Date.now() - started).toBeLessThan(2000)
     expect(out.map((r) => r.tool_call_id)).toEqual(['1', '2', '3', '4', '5'])
@@ -386,27 +473,60 @@ describe('fromMcpClient: calls', () => {
     await client.close()
     const out = rightOf(await tools.executeToolCalls([call('1', 'no_args'), call('2', 'no_args')])())
     expect(out).toEqual([
-      { role: 'tool', tool_call_id: '1', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
-      { role: 'tool', tool_call_id: '2', content: 'the connection to the MCP server is closed; the tool may or may not have run', is_error: true },
+      {
+        role: 'tool',
+        tool_call_id: '1',
+        content: 'the connection to the MCP server is closed; the tool may or may not have run',
+        is_error: true,
+      },
+      {
+        role: 'tool',
+        tool_call_id: '2',
+        content: 'the connection to the MCP server is closed; the tool may or may not have run',
+        is_error: true,
+      },
     ])
   })
 
   it('lists first when no listing has run, and answers every call when that listing fails', async () => {
     const fake = fakeClient([tool('a')])
-    expect(rightOf(await fromMcpClient(fake).executeToolCalls([call('1', 'a', { x: 'y' })])())[0]?.content).toBe('a {"x":"y"}')
-    const broken = fromMcpClient({ listTools: () => Promise.reject(new Error('no way')), callTool: () => Promise.resolve({}) })
+    expect(rightOf(await fromMcpClient(fake).executeToolCalls([call('1', 'a', { x: 'y' })])())[0]?.content).toBe(
+      'a {"x":"y"}',
+    )
+    const broken = fromMcpClient({
+      listTools: () => Promise.reject(new Error('no way')),
+      callTool: () => Promise.resolve({}),
+    })
     const out = rightOf(await broken.executeToolCalls([call('1', 'a'), call('2', 'b')])())
     expect(out.map((r) => [r.tool_call_id, r.is_error, r.content])).toEqual([
-      ['1', true, "the MCP server's tools could not be listed to route this call (tools/list failed on page 1: no way); the tool was not called"],
-      ['2', true, "the MCP server's tools could not be listed to route this call (tools/list failed on page 1: no way); the tool was not called"],
+      [
+        '1',
+        true,
+        "the MCP server's tools could not be listed to route this call (tools/list failed on page 1: no way); the tool was not called",
+      ],
+      [
+        '2',
+        true,
+        "the MCP server's tools could not be listed to route this call (tools/list failed on page 1: no way); the tool was not called",
+      ],
     ])
   })
 
   it('a timeout holds even when the client ignores its options', async () => {
-    const fake = fakeClient([tool('slow'), tool('a')], (name) => (name === 'slow' ? new Promise(() => undefined) : Promise.resolve({ content: [] })))
-    const out = rightOf(await fromMcpClient(fake, { timeout: 50 }).executeToolCalls([call('1', 'slow'), call('2', 'a')])())
+    const fake = fakeClient([tool('slow'), tool('a')], (name) =>
+      name === 'slow' ? new Promise(() => undefined) : Promise.resolve({ content: [] }),
+    )
+    const out = rightOf(
+      await fromMcpClient(fake, { timeout: 50 }).executeToolCalls([call('1', 'slow'), call('2', 'a')])(),
+    )
     expect(out).toEqual([
-      { role: 'tool', tool_call_id: '1', content: 'the MCP server did not answer within 50 ms, so the call was cancelled; the tool may or may not have run', is_error: true },
+      {
+        role: 'tool',
+        tool_call_id: '1',
+        content:
+          'the MCP server did not answer within 50 ms, so the call was cancelled; the tool may or may not have run',
+        is_error: true,
+      },
       { role: 'tool', tool_call_id: '2', content: '' },
     ])
   })
@@ -442,10 +562,17 @@ describe('fromMcpClient: calls', () => {
       Object.keys(errors).map((n) => tool(n)),
       (name) => Promise.reject(errors[name]),
     )
-    const out = rightOf(await fromMcpClient(fake, { timeout: 5000 }).executeToolCalls(Object.keys(errors).map((n, i) => call(String(i), n)))())
+    const out = rightOf(
+      await fromMcpClient(fake, { timeout: 5000 }).executeToolCalls(
+        Object.keys(errors).map((n, i) => call(String(i), n)),
+      )(),
+    )
     expect(out.map((r) => [r.is_error, r.content])).toEqual([
       [true, 'the connection to the MCP server is closed; the tool may or may not have run'],
-      [true, 'the MCP server did not answer within 5000 ms, so the call was cancelled; the tool may or may not have run'],
+      [
+        true,
+        'the MCP server did not answer within 5000 ms, so the call was cancelled; the tool may or may not have run',
+      ],
       [true, 'the MCP server answered with an error: MCP error -32602: bad params'],
       [true, "the MCP server's answer is not a valid tool result (invalid result)"],
       [true, 'the tool call failed: socket hang up'],
@@ -455,7 +582,10 @@ describe('fromMcpClient: calls', () => {
   it('a result that is not a tool result is an is_error result', async () => {
     const fake = fakeClient([tool('a')], () => Promise.resolve('garbage'))
     const out = rightOf(await fromMcpClient(fake).executeToolCalls([call('1', 'a')])())
-    expect(out[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^the MCP server's answer is not a tool result/) })
+    expect(out[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^the MCP server's answer is not a tool result/),
+    })
   })
 
   it('is lazy: building a listing or a batch asks the server nothing; running it does', async () => {
@@ -474,8 +604,12 @@ describe('fromMcpClient: calls', () => {
     const names = ['a', 'b.c', 'slow']
     await fc.assert(
       fc.asyncProperty(batchArb(fc.constantFrom('a', 'b_c', 'b.c', 'nope', 'slow')), async (calls) => {
-        const fake = fakeClient(names.map((n) => tool(n, n !== 'a')), (name) =>
-          name === 'slow' ? Promise.reject(Object.assign(new Error('boom'), { code: -32603 })) : Promise.resolve({ content: [{ type: 'text', text: name }] }),
+        const fake = fakeClient(
+          names.map((n) => tool(n, n !== 'a')),
+          (name) =>
+            name === 'slow'
+              ? Promise.reject(Object.assign(new Error('boom'), { code: -32603 }))
+              : Promise.resolve({ content: [{ type: 'text', text: name }] }),
         )
         const out = await fromMcpClient(fake, { readOnlyConcurrency: 2 }).executeToolCalls(calls)()
         expect(out._tag).toBe('Right')
@@ -583,7 +717,9 @@ describe('fromMcpClient: construction', () => {
   })
 
   it('refuses something that is not a client, naming what is missing', () => {
-    expect(() => fromMcpClient(null as never)).toThrow('fromMcpClient: expected an MCP client (with listTools and callTool), got null')
+    expect(() => fromMcpClient(null as never)).toThrow(
+      'fromMcpClient: expected an MCP client (with listTools and callTool), got null',
+    )
     expect(() => fromMcpClient({ listTools: () => Promise.resolve({ tools: [] }) } as never)).toThrow(
       'fromMcpClient: expected an MCP client, but `callTool` is not a function',
     )
@@ -592,12 +728,15 @@ describe('fromMcpClient: construction', () => {
   it('refuses a connection (what connectStdio answers) in place of its client, saying to pass connection.client', () => {
     const connection = { client: fake, pid: 1, close: () => Promise.resolve() }
     expect(() => fromMcpClient(connection as never)).toThrow(
-      new TypeError('fromMcpClient: expected an MCP client, got an object that holds one in `.client` (what connectStdio answers): pass connection.client'),
+      new TypeError(
+        'fromMcpClient: expected an MCP client, got an object that holds one in `.client` (what connectStdio answers): pass connection.client',
+      ),
     )
   })
 
   it('gives no such hint when `.client` is no client, or cannot be read', () => {
-    const plain = 'fromMcpClient: expected an MCP client, but `listTools` is not a function and `callTool` is not a function'
+    const plain =
+      'fromMcpClient: expected an MCP client, but `listTools` is not a function and `callTool` is not a function'
     expect(() => fromMcpClient({ client: { listTools: () => undefined } } as never)).toThrow(new TypeError(plain))
     const hostile = {
       get client(): never {

@@ -29,7 +29,12 @@ const start = async (dir: string, extra: Record<string, unknown> = {}) => {
       fs: { command: process.execPath, args: [FILESYSTEM_SERVER, dir] },
       echo: { command: process.execPath, args: [ECHO], prefix: 'ec' },
     },
-    rules: [{ tool: 'fs_read_text_file', decision: 'allow' }, { tool: 'ec_*', decision: 'allow' }, { tool: 'fs_write_file', decision: 'ask', under: dir }, { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves' }],
+    rules: [
+      { tool: 'fs_read_text_file', decision: 'allow' },
+      { tool: 'ec_*', decision: 'allow' },
+      { tool: 'fs_write_file', decision: 'ask', under: dir },
+      { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves' },
+    ],
     ...extra,
   })
   if (config._tag === 'Left') throw new Error(config.left)
@@ -39,7 +44,10 @@ const start = async (dir: string, extra: Record<string, unknown> = {}) => {
 }
 
 const host = async (gateway: Gateway, elicit?: (message: string) => unknown) => {
-  const client = new Client({ name: 'host', version: '1' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } })
+  const client = new Client(
+    { name: 'host', version: '1' },
+    elicit === undefined ? {} : { capabilities: { elicitation: {} } },
+  )
   if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req.params.message) as never)
   const [c, s] = InMemoryTransport.createLinkedPair()
   await gateway.newServer().connect(s)
@@ -70,11 +78,22 @@ describe('the gateway', () => {
     expect(tools.every((t) => Object.keys(t.inputSchema.properties ?? {}).includes('reason'))).toBe(true)
     const pong = await client.callTool({ name: 'ec_ping', arguments: { n: 1, reason: 'checking the echo' } })
     expect(text(pong)).toBe(JSON.stringify([{ type: 'text', text: 'pong {"n":1}' }]))
-    for (const id of [1, 2]) await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: id } })
+    for (const id of [1, 2])
+      await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: id } })
     const warnings = records.filter((r) => r.type === 'warning')
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatchObject({ upstream: 'fs', tool: 'fs_read_text_file', unknownKeys: ['haed'], suggestions: [{ key: 'haed', didYouMean: 'head' }] })
-    expect(records.filter((r) => r.type === 'upstream').map((r) => r.type === 'upstream' && [r._tag, r.upstream]).sort()).toEqual([
+    expect(warnings[0]).toMatchObject({
+      upstream: 'fs',
+      tool: 'fs_read_text_file',
+      unknownKeys: ['haed'],
+      suggestions: [{ key: 'haed', didYouMean: 'head' }],
+    })
+    expect(
+      records
+        .filter((r) => r.type === 'upstream')
+        .map((r) => r.type === 'upstream' && [r._tag, r.upstream])
+        .sort(),
+    ).toEqual([
       ['Started', 'echo'],
       ['Started', 'fs'],
       ['ToolsChanged', 'echo'],
@@ -87,28 +106,43 @@ describe('the gateway', () => {
     const dir = tempDir()
     const { gateway, records } = await start(dir)
     const asked: Array<string> = []
-    const answers = [{ action: 'accept', content: { action: 'allow-once' } }, { action: 'accept', content: { action: 'always-allow' } }]
+    const answers = [
+      { action: 'accept', content: { action: 'allow-once' } },
+      { action: 'accept', content: { action: 'always-allow' } },
+    ]
     const client = await host(gateway, (m) => {
       asked.push(m)
       return answers.shift() ?? { action: 'decline' }
     })
-    const denied = await client.callTool({ name: 'fs_move_file', arguments: { source: join(dir, 'a'), destination: join(dir, 'b') } })
+    const denied = await client.callTool({
+      name: 'fs_move_file',
+      arguments: { source: join(dir, 'a'), destination: join(dir, 'b') },
+    })
     expect(denied.isError).toBe(true)
     expect(text(denied)).toMatch(/nothing moves/)
-    const write = (name: string) => client.callTool({ name: 'fs_write_file', arguments: { path: join(dir, name), content: 'x', reason: 'the user asked' } })
+    const write = (name: string) =>
+      client.callTool({
+        name: 'fs_write_file',
+        arguments: { path: join(dir, name), content: 'x', reason: 'the user asked' },
+      })
     expect((await write('a.txt')).isError).toBeFalsy()
     await write('b.txt')
     await write('c.txt')
     expect(asked).toHaveLength(2)
     expect(asked[0]).toMatch(/\nThe model's reason, in its own words \(not checked\): "the user asked"$/)
-    expect(records.filter((r) => r.type === 'decision').map((r) => r.type === 'decision' && [r.tool, r.outcome, r.by])).toEqual([
+    expect(
+      records.filter((r) => r.type === 'decision').map((r) => r.type === 'decision' && [r.tool, r.outcome, r.by]),
+    ).toEqual([
       ['fs_move_file', 'refused', 'rules'],
       ['fs_write_file', 'allowed', 'human'],
       ['fs_write_file', 'allowed', 'human'],
       ['fs_write_file', 'allowed', 'grant'],
     ])
     const headless = await host(gateway)
-    const refused = await headless.callTool({ name: 'fs_write_file', arguments: { path: join(dir, 'd.txt'), content: 'x' } })
+    const refused = await headless.callTool({
+      name: 'fs_write_file',
+      arguments: { path: join(dir, 'd.txt'), content: 'x' },
+    })
     expect(refused.isError).toBe(true)
     expect(text(refused)).toMatch(/no one is available to give it/)
     await client.close()
@@ -120,41 +154,104 @@ describe('decodeGatewayConfig', () => {
   it.each([
     [[], 'the configuration must be a JSON object with "mcpServers", got an array'],
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
-    [{ mcpServers: { fs: { command: 'x' } }, rulez: [] }, 'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)'],
-    [{ mcpServers: { fs: { args: ['a'] } } }, 'mcpServers.fs.command must be a non-empty string (or give a url), got undefined'],
-    [{ mcpServers: { 'my.fs': { command: 'x' } } }, 'mcpServers.my.fs.prefix must be letters, digits, "_" and "-" (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"'],
-    [{ mcpServers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } }, 'mcpServers.a and mcpServers.b both use the prefix "p"'],
+    [
+      { mcpServers: { fs: { command: 'x' } }, rulez: [] },
+      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)',
+    ],
+    [
+      { mcpServers: { fs: { args: ['a'] } } },
+      'mcpServers.fs.command must be a non-empty string (or give a url), got undefined',
+    ],
+    [
+      { mcpServers: { 'my.fs': { command: 'x' } } },
+      'mcpServers.my.fs.prefix must be letters, digits, "_" and "-" (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"',
+    ],
+    [
+      { mcpServers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } },
+      'mcpServers.a and mcpServers.b both use the prefix "p"',
+    ],
     [{ mcpServers: { a: { url: 'ftp://x' } } }, 'mcpServers.a.url must be an http(s) URL, got the string "ftp://x"'],
     [{ mcpServers: { a: { command: 'x', env: { A: 1 } } } }, 'mcpServers.a.env.A must be a string, got number 1'],
-    [{ mcpServers: { a: { command: 'x' } }, rules: [{ tool: 'a_*', decision: 'alow' }] }, 'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"'],
+    [
+      { mcpServers: { a: { command: 'x' } }, rules: [{ tool: 'a_*', decision: 'alow' }] },
+      'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
+    ],
     [{ mcpServers: { a: { command: 'x' } }, reasons: 'yes' }, 'reasons must be true or false, got the string "yes"'],
     [null, 'the configuration must be a JSON object with "mcpServers", got null'],
     [{ rules: [] }, 'mcpServers must be an object with at least one server, got undefined'],
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
-    [{ mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' }, 'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)'],
-    [{ mcpServers: { fs: 'npx' } }, 'mcpServers.fs must be an object { command, args?, env? } or { url }, got the string "npx"'],
-    [{ mcpServers: { fs: { command: 'x', prefix: 'f.s' } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string "f.s"'],
-    [{ mcpServers: { fs: { command: 'x', prefix: '' } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string ""'],
-    [{ mcpServers: { fs: { command: 'x', prefix: 7 } } }, 'mcpServers.fs.prefix must be letters, digits, "_" and "-", got number 7'],
-    [{ mcpServers: { fs: { command: '' } } }, 'mcpServers.fs.command must be a non-empty string (or give a url), got the string ""'],
-    [{ mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } }, 'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix)'],
-    [{ mcpServers: { fs: { url: 'https://x', command: 'y' } } }, 'mcpServers.fs has unknown member "command" (known: url, headers, prefix)'],
+    [
+      { mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' },
+      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)',
+    ],
+    [
+      { mcpServers: { fs: 'npx' } },
+      'mcpServers.fs must be an object { command, args?, env? } or { url }, got the string "npx"',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', prefix: 'f.s' } } },
+      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string "f.s"',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', prefix: '' } } },
+      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string ""',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', prefix: 7 } } },
+      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got number 7',
+    ],
+    [
+      { mcpServers: { fs: { command: '' } } },
+      'mcpServers.fs.command must be a non-empty string (or give a url), got the string ""',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } },
+      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix)',
+    ],
+    [
+      { mcpServers: { fs: { url: 'https://x', command: 'y' } } },
+      'mcpServers.fs has unknown member "command" (known: url, headers, prefix)',
+    ],
     [{ mcpServers: { a: { url: 7 } } }, 'mcpServers.a.url must be an http(s) URL, got number 7'],
-    [{ mcpServers: { a: { url: 'see https://x' } } }, 'mcpServers.a.url must be an http(s) URL, got the string "see https://x"'],
+    [
+      { mcpServers: { a: { url: 'see https://x' } } },
+      'mcpServers.a.url must be an http(s) URL, got the string "see https://x"',
+    ],
     // an array of one URL reads as that URL once made a string: it is no URL all the same
     [{ mcpServers: { a: { url: ['https://x'] } } }, 'mcpServers.a.url must be an http(s) URL, got an array'],
-    [{ mcpServers: { a: { url: 'https://x', headers: ['Authorization'] } } }, 'mcpServers.a.headers must be an object of strings, got an array'],
-    [{ mcpServers: { a: { url: 'https://x', headers: { Authorization: 1 } } } }, 'mcpServers.a.headers.Authorization must be a string, got number 1'],
-    [{ mcpServers: { a: { command: 'x', args: 'a b' } } }, 'mcpServers.a.args must be an array of strings, got the string "a b"'],
-    [{ mcpServers: { a: { command: 'x', args: ['a', 1] } } }, 'mcpServers.a.args must be an array of strings, got an array'],
+    [
+      { mcpServers: { a: { url: 'https://x', headers: ['Authorization'] } } },
+      'mcpServers.a.headers must be an object of strings, got an array',
+    ],
+    [
+      { mcpServers: { a: { url: 'https://x', headers: { Authorization: 1 } } } },
+      'mcpServers.a.headers.Authorization must be a string, got number 1',
+    ],
+    [
+      { mcpServers: { a: { command: 'x', args: 'a b' } } },
+      'mcpServers.a.args must be an array of strings, got the string "a b"',
+    ],
+    [
+      { mcpServers: { a: { command: 'x', args: ['a', 1] } } },
+      'mcpServers.a.args must be an array of strings, got an array',
+    ],
     [{ mcpServers: { a: { command: 'x', env: null } } }, 'mcpServers.a.env must be an object of strings, got null'],
     [{ mcpServers: { a: { command: 'x', cwd: 1 } } }, 'mcpServers.a.cwd must be a string, got number 1'],
     [{ mcpServers: { a: { command: 'x' } }, rules: { tool: '*' } }, 'rules must be an array of rules, got an object'],
-    [{ mcpServers: { a: { command: 'x' } }, tolerate: 'x' }, 'tolerate must be an array of strings, got the string "x"'],
+    [
+      { mcpServers: { a: { command: 'x' } }, tolerate: 'x' },
+      'tolerate must be an array of strings, got the string "x"',
+    ],
     [{ mcpServers: { a: { command: 'x' } }, tolerate: ['x', 1] }, 'tolerate must be an array of strings, got an array'],
     [{ mcpServers: { a: { command: 'x' } }, log: '' }, 'log must be a file path, got the string ""'],
-    [{ mcpServers: { a: { command: 'x' } }, locationArgs: 'src' }, 'locationArgs must be an array of argument names (non-empty strings), got the string "src"'],
-    [{ mcpServers: { a: { command: 'x' } }, locationArgs: ['src', ''] }, 'locationArgs must be an array of argument names (non-empty strings), got an array'],
+    [
+      { mcpServers: { a: { command: 'x' } }, locationArgs: 'src' },
+      'locationArgs must be an array of argument names (non-empty strings), got the string "src"',
+    ],
+    [
+      { mcpServers: { a: { command: 'x' } }, locationArgs: ['src', ''] },
+      'locationArgs must be an array of argument names (non-empty strings), got an array',
+    ],
     [{ mcpServers: { a: { command: 'x' } }, log: 1 }, 'log must be a file path, got number 1'],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
@@ -162,7 +259,10 @@ describe('decodeGatewayConfig', () => {
 
   it('keeps what was given: a prefix, headers, env, cwd, rules, tolerated names, reasons off, a log', () => {
     const c = decodeGatewayConfig({
-      mcpServers: { files: { command: 'npx', prefix: 'fs', cwd: '/srv' }, web: { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' }, prefix: 'w' } },
+      mcpServers: {
+        files: { command: 'npx', prefix: 'fs', cwd: '/srv' },
+        web: { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' }, prefix: 'w' },
+      },
       rules: [{ tool: 'fs_*', decision: 'ask' }],
       tolerate: ['why'],
       locationArgs: ['src'],
@@ -174,7 +274,11 @@ describe('decodeGatewayConfig', () => {
       right: {
         servers: [
           { name: 'files', prefix: 'fs', spec: { command: 'npx', args: [], cwd: '/srv' } },
-          { name: 'web', prefix: 'w', spec: { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' } } },
+          {
+            name: 'web',
+            prefix: 'w',
+            spec: { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' } },
+          },
         ],
         rules: [{ tool: 'fs_*', decision: 'ask' }],
         tolerate: ['why'],
@@ -188,12 +292,21 @@ describe('decodeGatewayConfig', () => {
   })
 
   it('fills what was left out: the prefix from the key, every call allowed, reasons on', () => {
-    const c = decodeGatewayConfig({ mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { X: '1' } }, web: { url: 'https://example.org/mcp' } } })
+    const c = decodeGatewayConfig({
+      mcpServers: {
+        fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { X: '1' } },
+        web: { url: 'https://example.org/mcp' },
+      },
+    })
     expect(c).toEqual({
       _tag: 'Right',
       right: {
         servers: [
-          { name: 'fs', prefix: 'fs', spec: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { X: '1' } } },
+          {
+            name: 'fs',
+            prefix: 'fs',
+            spec: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { X: '1' } },
+          },
           { name: 'web', prefix: 'web', spec: { url: 'https://example.org/mcp', headers: {} } },
         ],
         rules: [{ tool: '*', decision: 'allow' }],
@@ -214,12 +327,17 @@ const gatewayOf = async (config: unknown, info?: { name: string; version: string
   const decoded = decodeGatewayConfig(config)
   if (decoded._tag === 'Left') throw new Error(decoded.left)
   const records: Array<GatewayRecord> = []
-  const gateway = await (info === undefined ? startGateway(decoded.right, (r) => void records.push(r)) : startGateway(decoded.right, (r) => void records.push(r), info))
+  const gateway = await (info === undefined
+    ? startGateway(decoded.right, (r) => void records.push(r))
+    : startGateway(decoded.right, (r) => void records.push(r), info))
   running.push(gateway)
   return { gateway, records }
 }
 
-const bare = (name: string): ToolDeclaration => ({ type: 'function', function: { name, parameters: { type: 'object' } } })
+const bare = (name: string): ToolDeclaration => ({
+  type: 'function',
+  function: { name, parameters: { type: 'object' } },
+})
 
 /** An upstream over HTTP whose tools the test changes; `change` has it tell its clients. */
 const changingUpstream = async () => {
@@ -227,9 +345,18 @@ const changingUpstream = async () => {
   const listeners = new Set<() => void>()
   const provider: Provider<never> = {
     toolsForLlm: () => Promise.resolve(right(state.tools)),
-    executeToolCalls: (calls) => TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: 'ran' }))),
+    executeToolCalls: (calls) =>
+      TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: 'ran' }))),
   }
-  const serving = await serveHttp(() => toMcpServer(provider, { name: 'up', version: '0' }, { toolsChanged: (l) => (listeners.add(l), () => void listeners.delete(l)) }), { port: 0 })
+  const serving = await serveHttp(
+    () =>
+      toMcpServer(
+        provider,
+        { name: 'up', version: '0' },
+        { toolsChanged: (l) => (listeners.add(l), () => void listeners.delete(l)) },
+      ),
+    { port: 0 },
+  )
   return {
     serving,
     state,
@@ -239,7 +366,10 @@ const changingUpstream = async () => {
   }
 }
 
-const twoEchoes = { a: { command: process.execPath, args: [ECHO] }, b: { command: process.execPath, args: [ECHO], prefix: 'bee' } }
+const twoEchoes = {
+  a: { command: process.execPath, args: [ECHO] },
+  b: { command: process.execPath, args: [ECHO], prefix: 'bee' },
+}
 
 describe('the gateway: records and options', () => {
   it('is ready when it resolves: every upstream has started; it says who it is (toolstack 0.1.0 by default)', async () => {
@@ -267,7 +397,10 @@ describe('the gateway: records and options', () => {
   it('each decision and warning names the upstream of its tool (none for a tool of no upstream); a tolerated key is no warning', async () => {
     const { gateway, records } = await gatewayOf({
       mcpServers: twoEchoes,
-      rules: [{ tool: 'a_*', decision: 'allow' }, { tool: 'bee_*', decision: 'deny', note: 'not b' }],
+      rules: [
+        { tool: 'a_*', decision: 'allow' },
+        { tool: 'bee_*', decision: 'deny', note: 'not b' },
+      ],
       tolerate: ['why'],
     })
     const client = await host(gateway)
@@ -276,14 +409,20 @@ describe('the gateway: records and options', () => {
     await client.callTool({ name: 'bee_ping', arguments: { n: 1, reason: 'r' } })
     await client.callTool({ name: 'a_ping', arguments: { n: 2, reason: 'r', nn: 3 } })
     await client.callTool({ name: 'nope_ping', arguments: { reason: 'r' } })
-    expect(records.filter((r) => r.type === 'decision').map((r) => r.type === 'decision' && [r.upstream, r.tool, r.outcome, r.by])).toStrictEqual([
+    expect(
+      records
+        .filter((r) => r.type === 'decision')
+        .map((r) => r.type === 'decision' && [r.upstream, r.tool, r.outcome, r.by]),
+    ).toStrictEqual([
       ['a', 'a_ping', 'allowed', 'rules'],
       ['b', 'bee_ping', 'refused', 'rules'],
       ['a', 'a_ping', 'allowed', 'rules'],
       ['', 'nope_ping', 'refused', 'nobody'],
     ])
     const warnings = records.filter((r) => r.type === 'warning')
-    expect(warnings.map((r) => r.type === 'warning' && [r.upstream, r.tool, r.unknownKeys])).toStrictEqual([['a', 'a_ping', ['nn']]])
+    expect(warnings.map((r) => r.type === 'warning' && [r.upstream, r.tool, r.unknownKeys])).toStrictEqual([
+      ['a', 'a_ping', ['nn']],
+    ])
     expect(records.filter((r) => r.type === 'diagnostic')).toStrictEqual([])
     await client.close()
   })
@@ -299,14 +438,22 @@ describe('the gateway: records and options', () => {
   it('diagnostics go to the log: a listing with nothing to audit, and rules that name no tool', async () => {
     const { serving } = await changingUpstream()
     try {
-      const { gateway, records } = await gatewayOf({ mcpServers: { web: { url: serving.url } }, rules: [{ tool: 'zz_*', decision: 'allow' }], reasons: false })
+      const { gateway, records } = await gatewayOf({
+        mcpServers: { web: { url: serving.url } },
+        rules: [{ tool: 'zz_*', decision: 'allow' }],
+        reasons: false,
+      })
       const client = await host(gateway)
       await client.listTools()
       expect(records.filter((r) => r.type === 'diagnostic')).toStrictEqual([
-        { type: 'diagnostic', message: 'toolstack: the listing held 1 tool, but none declares a property, so no call is audited' },
         {
           type: 'diagnostic',
-          message: 'toolstack: the policy\'s rules ("zz_*") name none of the listed tools ("web_bare"), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules(\'fs_\'))',
+          message: 'toolstack: the listing held 1 tool, but none declares a property, so no call is audited',
+        },
+        {
+          type: 'diagnostic',
+          message:
+            'toolstack: the policy\'s rules ("zz_*") name none of the listed tools ("web_bare"), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules(\'fs_\'))',
         },
       ])
       await client.close()
@@ -315,7 +462,7 @@ describe('the gateway: records and options', () => {
     }
   })
 
-  it('a change of an upstream\'s tools reaches every connected host as tools/list_changed, and only while it is connected', async () => {
+  it("a change of an upstream's tools reaches every connected host as tools/list_changed, and only while it is connected", async () => {
     const { serving, state, change } = await changingUpstream()
     try {
       const { gateway } = await gatewayOf({ mcpServers: { web: { url: serving.url } } })
@@ -347,14 +494,21 @@ describe('the gateway: records and options', () => {
 
   it('names the upstream the call went to when one prefix starts another: the longest, as the registry routes', async () => {
     const records: Array<GatewayRecord> = []
-    const config = decodeGatewayConfig({ mcpServers: { short: { command: process.execPath, args: [ECHO], prefix: 'ec' }, long: { command: process.execPath, args: [ECHO], prefix: 'ec_x' } } })
+    const config = decodeGatewayConfig({
+      mcpServers: {
+        short: { command: process.execPath, args: [ECHO], prefix: 'ec' },
+        long: { command: process.execPath, args: [ECHO], prefix: 'ec_x' },
+      },
+    })
     if (config._tag === 'Left') throw new Error(config.left)
     const gateway = await startGateway(config.right, (r) => void records.push(r))
     running.push(gateway)
     const client = await host(gateway)
     await client.callTool({ name: 'ec_x_ping', arguments: { n: 1, nn: 2, reason: 'r' } })
     await client.callTool({ name: 'ec_ping', arguments: { n: 1, nn: 2, reason: 'r' } })
-    expect(records.flatMap((r) => (r.type === 'warning' || r.type === 'decision' ? [[r.type, r.tool, r.upstream]] : []))).toEqual([
+    expect(
+      records.flatMap((r) => (r.type === 'warning' || r.type === 'decision' ? [[r.type, r.tool, r.upstream]] : [])),
+    ).toEqual([
       ['decision', 'ec_x_ping', 'long'],
       ['warning', 'ec_x_ping', 'long'],
       ['decision', 'ec_ping', 'short'],
@@ -391,7 +545,9 @@ describe('the gateway: records and options', () => {
 
 describe('decodeGatewayConfig: exactly what is kept', () => {
   it('leaves out what was not given (no env, no cwd), with nothing undefined in its place', () => {
-    expect(decodeGatewayConfig({ mcpServers: { fs: { command: 'npx' }, web: { url: 'http://x/mcp' } }, log: 'g.log' })).toStrictEqual({
+    expect(
+      decodeGatewayConfig({ mcpServers: { fs: { command: 'npx' }, web: { url: 'http://x/mcp' } }, log: 'g.log' }),
+    ).toStrictEqual({
       _tag: 'Right',
       right: {
         servers: [

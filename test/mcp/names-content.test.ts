@@ -41,7 +41,8 @@ describe('toolNameMapping: exact names', () => {
       'n.28': 'n_28_0f5ab4cf',
       ok_name: 'ok_name',
     })
-    for (const [name, mapped] of m) if (name !== 'ok_name') expect(mapped.slice(-8)).toBe(fnv1a(name, 0).toString(16).padStart(8, '0'))
+    for (const [name, mapped] of m)
+      if (name !== 'ok_name') expect(mapped.slice(-8)).toBe(fnv1a(name, 0).toString(16).padStart(8, '0'))
   })
 
   it('on a collision, the name first in sorted order keeps the unsalted hash, whatever the listing order', () => {
@@ -57,9 +58,14 @@ describe('toolNameMapping: exact names', () => {
 
   it('the mapping, its order included, depends only on the set of names', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.oneof(fc.constantFrom('a', 'b.c', 'c/d', A, B, 'z'), fc.string({ maxLength: 8 })), { maxLength: 8 }), (names) => {
-        expect([...toolNameMapping([...names].reverse())]).toStrictEqual([...toolNameMapping(names)])
-      }),
+      fc.property(
+        fc.uniqueArray(fc.oneof(fc.constantFrom('a', 'b.c', 'c/d', A, B, 'z'), fc.string({ maxLength: 8 })), {
+          maxLength: 8,
+        }),
+        (names) => {
+          expect([...toolNameMapping([...names].reverse())]).toStrictEqual([...toolNameMapping(names)])
+        },
+      ),
       { numRuns: 100 },
     )
   })
@@ -67,7 +73,10 @@ describe('toolNameMapping: exact names', () => {
   it('after 65 536 taken hashes, falls back to a z-suffix in base 36, still cut to 64 characters', () => {
     const name = `x.${'y'.repeat(70)}`
     const cleaned = `x_${'y'.repeat(70)}`
-    const taken = Array.from({ length: 65_536 }, (_, salt) => `${cleaned.slice(0, 55)}_${fnv1a(name, salt).toString(16).padStart(8, '0')}`)
+    const taken = Array.from(
+      { length: 65_536 },
+      (_, salt) => `${cleaned.slice(0, 55)}_${fnv1a(name, salt).toString(16).padStart(8, '0')}`,
+    )
     const m = toolNameMapping([name, ...taken])
     const fallback = `${cleaned.slice(0, 58)}_z1ekg`
     expect(m.get(name)).toBe(fallback)
@@ -85,7 +94,9 @@ describe('renderBlock: unpadded base64', () => {
       fc.property(fc.uint8Array({ maxLength: 64 }), (data) => {
         const n = data.length
         const unpadded = Buffer.from(data).toString('base64').replace(/=+$/, '')
-        expect(renderBlock({ type: 'audio', mimeType: 'x', data: unpadded })).toBe(`[audio: x, ${n} byte${n === 1 ? '' : 's'}]`)
+        expect(renderBlock({ type: 'audio', mimeType: 'x', data: unpadded })).toBe(
+          `[audio: x, ${n} byte${n === 1 ? '' : 's'}]`,
+        )
       }),
       { numRuns: 50 },
     )

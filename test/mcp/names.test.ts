@@ -7,7 +7,23 @@ import { LEGAL_TOOL_NAME, isLegalToolName, toolNameMapping } from '../../src/mcp
 const legalNameArb = fc.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/)
 const mcpNameArb: fc.Arbitrary<string> = fc.oneof(
   legalNameArb,
-  fc.constantFrom('files.read', 'files_read', 'files-read', 'a/b', 'a b', 'a.b', 'a_b', '', '__proto__', 'constructor', 'é', '😀', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(128)),
+  fc.constantFrom(
+    'files.read',
+    'files_read',
+    'files-read',
+    'a/b',
+    'a b',
+    'a.b',
+    'a_b',
+    '',
+    '__proto__',
+    'constructor',
+    'é',
+    '😀',
+    'x'.repeat(64),
+    'x'.repeat(65),
+    'x'.repeat(128),
+  ),
   fc.string({ maxLength: 128 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   // long names sharing a 64-character prefix: plain truncation merges them
@@ -52,12 +68,16 @@ describe('toolNameMapping', () => {
   it('gives a changed name the same model-facing name whatever its neighbours', () => {
     // a name's mapping depends on the others only on a true collision
     fc.assert(
-      fc.property(mcpNameArb.filter((n) => !isLegalToolName(n)), namesArb, (name, others) => {
-        const alone = toolNameMapping([name]).get(name)
-        const m = toolNameMapping([name, ...others])
-        const collides = [...m.entries()].some(([k, v]) => k !== name && v === alone)
-        if (!collides) expect(m.get(name)).toBe(alone)
-      }),
+      fc.property(
+        mcpNameArb.filter((n) => !isLegalToolName(n)),
+        namesArb,
+        (name, others) => {
+          const alone = toolNameMapping([name]).get(name)
+          const m = toolNameMapping([name, ...others])
+          const collides = [...m.entries()].some(([k, v]) => k !== name && v === alone)
+          if (!collides) expect(m.get(name)).toBe(alone)
+        },
+      ),
     )
   })
 

@@ -29,16 +29,18 @@ describe('OpenAI chat-completions types', () => {
     // custom (free-text) tool calls have no `function`: a host keeps the function ones
     expectTypeOf<ChatCompletionMessageToolCall>().not.toExtend<ToolCall>()
     const run = (tools: McpProvider, message: ChatCompletionMessage) =>
-      tools.executeToolCalls((message.tool_calls ?? []).filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function'))
+      tools.executeToolCalls(
+        (message.tool_calls ?? []).filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function'),
+      )
     expectTypeOf(run).returns.toExtend<ReturnType<McpProvider['executeToolCalls']>>()
   })
 
   it('results are tool messages', () => {
     expectTypeOf<ToolResult>().toExtend<ChatCompletionToolMessageParam>()
-    const next = (history: Array<ChatCompletionMessageParam>, results: ReadonlyArray<ToolResult>): Array<ChatCompletionMessageParam> => [
-      ...history,
-      ...results,
-    ]
+    const next = (
+      history: Array<ChatCompletionMessageParam>,
+      results: ReadonlyArray<ToolResult>,
+    ): Array<ChatCompletionMessageParam> => [...history, ...results]
     expectTypeOf(next).returns.toEqualTypeOf<Array<ChatCompletionMessageParam>>()
   })
 })
@@ -53,7 +55,8 @@ describe('MCP SDK types', () => {
   it('a fake with just listTools and callTool is one too', () => {
     const fake = {
       listTools: () => Promise.resolve({ tools: [] }),
-      callTool: (params: { name: string; arguments?: Record<string, unknown> }) => Promise.resolve({ content: [{ type: 'text', text: params.name }] }),
+      callTool: (params: { name: string; arguments?: Record<string, unknown> }) =>
+        Promise.resolve({ content: [{ type: 'text', text: params.name }] }),
     }
     expectTypeOf(fake).toExtend<McpToolClient>()
   })

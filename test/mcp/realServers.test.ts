@@ -9,11 +9,21 @@ import type { ToolDeclaration, UnknownKeyWarning } from '../../src/index.js'
 import { withUnknownKeyAudit } from '../../src/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
 import { call } from '../support/fakes.js'
-import { EVERYTHING_SERVER, FILESYSTEM_SERVER, answered, cleanUpAfterEach, isAlive, spawnServer, tempDir } from './fixtures.js'
+import {
+  EVERYTHING_SERVER,
+  FILESYSTEM_SERVER,
+  answered,
+  cleanUpAfterEach,
+  isAlive,
+  spawnServer,
+  tempDir,
+} from './fixtures.js'
 
 cleanUpAfterEach()
 
-const rightOf = <A>(e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A }): A => {
+const rightOf = <A>(
+  e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A },
+): A => {
   if (e._tag === 'Left') throw new Error(`expected a Right, got Left ${JSON.stringify(e.left)}`)
   return e.right
 }
@@ -35,7 +45,9 @@ describe('server-filesystem over stdio', () => {
     const { dir, conn } = await filesystem()
     const tools = fromMcpClient(conn.client)
     const ds = rightOf(await tools.toolsForLlm())
-    expect(ds.map((d) => d.function.name)).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_directory']))
+    expect(ds.map((d) => d.function.name)).toEqual(
+      expect.arrayContaining(['read_text_file', 'write_file', 'list_directory']),
+    )
     expect(declared(ds, 'read_text_file')).toEqual(expect.arrayContaining(['path', 'head', 'tail']))
     expect(tools.tools().find((t) => t.name === 'read_text_file')?.readOnly).toBe(true)
     expect(tools.tools().find((t) => t.name === 'write_file')?.readOnly).toBe(false)
@@ -55,18 +67,23 @@ describe('server-filesystem over stdio', () => {
     expect(out[2]?.content).toMatch(/\[FILE\] new\.txt/)
     expect(out[2]?.content).toMatch(/\[FILE\] notes\.txt/)
     // the server's own errors come back as is_error results, worded by the server
-    expect(out[3]).toMatchObject({ tool_call_id: '4', is_error: true, content: expect.stringMatching(/ENOENT|no such file/i) })
-    expect(out[4]).toMatchObject({ tool_call_id: '5', is_error: true, content: expect.stringMatching(/outside allowed directories|Access denied/i) })
+    expect(out[3]).toMatchObject({
+      tool_call_id: '4',
+      is_error: true,
+      content: expect.stringMatching(/ENOENT|no such file/i),
+    })
+    expect(out[4]).toMatchObject({
+      tool_call_id: '5',
+      is_error: true,
+      content: expect.stringMatching(/outside allowed directories|Access denied/i),
+    })
   })
 
   it("the seed's incident: junk keys are reported once, the file is still read, the server's answer is unchanged", async () => {
     const { dir, conn } = await filesystem()
     const warnings: Array<UnknownKeyWarning> = []
     const path = join(dir, 'notes.txt')
-    const tools = pipe(
-      fromMcpClient(conn.client),
-      withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) }),
-    )
+    const tools = pipe(fromMcpClient(conn.client), withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) }))
     await tools.toolsForLlm()
     const junk = `{"path":${JSON.stringify(path)},"ead":12,"the rest":"of the file, please"}`
     const first = rightOf(await tools.executeToolCalls([call('call_1', 'read_text_file', junk)])())
@@ -74,7 +91,12 @@ describe('server-filesystem over stdio', () => {
     const clean = rightOf(await tools.executeToolCalls([call('call_3', 'read_text_file', { path })])())
 
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatchObject({ tool: 'read_text_file', unknownKeys: ['ead', 'the rest'], declaredKeys: ['head', 'path', 'tail'], id: 'call_1' })
+    expect(warnings[0]).toMatchObject({
+      tool: 'read_text_file',
+      unknownKeys: ['ead', 'the rest'],
+      declaredKeys: ['head', 'path', 'tail'],
+      id: 'call_1',
+    })
     expect(first[0]?.content).toBe(TEXT)
     expect(first[0]?.is_error).toBeUndefined()
     // the server ignores the extra keys: the same answer as the clean call
@@ -99,7 +121,9 @@ describe('server-everything over stdio', () => {
     const conn = await spawnServer({ script: EVERYTHING_SERVER, args: ['stdio'] })
     const tools = fromMcpClient(conn.client, { readOnlyConcurrency: 4 })
     const ds = rightOf(await tools.toolsForLlm())
-    expect(ds.map((d) => d.function.name)).toEqual(expect.arrayContaining(['echo', 'get-sum', 'get-tiny-image', 'get-resource-links', 'get-structured-content']))
+    expect(ds.map((d) => d.function.name)).toEqual(
+      expect.arrayContaining(['echo', 'get-sum', 'get-tiny-image', 'get-resource-links', 'get-structured-content']),
+    )
     const out = rightOf(
       await tools.executeToolCalls([
         call('1', 'echo', { message: 'hello' }),
@@ -116,7 +140,10 @@ describe('server-everything over stdio', () => {
     expect(out[2]?.content).toMatch(/^\[image: image\/png, \d+ bytes\]$/m)
     expect(out[3]?.content.match(/^\[resource_link: text\/plain, demo:\/\/\S+, ".+"\]$/gm)).toHaveLength(2)
     expect(out[4]?.structured_content).toMatchObject({ temperature: expect.any(Number) })
-    expect(out[5]).toMatchObject({ is_error: true, content: 'there is no tool named "no-such-tool" on this MCP server; the tool was not called' })
+    expect(out[5]).toMatchObject({
+      is_error: true,
+      content: 'there is no tool named "no-such-tool" on this MCP server; the tool was not called',
+    })
   })
 })
 
@@ -131,9 +158,19 @@ describe('nested keys, heard on real servers', () => {
     const tools = pipe(fromMcpClient(conn.client), withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) }))
     await tools.toolsForLlm()
     const edits = Array.from({ length: 100 }, () => ({ oldtext: 'line one', newText: 'line 1' }))
-    const out = rightOf(await tools.executeToolCalls([call('1', 'edit_file', { path: join(dir, 'notes.txt'), edits }), call('2', 'edit_file', { path: join(dir, 'notes.txt'), edits })])())
+    const out = rightOf(
+      await tools.executeToolCalls([
+        call('1', 'edit_file', { path: join(dir, 'notes.txt'), edits }),
+        call('2', 'edit_file', { path: join(dir, 'notes.txt'), edits }),
+      ])(),
+    )
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatchObject({ tool: 'edit_file', id: '1', unknownKeys: ['edits[].oldtext'], suggestions: [{ key: 'edits[].oldtext', didYouMean: 'edits[].oldText' }] })
+    expect(warnings[0]).toMatchObject({
+      tool: 'edit_file',
+      id: '1',
+      unknownKeys: ['edits[].oldtext'],
+      suggestions: [{ key: 'edits[].oldtext', didYouMean: 'edits[].oldText' }],
+    })
     // the server is the judge of what it got: here it refuses, and the file is unchanged
     expect(out).toHaveLength(2)
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(TEXT)
@@ -146,7 +183,13 @@ describe('nested keys, heard on real servers', () => {
     const warnings: Array<UnknownKeyWarning> = []
     const tools = pipe(fromMcpClient(conn.client), withUnknownKeyAudit({ onWarn: (w) => () => void warnings.push(w) }))
     await tools.toolsForLlm()
-    await tools.executeToolCalls([call('1', 'create_entities', { entities: [{ name: 'Ada', entity_type: 'person', entityType: 'person', observations: ['wrote notes'] }] })])()
-    expect(warnings.map((w) => [w.unknownKeys, w.suggestions])).toEqual([[['entities[].entity_type'], [{ key: 'entities[].entity_type', didYouMean: 'entities[].entityType' }]]])
+    await tools.executeToolCalls([
+      call('1', 'create_entities', {
+        entities: [{ name: 'Ada', entity_type: 'person', entityType: 'person', observations: ['wrote notes'] }],
+      }),
+    ])()
+    expect(warnings.map((w) => [w.unknownKeys, w.suggestions])).toEqual([
+      [['entities[].entity_type'], [{ key: 'entities[].entity_type', didYouMean: 'entities[].entityType' }]],
+    ])
   })
 })

@@ -27,14 +27,21 @@ afterEach(async () => {
 })
 
 /** A plain server with one tool, `hello`; `made` collects every server made. */
-const factory = (made: Array<Server> = []) => (): Server => {
-  const server = new Server({ name: 'serve-under-test', version: '0.0.0' }, { capabilities: { tools: {} } })
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'hello', inputSchema: { type: 'object' } }] }))
-  made.push(server)
-  return server
-}
+const factory =
+  (made: Array<Server> = []) =>
+  (): Server => {
+    const server = new Server({ name: 'serve-under-test', version: '0.0.0' }, { capabilities: { tools: {} } })
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [{ name: 'hello', inputSchema: { type: 'object' } }],
+    }))
+    made.push(server)
+    return server
+  }
 
-const serve = async (options: Parameters<typeof serveHttp>[1], newServer: () => Server = factory()): Promise<HttpServing> => {
+const serve = async (
+  options: Parameters<typeof serveHttp>[1],
+  newServer: () => Server = factory(),
+): Promise<HttpServing> => {
   const serving = await serveHttp(newServer, options)
   servings.push(serving)
   return serving
@@ -49,7 +56,12 @@ const connectClient = async (url: string, name = 'host', headers: Record<string,
 }
 
 const initBody = (name = 'x'): string =>
-  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } } })
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } },
+  })
 
 const refusal = (message: string) => ({ jsonrpc: '2.0', error: { code: -32000, message }, id: null })
 
@@ -60,15 +72,30 @@ interface Answer {
 }
 
 /** A request through node:http, which (unlike fetch) sends the Host header it is given. */
-const send = (url: string, options: { method?: string; headers?: Record<string, string>; body?: string; connectTo?: string } = {}): Promise<Answer> =>
+const send = (
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; connectTo?: string } = {},
+): Promise<Answer> =>
   new Promise((resolve, reject) => {
     const u = new URL(url)
     const req = request(
-      { host: options.connectTo ?? u.hostname.replace(/^\[|\]$/g, ''), port: u.port, path: `${u.pathname}${u.search}`, method: options.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...options.headers } },
+      {
+        host: options.connectTo ?? u.hostname.replace(/^\[|\]$/g, ''),
+        port: u.port,
+        path: `${u.pathname}${u.search}`,
+        method: options.method ?? 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...options.headers,
+        },
+      },
       (res) => {
         const chunks: Array<Buffer> = []
         res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        )
         res.on('error', reject)
       },
     )
@@ -106,28 +133,40 @@ describe('serveStdio', () => {
     return { stdin, lines }
   }
 
-  it('answers over stdin and stdout, and resolves once stdin ends, the server closed (no onclose of its own)', { timeout: 5000 }, async () => {
-    const { stdin, lines } = withStdio()
-    const server = factory()()
-    let resolved = false
-    const serving = serveStdio(server).then(() => {
-      resolved = true
-    })
-    stdin.write(initBody('stdio-host') + '\n')
-    await until(() => lines.length === 1)
-    expect(lines[0]).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'serve-under-test', version: '0.0.0' } } })
-    expect(server.getClientVersion()).toStrictEqual({ name: 'stdio-host', version: '1' })
-    stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n')
-    stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) + '\n')
-    await until(() => lines.length === 2)
-    expect(lines[1]).toStrictEqual({ jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'hello', inputSchema: { type: 'object' } }] } })
-    expect(resolved).toBe(false)
-    stdin.end()
-    await serving
-    expect(resolved).toBe(true)
-  })
+  it(
+    'answers over stdin and stdout, and resolves once stdin ends, the server closed (no onclose of its own)',
+    { timeout: 5000 },
+    async () => {
+      const { stdin, lines } = withStdio()
+      const server = factory()()
+      let resolved = false
+      const serving = serveStdio(server).then(() => {
+        resolved = true
+      })
+      stdin.write(initBody('stdio-host') + '\n')
+      await until(() => lines.length === 1)
+      expect(lines[0]).toMatchObject({
+        jsonrpc: '2.0',
+        id: 1,
+        result: { serverInfo: { name: 'serve-under-test', version: '0.0.0' } },
+      })
+      expect(server.getClientVersion()).toStrictEqual({ name: 'stdio-host', version: '1' })
+      stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n')
+      stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) + '\n')
+      await until(() => lines.length === 2)
+      expect(lines[1]).toStrictEqual({
+        jsonrpc: '2.0',
+        id: 2,
+        result: { tools: [{ name: 'hello', inputSchema: { type: 'object' } }] },
+      })
+      expect(resolved).toBe(false)
+      stdin.end()
+      await serving
+      expect(resolved).toBe(true)
+    },
+  )
 
-  it('keeps the server\'s own onclose, calling it once when the host goes', { timeout: 5000 }, async () => {
+  it("keeps the server's own onclose, calling it once when the host goes", { timeout: 5000 }, async () => {
     const { stdin } = withStdio()
     const server = factory()()
     let calls = 0
@@ -169,13 +208,36 @@ describe('serveHttp: where it listens', () => {
     expect(serving.url).toBe(`http://127.0.0.2:${port}/mcp`)
     for (const host of [`127.0.0.2:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) {
       expect([host, (await send(serving.url, { headers: { host } })).status]).toStrictEqual([host, 200])
-      expect([host, (await send(serving.url, { headers: { origin: `http://${host}` } })).status]).toStrictEqual([host, 200])
+      expect([host, (await send(serving.url, { headers: { origin: `http://${host}` } })).status]).toStrictEqual([
+        host,
+        200,
+      ])
     }
-    for (const host of [`[127.0.0.2]:${port}`, `127.0.0.2:${Number(port) + 1}`, '127.0.0.2', 'Stryker was here', 'evil.example']) {
-      expectRefused(await send(serving.url, { headers: { host } }), 403, `Forbidden: Host ${JSON.stringify(host)} is not this server`)
+    for (const host of [
+      `[127.0.0.2]:${port}`,
+      `127.0.0.2:${Number(port) + 1}`,
+      '127.0.0.2',
+      'Stryker was here',
+      'evil.example',
+    ]) {
+      expectRefused(
+        await send(serving.url, { headers: { host } }),
+        403,
+        `Forbidden: Host ${JSON.stringify(host)} is not this server`,
+      )
     }
-    for (const origin of [`https://127.0.0.2:${port}`, `http://[127.0.0.2]:${port}`, `127.0.0.2:${port}`, 'Stryker was here', 'null']) {
-      expectRefused(await send(serving.url, { headers: { origin } }), 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
+    for (const origin of [
+      `https://127.0.0.2:${port}`,
+      `http://[127.0.0.2]:${port}`,
+      `127.0.0.2:${port}`,
+      'Stryker was here',
+      'null',
+    ]) {
+      expectRefused(
+        await send(serving.url, { headers: { origin } }),
+        403,
+        `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`,
+      )
     }
     expect(serving.sessions()).toBe(8)
   })
@@ -185,23 +247,56 @@ describe('serveHttp: where it listens', () => {
     const port = new URL(serving.url).port
     expect(serving.url).toBe(`http://[::ffff:127.0.0.1]:${port}/mcp`)
     // a GET without a session passes the Host check and is refused further on, saying how a session starts
-    expectRefused(await send(serving.url, { method: 'GET', connectTo: '127.0.0.1', headers: { host: `[::ffff:127.0.0.1]:${port}` } }), 400, 'Bad Request: no session; a session starts with a POST of initialize')
-    expect((await send(serving.url, { connectTo: '127.0.0.1', headers: { origin: `http://[::ffff:127.0.0.1]:${port}` } })).status).toBe(200)
+    expectRefused(
+      await send(serving.url, {
+        method: 'GET',
+        connectTo: '127.0.0.1',
+        headers: { host: `[::ffff:127.0.0.1]:${port}` },
+      }),
+      400,
+      'Bad Request: no session; a session starts with a POST of initialize',
+    )
+    expect(
+      (await send(serving.url, { connectTo: '127.0.0.1', headers: { origin: `http://[::ffff:127.0.0.1]:${port}` } }))
+        .status,
+    ).toBe(200)
     const bare = `::ffff:127.0.0.1:${port}`
-    expectRefused(await send(serving.url, { connectTo: '127.0.0.1', headers: { host: bare } }), 403, `Forbidden: Host ${JSON.stringify(bare)} is not this server`)
+    expectRefused(
+      await send(serving.url, { connectTo: '127.0.0.1', headers: { host: bare } }),
+      403,
+      `Forbidden: Host ${JSON.stringify(bare)} is not this server`,
+    )
   })
 
   it('accepts the Hosts and Origins it is told to, besides its own', async () => {
-    const serving = await serve({ port: 0, allowedHosts: ['tools.internal:443'], allowedOrigins: ['https://app.example'] })
+    const serving = await serve({
+      port: 0,
+      allowedHosts: ['tools.internal:443'],
+      allowedOrigins: ['https://app.example'],
+    })
     const port = new URL(serving.url).port
     expect((await send(serving.url, { headers: { host: 'tools.internal:443' } })).status).toBe(200)
     expect((await send(serving.url, { headers: { origin: 'https://app.example' } })).status).toBe(200)
-    expect((await send(serving.url, { headers: { host: `localhost:${port}`, origin: `http://localhost:${port}` } })).status).toBe(200)
-    expectRefused(await send(serving.url, { headers: { host: 'tools.internal:80' } }), 403, 'Forbidden: Host "tools.internal:80" is not this server')
-    expectRefused(await send(serving.url, { headers: { origin: 'https://app.example.evil' } }), 403, 'Forbidden: Origin "https://app.example.evil" is not allowed')
+    expect(
+      (await send(serving.url, { headers: { host: `localhost:${port}`, origin: `http://localhost:${port}` } })).status,
+    ).toBe(200)
+    expectRefused(
+      await send(serving.url, { headers: { host: 'tools.internal:80' } }),
+      403,
+      'Forbidden: Host "tools.internal:80" is not this server',
+    )
+    expectRefused(
+      await send(serving.url, { headers: { origin: 'https://app.example.evil' } }),
+      403,
+      'Forbidden: Origin "https://app.example.evil" is not allowed',
+    )
     // an allowed Host is an allowed Origin over http, as its own are
     expect((await send(serving.url, { headers: { origin: 'http://tools.internal:443' } })).status).toBe(200)
-    expectRefused(await send(serving.url, { headers: { origin: 'https://tools.internal:443' } }), 403, 'Forbidden: Origin "https://tools.internal:443" is not allowed')
+    expectRefused(
+      await send(serving.url, { headers: { origin: 'https://tools.internal:443' } }),
+      403,
+      'Forbidden: Origin "https://tools.internal:443" is not allowed',
+    )
   })
 
   it('whatever Host, Origin or token comes, one that is not its own is refused, saying which', async () => {
@@ -213,9 +308,21 @@ describe('serveHttp: where it listens', () => {
       fc.asyncProperty(headerValue, headerValue, headerValue, async (host, origin, token) => {
         fc.pre(!own.has(host) && !own.has(origin.replace(/^http:\/\//, '')) && token !== 't0k3n')
         const auth = { authorization: 'Bearer t0k3n' }
-        expectRefused(await send(serving.url, { headers: { ...auth, host } }), 403, `Forbidden: Host ${JSON.stringify(host)} is not this server`)
-        expectRefused(await send(serving.url, { headers: { ...auth, origin } }), 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
-        expectRefused(await send(serving.url, { headers: { authorization: `Bearer ${token}` } }), 401, 'Unauthorized: a bearer token is required')
+        expectRefused(
+          await send(serving.url, { headers: { ...auth, host } }),
+          403,
+          `Forbidden: Host ${JSON.stringify(host)} is not this server`,
+        )
+        expectRefused(
+          await send(serving.url, { headers: { ...auth, origin } }),
+          403,
+          `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`,
+        )
+        expectRefused(
+          await send(serving.url, { headers: { authorization: `Bearer ${token}` } }),
+          401,
+          'Unauthorized: a bearer token is required',
+        )
       }),
       { numRuns: 25 },
     )
@@ -240,13 +347,17 @@ describe('serveHttp: where it listens', () => {
   it('a port in use is a clear error', async () => {
     const first = await serve({ port: 0 })
     const port = Number(new URL(first.url).port)
-    await expect(serveHttp(factory(), { port })).rejects.toThrow(new Error(`port ${port} on 127.0.0.1 is already in use`))
+    await expect(serveHttp(factory(), { port })).rejects.toThrow(
+      new Error(`port ${port} on 127.0.0.1 is already in use`),
+    )
     // the first goes on serving
     expect((await send(first.url)).status).toBe(200)
   })
 
   it('an address it cannot bind is a clear error, saying why', async () => {
-    await expect(serveHttp(factory(), { port: 0, host: '192.0.2.1' })).rejects.toThrow(new Error('cannot listen on 192.0.2.1:0: listen EADDRNOTAVAIL: address not available 192.0.2.1'))
+    await expect(serveHttp(factory(), { port: 0, host: '192.0.2.1' })).rejects.toThrow(
+      new Error('cannot listen on 192.0.2.1:0: listen EADDRNOTAVAIL: address not available 192.0.2.1'),
+    )
   })
 })
 
@@ -278,7 +389,7 @@ describe('serveHttp: the bearer token', () => {
 })
 
 describe('serveHttp: sessions', () => {
-  it('gives each host session a server of its own, and a request goes to its own session\'s server', async () => {
+  it("gives each host session a server of its own, and a request goes to its own session's server", async () => {
     const made: Array<Server> = []
     const serving = await serve({ port: 0 }, factory(made))
     const a = await connectClient(serving.url, 'host-a')
@@ -298,15 +409,34 @@ describe('serveHttp: sessions', () => {
     expect(serving.sessions()).toBe(1)
     expect([aClosed > 0, bClosed]).toStrictEqual([true, 0])
     // the ended session is gone: its id is now unknown
-    expectRefused(await send(serving.url, { headers: { 'mcp-session-id': a.transport.sessionId ?? 'none' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) }), 404, 'Not Found: no such session (it ended or never began); start a new one with initialize')
+    expectRefused(
+      await send(serving.url, {
+        headers: { 'mcp-session-id': a.transport.sessionId ?? 'none' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      }),
+      404,
+      'Not Found: no such session (it ended or never began); start a new one with initialize',
+    )
     expect((await b.client.listTools()).tools).toHaveLength(1)
   })
 
   it('refuses, with a 400 saying how a session starts, what comes without a session and is not a POST of initialize', async () => {
     const serving = await serve({ port: 0 })
-    expectRefused(await send(serving.url, { method: 'GET' }), 400, 'Bad Request: no session; a session starts with a POST of initialize')
-    expectRefused(await send(serving.url, { method: 'DELETE' }), 400, 'Bad Request: no session; a session starts with a POST of initialize')
-    expectRefused(await send(serving.url, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) }), 400, 'Bad Request: no session; a session starts with initialize')
+    expectRefused(
+      await send(serving.url, { method: 'GET' }),
+      400,
+      'Bad Request: no session; a session starts with a POST of initialize',
+    )
+    expectRefused(
+      await send(serving.url, { method: 'DELETE' }),
+      400,
+      'Bad Request: no session; a session starts with a POST of initialize',
+    )
+    expectRefused(
+      await send(serving.url, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) }),
+      400,
+      'Bad Request: no session; a session starts with initialize',
+    )
     expectRefused(await send(serving.url, { body: '{"jsonrpc":' }), 400, 'Bad Request: the request body is not JSON')
     expectRefused(await send(serving.url, { body: '' }), 400, 'Bad Request: the request body is not JSON')
     expect(serving.sessions()).toBe(0)
@@ -359,7 +489,9 @@ describe('serveHttp: failures while answering', () => {
       const connect = server.connect.bind(server)
       server.connect = async (transport) => {
         await connect(transport)
-        ;(transport as unknown as { handleRequest: (req: unknown, res: ServerResponse) => Promise<void> }).handleRequest = async (_req, res) => {
+        ;(
+          transport as unknown as { handleRequest: (req: unknown, res: ServerResponse) => Promise<void> }
+        ).handleRequest = async (_req, res) => {
           res.writeHead(200, { 'content-type': 'text/plain' })
           res.write('partial')
           await Promise.resolve()
@@ -450,7 +582,9 @@ describe('serveHttp: close', () => {
     socket.on('error', () => undefined)
     socket.on('data', (c: Buffer) => received.push(c.toString('utf8')))
     // the server answers 100 Continue once it has taken the request; the rest of the body never comes
-    socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n`)
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n`,
+    )
     await until(() => received.join('').includes('100 Continue'))
     socket.write('{"jsonrpc":')
     await serving.close()
@@ -468,7 +602,9 @@ describe('serveHttp: close', () => {
     expect(vi.getTimerCount()).toBeGreaterThan(0)
     await serving.close()
     expect(vi.getTimerCount()).toBe(0)
-    await expect(serveHttp(factory(), { port })).rejects.toThrow(new Error(`port ${port} on 127.0.0.1 is already in use`))
+    await expect(serveHttp(factory(), { port })).rejects.toThrow(
+      new Error(`port ${port} on 127.0.0.1 is already in use`),
+    )
     expect(vi.getTimerCount()).toBe(0)
   })
 })

@@ -9,8 +9,20 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { ClientCapabilities, ElicitRequest, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { PermissionAnswer, PermissionRequest, Provider, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
+import {
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import type {
+  PermissionAnswer,
+  PermissionRequest,
+  Provider,
+  ToolCall,
+  ToolDeclaration,
+  ToolResult,
+} from '../../src/index.js'
 import { fromTools, registry } from '../../src/index.js'
 import type { McpSession } from '../../src/mcp/index.js'
 import { toCallToolResult, toInputSchema, toMcpServer, toMcpTool } from '../../src/mcp/index.js'
@@ -40,7 +52,11 @@ interface Wired {
   readonly close: () => Promise<void>
 }
 
-const wire = async (server: Server, capabilities: ClientCapabilities = {}, client = new Client({ name: 'host', version: '1' }, { capabilities })): Promise<Wired> => {
+const wire = async (
+  server: Server,
+  capabilities: ClientCapabilities = {},
+  client = new Client({ name: 'host', version: '1' }, { capabilities }),
+): Promise<Wired> => {
   const [c, s] = InMemoryTransport.createLinkedPair()
   const fromServer: Array<Sent> = []
   const fromClient: Array<Sent> = []
@@ -57,12 +73,15 @@ const wire = async (server: Server, capabilities: ClientCapabilities = {}, clien
   }
 }
 
-const decl = (name: string, extra: Record<string, unknown> = {}): ToolDeclaration => ({ type: 'function', function: { name, ...extra } }) as ToolDeclaration
+const decl = (name: string, extra: Record<string, unknown> = {}): ToolDeclaration =>
+  ({ type: 'function', function: { name, ...extra } }) as ToolDeclaration
 
 /** A provider that records every listing and batch, and answers each call with `answer`. */
 const recording = (
   declarations: ReadonlyArray<ToolDeclaration>,
-  answer: (call: ToolCall) => ReadonlyArray<ToolResult> = (call) => [{ role: 'tool', tool_call_id: call.id, content: 'ok' }],
+  answer: (call: ToolCall) => ReadonlyArray<ToolResult> = (call) => [
+    { role: 'tool', tool_call_id: call.id, content: 'ok' },
+  ],
 ) => {
   const log: Array<string> = []
   const calls: Array<ToolCall> = []
@@ -98,7 +117,10 @@ const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms))
 describe('the pure steps, exactly: no key is left holding undefined', () => {
   it('toInputSchema: properties and required appear only when there are some to keep', () => {
     expect(toInputSchema({ type: 'object' })).toStrictEqual({ type: 'object' })
-    expect(toInputSchema({ description: 'd', properties: 7, required: [1] })).toStrictEqual({ description: 'd', type: 'object' })
+    expect(toInputSchema({ description: 'd', properties: 7, required: [1] })).toStrictEqual({
+      description: 'd',
+      type: 'object',
+    })
     expect(toInputSchema({ properties: { a: false, b: true, c: { type: 'string' } }, required: ['a'] })).toStrictEqual({
       properties: { a: { not: {} }, b: {}, c: { type: 'string' } },
       required: ['a'],
@@ -117,7 +139,9 @@ describe('the pure steps, exactly: no key is left holding undefined', () => {
         if ('properties' in s) expect(typeof s['properties']).toBe('object')
         if ('required' in s) expect(s['required']).not.toBeUndefined()
         const props = s['properties']
-        if (props !== undefined) for (const p of Object.values(props as object)) expect(typeof p === 'object' && p !== null && !Array.isArray(p)).toBe(true)
+        if (props !== undefined)
+          for (const p of Object.values(props as object))
+            expect(typeof p === 'object' && p !== null && !Array.isArray(p)).toBe(true)
         const req = s['required']
         if (req !== undefined) expect(Array.isArray(req) && req.every((r) => typeof r === 'string')).toBe(true)
       }),
@@ -126,18 +150,36 @@ describe('the pure steps, exactly: no key is left holding undefined', () => {
 
   it('toMcpTool: no description key without a string description', () => {
     expect(toMcpTool(decl('a'))).toStrictEqual({ name: 'a', inputSchema: { type: 'object' } })
-    expect(toMcpTool(decl('b', { description: 5, parameters: 'x' }))).toStrictEqual({ name: 'b', inputSchema: { type: 'object' } })
-    expect(toMcpTool(decl('c', { description: '' }))).toStrictEqual({ name: 'c', description: '', inputSchema: { type: 'object' } })
+    expect(toMcpTool(decl('b', { description: 5, parameters: 'x' }))).toStrictEqual({
+      name: 'b',
+      inputSchema: { type: 'object' },
+    })
+    expect(toMcpTool(decl('c', { description: '' }))).toStrictEqual({
+      name: 'c',
+      description: '',
+      inputSchema: { type: 'object' },
+    })
   })
 
   it('toCallToolResult: isError and structuredContent only when they hold; an embedded resource that is null is said in words', () => {
-    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 't' })).toStrictEqual({ content: [{ type: 'text', text: 't' }] })
-    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 't', is_error: true, structured_content: { n: 1 } })).toStrictEqual({
+    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 't' })).toStrictEqual({
+      content: [{ type: 'text', text: 't' }],
+    })
+    expect(
+      toCallToolResult({ role: 'tool', tool_call_id: '1', content: 't', is_error: true, structured_content: { n: 1 } }),
+    ).toStrictEqual({
       content: [{ type: 'text', text: 't' }],
       structuredContent: { n: 1 },
       isError: true,
     })
-    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 't', mcp_content: [{ type: 'resource', resource: null }] })).toStrictEqual({
+    expect(
+      toCallToolResult({
+        role: 'tool',
+        tool_call_id: '1',
+        content: 't',
+        mcp_content: [{ type: 'resource', resource: null }],
+      }),
+    ).toStrictEqual({
       content: [{ type: 'text', text: '[resource: unreadable]' }],
     })
   })
@@ -168,7 +210,10 @@ describe('toMcpServer: the handshake', () => {
 describe('toMcpServer: tools/list', () => {
   it('answers each declaration shape exactly', async () => {
     const { provider } = recording([
-      decl('full', { description: 'does it', parameters: { type: 'object', properties: { p: { type: 'string' }, q: false }, required: ['p'] } }),
+      decl('full', {
+        description: 'does it',
+        parameters: { type: 'object', properties: { p: { type: 'string' }, q: false }, required: ['p'] },
+      }),
       decl('bare'),
       decl('odd', { description: 3, parameters: { type: 'string', required: 'p' } }),
       decl('list', { parameters: [1, 2] }),
@@ -177,7 +222,11 @@ describe('toMcpServer: tools/list', () => {
     try {
       expect(await client.listTools()).toStrictEqual({
         tools: [
-          { name: 'full', description: 'does it', inputSchema: { type: 'object', properties: { p: { type: 'string' }, q: { not: {} } }, required: ['p'] } },
+          {
+            name: 'full',
+            description: 'does it',
+            inputSchema: { type: 'object', properties: { p: { type: 'string' }, q: { not: {} } }, required: ['p'] },
+          },
           { name: 'bare', inputSchema: { type: 'object' } },
           { name: 'odd', inputSchema: { type: 'object' } },
           { name: 'list', inputSchema: { type: 'object' } },
@@ -189,7 +238,10 @@ describe('toMcpServer: tools/list', () => {
   })
 
   it('a failed listing is an InternalError saying why: a string, a message, a registry error, anything else', async () => {
-    const failing = (left: unknown): Provider<unknown> => ({ toolsForLlm: TE.left(left), executeToolCalls: () => TE.left(left) })
+    const failing = (left: unknown): Provider<unknown> => ({
+      toolsForLlm: TE.left(left),
+      executeToolCalls: () => TE.left(left),
+    })
     const cases: ReadonlyArray<readonly [unknown, string]> = [
       ['the upstream is down', 'the upstream is down'],
       [{ message: 'no route' }, 'no route'],
@@ -203,7 +255,10 @@ describe('toMcpServer: tools/list', () => {
     for (const [left, said] of cases) {
       const { client, close } = await wire(toMcpServer(failing(left), INFO))
       try {
-        expect(await mcpError(client.listTools())).toStrictEqual({ code: ErrorCode.InternalError, message: `MCP error -32603: MCP error -32603: the tools could not be listed: ${said}` })
+        expect(await mcpError(client.listTools())).toStrictEqual({
+          code: ErrorCode.InternalError,
+          message: `MCP error -32603: MCP error -32603: the tools could not be listed: ${said}`,
+        })
         expect(await mcpError(client.callTool({ name: 'fs_x', arguments: {} }))).toStrictEqual({
           code: ErrorCode.InternalError,
           message: `MCP error -32603: MCP error -32603: the call to fs_x failed: ${said}`,
@@ -214,10 +269,18 @@ describe('toMcpServer: tools/list', () => {
     }
   })
 
-  it('a registry whose names clash says so, in the registry\'s own words', async () => {
+  it("a registry whose names clash says so, in the registry's own words", async () => {
     const one = fromTools([{ declaration: decl('b_c'), run: () => TE.right('1') }])
     const two = fromTools([{ declaration: decl('c'), run: () => TE.right('2') }])
-    const { client, close } = await wire(toMcpServer(registry([{ prefix: 'a', provider: one }, { prefix: 'a_b', provider: two }]), INFO))
+    const { client, close } = await wire(
+      toMcpServer(
+        registry([
+          { prefix: 'a', provider: one },
+          { prefix: 'a_b', provider: two },
+        ]),
+        INFO,
+      ),
+    )
     try {
       expect((await mcpError(client.listTools())).message).toBe(
         'MCP error -32603: MCP error -32603: the tools could not be listed: registry: tool "b_c" of the provider under prefix "a" would be published as "a_b_c", but calls to that name route to the provider under prefix "a_b"; rename the tool or choose prefixes whose namespaces do not nest',
@@ -262,10 +325,16 @@ describe('toMcpServer: tools/call', () => {
     try {
       await client.callTool({ name: 't', arguments: { a: [1, { b: null }], 'odd key': '' } })
       await client.callTool({ name: 't' })
-      const ids = fromClient.flatMap(({ message }) => ('method' in message && message.method === 'tools/call' && 'id' in message ? [message.id] : []))
+      const ids = fromClient.flatMap(({ message }) =>
+        'method' in message && message.method === 'tools/call' && 'id' in message ? [message.id] : [],
+      )
       expect(ids).toHaveLength(2)
       expect(calls).toStrictEqual([
-        { id: `mcp_${String(ids[0])}_0`, type: 'function', function: { name: 't', arguments: { a: [1, { b: null }], 'odd key': '' } } },
+        {
+          id: `mcp_${String(ids[0])}_0`,
+          type: 'function',
+          function: { name: 't', arguments: { a: [1, { b: null }], 'odd key': '' } },
+        },
         { id: `mcp_${String(ids[1])}_1`, type: 'function', function: { name: 't', arguments: {} } },
       ])
     } finally {
@@ -279,7 +348,12 @@ describe('toMcpServer: tools/call', () => {
       failed: { role: 'tool', tool_call_id: 'x', content: 'no', is_error: true },
       notFailed: { role: 'tool', tool_call_id: 'x', content: 'yes', is_error: false, structured_content: 'str' },
       structured: { role: 'tool', tool_call_id: 'x', content: '{"n":1}', structured_content: { n: 1 } },
-      blocks: { role: 'tool', tool_call_id: 'x', content: 'ignored', mcp_content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'video' }] },
+      blocks: {
+        role: 'tool',
+        tool_call_id: 'x',
+        content: 'ignored',
+        mcp_content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'video' }],
+      },
     }
     const { provider } = recording([], (call) => [results[call.function.name] as ToolResult])
     const { client, close } = await wire(toMcpServer(provider, INFO))
@@ -288,7 +362,10 @@ describe('toMcpServer: tools/call', () => {
       expect(await call('plain')).toStrictEqual({ content: [{ type: 'text', text: 'fine' }] })
       expect(await call('failed')).toStrictEqual({ content: [{ type: 'text', text: 'no' }], isError: true })
       expect(await call('notFailed')).toStrictEqual({ content: [{ type: 'text', text: 'yes' }] })
-      expect(await call('structured')).toStrictEqual({ content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } })
+      expect(await call('structured')).toStrictEqual({
+        content: [{ type: 'text', text: '{"n":1}' }],
+        structuredContent: { n: 1 },
+      })
       expect(await call('blocks')).toStrictEqual({
         content: [
           { type: 'image', data: 'AAAA', mimeType: 'image/png' },
@@ -316,33 +393,49 @@ describe('toMcpServer: tools/call', () => {
 
 // a stack per session that asks the host's human about every call through askHuman,
 // and answers with what it was told
-const askingStack = (sessions: Array<McpSession>, asked: Array<PermissionRequest>) => (session: McpSession): Provider<string> => {
-  sessions.push(session)
-  return {
-    toolsForLlm: TE.right([decl('fs_write')]),
-    executeToolCalls: (batch) => async () => {
-      const call = batch[0] as ToolCall
-      const request: PermissionRequest = {
-        kind: 'permission',
-        tool: call.function.name,
-        arguments: call.function.arguments as Record<string, unknown>,
-        call,
-        rule: undefined,
-        why: 'no-match',
-        paths: ['/w/a'],
-        suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
-      }
-      asked.push(request)
-      if (session.askHuman === undefined) return { _tag: 'Right', right: [{ role: 'tool', tool_call_id: call.id, content: 'no one to ask', is_error: true }] }
-      try {
-        const answer: PermissionAnswer = await Promise.resolve(session.askHuman(request) as Promise<PermissionAnswer>)
-        return { _tag: 'Right', right: [{ role: 'tool', tool_call_id: call.id, content: JSON.stringify(answer) }] }
-      } catch (e) {
-        return { _tag: 'Right', right: [{ role: 'tool', tool_call_id: call.id, content: `asking failed: ${(e as Error).message}`, is_error: true }] }
-      }
-    },
+const askingStack =
+  (sessions: Array<McpSession>, asked: Array<PermissionRequest>) =>
+  (session: McpSession): Provider<string> => {
+    sessions.push(session)
+    return {
+      toolsForLlm: TE.right([decl('fs_write')]),
+      executeToolCalls: (batch) => async () => {
+        const call = batch[0] as ToolCall
+        const request: PermissionRequest = {
+          kind: 'permission',
+          tool: call.function.name,
+          arguments: call.function.arguments as Record<string, unknown>,
+          call,
+          rule: undefined,
+          why: 'no-match',
+          paths: ['/w/a'],
+          suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
+        }
+        asked.push(request)
+        if (session.askHuman === undefined)
+          return {
+            _tag: 'Right',
+            right: [{ role: 'tool', tool_call_id: call.id, content: 'no one to ask', is_error: true }],
+          }
+        try {
+          const answer: PermissionAnswer = await Promise.resolve(session.askHuman(request) as Promise<PermissionAnswer>)
+          return { _tag: 'Right', right: [{ role: 'tool', tool_call_id: call.id, content: JSON.stringify(answer) }] }
+        } catch (e) {
+          return {
+            _tag: 'Right',
+            right: [
+              {
+                role: 'tool',
+                tool_call_id: call.id,
+                content: `asking failed: ${(e as Error).message}`,
+                is_error: true,
+              },
+            ],
+          }
+        }
+      },
+    }
   }
-}
 
 const host = (answer: (params: ElicitRequest['params']) => unknown, seen: Array<ElicitRequest['params']>): Client => {
   const client = new Client({ name: 'host', version: '1' }, { capabilities: { elicitation: {} } })
@@ -354,14 +447,17 @@ const host = (answer: (params: ElicitRequest['params']) => unknown, seen: Array<
 }
 
 describe('toMcpServer: the session and its askHuman', () => {
-  it('builds the stack once, after initialize, with the host\'s capabilities and no askHuman without elicitation', async () => {
+  it("builds the stack once, after initialize, with the host's capabilities and no askHuman without elicitation", async () => {
     const sessions: Array<McpSession> = []
     const server = toMcpServer(askingStack(sessions, []), INFO)
     expect(sessions).toHaveLength(0)
     const { client, close } = await wire(server, { roots: { listChanged: true } })
     try {
       await client.listTools()
-      expect(await client.callTool({ name: 'fs_write', arguments: {} })).toStrictEqual({ content: [{ type: 'text', text: 'no one to ask' }], isError: true })
+      expect(await client.callTool({ name: 'fs_write', arguments: {} })).toStrictEqual({
+        content: [{ type: 'text', text: 'no one to ask' }],
+        isError: true,
+      })
       await client.callTool({ name: 'fs_write', arguments: {} })
       expect(sessions).toStrictEqual([{ clientCapabilities: { roots: { listChanged: true } }, askHuman: undefined }])
     } finally {
@@ -380,23 +476,31 @@ describe('toMcpServer: the session and its askHuman', () => {
     try {
       await c.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
       await tick()
-      expect(got).toStrictEqual([{ jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'fs_write', inputSchema: { type: 'object' } }] } }])
+      expect(got).toStrictEqual([
+        { jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'fs_write', inputSchema: { type: 'object' } }] } },
+      ])
       expect(sessions).toStrictEqual([{ clientCapabilities: undefined, askHuman: undefined }])
     } finally {
       await server.close()
     }
   })
 
-  it('asks with the form elicitationFor makes, on the call\'s own request, with the timeout; each accepted action is the answer', async () => {
+  it("asks with the form elicitationFor makes, on the call's own request, with the timeout; each accepted action is the answer", async () => {
     const sessions: Array<McpSession> = []
     const seen: Array<ElicitRequest['params']> = []
     const actions = ['allow-once', 'deny-once', 'always-allow', 'always-deny']
     let i = 0
     const client = host(() => ({ action: 'accept', content: { action: actions[i++] } }), seen)
-    const { fromServer, fromClient, close } = await wire(toMcpServer(askingStack(sessions, []), INFO, { askTimeout: 12_345 }), {}, client)
+    const { fromServer, fromClient, close } = await wire(
+      toMcpServer(askingStack(sessions, []), INFO, { askTimeout: 12_345 }),
+      {},
+      client,
+    )
     try {
       for (const action of actions) {
-        expect(await client.callTool({ name: 'fs_write', arguments: { path: '/w/a', reason: 'notes' } })).toStrictEqual({ content: [{ type: 'text', text: JSON.stringify({ action }) }] })
+        expect(await client.callTool({ name: 'fs_write', arguments: { path: '/w/a', reason: 'notes' } })).toStrictEqual(
+          { content: [{ type: 'text', text: JSON.stringify({ action }) }] },
+        )
       }
       expect(sessions).toHaveLength(1)
       expect(sessions[0]?.clientCapabilities).toStrictEqual({ elicitation: { form: {} } })
@@ -418,14 +522,23 @@ describe('toMcpServer: the session and its askHuman', () => {
               type: 'string',
               title: 'Your answer',
               enum: ['allow-once', 'deny-once', 'always-allow', 'always-deny'],
-              enumNames: ['Allow once', 'Deny once', 'Always allow (allow "fs_write" under /w)', 'Always deny (deny "fs_write" under /w)'],
+              enumNames: [
+                'Allow once',
+                'Deny once',
+                'Always allow (allow "fs_write" under /w)',
+                'Always deny (deny "fs_write" under /w)',
+              ],
             },
           },
           required: ['action'],
         },
       })
-      const callIds = fromClient.flatMap(({ message }) => ('method' in message && message.method === 'tools/call' && 'id' in message ? [message.id] : []))
-      const related = fromServer.flatMap(({ message, options }) => ('method' in message && message.method === 'elicitation/create' ? [options?.relatedRequestId] : []))
+      const callIds = fromClient.flatMap(({ message }) =>
+        'method' in message && message.method === 'tools/call' && 'id' in message ? [message.id] : [],
+      )
+      const related = fromServer.flatMap(({ message, options }) =>
+        'method' in message && message.method === 'elicitation/create' ? [options?.relatedRequestId] : [],
+      )
       expect(related).toStrictEqual(callIds)
       expect(related.every((id) => id !== undefined)).toBe(true)
     } finally {
@@ -450,8 +563,19 @@ describe('toMcpServer: the session and its askHuman', () => {
       const denied = { content: [{ type: 'text', text: '{"action":"deny-once"}' }] }
       expect(await call()).toStrictEqual(denied)
       expect(await call()).toStrictEqual(denied)
-      expect(await call()).toStrictEqual({ content: [{ type: 'text', text: 'asking failed: MCP error -32602: Elicitation response content does not match requested schema: data/action must be equal to one of the allowed values' }], isError: true })
-      expect(await call()).toStrictEqual({ content: [{ type: 'text', text: 'asking failed: MCP error -32603: the host crashed' }], isError: true })
+      expect(await call()).toStrictEqual({
+        content: [
+          {
+            type: 'text',
+            text: 'asking failed: MCP error -32602: Elicitation response content does not match requested schema: data/action must be equal to one of the allowed values',
+          },
+        ],
+        isError: true,
+      })
+      expect(await call()).toStrictEqual({
+        content: [{ type: 'text', text: 'asking failed: MCP error -32603: the host crashed' }],
+        isError: true,
+      })
       expect(seen).toHaveLength(4)
     } finally {
       await close()
@@ -471,7 +595,7 @@ describe('toMcpServer: the session and its askHuman', () => {
     }
   })
 
-  it('a question about no call in flight travels on no request of the host\'s', async () => {
+  it("a question about no call in flight travels on no request of the host's", async () => {
     const sessions: Array<McpSession> = []
     const asked: Array<PermissionRequest> = []
     const client = host(() => ({ action: 'accept', content: { action: 'always-deny' } }), [])
@@ -479,9 +603,16 @@ describe('toMcpServer: the session and its askHuman', () => {
     try {
       await client.callTool({ name: 'fs_write', arguments: {} })
       const request = asked[0] as PermissionRequest
-      const answer = await Promise.resolve(sessions[0]?.askHuman?.({ ...request, call: { ...request.call, id: 'elsewhere' } }) as Promise<PermissionAnswer>)
+      const answer = await Promise.resolve(
+        sessions[0]?.askHuman?.({
+          ...request,
+          call: { ...request.call, id: 'elsewhere' },
+        }) as Promise<PermissionAnswer>,
+      )
       expect(answer).toStrictEqual({ action: 'always-deny' })
-      const related = fromServer.flatMap(({ message, options }) => ('method' in message && message.method === 'elicitation/create' ? [options?.relatedRequestId] : []))
+      const related = fromServer.flatMap(({ message, options }) =>
+        'method' in message && message.method === 'elicitation/create' ? [options?.relatedRequestId] : [],
+      )
       expect(related).toHaveLength(2)
       expect(related[0]).not.toBeUndefined()
       expect(related[1]).toBeUndefined()

@@ -12,7 +12,16 @@ import type { PermissionRequest, Provider, UnknownKeyWarning } from '../../src/i
 import type { ContentBlock } from '../../src/kernel/model.js'
 import { fromTools, newQuestionQueue, registry, withPolicy, withReasons, withUnknownKeyAudit } from '../../src/index.js'
 import type { McpSession } from '../../src/mcp/index.js'
-import { answerOf, elicitationFor, fromMcpClient, serveHttp, toCallToolResult, toInputSchema, toMcpServer, toMcpTool } from '../../src/mcp/index.js'
+import {
+  answerOf,
+  elicitationFor,
+  fromMcpClient,
+  serveHttp,
+  toCallToolResult,
+  toInputSchema,
+  toMcpServer,
+  toMcpTool,
+} from '../../src/mcp/index.js'
 import { EVERYTHING_SERVER, cleanUpAfterEach, linked, spawnServer } from './fixtures.js'
 
 cleanUpAfterEach()
@@ -22,14 +31,24 @@ const INFO = { name: 'toolstack-test-gateway', version: '0.0.0' }
 const echoTools = (received: Array<unknown>) =>
   fromTools([
     {
-      declaration: { type: 'function', function: { name: 'read', description: 'reads', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } } } },
+      declaration: {
+        type: 'function',
+        function: {
+          name: 'read',
+          description: 'reads',
+          parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } },
+        },
+      },
       run: (args) => {
         received.push(args)
         return TE.right(`read ${String(args['path'])}`)
       },
     },
     {
-      declaration: { type: 'function', function: { name: 'write', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+      declaration: {
+        type: 'function',
+        function: { name: 'write', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
       run: () => TE.left('the disk is full'),
     },
   ])
@@ -39,7 +58,15 @@ const stackFor = (received: Array<unknown>, warnings: Array<UnknownKeyWarning>) 
     registry([{ prefix: 'fs', provider: echoTools(received) }]),
     withReasons(),
     withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w), onDiagnostic: () => undefined }),
-    withPolicy({ rules: [{ tool: 'fs_read', decision: 'allow' }, { tool: 'fs_write', decision: 'ask' }], onAsk: session.askHuman, questions: newQuestionQueue(), onDiagnostic: () => undefined }),
+    withPolicy({
+      rules: [
+        { tool: 'fs_read', decision: 'allow' },
+        { tool: 'fs_write', decision: 'ask' },
+      ],
+      onAsk: session.askHuman,
+      questions: newQuestionQueue(),
+      onDiagnostic: () => undefined,
+    }),
   )
 
 const elicitingClient = (answers: Array<unknown>, asked: Array<ElicitRequest['params']>): Client => {
@@ -53,14 +80,27 @@ const elicitingClient = (answers: Array<unknown>, asked: Array<ElicitRequest['pa
 
 describe('toInputSchema and toCallToolResult', () => {
   it('makes every schema one an SDK client accepts', () => {
-    expect(toInputSchema({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })).toEqual({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })
-    expect(toInputSchema({ properties: { a: true, b: false }, required: 'a' })).toEqual({ type: 'object', properties: { a: {}, b: { not: {} } } })
+    expect(toInputSchema({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })).toEqual({
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      required: ['a'],
+    })
+    expect(toInputSchema({ properties: { a: true, b: false }, required: 'a' })).toEqual({
+      type: 'object',
+      properties: { a: {}, b: { not: {} } },
+    })
     expect(toInputSchema([])).toEqual({ type: 'object' })
   })
 
-  it('keeps an MCP tool\'s own blocks, says a block the SDK would refuse in words', () => {
+  it("keeps an MCP tool's own blocks, says a block the SDK would refuse in words", () => {
     const image = { type: 'image', data: 'AAAA', mimeType: 'image/png' }
-    const r = toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'x', mcp_content: [image, { type: 'image', data: 'AAAA' }], structured_content: { a: 1 } })
+    const r = toCallToolResult({
+      role: 'tool',
+      tool_call_id: '1',
+      content: 'x',
+      mcp_content: [image, { type: 'image', data: 'AAAA' }],
+      structured_content: { a: 1 },
+    })
     expect(r.content[0]).toBe(image)
     expect(r.content[1]).toEqual({ type: 'text', text: '[image: no MIME type, 3 bytes]' })
     expect(r.structuredContent).toEqual({ a: 1 })
@@ -69,24 +109,41 @@ describe('toInputSchema and toCallToolResult', () => {
 
 describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
   it('toMcpTool: the name, the description when there is one, the parameters as an inputSchema', () => {
-    expect(toMcpTool({ type: 'function', function: { name: 'read', description: 'reads', parameters: { properties: { p: true } } } })).toEqual({
+    expect(
+      toMcpTool({
+        type: 'function',
+        function: { name: 'read', description: 'reads', parameters: { properties: { p: true } } },
+      }),
+    ).toEqual({
       name: 'read',
       description: 'reads',
       inputSchema: { type: 'object', properties: { p: {} } },
     })
-    expect(toMcpTool({ type: 'function', function: { name: 'x' } })).toEqual({ name: 'x', inputSchema: { type: 'object' } })
+    expect(toMcpTool({ type: 'function', function: { name: 'x' } })).toEqual({
+      name: 'x',
+      inputSchema: { type: 'object' },
+    })
   })
 
   it('toInputSchema: keeps required only as a list of names, and its own type is always object', () => {
     expect(toInputSchema({ type: 'string', required: ['a', 1] })).toEqual({ type: 'object' })
     expect(toInputSchema({ properties: 'a' })).toEqual({ type: 'object' })
-    expect(toInputSchema({ properties: { a: null, b: { type: 'string' } } })).toEqual({ type: 'object', properties: { a: {}, b: { type: 'string' } } })
+    expect(toInputSchema({ properties: { a: null, b: { type: 'string' } } })).toEqual({
+      type: 'object',
+      properties: { a: {}, b: { type: 'string' } },
+    })
   })
 
   it('toCallToolResult: the text when there are no blocks; is_error and structured content kept, and only an object as structured content', () => {
-    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'plain' })).toEqual({ content: [{ type: 'text', text: 'plain' }] })
-    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'plain', mcp_content: [] })).toEqual({ content: [{ type: 'text', text: 'plain' }] })
-    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'no', is_error: false, structured_content: [1] })).toEqual({ content: [{ type: 'text', text: 'no' }] })
+    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'plain' })).toEqual({
+      content: [{ type: 'text', text: 'plain' }],
+    })
+    expect(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'plain', mcp_content: [] })).toEqual({
+      content: [{ type: 'text', text: 'plain' }],
+    })
+    expect(
+      toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'no', is_error: false, structured_content: [1] }),
+    ).toEqual({ content: [{ type: 'text', text: 'no' }] })
   })
 
   it('toCallToolResult: serves each kind of block the SDK accepts as it came, and says any other in words', () => {
@@ -134,7 +191,7 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
     suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
   })
 
-  it('elicitationFor: asks about the tool and its paths, shows the arguments, then the model\'s reason last, and offers the four answers', () => {
+  it("elicitationFor: asks about the tool and its paths, shows the arguments, then the model's reason last, and offers the four answers", () => {
     const form = elicitationFor(request({ path: '/w/a', reason: 'to save the notes' }, ['/w/a', '/w/b']))
     expect(form.message).toBe(
       [
@@ -153,7 +210,12 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
           type: 'string',
           title: 'Your answer',
           enum: ['allow-once', 'deny-once', 'always-allow', 'always-deny'],
-          enumNames: ['Allow once', 'Deny once', 'Always allow (allow "fs_write" under /w)', 'Always deny (deny "fs_write" under /w)'],
+          enumNames: [
+            'Allow once',
+            'Deny once',
+            'Always allow (allow "fs_write" under /w)',
+            'Always deny (deny "fs_write" under /w)',
+          ],
         },
       },
       required: ['action'],
@@ -162,14 +224,20 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
 
   it('elicitationFor: leaves out the paths when there are none, shows any reason as its JSON, and cuts a long value to 200 characters, saying how many were left out', () => {
     const bare = elicitationFor(request({ reason: '' }, [])).message.split('\n')
-    expect(bare).toEqual(['May the model call fs_write?', 'Arguments:', '  "reason": (shown last)', '"Always" remembers: allow "fs_write" under /w, for this session.', `The model's reason, in its own words (not checked): ""`])
+    expect(bare).toEqual([
+      'May the model call fs_write?',
+      'Arguments:',
+      '  "reason": (shown last)',
+      '"Always" remembers: allow "fs_write" under /w, for this session.',
+      `The model's reason, in its own words (not checked): ""`,
+    ])
     expect(elicitationFor(request({ reason: 7 }, [])).message).toContain('(not checked): 7')
     expect(elicitationFor(request({}, [])).message).not.toContain('reason')
     const long = elicitationFor(request({ text: 'x'.repeat(5000) }, [])).message.split('\n')[2] ?? ''
     expect(long).toBe(`  "text": "${'x'.repeat(199)}… (4802 more characters not shown)`)
   })
 
-  it('answerOf: an accepted form\'s action; anything declined, dismissed or unreadable is deny-once', () => {
+  it("answerOf: an accepted form's action; anything declined, dismissed or unreadable is deny-once", () => {
     for (const action of ['allow-once', 'deny-once', 'always-allow', 'always-deny'] as const) {
       expect(answerOf({ action: 'accept', content: { action } })).toEqual({ action })
     }
@@ -187,7 +255,7 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
 })
 
 describe('toMcpServer, in process', () => {
-  it('lists the stack\'s tools; a call reaches the stack with its keys as sent, and the audit says the misspelled one', async () => {
+  it("lists the stack's tools; a call reaches the stack with its keys as sent, and the audit says the misspelled one", async () => {
     const received: Array<unknown> = []
     const warnings: Array<UnknownKeyWarning> = []
     const { client, close } = await linked(toMcpServer(stackFor(received, warnings), INFO))
@@ -198,7 +266,9 @@ describe('toMcpServer, in process', () => {
       const r = await client.callTool({ name: 'fs_read', arguments: { path: '/a', ffset: 3, reason: 'checking' } })
       expect(r.content).toEqual([{ type: 'text', text: 'read /a' }])
       expect(r.isError).toBeUndefined()
-      expect(warnings.map((w) => [w.tool, w.unknownKeys, w.suggestions])).toEqual([['fs_read', ['ffset'], [{ key: 'ffset', didYouMean: 'offset' }]]])
+      expect(warnings.map((w) => [w.tool, w.unknownKeys, w.suggestions])).toEqual([
+        ['fs_read', ['ffset'], [{ key: 'ffset', didYouMean: 'offset' }]],
+      ])
       // reason never reaches the tool; the misspelled key does, as the host sent it
       expect(received).toEqual([{ path: '/a', ffset: 3 }])
     } finally {
@@ -217,9 +287,12 @@ describe('toMcpServer, in process', () => {
     }
   })
 
-  it('asks the host\'s human through elicitation: allow-once, then always-allow leaves a grant the next call uses', async () => {
+  it("asks the host's human through elicitation: allow-once, then always-allow leaves a grant the next call uses", async () => {
     const asked: Array<ElicitRequest['params']> = []
-    const answers: Array<unknown> = [{ action: 'accept', content: { action: 'allow-once' } }, { action: 'accept', content: { action: 'always-allow' } }]
+    const answers: Array<unknown> = [
+      { action: 'accept', content: { action: 'allow-once' } },
+      { action: 'accept', content: { action: 'always-allow' } },
+    ]
     const server = toMcpServer(stackFor([], []), INFO)
     const client = elicitingClient(answers, asked)
     const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
@@ -227,10 +300,13 @@ describe('toMcpServer, in process', () => {
     await server.connect(s)
     await client.connect(c)
     try {
-      const call = (path: string) => client.callTool({ name: 'fs_write', arguments: { path, reason: 'save the summary' } })
+      const call = (path: string) =>
+        client.callTool({ name: 'fs_write', arguments: { path, reason: 'save the summary' } })
       expect((await call('/w/a')).content).toEqual([{ type: 'text', text: 'the disk is full' }])
       expect(asked).toHaveLength(1)
-      expect(asked[0]?.message).toMatch(/^May the model call fs_write on \/w\/a\?\n[^]*\nThe model's reason, in its own words \(not checked\): "save the summary"$/)
+      expect(asked[0]?.message).toMatch(
+        /^May the model call fs_write on \/w\/a\?\n[^]*\nThe model's reason, in its own words \(not checked\): "save the summary"$/,
+      )
       await call('/w/b')
       expect(asked).toHaveLength(2)
       await call('/w/c') // under the grant "always" left: not asked
@@ -246,17 +322,22 @@ describe('toMcpServer, in process', () => {
   })
 
   it('a failed listing and a failed batch are JSON-RPC errors the host can show', async () => {
-    const failing: Provider<string> = { toolsForLlm: TE.left('the upstream is down'), executeToolCalls: () => TE.left('the upstream is down') }
+    const failing: Provider<string> = {
+      toolsForLlm: TE.left('the upstream is down'),
+      executeToolCalls: () => TE.left('the upstream is down'),
+    }
     const { client, close } = await linked(toMcpServer(failing, INFO))
     try {
       await expect(client.listTools()).rejects.toThrow(/the tools could not be listed: the upstream is down/)
-      await expect(client.callTool({ name: 'x', arguments: {} })).rejects.toThrow(/the call to x failed: the upstream is down/)
+      await expect(client.callTool({ name: 'x', arguments: {} })).rejects.toThrow(
+        /the call to x failed: the upstream is down/,
+      )
     } finally {
       await close()
     }
   })
 
-  it('tells the host when an upstream\'s tools changed, and stops when it closes', async () => {
+  it("tells the host when an upstream's tools changed, and stops when it closes", async () => {
     const listeners = new Set<() => void>()
     const server = toMcpServer(fromTools([]), INFO, {
       toolsChanged: (l) => {
@@ -274,9 +355,11 @@ describe('toMcpServer, in process', () => {
     expect(listeners.size).toBe(0)
   })
 
-  it('serves a real upstream\'s image as an image block, unchanged', async () => {
+  it("serves a real upstream's image as an image block, unchanged", async () => {
     const everything = await spawnServer({ script: EVERYTHING_SERVER, args: ['stdio'] })
-    const { client, close } = await linked(toMcpServer(registry([{ prefix: 'ev', provider: fromMcpClient(everything.client) }]), INFO))
+    const { client, close } = await linked(
+      toMcpServer(registry([{ prefix: 'ev', provider: fromMcpClient(everything.client) }]), INFO),
+    )
     try {
       const names = (await client.listTools()).tools.map((t) => t.name)
       expect(names).toContain('ev_get-tiny-image')
@@ -292,7 +375,11 @@ describe('toMcpServer, in process', () => {
 })
 
 describe('serveHttp', () => {
-  const connect = async (url: string, headers: Record<string, string> = {}, client = new Client({ name: 'host', version: '1' })) => {
+  const connect = async (
+    url: string,
+    headers: Record<string, string> = {},
+    client = new Client({ name: 'host', version: '1' }),
+  ) => {
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
     await client.connect(transport)
     return { client, transport }
@@ -306,7 +393,8 @@ describe('serveHttp', () => {
       const a = await connect(serving.url, auth)
       const b = await connect(serving.url, auth)
       expect(serving.sessions()).toBe(2)
-      for (const { client } of [a, b, a]) await client.callTool({ name: 'fs_read', arguments: { path: '/x', ffset: 1 } })
+      for (const { client } of [a, b, a])
+        await client.callTool({ name: 'fs_read', arguments: { path: '/x', ffset: 1 } })
       expect(warnings).toHaveLength(2)
       await a.transport.terminateSession()
       await a.client.close()
@@ -322,7 +410,11 @@ describe('serveHttp', () => {
     const serving = await serveHttp(() => toMcpServer(stackFor([], []), INFO), { port: 0 })
     const asked: Array<ElicitRequest['params']> = []
     try {
-      const { client } = await connect(serving.url, {}, elicitingClient([{ action: 'accept', content: { action: 'allow-once' } }], asked))
+      const { client } = await connect(
+        serving.url,
+        {},
+        elicitingClient([{ action: 'accept', content: { action: 'allow-once' } }], asked),
+      )
       const r = await client.callTool({ name: 'fs_write', arguments: { path: '/w/a' } })
       expect(asked).toHaveLength(1)
       expect(r.content).toEqual([{ type: 'text', text: 'the disk is full' }])
@@ -334,9 +426,18 @@ describe('serveHttp', () => {
 
   it('refuses a wrong token, a foreign Origin, a foreign Host, an unknown session, with a clear status', async () => {
     const serving = await serveHttp(() => toMcpServer(fromTools([]), INFO), { port: 0, token: 's3cret' })
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    })
     const post = (headers: Record<string, string>) =>
-      fetch(serving.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: init })
+      fetch(serving.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: init,
+      })
     try {
       const wrong = await post({ Authorization: 'Bearer nope' })
       expect(wrong.status).toBe(401)
@@ -344,10 +445,17 @@ describe('serveHttp', () => {
       expect((await post({ Authorization: 'Bearer s3cret', Origin: 'http://evil.example' })).status).toBe(403)
       // fetch will not send a forged Host; a DNS-rebinding page's request carries one
       const forged = await new Promise<number>((resolve, reject) => {
-        const req = request(serving.url, { method: 'POST', headers: { host: 'evil.example:80', authorization: 'Bearer s3cret', 'content-type': 'application/json' } }, (res) => {
-          res.resume()
-          resolve(res.statusCode ?? 0)
-        })
+        const req = request(
+          serving.url,
+          {
+            method: 'POST',
+            headers: { host: 'evil.example:80', authorization: 'Bearer s3cret', 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume()
+            resolve(res.statusCode ?? 0)
+          },
+        )
         req.on('error', reject)
         req.end(init)
       })
@@ -365,7 +473,11 @@ describe('serveHttp', () => {
   it('refuses, with a 400 saying how a session starts, a request without a session that is not a POST of initialize', async () => {
     const serving = await serveHttp(() => toMcpServer(fromTools([]), INFO), { port: 0 })
     const post = (body: string) =>
-      fetch(serving.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body })
+      fetch(serving.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body,
+      })
     const messageOf = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message
     try {
       const get = await fetch(serving.url)
@@ -378,11 +490,28 @@ describe('serveHttp', () => {
       expect(garbage.status).toBe(400)
       expect(await messageOf(garbage)).toBe('Bad Request: the request body is not JSON')
       // a body over 4 MiB is cut off (the connection with it): no session opens, and the server goes on serving
-      const padded = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x'.repeat(4 * 1024 * 1024), version: '1' } } })
-      const huge = await post(padded).then((r) => r.status, () => 'cut off')
+      const padded = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'x'.repeat(4 * 1024 * 1024), version: '1' },
+        },
+      })
+      const huge = await post(padded).then(
+        (r) => r.status,
+        () => 'cut off',
+      )
       expect([400, 'cut off']).toContain(huge)
       expect(serving.sessions()).toBe(0)
-      const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+      const init = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      })
       expect((await post(init)).status).toBe(200)
       expect(serving.sessions()).toBe(1)
     } finally {
@@ -399,13 +528,25 @@ describe('serveHttp', () => {
       allowedOrigins: ['https://app.example'],
     }).catch(() => undefined)
     if (serving === undefined) return // no IPv6 loopback on this machine
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    })
     const status = (headers: Record<string, string>) =>
       new Promise<number>((resolve, reject) => {
-        const req = request(serving.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-          res.resume()
-          resolve(res.statusCode ?? 0)
-        })
+        const req = request(
+          serving.url,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          },
+          (res) => {
+            res.resume()
+            resolve(res.statusCode ?? 0)
+          },
+        )
         req.on('error', reject)
         req.end(init)
       })
@@ -427,7 +568,9 @@ describe('serveHttp', () => {
     const first = await serveHttp(() => toMcpServer(fromTools([]), INFO), { port: 0 })
     const port = Number(new URL(first.url).port)
     try {
-      await expect(serveHttp(() => toMcpServer(fromTools([]), INFO), { port })).rejects.toThrow(`port ${port} on 127.0.0.1 is already in use`)
+      await expect(serveHttp(() => toMcpServer(fromTools([]), INFO), { port })).rejects.toThrow(
+        `port ${port} on 127.0.0.1 is already in use`,
+      )
     } finally {
       await first.close()
     }

@@ -83,7 +83,7 @@ describe('connectStdio: what reaches the server', () => {
     expect(written.join('')).not.toContain('not shown')
   })
 
-  it('by default: no arguments, this process\'s cwd, the default environment only, clientInfo toolstack 0.1.0, stderr shown here', async () => {
+  it("by default: no arguments, this process's cwd, the default environment only, clientInfo toolstack 0.1.0, stderr shown here", async () => {
     process.env['WHOAMI_A'] = 'not passed on'
     const written = captureStderr()
     try {
@@ -97,14 +97,18 @@ describe('connectStdio: what reaches the server', () => {
       delete process.env['WHOAMI_A']
     }
     // once connected too, as it comes
-    const shouting = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STDERR: '\x1b[1mcalled\n' } })
+    const shouting = await start({
+      command: process.execPath,
+      args: [WHOAMI],
+      env: { WHOAMI_STDERR: '\x1b[1mcalled\n' },
+    })
     await whoami(shouting)
     await vi.waitFor(() => expect(written.join('')).toContain('\x1b[1mcalled\n'))
   })
 })
 
 describe('connectStdio: pid and close', () => {
-  it('pid is the server\'s while it runs and undefined once closed; close twice is one close, and the process is gone', async () => {
+  it("pid is the server's while it runs and undefined once closed; close twice is one close, and the process is gone", async () => {
     const conn = await start({ command: process.execPath, args: [WHOAMI], stderr: 'ignore' })
     const me = await whoami(conn)
     expect(conn.pid).toBe(me.pid)
@@ -118,7 +122,13 @@ describe('connectStdio: pid and close', () => {
   })
 
   it('a server that ignores the end of its input and SIGTERM: killed after graceMs, not before, and gone when close resolves', async () => {
-    const conn = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STUBBORN: '1' }, stderr: 'ignore', graceMs: 300 })
+    const conn = await start({
+      command: process.execPath,
+      args: [WHOAMI],
+      env: { WHOAMI_STUBBORN: '1' },
+      stderr: 'ignore',
+      graceMs: 300,
+    })
     const pid = (await whoami(conn)).pid
     const t0 = performance.now()
     await conn.close()
@@ -129,14 +139,20 @@ describe('connectStdio: pid and close', () => {
     expect(took).toBeLessThan(1900)
   })
 
-  it('a server the SDK\'s own close ends with a late SIGKILL (graceMs longer than its 4 s): close still resolves only once it is gone', async () => {
-    const conn = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STUBBORN: '1' }, stderr: 'ignore', graceMs: 10_000 })
+  it("a server the SDK's own close ends with a late SIGKILL (graceMs longer than its 4 s): close still resolves only once it is gone", async () => {
+    const conn = await start({
+      command: process.execPath,
+      args: [WHOAMI],
+      env: { WHOAMI_STUBBORN: '1' },
+      stderr: 'ignore',
+      graceMs: 10_000,
+    })
     const pid = (await whoami(conn)).pid
     await conn.close()
     expect(isAlive(pid)).toBe(false)
   }, 15_000)
 
-  it('a pid that stays taken once the server is gone (another user\'s process now: EPERM to every signal): close gives up on it after 5 s', async () => {
+  it("a pid that stays taken once the server is gone (another user's process now: EPERM to every signal): close gives up on it after 5 s", async () => {
     const conn = await start({ command: process.execPath, args: [WHOAMI], stderr: 'ignore', graceMs: 100 })
     const pid = (await whoami(conn)).pid
     const kill = process.kill.bind(process)
@@ -154,7 +170,12 @@ describe('connectStdio: pid and close', () => {
   }, 15_000)
 
   it('graceMs is 2000 by default', async () => {
-    const conn = await start({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_STUBBORN: '1' }, stderr: 'ignore' })
+    const conn = await start({
+      command: process.execPath,
+      args: [WHOAMI],
+      env: { WHOAMI_STUBBORN: '1' },
+      stderr: 'ignore',
+    })
     const pid = (await whoami(conn)).pid
     const t0 = performance.now()
     await conn.close()
@@ -168,7 +189,13 @@ describe('connectStdio: pid and close', () => {
 describe('connectStdio: a failed start', () => {
   it('a refused handshake: rejects naming the command and the reason, keeps the cause, and kills a server that will not go', async () => {
     const pidFile = join(tempDir(), 'pid')
-    const error = await connectStdio({ command: process.execPath, args: [WHOAMI], env: { WHOAMI_REFUSE: '1', WHOAMI_STUBBORN: '1', WHOAMI_PIDFILE: pidFile }, stderr: 'ignore', graceMs: 200 }).then(
+    const error = await connectStdio({
+      command: process.execPath,
+      args: [WHOAMI],
+      env: { WHOAMI_REFUSE: '1', WHOAMI_STUBBORN: '1', WHOAMI_PIDFILE: pidFile },
+      stderr: 'ignore',
+      graceMs: 200,
+    }).then(
       () => undefined,
       (e: unknown) => e as Error,
     )
@@ -176,7 +203,9 @@ describe('connectStdio: a failed start', () => {
     expect(error?.cause).toBeInstanceOf(Error)
     const cause = error?.cause as Error
     expect(cause.message).toMatch(/no thanks/)
-    expect(error?.message).toBe(`connectStdio: could not connect to ${JSON.stringify(process.execPath)}: ${cause.message}`)
+    expect(error?.message).toBe(
+      `connectStdio: could not connect to ${JSON.stringify(process.execPath)}: ${cause.message}`,
+    )
     expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false)
   })
 

@@ -23,7 +23,11 @@ afterEach(async () => {
 })
 
 const supervise = (name: string, args: ReadonlyArray<string>, events: Array<UpstreamEvent>): Upstream => {
-  const u = superviseUpstream(name, { command: process.execPath, args: [FLAKY, ...args] }, { backoffMs: 100, onEvent: (e) => void events.push(e) })
+  const u = superviseUpstream(
+    name,
+    { command: process.execPath, args: [FLAKY, ...args] },
+    { backoffMs: 100, onEvent: (e) => void events.push(e) },
+  )
   started.push(u)
   return u
 }
@@ -60,7 +64,9 @@ describe('superviseUpstream', () => {
     expect(events.map((e) => e._tag).slice(0, 2)).toEqual(['Failed', 'Restarting'])
     expect(await u.toolsForLlm()).toEqual({ _tag: 'Right', right: [] })
     const before = await u.executeToolCalls([call('ping')])()
-    expect(before._tag === 'Right' && before.right[0]?.content).toMatch(/^the upstream MCP server "flaky" is not running: it failed to start \(.*\); it is restarted in 1 s; the tool was not called$/)
+    expect(before._tag === 'Right' && before.right[0]?.content).toMatch(
+      /^the upstream MCP server "flaky" is not running: it failed to start \(.*\); it is restarted in 1 s; the tool was not called$/,
+    )
     await until(() => u.isUp())
     expect(events.map((e) => e._tag)).toEqual(['Failed', 'Restarting', 'ToolsChanged', 'Started'])
     expect(changed).toBe(1)
@@ -73,12 +79,18 @@ describe('superviseUpstream', () => {
     const a = supervise('a', [], events)
     const b = supervise('b', [], [])
     await Promise.all([a.ready, b.ready])
-    const both = registry([{ prefix: 'a', provider: a }, { prefix: 'b', provider: b }])
+    const both = registry([
+      { prefix: 'a', provider: a },
+      { prefix: 'b', provider: b },
+    ])
     expect((await both.toolsForLlm())._tag).toBe('Right')
     const pid = a.pid() as number
     process.kill(pid, 'SIGKILL')
     await until(() => !a.isUp())
-    const during = await both.executeToolCalls([{ ...call('a_ping'), id: 'x' }, { ...call('b_ping'), id: 'y' }])()
+    const during = await both.executeToolCalls([
+      { ...call('a_ping'), id: 'x' },
+      { ...call('b_ping'), id: 'y' },
+    ])()
     expect(during._tag === 'Right' && during.right.map((r) => [r.is_error === true, r.content.slice(0, 40)])).toEqual([
       [true, 'the upstream MCP server "a" is not runni'],
       [false, 'pong {"n":1}'],
@@ -89,7 +101,14 @@ describe('superviseUpstream', () => {
     await until(() => a.isUp())
     expect(a.pid()).not.toBe(pid)
     expect(isAlive(pid)).toBe(false)
-    expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started', 'Exited', 'Restarting', 'ToolsChanged', 'Started'])
+    expect(events.map((e) => e._tag)).toEqual([
+      'ToolsChanged',
+      'Started',
+      'Exited',
+      'Restarting',
+      'ToolsChanged',
+      'Started',
+    ])
     const back = await both.executeToolCalls([call('a_ping')])()
     expect(back._tag === 'Right' && back.right[0]?.content).toBe('pong {"n":1}')
   })
@@ -110,7 +129,10 @@ describe('superviseUpstream over Streamable HTTP', () => {
   const INFO = { name: 'upstream-under-test', version: '0.0.0' }
   const echo = fromTools([
     {
-      declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } },
+      declaration: {
+        type: 'function',
+        function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } },
+      },
       run: (args) => TE.right(`echo ${String(args['text'])}`),
     },
   ])
@@ -118,7 +140,11 @@ describe('superviseUpstream over Streamable HTTP', () => {
   it('reaches a URL with the headers given; there is no process, so no pid; every listener hears of its tools, one that throws costing the others nothing', async () => {
     const serving = await serveHttp(() => toMcpServer(echo, INFO), { port: 0, token: 't0ken' })
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('web', { url: serving.url, headers: { Authorization: 'Bearer t0ken' } }, { onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'web',
+      { url: serving.url, headers: { Authorization: 'Bearer t0ken' } },
+      { onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     const heard: Array<string> = []
     u.onToolsChanged(() => {
@@ -150,7 +176,11 @@ describe('superviseUpstream over Streamable HTTP', () => {
     const serving = await serveHttp(() => toMcpServer(echo, INFO), { port: 0, token: 't0ken' })
     const events: Array<UpstreamEvent> = []
     // the wrong token: every start fails
-    const u = superviseUpstream('web', { url: serving.url, headers: { Authorization: 'Bearer wrong' } }, { backoffMs: 40, maxBackoffMs: 100, onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'web',
+      { url: serving.url, headers: { Authorization: 'Bearer wrong' } },
+      { backoffMs: 40, maxBackoffMs: 100, onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     try {
       await u.ready
@@ -160,7 +190,9 @@ describe('superviseUpstream over Streamable HTTP', () => {
       expect(events[0]?._tag).toBe('Failed')
       const out = await u.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{}' } }])()
       expect(out._tag === 'Right' && out.right[0]).toMatchObject({ is_error: true, tool_call_id: '1' })
-      expect(out._tag === 'Right' && out.right[0]?.content).toMatch(/^the upstream MCP server "web" is not running: it failed to start \(.+\); it is restarted in 1 s; the tool was not called$/)
+      expect(out._tag === 'Right' && out.right[0]?.content).toMatch(
+        /^the upstream MCP server "web" is not running: it failed to start \(.+\); it is restarted in 1 s; the tool was not called$/,
+      )
     } finally {
       await u.close()
       await serving.close()
@@ -175,7 +207,10 @@ describe('superviseUpstream over Streamable HTTP', () => {
 const WHOAMI = fileURLToPath(new URL('./fixtures/whoami-server.mjs', import.meta.url))
 const FAULTY = fileURLToPath(new URL('./fixtures/faulty-server.mjs', import.meta.url))
 
-const decl = (name: string, properties: Record<string, unknown> = { text: { type: 'string' } }) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties } } })
+const decl = (name: string, properties: Record<string, unknown> = { text: { type: 'string' } }) => ({
+  type: 'function' as const,
+  function: { name, parameters: { type: 'object', properties } },
+})
 
 /** A provider whose listing the test changes (or breaks) at will, served over HTTP; `change` tells the hosts. */
 const changing = async (first: ReadonlyArray<ReturnType<typeof decl>>) => {
@@ -183,12 +218,17 @@ const changing = async (first: ReadonlyArray<ReturnType<typeof decl>>) => {
   const listeners = new Set<() => void>()
   const provider: Provider<string> = {
     toolsForLlm: () => Promise.resolve(state.broken ? left('the listing broke') : right(state.tools)),
-    executeToolCalls: (calls) => TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: `ran ${c.function.name}` }))),
+    executeToolCalls: (calls) =>
+      TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: `ran ${c.function.name}` }))),
   }
   const made: Array<Server> = []
   const serving = await serveHttp(
     () => {
-      const server = toMcpServer(provider, { name: 'changing', version: '0.0.0' }, { toolsChanged: (l) => (listeners.add(l), () => void listeners.delete(l)) })
+      const server = toMcpServer(
+        provider,
+        { name: 'changing', version: '0.0.0' },
+        { toolsChanged: (l) => (listeners.add(l), () => void listeners.delete(l)) },
+      )
       made.push(server)
       return server
     },
@@ -249,7 +289,15 @@ describe('superviseUpstream: events and what it says', () => {
     const unsized = await u.executeBatch({ calls: 'not calls' as never, argsAt: () => right({}) })()
     expect(unsized).toStrictEqual({
       _tag: 'Right',
-      right: [{ role: 'tool', tool_call_id: '', content: 'this batch of tool calls could not be read: expected an array of tool calls, got the string "not calls"; no call was run', is_error: true }],
+      right: [
+        {
+          role: 'tool',
+          tool_call_id: '',
+          content:
+            'this batch of tool calls could not be read: expected an array of tool calls, got the string "not calls"; no call was run',
+          is_error: true,
+        },
+      ],
     })
     const calls = [call('a'), call('b')]
     const trap = new Proxy(calls, {
@@ -259,7 +307,9 @@ describe('superviseUpstream: events and what it says', () => {
       },
     })
     const out = await u.executeBatch({ calls: trap, argsAt: () => right({}) })()
-    expect(out._tag === 'Right' && out.right.map((r) => [r.tool_call_id, r.is_error, r.content.split(':')[0]])).toStrictEqual([
+    expect(
+      out._tag === 'Right' && out.right.map((r) => [r.tool_call_id, r.is_error, r.content.split(':')[0]]),
+    ).toStrictEqual([
       ['1', true, 'the upstream MCP server "gone" is not running'],
       ['', true, 'the tool call at position 1 of the batch could not be read (no peeking), so it was not run'],
     ])
@@ -270,7 +320,11 @@ describe('superviseUpstream: events and what it says', () => {
     const events: Array<UpstreamEvent> = []
     const written = captureStderr()
     const env = { WHOAMI_A: 'from the spec', WHOAMI_STDERR: 'not shown\n' }
-    const u = superviseUpstream('who', { command: process.execPath, args: [WHOAMI, 'arg'], cwd: dir, env }, { onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'who',
+      { command: process.execPath, args: [WHOAMI, 'arg'], cwd: dir, env },
+      { onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     await u.ready
     const pid = u.pid()
@@ -280,7 +334,14 @@ describe('superviseUpstream: events and what it says', () => {
       { _tag: 'Started', upstream: 'who', tools: 1, pid },
     ])
     const out = await u.executeToolCalls([{ id: 'w', function: { name: 'whoami', arguments: '{}' } }])()
-    const me = JSON.parse(out._tag === 'Right' ? out.right[0]?.content ?? '' : '') as { argv: Array<string>; cwd: string; env: unknown; clientInfo: unknown; pid: number; stderr: unknown }
+    const me = JSON.parse(out._tag === 'Right' ? (out.right[0]?.content ?? '') : '') as {
+      argv: Array<string>
+      cwd: string
+      env: unknown
+      clientInfo: unknown
+      pid: number
+      stderr: unknown
+    }
     expect(me.argv).toStrictEqual(['arg'])
     expect(me.cwd).toBe(dir)
     expect(me.env).toStrictEqual({ WHOAMI_A: 'from the spec', hasPath: true })
@@ -292,7 +353,10 @@ describe('superviseUpstream: events and what it says', () => {
 
   it('a command with nothing else: no arguments, no environment of its own, this cwd; stderr inherited when asked', async () => {
     const file = join(tempDir(), 'whoami')
-    writeFileSync(file, `#!${process.execPath}\nprocess.stderr.write('whoami starts\\n')\nawait import(${JSON.stringify(WHOAMI)})\n`)
+    writeFileSync(
+      file,
+      `#!${process.execPath}\nprocess.stderr.write('whoami starts\\n')\nawait import(${JSON.stringify(WHOAMI)})\n`,
+    )
     chmodSync(file, 0o755)
     const written = captureStderr()
     const u = superviseUpstream('who', { command: file }, { stderr: 'inherit' })
@@ -300,7 +364,12 @@ describe('superviseUpstream: events and what it says', () => {
     await u.ready
     expect(u.isUp()).toBe(true)
     const out = await u.executeToolCalls([{ id: 'w', function: { name: 'whoami', arguments: '{}' } }])()
-    const me = JSON.parse(out._tag === 'Right' ? out.right[0]?.content ?? '' : '') as { argv: Array<string>; cwd: string; env: unknown; stderr: unknown }
+    const me = JSON.parse(out._tag === 'Right' ? (out.right[0]?.content ?? '') : '') as {
+      argv: Array<string>
+      cwd: string
+      env: unknown
+      stderr: unknown
+    }
     expect(me.argv).toStrictEqual([])
     expect(me.cwd).toBe(process.cwd())
     expect(me.env).toStrictEqual({ WHOAMI_A: null, hasPath: true })
@@ -310,7 +379,11 @@ describe('superviseUpstream: events and what it says', () => {
   it('closed while it starts: it does not come up, and its process is gone once ready', async () => {
     const pidFile = join(tempDir(), 'pid')
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('late', { command: process.execPath, args: [WHOAMI], env: { WHOAMI_PIDFILE: pidFile } }, { onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'late',
+      { command: process.execPath, args: [WHOAMI], env: { WHOAMI_PIDFILE: pidFile } },
+      { onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     await u.close()
     await u.ready
@@ -322,7 +395,11 @@ describe('superviseUpstream: events and what it says', () => {
 
   it('closed while a start that fails is under way: no restart is scheduled', async () => {
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'gone',
+      { command: join(tempDir(), 'no-such-server') },
+      { onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     await u.close()
     await u.ready
@@ -334,7 +411,14 @@ describe('superviseUpstream: events and what it says', () => {
     started.push(u)
     expect(await u.executeToolCalls([call('whoami')])()).toStrictEqual({
       _tag: 'Right',
-      right: [{ role: 'tool', tool_call_id: '1', content: 'the upstream MCP server "early" is not running: it has not started yet; the tool was not called', is_error: true }],
+      right: [
+        {
+          role: 'tool',
+          tool_call_id: '1',
+          content: 'the upstream MCP server "early" is not running: it has not started yet; the tool was not called',
+          is_error: true,
+        },
+      ],
     })
     await u.ready
     expect(u.isUp()).toBe(true)
@@ -342,7 +426,11 @@ describe('superviseUpstream: events and what it says', () => {
 
   it('one that exits: Exited, then Restarting; down, no pid, and its calls say it exited and when it is tried again', async () => {
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('who', { command: process.execPath, args: [WHOAMI] }, { backoffMs: 60_000, onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'who',
+      { command: process.execPath, args: [WHOAMI] },
+      { backoffMs: 60_000, onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     await u.ready
     const pid = u.pid() as number
@@ -356,12 +444,18 @@ describe('superviseUpstream: events and what it says', () => {
       { _tag: 'Restarting', upstream: 'who', inMs: 60_000 },
     ])
     const out = await u.executeToolCalls([call('whoami')])()
-    expect(out._tag === 'Right' && out.right[0]?.content).toBe('the upstream MCP server "who" is not running: it exited; it is restarted in 60 s; the tool was not called')
+    expect(out._tag === 'Right' && out.right[0]?.content).toBe(
+      'the upstream MCP server "who" is not running: it exited; it is restarted in 60 s; the tool was not called',
+    )
   })
 
   it('close cancels a restart that is pending: it is not tried again', async () => {
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { backoffMs: 50, onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'gone',
+      { command: join(tempDir(), 'no-such-server') },
+      { backoffMs: 50, onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     await u.ready
     await u.close()
@@ -369,7 +463,7 @@ describe('superviseUpstream: events and what it says', () => {
     expect(events.map((e) => e._tag)).toStrictEqual(['Failed', 'Restarting'])
   })
 
-  it('a restart that is pending does not keep the process alive (its timer is unref\'d)', async () => {
+  it("a restart that is pending does not keep the process alive (its timer is unref'd)", async () => {
     const keepingAlive = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
     const before = keepingAlive()
     const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { backoffMs: 60_000 })
@@ -387,7 +481,9 @@ describe('superviseUpstream: events and what it says', () => {
     const out = await u.executeToolCalls([{ id: 'h', function: { name: 'hang', arguments: '{}' } }])()
     expect(Date.now() - t0).toBeLessThan(5000)
     expect(out._tag === 'Right' && out.right[0]?.is_error).toBe(true)
-    expect(out._tag === 'Right' && out.right[0]?.content).toBe('the MCP server did not answer within 300 ms, so the call was cancelled; the tool may or may not have run')
+    expect(out._tag === 'Right' && out.right[0]?.content).toBe(
+      'the MCP server did not answer within 300 ms, so the call was cancelled; the tool may or may not have run',
+    )
   })
 })
 
@@ -420,7 +516,7 @@ describe('superviseUpstream: when its tools count as changed', () => {
       }
       const steps: Array<[string, Array<ReturnType<typeof decl>>, number]> = [
         ['the same tools again', [decl('a'), decl('b')], 1],
-        ['the second one\'s schema changed', [decl('a'), decl('b', { text: { type: 'number' } })], 2],
+        ["the second one's schema changed", [decl('a'), decl('b', { text: { type: 'number' } })], 2],
         ['the second one renamed, its schema kept', [decl('a'), decl('c', { text: { type: 'number' } })], 3],
         ['the first one renamed', [decl('z'), decl('c', { text: { type: 'number' } })], 4],
         ['one more', [decl('z'), decl('c', { text: { type: 'number' } }), decl('d')], 5],
@@ -432,7 +528,9 @@ describe('superviseUpstream: when its tools count as changed', () => {
         up.state.tools = tools
         expect([what, await names(), heard.count]).toStrictEqual([what, tools.map((d) => d.function.name), expected])
       }
-      expect(events.filter((e) => e._tag === 'ToolsChanged').map((e) => e._tag === 'ToolsChanged' && e.tools)).toStrictEqual([2, 2, 2, 2, 3, 2, 0])
+      expect(
+        events.filter((e) => e._tag === 'ToolsChanged').map((e) => e._tag === 'ToolsChanged' && e.tools),
+      ).toStrictEqual([2, 2, 2, 2, 3, 2, 0])
       // a listing that fails while it runs leaves the last good one
       up.state.tools = [decl('kept')]
       await names()
@@ -488,7 +586,11 @@ describe('superviseUpstream: when its tools count as changed', () => {
     const up = await changing([decl('a')])
     up.state.broken = true
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('web', { url: up.serving.url }, { backoffMs: 60_000, onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'web',
+      { url: up.serving.url },
+      { backoffMs: 60_000, onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     try {
       await u.ready
@@ -507,7 +609,11 @@ describe('superviseUpstream: back-off by default (a fake clock for its timer)', 
   it('starts at 500 ms and doubles each time, up to 30 s; the message rounds it up to whole seconds', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'gone',
+      { command: join(tempDir(), 'no-such-server') },
+      { onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     try {
       await u.ready
@@ -532,11 +638,17 @@ describe('superviseUpstream: back-off by default (a fake clock for its timer)', 
 
   it('a back-off that is not whole seconds is said rounded up, and the first one is not capped', async () => {
     const events: Array<UpstreamEvent> = []
-    const u = superviseUpstream('gone', { command: join(tempDir(), 'no-such-server') }, { backoffMs: 61_001, maxBackoffMs: 1000, onEvent: (e) => void events.push(e) })
+    const u = superviseUpstream(
+      'gone',
+      { command: join(tempDir(), 'no-such-server') },
+      { backoffMs: 61_001, maxBackoffMs: 1000, onEvent: (e) => void events.push(e) },
+    )
     started.push(u)
     await u.ready
     expect(events.at(-1)).toStrictEqual({ _tag: 'Restarting', upstream: 'gone', inMs: 61_001 })
     const out = await u.executeToolCalls([call('x')])()
-    expect(out._tag === 'Right' && out.right[0]?.content.endsWith('; it is restarted in 62 s; the tool was not called')).toBe(true)
+    expect(
+      out._tag === 'Right' && out.right[0]?.content.endsWith('; it is restarted in 62 s; the tool was not called'),
+    ).toBe(true)
   })
 })

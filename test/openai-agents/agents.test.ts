@@ -38,13 +38,25 @@ describe('auditAgentsTools: a user’s own zod tool', () => {
     const executed: Array<unknown> = []
     const audited = auditAgentsTools([readTool(executed)], { onWarn: (w) => void warnings.push(w) })
     expect(audited.auditedTools()).toEqual(['read'])
-    const models = ['c1', 'c2'].map((id) => new ScriptedModel([[functionCall('read', '{"path":"/a","offset":null,"ffset":3}', { callId: id })], [assistantMessage('done')]]))
+    const models = ['c1', 'c2'].map(
+      (id) =>
+        new ScriptedModel([
+          [functionCall('read', '{"path":"/a","offset":null,"ffset":3}', { callId: id })],
+          [assistantMessage('done')],
+        ]),
+    )
     for (const model of models) {
       const r = await run(new Agent({ name: 'reader', instructions: 'read', model, tools: [...audited.tools] }), 'go')
       expect(r.finalOutput).toBe('done')
     }
     expect(warnings).toEqual([
-      { tool: 'read', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'], id: 'c1', suggestions: [{ key: 'ffset', didYouMean: 'offset' }] },
+      {
+        tool: 'read',
+        unknownKeys: ['ffset'],
+        declaredKeys: ['offset', 'path'],
+        id: 'c1',
+        suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
+      },
     ])
     expect(audited.stats()).toEqual([{ tool: 'read', key: 'ffset', calls: 2, firstId: 'c1' }])
     expect(executed).toEqual([
@@ -52,7 +64,10 @@ describe('auditAgentsTools: a user’s own zod tool', () => {
       { path: '/a', offset: null },
     ])
     // the same as without the alarm
-    const bare = new ScriptedModel([[functionCall('read', '{"path":"/a","offset":null,"ffset":3}', { callId: 'c1' })], [assistantMessage('done')]])
+    const bare = new ScriptedModel([
+      [functionCall('read', '{"path":"/a","offset":null,"ffset":3}', { callId: 'c1' })],
+      [assistantMessage('done')],
+    ])
     await run(new Agent({ name: 'reader', instructions: 'read', model: bare, tools: [readTool([])] }), 'go')
     expect(outputsSent(models[0] as ScriptedModel).get('c1')).toEqual(outputsSent(bare).get('c1'))
     expect(outputsSent(bare).get('c1')).toEqual(text('read /a'))
@@ -75,7 +90,12 @@ describe('auditAgentsTools: a user’s own zod tool', () => {
       name: 'hand',
       description: 'hand-built',
       strict: false,
-      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: true },
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string' } },
+        required: ['path'],
+        additionalProperties: true,
+      },
       invoke: async () => Promise.reject(new Error('its own failure')),
       needsApproval: async () => false,
       isEnabled: async () => true,
@@ -106,36 +126,68 @@ describe('toAgentsTools over server-filesystem', () => {
   it('the stack hears haed (did you mean head), the server gets no reason, a refusal is the model’s text', async () => {
     const { dir, client, received } = await filesystem()
     const warnings: Array<UnknownKeyWarning> = []
-    const rules: ReadonlyArray<Rule> = [...readOnlyRules(''), { tool: 'write_file', decision: 'deny', under: dir, note: 'read-only agent' }]
-    const stack = pipe(fromMcpClient(client), withReasons(), withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }), withPolicy({ rules }))
+    const rules: ReadonlyArray<Rule> = [
+      ...readOnlyRules(''),
+      { tool: 'write_file', decision: 'deny', under: dir, note: 'read-only agent' },
+    ]
+    const stack = pipe(
+      fromMcpClient(client),
+      withReasons(),
+      withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
+      withPolicy({ rules }),
+    )
     const tools = await toAgentsTools(stack)
     const read = tools.find((t) => t.name === 'read_text_file')
     expect(read?.strict).toBe(false)
-    expect(Object.keys((read?.parameters.properties ?? {}) as object)).toEqual(expect.arrayContaining(['path', 'head', 'tail', 'reason']))
+    expect(Object.keys((read?.parameters.properties ?? {}) as object)).toEqual(
+      expect.arrayContaining(['path', 'head', 'tail', 'reason']),
+    )
     const path = join(dir, 'notes.txt')
     const model = new ScriptedModel([
       [
-        functionCall('read_text_file', JSON.stringify({ path, haed: 1, reason: 'the user asked' }), { callId: 'call_1' }),
+        functionCall('read_text_file', JSON.stringify({ path, haed: 1, reason: 'the user asked' }), {
+          callId: 'call_1',
+        }),
         functionCall('write_file', JSON.stringify({ path, content: '' }), { callId: 'call_2' }),
       ],
       [assistantMessage('done')],
     ])
     const r = await run(new Agent({ name: 'notes', instructions: 'read', model, tools }), 'read my notes')
     expect(r.finalOutput).toBe('done')
-    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.suggestions])).toEqual([['read_text_file', ['haed'], 'call_1', [{ key: 'haed', didYouMean: 'head' }]]])
+    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.suggestions])).toEqual([
+      ['read_text_file', ['haed'], 'call_1', [{ key: 'haed', didYouMean: 'head' }]],
+    ])
     expect(received).toEqual([{ name: 'read_text_file', arguments: { path, haed: 1 } }])
     const sent = outputsSent(model)
     expect(sent.get('call_1')).toEqual(text('one\ntwo\n'))
-    expect(sent.get('call_2')).toEqual(text(expect.stringMatching(/^Error: The permission policy refused this call to "write_file".*read-only agent/) as unknown as string))
+    expect(sent.get('call_2')).toEqual(
+      text(
+        expect.stringMatching(
+          /^Error: The permission policy refused this call to "write_file".*read-only agent/,
+        ) as unknown as string,
+      ),
+    )
     expect(readFileSync(path, 'utf8')).toBe('one\ntwo\n')
   })
 
   it('never throws into the run: a provider that rejects is the model’s text, and the run ends', async () => {
     const broken = {
-      toolsForLlm: () => Promise.resolve({ _tag: 'Right' as const, right: [{ type: 'function' as const, function: { name: 'read', parameters: { type: 'object', properties: { path: {} } } } }] }),
+      toolsForLlm: () =>
+        Promise.resolve({
+          _tag: 'Right' as const,
+          right: [
+            {
+              type: 'function' as const,
+              function: { name: 'read', parameters: { type: 'object', properties: { path: {} } } },
+            },
+          ],
+        }),
       executeToolCalls: () => () => Promise.reject(new Error('the host fell over')),
     }
-    const model = new ScriptedModel([[functionCall('read', '{"path":"a"}', { callId: 'c1' })], [assistantMessage('done')]])
+    const model = new ScriptedModel([
+      [functionCall('read', '{"path":"a"}', { callId: 'c1' })],
+      [assistantMessage('done')],
+    ])
     const r = await run(new Agent({ name: 'a', instructions: 'x', model, tools: await toAgentsTools(broken) }), 'go')
     expect(r.finalOutput).toBe('done')
     expect(outputsSent(model).get('c1')).toEqual(text('Error: the tool provider failed: the host fell over'))
@@ -146,12 +198,26 @@ describe('toAgentsTools over server-filesystem', () => {
       const { dir, client, received } = await filesystem()
       const rules: ReadonlyArray<Rule> = [...readOnlyRules(''), { tool: 'write_file', decision: 'ask', under: dir }]
       const approval = policyApproval({ rules })
-      const stack = pipe(fromMcpClient(client), withUnknownKeyAudit({ onWarn: () => undefined }), withPolicy({ rules, onAsk: approval.onAsk }))
+      const stack = pipe(
+        fromMcpClient(client),
+        withUnknownKeyAudit({ onWarn: () => undefined }),
+        withPolicy({ rules, onAsk: approval.onAsk }),
+      )
       const target = join(dir, 'summary.md')
-      const model = new ScriptedModel([[functionCall('write_file', JSON.stringify({ path: target, content: 'summary' }), { callId: 'w1' })], [assistantMessage('done')]])
-      const agent = new Agent({ name: 'writer', instructions: 'write', model, tools: await toAgentsTools(stack, { approval }) })
+      const model = new ScriptedModel([
+        [functionCall('write_file', JSON.stringify({ path: target, content: 'summary' }), { callId: 'w1' })],
+        [assistantMessage('done')],
+      ])
+      const agent = new Agent({
+        name: 'writer',
+        instructions: 'write',
+        model,
+        tools: await toAgentsTools(stack, { approval }),
+      })
       let r = await run(agent, 'save the summary')
-      expect(r.interruptions.map((i) => i.rawItem)).toMatchObject([{ type: 'function_call', name: 'write_file', callId: 'w1' }])
+      expect(r.interruptions.map((i) => i.rawItem)).toMatchObject([
+        { type: 'function_call', name: 'write_file', callId: 'w1' },
+      ])
       expect(received).toEqual([])
       for (const i of r.interruptions) {
         if (approve) r.state.approve(i)

@@ -10,7 +10,21 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { auditAgentsTools, toAgentsTools } from '../../src/openai-agents/index.js'
 import type { NestedCall } from '../support/nested.js'
-import { CLEAN_RUN, STRIPPED_RUNS, cleanCall, drawSchema, drawWarning, expectStackHearsTheIssue, nestedDeclarations, nestedStack, nestedStats, readSchema, readWarning, strayCalls, validCalls } from '../support/nested.js'
+import {
+  CLEAN_RUN,
+  STRIPPED_RUNS,
+  cleanCall,
+  drawSchema,
+  drawWarning,
+  expectStackHearsTheIssue,
+  nestedDeclarations,
+  nestedStack,
+  nestedStats,
+  readSchema,
+  readWarning,
+  strayCalls,
+  validCalls,
+} from '../support/nested.js'
 import { outputsSent, text } from './support.js'
 
 beforeAll(() => setTracingDisabled(true))
@@ -20,7 +34,10 @@ const TOOL_ERROR = 'An error occurred while running the tool. Please try again.'
 
 /** One run of an Agent with `tools` whose model makes `calls`, then says done; what the model was sent back. */
 const runWith = async (tools: Array<Tool>, calls: ReadonlyArray<NestedCall>): Promise<Map<string, unknown>> => {
-  const model = new ScriptedModel([calls.map((c) => functionCall(c.tool, c.input, { callId: c.id })), [assistantMessage('done')]])
+  const model = new ScriptedModel([
+    calls.map((c) => functionCall(c.tool, c.input, { callId: c.id })),
+    [assistantMessage('done')],
+  ])
   const r = await run(new Agent({ name: 'shapes', instructions: 'draw', model, tools }), 'go')
   expect(r.finalOutput).toBe('done')
   return outputsSent(model)
@@ -30,8 +47,18 @@ describe('auditAgentsTools around a user’s zod tools: nested keys by path', ()
   it('hears opts.encodng (did you mean opts.encoding) and shape.side in a circle, once per (tool, path); the tool’s zod parse decides whether it runs', async () => {
     const warnings: Array<UnknownKeyWarning> = []
     const executed: Array<readonly [string, unknown]> = []
-    const read = tool({ name: 'read', description: 'Reads a file', parameters: readSchema, execute: async (input) => (executed.push(['read', input]), 'file text') })
-    const draw = tool({ name: 'draw', description: 'Draws a shape', parameters: drawSchema, execute: async (input) => (executed.push(['draw', input]), 'drawn') })
+    const read = tool({
+      name: 'read',
+      description: 'Reads a file',
+      parameters: readSchema,
+      execute: async (input) => (executed.push(['read', input]), 'file text'),
+    })
+    const draw = tool({
+      name: 'draw',
+      description: 'Draws a shape',
+      parameters: drawSchema,
+      execute: async (input) => (executed.push(['draw', input]), 'drawn'),
+    })
     const audited = auditAgentsTools([read, draw], { onWarn: (w) => void warnings.push(w) })
     expect(audited.auditedTools()).toStrictEqual(['draw', 'read'])
 
@@ -64,7 +91,9 @@ describe('toAgentsTools over a stack: nested keys by path', () => {
     const tools = await toAgentsTools(nested.stack)
     // the declared schemas go to the SDK as they are, nested additionalProperties: false and
     // all, with strict false: the SDK holds the model to nothing and sends the raw string on
-    expect(tools.map((t) => [t.name, t.strict, t.parameters])).toStrictEqual(nestedDeclarations.map((d) => [d.function.name, false, d.function.parameters]))
+    expect(tools.map((t) => [t.name, t.strict, t.parameters])).toStrictEqual(
+      nestedDeclarations.map((d) => [d.function.name, false, d.function.parameters]),
+    )
 
     await expectStackHearsTheIssue(nested, (calls) => runWith(tools, calls), text)
   })

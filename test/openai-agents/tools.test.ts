@@ -10,34 +10,59 @@ import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import type { AuditDiagnostic, Rule, ToolCall, ToolDeclaration, ToolResult, UnknownKeyWarning } from '../../src/index.js'
+import type {
+  AuditDiagnostic,
+  Rule,
+  ToolCall,
+  ToolDeclaration,
+  ToolResult,
+  UnknownKeyWarning,
+} from '../../src/index.js'
 import { fromTools, withPolicy } from '../../src/index.js'
 import { auditAgentsTools, outputOf, policyApproval, toAgentsTools } from '../../src/openai-agents/index.js'
 
 beforeAll(() => setTracingDisabled(true))
 
 /** A provider listing `declarations` and answering each call with `answer(call)`, recording every batch it is sent. */
-const recording = (declarations: ReadonlyArray<ToolDeclaration>, answer: (call: ToolCall) => Omit<ToolResult, 'role' | 'tool_call_id'> = () => ({ content: 'ran' })) => {
+const recording = (
+  declarations: ReadonlyArray<ToolDeclaration>,
+  answer: (call: ToolCall) => Omit<ToolResult, 'role' | 'tool_call_id'> = () => ({ content: 'ran' }),
+) => {
   const received: Array<ReadonlyArray<ToolCall>> = []
   const provider = {
     toolsForLlm: () => Promise.resolve({ _tag: 'Right' as const, right: declarations }),
     executeToolCalls: (calls: ReadonlyArray<ToolCall>) => () => {
       received.push(calls)
-      return Promise.resolve({ _tag: 'Right' as const, right: calls.map((c): ToolResult => ({ role: 'tool', tool_call_id: c.id, ...answer(c) })) })
+      return Promise.resolve({
+        _tag: 'Right' as const,
+        right: calls.map((c): ToolResult => ({ role: 'tool', tool_call_id: c.id, ...answer(c) })),
+      })
     },
   }
   return { provider, received }
 }
 
-const echoDeclaration: ToolDeclaration = { type: 'function', function: { name: 'echo', description: 'Echoes', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }
+const echoDeclaration: ToolDeclaration = {
+  type: 'function',
+  function: {
+    name: 'echo',
+    description: 'Echoes',
+    parameters: { type: 'object', properties: { text: { type: 'string' } } },
+  },
+}
 
 /** The details the SDK hands an invoke for the call `callId`. */
-const detailsFor = (callId: string, name = 'echo') => ({ toolCall: { type: 'function_call' as const, callId, name, arguments: '' } })
+const detailsFor = (callId: string, name = 'echo') => ({
+  toolCall: { type: 'function_call' as const, callId, name, arguments: '' },
+})
 
 /** A RunContext in which the SDK's human approved (or rejected) the call `callId` of `name`. */
 const contextWith = (name: string, callId: string, approve: boolean, always = false): RunContext => {
   const context = new RunContext()
-  const item = new RunToolApprovalItem(functionCall(name, '{}', { callId }) as never, new Agent({ name: 'a', instructions: 'x' }))
+  const item = new RunToolApprovalItem(
+    functionCall(name, '{}', { callId }) as never,
+    new Agent({ name: 'a', instructions: 'x' }),
+  )
   if (approve) context.approveTool(item, { alwaysApprove: always })
   else context.rejectTool(item)
   return context
@@ -59,17 +84,32 @@ describe('outputOf', () => {
 
 describe('toAgentsTools: the tools', () => {
   it('one function tool per name, first declaration first, each field as the declaration says; strict false', async () => {
-    const parameters = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false }
+    const parameters = {
+      type: 'object',
+      properties: { path: { type: 'string' } },
+      required: ['path'],
+      additionalProperties: false,
+    }
     const { provider } = recording([
       { type: 'function', function: { name: 'read', description: 'Reads', parameters } },
       { type: 'function', function: { name: 'ping' } },
-      { type: 'function', function: { name: 'read', description: 'A second read', parameters: { type: 'object', properties: {} } } },
+      {
+        type: 'function',
+        function: { name: 'read', description: 'A second read', parameters: { type: 'object', properties: {} } },
+      },
     ])
     const tools = await toAgentsTools(provider)
     const fns = { invoke: expect.any(Function), needsApproval: expect.any(Function), isEnabled: expect.any(Function) }
     expect(tools).toStrictEqual([
       { type: 'function', name: 'read', description: 'Reads', parameters, strict: false, ...fns },
-      { type: 'function', name: 'ping', description: '', parameters: { type: 'object', properties: {}, required: [], additionalProperties: true }, strict: false, ...fns },
+      {
+        type: 'function',
+        name: 'ping',
+        description: '',
+        parameters: { type: 'object', properties: {}, required: [], additionalProperties: true },
+        strict: false,
+        ...fns,
+      },
     ])
     // the declared schema itself goes to the SDK
     expect(tools[0]?.parameters).toBe(parameters)
@@ -85,21 +125,31 @@ describe('toAgentsTools: the tools', () => {
 
   it('a listing that fails rejects with a ProviderFailure carrying its Left', async () => {
     const { provider } = recording([])
-    await expect(toAgentsTools({ ...provider, toolsForLlm: () => Promise.resolve({ _tag: 'Left' as const, left: 'down' }) })).rejects.toMatchObject({ name: 'ProviderFailure', left: 'down' })
+    await expect(
+      toAgentsTools({ ...provider, toolsForLlm: () => Promise.resolve({ _tag: 'Left' as const, left: 'down' }) }),
+    ).rejects.toMatchObject({ name: 'ProviderFailure', left: 'down' })
   })
 
   it('refuses options that are not an object, and a provider that is not one, naming toAgentsTools', () => {
     const { provider } = recording([echoDeclaration])
-    expect(() => toAgentsTools(provider, 5 as never)).toThrow(new TypeError('toAgentsTools: options must be an object, got number 5'))
-    expect(() => toAgentsTools(provider, null as never)).toThrow(new TypeError('toAgentsTools: options must be an object, got null'))
-    expect(() => toAgentsTools(provider, ['x'] as never)).toThrow(new TypeError('toAgentsTools: options must be an object, got an array'))
+    expect(() => toAgentsTools(provider, 5 as never)).toThrow(
+      new TypeError('toAgentsTools: options must be an object, got number 5'),
+    )
+    expect(() => toAgentsTools(provider, null as never)).toThrow(
+      new TypeError('toAgentsTools: options must be an object, got null'),
+    )
+    expect(() => toAgentsTools(provider, ['x'] as never)).toThrow(
+      new TypeError('toAgentsTools: options must be an object, got an array'),
+    )
     expect(() => toAgentsTools({} as never)).toThrow(/^toAgentsTools: /)
   })
 })
 
 describe('toAgentsTools: invoke', () => {
   it('sends the raw argument string down the stack with the SDK’s call id; answers the result’s text', async () => {
-    const { provider, received } = recording([echoDeclaration], (c) => ({ content: `echo ${String(c.function.arguments)}` }))
+    const { provider, received } = recording([echoDeclaration], (c) => ({
+      content: `echo ${String(c.function.arguments)}`,
+    }))
     const echo = await only(toAgentsTools(provider, {}))
     const raw = '{"text":"hi","txet":1}'
     expect(await echo.invoke(new RunContext(), raw, detailsFor('c1'))).toBe(`echo ${raw}`)
@@ -120,7 +170,20 @@ describe('toAgentsTools: invoke', () => {
         throw new Error('unreadable')
       },
     }
-    const detailsList = [undefined, {}, { toolCall: null }, { toolCall: { callId: 7 } }, throwing, { toolCall: { get callId(): never { throw new Error('unreadable') } } }]
+    const detailsList = [
+      undefined,
+      {},
+      { toolCall: null },
+      { toolCall: { callId: 7 } },
+      throwing,
+      {
+        toolCall: {
+          get callId(): never {
+            throw new Error('unreadable')
+          },
+        },
+      },
+    ]
     for (const details of detailsList) expect(await echo.invoke(new RunContext(), '{}', details as never)).toBe('ran')
     expect(received.map((batch) => batch.map((c) => c.id))).toStrictEqual(detailsList.map(() => ['']))
   })
@@ -130,16 +193,24 @@ describe('toAgentsTools: invoke', () => {
     const echo = await only(toAgentsTools(provider))
     const aborted = new AbortController()
     aborted.abort(new Error('the user left'))
-    expect(await echo.invoke(new RunContext(), '{}', { ...detailsFor('c1'), signal: aborted.signal })).toBe('Error: the call was aborted before it ran (the user left)')
+    expect(await echo.invoke(new RunContext(), '{}', { ...detailsFor('c1'), signal: aborted.signal })).toBe(
+      'Error: the call was aborted before it ran (the user left)',
+    )
     expect(received).toStrictEqual([])
-    expect(await echo.invoke(new RunContext(), '{}', { ...detailsFor('c2'), signal: new AbortController().signal })).toBe('ran')
+    expect(
+      await echo.invoke(new RunContext(), '{}', { ...detailsFor('c2'), signal: new AbortController().signal }),
+    ).toBe('ran')
     expect(received.map((batch) => batch.map((c) => c.id))).toStrictEqual([['c2']])
   })
 
   it('a provider that rejects is the model’s text, never a throw', async () => {
     const { provider } = recording([echoDeclaration])
-    const echo = await only(toAgentsTools({ ...provider, executeToolCalls: () => () => Promise.reject(new Error('the host fell over')) }))
-    expect(await echo.invoke(new RunContext(), '{}', detailsFor('c1'))).toBe('Error: the tool provider failed: the host fell over')
+    const echo = await only(
+      toAgentsTools({ ...provider, executeToolCalls: () => () => Promise.reject(new Error('the host fell over')) }),
+    )
+    expect(await echo.invoke(new RunContext(), '{}', detailsFor('c1'))).toBe(
+      'Error: the tool provider failed: the host fell over',
+    )
   })
 })
 
@@ -149,8 +220,14 @@ describe('toAgentsTools with policyApproval', () => {
     { tool: 'write', decision: 'ask', under: '/srv' },
     { tool: 'write', decision: 'allow' },
   ]
-  const writeDeclaration: ToolDeclaration = { type: 'function', function: { name: 'write', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }
-  const readDeclaration: ToolDeclaration = { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }
+  const writeDeclaration: ToolDeclaration = {
+    type: 'function',
+    function: { name: 'write', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  }
+  const readDeclaration: ToolDeclaration = {
+    type: 'function',
+    function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  }
   const setUp = (withApproval: boolean) => {
     const approval = policyApproval({ rules })
     const ran: Array<string> = []
@@ -175,7 +252,8 @@ describe('toAgentsTools with policyApproval', () => {
   it('needsApproval is the rules’ ask for this tool and these arguments; without the bridge, never', async () => {
     const ctx = new RunContext()
     const [withBridge, without] = await Promise.all([setUp(true).tools, setUp(false).tools])
-    const ask = async (tools: Array<FunctionTool>, name: string, input: unknown) => tools.find((t) => t.name === name)?.needsApproval(ctx, input as never, 'c1')
+    const ask = async (tools: Array<FunctionTool>, name: string, input: unknown) =>
+      tools.find((t) => t.name === name)?.needsApproval(ctx, input as never, 'c1')
     expect(await ask(withBridge, 'write', { path: '/srv/a' })).toBe(true)
     expect(await ask(withBridge, 'write', { path: '/tmp/a' })).toBe(false)
     expect(await ask(withBridge, 'read', { path: '/srv/a' })).toBe(false)
@@ -203,8 +281,12 @@ describe('toAgentsTools with policyApproval', () => {
 
   it('without the bridge the SDK’s approval is not consulted: the policy alone decides', async () => {
     const { t, ran } = await write(false)
-    expect(await t.invoke(contextWith('write', 'w1', true), JSON.stringify({ path: '/srv/a' }), detailsFor('w1', 'write'))).toMatch(refused)
-    expect(await t.invoke(contextWith('write', 'w1', true), JSON.stringify({ path: '/tmp/a' }), detailsFor('w1', 'write'))).toBe('wrote')
+    expect(
+      await t.invoke(contextWith('write', 'w1', true), JSON.stringify({ path: '/srv/a' }), detailsFor('w1', 'write')),
+    ).toMatch(refused)
+    expect(
+      await t.invoke(contextWith('write', 'w1', true), JSON.stringify({ path: '/tmp/a' }), detailsFor('w1', 'write')),
+    ).toBe('wrote')
     expect(ran).toStrictEqual(['write /tmp/a'])
   })
 
@@ -214,7 +296,9 @@ describe('toAgentsTools with policyApproval', () => {
     context.isToolApproved = () => {
       throw new Error('the context is gone')
     }
-    expect(await t.invoke(context, JSON.stringify({ path: '/tmp/a' }), detailsFor('w1', 'write'))).toBe('Error: the tool call failed: the context is gone')
+    expect(await t.invoke(context, JSON.stringify({ path: '/tmp/a' }), detailsFor('w1', 'write'))).toBe(
+      'Error: the tool call failed: the context is gone',
+    )
     expect(ran).toStrictEqual([])
   })
 })
@@ -248,7 +332,10 @@ describe('policyApproval', () => {
     const refuse = (): never => {
       throw new Error('unreadable')
     }
-    const roots = new Proxy({}, { get: refuse, has: refuse, ownKeys: refuse, getOwnPropertyDescriptor: refuse, getPrototypeOf: refuse })
+    const roots = new Proxy(
+      {},
+      { get: refuse, has: refuse, ownKeys: refuse, getOwnPropertyDescriptor: refuse, getPrototypeOf: refuse },
+    )
     const approval = policyApproval({ rules: [{ tool: 'write', decision: 'allow', under: '/srv' }], roots })
     expect(approval.needsApproval('write', { path: '/srv/a' })).toBe(true)
   })
@@ -260,7 +347,8 @@ describe('policyApproval', () => {
       { tool: 'b', decision: 'allow' },
     ]
     const approval = policyApproval({ rules })
-    const decision = (tool: string): 'allow' | 'ask' | 'deny' => (tool === 'ab' ? 'deny' : tool.startsWith('a') ? 'ask' : tool === 'b' ? 'allow' : 'ask')
+    const decision = (tool: string): 'allow' | 'ask' | 'deny' =>
+      tool === 'ab' ? 'deny' : tool.startsWith('a') ? 'ask' : tool === 'b' ? 'allow' : 'ask'
     fc.assert(
       fc.property(fc.constantFrom('a', 'ab', 'abc', 'b', 'c', ''), fc.jsonValue({ maxDepth: 2 }), (tool, input) => {
         expect(approval.needsApproval(tool, input)).toBe(decision(tool) === 'ask')
@@ -272,9 +360,24 @@ describe('policyApproval', () => {
     const rules: ReadonlyArray<Rule> = [{ tool: 'write', decision: 'ask' }]
     const asked: Array<string> = []
     const approval = policyApproval({ rules, onAsk: (r) => (asked.push(r.call.id), { action: 'deny-once' }) })
-    const stack = pipe(fromTools([{ declaration: { type: 'function', function: { name: 'write', parameters: { type: 'object', properties: { path: {} } } } }, run: () => 'wrote' }]), withPolicy({ rules, onAsk: approval.onAsk }))
+    const stack = pipe(
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'write', parameters: { type: 'object', properties: { path: {} } } },
+          },
+          run: () => 'wrote',
+        },
+      ]),
+      withPolicy({ rules, onAsk: approval.onAsk }),
+    )
     await stack.toolsForLlm()
-    const call = (id: string): ToolCall => ({ id, type: 'function', function: { name: 'write', arguments: '{"path":"/a"}' } })
+    const call = (id: string): ToolCall => ({
+      id,
+      type: 'function',
+      function: { name: 'write', arguments: '{"path":"/a"}' },
+    })
     const contentOf = async (id: string): Promise<string | undefined> => {
       const out = await stack.executeToolCalls([call(id)])()
       return out._tag === 'Right' ? out.right[0]?.content : undefined
@@ -286,14 +389,22 @@ describe('policyApproval', () => {
   })
 
   it('refuses options that are not an object, naming policyApproval', () => {
-    expect(() => policyApproval(null as never)).toThrow(new TypeError('policyApproval: options must be an object { rules, roots?, onAsk? }, got null'))
-    expect(() => policyApproval({ rules: [], onAsk: 'yes' as never })).toThrow(new TypeError('policyApproval: option "onAsk" must be a function, got the string "yes"'))
+    expect(() => policyApproval(null as never)).toThrow(
+      new TypeError('policyApproval: options must be an object { rules, roots?, onAsk? }, got null'),
+    )
+    expect(() => policyApproval({ rules: [], onAsk: 'yes' as never })).toThrow(
+      new TypeError('policyApproval: option "onAsk" must be a function, got the string "yes"'),
+    )
   })
 })
 
 // -------------------------------------------------------------------------------------
 
-const hand = (name: string, properties: Record<string, unknown>, invoke: FunctionTool['invoke'] = async () => 'ran'): FunctionTool => ({
+const hand = (
+  name: string,
+  properties: Record<string, unknown>,
+  invoke: FunctionTool['invoke'] = async () => 'ran',
+): FunctionTool => ({
   type: 'function',
   name,
   description: name,
@@ -317,7 +428,9 @@ describe('auditAgentsTools: which tools', () => {
     ]
     const ping = hand('ping', {})
     const diagnostics: Array<AuditDiagnostic> = []
-    const audited = auditAgentsTools([ping, ...notFunctionTools] as never, { onDiagnostic: (d) => void diagnostics.push(d) })
+    const audited = auditAgentsTools([ping, ...notFunctionTools] as never, {
+      onDiagnostic: (d) => void diagnostics.push(d),
+    })
     expect(audited.auditedTools()).toStrictEqual([])
     expect(diagnostics).toStrictEqual([{ _tag: 'NothingToAudit', tools: 1 }])
     expect(audited.tools).toHaveLength(notFunctionTools.length + 1)
@@ -328,7 +441,10 @@ describe('auditAgentsTools: which tools', () => {
     const read = hand('read', { path: {} })
     const ping = hand('ping', {})
     const diagnostics: Array<AuditDiagnostic> = []
-    const audited = auditAgentsTools([ping, read], { onWarn: () => undefined, onDiagnostic: (d) => void diagnostics.push(d) })
+    const audited = auditAgentsTools([ping, read], {
+      onWarn: () => undefined,
+      onDiagnostic: (d) => void diagnostics.push(d),
+    })
     expect(audited.auditedTools()).toStrictEqual(['read'])
     expect(diagnostics).toStrictEqual([])
     expect(audited.tools[0]).toBe(ping)
@@ -338,8 +454,12 @@ describe('auditAgentsTools: which tools', () => {
   })
 
   it('refuses what is not an array, naming auditAgentsTools', () => {
-    expect(() => auditAgentsTools({} as never)).toThrow(new TypeError('auditAgentsTools: expected an array of tools, got an object'))
-    expect(() => auditAgentsTools(undefined as never)).toThrow(new TypeError('auditAgentsTools: expected an array of tools, got undefined'))
+    expect(() => auditAgentsTools({} as never)).toThrow(
+      new TypeError('auditAgentsTools: expected an array of tools, got an object'),
+    )
+    expect(() => auditAgentsTools(undefined as never)).toThrow(
+      new TypeError('auditAgentsTools: expected an array of tools, got undefined'),
+    )
     expect(() => auditAgentsTools([], { maxPairs: 0 })).toThrow(/^auditAgentsTools: /)
   })
 })
@@ -348,7 +468,11 @@ describe('auditAgentsTools: the wrapped invoke', () => {
   it('hands the tool the very run context, input and details, and the SDK the very promise it answered', async () => {
     const seen: Array<readonly [unknown, string, unknown]> = []
     const answer = Promise.resolve('the answer')
-    const read = hand('read', { path: {}, offset: {} }, (ctx, input, details) => (seen.push([ctx, input, details]), answer))
+    const read = hand(
+      'read',
+      { path: {}, offset: {} },
+      (ctx, input, details) => (seen.push([ctx, input, details]), answer),
+    )
     const warnings: Array<UnknownKeyWarning> = []
     const [audited] = auditAgentsTools([read], { onWarn: (w) => void warnings.push(w) }).tools
     const ctx = new RunContext()
@@ -359,12 +483,22 @@ describe('auditAgentsTools: the wrapped invoke', () => {
     expect(seen[0]?.[0]).toBe(ctx)
     expect(seen[0]?.[1]).toBe(input)
     expect(seen[0]?.[2]).toBe(details)
-    expect(warnings).toStrictEqual([{ tool: 'read', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'], id: 'c1', suggestions: [{ key: 'ffset', didYouMean: 'offset' }] }])
+    expect(warnings).toStrictEqual([
+      {
+        tool: 'read',
+        unknownKeys: ['ffset'],
+        declaredKeys: ['offset', 'path'],
+        id: 'c1',
+        suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
+      },
+    ])
   })
 
   it('audits the raw string against the tool’s own parameters, once per (tool, key), the id "" when the SDK gave none', async () => {
     const warnings: Array<UnknownKeyWarning> = []
-    const audited = auditAgentsTools([hand('read', { path: {} }), hand('list', { dir: {} })], { onWarn: (w) => void warnings.push(w) })
+    const audited = auditAgentsTools([hand('read', { path: {} }), hand('list', { dir: {} })], {
+      onWarn: (w) => void warnings.push(w),
+    })
     const [read, list] = audited.tools
     await read?.invoke(new RunContext(), '{"path":"a","pth":1}')
     await read?.invoke(new RunContext(), '{"path":"a","pth":1}', { toolCall: { callId: 9 } } as never)
@@ -382,9 +516,16 @@ describe('auditAgentsTools: the wrapped invoke', () => {
 
   it('a zod tool made by the SDK’s tool(): its parameters are what the audit reads', async () => {
     const warnings: Array<UnknownKeyWarning> = []
-    const read = tool({ name: 'read', description: 'Reads', parameters: z.object({ path: z.string() }), execute: async ({ path }) => `read ${path}` })
+    const read = tool({
+      name: 'read',
+      description: 'Reads',
+      parameters: z.object({ path: z.string() }),
+      execute: async ({ path }) => `read ${path}`,
+    })
     const [audited] = auditAgentsTools([read], { onWarn: (w) => void warnings.push(w) }).tools
     expect(await audited?.invoke(new RunContext(), '{"path":"a","paht":"b"}', detailsFor('c1', 'read'))).toBe('read a')
-    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.declaredKeys])).toStrictEqual([['read', ['paht'], 'c1', ['path']]])
+    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.declaredKeys])).toStrictEqual([
+      ['read', ['paht'], 'c1', ['path']],
+    ])
   })
 })

@@ -6,15 +6,25 @@ import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ToolDeclaration, ToolResult } from '../../src/index.js'
-import { fromResponsesCalls, textForModel, toFunctionCallOutputs, toResponsesTools, toToolMessages } from '../../src/openai/index.js'
+import {
+  fromResponsesCalls,
+  textForModel,
+  toFunctionCallOutputs,
+  toResponsesTools,
+  toToolMessages,
+} from '../../src/openai/index.js'
 
-const result = (over: Partial<ToolResult> & { readonly tool_call_id: string; readonly content: string }): ToolResult => ({ role: 'tool', ...over })
+const result = (
+  over: Partial<ToolResult> & { readonly tool_call_id: string; readonly content: string },
+): ToolResult => ({ role: 'tool', ...over })
 
 describe('textForModel', () => {
   it('is the content itself unless is_error is true, then the content after "Error: "', () => {
     expect(textForModel(result({ tool_call_id: 'c', content: 'ok' }))).toBe('ok')
     expect(textForModel(result({ tool_call_id: 'c', content: 'ok', is_error: false }))).toBe('ok')
-    expect(textForModel(result({ tool_call_id: 'c', content: 'no such file', is_error: true }))).toBe('Error: no such file')
+    expect(textForModel(result({ tool_call_id: 'c', content: 'no such file', is_error: true }))).toBe(
+      'Error: no such file',
+    )
     expect(textForModel(result({ tool_call_id: 'c', content: '', is_error: true }))).toBe('Error: ')
   })
 
@@ -45,12 +55,27 @@ describe('toToolMessages', () => {
 })
 
 describe('toResponsesTools', () => {
-  const read: ToolDeclaration = { type: 'function', function: { name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }
+  const read: ToolDeclaration = {
+    type: 'function',
+    function: {
+      name: 'read',
+      description: 'Reads a file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+  }
 
   it('moves name, description and parameters up a level, with the strict chosen', () => {
     for (const strict of [false, true]) {
       const tools: Array<FunctionTool> = toResponsesTools([read], { strict })
-      expect(tools).toStrictEqual([{ type: 'function', name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, strict }])
+      expect(tools).toStrictEqual([
+        {
+          type: 'function',
+          name: 'read',
+          description: 'Reads a file',
+          parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+          strict,
+        },
+      ])
       // the very schema, not a copy
       expect(tools[0]?.parameters).toBe(read.function.parameters)
     }
@@ -60,24 +85,55 @@ describe('toResponsesTools', () => {
     const [bare, empty] = toResponsesTools(
       [
         { type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: {} } } },
-        { type: 'function', function: { name: 'pong', description: '', parameters: { type: 'object', properties: {} } } },
+        {
+          type: 'function',
+          function: { name: 'pong', description: '', parameters: { type: 'object', properties: {} } },
+        },
       ],
       { strict: false },
     )
-    expect(bare).toStrictEqual({ type: 'function', name: 'ping', parameters: { type: 'object', properties: {} }, strict: false })
+    expect(bare).toStrictEqual({
+      type: 'function',
+      name: 'ping',
+      parameters: { type: 'object', properties: {} },
+      strict: false,
+    })
     expect(bare).not.toHaveProperty('description')
-    expect(empty).toStrictEqual({ type: 'function', name: 'pong', description: '', parameters: { type: 'object', properties: {} }, strict: false })
+    expect(empty).toStrictEqual({
+      type: 'function',
+      name: 'pong',
+      description: '',
+      parameters: { type: 'object', properties: {} },
+      strict: false,
+    })
   })
 
   it('a declaration without parameters gets the empty object schema', () => {
-    expect(toResponsesTools([{ type: 'function', function: { name: 'now', description: 'The time' } }], { strict: true })).toStrictEqual([
-      { type: 'function', name: 'now', description: 'The time', parameters: { type: 'object', properties: {} }, strict: true },
+    expect(
+      toResponsesTools([{ type: 'function', function: { name: 'now', description: 'The time' } }], { strict: true }),
+    ).toStrictEqual([
+      {
+        type: 'function',
+        name: 'now',
+        description: 'The time',
+        parameters: { type: 'object', properties: {} },
+        strict: true,
+      },
     ])
   })
 
   it('refuses options that are not { strict: boolean }, with the same TypeError, before reading a declaration', () => {
     const refusal = 'toResponsesTools: options must be { strict: boolean }'
-    for (const options of [undefined, null, 'strict', [true], {}, { strict: 'false' }, { strict: 1 }, { strict: null }]) {
+    for (const options of [
+      undefined,
+      null,
+      'strict',
+      [true],
+      {},
+      { strict: 'false' },
+      { strict: 1 },
+      { strict: null },
+    ]) {
       expect(() => toResponsesTools([read], options as never)).toThrow(new TypeError(refusal))
     }
     // an array carrying a strict member is still not an options object
@@ -86,7 +142,11 @@ describe('toResponsesTools', () => {
 
   it('whatever the declarations: one tool each, in order, with its name and the strict chosen', () => {
     const declaration = fc.record(
-      { name: fc.string({ maxLength: 8 }), description: fc.string({ maxLength: 8 }), parameters: fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }) },
+      {
+        name: fc.string({ maxLength: 8 }),
+        description: fc.string({ maxLength: 8 }),
+        parameters: fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
+      },
       { requiredKeys: ['name'] },
     )
     fc.assert(
@@ -113,7 +173,9 @@ describe('fromResponsesCalls', () => {
   it('takes call_id as the id, the name and the very arguments; keeps nothing else of the item', () => {
     const args = '{"path":"a","ffset":3}'
     expect(
-      fromResponsesCalls([{ type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: args, status: 'completed' }]),
+      fromResponsesCalls([
+        { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: args, status: 'completed' },
+      ]),
     ).toStrictEqual([{ id: 'call_1', type: 'function', function: { name: 'read', arguments: args } }])
   })
 
@@ -130,7 +192,9 @@ describe('fromResponsesCalls', () => {
       { type: 'message', id: 'm1', role: 'assistant', status: 'completed', content: [] },
       call,
     ]
-    expect(fromResponsesCalls(items)).toStrictEqual([{ id: 'call_2', type: 'function', function: { name: 'read', arguments: '{}' } }])
+    expect(fromResponsesCalls(items)).toStrictEqual([
+      { id: 'call_2', type: 'function', function: { name: 'read', arguments: '{}' } },
+    ])
     expect(fromResponsesCalls([])).toStrictEqual([])
   })
 })

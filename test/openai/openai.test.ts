@@ -24,13 +24,32 @@ const stack = (warnings: Array<UnknownKeyWarning>) =>
   pipe(
     fromTools([
       {
-        declaration: { type: 'function', function: { name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } } } },
+        declaration: {
+          type: 'function',
+          function: {
+            name: 'read',
+            description: 'Reads a file',
+            parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } },
+          },
+        },
         run: (a) => ({ content: `read ${String(a['path'])}`, structured_content: { lines: 3 } }),
       },
-      { declaration: { type: 'function', function: { name: 'remove', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }, run: () => 'removed' },
+      {
+        declaration: {
+          type: 'function',
+          function: { name: 'remove', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+        },
+        run: () => 'removed',
+      },
     ]),
     withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
-    withPolicy({ rules: [{ tool: 'read', decision: 'allow' }, { tool: 'remove', decision: 'deny', under: '/', note: 'nothing is removed' }], roots: { '': '/srv' } }),
+    withPolicy({
+      rules: [
+        { tool: 'read', decision: 'allow' },
+        { tool: 'remove', decision: 'deny', under: '/', note: 'nothing is removed' },
+      ],
+      roots: { '': '/srv' },
+    }),
   )
 
 describe('a Responses API loop through the SDK client', () => {
@@ -38,8 +57,17 @@ describe('a Responses API loop through the SDK client', () => {
     const warnings: Array<UnknownKeyWarning> = []
     const tools = stack(warnings)
     const listed = await listedTools(tools)
-    const { client, requests } = clientAnswering({ '/responses': [respCalls('resp_1', notesCalls, [{ type: 'reasoning', id: 'rs_1', summary: [] }]), respText('resp_2')] })
-    const first = await client.responses.create({ model: 'gpt-test', input: 'read my notes', tools: toResponsesTools(listed, { strict: false }) })
+    const { client, requests } = clientAnswering({
+      '/responses': [
+        respCalls('resp_1', notesCalls, [{ type: 'reasoning', id: 'rs_1', summary: [] }]),
+        respText('resp_2'),
+      ],
+    })
+    const first = await client.responses.create({
+      model: 'gpt-test',
+      input: 'read my notes',
+      tools: toResponsesTools(listed, { strict: false }),
+    })
     const calls = fromResponsesCalls(first.output)
     expect(calls).toEqual([
       { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt","ffset":3}' } },
@@ -50,20 +78,43 @@ describe('a Responses API loop through the SDK client', () => {
     const second = await client.responses.create({
       model: 'gpt-test',
       // the SDK's output items go back as input; its own types disagree under exactOptionalPropertyTypes
-      input: [{ role: 'user', content: 'read my notes' }, ...(first.output as Array<ResponseInputItem>), ...toFunctionCallOutputs(results.right)],
+      input: [
+        { role: 'user', content: 'read my notes' },
+        ...(first.output as Array<ResponseInputItem>),
+        ...toFunctionCallOutputs(results.right),
+      ],
     })
     expect(second.output_text).toBe('done')
-    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.suggestions])).toEqual([['read', ['ffset'], 'call_1', [{ key: 'ffset', didYouMean: 'offset' }]]])
+    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.suggestions])).toEqual([
+      ['read', ['ffset'], 'call_1', [{ key: 'ffset', didYouMean: 'offset' }]],
+    ])
 
     // what the API was sent
     expect(requests[0]?.body['tools']).toEqual([
-      { type: 'function', name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } }, strict: false },
-      { type: 'function', name: 'remove', parameters: { type: 'object', properties: { path: { type: 'string' } } }, strict: false },
+      {
+        type: 'function',
+        name: 'read',
+        description: 'Reads a file',
+        parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } } },
+        strict: false,
+      },
+      {
+        type: 'function',
+        name: 'remove',
+        parameters: { type: 'object', properties: { path: { type: 'string' } } },
+        strict: false,
+      },
     ])
     const input = requests[1]?.body['input'] as ReadonlyArray<Record<string, unknown>>
     expect(input.filter((i) => i['type'] === 'function_call_output')).toEqual([
       { type: 'function_call_output', call_id: 'call_1', output: 'read notes.txt' },
-      { type: 'function_call_output', call_id: 'call_2', output: expect.stringMatching(/^Error: The permission policy refused this call to "remove".*nothing is removed/) },
+      {
+        type: 'function_call_output',
+        call_id: 'call_2',
+        output: expect.stringMatching(
+          /^Error: The permission policy refused this call to "remove".*nothing is removed/,
+        ),
+      },
     ])
   })
 })
@@ -74,17 +125,26 @@ describe('a Chat Completions loop through the SDK client', () => {
     const tools = stack(warnings)
     const listed = await listedTools(tools)
     const { client, requests } = clientAnswering({ '/chat/completions': [chatCalls(notesCalls), chatText] })
-    const first = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'read my notes' }], tools: [...listed] })
+    const first = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'read my notes' }],
+      tools: [...listed],
+    })
     const message = first.choices[0]?.message
     if (message === undefined) throw new Error('no choice')
     const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function')
     const results = await tools.executeToolCalls(calls)()
     if (results._tag === 'Left') throw new Error('unreachable')
     expect(results.right[0]).toMatchObject({ structured_content: { lines: 3 } })
-    const second = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'read my notes' }, message, ...toToolMessages(results.right)] })
+    const second = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'read my notes' }, message, ...toToolMessages(results.right)],
+    })
     expect(second.choices[0]?.message.content).toBe('done')
     expect(warnings.map((w) => w.unknownKeys)).toEqual([['ffset']])
-    const sent = (requests[1]?.body['messages'] as ReadonlyArray<Record<string, unknown>>).filter((m) => m['role'] === 'tool')
+    const sent = (requests[1]?.body['messages'] as ReadonlyArray<Record<string, unknown>>).filter(
+      (m) => m['role'] === 'tool',
+    )
     expect(sent).toEqual([
       { role: 'tool', tool_call_id: 'call_1', content: 'read notes.txt' },
       { role: 'tool', tool_call_id: 'call_2', content: expect.stringMatching(/^Error: The permission policy refused/) },
@@ -97,7 +157,12 @@ describe('a Chat Completions loop through the SDK client', () => {
 // -------------------------------------------------------------------------------------
 
 const resultArb: fc.Arbitrary<ToolResult> = fc
-  .record({ id: fc.string({ maxLength: 6 }), content: fc.string({ maxLength: 12 }), is_error: fc.option(fc.boolean(), { nil: undefined }), structured: fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined }) })
+  .record({
+    id: fc.string({ maxLength: 6 }),
+    content: fc.string({ maxLength: 12 }),
+    is_error: fc.option(fc.boolean(), { nil: undefined }),
+    structured: fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined }),
+  })
   .map(({ id, content, is_error, structured }) => ({
     role: 'tool' as const,
     tool_call_id: id,
@@ -107,7 +172,10 @@ const resultArb: fc.Arbitrary<ToolResult> = fc
   }))
 
 const messageIsSendable = (r: ToolResult, m: Record<string, unknown>): boolean =>
-  Object.keys(m).sort().join() === 'content,role,tool_call_id' && m['role'] === 'tool' && m['tool_call_id'] === r.tool_call_id && m['content'] === (r.is_error === true ? `Error: ${r.content}` : r.content)
+  Object.keys(m).sort().join() === 'content,role,tool_call_id' &&
+  m['role'] === 'tool' &&
+  m['tool_call_id'] === r.tool_call_id &&
+  m['content'] === (r.is_error === true ? `Error: ${r.content}` : r.content)
 
 describe('toToolMessages and toFunctionCallOutputs, whatever the results', () => {
   it('one message per result, in order, with only the members the API accepts, an error said in words', () => {
@@ -115,28 +183,57 @@ describe('toToolMessages and toFunctionCallOutputs, whatever the results', () =>
       fc.property(fc.array(resultArb, { maxLength: 6 }), (results) => {
         const messages = toToolMessages(results)
         expect(messages).toHaveLength(results.length)
-        messages.forEach((m, i) => expect(messageIsSendable(results[i] as ToolResult, m as unknown as Record<string, unknown>)).toBe(true))
+        messages.forEach((m, i) =>
+          expect(messageIsSendable(results[i] as ToolResult, m as unknown as Record<string, unknown>)).toBe(true),
+        )
         const outputs = toFunctionCallOutputs(results)
-        outputs.forEach((o, i) => expect(o).toEqual({ type: 'function_call_output', call_id: results[i]?.tool_call_id, output: messages[i]?.content }))
+        outputs.forEach((o, i) =>
+          expect(o).toEqual({
+            type: 'function_call_output',
+            call_id: results[i]?.tool_call_id,
+            output: messages[i]?.content,
+          }),
+        )
       }),
     )
   })
 
   it('the property can fail: passing results on as they are breaks it', () => {
-    const asTheyAre = (results: ReadonlyArray<ToolResult>): ReadonlyArray<Record<string, unknown>> => results.map((r) => ({ ...r }))
-    const out = fc.check(fc.property(fc.array(resultArb, { maxLength: 6 }), (results) => asTheyAre(results).every((m, i) => messageIsSendable(results[i] as ToolResult, m))))
+    const asTheyAre = (results: ReadonlyArray<ToolResult>): ReadonlyArray<Record<string, unknown>> =>
+      results.map((r) => ({ ...r }))
+    const out = fc.check(
+      fc.property(fc.array(resultArb, { maxLength: 6 }), (results) =>
+        asTheyAre(results).every((m, i) => messageIsSendable(results[i] as ToolResult, m)),
+      ),
+    )
     expect(out.failed).toBe(true)
   })
 
   it('fromResponsesCalls keeps the function calls, in order, each answerable by its call_id', () => {
     const itemArb = fc.oneof(
-      fc.record({ call_id: fc.string({ maxLength: 5 }), name: fc.string({ maxLength: 5 }), arguments: fc.string({ maxLength: 8 }) }).map((c) => ({ type: 'function_call', id: `fc_${c.call_id}`, ...c })),
-      fc.constantFrom<unknown>({ type: 'message', id: 'm', role: 'assistant', content: [] }, { type: 'reasoning', id: 'r', summary: [] }, null, 7),
+      fc
+        .record({
+          call_id: fc.string({ maxLength: 5 }),
+          name: fc.string({ maxLength: 5 }),
+          arguments: fc.string({ maxLength: 8 }),
+        })
+        .map((c) => ({ type: 'function_call', id: `fc_${c.call_id}`, ...c })),
+      fc.constantFrom<unknown>(
+        { type: 'message', id: 'm', role: 'assistant', content: [] },
+        { type: 'reasoning', id: 'r', summary: [] },
+        null,
+        7,
+      ),
     )
     fc.assert(
       fc.property(fc.array(itemArb, { maxLength: 8 }), (items) => {
-        const fns = items.filter((i): i is { type: string; call_id: string; name: string; arguments: string } => typeof i === 'object' && i !== null && (i as { type?: unknown }).type === 'function_call')
-        expect(fromResponsesCalls(items)).toEqual(fns.map((f) => ({ id: f.call_id, type: 'function', function: { name: f.name, arguments: f.arguments } })))
+        const fns = items.filter(
+          (i): i is { type: string; call_id: string; name: string; arguments: string } =>
+            typeof i === 'object' && i !== null && (i as { type?: unknown }).type === 'function_call',
+        )
+        expect(fromResponsesCalls(items)).toEqual(
+          fns.map((f) => ({ id: f.call_id, type: 'function', function: { name: f.name, arguments: f.arguments } })),
+        )
       }),
     )
     expect(() => toResponsesTools([], {} as never)).toThrow(/strict: boolean/)

@@ -14,7 +14,10 @@ export const clientAnswering = (script: Record<string, Array<unknown>>) => {
       headers: { 'content-type': 'application/json' },
     })
   }
-  return { client: new OpenAI({ apiKey: 'test', baseURL: 'http://recorded.invalid/v1', maxRetries: 0, fetch }), requests }
+  return {
+    client: new OpenAI({ apiKey: 'test', baseURL: 'http://recorded.invalid/v1', maxRetries: 0, fetch }),
+    requests,
+  }
 }
 
 /** A function call the model makes in a recorded response. */
@@ -38,22 +41,52 @@ const respBase = {
   tool_choice: 'auto',
   tools: [],
   top_p: 1,
-  usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+  usage: {
+    input_tokens: 1,
+    output_tokens: 1,
+    total_tokens: 2,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: 0 },
+  },
 }
-const chatBase = { id: 'chatcmpl-1', object: 'chat.completion', created: 0, model: 'gpt-test', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }
+const chatBase = {
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 0,
+  model: 'gpt-test',
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+}
 
 /** A Responses API response `id` whose output is `before` (a reasoning item, say), then a function call item `fc_<call id>` for each of `calls`. */
 export const respCalls = (id: string, calls: ReadonlyArray<RecordedCall>, before: ReadonlyArray<unknown> = []) => ({
   ...respBase,
   id,
-  output: [...before, ...calls.map((c) => ({ type: 'function_call', id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: c.arguments, status: 'completed' }))],
+  output: [
+    ...before,
+    ...calls.map((c) => ({
+      type: 'function_call',
+      id: `fc_${c.id}`,
+      call_id: c.id,
+      name: c.name,
+      arguments: c.arguments,
+      status: 'completed',
+    })),
+  ],
 })
 
 /** A Responses API response `id` whose output is the assistant's message `done`. */
 export const respText = (id: string) => ({
   ...respBase,
   id,
-  output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done', annotations: [] }] }],
+  output: [
+    {
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'done', annotations: [] }],
+    },
+  ],
 })
 
 /** A chat completion whose one choice is the assistant calling `calls`. */
@@ -68,17 +101,28 @@ export const chatCalls = (calls: ReadonlyArray<RecordedCall>) => ({
         role: 'assistant',
         content: null,
         refusal: null,
-        tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        })),
       },
     },
   ],
 })
 
 /** A chat completion whose one choice is the assistant saying `done`. */
-export const chatText = { ...chatBase, choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: 'done', refusal: null } }] }
+export const chatText = {
+  ...chatBase,
+  choices: [
+    { index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: 'done', refusal: null } },
+  ],
+}
 
 /** What a stack lists for the model; its listing is expected to succeed. */
-export const listedTools = async <T>(stack: { readonly toolsForLlm: () => Promise<{ readonly _tag: 'Left' } | { readonly _tag: 'Right'; readonly right: T }> }): Promise<T> => {
+export const listedTools = async <T>(stack: {
+  readonly toolsForLlm: () => Promise<{ readonly _tag: 'Left' } | { readonly _tag: 'Right'; readonly right: T }>
+}): Promise<T> => {
   const listed = await stack.toolsForLlm()
   if (listed._tag === 'Left') throw new Error('unreachable')
   return listed.right

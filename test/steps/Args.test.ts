@@ -69,7 +69,9 @@ describe('parseArgs', () => {
   it('describes every problem in words', () => {
     expect(drawArgsProblem({ _tag: 'Absent' })).toMatch(/missing/)
     expect(drawArgsProblem({ _tag: 'Empty' })).toMatch(/empty/)
-    expect(drawArgsProblem({ _tag: 'Unparsable', message: 'Unexpected end' })).toMatch(/not valid JSON \(Unexpected end\)/)
+    expect(drawArgsProblem({ _tag: 'Unparsable', message: 'Unexpected end' })).toMatch(
+      /not valid JSON \(Unexpected end\)/,
+    )
     expect(drawArgsProblem({ _tag: 'NotAnObject', got: 'an array' })).toMatch(/JSON object.*an array/)
   })
 

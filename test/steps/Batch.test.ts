@@ -13,7 +13,16 @@ import { call, okResults } from '../support/fakes.js'
 describe('batchOf', () => {
   it('reads nothing until a layer asks, then gives every layer the very same answer', () => {
     let reads = 0
-    const c = { id: '1', function: { name: 't', get arguments() { reads++; return '{"a":1}' } } } as unknown as ToolCall
+    const c = {
+      id: '1',
+      function: {
+        name: 't',
+        get arguments() {
+          reads++
+          return '{"a":1}'
+        },
+      },
+    } as unknown as ToolCall
     const batch = batchOf([c])
     expect(reads).toBe(0)
     const first = batch.argsAt(0)
@@ -31,11 +40,19 @@ describe('batchOf', () => {
   it('says a call that is not an object cannot be read, naming what it is', () => {
     const batch = batchOf([null, 'x'] as unknown as ReadonlyArray<ToolCall>)
     expect(batch.argsAt(0)).toEqual({ _tag: 'Left', left: { _tag: 'Unreadable', message: 'the call is null' } })
-    expect(batch.argsAt(1)).toEqual({ _tag: 'Left', left: { _tag: 'Unreadable', message: 'the call is the string "x"' } })
+    expect(batch.argsAt(1)).toEqual({
+      _tag: 'Left',
+      left: { _tag: 'Unreadable', message: 'the call is the string "x"' },
+    })
   })
 
   it('says a call that throws when read cannot be read, with what it threw, and words it for a model', () => {
-    const hostile = { id: '1', get function(): never { throw new Error('no function here') } }
+    const hostile = {
+      id: '1',
+      get function(): never {
+        throw new Error('no function here')
+      },
+    }
     const out = batchOf([hostile] as unknown as ReadonlyArray<ToolCall>).argsAt(0)
     expect(out).toEqual({ _tag: 'Left', left: { _tag: 'Unreadable', message: 'no function here' } })
     expect(out._tag === 'Left' && drawArgsProblem(out.left)).toBe('the call cannot be read (no function here)')
@@ -97,19 +114,34 @@ describe('runBatch', () => {
 
   it('calls executeToolCalls with the very calls of a provider without executeBatch', async () => {
     const got: Array<unknown> = []
-    const p: Provider<never> = { toolsForLlm: TE.right([]), executeToolCalls: (calls) => { got.push(calls); return TE.right(okResults(calls)) } }
+    const p: Provider<never> = {
+      toolsForLlm: TE.right([]),
+      executeToolCalls: (calls) => {
+        got.push(calls)
+        return TE.right(okResults(calls))
+      },
+    }
     const batch = batchOf([call('1', 't')])
     await runBatch(p)(batch)()
     expect(got[0]).toBe(batch.calls)
   })
 
   it('rejects, saying what to write, when executeToolCalls answers a Promise or anything else that is not a task', async () => {
-    const answering = (answer: unknown): Provider<never> => ({ toolsForLlm: TE.right([]), executeToolCalls: () => answer as never })
+    const answering = (answer: unknown): Provider<never> => ({
+      toolsForLlm: TE.right([]),
+      executeToolCalls: () => answer as never,
+    })
     await expect(runBatch(answering(Promise.resolve([])))(batchOf([]))()).rejects.toThrow(
       /^the provider's executeToolCalls answered a Promise, not a task \(a function returning a Promise\); a Promise-based provider is adapted with fromAsync\(provider\)$/,
     )
-    await expect(runBatch(answering(7))(batchOf([]))()).rejects.toThrow(/^the provider's executeToolCalls answered number 7, not a task/)
-    await expect(runBatch(answering(null))(batchOf([]))()).rejects.toThrow(/^the provider's executeToolCalls answered null, not a task/)
-    await expect(runBatch(answering({ then: 1 }))(batchOf([]))()).rejects.toThrow(/^the provider's executeToolCalls answered an object, not a task/)
+    await expect(runBatch(answering(7))(batchOf([]))()).rejects.toThrow(
+      /^the provider's executeToolCalls answered number 7, not a task/,
+    )
+    await expect(runBatch(answering(null))(batchOf([]))()).rejects.toThrow(
+      /^the provider's executeToolCalls answered null, not a task/,
+    )
+    await expect(runBatch(answering({ then: 1 }))(batchOf([]))()).rejects.toThrow(
+      /^the provider's executeToolCalls answered an object, not a task/,
+    )
   })
 })

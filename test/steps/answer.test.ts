@@ -81,14 +81,21 @@ describe('completeResults', () => {
         [twice, [junk, result('x')]],
       ] as const) {
         const out = completeResults(cs, answer)
-        expect(out[0]).toEqual({ role: 'tool', tool_call_id: cs[0]?.id, content: 'the tool provider returned no result for this call', is_error: true })
+        expect(out[0]).toEqual({
+          role: 'tool',
+          tool_call_id: cs[0]?.id,
+          content: 'the tool provider returned no result for this call',
+          is_error: true,
+        })
       }
     }
   })
 
   it('answers every call as missing when the results are no array', () => {
     const out = completeResults(calls, { length: 3 })
-    expect(out.every((r) => r.is_error === true && r.content === 'the tool provider returned no result for this call')).toBe(true)
+    expect(
+      out.every((r) => r.is_error === true && r.content === 'the tool provider returned no result for this call'),
+    ).toBe(true)
     expect(out.map((r) => r.tool_call_id)).toEqual(['a', 'b', 'c'])
   })
 })
@@ -129,7 +136,16 @@ describe('sendInOrder', () => {
   it('sends the very batch when every call goes on unchanged to one destination', async () => {
     const { sent, run } = recording()
     const batch = batchOf(calls)
-    const out = await sendInOrder<To>(batch, calls, [{ _tag: 'Send', to: 'x' }, { _tag: 'Send', to: 'x' }], run, who)
+    const out = await sendInOrder<To>(
+      batch,
+      calls,
+      [
+        { _tag: 'Send', to: 'x' },
+        { _tag: 'Send', to: 'x' },
+      ],
+      run,
+      who,
+    )
     expect(sent).toHaveLength(1)
     expect(sent[0]?.[1]).toBe(batch)
     expect(out.map((r) => r.content)).toEqual(['x a', 'x b'])
@@ -137,7 +153,16 @@ describe('sendInOrder', () => {
 
   it('splits a batch whose calls go to different destinations, and puts the answers back in order', async () => {
     const { sent, run } = recording()
-    const out = await sendInOrder<To>(batchOf(calls), calls, [{ _tag: 'Send', to: 'x' }, { _tag: 'Send', to: 'y' }], run, who)
+    const out = await sendInOrder<To>(
+      batchOf(calls),
+      calls,
+      [
+        { _tag: 'Send', to: 'x' },
+        { _tag: 'Send', to: 'y' },
+      ],
+      run,
+      who,
+    )
     expect(sent.map(([to, b]) => [to, b.calls.map((c) => c.id)])).toEqual([
       ['x', ['a']],
       ['y', ['b']],

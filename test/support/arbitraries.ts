@@ -5,7 +5,21 @@ import type { ToolCall } from '../../src/index.js'
 
 /** Keys a model may send: ordinary names, prototype names, odd characters. */
 export const keyArb: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('path', 'offset', 'length', 'reason', 'reasons', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'the rest', '', '\u0000', 'a\u0000b'),
+  fc.constantFrom(
+    'path',
+    'offset',
+    'length',
+    'reason',
+    'reasons',
+    '__proto__',
+    'constructor',
+    'toString',
+    'hasOwnProperty',
+    'the rest',
+    '',
+    '\u0000',
+    'a\u0000b',
+  ),
   fc.string({ maxLength: 8 }),
 )
 
@@ -19,7 +33,8 @@ export const argsObjectArb: fc.Arbitrary<Record<string, unknown>> = fc
   .uniqueArray(fc.tuple(keyArb, fc.jsonValue({ maxDepth: 1 })), { selector: ([k]) => k, maxLength: 6 })
   .map((entries) => {
     const o: Record<string, unknown> = {}
-    for (const [k, v] of entries) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
+    for (const [k, v] of entries)
+      Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
     return o
   })
 
@@ -33,9 +48,9 @@ export const rawArgsArb: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A well-formed call to one of `names`. */
 export const wellFormedCallArb = (names: fc.Arbitrary<string> = toolNameArb): fc.Arbitrary<ToolCall> =>
-  fc.record({ id: fc.string({ maxLength: 6 }), name: names, args: rawArgsArb }).map(
-    ({ id, name, args }) => ({ id, type: 'function', function: { name, arguments: args } }) as ToolCall,
-  )
+  fc
+    .record({ id: fc.string({ maxLength: 6 }), name: names, args: rawArgsArb })
+    .map(({ id, name, args }) => ({ id, type: 'function', function: { name, arguments: args } }) as ToolCall)
 
 const throwingCall = (): unknown =>
   new Proxy(
@@ -53,7 +68,17 @@ const throwingCall = (): unknown =>
 /** Anything at all where a call should be: garbage, Proxies, getters that throw. */
 export const garbageCallArb: fc.Arbitrary<ToolCall> = fc
   .oneof(
-    fc.constantFrom<unknown>(null, undefined, 'call', 42, [], {}, { function: null }, { id: 'x', function: {} }, { id: 'y', function: { name: 7 } }),
+    fc.constantFrom<unknown>(
+      null,
+      undefined,
+      'call',
+      42,
+      [],
+      {},
+      { function: null },
+      { id: 'x', function: {} },
+      { id: 'y', function: { name: 7 } },
+    ),
     fc.constant(null).map(() => throwingCall()),
     fc.constant(null).map(() =>
       Object.defineProperty({ id: 'g' }, 'function', {
@@ -80,7 +105,9 @@ const hostile = (calls: ReadonlyArray<ToolCall>, how: Hostility, at: number): Re
   const arr = [...calls]
   const i = calls.length === 0 ? 0 : at % calls.length
   // so that fast-check can print a counterexample without reading the hostile parts
-  Object.defineProperty(arr, fc.toStringMethod, { value: () => `hostile batch (${how} at ${i}) of ${calls.length} calls` })
+  Object.defineProperty(arr, fc.toStringMethod, {
+    value: () => `hostile batch (${how} at ${i}) of ${calls.length} calls`,
+  })
   const boom = (): never => {
     throw new Error(`slot ${i} refuses to be read`)
   }
@@ -95,7 +122,9 @@ const hostile = (calls: ReadonlyArray<ToolCall>, how: Hostility, at: number): Re
       arr.forEach((c, j) => {
         if (j !== i) holey[j] = c
       })
-      Object.defineProperty(holey, fc.toStringMethod, { value: () => `batch with holes at ${i}, ${arr.length + 1} and ${arr.length + 2}` })
+      Object.defineProperty(holey, fc.toStringMethod, {
+        value: () => `batch with holes at ${i}, ${arr.length + 1} and ${arr.length + 2}`,
+      })
       return holey
     }
     case 'longer-length':
@@ -107,10 +136,18 @@ const hostile = (calls: ReadonlyArray<ToolCall>, how: Hostility, at: number): Re
   }
 }
 
-export const hostilityArb: fc.Arbitrary<Hostility> = fc.constantFrom('throwing-slot', 'proxy', 'holes', 'longer-length', 'shorter-length', 'throwing-length')
+export const hostilityArb: fc.Arbitrary<Hostility> = fc.constantFrom(
+  'throwing-slot',
+  'proxy',
+  'holes',
+  'longer-length',
+  'shorter-length',
+  'throwing-length',
+)
 
 /** Batches of calls as models send them, garbage calls among them; the batch itself well formed. */
-export const plainBatchArb = (names?: fc.Arbitrary<string>): fc.Arbitrary<ReadonlyArray<ToolCall>> => fc.array(anyCallArb(names), { maxLength: 8 })
+export const plainBatchArb = (names?: fc.Arbitrary<string>): fc.Arbitrary<ReadonlyArray<ToolCall>> =>
+  fc.array(anyCallArb(names), { maxLength: 8 })
 
 /** Batches of calls as models send them, garbage calls among them, and now and then a hostile batch. */
 export const batchArb = (names?: fc.Arbitrary<string>): fc.Arbitrary<ReadonlyArray<ToolCall>> =>

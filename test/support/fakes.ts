@@ -3,12 +3,20 @@ import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Batch, Provider, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
 
 /** A declaration with the given property names. */
-export const decl = (name: string, properties: ReadonlyArray<string> = [], extra: Record<string, unknown> = {}): ToolDeclaration => ({
+export const decl = (
+  name: string,
+  properties: ReadonlyArray<string> = [],
+  extra: Record<string, unknown> = {},
+): ToolDeclaration => ({
   type: 'function',
   function: {
     name,
     description: `the ${name} tool`,
-    parameters: { type: 'object', properties: Object.fromEntries(properties.map((p) => [p, { type: 'string' }])), ...extra },
+    parameters: {
+      type: 'object',
+      properties: Object.fromEntries(properties.map((p) => [p, { type: 'string' }])),
+      ...extra,
+    },
   },
 })
 

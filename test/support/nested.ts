@@ -15,7 +15,10 @@ export const readSchema = z.object({ path: z.string(), opts: z.object({ encoding
 
 /** `draw`: `{ shape }`, a circle (`radius`) or a square (`side`), told apart by `kind`. */
 export const drawSchema = z.object({
-  shape: z.discriminatedUnion('kind', [z.object({ kind: z.literal('circle'), radius: z.number() }), z.object({ kind: z.literal('square'), side: z.number() })]),
+  shape: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('circle'), radius: z.number() }),
+    z.object({ kind: z.literal('square'), side: z.number() }),
+  ]),
 })
 
 /** `encodng` is not `encoding`, one level down. */
@@ -41,10 +44,17 @@ export const readWarning = (id: string): UnknownKeyWarning => ({
 })
 
 /** The warning for `draw` with `side` in a circle, on the call `id`: no circle key is close to `side`. */
-export const drawWarning = (id: string): UnknownKeyWarning => ({ tool: 'draw', unknownKeys: ['shape.side'], declaredKeys: ['shape'], id, suggestions: [] })
+export const drawWarning = (id: string): UnknownKeyWarning => ({
+  tool: 'draw',
+  unknownKeys: ['shape.side'],
+  declaredKeys: ['shape'],
+  id,
+  suggestions: [],
+})
 
 /** The JSON Schema zod writes for `schema` (nested `additionalProperties: false`, `required`, the union as `oneOf` of `const` tags). */
-export const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => z.toJSONSchema(schema) as Record<string, unknown>
+export const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> =>
+  z.toJSONSchema(schema) as Record<string, unknown>
 
 /** `read` and `draw` as declarations of a stack, their parameters the JSON Schema zod writes. */
 export const nestedDeclarations: ReadonlyArray<ToolDeclaration> = [
@@ -89,7 +99,8 @@ export const nestedStats = (calls: number) => [
 ]
 
 /** What a tool of `nestedStack` runs with for `calls`: each call's arguments as the model wrote them. */
-export const ranWith = (calls: ReadonlyArray<NestedCall>): Array<readonly [string, unknown]> => calls.map((c) => [c.tool, JSON.parse(c.input)] as const)
+export const ranWith = (calls: ReadonlyArray<NestedCall>): Array<readonly [string, unknown]> =>
+  calls.map((c) => [c.tool, JSON.parse(c.input)] as const)
 
 /**
  * `declarations` behind the audit, recording the warnings and what each tool ran with;
@@ -102,7 +113,15 @@ export const nestedStack = (
   const warnings: Array<UnknownKeyWarning> = []
   const ran: Array<readonly [string, unknown]> = []
   const stack = pipe(
-    fromTools(declarations.map((declaration) => ({ declaration, run: (args: Record<string, unknown>) => (ran.push([declaration.function.name, args]), answer(declaration.function.name, args)) }))),
+    fromTools(
+      declarations.map((declaration) => ({
+        declaration,
+        run: (args: Record<string, unknown>) => (
+          ran.push([declaration.function.name, args]),
+          answer(declaration.function.name, args)
+        ),
+      })),
+    ),
     withUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) }),
   )
   return { stack, warnings, ran }

@@ -158,7 +158,9 @@ export const diffTopKeys =
  * @since 0.1.0
  * @category pure steps
  */
-export const lastCleanShape = (diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<string>) => {
+export const lastCleanShape = (
+  diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>,
+): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<string>) => {
   let clean: ReadonlyArray<string> = NOTHING
   const matchesClean = (args: Readonly<Record<string, unknown>>): boolean => {
     let i = 0
@@ -197,7 +199,10 @@ const suggester = (): ((keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Sugges
 }
 
 // the flat path: top-level key lists, behind lastCleanShape, as UnknownKeys
-const flatDiff = (keys: ReadonlySet<string>, tolerated: ReadonlySet<string>): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>) => {
+const flatDiff = (
+  keys: ReadonlySet<string>,
+  tolerated: ReadonlySet<string>,
+): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>) => {
   const top = lastCleanShape(diffTopKeys(keys, tolerated))
   return (args) => {
     const unknown = top(args)

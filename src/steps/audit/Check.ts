@@ -50,7 +50,11 @@ export type Check =
   /** The tool is not in the catalogue, or its arguments do not read as an object. */
   | { readonly _tag: 'NotAudited' }
   /** `unknownKeys`: the path of every undeclared key the call carried; `warning`: only when some are new. */
-  | { readonly _tag: 'Audited'; readonly unknownKeys: ReadonlyArray<string>; readonly warning: UnknownKeyWarning | undefined }
+  | {
+      readonly _tag: 'Audited'
+      readonly unknownKeys: ReadonlyArray<string>
+      readonly warning: UnknownKeyWarning | undefined
+    }
 
 const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 
@@ -68,7 +72,11 @@ const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 export const warnOnce =
   (declared: Declared, unknown: ReadonlyArray<UnknownKey>, id: string) =>
   (seen: SeenSet): readonly [UnknownKeyWarning | undefined, SeenSet] => {
-    const [fresh, next] = firstSeen(declared.name, unknown.map((k) => k.path), id)(seen)
+    const [fresh, next] = firstSeen(
+      declared.name,
+      unknown.map((k) => k.path),
+      id,
+    )(seen)
     if (fresh.length === 0) return [undefined, next]
     const said = new Set(fresh)
     const suggestions = declared.suggest(unknown.filter((k) => said.has(k.path)))
@@ -168,7 +176,8 @@ const MAX_SHOWN = 200
 // names, ids and keys come from models and servers: escaped, so a key holding
 // `ESC]0;…BEL` cannot retitle a terminal, and cut short, so a 10 KB key is one line
 const shown = (s: string): string => escapeControls(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s)
-const quoted = (s: string): string => escapeControls(JSON.stringify(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s))
+const quoted = (s: string): string =>
+  escapeControls(JSON.stringify(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s))
 
 /**
  * The default one-line rendering of a warning. Every name, id and key is escaped
@@ -185,7 +194,9 @@ const quoted = (s: string): string => escapeControls(JSON.stringify(s.length > M
  * @since 0.1.0
  * @category utils
  */
-export const formatWarning = (w: Omit<UnknownKeyWarning, 'suggestions'> & { readonly suggestions?: ReadonlyArray<Suggestion> }): string => {
+export const formatWarning = (
+  w: Omit<UnknownKeyWarning, 'suggestions'> & { readonly suggestions?: ReadonlyArray<Suggestion> },
+): string => {
   const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map(quoted).join(', '))
   const call = w.id === '' ? 'a call without an id' : `call ${shown(w.id)}`
   const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)} (declared: ${quote(w.declaredKeys)})`

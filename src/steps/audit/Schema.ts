@@ -192,7 +192,8 @@ const FREE: Node = Object.freeze(blank(true))
 /** `false`: takes nothing. */
 const NOTHING: Node = Object.freeze(blank(false))
 
-const isPrimitive = (u: unknown): u is Primitive => u === null || typeof u === 'string' || typeof u === 'number' || typeof u === 'boolean'
+const isPrimitive = (u: unknown): u is Primitive =>
+  u === null || typeof u === 'string' || typeof u === 'number' || typeof u === 'boolean'
 
 const arrayOf = (s: Readonly<Record<string, unknown>>, k: string): ReadonlyArray<unknown> => {
   const v = hasOwn(s, k) ? s[k] : undefined
@@ -232,13 +233,18 @@ const resolve = (root: unknown, ref: string): unknown => {
 
 // the places a place speaks through without declaring a property itself (one that declares
 // a property, or a pattern, speaks on its own)
-const childrenOf = (p: Node): ReadonlyArray<Node> => [...p.unions.flatMap((u) => u.branches), ...p.items, ...p.prefix.flat()]
+const childrenOf = (p: Node): ReadonlyArray<Node> => [
+  ...p.unions.flatMap((u) => u.branches),
+  ...p.items,
+  ...p.prefix.flat(),
+]
 
 const declaresHere = (p: Node): boolean => p.props.size > 0 || p.patterns.length > 0
 
 // every branch pins `key` to a primitive: the first such key of the first branch decides
 const tagOf = (branches: Branches): Union['tag'] => {
-  const pinnedAt = (b: Node, key: string): { readonly value: Primitive } | undefined => b.props.get(key)?.find((q) => q.pinned !== undefined)?.pinned
+  const pinnedAt = (b: Node, key: string): { readonly value: Primitive } | undefined =>
+    b.props.get(key)?.find((q) => q.pinned !== undefined)?.pinned
   for (const key of branches[0].props.keys()) {
     const picks = new Map<Primitive, Array<Node>>()
     let every = true
@@ -327,8 +333,10 @@ export const compileSchema = (parameters: unknown): Shape => {
     if (items !== undefined && !Array.isArray(items)) p.items.push(placeOf(items, depth + 1))
     prefix.forEach((item, i) => (p.prefix[i] ??= []).push(placeOf(item, depth + 1)))
     const type = memberOf(s, 'type')
-    const types: ReadonlyArray<unknown> | undefined = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined
-    if (types !== undefined) Object.assign(p, { object: p.object && types.includes('object'), array: p.array && types.includes('array') })
+    const types: ReadonlyArray<unknown> | undefined =
+      typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined
+    if (types !== undefined)
+      Object.assign(p, { object: p.object && types.includes('object'), array: p.array && types.includes('array') })
     const constant = memberOf(s, 'const')
     const oneValue = arrayOf(s, 'enum')
     if (isPrimitive(constant)) p.pinned = { value: constant }
@@ -370,7 +378,10 @@ export const compileSchema = (parameters: unknown): Shape => {
   expand([root], OBJECT, undefined, (p) => {
     for (const k of p.props.keys()) keys.add(k)
   })
-  const flat = root.unions.length === 0 && root.patterns.length === 0 && [...root.props.values()].every((ps) => ps.every((q) => !q.speaks))
+  const flat =
+    root.unions.length === 0 &&
+    root.patterns.length === 0 &&
+    [...root.props.values()].every((ps) => ps.every((q) => !q.speaks))
   return { root: asPlace(root), keys, patterned: root.patterns.length > 0, flat }
 }
 
@@ -393,7 +404,12 @@ const ARRAY: Kind = { holds: (p) => p.array, declares: (p) => p.items.length > 0
  * every branch that may hold such a value). Returns whether a branch takes any such value,
  * so the place is open.
  */
-const expand = (places: ReadonlyArray<Node>, kind: Kind, obj: Readonly<Record<string, unknown>> | undefined, visit: (p: Node) => void): boolean => {
+const expand = (
+  places: ReadonlyArray<Node>,
+  kind: Kind,
+  obj: Readonly<Record<string, unknown>> | undefined,
+  visit: (p: Node) => void,
+): boolean => {
   const seen = new Set<Node>()
   let open = false
   const go = (p: Node, isBranch: boolean): void => {
@@ -504,7 +520,13 @@ const walkSimple = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Node, lo
   }
 }
 
-const walkObject = (w: Walk, obj: Readonly<Record<string, unknown>>, places: ReadonlyArray<Node>, loc: Loc, depth: number): void => {
+const walkObject = (
+  w: Walk,
+  obj: Readonly<Record<string, unknown>>,
+  places: ReadonlyArray<Node>,
+  loc: Loc,
+  depth: number,
+): void => {
   const only = places[0] as Node
   if (places.length === 1 && prepared(only).simple) return walkSimple(w, obj, only, loc, depth)
   const deciding: Array<Node> = []
@@ -518,9 +540,16 @@ const walkObject = (w: Walk, obj: Readonly<Record<string, unknown>>, places: Rea
   }
 }
 
-const declaredAt = (places: ReadonlyArray<Node>): ReadonlySet<string> => new Set(places.flatMap((p) => [...p.props.keys()]))
+const declaredAt = (places: ReadonlyArray<Node>): ReadonlySet<string> =>
+  new Set(places.flatMap((p) => [...p.props.keys()]))
 
-const walkArray = (w: Walk, arr: ReadonlyArray<unknown>, places: ReadonlyArray<Node>, loc: Loc, depth: number): void => {
+const walkArray = (
+  w: Walk,
+  arr: ReadonlyArray<unknown>,
+  places: ReadonlyArray<Node>,
+  loc: Loc,
+  depth: number,
+): void => {
   const element: Loc = { up: loc, key: undefined }
   const only = places[0] as Node
   // one place without unions or a prefix: every element is checked against its items

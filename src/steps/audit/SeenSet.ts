@@ -140,9 +140,12 @@ export const emptySeenSetOf = (capacity: number): SeenSet => {
  * @category pure steps
  */
 export const rememberedKey = (key: string): string =>
-  key.length <= MAX_KEY_CHARS ? copyOf(key) : `${copyOf(key.slice(0, 48))}…#${createHash('sha256').update(key).digest('base64url')}`
+  key.length <= MAX_KEY_CHARS
+    ? copyOf(key)
+    : `${copyOf(key.slice(0, 48))}…#${createHash('sha256').update(key).digest('base64url')}`
 
-const rememberedId = (id: string): string => (id.length <= MAX_ID_CHARS ? copyOf(id) : copyOf(id.slice(0, MAX_ID_CHARS)) + '…')
+const rememberedId = (id: string): string =>
+  id.length <= MAX_ID_CHARS ? copyOf(id) : copyOf(id.slice(0, MAX_ID_CHARS)) + '…'
 
 /**
  * A flat copy of `s` that shares no memory with it: a V8 slice (or a string a parser
@@ -198,7 +201,10 @@ export const firstSeen =
       added++
     }
     // a tool is remembered by a copy of its name, made once
-    return [fresh ?? NOTHING, make(SM.set(byTool, SM.has(byTool, tool) ? tool : copyOf(tool), ofTool), size + added, capacity)]
+    return [
+      fresh ?? NOTHING,
+      make(SM.set(byTool, SM.has(byTool, tool) ? tool : copyOf(tool), ofTool), size + added, capacity),
+    ]
   }
 
 /**
@@ -236,6 +242,7 @@ const byToolThenKey = (a: PairStat, b: PairStat): number => compare(a.tool, b.to
  */
 export const pairStats = (seen: SeenSet): ReadonlyArray<PairStat> => {
   const out: Array<PairStat> = []
-  for (const [tool, keys] of SM.entries(impl(seen).byTool)) for (const [key, { calls, firstId }] of SM.entries(keys)) out.push({ tool, key, calls, firstId })
+  for (const [tool, keys] of SM.entries(impl(seen).byTool))
+    for (const [key, { calls, firstId }] of SM.entries(keys)) out.push({ tool, key, calls, firstId })
   return out.sort(byToolThenKey)
 }

@@ -190,9 +190,16 @@ export const showFacts = (
   locations: locations.flatMap((l): ReadonlyArray<ShownLocation> => {
     if (l._tag === 'Missing') return []
     const arg = showText(l.arg, SHOWN_LIMITS.key)
-    return [l._tag === 'Known' ? { _tag: 'Known', arg, path: showText(l.path, SHOWN_LIMITS.path) } : { _tag: 'Unknown', arg, problem: l.problem }]
+    return [
+      l._tag === 'Known'
+        ? { _tag: 'Known', arg, path: showText(l.path, SHOWN_LIMITS.path) }
+        : { _tag: 'Unknown', arg, problem: l.problem },
+    ]
   }),
-  shown: Object.keys(args).map((k) => ({ key: showValue(k, SHOWN_LIMITS.key), value: showValue(args[k], SHOWN_LIMITS.value) })),
+  shown: Object.keys(args).map((k) => ({
+    key: showValue(k, SHOWN_LIMITS.key),
+    value: showValue(args[k], SHOWN_LIMITS.value),
+  })),
   reason: hasOwn(args, REASON_PARAM) ? showValue(args[REASON_PARAM], SHOWN_LIMITS.reason) : undefined,
 })
 
@@ -223,12 +230,17 @@ export const showFacts = (
  * @category destructors
  */
 export const drawPermissionRequest = (
-  request: Pick<PermissionRequest, 'tool' | 'paths' | 'suggestion' | 'locations' | 'shown' | 'reason'> & { readonly arguments?: Args },
+  request: Pick<PermissionRequest, 'tool' | 'paths' | 'suggestion' | 'locations' | 'shown' | 'reason'> & {
+    readonly arguments?: Args
+  },
 ): ReadonlyArray<string> => {
   const tool = shownMore(showText(request.tool, SHOWN_LIMITS.tool))
   const paths = request.paths.map((p) => shownMore(showText(p, SHOWN_LIMITS.path)))
   // a request written by hand: its facts read from its arguments
-  const { shown, reason } = request.shown === undefined ? showFacts([], request.arguments ?? {}) : { shown: request.shown, reason: request.reason }
+  const { shown, reason } =
+    request.shown === undefined
+      ? showFacts([], request.arguments ?? {})
+      : { shown: request.shown, reason: request.reason }
   const locations = request.locations
   return [
     `May the model call ${tool}${paths.length === 0 ? '' : ` on ${paths.join(', ')}`}?`,
@@ -239,12 +251,19 @@ export const drawPermissionRequest = (
         : [
             'Locations, each with the argument it came from:',
             ...locations.map((l) =>
-              l._tag === 'Known' ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}` : `  ${shownMore(l.arg)}: not checked (${escapeControls(l.problem)})`,
+              l._tag === 'Known'
+                ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}`
+                : `  ${shownMore(l.arg)}: not checked (${escapeControls(l.problem)})`,
             ),
           ]),
     ...(shown.length === 0
       ? ['Arguments: none']
-      : ['Arguments:', ...shown.map((a) => `  ${shownMore(a.key)}: ${a.key.text === quote(REASON_PARAM) ? '(shown last)' : shownMore(a.value)}`)]),
+      : [
+          'Arguments:',
+          ...shown.map(
+            (a) => `  ${shownMore(a.key)}: ${a.key.text === quote(REASON_PARAM) ? '(shown last)' : shownMore(a.value)}`,
+          ),
+        ]),
     `"Always" remembers: ${escapeControls(drawRule(request.suggestion))}, for this session.`,
     ...(reason === undefined ? [] : [`The model's reason, in its own words (not checked): ${shownMore(reason)}`]),
   ]
@@ -287,16 +306,21 @@ export const decodeAnswer = (
   const unclear = (problem: string) => left({ _tag: 'UnclearAnswer' as const, problem })
   const invalid = (problem: string) => left({ _tag: 'InvalidRule' as const, problem })
   try {
-    if (typeof u !== 'object' || u === null || Array.isArray(u)) return unclear(`expected { action, rule? }, got ${describeValue(u)}`)
+    if (typeof u !== 'object' || u === null || Array.isArray(u))
+      return unclear(`expected { action, rule? }, got ${describeValue(u)}`)
     const extra = Object.keys(u).filter((k) => !ANSWER_MEMBERS.includes(k))
     if (extra.length > 0) return unclear(`unknown member ${extra.map(quote).join(', ')}; an answer has: action, rule`)
     const action: unknown = own(u, 'action')
-    if (!Action.is(action)) return unclear(`action must be "allow-once", "deny-once", "always-allow" or "always-deny", got ${describeValue(action)}`)
+    if (!Action.is(action))
+      return unclear(
+        `action must be "allow-once", "deny-once", "always-allow" or "always-deny", got ${describeValue(action)}`,
+      )
     if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
     const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
     const given: unknown = own(u, 'rule')
     const source: unknown = given === undefined ? suggestion : given
-    if (typeof source !== 'object' || source === null || Array.isArray(source)) return invalid(`rule must be a rule, got ${describeValue(source)}`)
+    if (typeof source !== 'object' || source === null || Array.isArray(source))
+      return invalid(`rule must be a rule, got ${describeValue(source)}`)
     const candidate = ownCopy(source)
     // the suggestion is phrased for "always allow"; for "always deny" it is the same
     // scope, refused
@@ -311,7 +335,8 @@ export const decodeAnswer = (
   }
 }
 
-const sameRule = (a: Rule, b: Rule): boolean => a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
+const sameRule = (a: Rule, b: Rule): boolean =>
+  a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
 
 /**
  * The grant list with `rule` remembered; the very same list when an equal rule is

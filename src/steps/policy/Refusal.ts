@@ -21,7 +21,12 @@ import { drawRule } from './Rule.js'
  */
 export type Refusal =
   | { readonly _tag: 'MalformedCall' }
-  | { readonly _tag: 'DeniedByRule'; readonly tool: string; readonly rule: Rule; readonly unevaluable: ReadonlyArray<string> }
+  | {
+      readonly _tag: 'DeniedByRule'
+      readonly tool: string
+      readonly rule: Rule
+      readonly unevaluable: ReadonlyArray<string>
+    }
   | { readonly _tag: 'DeniedByGrant'; readonly tool: string; readonly rule: Rule }
   | { readonly _tag: 'DeclinedByUser'; readonly tool: string; readonly remembered: Rule | undefined }
   | { readonly _tag: 'NoOneToAsk'; readonly tool: string }

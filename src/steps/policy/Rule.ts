@@ -79,7 +79,10 @@ export const ToolGlob: t.Type<string, string, unknown> = new t.Type<string, stri
  * @since 0.1.0
  * @category codecs
  */
-export const DecisionCodec: t.Type<Decision, Decision, unknown> = t.keyof({ allow: null, deny: null, ask: null }, '"allow", "deny" or "ask"')
+export const DecisionCodec: t.Type<Decision, Decision, unknown> = t.keyof(
+  { allow: null, deny: null, ask: null },
+  '"allow", "deny" or "ask"',
+)
 
 /**
  * A directory for `under` or a root: a clean absolute POSIX path (no `..` segment,
@@ -263,4 +266,5 @@ export const isBareDeny = (r: Rule): boolean => r.decision === 'deny' && r.under
  * @since 0.1.0
  * @category utils
  */
-export const drawRule = (r: Rule): string => `${r.decision} ${JSON.stringify(r.tool)}${r.under === undefined ? '' : ` under ${r.under}`}`
+export const drawRule = (r: Rule): string =>
+  `${r.decision} ${JSON.stringify(r.tool)}${r.under === undefined ? '' : ` under ${r.under}`}`

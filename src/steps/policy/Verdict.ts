@@ -59,7 +59,11 @@ const NOT_READ: Either<ArgsProblem, Args> = right({})
 
 const unevaluable = (evaluation: Evaluation): ReadonlyArray<string> =>
   evaluation.locations.flatMap((l) =>
-    l._tag === 'Unknown' ? [`${l.arg} ${l.problem}`] : l._tag === 'Missing' ? ['it gives no location argument the tool declares'] : [],
+    l._tag === 'Unknown'
+      ? [`${l.arg} ${l.problem}`]
+      : l._tag === 'Missing'
+        ? ['it gives no location argument the tool declares']
+        : [],
   )
 
 /**
@@ -120,7 +124,9 @@ export const byGrants =
   (q: Question): Verdict | undefined => {
     const g = evaluate(grants, q.tool, q.args, roots, q.scope)
     if (g.decision === 'ask') return undefined
-    return g.decision === 'allow' ? ALLOW : { _tag: 'Refuse', refusal: { _tag: 'DeniedByGrant', tool: q.tool, rule: g.rule } }
+    return g.decision === 'allow'
+      ? ALLOW
+      : { _tag: 'Refuse', refusal: { _tag: 'DeniedByGrant', tool: q.tool, rule: g.rule } }
   }
 
 /**

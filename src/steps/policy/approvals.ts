@@ -65,16 +65,19 @@ const marked =
  * @category constructors
  */
 export const approvalBridge = (options: PolicyApprovalOptions, where: string): ApprovalBridge => {
-  if (!isRecord(options)) throw new TypeError(`${where}: options must be an object { rules, roots?, onAsk? }, got ${describeValue(options)}`)
+  if (!isRecord(options))
+    throw new TypeError(`${where}: options must be an object { rules, roots?, onAsk? }, got ${describeValue(options)}`)
   const decoded = decodeRules(options.rules, 'rules')
   if (decoded._tag === 'Left') throw new TypeError(`${where}: ${decoded.left}`)
   const fallback = options.onAsk
-  if (fallback !== undefined && typeof fallback !== 'function') throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
+  if (fallback !== undefined && typeof fallback !== 'function')
+    throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
   const approved: IORef<ReadonlySet<string>> = newIORef<ReadonlySet<string>>(new Set())()
   return {
     rules: decoded.right,
     roots: options.roots ?? {},
-    onAsk: (request) => (approved.read().has(request.call.id) ? ALLOW : fallback === undefined ? DENY : fallback(request)),
+    onAsk: (request) =>
+      approved.read().has(request.call.id) ? ALLOW : fallback === undefined ? DENY : fallback(request),
     approvedWhile: async (id, task) => {
       modify(marked(id, true))(approved)()
       try {

@@ -27,7 +27,9 @@ import { memberOf, ownCopy } from '../../kernel/guards.js'
  * @since 0.1.0
  * @category model
  */
-export type OnAsk = (request: PermissionRequest) => Task<PermissionAnswer> | Promise<PermissionAnswer> | PermissionAnswer
+export type OnAsk = (
+  request: PermissionRequest,
+) => Task<PermissionAnswer> | Promise<PermissionAnswer> | PermissionAnswer
 
 // -------------------------------------------------------------------------------------
 // pure steps

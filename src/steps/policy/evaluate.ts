@@ -76,7 +76,8 @@ const fire = (rule: Rule, locations: ReadonlyArray<PathLocation>): Fired | 'bloc
   return where.includes('unknown') ? { rule, failedClosed: true } : undefined
 }
 
-const depth = (dir: string | undefined): number => (dir === undefined ? -1 : dir.split('/').filter((s) => s !== '').length)
+const depth = (dir: string | undefined): number =>
+  dir === undefined ? -1 : dir.split('/').filter((s) => s !== '').length
 
 const canonical = (r: Rule): string => JSON.stringify([r.tool, r.decision, r.under ?? null, r.note ?? null])
 
@@ -101,13 +102,23 @@ const compareFired = (a: Fired, b: Fired): number =>
 // The rule an "always" answer records: the tool, under the deepest directory that
 // holds every path the call names (for a path, the directory it is in, so that the
 // next file beside it is covered too), never above the tool's root.
-const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: ReadonlyArray<string>, roots: Roots): Rule => {
+const suggest = (
+  tool: string,
+  locations: ReadonlyArray<PathLocation>,
+  paths: ReadonlyArray<string>,
+  roots: Roots,
+): Rule => {
   if (locations.every((l) => l._tag === 'Missing')) return { tool, decision: 'allow' }
   const root = rootFor(roots, tool)
   const holding = commonDirectory(paths.map(parentDirectory))
   // a location that cannot be read still belongs somewhere: the tool's root, or, at
   // the least, only clean absolute paths (an allow under "/" never covers a ".." path)
-  const under = holding === undefined ? (root ?? '/') : root !== undefined && holding !== root && isInside(holding, root) ? root : holding
+  const under =
+    holding === undefined
+      ? (root ?? '/')
+      : root !== undefined && holding !== root && isInside(holding, root)
+        ? root
+        : holding
   return { tool, decision: 'allow', under }
 }
 
@@ -131,7 +142,13 @@ const suggest = (tool: string, locations: ReadonlyArray<PathLocation>, paths: Re
  * @since 0.1.0
  * @category pure steps
  */
-export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown, roots: Roots = {}, scope?: LocationScope): Evaluation => {
+export const evaluate = (
+  rules: ReadonlyArray<Rule>,
+  tool: string,
+  args: unknown,
+  roots: Roots = {},
+  scope?: LocationScope,
+): Evaluation => {
   const locations = locate(args, tool, roots, scope)
   const paths = [...new Set(locations.flatMap((l) => (l._tag === 'Known' ? [l.path] : [])))]
   let best: Fired | undefined
@@ -147,8 +164,23 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
     if (best === undefined || compareFired(f, best) < 0) best = f
   }
   const suggestion = suggest(tool, locations, paths, roots)
-  if (best === undefined) return { decision: 'ask', rule: undefined, why: blocked ? 'unevaluable-path' : 'no-match', paths, locations, suggestion }
-  return { decision: best.rule.decision, rule: best.rule, why: best.failedClosed ? 'unevaluable-path' : 'rule', paths, locations, suggestion }
+  if (best === undefined)
+    return {
+      decision: 'ask',
+      rule: undefined,
+      why: blocked ? 'unevaluable-path' : 'no-match',
+      paths,
+      locations,
+      suggestion,
+    }
+  return {
+    decision: best.rule.decision,
+    rule: best.rule,
+    why: best.failedClosed ? 'unevaluable-path' : 'rule',
+    paths,
+    locations,
+    suggestion,
+  }
 }
 
 /**
@@ -169,7 +201,11 @@ export const evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown
  * @category pure steps
  */
 export const decisionByName = (rules: ReadonlyArray<Rule>): ((tool: string) => Decision | undefined) => {
-  const compiled = rules.map((rule) => ({ matches: matchesTool(rule.tool), scoped: rule.under !== undefined, strength: strength(rule.decision) }))
+  const compiled = rules.map((rule) => ({
+    matches: matchesTool(rule.tool),
+    scoped: rule.under !== undefined,
+    strength: strength(rule.decision),
+  }))
   return (tool) => {
     let best = 0
     for (const rule of compiled) {
@@ -192,4 +228,5 @@ export const decisionByName = (rules: ReadonlyArray<Rule>): ((tool: string) => D
  * @since 0.1.0
  * @category pure steps
  */
-export const decisionWithoutArgs = (rules: ReadonlyArray<Rule>, tool: string): Decision | undefined => decisionByName(rules)(tool)
+export const decisionWithoutArgs = (rules: ReadonlyArray<Rule>, tool: string): Decision | undefined =>
+  decisionByName(rules)(tool)

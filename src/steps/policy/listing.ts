@@ -70,7 +70,9 @@ const declaredKeys = (d: unknown): ReadonlySet<string> | undefined => {
     const properties = memberOf(parameters, 'properties', unreadable)
     if (properties === unreadable) return undefined
     // a schema without properties declares no argument
-    return typeof properties === 'object' && properties !== null && !Array.isArray(properties) ? new Set(Object.keys(properties)) : new Set()
+    return typeof properties === 'object' && properties !== null && !Array.isArray(properties)
+      ? new Set(Object.keys(properties))
+      : new Set()
   } catch {
     return undefined
   }
@@ -90,7 +92,9 @@ const declaredKeys = (d: unknown): ReadonlySet<string> | undefined => {
  * @since 0.1.0
  * @category pure steps
  */
-export const declaredArguments = (declarations: ReadonlyArray<ToolDeclaration>): ReadonlyMap<string, ReadonlySet<string>> => {
+export const declaredArguments = (
+  declarations: ReadonlyArray<ToolDeclaration>,
+): ReadonlyMap<string, ReadonlySet<string>> => {
   const out = new Map<string, ReadonlySet<string>>()
   const unsure = new Set<string>()
   for (const d of declarations) {

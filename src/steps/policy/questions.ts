@@ -55,10 +55,12 @@ export const newQuestionQueue: IO<QuestionQueue> = () => {
         const open = newIORef(true)()
         return within.run(open, question).finally(() => open.write(false)())
       })
-      last.write(turn.then(
-        () => undefined,
-        () => undefined,
-      ))()
+      last.write(
+        turn.then(
+          () => undefined,
+          () => undefined,
+        ),
+      )()
       return turn
     },
     asking: () => within.getStore()?.read() === true,

@@ -38,9 +38,18 @@ describe('diffKeys', () => {
 
 describe('catalogueOf', () => {
   it('leaves out a tool whose every property is a tolerated name, and keeps one that declares anything else', () => {
-    const c = catalogueOf(toleratedOf(['_meta']))([decl('meta_only', ['_meta']), decl('meta_and_reason', ['_meta', 'reason']), decl('kept', ['_meta', 'path'])])
+    const c = catalogueOf(toleratedOf(['_meta']))([
+      decl('meta_only', ['_meta']),
+      decl('meta_and_reason', ['_meta', 'reason']),
+      decl('kept', ['_meta', 'path']),
+    ])
     expect([...c.keys()]).toEqual(['kept'])
-    expect(c.get('kept')?.diff({ path: 1, _meta: 2, reason: 3, x: 4 }).map((k) => k.path)).toEqual(['x'])
+    expect(
+      c
+        .get('kept')
+        ?.diff({ path: 1, _meta: 2, reason: 3, x: 4 })
+        .map((k) => k.path),
+    ).toEqual(['x'])
   })
 
   it('leaves out a tool that declares only reason, whatever names are tolerated', () => {
@@ -96,18 +105,22 @@ describe('lastCleanShape', () => {
 
   it('changes no answer, and asks diff exactly when the keys are not the last clean list (model: that list)', () => {
     fc.assert(
-      fc.property(fc.array(fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'x', 'y'), { maxLength: 4 }), { maxLength: 12 }), (keySets) => {
-        const { check, asked } = counted()
-        let lastClean: ReadonlyArray<string> = []
-        for (const keys of keySets) {
-          const before = asked.length
-          const expected = diffTopKeys(declared)(keys)
-          expect(check(argsOf(keys))).toEqual(expected)
-          const remembered = lastClean.length > 0 && lastClean.length === keys.length && lastClean.every((k, i) => k === keys[i])
-          expect(asked.length - before).toBe(remembered ? 0 : 1)
-          if (!remembered && expected.length === 0) lastClean = keys
-        }
-      }),
+      fc.property(
+        fc.array(fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'x', 'y'), { maxLength: 4 }), { maxLength: 12 }),
+        (keySets) => {
+          const { check, asked } = counted()
+          let lastClean: ReadonlyArray<string> = []
+          for (const keys of keySets) {
+            const before = asked.length
+            const expected = diffTopKeys(declared)(keys)
+            expect(check(argsOf(keys))).toEqual(expected)
+            const remembered =
+              lastClean.length > 0 && lastClean.length === keys.length && lastClean.every((k, i) => k === keys[i])
+            expect(asked.length - before).toBe(remembered ? 0 : 1)
+            if (!remembered && expected.length === 0) lastClean = keys
+          }
+        },
+      ),
     )
   })
 })

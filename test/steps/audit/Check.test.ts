@@ -26,7 +26,13 @@ describe('checkKeys', () => {
     expect(first).toEqual({
       _tag: 'Audited',
       unknownKeys: ['ffset'],
-      warning: { tool: 'fs_read', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'], id: 'c1', suggestions: [{ key: 'ffset', didYouMean: 'offset' }] },
+      warning: {
+        tool: 'fs_read',
+        unknownKeys: ['ffset'],
+        declaredKeys: ['offset', 'path'],
+        id: 'c1',
+        suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
+      },
     })
     const [again] = checkKeys(catalogue, 'fs_read', { ffset: 2 }, 'c2')(seen)
     expect(again).toEqual({ _tag: 'Audited', unknownKeys: ['ffset'], warning: undefined })
@@ -35,8 +41,14 @@ describe('checkKeys', () => {
 
 describe('checkCall', () => {
   it('reads the arguments first: a string or an object; anything that does not read as an object is not audited', () => {
-    expect(checkCall(catalogue, 'fs_read', '{"ffset":1}', '1')(emptySeenSet)[0]).toMatchObject({ _tag: 'Audited', unknownKeys: ['ffset'] })
-    expect(checkCall(catalogue, 'fs_read', { ffset: 1 }, '1')(emptySeenSet)[0]).toMatchObject({ _tag: 'Audited', unknownKeys: ['ffset'] })
+    expect(checkCall(catalogue, 'fs_read', '{"ffset":1}', '1')(emptySeenSet)[0]).toMatchObject({
+      _tag: 'Audited',
+      unknownKeys: ['ffset'],
+    })
+    expect(checkCall(catalogue, 'fs_read', { ffset: 1 }, '1')(emptySeenSet)[0]).toMatchObject({
+      _tag: 'Audited',
+      unknownKeys: ['ffset'],
+    })
     for (const args of ['[1]', '{"ffset":', '', 7]) {
       const [check, seen] = checkCall(catalogue, 'fs_read', args, '1')(emptySeenSet)
       expect(check).toEqual({ _tag: 'NotAudited' })
@@ -53,7 +65,10 @@ describe('checkCall', () => {
         get: (target, key, receiver) => (touched.push('get'), Reflect.get(target, key, receiver) as unknown),
         getPrototypeOf: (target) => (touched.push('getPrototypeOf'), Reflect.getPrototypeOf(target)),
         ownKeys: (target) => (touched.push('ownKeys'), Reflect.ownKeys(target)),
-        getOwnPropertyDescriptor: (target, key) => (touched.push('getOwnPropertyDescriptor'), Reflect.getOwnPropertyDescriptor(target, key)),
+        getOwnPropertyDescriptor: (target, key) => (
+          touched.push('getOwnPropertyDescriptor'),
+          Reflect.getOwnPropertyDescriptor(target, key)
+        ),
       },
     )
     expect(checkCall(catalogue, 'other', args, '1')(emptySeenSet)[0]).toEqual({ _tag: 'NotAudited' })
@@ -68,7 +83,9 @@ describe('formatWarning', () => {
   const base = { tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'], declaredKeys: ['offset'] }
 
   it('says "keys" for more than one, and "none" when the tool declares nothing', () => {
-    expect(formatWarning({ ...base, unknownKeys: ['a', 'b'], declaredKeys: [] })).toBe('toolstack: fs_read call c1 carried undeclared argument keys "a", "b" (declared: none)')
+    expect(formatWarning({ ...base, unknownKeys: ['a', 'b'], declaredKeys: [] })).toBe(
+      'toolstack: fs_read call c1 carried undeclared argument keys "a", "b" (declared: none)',
+    )
   })
 
   it('cuts every name, id and key at 200 characters', () => {
@@ -80,34 +97,63 @@ describe('formatWarning', () => {
 
   it('shows a name or an id of exactly 200 characters whole', () => {
     const edge = 'k'.repeat(200)
-    expect(formatWarning({ tool: edge, id: edge, unknownKeys: ['x'], declaredKeys: [] })).toBe(`toolstack: ${edge} call ${edge} carried undeclared argument key "x" (declared: none)`)
+    expect(formatWarning({ tool: edge, id: edge, unknownKeys: ['x'], declaredKeys: [] })).toBe(
+      `toolstack: ${edge} call ${edge} carried undeclared argument key "x" (declared: none)`,
+    )
   })
 
   it('escapes control characters everywhere, so the line is safe on a terminal', () => {
     const esc = '\u001b]0;owned\u0007'
-    const line = formatWarning({ tool: esc, id: esc, unknownKeys: [esc], declaredKeys: [esc], suggestions: [{ key: esc, didYouMean: esc }] })
+    const line = formatWarning({
+      tool: esc,
+      id: esc,
+      unknownKeys: [esc],
+      declaredKeys: [esc],
+      suggestions: [{ key: esc, didYouMean: esc }],
+    })
     // eslint-disable-next-line no-control-regex
     expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/)
     expect(line).toContain('\\u001b]0;owned\\u0007')
   })
 
   it('gives one suggestion plainly, and several each with its key', () => {
-    expect(formatWarning({ ...base, suggestions: [{ key: 'ffset', didYouMean: 'offset' }] })).toMatch(/ \(did you mean offset\?\)$/)
+    expect(formatWarning({ ...base, suggestions: [{ key: 'ffset', didYouMean: 'offset' }] })).toMatch(
+      / \(did you mean offset\?\)$/,
+    )
     expect(
-      formatWarning({ ...base, unknownKeys: ['ffset', 'pth', 'zz'], declaredKeys: ['offset', 'path'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }, { key: 'pth', didYouMean: 'path' }] }),
+      formatWarning({
+        ...base,
+        unknownKeys: ['ffset', 'pth', 'zz'],
+        declaredKeys: ['offset', 'path'],
+        suggestions: [
+          { key: 'ffset', didYouMean: 'offset' },
+          { key: 'pth', didYouMean: 'path' },
+        ],
+      }),
     ).toMatch(/ \(did you mean offset for "ffset", path for "pth"\?\)$/)
-    expect(formatWarning({ ...base, unknownKeys: ['ffset', 'zz'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }] })).toMatch(/ \(did you mean offset for "ffset"\?\)$/)
-    expect(formatWarning({ ...base, suggestions: [] })).toBe('toolstack: fs_read call c1 carried undeclared argument key "ffset" (declared: "offset")')
+    expect(
+      formatWarning({ ...base, unknownKeys: ['ffset', 'zz'], suggestions: [{ key: 'ffset', didYouMean: 'offset' }] }),
+    ).toMatch(/ \(did you mean offset for "ffset"\?\)$/)
+    expect(formatWarning({ ...base, suggestions: [] })).toBe(
+      'toolstack: fs_read call c1 carried undeclared argument key "ffset" (declared: "offset")',
+    )
   })
 
   it('names every suggestion it is given, whatever the keys', () => {
     const nameArb = fc.stringMatching(/^[a-z]{1,6}$/)
     fc.assert(
-      fc.property(fc.uniqueArray(nameArb, { minLength: 1, maxLength: 3 }), fc.uniqueArray(nameArb, { minLength: 1, maxLength: 3 }), (unknownKeys, hints) => {
-        const suggestions = hints.map((h, i) => ({ key: unknownKeys[i % unknownKeys.length] as string, didYouMean: `DYM_${h}` }))
-        const line = formatWarning({ tool: 't', id: '1', unknownKeys, declaredKeys: [], suggestions })
-        for (const s of suggestions) expect(line).toContain(s.didYouMean)
-      }),
+      fc.property(
+        fc.uniqueArray(nameArb, { minLength: 1, maxLength: 3 }),
+        fc.uniqueArray(nameArb, { minLength: 1, maxLength: 3 }),
+        (unknownKeys, hints) => {
+          const suggestions = hints.map((h, i) => ({
+            key: unknownKeys[i % unknownKeys.length] as string,
+            didYouMean: `DYM_${h}`,
+          }))
+          const line = formatWarning({ tool: 't', id: '1', unknownKeys, declaredKeys: [], suggestions })
+          for (const s of suggestions) expect(line).toContain(s.didYouMean)
+        },
+      ),
     )
   })
 })

@@ -55,9 +55,20 @@ const withOwn = (o: Record<string, unknown>, k: string, v: unknown): Record<stri
   Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
 
 /** An object schema with some properties, a value using some of them, and strays. */
-const objectOf = (child: fc.Arbitrary<Built>): fc.Arbitrary<{ props: Map<string, Built>; schema: Record<string, unknown>; value: Record<string, unknown>; strays: ReadonlyArray<string> }> =>
+const objectOf = (
+  child: fc.Arbitrary<Built>,
+): fc.Arbitrary<{
+  props: Map<string, Built>
+  schema: Record<string, unknown>
+  value: Record<string, unknown>
+  strays: ReadonlyArray<string>
+}> =>
   fc
-    .tuple(fc.uniqueArray(fc.tuple(declaredName, child), { minLength: 1, maxLength: 4, selector: ([k]) => k }), fc.uniqueArray(strayName, { maxLength: 2 }), fc.nat())
+    .tuple(
+      fc.uniqueArray(fc.tuple(declaredName, child), { minLength: 1, maxLength: 4, selector: ([k]) => k }),
+      fc.uniqueArray(strayName, { maxLength: 2 }),
+      fc.nat(),
+    )
     .map(([entries, strays, pick]) => {
       const props = new Map(entries)
       const properties: Record<string, unknown> = {}
@@ -71,9 +82,15 @@ const objectOf = (child: fc.Arbitrary<Built>): fc.Arbitrary<{ props: Map<string,
       return { props, schema: { type: 'object', properties, additionalProperties: false }, value, strays }
     })
 
-const unknownOf = (o: { props: Map<string, Built>; value: Record<string, unknown>; strays: ReadonlyArray<string> }): Array<ReadonlyArray<Segment>> => [
+const unknownOf = (o: {
+  props: Map<string, Built>
+  value: Record<string, unknown>
+  strays: ReadonlyArray<string>
+}): Array<ReadonlyArray<Segment>> => [
   ...o.strays.map((s) => [s]),
-  ...[...o.props].filter(([k]) => Object.prototype.hasOwnProperty.call(o.value, k)).flatMap(([k, b]) => b.unknown.map((u) => [k, ...u])),
+  ...[...o.props]
+    .filter(([k]) => Object.prototype.hasOwnProperty.call(o.value, k))
+    .flatMap(([k, b]) => b.unknown.map((u) => [k, ...u])),
 ]
 
 let defs = 0
@@ -98,8 +115,14 @@ const builtArb: (depth: number) => fc.Arbitrary<Built> = (depth) => {
     const names = new Set(a.props.keys())
     for (const k of [...b.props.keys()]) if (names.has(k)) b.props.delete(k)
     // each branch declares a key of its own, so neither takes any object
-    const bSchema = { type: 'object', properties: { onlyb: {}, ...Object.fromEntries([...b.props].map(([k, x]) => [k, x.schema])) } }
-    const chosen = second && b.props.size > 0 ? { ...b, value: Object.fromEntries([...b.props].map(([k, x]) => [k, x.value])), strays: [] } : a
+    const bSchema = {
+      type: 'object',
+      properties: { onlyb: {}, ...Object.fromEntries([...b.props].map(([k, x]) => [k, x.schema])) },
+    }
+    const chosen =
+      second && b.props.size > 0
+        ? { ...b, value: Object.fromEntries([...b.props].map(([k, x]) => [k, x.value])), strays: [] }
+        : a
     return { schema: { anyOf: [a.schema, bSchema, { type: 'null' }] }, value: chosen.value, unknown: unknownOf(chosen) }
   })
   // a discriminated union: the tag picks the branch, which alone decides, so a key only
@@ -107,7 +130,10 @@ const builtArb: (depth: number) => fc.Arbitrary<Built> = (depth) => {
   const tagged = fc.tuple(objectOf(child), objectOf(child)).map(([a, b]): Built => {
     a.props.delete('kind')
     b.props.delete('kind')
-    const branch = (tag: string, o: typeof a) => ({ type: 'object', properties: { kind: { const: tag }, ...Object.fromEntries([...o.props].map(([k, x]) => [k, x.schema])) } })
+    const branch = (tag: string, o: typeof a) => ({
+      type: 'object',
+      properties: { kind: { const: tag }, ...Object.fromEntries([...o.props].map(([k, x]) => [k, x.schema])) },
+    })
     const value: Record<string, unknown> = { kind: 'a' }
     for (const [k, x] of a.props) withOwn(value, k, x.value)
     const onlyB = [...b.props.keys()].filter((k) => !a.props.has(k))
@@ -124,16 +150,29 @@ const builtArb: (depth: number) => fc.Arbitrary<Built> = (depth) => {
     const value: Record<string, unknown> = { ...a.value }
     for (const [k, x] of b.props) withOwn(value, k, x.value)
     return {
-      schema: { allOf: [a.schema, { type: 'object', properties: Object.fromEntries([...b.props].map(([k, x]) => [k, x.schema])) }] },
+      schema: {
+        allOf: [
+          a.schema,
+          { type: 'object', properties: Object.fromEntries([...b.props].map(([k, x]) => [k, x.schema])) },
+        ],
+      },
       value,
       unknown: [...unknownOf(a), ...[...b.props].flatMap(([k, x]) => x.unknown.map((u) => [k, ...u]))],
     }
   })
   // a reference into $defs (collected by the root)
-  const ref = object.map((b): Built => ({ schema: { $ref: `#/$defs/d${defs}`, [DEF]: b.schema, [DEF_NAME]: `d${defs++}` }, value: b.value, unknown: b.unknown }))
+  const ref = object.map((b): Built => ({
+    schema: { $ref: `#/$defs/d${defs}`, [DEF]: b.schema, [DEF_NAME]: `d${defs++}` },
+    value: b.value,
+    unknown: b.unknown,
+  }))
   // patternProperties: a key matching a pattern is declared
   const patterned = child.map((b): Built => ({
-    schema: { type: 'object', properties: { name: { type: 'string' } }, patternProperties: { '^x_': b.schema, '(': {} } },
+    schema: {
+      type: 'object',
+      properties: { name: { type: 'string' } },
+      patternProperties: { '^x_': b.schema, '(': {} },
+    },
     value: { name: 'n', x_1: b.value, x_2: b.value, Stray: 1 },
     unknown: [['Stray'], ...b.unknown.map((u) => ['x_1', ...u]), ...b.unknown.map((u) => ['x_2', ...u])],
   }))
@@ -160,13 +199,11 @@ const hoistDefs = (root: Record<string, unknown>): Record<string, unknown> => {
   return { ...out, $defs }
 }
 
-const toolArb = fc
-  .tuple(objectOf(builtArb(3)), fc.boolean())
-  .map(([o, reason]) => {
-    const value = { ...o.value }
-    if (reason) withOwn(value, 'reason', 'why')
-    return { parameters: hoistDefs(o.schema), value, expected: [...new Set(unknownOf(o).map(render))].sort() }
-  })
+const toolArb = fc.tuple(objectOf(builtArb(3)), fc.boolean()).map(([o, reason]) => {
+  const value = { ...o.value }
+  if (reason) withOwn(value, 'reason', 'why')
+  return { parameters: hoistDefs(o.schema), value, expected: [...new Set(unknownOf(o).map(render))].sort() }
+})
 
 // -------------------------------------------------------------------------------------
 // tests
@@ -174,20 +211,37 @@ const toolArb = fc
 
 describe('pathOf', () => {
   it('names top-level keys as they are, unless they could be taken for a path', () => {
-    expect(['haed', 'the rest', '', 'a.b', 'x[0]', '"q"', '__proto__'].map((k) => pathOf('', k))).toEqual(['haed', 'the rest', '[""]', '["a.b"]', '["x[0]"]', '["\\"q\\""]', '__proto__'])
+    expect(['haed', 'the rest', '', 'a.b', 'x[0]', '"q"', '__proto__'].map((k) => pathOf('', k))).toEqual([
+      'haed',
+      'the rest',
+      '[""]',
+      '["a.b"]',
+      '["x[0]"]',
+      '["\\"q\\""]',
+      '__proto__',
+    ])
   })
 
   it('quotes deeper names that are not plain words, and marks array elements', () => {
-    expect(['encodng', 'a.b', 'two words', '', 'x]'].map((k) => pathOf('opts', k))).toEqual(['opts.encodng', 'opts["a.b"]', 'opts["two words"]', 'opts[""]', 'opts["x]"]'])
+    expect(['encodng', 'a.b', 'two words', '', 'x]'].map((k) => pathOf('opts', k))).toEqual([
+      'opts.encodng',
+      'opts["a.b"]',
+      'opts["two words"]',
+      'opts[""]',
+      'opts["x]"]',
+    ])
     expect(pathOf('edits[]', 'oldtext')).toBe('edits[].oldtext')
   })
 
   it('gives no two places the same path, whatever the names (model: the segments themselves)', () => {
     const seg = fc.oneof(fc.constant<Segment>(ELEMENT), fc.string({ maxLength: 4 }), strayName)
-    const pathArb = fc.tuple(fc.string({ maxLength: 4 }), fc.array(seg, { maxLength: 3 })).map(([first, rest]) => [first, ...rest] as Array<Segment>)
+    const pathArb = fc
+      .tuple(fc.string({ maxLength: 4 }), fc.array(seg, { maxLength: 3 }))
+      .map(([first, rest]) => [first, ...rest] as Array<Segment>)
     fc.assert(
       fc.property(pathArb, pathArb, (a, b) => {
-        const build = (ss: ReadonlyArray<Segment>) => ss.reduce<string>((at, s, i) => (s === ELEMENT ? `${at}[]` : pathOf(i === 0 ? '' : at, s)), '')
+        const build = (ss: ReadonlyArray<Segment>) =>
+          ss.reduce<string>((at, s, i) => (s === ELEMENT ? `${at}[]` : pathOf(i === 0 ? '' : at, s)), '')
         expect(build(a) === build(b)).toBe(JSON.stringify(a.map(String)) === JSON.stringify(b.map(String)))
       }),
     )
@@ -209,14 +263,25 @@ describe('diffKeys over whole schemas', () => {
         const said: Array<UnknownKeyWarning> = []
         const got: Array<unknown> = []
         const tools = pipe(
-          fromTools([{ declaration: { type: 'function', function: { name: 't', parameters } }, run: (a) => (got.push(a), TE.right('ok')) }]),
+          fromTools([
+            {
+              declaration: { type: 'function', function: { name: 't', parameters } },
+              run: (a) => (got.push(a), TE.right('ok')),
+            },
+          ]),
           withUnknownKeyAudit({ onWarn: (w) => () => void said.push(w), onDiagnostic: () => undefined }),
         )
         await tools.toolsForLlm()
         const call: ToolCall = { id: 'c1', function: { name: 't', arguments: JSON.stringify(value) } }
         const batch = [call, { ...call, id: 'c2' }]
         const results = await tools.executeToolCalls(batch)()
-        expect(results).toEqual({ _tag: 'Right', right: [{ role: 'tool', tool_call_id: 'c1', content: 'ok' }, { role: 'tool', tool_call_id: 'c2', content: 'ok' }] })
+        expect(results).toEqual({
+          _tag: 'Right',
+          right: [
+            { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+            { role: 'tool', tool_call_id: 'c2', content: 'ok' },
+          ],
+        })
         expect(said.flatMap((w) => w.unknownKeys)).toEqual(expected)
         expect(said.every((w) => w.id === 'c1')).toBe(true)
         expect(tools.stats().map((s) => [s.key, s.calls])).toEqual(expected.map((p) => [p, 2]))
@@ -227,37 +292,75 @@ describe('diffKeys over whole schemas', () => {
 
   it('is the flat diff for a schema only its top level can speak of (model: the top-level keys)', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ maxLength: 3 })), fc.uniqueArray(fc.string({ maxLength: 3 })), (declared, keys) => {
-        const parameters = { type: 'object', properties: Object.fromEntries(declared.map((k) => [k, { type: 'string' }])) }
-        const args: Record<string, unknown> = {}
-        for (const k of keys) withOwn(args, k, { Nested: 1 })
-        // a place that declares nothing is silent
-        const expected = declared.length === 0 ? [] : keys.filter((k) => !declared.includes(k) && k !== 'reason').map((k) => render([k])).sort()
-        const shape = compileSchema(parameters)
-        expect(shape.flat).toBe(true)
-        expect(diffKeys(shape)(args).map((k) => k.path)).toEqual(expected)
-        const c = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 't', parameters } }]).get('t')
-        expect((c?.diff(args) ?? []).map((k) => k.path)).toEqual(declared.some((k) => k !== 'reason') ? expected : [])
-      }),
+      fc.property(
+        fc.uniqueArray(fc.string({ maxLength: 3 })),
+        fc.uniqueArray(fc.string({ maxLength: 3 })),
+        (declared, keys) => {
+          const parameters = {
+            type: 'object',
+            properties: Object.fromEntries(declared.map((k) => [k, { type: 'string' }])),
+          }
+          const args: Record<string, unknown> = {}
+          for (const k of keys) withOwn(args, k, { Nested: 1 })
+          // a place that declares nothing is silent
+          const expected =
+            declared.length === 0
+              ? []
+              : keys
+                  .filter((k) => !declared.includes(k) && k !== 'reason')
+                  .map((k) => render([k]))
+                  .sort()
+          const shape = compileSchema(parameters)
+          expect(shape.flat).toBe(true)
+          expect(diffKeys(shape)(args).map((k) => k.path)).toEqual(expected)
+          const c = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 't', parameters } }]).get('t')
+          expect((c?.diff(args) ?? []).map((k) => k.path)).toEqual(declared.some((k) => k !== 'reason') ? expected : [])
+        },
+      ),
     )
   })
 })
 
 describe('compileSchema: the constructs one by one', () => {
-  const paths = (parameters: unknown, args: Record<string, unknown>) => diffKeys(compileSchema(parameters))(args).map((k) => k.path)
-  const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({ type: 'object', properties, ...more })
+  const paths = (parameters: unknown, args: Record<string, unknown>) =>
+    diffKeys(compileSchema(parameters))(args).map((k) => k.path)
+  const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({
+    type: 'object',
+    properties,
+    ...more,
+  })
 
   it('hears the filesystem server edit_file typo, once for every element', () => {
-    const editFile = obj({ path: { type: 'string' }, edits: { type: 'array', items: obj({ oldText: {}, newText: {} }, { required: ['oldText', 'newText'], additionalProperties: false }) }, dryRun: {} })
+    const editFile = obj({
+      path: { type: 'string' },
+      edits: {
+        type: 'array',
+        items: obj({ oldText: {}, newText: {} }, { required: ['oldText', 'newText'], additionalProperties: false }),
+      },
+      dryRun: {},
+    })
     const edits = Array.from({ length: 100 }, () => ({ oldtext: 'a', newText: 'b' }))
     expect(paths(editFile, { path: 'f', edits })).toEqual(['edits[].oldtext'])
   })
 
   it('resolves $ref to $defs and definitions, recursive ones included, and leaves an unresolved one schema-free', () => {
-    const tree = { type: 'object', properties: { root: { $ref: '#/$defs/node' } }, $defs: { node: obj({ name: {}, children: { type: 'array', items: { $ref: '#/$defs/node' } } }) } }
-    expect(paths(tree, { root: { name: 'a', children: [{ name: 'b', children: [{ nmae: 'c' }] }] } })).toEqual(['root.children[].children[].nmae'])
-    expect(paths({ ...obj({ a: { $ref: '#/definitions/x~1y' } }), definitions: { 'x/y': obj({ b: {} }) } }, { a: { c: 1 } })).toEqual(['a.c'])
-    expect(paths(obj({ a: { $ref: '#/$defs/missing' }, b: { $ref: 'https://example.com/s.json' } }), { a: { c: 1 }, b: { d: 2 } })).toEqual([])
+    const tree = {
+      type: 'object',
+      properties: { root: { $ref: '#/$defs/node' } },
+      $defs: { node: obj({ name: {}, children: { type: 'array', items: { $ref: '#/$defs/node' } } }) },
+    }
+    expect(paths(tree, { root: { name: 'a', children: [{ name: 'b', children: [{ nmae: 'c' }] }] } })).toEqual([
+      'root.children[].children[].nmae',
+    ])
+    expect(
+      paths({ ...obj({ a: { $ref: '#/definitions/x~1y' } }), definitions: { 'x/y': obj({ b: {} }) } }, { a: { c: 1 } }),
+    ).toEqual(['a.c'])
+    expect(
+      paths(obj({ a: { $ref: '#/$defs/missing' }, b: { $ref: 'https://example.com/s.json' } }), {
+        a: { c: 1 },
+        b: { d: 2 },
+      }),
+    ).toEqual([])
     expect(paths(obj({ self: { $ref: '#' }, x: {} }), { self: { self: { y: 1 } } })).toEqual(['self.self.y'])
   })
 
@@ -267,7 +370,9 @@ describe('compileSchema: the constructs one by one', () => {
 
   it('stays silent at a union with a branch that takes any object, and where nothing is declared', () => {
     expect(paths(obj({ o: { anyOf: [obj({ a: {} }), { type: 'object' }] } }), { o: { zz: 1 } })).toEqual([])
-    expect(paths(obj({ o: { type: 'object', additionalProperties: { type: 'string' } } }), { o: { zz: 'a' } })).toEqual([])
+    expect(paths(obj({ o: { type: 'object', additionalProperties: { type: 'string' } } }), { o: { zz: 'a' } })).toEqual(
+      [],
+    )
     expect(paths(obj({ o: {} }), { o: { zz: 'a' } })).toEqual([])
   })
 
@@ -280,7 +385,9 @@ describe('compileSchema: the constructs one by one', () => {
 
   it('tolerates reason and the tolerated names at the top level only', () => {
     const shape = compileSchema(obj({ opts: obj({ a: {} }) }))
-    expect(diffKeys(shape, new Set(['_meta']))({ reason: 1, _meta: 1, opts: { reason: 1, _meta: 1 } }).map((k) => k.path)).toEqual(['opts._meta', 'opts.reason'])
+    expect(
+      diffKeys(shape, new Set(['_meta']))({ reason: 1, _meta: 1, opts: { reason: 1, _meta: 1 } }).map((k) => k.path),
+    ).toEqual(['opts._meta', 'opts.reason'])
   })
 
   it('reads neither a schema nor arguments deeper than it can bound, and does not throw', () => {
@@ -295,15 +402,40 @@ describe('compileSchema: the constructs one by one', () => {
 })
 
 describe('tools that declare keys only through unions, references or nesting', () => {
-  const unionTool = { type: 'function' as const, function: { name: 'draw', parameters: z.toJSONSchema(z.discriminatedUnion('kind', [z.object({ kind: z.literal('circle'), radius: z.number() }), z.object({ kind: z.literal('square'), side: z.number() })])) } }
-  const refTool = { type: 'function' as const, function: { name: 'tree', parameters: { $ref: '#/$defs/node', $defs: { node: { type: 'object', properties: { name: {}, kids: { type: 'array', items: { $ref: '#/$defs/node' } } } } } } } }
+  const unionTool = {
+    type: 'function' as const,
+    function: {
+      name: 'draw',
+      parameters: z.toJSONSchema(
+        z.discriminatedUnion('kind', [
+          z.object({ kind: z.literal('circle'), radius: z.number() }),
+          z.object({ kind: z.literal('square'), side: z.number() }),
+        ]),
+      ),
+    },
+  }
+  const refTool = {
+    type: 'function' as const,
+    function: {
+      name: 'tree',
+      parameters: {
+        $ref: '#/$defs/node',
+        $defs: {
+          node: { type: 'object', properties: { name: {}, kids: { type: 'array', items: { $ref: '#/$defs/node' } } } },
+        },
+      },
+    },
+  }
 
   it('are audited, and never said to declare nothing', async () => {
     const said: Array<UnknownKeyWarning> = []
     const diagnostics: Array<AuditDiagnostic> = []
     const tools = pipe(
       fromTools([unionTool, refTool].map((declaration) => ({ declaration, run: () => TE.right('ok') }))),
-      withUnknownKeyAudit({ onWarn: (w) => () => void said.push(w), onDiagnostic: (d) => () => void diagnostics.push(d) }),
+      withUnknownKeyAudit({
+        onWarn: (w) => () => void said.push(w),
+        onDiagnostic: (d) => () => void diagnostics.push(d),
+      }),
     )
     await tools.toolsForLlm()
     expect(tools.auditedTools()).toEqual(['draw', 'tree'])
@@ -321,10 +453,16 @@ describe('tools that declare keys only through unions, references or nesting', (
 })
 
 describe('compileSchema: what decides a place', () => {
-  const paths = (parameters: unknown, args: Record<string, unknown>) => diffKeys(compileSchema(parameters))(args).map((k) => k.path)
-  const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({ type: 'object', properties, ...more })
+  const paths = (parameters: unknown, args: Record<string, unknown>) =>
+    diffKeys(compileSchema(parameters))(args).map((k) => k.path)
+  const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({
+    type: 'object',
+    properties,
+    ...more,
+  })
   // a discriminated union of two branches, pinned by `pin` to a and b, each with a key of its own
-  const tagged = (pinA: unknown, pinB: unknown) => obj({ s: { oneOf: [obj({ kind: pinA, onlyA: {} }), obj({ kind: pinB, onlyB: {} })] } })
+  const tagged = (pinA: unknown, pinB: unknown) =>
+    obj({ s: { oneOf: [obj({ kind: pinA, onlyA: {} }), obj({ kind: pinB, onlyB: {} })] } })
 
   it('reads a tag of every primitive type, by const or by an enum of one value', () => {
     const cases: ReadonlyArray<readonly [unknown, unknown, unknown]> = [
@@ -335,7 +473,8 @@ describe('compileSchema: what decides a place', () => {
       [{ enum: ['a'] }, { enum: ['b'] }, 'a'],
       [{ enum: [null] }, { enum: [0] }, null],
     ]
-    for (const [a, b, value] of cases) expect(paths(tagged(a, b), { s: { kind: value, onlyB: 1 } }), JSON.stringify([a, b])).toEqual(['s.onlyB'])
+    for (const [a, b, value] of cases)
+      expect(paths(tagged(a, b), { s: { kind: value, onlyB: 1 } }), JSON.stringify([a, b])).toEqual(['s.onlyB'])
   })
 
   it('takes no tag from an enum of two values, an object const, or a branch without the pin', () => {
@@ -347,13 +486,23 @@ describe('compileSchema: what decides a place', () => {
       [{ const: 'a' }, { type: 'string' }],
     ]
     // with no tag, a key either branch declares is declared
-    for (const [a, b] of undecided) expect(paths(tagged(a, b), { s: { kind: 'a', onlyB: 1, onlyA: 1 } }), JSON.stringify([a, b])).toEqual([])
+    for (const [a, b] of undecided)
+      expect(paths(tagged(a, b), { s: { kind: 'a', onlyB: 1, onlyA: 1 } }), JSON.stringify([a, b])).toEqual([])
     // a branch that does not declare the first branch's key at all
-    expect(paths(obj({ s: { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ y: {} })] } }), { s: { kind: 'a', y: 1 } })).toEqual([])
+    expect(
+      paths(obj({ s: { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ y: {} })] } }), { s: { kind: 'a', y: 1 } }),
+    ).toEqual([])
   })
 
   it('finds the tag past the first key, through allOf, and lets two branches share a value', () => {
-    const later = obj({ s: { oneOf: [obj({ name: { type: 'string' }, kind: { const: 'a' }, x: {} }), obj({ name: { type: 'string' }, kind: { const: 'b' }, y: {} })] } })
+    const later = obj({
+      s: {
+        oneOf: [
+          obj({ name: { type: 'string' }, kind: { const: 'a' }, x: {} }),
+          obj({ name: { type: 'string' }, kind: { const: 'b' }, y: {} }),
+        ],
+      },
+    })
     expect(paths(later, { s: { name: 'n', kind: 'a', y: 1 } })).toEqual(['s.y'])
     for (const conjuncts of [
       [obj({ kind: { type: 'string' } }), obj({ kind: { const: 'a' }, x: {} })],
@@ -362,24 +511,58 @@ describe('compileSchema: what decides a place', () => {
       const folded = obj({ s: { oneOf: [{ allOf: conjuncts }, obj({ kind: { const: 'b' }, y: {} })] } })
       expect(paths(folded, { s: { kind: 'a', y: 1 } })).toEqual(['s.y'])
     }
-    const shared = obj({ s: { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ kind: { const: 'a' }, y: {} }), obj({ kind: { const: 'b' }, z: {} })] } })
+    const shared = obj({
+      s: {
+        oneOf: [
+          obj({ kind: { const: 'a' }, x: {} }),
+          obj({ kind: { const: 'a' }, y: {} }),
+          obj({ kind: { const: 'b' }, z: {} }),
+        ],
+      },
+    })
     expect(paths(shared, { s: { kind: 'a', x: 1, y: 1, z: 1 } })).toEqual(['s.z'])
     // a value that is not a primitive picks nothing: every branch decides
-    expect(paths(tagged({ const: 'a' }, { const: 'b' }), { s: { kind: { a: 1 }, onlyA: 1, onlyB: 1, zz: 1 } })).toEqual(['s.zz'])
+    expect(paths(tagged({ const: 'a' }, { const: 'b' }), { s: { kind: { a: 1 }, onlyA: 1, onlyB: 1, zz: 1 } })).toEqual(
+      ['s.zz'],
+    )
   })
 
   it('leaves out of a union the branches that take no object, and is silent when one takes any object', () => {
-    const withBranch = (branch: unknown, more: Record<string, unknown> = {}) => ({ ...obj({ o: { anyOf: [branch, obj({ a: {} })] } }), ...more })
-    for (const notAnObject of [{ type: 'string' }, { type: ['string', 'null'] }, false, { $ref: '#/$defs/no' }, { allOf: [{ type: 'number' }] }]) {
-      expect(paths(withBranch(notAnObject, { $defs: { no: false } }), { o: { a: 1, zz: 1 } }), JSON.stringify(notAnObject)).toEqual(['o.zz'])
+    const withBranch = (branch: unknown, more: Record<string, unknown> = {}) => ({
+      ...obj({ o: { anyOf: [branch, obj({ a: {} })] } }),
+      ...more,
+    })
+    for (const notAnObject of [
+      { type: 'string' },
+      { type: ['string', 'null'] },
+      false,
+      { $ref: '#/$defs/no' },
+      { allOf: [{ type: 'number' }] },
+    ]) {
+      expect(
+        paths(withBranch(notAnObject, { $defs: { no: false } }), { o: { a: 1, zz: 1 } }),
+        JSON.stringify(notAnObject),
+      ).toEqual(['o.zz'])
     }
-    for (const anyObject of [{ type: 'object' }, { type: ['object', 'null'] }, true, {}, { $ref: '#/$defs/missing' }, { $ref: '#/$defs/yes' }]) {
-      expect(paths(withBranch(anyObject, { $defs: { yes: {} } }), { o: { a: 1, zz: 1 } }), JSON.stringify(anyObject)).toEqual([])
+    for (const anyObject of [
+      { type: 'object' },
+      { type: ['object', 'null'] },
+      true,
+      {},
+      { $ref: '#/$defs/missing' },
+      { $ref: '#/$defs/yes' },
+    ]) {
+      expect(
+        paths(withBranch(anyObject, { $defs: { yes: {} } }), { o: { a: 1, zz: 1 } }),
+        JSON.stringify(anyObject),
+      ).toEqual([])
     }
   })
 
   it('is silent where neither a place nor any branch that may hold an object declares a key', () => {
-    expect(paths(obj({ o: { anyOf: [{ anyOf: [{ type: 'string' }] }, { type: 'number' }] } }), { o: { zz: 1 } })).toEqual([])
+    expect(
+      paths(obj({ o: { anyOf: [{ anyOf: [{ type: 'string' }] }, { type: 'number' }] } }), { o: { zz: 1 } }),
+    ).toEqual([])
   })
 
   it('visits a union that names itself once, and still decides with its other branches', () => {
@@ -392,13 +575,24 @@ describe('compileSchema: what decides a place', () => {
   })
 
   it('keeps every schema that declares the same key (allOf), and the keys of then, else and dependentSchemas', () => {
-    expect(paths({ allOf: [obj({ o: obj({ a: {} }) }), obj({ o: obj({ b: {} }) })] }, { o: { a: 1, b: 1, zz: 1 } })).toEqual(['o.zz'])
-    const conditional = obj({ a: {} }, { if: obj({ a: { const: 1 } }), then: obj({ b: {} }), else: obj({ c: {} }), dependentSchemas: { a: obj({ d: {} }) } })
+    expect(
+      paths({ allOf: [obj({ o: obj({ a: {} }) }), obj({ o: obj({ b: {} }) })] }, { o: { a: 1, b: 1, zz: 1 } }),
+    ).toEqual(['o.zz'])
+    const conditional = obj(
+      { a: {} },
+      {
+        if: obj({ a: { const: 1 } }),
+        then: obj({ b: {} }),
+        else: obj({ c: {} }),
+        dependentSchemas: { a: obj({ d: {} }) },
+      },
+    )
     expect(paths(conditional, { a: 1, b: 1, c: 1, d: 1, zz: 1 })).toEqual(['zz'])
   })
 
   it('resolves only JSON pointers, unescapes ~0 and ~1, and makes a place it cannot resolve schema-free, siblings included', () => {
-    const at = (ref: string, $defs: Record<string, unknown>) => paths({ ...obj({ x: { $ref: ref, properties: { a: {} } } }), $defs, def: obj({ b: {} }) }, { x: { a: 1, zz: 1 } })
+    const at = (ref: string, $defs: Record<string, unknown>) =>
+      paths({ ...obj({ x: { $ref: ref, properties: { a: {} } } }), $defs, def: obj({ b: {} }) }, { x: { a: 1, zz: 1 } })
     expect(at('#/$defs/a~0b', { 'a~b': obj({ a: {} }) })).toEqual(['x.zz'])
     expect(at('#/$defs/a~1b', { 'a/b': obj({ a: {} }) })).toEqual(['x.zz'])
     expect(at('#/$defs/a%20b', { 'a b': obj({ a: {} }) })).toEqual(['x.zz'])
@@ -416,33 +610,63 @@ describe('compileSchema: what decides a place', () => {
 
   it('walks a tuple by position and the rest by items', () => {
     const tuple = obj({ t: { type: 'array', prefixItems: [obj({ a: {} })], items: obj({ b: {} }) } })
-    expect(paths(tuple, { t: [{ a: 1, b: 1 }, { a: 1, b: 1 }, { b: 1, c: 1 }] })).toEqual(['t[].a', 't[].b', 't[].c'])
+    expect(
+      paths(tuple, {
+        t: [
+          { a: 1, b: 1 },
+          { a: 1, b: 1 },
+          { b: 1, c: 1 },
+        ],
+      }),
+    ).toEqual(['t[].a', 't[].b', 't[].c'])
     const draft4 = obj({ t: { type: 'array', items: [obj({ a: {} }), obj({ b: {} })] } })
     expect(paths(draft4, { t: [{ a: 1, zz: 1 }, { b: 1, yy: 1 }, { free: 1 }] })).toEqual(['t[].yy', 't[].zz'])
-    const ofUnion = obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, { type: 'array', items: obj({ b: {} }) }] } })
+    const ofUnion = obj({
+      t: {
+        anyOf: [
+          { type: 'array', items: obj({ a: {} }) },
+          { type: 'array', items: obj({ b: {} }) },
+        ],
+      },
+    })
     expect(paths(ofUnion, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].zz'])
     // a branch that takes any array leaves its elements free; one that takes no array counts for nothing
-    const arrays = (other: unknown) => ({ ...obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, other] } }), $defs: { no: false } })
-    for (const any of [{ type: 'array' }, {}, { type: ['array', 'null'] }]) expect(paths(arrays(any), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(any)).toEqual([])
+    const arrays = (other: unknown) => ({
+      ...obj({ t: { anyOf: [{ type: 'array', items: obj({ a: {} }) }, other] } }),
+      $defs: { no: false },
+    })
+    for (const any of [{ type: 'array' }, {}, { type: ['array', 'null'] }])
+      expect(paths(arrays(any), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(any)).toEqual([])
     for (const none of [{ type: 'string' }, { type: ['object', 'null'] }, false, { $ref: '#/$defs/no' }]) {
       expect(paths(arrays(none), { t: [{ a: 1, zz: 1 }] }), JSON.stringify(none)).toEqual(['t[].zz'])
     }
     // a branch with a prefix only constrains its elements too
-    expect(paths(arrays({ type: 'array', prefixItems: [obj({ b: {} })] }), { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].zz'])
+    expect(paths(arrays({ type: 'array', prefixItems: [obj({ b: {} })] }), { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual([
+      't[].zz',
+    ])
   })
 
   it('hears an array element through a place shared by two arrays', () => {
     const element = obj({ a: {} })
-    expect(paths(obj({ p1: { type: 'array', items: element }, p2: { type: 'array', items: element } }), { p1: [{ yy: 1 }], p2: [{ zz: 1 }] })).toEqual(['p1[].yy', 'p2[].zz'])
+    expect(
+      paths(obj({ p1: { type: 'array', items: element }, p2: { type: 'array', items: element } }), {
+        p1: [{ yy: 1 }],
+        p2: [{ zz: 1 }],
+      }),
+    ).toEqual(['p1[].yy', 'p2[].zz'])
   })
 
   it('does not read a string, a number or null as an object', () => {
-    const schema = obj({ o: obj({ a: {} }), u: { anyOf: [obj({ a: {} }), obj({ b: {} })] }, l: { type: 'array', items: obj({ a: {} }) } })
+    const schema = obj({
+      o: obj({ a: {} }),
+      u: { anyOf: [obj({ a: {} }), obj({ b: {} })] },
+      l: { type: 'array', items: obj({ a: {} }) },
+    })
     for (const v of ['str', 7, null, true]) expect(paths(schema, { o: v, u: v, l: [v] })).toEqual([])
     expect(paths(schema, { o: ['x'], u: ['x'] })).toEqual([])
   })
 
-  it('tolerates reason and the tolerated names at the top of a union too, and offers the place\'s keys', () => {
+  it("tolerates reason and the tolerated names at the top of a union too, and offers the place's keys", () => {
     const root = { oneOf: [obj({ kind: { const: 'a' }, x: {} }), obj({ kind: { const: 'b' }, y: {} })] }
     expect(diffKeys(compileSchema(root), new Set(['_meta']))({ kind: 'a', reason: 'r', _meta: 1 })).toEqual([])
     const [found] = diffKeys(compileSchema(obj({ s: root })))({ s: { kind: 'a', reason: 'r' } })
@@ -452,7 +676,7 @@ describe('compileSchema: what decides a place', () => {
     expect([...(found?.declared ?? [])].sort()).toEqual(['kind', 'x'])
   })
 
-  it('remembers a clean object\'s keys without changing what is heard on the next call', () => {
+  it("remembers a clean object's keys without changing what is heard on the next call", () => {
     const diff = diffKeys(compileSchema(obj({ o: obj({ a: {}, b: {} }), p: {} })))
     expect(diff({ reason: 'r', o: { a: 1, b: 2 } })).toEqual([])
     expect(diff({ reason: 'r', o: { a: 1, zz: 2 } }).map((k) => k.path)).toEqual(['o.zz'])
@@ -506,31 +730,77 @@ describe('the depth bound', () => {
     return v
   }
   // the strays of the objects at levels 0..last (level L sits L or 2L steps down)
-  const heard = (last: number, inArray: boolean) => Array.from({ length: last + 1 }, (_, l) => (inArray ? 'k[].' : 'k.').repeat(l) + 'zz').sort()
-  const paths = (schema: unknown, args: Record<string, unknown>) => diffKeys(compileSchema(schema))(args).map((k) => k.path)
+  const heard = (last: number, inArray: boolean) =>
+    Array.from({ length: last + 1 }, (_, l) => (inArray ? 'k[].' : 'k.').repeat(l) + 'zz').sort()
+  const paths = (schema: unknown, args: Record<string, unknown>) =>
+    diffKeys(compileSchema(schema))(args).map((k) => k.path)
 
   it('reads a schema to its bound, whatever construct makes each step', () => {
     // level L's object is L schema steps down through properties or patterns, 2L through
     // an array's items or a union's branch and its property
-    expect(paths(chain((next) => obj({ k: next })), deepArgs(false))).toEqual(heard(BOUND, false))
-    expect(paths(chain((next) => ({ type: 'object', patternProperties: { '^k$': next } })), deepArgs(false))).toEqual(heard(BOUND, false))
-    expect(paths(chain((next) => ({ anyOf: [obj({ k: next })] })), deepArgs(false))).toEqual(heard(Math.floor((BOUND - 1) / 2), false))
-    expect(paths(chain((next) => obj({ k: { type: 'array', items: next } })), deepArgs(true))).toEqual(heard(BOUND / 2, true))
-    expect(paths(chain((next) => obj({ k: { type: 'array', prefixItems: [next] } })), deepArgs(true))).toEqual(heard(BOUND / 2, true))
+    expect(
+      paths(
+        chain((next) => obj({ k: next })),
+        deepArgs(false),
+      ),
+    ).toEqual(heard(BOUND, false))
+    expect(
+      paths(
+        chain((next) => ({ type: 'object', patternProperties: { '^k$': next } })),
+        deepArgs(false),
+      ),
+    ).toEqual(heard(BOUND, false))
+    expect(
+      paths(
+        chain((next) => ({ anyOf: [obj({ k: next })] })),
+        deepArgs(false),
+      ),
+    ).toEqual(heard(Math.floor((BOUND - 1) / 2), false))
+    expect(
+      paths(
+        chain((next) => obj({ k: { type: 'array', items: next } })),
+        deepArgs(true),
+      ),
+    ).toEqual(heard(BOUND / 2, true))
+    expect(
+      paths(
+        chain((next) => obj({ k: { type: 'array', prefixItems: [next] } })),
+        deepArgs(true),
+      ),
+    ).toEqual(heard(BOUND / 2, true))
     // through a union's branch as well, so the schema's bound comes before the arguments':
     // level L's object is decided by a branch 2L + 1 steps down (pattern), or 3L + 1 (items)
     const branched = (place: (next: unknown) => unknown) => chain((next) => ({ anyOf: [place(next)] }))
-    expect(paths(branched((next) => ({ type: 'object', patternProperties: { '^k$': next } })), deepArgs(false))).toEqual(heard(Math.floor((BOUND - 1) / 2), false))
-    expect(paths(branched((next) => obj({ k: { type: 'array', items: next } })), deepArgs(true))).toEqual(heard(Math.floor((BOUND - 1) / 3), true))
-    expect(paths(branched((next) => obj({ k: { type: 'array', prefixItems: [next] } })), deepArgs(true))).toEqual(heard(Math.floor((BOUND - 1) / 3), true))
+    expect(
+      paths(
+        branched((next) => ({ type: 'object', patternProperties: { '^k$': next } })),
+        deepArgs(false),
+      ),
+    ).toEqual(heard(Math.floor((BOUND - 1) / 2), false))
+    expect(
+      paths(
+        branched((next) => obj({ k: { type: 'array', items: next } })),
+        deepArgs(true),
+      ),
+    ).toEqual(heard(Math.floor((BOUND - 1) / 3), true))
+    expect(
+      paths(
+        branched((next) => obj({ k: { type: 'array', prefixItems: [next] } })),
+        deepArgs(true),
+      ),
+    ).toEqual(heard(Math.floor((BOUND - 1) / 3), true))
   })
 
   it('reads arguments to their bound under a recursive schema, on every path of the walk', () => {
     const simple = { type: 'object', properties: { k: { $ref: '#' } } }
     expect(paths(simple, deepArgs(false))).toEqual(heard(BOUND, false))
-    expect(paths({ anyOf: [obj({ k: { $ref: '#' } }), obj({ other: {} })] }, deepArgs(false))).toEqual(heard(BOUND, false))
+    expect(paths({ anyOf: [obj({ k: { $ref: '#' } }), obj({ other: {} })] }, deepArgs(false))).toEqual(
+      heard(BOUND, false),
+    )
     expect(paths(obj({ k: { type: 'array', items: { $ref: '#' } } }), deepArgs(true))).toEqual(heard(BOUND / 2, true))
-    expect(paths(obj({ k: { type: 'array', prefixItems: [{ $ref: '#' }] } }), deepArgs(true))).toEqual(heard(BOUND / 2, true))
+    expect(paths(obj({ k: { type: 'array', prefixItems: [{ $ref: '#' }] } }), deepArgs(true))).toEqual(
+      heard(BOUND / 2, true),
+    )
     // strays from level 63 down, clean objects above them: the second call walks those by
     // the keys it remembers
     let v: Record<string, unknown> = { zz: 1 }

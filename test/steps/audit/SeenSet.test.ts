@@ -5,7 +5,14 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { SeenSet } from '../../../src/steps/audit/SeenSet.js'
 import { emptySeenSet, emptySeenSetOf, firstSeen } from '../../../src/index.js'
-import { MAX_ID_CHARS, MAX_KEY_CHARS, hasSeen, isFull, pairStats, rememberedKey } from '../../../src/steps/audit/SeenSet.js'
+import {
+  MAX_ID_CHARS,
+  MAX_KEY_CHARS,
+  hasSeen,
+  isFull,
+  pairStats,
+  rememberedKey,
+} from '../../../src/steps/audit/SeenSet.js'
 
 /** Every pair of a list, each counted by one call, from the empty set. */
 const seenOf = (pairs: ReadonlyArray<readonly [string, string]>, from: SeenSet = emptySeenSet): SeenSet =>
@@ -39,10 +46,15 @@ describe('emptySeenSetOf', () => {
     expect(emptySeenSetOf(1).capacity).toBe(1)
   })
 
-  it.each([0, -1, 1.5, 0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1])('refuses a capacity of %s with a TypeError that names it', (capacity) => {
-    expect(() => emptySeenSetOf(capacity)).toThrow(TypeError)
-    expect(() => emptySeenSetOf(capacity)).toThrow(`emptySeenSetOf: capacity must be a whole number of at least 1, got ${String(capacity)}`)
-  })
+  it.each([0, -1, 1.5, 0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1])(
+    'refuses a capacity of %s with a TypeError that names it',
+    (capacity) => {
+      expect(() => emptySeenSetOf(capacity)).toThrow(TypeError)
+      expect(() => emptySeenSetOf(capacity)).toThrow(
+        `emptySeenSetOf: capacity must be a whole number of at least 1, got ${String(capacity)}`,
+      )
+    },
+  )
 })
 
 // -------------------------------------------------------------------------------------
@@ -88,7 +100,8 @@ describe('firstSeen', () => {
   it(`keeps the start of a longer first id, marked so it is not taken for an id of just those ${MAX_ID_CHARS} characters`, () => {
     fc.assert(
       fc.property(fc.string({ minLength: MAX_ID_CHARS + 1, maxLength: 300 }), (id) => {
-        const firstId = (i: string): string | undefined => pairStats(firstSeen('t', ['a'], i)(emptySeenSet)[1])[0]?.firstId
+        const firstId = (i: string): string | undefined =>
+          pairStats(firstSeen('t', ['a'], i)(emptySeenSet)[1])[0]?.firstId
         const kept = firstId(id)
         expect(kept?.startsWith(id.slice(0, MAX_ID_CHARS))).toBe(true)
         expect(kept).not.toBe(firstId(id.slice(0, MAX_ID_CHARS)))
@@ -125,27 +138,35 @@ describe('firstSeen', () => {
   it('never remembers more pairs than its capacity, whatever the calls (model: the first capacity distinct pairs)', () => {
     const pairArb = fc.tuple(fc.constantFrom('t', 'u'), fc.constantFrom('a', 'b', 'c', 'd', 'e'))
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.array(fc.array(pairArb, { minLength: 1, maxLength: 4 }), { maxLength: 10 }), (capacity, calls) => {
-        let seen = emptySeenSetOf(capacity)
-        const kept = new Set<string>()
-        for (const call of calls) {
-          // one call is of one tool
-          const tool = call[0]?.[0] ?? 't'
-          const keys = call.map(([, k]) => k)
-          const [fresh, next] = firstSeen(tool, keys)(seen)
-          const expected: Array<string> = []
-          for (const k of new Set(keys)) {
-            const id = JSON.stringify([tool, k])
-            if (kept.has(id)) continue
-            expected.push(k)
-            if (kept.size < capacity) kept.add(id)
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.array(pairArb, { minLength: 1, maxLength: 4 }), { maxLength: 10 }),
+        (capacity, calls) => {
+          let seen = emptySeenSetOf(capacity)
+          const kept = new Set<string>()
+          for (const call of calls) {
+            // one call is of one tool
+            const tool = call[0]?.[0] ?? 't'
+            const keys = call.map(([, k]) => k)
+            const [fresh, next] = firstSeen(tool, keys)(seen)
+            const expected: Array<string> = []
+            for (const k of new Set(keys)) {
+              const id = JSON.stringify([tool, k])
+              if (kept.has(id)) continue
+              expected.push(k)
+              if (kept.size < capacity) kept.add(id)
+            }
+            expect(fresh).toEqual(expected)
+            seen = next
           }
-          expect(fresh).toEqual(expected)
-          seen = next
-        }
-        expect(seen.size).toBe(kept.size)
-        expect(pairStats(seen).map((p) => JSON.stringify([p.tool, p.key])).sort()).toEqual([...kept].sort())
-      }),
+          expect(seen.size).toBe(kept.size)
+          expect(
+            pairStats(seen)
+              .map((p) => JSON.stringify([p.tool, p.key]))
+              .sort(),
+          ).toEqual([...kept].sort())
+        },
+      ),
     )
   })
 })
@@ -186,7 +207,15 @@ describe('memory per remembered pair, measured on the heap', () => {
     const gc = runInNewContext('gc') as () => void
     const { withUnknownKeyAudit, fromTools } = await import('../../../src/index.js')
     const tools = withUnknownKeyAudit({ onWarn: () => undefined, onDiagnostic: () => undefined })(
-      fromTools([{ declaration: { type: 'function', function: { name: 'w', parameters: { type: 'object', properties: { path: {} } } } }, run: () => TE.right('') }]),
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'w', parameters: { type: 'object', properties: { path: {} } } },
+          },
+          run: () => TE.right(''),
+        },
+      ]),
     )
     await tools.toolsForLlm()
     const long = 'x'.repeat(10_000)
@@ -194,7 +223,10 @@ describe('memory per remembered pair, measured on the heap', () => {
     const send = async (from: number, to: number): Promise<void> => {
       for (let done = from; done < to; done += 100) {
         // each string built by the parser from a larger one, the case a slice would keep alive
-        const batch = Array.from({ length: 100 }, (_, j) => ({ id: `${done + j}${long}`, function: { name: 'w', arguments: `{"path":"a","${done + j}${long}":1}` } }))
+        const batch = Array.from({ length: 100 }, (_, j) => ({
+          id: `${done + j}${long}`,
+          function: { name: 'w', arguments: `{"path":"a","${done + j}${long}":1}` },
+        }))
         await tools.executeToolCalls(batch)()
       }
     }

@@ -15,7 +15,10 @@ describe('decodeAnswer', () => {
     [[{ action: 'allow-once' }], 'an array'],
     ['allow-once', 'the string "allow-once"'],
   ])('calls an answer that is not an object unclear, saying what it was: %j', (answer, what) => {
-    expect(decodeAnswer(answer, suggestion)).toEqual({ _tag: 'Left', left: { _tag: 'UnclearAnswer', problem: expect.stringMatching(/^expected \{ action, rule\? \}, got /) } })
+    expect(decodeAnswer(answer, suggestion)).toEqual({
+      _tag: 'Left',
+      left: { _tag: 'UnclearAnswer', problem: expect.stringMatching(/^expected \{ action, rule\? \}, got /) },
+    })
     const out = decodeAnswer(answer, suggestion)
     expect(out._tag === 'Left' && out.left.problem).toContain(what)
   })
@@ -35,7 +38,10 @@ describe('decodeAnswer', () => {
   ])('refuses an always answer whose rule is %s, saying so', (_, rule, what) => {
     for (const action of ['always-allow', 'always-deny']) {
       const out = decodeAnswer({ action, rule }, suggestion)
-      expect(out).toEqual({ _tag: 'Left', left: { _tag: 'InvalidRule', problem: expect.stringMatching(/^rule must be a rule, got /) } })
+      expect(out).toEqual({
+        _tag: 'Left',
+        left: { _tag: 'InvalidRule', problem: expect.stringMatching(/^rule must be a rule, got /) },
+      })
       expect(out._tag === 'Left' && out.left.problem).toContain(what)
     }
   })
@@ -45,7 +51,9 @@ describe('decodeAnswer', () => {
       _tag: 'Right',
       right: { action: 'always-allow', grant: { tool: 'fs_*', decision: 'allow' } },
     })
-    expect(decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', decision: 'deny', note: 'no' } }, suggestion)).toEqual({
+    expect(
+      decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', decision: 'deny', note: 'no' } }, suggestion),
+    ).toEqual({
       _tag: 'Right',
       right: { action: 'always-deny', grant: { tool: 'fs_*', decision: 'deny', note: 'no' } },
     })
@@ -81,7 +89,8 @@ describe('recordGrant', () => {
   it('adds a rule that differs in any member, and keeps the very same list for an equal one', () => {
     fc.assert(
       fc.property(fc.array(ruleArb, { maxLength: 4 }), ruleArb, (grants, rule) => {
-        const same = (a: Rule, b: Rule) => a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
+        const same = (a: Rule, b: Rule) =>
+          a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
         const out = recordGrant({ ...rule })(grants)
         if (grants.some((g) => same(g, rule))) expect(out).toBe(grants)
         else expect(out).toEqual([...grants, rule])

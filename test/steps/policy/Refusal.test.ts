@@ -10,7 +10,14 @@ describe('drawRefusal', () => {
   const DENY_GIT: Rule = { tool: 'fs_write', decision: 'deny', under: '/p/.git', note: 'history is read-only' }
 
   it('lists every location a deny could not check, apart', () => {
-    expect(drawRefusal({ _tag: 'DeniedByRule', tool: 'fs_move', rule: DENY_GIT, unevaluable: ['from is empty', 'to is relative and this tool has no root'] })).toBe(
+    expect(
+      drawRefusal({
+        _tag: 'DeniedByRule',
+        tool: 'fs_move',
+        rule: DENY_GIT,
+        unevaluable: ['from is empty', 'to is relative and this tool has no root'],
+      }),
+    ).toBe(
       'The permission policy refused this call to "fs_move" (rule: deny "fs_write" under /p/.git). Reason: history is read-only.' +
         ' Its location could not be checked (from is empty; to is relative and this tool has no root), so the rule applied to be safe;' +
         ' a call with a clean absolute path may be treated differently. It was not run; do not retry it as is.',

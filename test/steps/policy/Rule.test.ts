@@ -31,7 +31,10 @@ describe('decodeRule', () => {
   it('decodes each form of rule into a fresh frozen object, under in normal form', () => {
     const input = { tool: 'fs_*', decision: 'allow', under: '/p//src/', note: 'the project' }
     const out = decodeRule(input)
-    expect(out).toEqual({ _tag: 'Right', right: { tool: 'fs_*', decision: 'allow', under: '/p/src', note: 'the project' } })
+    expect(out).toEqual({
+      _tag: 'Right',
+      right: { tool: 'fs_*', decision: 'allow', under: '/p/src', note: 'the project' },
+    })
     if (out._tag === 'Right') {
       expect(out.right).not.toBe(input)
       expect(Object.isFrozen(out.right)).toBe(true)
@@ -44,7 +47,12 @@ describe('decodeRule', () => {
     expect(out._tag === 'Right' && Object.keys(out.right)).toEqual(['tool', 'decision'])
     const undefinedMembers = decodeRule({ tool: 'x', decision: 'allow', under: undefined, note: undefined })
     expect(undefinedMembers._tag === 'Right' && Object.keys(undefinedMembers.right)).toEqual(['tool', 'decision'])
-    const inherited = decodeRule(Object.assign(Object.create({ note: 'from the prototype', under: '/etc' }) as object, { tool: 'x', decision: 'deny' }))
+    const inherited = decodeRule(
+      Object.assign(Object.create({ note: 'from the prototype', under: '/etc' }) as object, {
+        tool: 'x',
+        decision: 'deny',
+      }),
+    )
     expect(inherited._tag === 'Right' && Object.keys(inherited.right)).toEqual(['tool', 'decision'])
   })
 
@@ -56,7 +64,14 @@ describe('decodeRule', () => {
   })
 
   it('says a rule whose members cannot be listed cannot be read', () => {
-    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys') } })
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('no keys')
+        },
+      },
+    )
     expect(decodeRule(hostile)).toEqual({ _tag: 'Left', left: 'rule cannot be read' })
   })
 
@@ -80,11 +95,17 @@ describe('decodeRule', () => {
 
   it.each([
     [{ tool: 'x', decision: 'alow' }, 'rule.decision must be "allow", "deny" or "ask", got the string "alow"'],
-    [{ tool: '*_read', decision: 'allow' }, 'rule.tool must be a tool name, a prefix glob ending in "*", or "*" (a "*" anywhere else is not supported), got the string "*_read"'],
+    [
+      { tool: '*_read', decision: 'allow' },
+      'rule.tool must be a tool name, a prefix glob ending in "*", or "*" (a "*" anywhere else is not supported), got the string "*_read"',
+    ],
     [{ tool: '', decision: 'allow' }, 'rule.tool must be a tool name'],
     [{ decision: 'allow' }, 'rule.tool must be'],
     [{ tool: 'x' }, 'rule.decision must be'],
-    [{ tool: 'x', decision: 'allow', under: 'src' }, 'rule.under must be an absolute POSIX path without "..", NUL, backslash or "~", got the string "src"'],
+    [
+      { tool: 'x', decision: 'allow', under: 'src' },
+      'rule.under must be an absolute POSIX path without "..", NUL, backslash or "~", got the string "src"',
+    ],
     [{ tool: 'x', decision: 'allow', under: '/p/../etc' }, 'rule.under must be an absolute POSIX path'],
     [{ tool: 'x', decision: 'allow', under: '~/p' }, 'rule.under must be an absolute POSIX path'],
     [{ tool: 'x', decision: 'allow', note: 7 }, 'rule.note must be string, got number 7'],
@@ -110,8 +131,19 @@ describe('decodeRule', () => {
 
 describe('ToolGlob and AbsoluteDirectory', () => {
   it('is() agrees with what they decode', () => {
-    expect([ToolGlob.is('fs_*'), ToolGlob.is('*'), ToolGlob.is('*_x'), ToolGlob.is(''), ToolGlob.is(5)]).toEqual([true, true, false, false, false])
-    expect([AbsoluteDirectory.is('/p'), AbsoluteDirectory.is('/p/../q'), AbsoluteDirectory.is('p'), AbsoluteDirectory.is(5)]).toEqual([true, false, false, false])
+    expect([ToolGlob.is('fs_*'), ToolGlob.is('*'), ToolGlob.is('*_x'), ToolGlob.is(''), ToolGlob.is(5)]).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ])
+    expect([
+      AbsoluteDirectory.is('/p'),
+      AbsoluteDirectory.is('/p/../q'),
+      AbsoluteDirectory.is('p'),
+      AbsoluteDirectory.is(5),
+    ]).toEqual([true, false, false, false])
   })
 })
 
@@ -151,12 +183,18 @@ describe('decodeRules', () => {
   })
 
   it('refuses anything but an array', () => {
-    expect(decodeRules({ tool: 'a', decision: 'allow' }, 'grants')).toEqual({ _tag: 'Left', left: 'grants must be an array of rules, got an object' })
+    expect(decodeRules({ tool: 'a', decision: 'allow' }, 'grants')).toEqual({
+      _tag: 'Left',
+      left: 'grants must be an array of rules, got an object',
+    })
   })
 
   it('calls the list "rules" unless told otherwise', () => {
     expect(decodeRules(5)).toEqual({ _tag: 'Left', left: 'rules must be an array of rules, got number 5' })
-    expect(decodeRules([5])).toEqual({ _tag: 'Left', left: 'rules[0] must be a rule { tool, decision, under?, note? }, got number 5' })
+    expect(decodeRules([5])).toEqual({
+      _tag: 'Left',
+      left: 'rules[0] must be a rule { tool, decision, under?, note? }, got number 5',
+    })
   })
 
   it('answers a frozen list', () => {

@@ -39,7 +39,12 @@ describe('judge', () => {
     const v = judge([GIT], {})(CALL, 'fs_move', readable({ from: '/q/a', to: 'rel/b' }))
     expect(v).toEqual({
       _tag: 'Refuse',
-      refusal: { _tag: 'DeniedByRule', tool: 'fs_move', rule: GIT, unevaluable: ['to is relative and this tool has no root'] },
+      refusal: {
+        _tag: 'DeniedByRule',
+        tool: 'fs_move',
+        rule: GIT,
+        unevaluable: ['to is relative and this tool has no root'],
+      },
     })
   })
 
@@ -47,9 +52,15 @@ describe('judge', () => {
     const v = judge([GIT], {})(CALL, 'fs_write', readable({ content: 'x' }))
     expect(v).toEqual({
       _tag: 'Refuse',
-      refusal: { _tag: 'DeniedByRule', tool: 'fs_write', rule: GIT, unevaluable: ['it gives no location argument the tool declares'] },
+      refusal: {
+        _tag: 'DeniedByRule',
+        tool: 'fs_write',
+        rule: GIT,
+        unevaluable: ['it gives no location argument the tool declares'],
+      },
     })
-    if (v._tag === 'Refuse') expect(drawRefusal(v.refusal)).toContain('(it gives no location argument the tool declares)')
+    if (v._tag === 'Refuse')
+      expect(drawRefusal(v.refusal)).toContain('(it gives no location argument the tool declares)')
   })
 
   it('lists nothing unchecked when a location is inside the denied directory', () => {
@@ -59,14 +70,20 @@ describe('judge', () => {
 
   it('lists every unknown location, whatever the clean ones around it', () => {
     fc.assert(
-      fc.property(fc.subarray(['path', 'from', 'to'], { minLength: 1 }), fc.subarray(['path', 'from', 'to']), (unknown, clean) => {
-        const args: Record<string, unknown> = {}
-        for (const k of clean) args[k] = '/elsewhere/x'
-        for (const k of unknown) args[k] = 'relative'
-        const v = judge([GIT], {})(CALL, 'fs_write', readable(args))
-        const expected = ['path', 'from', 'to'].filter((k) => unknown.includes(k)).map((k) => `${k} is relative and this tool has no root`)
-        expect(v).toMatchObject({ _tag: 'Refuse', refusal: { _tag: 'DeniedByRule', unevaluable: expected } })
-      }),
+      fc.property(
+        fc.subarray(['path', 'from', 'to'], { minLength: 1 }),
+        fc.subarray(['path', 'from', 'to']),
+        (unknown, clean) => {
+          const args: Record<string, unknown> = {}
+          for (const k of clean) args[k] = '/elsewhere/x'
+          for (const k of unknown) args[k] = 'relative'
+          const v = judge([GIT], {})(CALL, 'fs_write', readable(args))
+          const expected = ['path', 'from', 'to']
+            .filter((k) => unknown.includes(k))
+            .map((k) => `${k} is relative and this tool has no root`)
+          expect(v).toMatchObject({ _tag: 'Refuse', refusal: { _tag: 'DeniedByRule', unevaluable: expected } })
+        },
+      ),
     )
   })
 })
@@ -82,12 +99,23 @@ describe('byGrants', () => {
 
   it('leaves the question to the human when the grant that decides asks', () => {
     expect(byGrants([{ tool: 'fs_write', decision: 'ask' }], {})(q)).toBeUndefined()
-    expect(byGrants([{ tool: 'fs_*', decision: 'allow' }, { tool: 'fs_write', decision: 'ask', under: '/p' }], {})(q)).toBeUndefined()
+    expect(
+      byGrants(
+        [
+          { tool: 'fs_*', decision: 'allow' },
+          { tool: 'fs_write', decision: 'ask', under: '/p' },
+        ],
+        {},
+      )(q),
+    ).toBeUndefined()
   })
 
   it('allows what a grant allows, and refuses what one refuses, naming it', () => {
     expect(byGrants([{ tool: 'fs_write', decision: 'allow', under: '/p' }], {})(q)).toEqual<Verdict>({ _tag: 'Allow' })
     const no: Rule = { tool: 'fs_write', decision: 'deny', under: '/p' }
-    expect(byGrants([no], {})(q)).toEqual<Verdict>({ _tag: 'Refuse', refusal: { _tag: 'DeniedByGrant', tool: 'fs_write', rule: no } })
+    expect(byGrants([no], {})(q)).toEqual<Verdict>({
+      _tag: 'Refuse',
+      refusal: { _tag: 'DeniedByGrant', tool: 'fs_write', rule: no },
+    })
   })
 })

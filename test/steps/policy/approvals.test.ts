@@ -39,10 +39,12 @@ describe('approvalBridge', () => {
     })
 
     it('refuses rules that are not rules, saying so under the name "rules"', () => {
-      expect(() => approvalBridge({ rules: 'x' } as unknown as PolicyApprovalOptions, 'here')).toThrow(/^here: rules must be an array of rules/)
-      expect(() => approvalBridge({ rules: [{ tool: 'a', decision: 'maybe' }] } as unknown as PolicyApprovalOptions, 'there')).toThrow(
-        /^there: rules/,
+      expect(() => approvalBridge({ rules: 'x' } as unknown as PolicyApprovalOptions, 'here')).toThrow(
+        /^here: rules must be an array of rules/,
       )
+      expect(() =>
+        approvalBridge({ rules: [{ tool: 'a', decision: 'maybe' }] } as unknown as PolicyApprovalOptions, 'there'),
+      ).toThrow(/^there: rules/)
       expect(() => approvalBridge({ rules: 'x' } as unknown as PolicyApprovalOptions, 'here')).toThrow(TypeError)
     })
 
@@ -50,7 +52,9 @@ describe('approvalBridge', () => {
       expect(() => approvalBridge({ rules: RULES, onAsk: 'yes' } as unknown as PolicyApprovalOptions, 'here')).toThrow(
         new TypeError('here: option "onAsk" must be a function, got the string "yes"'),
       )
-      expect(() => approvalBridge({ rules: RULES, onAsk: null } as unknown as PolicyApprovalOptions, 'here')).toThrow(/^here: option "onAsk" must be a function/)
+      expect(() => approvalBridge({ rules: RULES, onAsk: null } as unknown as PolicyApprovalOptions, 'here')).toThrow(
+        /^here: option "onAsk" must be a function/,
+      )
       expect(() => approvalBridge({ rules: RULES, onAsk: () => DENY }, 'here')).not.toThrow()
       expect(() => approvalBridge({ rules: RULES }, 'here')).not.toThrow()
     })

@@ -21,7 +21,11 @@ describe('requestFor', () => {
     const typed = { id: '1', type: 'function', function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } }
     expect(requestFor(questionAbout(typed, args), args).call).toEqual(typed)
     for (const type of [undefined, 'tool', 3]) {
-      const call = { id: '2', ...(type === undefined ? {} : { type }), function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } }
+      const call = {
+        id: '2',
+        ...(type === undefined ? {} : { type }),
+        function: { name: 'fs_write', arguments: '{"path":"/p/a"}' },
+      }
       const request = requestFor(questionAbout(call, args), args)
       expect(request.call).toEqual({ id: '2', function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } })
       expect(request.call).not.toHaveProperty('type')
@@ -50,12 +54,20 @@ describe('requestFor', () => {
 describe('askHuman', () => {
   it('refuses, saying so, a question whose arguments cannot be copied for the human, without asking', async () => {
     let asked = 0
-    const args = Object.defineProperty({}, 'path', { enumerable: true, get: () => { throw new Error('boom') } }) as Args
+    const args = Object.defineProperty({}, 'path', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom')
+      },
+    }) as Args
     const out = await askHuman(() => {
       asked++
       return { action: 'allow-once' }
     })(questionAbout({ id: '1', function: { name: 'fs_write', arguments: '{}' } }, {}), args)
-    expect(out).toEqual({ _tag: 'Left', left: { _tag: 'AskFailed', tool: 'fs_write', error: 'the call could not be shown to the human (boom)' } })
+    expect(out).toEqual({
+      _tag: 'Left',
+      left: { _tag: 'AskFailed', tool: 'fs_write', error: 'the call could not be shown to the human (boom)' },
+    })
     expect(asked).toBe(0)
   })
 })

@@ -4,7 +4,15 @@
 // onAsk that calls back into its own stack gets an answer.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import type { PermissionAnswer, PermissionRequest, Provider, Rule, ToolCall, ToolDeclaration, ToolResult } from '../../../src/index.js'
+import type {
+  PermissionAnswer,
+  PermissionRequest,
+  Provider,
+  Rule,
+  ToolCall,
+  ToolDeclaration,
+  ToolResult,
+} from '../../../src/index.js'
 import type { Decision } from '../../../src/steps/policy/Rule.js'
 import { drawPermissionRequest, newQuestionQueue, withPolicy } from '../../../src/index.js'
 import { showFacts, showText, showValue } from '../../../src/steps/policy/Answer.js'
@@ -26,7 +34,10 @@ const results = async (p: Provider<unknown>, calls: ReadonlyArray<ToolCall>): Pr
 }
 
 /** A policy over `declarations`, listed once through it, as a host lists before it calls. */
-const listedPolicy = async (declarations: ReadonlyArray<ToolDeclaration>, options: Omit<Parameters<typeof withPolicy>[0], 'rules'> & { readonly rules: ReadonlyArray<Rule> }) => {
+const listedPolicy = async (
+  declarations: ReadonlyArray<ToolDeclaration>,
+  options: Omit<Parameters<typeof withPolicy>[0], 'rules'> & { readonly rules: ReadonlyArray<Rule> },
+) => {
   const inner = recordingProvider(declarations)
   const policy = withPolicy(options)(inner)
   await policy.toolsForLlm()
@@ -38,7 +49,10 @@ const forwarded = (inner: ReturnType<typeof recordingProvider>): ReadonlyArray<T
 const MOVE = decl('move_file', ['source', 'destination'])
 const READ_MANY: ToolDeclaration = {
   type: 'function',
-  function: { name: 'read_multiple_files', parameters: { type: 'object', properties: { paths: { type: 'array', items: { type: 'string' } } } } },
+  function: {
+    name: 'read_multiple_files',
+    parameters: { type: 'object', properties: { paths: { type: 'array', items: { type: 'string' } } } },
+  },
 }
 
 // -------------------------------------------------------------------------------------
@@ -47,7 +61,9 @@ const READ_MANY: ToolDeclaration = {
 
 describe('a decoy location decides nothing', () => {
   it('move_file is judged on source and destination; a decoy path inside the folder does not allow it', async () => {
-    const { inner, policy } = await listedPolicy([MOVE], { rules: [{ tool: 'move_file', decision: 'allow', under: '/srv/project' }] })
+    const { inner, policy } = await listedPolicy([MOVE], {
+      rules: [{ tool: 'move_file', decision: 'allow', under: '/srv/project' }],
+    })
     const [plain, decoyed, inside] = await results(policy, [
       call('1', 'move_file', { source: '/etc/passwd', destination: '/srv/project/x' }),
       call('2', 'move_file', { source: '/etc/passwd', destination: '/srv/project/x', path: '/srv/project' }),
@@ -61,7 +77,10 @@ describe('a decoy location decides nothing', () => {
   })
 
   it('read_multiple_files is judged on every one of its paths; a decoy path outside /etc does not lift the deny', async () => {
-    const rules: ReadonlyArray<Rule> = [{ tool: '*', decision: 'deny', under: '/etc' }, { tool: '*', decision: 'allow' }]
+    const rules: ReadonlyArray<Rule> = [
+      { tool: '*', decision: 'deny', under: '/etc' },
+      { tool: '*', decision: 'allow' },
+    ]
     const { inner, policy } = await listedPolicy([READ_MANY], { rules })
     const out = await results(policy, [
       call('1', 'read_multiple_files', { paths: ['/etc/shadow'] }),
@@ -82,28 +101,49 @@ describe('a decoy location decides nothing', () => {
       asked.push(r)
       return { action: 'deny-once' }
     }
-    const { inner, policy } = await listedPolicy([MOVE], { rules: [{ tool: 'move_file', decision: 'allow', under: '/srv/project' }], onAsk })
-    await results(policy, [call('1', 'move_file', { source: '/srv/project/a', destination: '/srv/project/b', path: '/srv/project' })])
+    const { inner, policy } = await listedPolicy([MOVE], {
+      rules: [{ tool: 'move_file', decision: 'allow', under: '/srv/project' }],
+      onAsk,
+    })
+    await results(policy, [
+      call('1', 'move_file', { source: '/srv/project/a', destination: '/srv/project/b', path: '/srv/project' }),
+    ])
     expect(asked[0]?.why).toBe('unevaluable-path')
     expect(asked[0]?.locations).toEqual([
       { _tag: 'Known', arg: { text: 'source', cut: 0 }, path: { text: '/srv/project/a', cut: 0 } },
       { _tag: 'Known', arg: { text: 'destination', cut: 0 }, path: { text: '/srv/project/b', cut: 0 } },
       { _tag: 'Unknown', arg: { text: 'path', cut: 0 }, problem: 'is not an argument this tool declares' },
     ])
-    expect(drawPermissionRequest(asked[0] as PermissionRequest)).toContain('  path: not checked (is not an argument this tool declares)')
+    expect(drawPermissionRequest(asked[0] as PermissionRequest)).toContain(
+      '  path: not checked (is not an argument this tool declares)',
+    )
     expect(forwarded(inner)).toEqual([])
   })
 
-  it('a tool that declares no location keeps today\'s rules: allow-under never fires, deny-under does, bare rules decide', async () => {
+  it("a tool that declares no location keeps today's rules: allow-under never fires, deny-under does, bare rules decide", async () => {
     const web = decl('web_get', ['url'])
     const { inner, policy } = await listedPolicy([web], {
-      rules: [{ tool: 'web_get', decision: 'allow', under: '/' }, { tool: 'web_*', decision: 'allow' }],
+      rules: [
+        { tool: 'web_get', decision: 'allow', under: '/' },
+        { tool: 'web_*', decision: 'allow' },
+      ],
     })
-    const out = await results(policy, [call('1', 'web_get', { url: 'https://x' }), call('2', 'web_get', { url: 'https://x', path: '/tmp' })])
+    const out = await results(policy, [
+      call('1', 'web_get', { url: 'https://x' }),
+      call('2', 'web_get', { url: 'https://x', path: '/tmp' }),
+    ])
     // the bare allow fires for both: a decoy makes no under rule allow, it does not refuse a bare allow
     expect(out.map((r) => r.is_error)).toEqual([undefined, undefined])
     expect(forwarded(inner).map((c) => c.id)).toEqual(['1', '2'])
-    expect(evaluate([{ tool: '*', decision: 'deny', under: '/etc' }], 'web_get', { url: 'x' }, {}, { names: LOCATION_ARGS, declared: new Set(['url']) }).decision).toBe('deny')
+    expect(
+      evaluate(
+        [{ tool: '*', decision: 'deny', under: '/etc' }],
+        'web_get',
+        { url: 'x' },
+        {},
+        { names: LOCATION_ARGS, declared: new Set(['url']) },
+      ).decision,
+    ).toBe('deny')
   })
 
   it('fails closed before any listing, and for a tool the last listing did not hold', async () => {
@@ -113,21 +153,36 @@ describe('a decoy location decides nothing', () => {
     const before = await results(policy, [call('1', 'write', { path: '/srv/a' })])
     expect(before[0]?.is_error).toBe(true)
     await policy.toolsForLlm()
-    const after = await results(policy, [call('2', 'write', { path: '/srv/a' }), call('3', 'other', { path: '/srv/a' })])
+    const after = await results(policy, [
+      call('2', 'write', { path: '/srv/a' }),
+      call('3', 'other', { path: '/srv/a' }),
+    ])
     expect(after.map((r) => r.is_error)).toEqual([undefined, true])
     expect(forwarded(inner).map((c) => c.id)).toEqual(['2'])
     // a deny under a directory fires on it, saying why
-    const denying = withPolicy({ rules: [{ tool: '*', decision: 'deny', under: '/etc' }, { tool: '*', decision: 'allow' }] })(recordingProvider([]))
+    const denying = withPolicy({
+      rules: [
+        { tool: '*', decision: 'deny', under: '/etc' },
+        { tool: '*', decision: 'allow' },
+      ],
+    })(recordingProvider([]))
     const [d] = await results(denying, [call('4', 'write', { path: '/srv/a' })])
-    expect(d?.content).toContain("Its location could not be checked (arguments cannot be located: this tool's declaration is not known (its tools were not listed through the policy))")
+    expect(d?.content).toContain(
+      "Its location could not be checked (arguments cannot be located: this tool's declaration is not known (its tools were not listed through the policy))",
+    )
   })
 
   it('a later listing replaces what a tool declares; a failed one keeps the last', async () => {
     let declarations: ReadonlyArray<ToolDeclaration> = [decl('write', ['path'])]
     let fail = false
     const inner: Provider<string> = {
-      toolsForLlm: () => Promise.resolve(fail ? { _tag: 'Left', left: 'down' } : { _tag: 'Right', right: declarations }),
-      executeToolCalls: (calls) => () => Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'ok' })) }),
+      toolsForLlm: () =>
+        Promise.resolve(fail ? { _tag: 'Left', left: 'down' } : { _tag: 'Right', right: declarations }),
+      executeToolCalls: (calls) => () =>
+        Promise.resolve({
+          _tag: 'Right',
+          right: calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'ok' })),
+        }),
     }
     const policy = withPolicy({ rules: [{ tool: 'write', decision: 'allow', under: '/srv' }] })(inner)
     await policy.toolsForLlm()
@@ -142,31 +197,63 @@ describe('a decoy location decides nothing', () => {
   })
 
   it('reads keys as data: a declared "__proto__" location is read, and an undeclared one is a decoy', async () => {
-    const listing = JSON.parse('[{"type":"function","function":{"name":"odd","parameters":{"properties":{"__proto__":{"type":"string"}}}}}]') as ReadonlyArray<ToolDeclaration>
+    const listing = JSON.parse(
+      '[{"type":"function","function":{"name":"odd","parameters":{"properties":{"__proto__":{"type":"string"}}}}}]',
+    ) as ReadonlyArray<ToolDeclaration>
     expect([...(declaredArguments(listing).get('odd') ?? [])]).toEqual(['__proto__'])
     const rules: ReadonlyArray<Rule> = [{ tool: 'odd', decision: 'allow', under: '/srv' }]
     const { inner, policy } = await listedPolicy(listing, { rules, locationArgs: ['__proto__'] })
-    const out = await results(policy, [call('1', 'odd', '{"__proto__":"/srv/a"}'), call('2', 'odd', '{"__proto__":"/etc/a"}')])
+    const out = await results(policy, [
+      call('1', 'odd', '{"__proto__":"/srv/a"}'),
+      call('2', 'odd', '{"__proto__":"/etc/a"}'),
+    ])
     expect(out.map((r) => r.is_error)).toEqual([undefined, true])
     expect(forwarded(inner).map((c) => c.id)).toEqual(['1'])
     // a location name inherited, never own, is no location and no decoy
-    expect(evaluate(rules, 'odd', Object.create({ path: '/srv/a' }) as object, {}, { names: LOCATION_ARGS, declared: new Set() }).locations).toEqual([{ _tag: 'Missing' }])
+    expect(
+      evaluate(
+        rules,
+        'odd',
+        Object.create({ path: '/srv/a' }) as object,
+        {},
+        { names: LOCATION_ARGS, declared: new Set() },
+      ).locations,
+    ).toEqual([{ _tag: 'Missing' }])
   })
 
   it('locationArgs adds names, read only where a tool declares them; a bad one is a TypeError naming the fix', async () => {
     const rules: ReadonlyArray<Rule> = [{ tool: 'build', decision: 'allow', under: '/srv' }]
     const { inner, policy } = await listedPolicy([decl('build', ['workdir'])], { rules, locationArgs: ['workdir'] })
-    const out = await results(policy, [call('1', 'build', { workdir: '/srv/a' }), call('2', 'build', { workdir: '/etc' })])
+    const out = await results(policy, [
+      call('1', 'build', { workdir: '/srv/a' }),
+      call('2', 'build', { workdir: '/etc' }),
+    ])
     expect(out.map((r) => r.is_error)).toEqual([undefined, true])
     expect(forwarded(inner).map((c) => c.id)).toEqual(['1'])
     for (const bad of ['workdir', [1], [''], null]) {
-      expect(() => withPolicy({ rules, locationArgs: bad as never })).toThrow(/option "locationArgs" must be an array of argument names/)
+      expect(() => withPolicy({ rules, locationArgs: bad as never })).toThrow(
+        /option "locationArgs" must be an array of argument names/,
+      )
     }
   })
 
   it('declaredArguments leaves out a tool listed twice, or whose declaration cannot be read', () => {
-    const unreadable = { type: 'function', function: { name: 'u', get parameters(): unknown { throw new Error('no') } } } as unknown as ToolDeclaration
-    const map = declaredArguments([decl('a', ['path']), decl('a', ['to']), unreadable, decl('b'), { type: 'function', function: { name: 'c', parameters: { properties: [] } } }] as ReadonlyArray<ToolDeclaration>)
+    const unreadable = {
+      type: 'function',
+      function: {
+        name: 'u',
+        get parameters(): unknown {
+          throw new Error('no')
+        },
+      },
+    } as unknown as ToolDeclaration
+    const map = declaredArguments([
+      decl('a', ['path']),
+      decl('a', ['to']),
+      unreadable,
+      decl('b'),
+      { type: 'function', function: { name: 'c', parameters: { properties: [] } } },
+    ] as ReadonlyArray<ToolDeclaration>)
     expect([...map.keys()]).toEqual(['b', 'c'])
     expect(map.get('c')?.size).toBe(0)
   })
@@ -181,16 +268,38 @@ type Where = string | 'unknown'
 // the rule as stated, written apart from src/steps/policy: a path is clean when it has no
 // "..", NUL, backslash or leading "~"; relative ones resolve against the longest root
 const resolve = (v: unknown, roots: Readonly<Record<string, string>>, tool: string): Where => {
-  if (typeof v !== 'string' || v === '' || v.includes('\u0000') || v.includes('\\') || v.startsWith('~') || v.split('/').includes('..')) return 'unknown'
-  const clean = (p: string) => '/' + p.split('/').filter((s) => s !== '' && s !== '.').join('/')
+  if (
+    typeof v !== 'string' ||
+    v === '' ||
+    v.includes('\u0000') ||
+    v.includes('\\') ||
+    v.startsWith('~') ||
+    v.split('/').includes('..')
+  )
+    return 'unknown'
+  const clean = (p: string) =>
+    '/' +
+    p
+      .split('/')
+      .filter((s) => s !== '' && s !== '.')
+      .join('/')
   if (v.startsWith('/')) return clean(v)
-  const prefixes = Object.keys(roots).filter((p) => tool.startsWith(p)).sort((a, b) => b.length - a.length)
+  const prefixes = Object.keys(roots)
+    .filter((p) => tool.startsWith(p))
+    .sort((a, b) => b.length - a.length)
   const root = prefixes[0] === undefined ? undefined : roots[prefixes[0]]
   return root === undefined ? 'unknown' : clean(`${root}/${v}`)
 }
-const within = (dir: string, w: Where): boolean => w !== 'unknown' && (dir === '/' || w === dir || w.startsWith(dir + '/'))
+const within = (dir: string, w: Where): boolean =>
+  w !== 'unknown' && (dir === '/' || w === dir || w.startsWith(dir + '/'))
 
-const oracle = (rules: ReadonlyArray<Rule>, tool: string, args: Readonly<Record<string, unknown>>, declared: ReadonlyArray<string>, roots: Readonly<Record<string, string>>): Decision => {
+const oracle = (
+  rules: ReadonlyArray<Rule>,
+  tool: string,
+  args: Readonly<Record<string, unknown>>,
+  declared: ReadonlyArray<string>,
+  roots: Readonly<Record<string, string>>,
+): Decision => {
   const where: Array<Where> = []
   for (const name of LOCATION_ARGS) {
     if (!Object.keys(args).includes(name)) continue
@@ -205,38 +314,80 @@ const oracle = (rules: ReadonlyArray<Rule>, tool: string, args: Readonly<Record<
     if (!named) return false
     const under = r.under
     if (under === undefined) return true
-    return r.decision === 'allow' ? where.every((w) => within(under, w)) : where.some((w) => w === 'unknown' || within(under, w))
+    return r.decision === 'allow'
+      ? where.every((w) => within(under, w))
+      : where.some((w) => w === 'unknown' || within(under, w))
   })
-  return fired.some((r) => r.decision === 'deny') ? 'deny' : fired.some((r) => r.decision === 'ask') ? 'ask' : fired.length > 0 ? 'allow' : 'ask'
+  return fired.some((r) => r.decision === 'deny')
+    ? 'deny'
+    : fired.some((r) => r.decision === 'ask')
+      ? 'ask'
+      : fired.length > 0
+        ? 'allow'
+        : 'ask'
 }
 
 const DIRS = ['/', '/srv', '/srv/project', '/srv/project/src', '/srv/project2', '/etc']
-const PATHS = ['/srv/project/a', '/srv/project/src/b.ts', '/srv/project2/c', '/etc/passwd', '/srv', 'src/x.ts', 'a', '../x', '/srv/project/../../etc', '~/x', '', 7, null]
+const PATHS = [
+  '/srv/project/a',
+  '/srv/project/src/b.ts',
+  '/srv/project2/c',
+  '/etc/passwd',
+  '/srv',
+  'src/x.ts',
+  'a',
+  '../x',
+  '/srv/project/../../etc',
+  '~/x',
+  '',
+  7,
+  null,
+]
 const TOOLS = ['fs_move', 'fs_project_write', 'web_get']
 
 const ruleArb: fc.Arbitrary<Rule> = fc
-  .record({ tool: fc.constantFrom('*', 'fs_*', 'fs_project_*', 'fs_move', 'web_get'), decision: fc.constantFrom<Decision>('allow', 'deny', 'ask'), under: fc.option(fc.constantFrom(...DIRS), { nil: undefined }) })
+  .record({
+    tool: fc.constantFrom('*', 'fs_*', 'fs_project_*', 'fs_move', 'web_get'),
+    decision: fc.constantFrom<Decision>('allow', 'deny', 'ask'),
+    under: fc.option(fc.constantFrom(...DIRS), { nil: undefined }),
+  })
   .map(({ tool, decision, under }) => (under === undefined ? { tool, decision } : { tool, decision, under }))
 
-const valueArb: fc.Arbitrary<unknown> = fc.oneof(fc.constantFrom(...PATHS), fc.array(fc.constantFrom(...PATHS), { maxLength: 3 }))
+const valueArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(...PATHS),
+  fc.array(fc.constantFrom(...PATHS), { maxLength: 3 }),
+)
 
 const caseArb = fc
   .record({
     tool: fc.constantFrom(...TOOLS),
     declared: fc.subarray([...LOCATION_ARGS]),
     rules: fc.array(ruleArb, { maxLength: 4 }),
-    roots: fc.constantFrom<Readonly<Record<string, string>>>({}, { '': '/srv' }, { '': '/srv', fs_: '/srv/project' }, { fs_: '/srv/project', fs_project_: '/srv/project/src' }),
+    roots: fc.constantFrom<Readonly<Record<string, string>>>(
+      {},
+      { '': '/srv' },
+      { '': '/srv', fs_: '/srv/project' },
+      { fs_: '/srv/project', fs_project_: '/srv/project/src' },
+    ),
   })
   .chain((c) =>
-    fc.record({
-      given: fc.dictionary(fc.constantFrom(...c.declared, 'content'), valueArb, { maxKeys: 4 }),
-      decoys: fc.dictionary(fc.constantFrom(...LOCATION_ARGS.filter((n) => !c.declared.includes(n)), '__proto__'), valueArb, { maxKeys: 3 }),
-    }).map((call) => ({ ...c, ...call })),
+    fc
+      .record({
+        given: fc.dictionary(fc.constantFrom(...c.declared, 'content'), valueArb, { maxKeys: 4 }),
+        decoys: fc.dictionary(
+          fc.constantFrom(...LOCATION_ARGS.filter((n) => !c.declared.includes(n)), '__proto__'),
+          valueArb,
+          { maxKeys: 3 },
+        ),
+      })
+      .map((call) => ({ ...c, ...call })),
   )
 
 // arguments as a model sends them: JSON text, so "__proto__" is an own key like any other
 const argsOf = (...parts: ReadonlyArray<Readonly<Record<string, unknown>>>): Record<string, unknown> =>
-  JSON.parse(`{${parts.flatMap((p) => Object.keys(p).map((k) => `${JSON.stringify(k)}:${JSON.stringify(p[k])}`)).join(',')}}`) as Record<string, unknown>
+  JSON.parse(
+    `{${parts.flatMap((p) => Object.keys(p).map((k) => `${JSON.stringify(k)}:${JSON.stringify(p[k])}`)).join(',')}}`,
+  ) as Record<string, unknown>
 
 describe('the location rule (property)', () => {
   it('every declared location is judged, and no undeclared key ever turns a decision into allow', () => {
@@ -247,10 +398,13 @@ describe('the location rule (property)', () => {
         const without = argsOf(given)
         const e = evaluate(rules, tool, withDecoys, roots, scope)
         expect(e.decision).toBe(oracle(rules, tool, withDecoys, declared, roots))
-        expect(evaluate(rules, tool, without, roots, scope).decision).toBe(oracle(rules, tool, without, declared, roots))
+        expect(evaluate(rules, tool, without, roots, scope).decision).toBe(
+          oracle(rules, tool, without, declared, roots),
+        )
         if (e.decision === 'allow') expect(evaluate(rules, tool, without, roots, scope).decision).toBe('allow')
         // with a decoy, only a rule without under can allow
-        if (e.decision === 'allow' && Object.keys(decoys).some((k) => k !== '__proto__')) expect(e.rule?.under).toBeUndefined()
+        if (e.decision === 'allow' && Object.keys(decoys).some((k) => k !== '__proto__'))
+          expect(e.rule?.under).toBeUndefined()
       }),
     )
   })
@@ -296,12 +450,25 @@ describe('the question a human is shown', () => {
   }
 
   it('shows every location and every argument key before the reason, and the reason on one escaped, bounded line', async () => {
-    const request = await askedAbout({ reason: hostile, source: '/etc/passwd', destination: '/srv/project/x', path: '/srv/project', content: 'y'.repeat(1000) })
+    const request = await askedAbout({
+      reason: hostile,
+      source: '/etc/passwd',
+      destination: '/srv/project/x',
+      path: '/srv/project',
+      content: 'y'.repeat(1000),
+    })
     for (const lines of [drawPermissionRequest(request), elicitationFor(request).message.split('\n')]) {
       const last = lines[lines.length - 1] ?? ''
       const reasonAt = lines.findIndex((l) => l.startsWith("The model's reason"))
       expect(reasonAt).toBe(lines.length - 1)
-      for (const fact of ['  source: /etc/passwd', '  destination: /srv/project/x', '  path: not checked (is not an argument this tool declares)', '  "source": "/etc/passwd"', '  "path": "/srv/project"', '  "reason": (shown last)']) {
+      for (const fact of [
+        '  source: /etc/passwd',
+        '  destination: /srv/project/x',
+        '  path: not checked (is not an argument this tool declares)',
+        '  "source": "/etc/passwd"',
+        '  "path": "/srv/project"',
+        '  "reason": (shown last)',
+      ]) {
         const at = lines.indexOf(fact)
         expect(at, fact).toBeGreaterThan(-1)
         expect(at).toBeLessThan(reasonAt)
@@ -325,7 +492,9 @@ describe('the question a human is shown', () => {
     const lines = drawPermissionRequest(request)
     expect(lines).toContain('  "evil\\nkey": "a\\nb"')
     expect(lines).toContain('  source: /srv/a\\u000ab')
-    expect(drawPermissionRequest({ ...request, tool: 'x\ny' })[0]).toBe('May the model call x\\u000ay on /srv/a\\u000ab?')
+    expect(drawPermissionRequest({ ...request, tool: 'x\ny' })[0]).toBe(
+      'May the model call x\\u000ay on /srv/a\\u000ab?',
+    )
   })
 })
 
@@ -357,15 +526,24 @@ describe('what was judged is what runs', () => {
   it('a Proxy that answers differently later: the same', async () => {
     const { inner, policy } = await listedPolicy([decl('write', ['path'])], { rules })
     let reads = 0
-    const args = new Proxy({ path: '/srv/project/a' } as Record<string, unknown>, { get: (t, k) => (k === 'path' && reads++ > 0 ? '/etc/cron.d/evil' : t[k as string]) })
+    const args = new Proxy({ path: '/srv/project/a' } as Record<string, unknown>, {
+      get: (t, k) => (k === 'path' && reads++ > 0 ? '/etc/cron.d/evil' : t[k as string]),
+    })
     await results(policy, [call('1', 'write', args, true)])
     expect((forwarded(inner)[0]?.function.arguments as Record<string, unknown>)['path']).toBe('/srv/project/a')
   })
 
   it('string arguments go down as the very call; a call decided by name alone too, its object arguments unread', async () => {
-    const { inner, policy } = await listedPolicy([decl('write', ['path']), decl('read', ['path'])], { rules: [...rules, { tool: 'read', decision: 'allow' }] })
+    const { inner, policy } = await listedPolicy([decl('write', ['path']), decl('read', ['path'])], {
+      rules: [...rules, { tool: 'read', decision: 'allow' }],
+    })
     let reads = 0
-    const counted = { get path(): string { reads++; return '/etc/a' } }
+    const counted = {
+      get path(): string {
+        reads++
+        return '/etc/a'
+      },
+    }
     const a = call('1', 'write', { path: '/srv/project/a' })
     const b = call('2', 'read', counted, true)
     await results(policy, [a, b])
@@ -375,7 +553,12 @@ describe('what was judged is what runs', () => {
   })
 
   it('object arguments that cannot be copied are refused, saying why, and never sent on', async () => {
-    const { inner, policy } = await listedPolicy([decl('write', ['path'])], { rules: [{ tool: 'write', decision: 'allow' }, { tool: 'write', decision: 'allow', under: '/srv' }] })
+    const { inner, policy } = await listedPolicy([decl('write', ['path'])], {
+      rules: [
+        { tool: 'write', decision: 'allow' },
+        { tool: 'write', decision: 'allow', under: '/srv' },
+      ],
+    })
     const [r] = await results(policy, [call('1', 'write', { path: '/srv/a', n: 10n }, true)])
     expect(r?.is_error).toBe(true)
     expect(r?.content).toMatch(/BigInt/)
@@ -396,10 +579,16 @@ describe('an onAsk that calls back into its own stack', () => {
     // the stack the callback calls back into, known once it is built
     const self: { policy?: Provider<unknown> } = {}
     const onAsk = async (): Promise<PermissionAnswer> => {
-      if (self.policy !== undefined) nested.push(await results(self.policy, [call('n1', 'write', { path: '/tmp/b' }), call('n2', 'read', { path: '/tmp/c' })]))
+      if (self.policy !== undefined)
+        nested.push(
+          await results(self.policy, [call('n1', 'write', { path: '/tmp/b' }), call('n2', 'read', { path: '/tmp/c' })]),
+        )
       return { action: 'allow-once' }
     }
-    const listed = await listedPolicy([decl('write', ['path']), decl('read', ['path'])], { rules: [{ tool: 'read', decision: 'allow' }], onAsk })
+    const listed = await listedPolicy([decl('write', ['path']), decl('read', ['path'])], {
+      rules: [{ tool: 'read', decision: 'allow' }],
+      onAsk,
+    })
     self.policy = listed.policy
     const out = await settlesWithin(results(listed.policy, [call('1', 'write', { path: '/tmp/a' })]), 2000)
     expect(out).not.toBe('hung')
@@ -419,7 +608,9 @@ describe('an onAsk that calls back into its own stack', () => {
         const inside = await results(o, [call('n', 'write', { path: '/tmp/b' })])
         expect(inside[0]?.content).toMatch(/made while the user was being asked/)
         // started from here, but run once this question has settled: asked in turn
-        later = new Promise((resolve) => setTimeout(() => resolve(results(o, [call('m', 'write', { path: '/tmp/c' })])), 20))
+        later = new Promise((resolve) =>
+          setTimeout(() => resolve(results(o, [call('m', 'write', { path: '/tmp/c' })])), 20),
+        )
       }
       return { action: 'allow-once' }
     }
@@ -475,46 +666,97 @@ describe('showFacts and drawPermissionRequest', () => {
       '"Always" remembers: allow "t", for this session.',
       `The model's reason, in its own words (not checked): "r"`,
     ])
-    expect(drawPermissionRequest({ tool: 't', paths: [], suggestion })).toEqual(['May the model call t?', 'Arguments: none', '"Always" remembers: allow "t", for this session.'])
-    expect(drawPermissionRequest({ tool: 't', paths: ['/a', '/b'], suggestion })[0]).toBe('May the model call t on /a, /b?')
+    expect(drawPermissionRequest({ tool: 't', paths: [], suggestion })).toEqual([
+      'May the model call t?',
+      'Arguments: none',
+      '"Always" remembers: allow "t", for this session.',
+    ])
+    expect(drawPermissionRequest({ tool: 't', paths: ['/a', '/b'], suggestion })[0]).toBe(
+      'May the model call t on /a, /b?',
+    )
   })
 
   it('a request that gives its facts is drawn from them, not from its arguments', () => {
-    const lines = drawPermissionRequest({ tool: 't', paths: [], suggestion, arguments: { reason: 'not this' }, locations: [], shown: [], reason: undefined })
+    const lines = drawPermissionRequest({
+      tool: 't',
+      paths: [],
+      suggestion,
+      arguments: { reason: 'not this' },
+      locations: [],
+      shown: [],
+      reason: undefined,
+    })
     expect(lines.join('\n')).not.toContain('not this')
   })
 })
 
 describe('declaredArguments, every case', () => {
-  const withProperties = (name: string, properties: unknown): ToolDeclaration => ({ type: 'function', function: { name, parameters: { type: 'object', properties } } }) as ToolDeclaration
+  const withProperties = (name: string, properties: unknown): ToolDeclaration =>
+    ({ type: 'function', function: { name, parameters: { type: 'object', properties } } }) as ToolDeclaration
 
   it('a properties that is not an object declares nothing', () => {
     const map = declaredArguments([withProperties('s', 'abc'), withProperties('n', null), withProperties('a', ['x'])])
-    expect([...map].map(([k, v]) => [k, v.size])).toEqual([['s', 0], ['n', 0], ['a', 0]])
+    expect([...map].map(([k, v]) => [k, v.size])).toEqual([
+      ['s', 0],
+      ['n', 0],
+      ['a', 0],
+    ])
   })
 
   it('leaves out a tool whose properties cannot be read, or whose keys cannot be, or that has no name', () => {
     const throwing = withProperties('g', undefined)
-    Object.defineProperty(throwing.function.parameters, 'properties', { get: () => { throw new Error('no') } })
-    const keys = withProperties('k', new Proxy({}, { ownKeys: () => { throw new Error('no') } }))
-    const nameless = { type: 'function', function: { parameters: { properties: { path: {} } } } } as unknown as ToolDeclaration
+    Object.defineProperty(throwing.function.parameters, 'properties', {
+      get: () => {
+        throw new Error('no')
+      },
+    })
+    const keys = withProperties(
+      'k',
+      new Proxy(
+        {},
+        {
+          ownKeys: () => {
+            throw new Error('no')
+          },
+        },
+      ),
+    )
+    const nameless = {
+      type: 'function',
+      function: { parameters: { properties: { path: {} } } },
+    } as unknown as ToolDeclaration
     expect([...declaredArguments([throwing, keys, nameless, decl('ok', ['path'])]).keys()]).toEqual(['ok'])
   })
 
   it('a name listed three times, or unreadable then readable, stays unknown', () => {
-    const unreadable = { type: 'function', function: { name: 'u', get parameters(): unknown { throw new Error('no') } } } as unknown as ToolDeclaration
-    expect([...declaredArguments([decl('a'), decl('a'), decl('a'), unreadable, decl('u', ['path'])]).keys()]).toEqual([])
+    const unreadable = {
+      type: 'function',
+      function: {
+        name: 'u',
+        get parameters(): unknown {
+          throw new Error('no')
+        },
+      },
+    } as unknown as ToolDeclaration
+    expect([...declaredArguments([decl('a'), decl('a'), decl('a'), unreadable, decl('u', ['path'])]).keys()]).toEqual(
+      [],
+    )
   })
 })
 
 describe('plainArguments and locate, every case', () => {
   it('arguments whose JSON is not an object are not arguments', () => {
     expect(plainArguments({ toJSON: () => 'x' })).toEqual({ _tag: 'Left', left: 'they do not read as a JSON object' })
-    expect(plainArguments({ toJSON: () => undefined })).toEqual({ _tag: 'Left', left: 'they do not read as a JSON object' })
+    expect(plainArguments({ toJSON: () => undefined })).toEqual({
+      _tag: 'Left',
+      left: 'they do not read as a JSON object',
+    })
   })
 
   it('names each location of an array by its position', () => {
-    expect(locate({ paths: ['/a', 'b', 3] }, 't', { '': '/r' }, { names: LOCATION_ARGS, declared: new Set(['paths']) })).toEqual([
+    expect(
+      locate({ paths: ['/a', 'b', 3] }, 't', { '': '/r' }, { names: LOCATION_ARGS, declared: new Set(['paths']) }),
+    ).toEqual([
       { _tag: 'Known', arg: 'paths[0]', path: '/a' },
       { _tag: 'Known', arg: 'paths[1]', path: '/r/b' },
       { _tag: 'Unknown', arg: 'paths[2]', problem: 'is not a string (number)' },
@@ -531,14 +773,23 @@ describe('withPolicy, every case of the new options and steps', () => {
 
   it('questions must be a queue newQuestionQueue made, asking included', () => {
     const q = newQuestionQueue()
-    for (const bad of [{ ...q, asking: undefined }, { ...q, _tag: 'Other' }, { ...q, inTurn: 1 }]) {
-      expect(() => withPolicy({ rules: [], questions: bad as never })).toThrow(/option "questions" must be a queue made by newQuestionQueue/)
+    for (const bad of [
+      { ...q, asking: undefined },
+      { ...q, _tag: 'Other' },
+      { ...q, inTurn: 1 },
+    ]) {
+      expect(() => withPolicy({ rules: [], questions: bad as never })).toThrow(
+        /option "questions" must be a queue made by newQuestionQueue/,
+      )
     }
   })
 
   it('the copy forwarded claims the type "function" only when the call did, and says who refused what could not be copied', async () => {
     const told: Array<unknown> = []
-    const { inner, policy } = await listedPolicy([decl('w', ['path'])], { rules: [{ tool: 'w', decision: 'allow', under: '/srv' }], onDecision: (d) => void told.push(d) })
+    const { inner, policy } = await listedPolicy([decl('w', ['path'])], {
+      rules: [{ tool: 'w', decision: 'allow', under: '/srv' }],
+      onDecision: (d) => void told.push(d),
+    })
     const untyped = { id: '1', function: { name: 'w', arguments: { path: '/srv/a' } } } as unknown as ToolCall
     await results(policy, [untyped, call('2', 'w', { path: '/srv/a', n: 1n }, true)])
     expect(forwarded(inner)).toEqual([{ id: '1', function: { name: 'w', arguments: { path: '/srv/a' } } }])

@@ -7,14 +7,16 @@ import { matchesTool } from '../../../src/steps/policy/Rule.js'
 import { decisionWithoutArgs, evaluate } from '../../../src/steps/policy/evaluate.js'
 import { containment } from '../../../src/kernel/paths.js'
 
-const allow = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under })
+const allow = (tool: string, under?: string): Rule =>
+  under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under }
 const deny = (tool: string, under?: string, note?: string): Rule => ({
   tool,
   decision: 'deny',
   ...(under === undefined ? {} : { under }),
   ...(note === undefined ? {} : { note }),
 })
-const ask = (tool: string, under?: string): Rule => (under === undefined ? { tool, decision: 'ask' } : { tool, decision: 'ask', under })
+const ask = (tool: string, under?: string): Rule =>
+  under === undefined ? { tool, decision: 'ask' } : { tool, decision: 'ask', under }
 
 describe('evaluate', () => {
   describe('matching and strength', () => {
@@ -56,25 +58,46 @@ describe('evaluate', () => {
 
     it('allow fires only when every location is inside', () => {
       expect(evaluate(rules, 'fs_move', { from: '/p/a', to: '/p/b' }, {}).decision).toBe('allow')
-      expect(evaluate(rules, 'fs_move', { from: '/p/a', to: '/q/b' }, {})).toMatchObject({ decision: 'ask', why: 'no-match' })
+      expect(evaluate(rules, 'fs_move', { from: '/p/a', to: '/q/b' }, {})).toMatchObject({
+        decision: 'ask',
+        why: 'no-match',
+      })
       expect(evaluate(rules, 'fs_read', { path: '/p2/a' }, {}).decision).toBe('ask')
     })
 
     it('allow does not fire on an unknown location, and says why', () => {
       for (const args of [{ path: '/p/../etc' }, { path: 'rel' }, { path: 3 }, {}, { url: 'x' }, undefined]) {
-        expect(evaluate(rules, 'fs_read', args, {})).toMatchObject({ decision: 'ask', rule: undefined, why: 'unevaluable-path' })
+        expect(evaluate(rules, 'fs_read', args, {})).toMatchObject({
+          decision: 'ask',
+          rule: undefined,
+          why: 'unevaluable-path',
+        })
       }
     })
 
     it('deny fires on any location inside', () => {
-      const e = evaluate([allow('*'), deny('fs_*', '/p/.git', 'history is read-only')], 'fs_move', { from: '/p/a', to: '/p/.git/x' }, {})
+      const e = evaluate(
+        [allow('*'), deny('fs_*', '/p/.git', 'history is read-only')],
+        'fs_move',
+        { from: '/p/a', to: '/p/.git/x' },
+        {},
+      )
       expect(e).toMatchObject({ decision: 'deny', why: 'rule', rule: { note: 'history is read-only' } })
     })
 
     it('deny and ask fire on an unknown location: they fail closed', () => {
-      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', { path: '../etc/passwd' }, {})).toMatchObject({ decision: 'deny', why: 'unevaluable-path' })
-      expect(evaluate([allow('*'), ask('fs_*', '/etc')], 'fs_read', { path: 'a\u0000' }, {})).toMatchObject({ decision: 'ask', why: 'unevaluable-path' })
-      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', {}, {})).toMatchObject({ decision: 'deny', why: 'unevaluable-path' })
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', { path: '../etc/passwd' }, {})).toMatchObject({
+        decision: 'deny',
+        why: 'unevaluable-path',
+      })
+      expect(evaluate([allow('*'), ask('fs_*', '/etc')], 'fs_read', { path: 'a\u0000' }, {})).toMatchObject({
+        decision: 'ask',
+        why: 'unevaluable-path',
+      })
+      expect(evaluate([allow('*'), deny('fs_*', '/etc')], 'fs_read', {}, {})).toMatchObject({
+        decision: 'deny',
+        why: 'unevaluable-path',
+      })
     })
 
     it('deny and ask do not fire when every location is outside', () => {
@@ -82,7 +105,12 @@ describe('evaluate', () => {
     })
 
     it('prefers a rule that fired on its own terms over one that failed closed', () => {
-      const e = evaluate([deny('fs_*', '/etc', 'unknown'), deny('fs_*', '/p', 'inside')], 'fs_move', { from: '/p/a', to: 'b' }, {})
+      const e = evaluate(
+        [deny('fs_*', '/etc', 'unknown'), deny('fs_*', '/p', 'inside')],
+        'fs_move',
+        { from: '/p/a', to: 'b' },
+        {},
+      )
       expect(e).toMatchObject({ why: 'rule', rule: { note: 'inside' } })
     })
 
@@ -94,10 +122,16 @@ describe('evaluate', () => {
       }
 
       it('is the one with the deeper under', () => {
-        expect(reported([allow('fs_*', '/p'), allow('fs_*', '/p/src')], 'fs_read', { path: '/p/src/a' })).toEqual(allow('fs_*', '/p/src'))
-        expect(reported([deny('fs_*', '/'), deny('fs_*', '/p')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/p'))
+        expect(reported([allow('fs_*', '/p'), allow('fs_*', '/p/src')], 'fs_read', { path: '/p/src/a' })).toEqual(
+          allow('fs_*', '/p/src'),
+        )
+        expect(reported([deny('fs_*', '/'), deny('fs_*', '/p')], 'fs_read', { path: '/p/a' })).toEqual(
+          deny('fs_*', '/p'),
+        )
         // deeper counts directories, not characters
-        expect(reported([deny('fs_*', '/abcdef'), deny('fs_*', '/p/q')], 'fs_move', { from: '/abcdef/x', to: '/p/q/y' })).toEqual(deny('fs_*', '/p/q'))
+        expect(
+          reported([deny('fs_*', '/abcdef'), deny('fs_*', '/p/q')], 'fs_move', { from: '/abcdef/x', to: '/p/q/y' }),
+        ).toEqual(deny('fs_*', '/p/q'))
         // an under, even "/", is more specific than none
         expect(reported([deny('fs_*'), deny('fs_*', '/')], 'fs_read', { path: '/p/a' })).toEqual(deny('fs_*', '/'))
       })
@@ -112,13 +146,18 @@ describe('evaluate', () => {
         // which one is the textual order's business; that it is the same one either way is the promise
         expect(reported([deny('x', undefined, 'b'), deny('x', undefined, 'a')], 'x', {})?.note).toMatch(/^[ab]$/)
         expect(reported([deny('x', undefined, 'a'), deny('x')], 'x', {})?.tool).toBe('x')
-        expect(reported([deny('fs_*', '/q'), deny('fs_*', '/p')], 'fs_move', { from: '/p/a', to: '/q/b' })?.under).toMatch(/^\/[pq]$/)
+        expect(
+          reported([deny('fs_*', '/q'), deny('fs_*', '/p')], 'fs_move', { from: '/p/a', to: '/q/b' })?.under,
+        ).toMatch(/^\/[pq]$/)
       })
     })
 
     it('resolves relative locations against the roots, longest prefix first', () => {
       const roots: Roots = { '': '/srv', fs_: '/p' }
-      expect(evaluate(rules, 'fs_read', { path: 'src/a.ts' }, roots)).toMatchObject({ decision: 'allow', paths: ['/p/src/a.ts'] })
+      expect(evaluate(rules, 'fs_read', { path: 'src/a.ts' }, roots)).toMatchObject({
+        decision: 'allow',
+        paths: ['/p/src/a.ts'],
+      })
       expect(evaluate([allow('web_*', '/srv')], 'web_get', { path: 'x' }, roots).decision).toBe('allow')
     })
   })
@@ -129,20 +168,35 @@ describe('evaluate', () => {
     })
 
     it('suggests the tool under the deepest directory containing every path', () => {
-      expect(evaluate([], 'fs_move', { from: '/p/src/a', to: '/p/lib/b' }, {}).suggestion).toEqual({ tool: 'fs_move', decision: 'allow', under: '/p' })
+      expect(evaluate([], 'fs_move', { from: '/p/src/a', to: '/p/lib/b' }, {}).suggestion).toEqual({
+        tool: 'fs_move',
+        decision: 'allow',
+        under: '/p',
+      })
     })
 
     it('suggests the bare tool when the call names no location', () => {
-      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestion).toEqual({ tool: 'web_get', decision: 'allow' })
+      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestion).toEqual({
+        tool: 'web_get',
+        decision: 'allow',
+      })
     })
 
     it('never suggests the bare tool for a location it could not read', () => {
-      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/p' })
-      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestion).toEqual({ tool: 'fs_read', decision: 'allow', under: '/' })
+      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestion).toEqual({
+        tool: 'fs_read',
+        decision: 'allow',
+        under: '/p',
+      })
+      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestion).toEqual({
+        tool: 'fs_read',
+        decision: 'allow',
+        under: '/',
+      })
       expect(evaluate([], 'fs_read', 'garbage', {}).suggestion.under).toBe('/')
     })
 
-    it('suggests the directory a path is in, so the next file beside it is covered too, never above the tool\'s root', () => {
+    it("suggests the directory a path is in, so the next file beside it is covered too, never above the tool's root", () => {
       const under = (args: unknown, roots = {}) => evaluate([], 'fs_write', args, roots).suggestion.under
       expect(under({ path: '/w/a' })).toBe('/w')
       const always = evaluate([], 'fs_write', { path: '/w/a' }, {}).suggestion
@@ -178,9 +232,25 @@ const ruleArb: fc.Arbitrary<Rule> = fc
     under: fc.option(fc.constantFrom(...DIRS), { nil: undefined }),
     note: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
   })
-  .map(({ tool, decision, under, note }) => ({ tool, decision, ...(under === undefined ? {} : { under }), ...(note === undefined ? {} : { note }) }))
+  .map(({ tool, decision, under, note }) => ({
+    tool,
+    decision,
+    ...(under === undefined ? {} : { under }),
+    ...(note === undefined ? {} : { note }),
+  }))
 
-const locationArb: fc.Arbitrary<unknown> = fc.constantFrom('/p/a', '/p/src/b', '/q/c', '/p2', 'rel/x', '../up', '/p/../q', 'a\\b', 7, null)
+const locationArb: fc.Arbitrary<unknown> = fc.constantFrom(
+  '/p/a',
+  '/p/src/b',
+  '/q/c',
+  '/p2',
+  'rel/x',
+  '../up',
+  '/p/../q',
+  'a\\b',
+  7,
+  null,
+)
 
 const argsArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ path: locationArb, from: locationArb, to: locationArb }, { requiredKeys: [] }) },
@@ -194,9 +264,11 @@ type Evaluate = (rules: ReadonlyArray<Rule>, tool: string, args: unknown, roots:
 /** Any permutation of the rules gives the same evaluation. */
 const orderIndependent = (ev: Evaluate) =>
   fc.property(
-    fc.array(ruleArb, { maxLength: 6 }).chain((rules) =>
-      fc.tuple(fc.constant(rules), fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length })),
-    ),
+    fc
+      .array(ruleArb, { maxLength: 6 })
+      .chain((rules) =>
+        fc.tuple(fc.constant(rules), fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length })),
+      ),
     fc.constantFrom(...TOOLS),
     argsArb,
     rootsArb,
@@ -227,24 +299,36 @@ describe('evaluate (properties)', () => {
 
   it('never lets an allow rule with under fire when a location is outside or unknown', () => {
     fc.assert(
-      fc.property(fc.array(ruleArb, { maxLength: 6 }), fc.constantFrom(...TOOLS), argsArb, rootsArb, (rules, tool, args, roots) => {
-        const e = evaluate(rules, tool, args, roots)
-        if (e.decision !== 'allow' || e.rule?.under === undefined) return
-        const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
-        const root = roots['fs_'] !== undefined && tool.startsWith('fs_') ? roots['fs_'] : roots['']
-        const present = ['path', 'from', 'to'].filter((k) => Object.prototype.hasOwnProperty.call(a, k))
-        expect(present.length).toBeGreaterThan(0)
-        for (const k of present) expect(containment(e.rule.under, a[k], root)).toBe('inside')
-      }),
+      fc.property(
+        fc.array(ruleArb, { maxLength: 6 }),
+        fc.constantFrom(...TOOLS),
+        argsArb,
+        rootsArb,
+        (rules, tool, args, roots) => {
+          const e = evaluate(rules, tool, args, roots)
+          if (e.decision !== 'allow' || e.rule?.under === undefined) return
+          const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
+          const root = roots['fs_'] !== undefined && tool.startsWith('fs_') ? roots['fs_'] : roots['']
+          const present = ['path', 'from', 'to'].filter((k) => Object.prototype.hasOwnProperty.call(a, k))
+          expect(present.length).toBeGreaterThan(0)
+          for (const k of present) expect(containment(e.rule.under, a[k], root)).toBe('inside')
+        },
+      ),
     )
   })
 
   it('denies whenever a matching bare deny rule is present', () => {
     fc.assert(
-      fc.property(fc.array(ruleArb, { maxLength: 6 }), fc.constantFrom(...TOOLS), argsArb, rootsArb, (rules, tool, args, roots) => {
-        const bare = rules.some((r) => r.decision === 'deny' && r.under === undefined && matchesTool(r.tool)(tool))
-        if (bare) expect(evaluate(rules, tool, args, roots).decision).toBe('deny')
-      }),
+      fc.property(
+        fc.array(ruleArb, { maxLength: 6 }),
+        fc.constantFrom(...TOOLS),
+        argsArb,
+        rootsArb,
+        (rules, tool, args, roots) => {
+          const bare = rules.some((r) => r.decision === 'deny' && r.under === undefined && matchesTool(r.tool)(tool))
+          if (bare) expect(evaluate(rules, tool, args, roots).decision).toBe('deny')
+        },
+      ),
     )
   })
 })
@@ -260,7 +344,11 @@ describe('decisionWithoutArgs', () => {
   )
 
   it('the strongest matching rule decides, whatever the order', () => {
-    for (const rules of [[deny('*'), allow('fs_read')], [ask('fs_*'), allow('fs_read')], [allow('fs_read'), ask('fs_*'), deny('x')]]) {
+    for (const rules of [
+      [deny('*'), allow('fs_read')],
+      [ask('fs_*'), allow('fs_read')],
+      [allow('fs_read'), ask('fs_*'), deny('x')],
+    ]) {
       const expected = rules.some((r) => r.decision === 'deny' && r.tool !== 'x') ? 'deny' : 'ask'
       expect(decisionWithoutArgs(rules, 'fs_read')).toBe(expected)
       expect(decisionWithoutArgs([...rules].reverse(), 'fs_read')).toBe(expected)
@@ -269,11 +357,16 @@ describe('decisionWithoutArgs', () => {
 
   it('agrees with evaluate whenever it answers, whatever the arguments', () => {
     fc.assert(
-      fc.property(fc.array(ruleArb, { maxLength: 5 }), fc.constantFrom('fs_read', 'fs_write', 'web_get', 'other'), fc.jsonValue(), (rules, tool, args) => {
-        const quick = decisionWithoutArgs(rules, tool)
-        if (quick !== undefined) expect(quick).toBe(evaluate(rules, tool, args).decision)
-        else expect(rules.some((r) => r.under !== undefined)).toBe(true)
-      }),
+      fc.property(
+        fc.array(ruleArb, { maxLength: 5 }),
+        fc.constantFrom('fs_read', 'fs_write', 'web_get', 'other'),
+        fc.jsonValue(),
+        (rules, tool, args) => {
+          const quick = decisionWithoutArgs(rules, tool)
+          if (quick !== undefined) expect(quick).toBe(evaluate(rules, tool, args).decision)
+          else expect(rules.some((r) => r.under !== undefined)).toBe(true)
+        },
+      ),
     )
   })
 })

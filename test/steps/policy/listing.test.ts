@@ -16,7 +16,12 @@ const LISTING: ReadonlyArray<ToolDeclaration> = [decl('fs_read'), decl('fs_write
 
 describe('withoutRefusedTools', () => {
   it('leaves out what a bare deny refuses, in order, keeping what it cannot name', () => {
-    expect(withoutRefusedTools([{ tool: 'rm', decision: 'deny' }])(LISTING)).toEqual([decl('fs_read'), decl('fs_write'), UNNAMED, NAMELESS])
+    expect(withoutRefusedTools([{ tool: 'rm', decision: 'deny' }])(LISTING)).toEqual([
+      decl('fs_read'),
+      decl('fs_write'),
+      UNNAMED,
+      NAMELESS,
+    ])
     expect(withoutRefusedTools([{ tool: 'fs_*', decision: 'deny' }])(LISTING)).toEqual([decl('rm'), UNNAMED, NAMELESS])
     expect(withoutRefusedTools([{ tool: '*', decision: 'deny' }])(LISTING)).toEqual([UNNAMED, NAMELESS])
   })
@@ -33,11 +38,19 @@ describe('withoutRefusedTools', () => {
 
   it('keeps exactly the tools no bare deny names, whatever the rules', () => {
     const names = ['a', 'ab', 'b', 'ba']
-    const ruleArb = fc.record({ tool: fc.constantFrom('a', 'a*', 'b', '*', 'c'), decision: fc.constantFrom('allow' as const, 'deny' as const, 'ask' as const) })
+    const ruleArb = fc.record({
+      tool: fc.constantFrom('a', 'a*', 'b', '*', 'c'),
+      decision: fc.constantFrom('allow' as const, 'deny' as const, 'ask' as const),
+    })
     fc.assert(
       fc.property(fc.array(ruleArb, { maxLength: 3 }), fc.subarray(names), (rules, listed) => {
         const listing = listed.map((n) => decl(n))
-        const refuses = (n: string) => rules.some((r) => r.decision === 'deny' && (r.tool === '*' || r.tool === n || (r.tool.endsWith('*') && n.startsWith(r.tool.slice(0, -1)))))
+        const refuses = (n: string) =>
+          rules.some(
+            (r) =>
+              r.decision === 'deny' &&
+              (r.tool === '*' || r.tool === n || (r.tool.endsWith('*') && n.startsWith(r.tool.slice(0, -1)))),
+          )
         const out = withoutRefusedTools(rules)(listing)
         expect(out.map((d) => d.function.name)).toEqual(listed.filter((n) => !refuses(n)))
         if (out.length === listing.length) expect(out).toBe(listing)
@@ -52,7 +65,12 @@ describe('rulesNameNoTool', () => {
   })
 
   it('is false when a rule names a listed tool', () => {
-    expect(rulesNameNoTool([{ tool: 'web_*', decision: 'allow' }, { tool: 'fs_*', decision: 'deny' }])([UNNAMED, decl('fs_read_file')])).toBe(false)
+    expect(
+      rulesNameNoTool([
+        { tool: 'web_*', decision: 'allow' },
+        { tool: 'fs_*', decision: 'deny' },
+      ])([UNNAMED, decl('fs_read_file')]),
+    ).toBe(false)
   })
 
   it('is false when there are no rules', () => {
