@@ -138,15 +138,13 @@ const line: fc.Arbitrary<Line> = fc.oneof(
   ),
   fc.tuple(
     fc.constant<Direction>('server'),
-    fc
-      .tuple(id, listing, fc.option(fc.constant('more')))
-      .map(([i, tools, next]) =>
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: i,
-          result: { tools: listed(tools), ...(next === null ? {} : { nextCursor: next }) },
-        }),
-      ),
+    fc.tuple(id, listing, fc.option(fc.constant('more'))).map(([i, tools, next]) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        result: { tools: listed(tools), ...(next === null ? {} : { nextCursor: next }) },
+      }),
+    ),
   ),
   // a server request with an id the host also uses, and the host's answer to it
   fc.tuple(
