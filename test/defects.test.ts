@@ -137,7 +137,7 @@ describe('issue 14: a Promise-based provider where an fp-ts one belongs', () => 
     const reasons = withReasons()(promised as never)
     const out = await reasons.executeToolCalls([{ id: '1', function: { name: 'read', arguments: '{}' } }])()
     expect(out._tag === 'Right' && out.right[0]?.content).toMatch(
-      /answered a Promise, not a task.*fromAsync\(provider\)/,
+      /returned a Promise, not a task.*fromAsync\(provider\)/,
     )
   })
 })

@@ -114,9 +114,17 @@ export const approvedInMessages = (messages: unknown, toolCallId: string): boole
  *
  * @example
  * import { policyApproval } from 'toolstack/ai-sdk'
- * const approval = policyApproval({ rules: [{ tool: 'read_*', decision: 'allow' }, { tool: 'write_file', decision: 'ask', note: 'writes need a human' }] })
+ * const approval = policyApproval({
+ *   rules: [
+ *     { tool: 'read_*', decision: 'allow' },
+ *     { tool: 'write_file', decision: 'ask', note: 'writes need a human' },
+ *   ],
+ * })
  * assert.strictEqual(approval.toolApproval({ toolCall: { toolName: 'read_text_file', input: {} } }), 'not-applicable')
- * assert.deepStrictEqual(approval.toolApproval({ toolCall: { toolName: 'write_file', input: {} } }), { type: 'user-approval', reason: 'ask "write_file": writes need a human' })
+ * assert.deepStrictEqual(approval.toolApproval({ toolCall: { toolName: 'write_file', input: {} } }), {
+ *   type: 'user-approval',
+ *   reason: 'ask "write_file": writes need a human',
+ * })
  *
  * @since 0.1.0
  * @category constructors

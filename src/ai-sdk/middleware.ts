@@ -60,8 +60,12 @@ export interface UnknownKeyAuditMiddleware extends LanguageModelMiddleware {
  *
  * @example
  * import { declarationsOfRequest } from 'toolstack/ai-sdk'
- * const ds = declarationsOfRequest([{ type: 'function', name: 'read', inputSchema: { type: 'object', properties: { path: {} } } }])
- * assert.deepStrictEqual(ds, [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: {} } } } }])
+ * const ds = declarationsOfRequest([
+ *   { type: 'function', name: 'read', inputSchema: { type: 'object', properties: { path: {} } } },
+ * ])
+ * assert.deepStrictEqual(ds, [
+ *   { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: {} } } } },
+ * ])
  *
  * @since 0.1.0
  * @category pure steps
@@ -118,10 +122,32 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
  * @example
  * import { unknownKeyAuditMiddleware } from 'toolstack/ai-sdk'
  * const said: Array<string> = []
- * const mw = unknownKeyAuditMiddleware({ onWarn: (w) => { said.push(`${w.tool}: ${w.unknownKeys.join()} → ${w.suggestions[0]?.didYouMean}`) } })
- * const result = { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'read', input: '{"path":"a","ffset":3}' }], finishReason: { unified: 'tool-calls', raw: undefined }, usage: { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } }, warnings: [] } as const
- * const params = { prompt: [], tools: [{ type: 'function', name: 'read', inputSchema: { type: 'object', properties: { path: {}, offset: {} } } }] } as const
- * const out = await mw.wrapGenerate({ doGenerate: async () => result, doStream: async () => { throw new Error('not streamed') }, params, model: {} as never } as never)
+ * const mw = unknownKeyAuditMiddleware({
+ *   onWarn: (w) => {
+ *     said.push(`${w.tool}: ${w.unknownKeys.join()} → ${w.suggestions[0]?.didYouMean}`)
+ *   },
+ * })
+ * const result = {
+ *   content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'read', input: '{"path":"a","ffset":3}' }],
+ *   finishReason: { unified: 'tool-calls', raw: undefined },
+ *   usage: {
+ *     inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+ *     outputTokens: { total: 1, text: 1, reasoning: undefined },
+ *   },
+ *   warnings: [],
+ * } as const
+ * const params = {
+ *   prompt: [],
+ *   tools: [{ type: 'function', name: 'read', inputSchema: { type: 'object', properties: { path: {}, offset: {} } } }],
+ * } as const
+ * const out = await mw.wrapGenerate({
+ *   doGenerate: async () => result,
+ *   doStream: async () => {
+ *     throw new Error('not streamed')
+ *   },
+ *   params,
+ *   model: {} as never,
+ * } as never)
  * assert.strictEqual(out, result)
  * assert.deepStrictEqual(said, ['read: ffset → offset'])
  *

@@ -66,7 +66,10 @@ const isToolResult = (u: unknown): u is ToolResult =>
  * @example
  * import { modelOutputOf } from 'toolstack/ai-sdk'
  * const result = { role: 'tool', tool_call_id: 'c1', content: 'hello', structured_content: { n: 1 } } as const
- * assert.deepStrictEqual(modelOutputOf({ toolCallId: 'c1', input: {}, output: result }), { type: 'text', value: 'hello' })
+ * assert.deepStrictEqual(modelOutputOf({ toolCallId: 'c1', input: {}, output: result }), {
+ *   type: 'text',
+ *   value: 'hello',
+ * })
  * assert.deepStrictEqual(modelOutputOf(result), { type: 'text', value: 'hello' })
  *
  * @since 0.1.0
@@ -116,9 +119,20 @@ export const toolResultError = (result: ToolResult): ToolResultError => {
  * @example
  * import { fromTools } from 'toolstack'
  * import { toAiSdkTools } from 'toolstack/ai-sdk'
- * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } } }, run: (a) => String(a.text) }])
+ * const stack = fromTools([
+ *   {
+ *     declaration: {
+ *       type: 'function',
+ *       function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } },
+ *     },
+ *     run: (a) => String(a.text),
+ *   },
+ * ])
  * const tools = await toAiSdkTools(stack)
- * const out = await tools.echo?.execute?.({ text: 'hi', txet: 'hi' }, { toolCallId: 'c1', messages: [], context: undefined })
+ * const out = await tools.echo?.execute?.(
+ *   { text: 'hi', txet: 'hi' },
+ *   { toolCallId: 'c1', messages: [], context: undefined },
+ * )
  * assert.deepStrictEqual(out, { role: 'tool', tool_call_id: 'c1', content: 'hi' })
  *
  * @since 0.1.0
@@ -270,8 +284,12 @@ const localToolOf = async (
  * import { tool } from 'ai'
  * import { z } from 'zod'
  * import { fromAiSdkTools } from 'toolstack/ai-sdk'
- * const provider = fromAiSdkTools({ shout: tool({ inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => text.toUpperCase() }) })
- * const out = await provider.executeToolCalls([{ id: 'c1', function: { name: 'shout', arguments: '{"text":"hi","txet":1}' } }])()
+ * const provider = fromAiSdkTools({
+ *   shout: tool({ inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => text.toUpperCase() }),
+ * })
+ * const out = await provider.executeToolCalls([
+ *   { id: 'c1', function: { name: 'shout', arguments: '{"text":"hi","txet":1}' } },
+ * ])()
  * assert.deepStrictEqual(out, { _tag: 'Right', right: [{ role: 'tool', tool_call_id: 'c1', content: 'HI' }] })
  *
  * @since 0.1.0

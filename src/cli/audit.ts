@@ -269,9 +269,16 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
 const nothingAudited = (s: AuditSummary): string | undefined => {
   if (s.requests === 0 || s.callsAudited > 0) return undefined
   if (s.callsRead === 0) {
-    return `${plural(s.requests, 'request')} read, but no tool call in any: nothing was audited. Calls are read from OpenAI chat completions' tool_calls, OpenAI Responses' function_call items and Anthropic Messages' tool_use blocks (not from legacy function_call messages).`
+    return (
+      `${plural(s.requests, 'request')} read, but no tool call in any: nothing was audited. ` +
+      "Calls are read from OpenAI chat completions' tool_calls, OpenAI Responses' function_call items " +
+      "and Anthropic Messages' tool_use blocks (not from legacy function_call messages)."
+    )
   }
-  return `${plural(s.callsRead, 'call')} read, but none could be audited: a call is audited when its request declares its tool with at least one property, and its arguments are a JSON object.`
+  return (
+    `${plural(s.callsRead, 'call')} read, but none could be audited: a call is audited when its request ` +
+    'declares its tool with at least one property, and its arguments are a JSON object.'
+  )
 }
 
 /** The summary for a person: a line of figures, then a line per tool: its undeclared keys, with their calls. @since 0.1.0 */

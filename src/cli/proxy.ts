@@ -250,7 +250,9 @@ export const runProxy = (
       (length: number): void => {
         if (toldTooLong) return
         toldTooLong = true
-        const message = `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than --max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
+        const message =
+          `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than ` +
+          `--max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
         io.say({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
       }
     const fromHost = splitLines({ line: audit.host, tooLong: tooLong('host') }, { maxBytes: options.maxLineBytes })

@@ -93,7 +93,10 @@ const LONG_STRING = 1 << 12
  */
 export const recordOf = (e: Event): LogRecord => {
   if (e._tag === 'Warning') return { text: formatWarning(e.warning), fields: warningFields(e.warning) }
-  const message = `the host called ${JSON.stringify(e.tool)} (call ${e.id === '' ? 'without an id' : e.id}) before any tools/list was answered: calls are audited only against a listing the proxy saw, so none is audited until then; said once`
+  const call = e.id === '' ? 'without an id' : e.id
+  const message =
+    `the host called ${JSON.stringify(e.tool)} (call ${call}) before any tools/list was answered: ` +
+    'calls are audited only against a listing the proxy saw, so none is audited until then; said once'
   return { text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } }
 }
 

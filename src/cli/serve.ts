@@ -8,7 +8,7 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { formatWarning } from './check.js'
-import type { GatewayRecord } from '../mcp/index.js'
+import type { GatewayRecord, UpstreamEvent } from '../mcp/index.js'
 import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 
 /**
@@ -38,6 +38,21 @@ export interface ServeIO {
   readonly version: string
 }
 
+const upstreamEvent = (e: UpstreamEvent): string => {
+  switch (e._tag) {
+    case 'Started':
+      return `started with ${e.tools} tools in ${e.ms} ms`
+    case 'Failed':
+      return `failed: ${e.error}`
+    case 'Restarting':
+      return `restarts in ${e.inMs} ms`
+    case 'Exited':
+      return 'exited'
+    case 'ToolsChanged':
+      return `now has ${e.tools} tools`
+  }
+}
+
 const oneLine = (r: GatewayRecord): string => {
   switch (r.type) {
     case 'warning':
@@ -47,7 +62,7 @@ const oneLine = (r: GatewayRecord): string => {
     case 'diagnostic':
       return r.message
     case 'upstream':
-      return `toolstack serve: upstream ${JSON.stringify(r.upstream)} ${r._tag === 'Started' ? `started with ${r.tools} tools in ${r.ms} ms` : r._tag === 'Failed' ? `failed: ${r.error}` : r._tag === 'Restarting' ? `restarts in ${r.inMs} ms` : r._tag === 'Exited' ? 'exited' : `now has ${r.tools} tools`}`
+      return `toolstack serve: upstream ${JSON.stringify(r.upstream)} ${upstreamEvent(r)}`
   }
 }
 

@@ -130,7 +130,10 @@ export const drawPolicyDiagnostic = (d: PolicyDiagnostic): string => {
       .slice(0, 4)
       .map((x) => JSON.stringify(x))
       .join(', ') + (xs.length > 4 ? ', …' : '')
-  return `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))`
+  return (
+    `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), ` +
+    "so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))"
+  )
 }
 
 /**
@@ -273,9 +276,21 @@ const isQueue = (u: unknown): u is QuestionQueue =>
  * import { withPolicy } from 'toolstack'
  * const inner = {
  *   toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: [] }),
- *   executeToolCalls: (calls) => () => Promise.resolve({ _tag: 'Right', right: calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'done' })) }),
+ *   executeToolCalls: (calls) => () =>
+ *     Promise.resolve({
+ *       _tag: 'Right',
+ *       right: calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'done' })),
+ *     }),
  * }
- * const tools = pipe(inner, withPolicy({ rules: [{ tool: 'rm', decision: 'deny', note: 'never delete' }, { tool: 'ls', decision: 'allow' }] }))
+ * const tools = pipe(
+ *   inner,
+ *   withPolicy({
+ *     rules: [
+ *       { tool: 'rm', decision: 'deny', note: 'never delete' },
+ *       { tool: 'ls', decision: 'allow' },
+ *     ],
+ *   }),
+ * )
  * const out = await tools.executeToolCalls([
  *   { id: '1', function: { name: 'ls', arguments: '{}' } },
  *   { id: '2', function: { name: 'rm', arguments: '{"path":"/"}' } },

@@ -70,7 +70,9 @@ const MAX_NAMES_SHOWN = 30
 const unknownToolMessage = (name: string, names: ReadonlyArray<string>): string =>
   names.length === 0
     ? `there is no tool named ${quote(name)}; no tools are available`
-    : `there is no tool named ${quote(name)}; the available tools are ${names.slice(0, MAX_NAMES_SHOWN).map(quote).join(', ')}${names.length > MAX_NAMES_SHOWN ? ', …' : ''}`
+    : `there is no tool named ${quote(name)}; the available tools are ` +
+      names.slice(0, MAX_NAMES_SHOWN).map(quote).join(', ') +
+      (names.length > MAX_NAMES_SHOWN ? ', …' : '')
 
 const isEither = (u: unknown): u is Either<unknown, unknown> => {
   const tag = typeof u === 'object' && u !== null ? (u as { readonly _tag?: unknown })._tag : undefined
@@ -119,7 +121,13 @@ const settle = async (answer: unknown): Promise<unknown> => {
  * import { fromTools } from 'toolstack'
  * import * as TE from 'fp-ts/lib/TaskEither.js'
  * const tools = fromTools([
- *   { declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }, run: (a) => TE.right(String(a.text)) },
+ *   {
+ *     declaration: {
+ *       type: 'function',
+ *       function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } },
+ *     },
+ *     run: (a) => TE.right(String(a.text)),
+ *   },
  * ])
  * const out = await tools.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi"}' } }])()
  * assert.deepStrictEqual(out, { _tag: 'Right', right: [{ role: 'tool', tool_call_id: '1', content: 'hi' }] })
@@ -286,7 +294,8 @@ const assertAsyncProvider = (where: string, u: unknown): void => {
   )
   if (wrong.length > 0) {
     throw new TypeError(
-      `${where}: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, but ${wrong.map((k) => `\`${k}\` is not a function`).join(' and ')}`,
+      `${where}: expected { toolsForLlm: () => Promise, executeToolCalls: (calls) => Promise }, but ` +
+        wrong.map((k) => `\`${k}\` is not a function`).join(' and '),
     )
   }
   // every provider toolstack makes offers executeBatch; a Promise-based one has no use for it

@@ -74,7 +74,13 @@ const isReadable = (u: unknown): boolean => !isLeft(ReadableDeclaration.decode(u
  * @example
  * import { addReasonParam } from './Reasons.js'
  * import { isSome, isNone } from 'fp-ts/lib/Option.js'
- * const d = { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } } as const
+ * const d = {
+ *   type: 'function',
+ *   function: {
+ *     name: 'fs_read',
+ *     parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+ *   },
+ * } as const
  * const out = addReasonParam('why')(d)
  * assert.ok(isSome(out))
  * assert.deepStrictEqual(out.value.function.parameters, {
@@ -82,7 +88,11 @@ const isReadable = (u: unknown): boolean => !isLeft(ReadableDeclaration.decode(u
  *   properties: { path: { type: 'string' }, reason: { type: 'string', description: 'why' } },
  *   required: ['path'],
  * })
- * assert.ok(isNone(addReasonParam('why')({ type: 'function', function: { name: 'x', parameters: { properties: { reason: {} } } } })))
+ * assert.ok(
+ *   isNone(
+ *     addReasonParam('why')({ type: 'function', function: { name: 'x', parameters: { properties: { reason: {} } } } }),
+ *   ),
+ * )
  *
  * @since 0.1.0
  * @category pure steps
@@ -251,12 +261,25 @@ const OptionsProps = { description: t.string }
  * import { fromTools, withReasons } from 'toolstack'
  * const got: Array<unknown> = []
  * const tools = pipe(
- *   fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }, run: (a) => { got.push(a); return TE.right(String(a.text)) } }]),
+ *   fromTools([
+ *     {
+ *       declaration: {
+ *         type: 'function',
+ *         function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } },
+ *       },
+ *       run: (a) => {
+ *         got.push(a)
+ *         return TE.right(String(a.text))
+ *       },
+ *     },
+ *   ]),
  *   withReasons(),
  * )
  * await tools.toolsForLlm()
  * assert.deepStrictEqual(tools.augmentedTools(), ['echo'])
- * await tools.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi","reason":"testing"}' } }])()
+ * await tools.executeToolCalls([
+ *   { id: '1', function: { name: 'echo', arguments: '{"text":"hi","reason":"testing"}' } },
+ * ])()
  * assert.deepStrictEqual(got, [{ text: 'hi' }])
  *
  * @since 0.1.0

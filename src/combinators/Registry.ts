@@ -255,7 +255,9 @@ export const drawRegistryError: (e: RegistryError) => string = matchRegistryErro
   ListingUnreadable: (e) =>
     `registry: the provider under prefix ${JSON.stringify(e.prefix)} listed tools the registry cannot publish: ${e.problem}`,
   ToolShadowed: (e) =>
-    `registry: tool ${JSON.stringify(e.tool)} of the provider under prefix ${JSON.stringify(e.prefix)} would be published as ${JSON.stringify(e.published)}, but calls to that name route to the provider under prefix ${JSON.stringify(e.shadowedBy)}; rename the tool or choose prefixes whose namespaces do not nest`,
+    `registry: tool ${JSON.stringify(e.tool)} of the provider under prefix ${JSON.stringify(e.prefix)} ` +
+    `would be published as ${JSON.stringify(e.published)}, but calls to that name route to the provider ` +
+    `under prefix ${JSON.stringify(e.shadowedBy)}; rename the tool or choose prefixes whose namespaces do not nest`,
 })
 
 // -------------------------------------------------------------------------------------
@@ -294,7 +296,8 @@ const readEntry = (u: unknown, i: number): Route => {
     const unknownMembers = Object.keys(u).filter((k) => !MEMBERS.has(k))
     if (unknownMembers.length > 0) {
       throw new TypeError(
-        `${at} has unknown member${unknownMembers.length > 1 ? 's' : ''} ${unknownMembers.map((k) => JSON.stringify(k)).join(', ')} (known members: prefix, provider, separator)`,
+        `${at} has unknown member${unknownMembers.length > 1 ? 's' : ''} ` +
+          `${unknownMembers.map((k) => JSON.stringify(k)).join(', ')} (known members: prefix, provider, separator)`,
       )
     }
     prefix = own(u, 'prefix')

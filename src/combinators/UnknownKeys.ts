@@ -183,13 +183,22 @@ export const notAnEither =
 export const drawAuditDiagnostic = (d: AuditDiagnostic): string => {
   switch (d._tag) {
     case 'CalledBeforeListing':
-      return 'toolstack: calls were made before any listing went through the audit, so they were not audited; list the tools (toolsForLlm) through the stack first'
+      return (
+        'toolstack: calls were made before any listing went through the audit, so they were not audited; ' +
+        'list the tools (toolsForLlm) through the stack first'
+      )
     case 'NothingToAudit':
       return `toolstack: the listing held ${d.tools} tool${d.tools === 1 ? '' : 's'}, but none declares a property, so no call is audited`
     case 'SeenSetFull':
-      return `toolstack: the audit remembers ${d.capacity} (tool, key) pairs, its most; a new pair is still reported, each time it comes, but no longer remembered or counted`
+      return (
+        `toolstack: the audit remembers ${d.capacity} (tool, key) pairs, its most; ` +
+        'a new pair is still reported, each time it comes, but no longer remembered or counted'
+      )
     case 'ListingNotAnEither':
-      return `toolstack: the provider's listing answered ${d.got}, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)`
+      return (
+        `toolstack: the provider's listing returned ${d.got}, not an Either, so nothing can be audited; ` +
+        'a Promise-based provider is adapted with fromAsync(provider)'
+      )
   }
 }
 
@@ -330,8 +339,20 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
  * import * as TE from 'fp-ts/lib/TaskEither.js'
  * const said: Array<string> = []
  * const tools = pipe(
- *   fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }, run: (a) => TE.right(String(a.text)) }]),
- *   withUnknownKeyAudit({ onWarn: (w) => () => { said.push(w.unknownKeys.join()) } }),
+ *   fromTools([
+ *     {
+ *       declaration: {
+ *         type: 'function',
+ *         function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } },
+ *       },
+ *       run: (a) => TE.right(String(a.text)),
+ *     },
+ *   ]),
+ *   withUnknownKeyAudit({
+ *     onWarn: (w) => () => {
+ *       said.push(w.unknownKeys.join())
+ *     },
+ *   }),
  * )
  * await tools.toolsForLlm()
  * await tools.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"text":"hi","txet":"hi"}' } }])()

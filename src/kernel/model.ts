@@ -202,7 +202,10 @@ export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
  *
  * @example
  * import { isProvider } from 'toolstack/extend'
- * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve(), executeToolCalls: () => () => Promise.resolve() }), true)
+ * assert.strictEqual(
+ *   isProvider({ toolsForLlm: () => Promise.resolve(), executeToolCalls: () => () => Promise.resolve() }),
+ *   true,
+ * )
  * assert.strictEqual(isProvider({ toolsForLlm: () => Promise.resolve() }), false)
  *
  * @since 0.1.0
@@ -227,7 +230,9 @@ export const assertProvider: (where: string, u: unknown) => asserts u is Provide
   if (isProvider(u)) {
     if (isAsyncFunction(memberOf(u, 'executeToolCalls'))) {
       throw new TypeError(
-        `${where}: this provider's executeToolCalls is an async function, so it answers a Promise; a provider's executeToolCalls answers a task (calls => () => Promise<Either>). For a Promise-based provider, wrap it: fromAsync(provider)`,
+        `${where}: this provider's executeToolCalls is an async function, so it returns a Promise; ` +
+          "a provider's executeToolCalls returns a task (calls => () => Promise<Either>). " +
+          'For a Promise-based provider, wrap it: fromAsync(provider)',
       )
     }
     return

@@ -154,7 +154,10 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
  * @example
  * import { absolutise } from './paths.js'
  * assert.deepStrictEqual(absolutise('src/a.ts', '/proj'), { _tag: 'Right', right: '/proj/src/a.ts' })
- * assert.deepStrictEqual(absolutise('src/a.ts', undefined), { _tag: 'Left', left: 'is relative and this tool has no root' })
+ * assert.deepStrictEqual(absolutise('src/a.ts', undefined), {
+ *   _tag: 'Left',
+ *   left: 'is relative and this tool has no root',
+ * })
  *
  * @since 0.1.0
  * @category pure steps

@@ -92,8 +92,20 @@ const opened = (schema: unknown, depth: number): unknown => {
  * @example
  * import { permissiveSchema } from 'toolstack/langchain'
  * assert.deepStrictEqual(
- *   permissiveSchema({ type: 'object', properties: { path: { type: 'string' }, opts: { type: 'object', properties: { additionalProperties: {} }, additionalProperties: false } }, required: ['path'], additionalProperties: false }),
- *   { type: 'object', properties: { path: { type: 'string' }, opts: { type: 'object', properties: { additionalProperties: {} } } }, required: ['path'] },
+ *   permissiveSchema({
+ *     type: 'object',
+ *     properties: {
+ *       path: { type: 'string' },
+ *       opts: { type: 'object', properties: { additionalProperties: {} }, additionalProperties: false },
+ *     },
+ *     required: ['path'],
+ *     additionalProperties: false,
+ *   }),
+ *   {
+ *     type: 'object',
+ *     properties: { path: { type: 'string' }, opts: { type: 'object', properties: { additionalProperties: {} } } },
+ *     required: ['path'],
+ *   },
  * )
  *
  * @since 0.1.0
@@ -129,7 +141,18 @@ const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined =>
  * @example
  * import { fromTools } from 'toolstack'
  * import { toLangChainTools } from 'toolstack/langchain'
- * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} }, additionalProperties: false } } }, run: (a) => String(a.text) }])
+ * const stack = fromTools([
+ *   {
+ *     declaration: {
+ *       type: 'function',
+ *       function: {
+ *         name: 'echo',
+ *         parameters: { type: 'object', properties: { text: {} }, additionalProperties: false },
+ *       },
+ *     },
+ *     run: (a) => String(a.text),
+ *   },
+ * ])
  * const [echo] = await toLangChainTools(stack)
  * const message = await echo?.invoke({ id: 'c1', name: 'echo', args: { text: 'hi', txet: 'hi' }, type: 'tool_call' })
  * assert.strictEqual(message?.content, 'hi')
@@ -217,10 +240,21 @@ const declarationsOf = (tools: ReadonlyArray<AuditableTool>): ReadonlyArray<unkn
  * import { tool } from '@langchain/core/tools'
  * import { z } from 'zod'
  * import { UnknownKeyAuditHandler } from 'toolstack/langchain'
- * const read = tool(async ({ path }) => `read ${path}`, { name: 'read', description: 'Reads', schema: z.object({ path: z.string(), offset: z.number().optional() }) })
+ * const read = tool(async ({ path }) => `read ${path}`, {
+ *   name: 'read',
+ *   description: 'Reads',
+ *   schema: z.object({ path: z.string(), offset: z.number().optional() }),
+ * })
  * const said: Array<string> = []
- * const audit = new UnknownKeyAuditHandler([read], { onWarn: (w) => { said.push(`${w.unknownKeys.join()} → ${w.suggestions[0]?.didYouMean}`) } })
- * const message = await read.invoke({ id: 'c1', name: 'read', args: { path: 'a', ffset: 3 }, type: 'tool_call' }, { callbacks: [audit] })
+ * const audit = new UnknownKeyAuditHandler([read], {
+ *   onWarn: (w) => {
+ *     said.push(`${w.unknownKeys.join()} → ${w.suggestions[0]?.didYouMean}`)
+ *   },
+ * })
+ * const message = await read.invoke(
+ *   { id: 'c1', name: 'read', args: { path: 'a', ffset: 3 }, type: 'tool_call' },
+ *   { callbacks: [audit] },
+ * )
  * assert.strictEqual(message.content, 'read a')
  * assert.deepStrictEqual(said, ['ffset → offset'])
  *

@@ -535,8 +535,12 @@ const assertClient = (where: string, u: unknown): void => {
  * @example
  * import { fromMcpClient } from 'toolstack/mcp'
  * const fake = {
- *   listTools: () => Promise.resolve({ tools: [{ name: 'files.read', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }] }),
- *   callTool: (p: { name: string; arguments?: Record<string, unknown> }) => Promise.resolve({ content: [{ type: 'text', text: `${p.name} ${String(p.arguments?.path)}` }] }),
+ *   listTools: () =>
+ *     Promise.resolve({
+ *       tools: [{ name: 'files.read', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }],
+ *     }),
+ *   callTool: (p: { name: string; arguments?: Record<string, unknown> }) =>
+ *     Promise.resolve({ content: [{ type: 'text', text: `${p.name} ${String(p.arguments?.path)}` }] }),
  * }
  * const tools = fromMcpClient(fake)
  * const listed = await tools.toolsForLlm()

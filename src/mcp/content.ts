@@ -32,7 +32,10 @@ const mimeOf = (o: Readonly<Record<string, unknown>>): string => str(o['mimeType
  * @example
  * import { renderBlock } from 'toolstack/mcp'
  * assert.strictEqual(renderBlock({ type: 'text', text: 'hi' }), 'hi')
- * assert.strictEqual(renderBlock({ type: 'image', mimeType: 'image/png', data: 'AAAA' }), '[image: image/png, 3 bytes]')
+ * assert.strictEqual(
+ *   renderBlock({ type: 'image', mimeType: 'image/png', data: 'AAAA' }),
+ *   '[image: image/png, 3 bytes]',
+ * )
  * assert.strictEqual(
  *   renderBlock({ type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt', mimeType: 'text/plain' }),
  *   '[resource_link: text/plain, file:///a.txt, "a.txt"]',
@@ -90,10 +93,13 @@ const safeJson = (u: unknown): string => {
  *
  * @example
  * import { renderCallResult } from 'toolstack/mcp'
- * assert.deepStrictEqual(
- *   renderCallResult('call_1', { content: [{ type: 'text', text: 'nope' }], isError: true }),
- *   { role: 'tool', tool_call_id: 'call_1', content: 'nope', is_error: true, mcp_content: [{ type: 'text', text: 'nope' }] },
- * )
+ * assert.deepStrictEqual(renderCallResult('call_1', { content: [{ type: 'text', text: 'nope' }], isError: true }), {
+ *   role: 'tool',
+ *   tool_call_id: 'call_1',
+ *   content: 'nope',
+ *   is_error: true,
+ *   mcp_content: [{ type: 'text', text: 'nope' }],
+ * })
  *
  * @since 0.1.0
  * @category utils

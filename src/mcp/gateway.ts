@@ -119,7 +119,9 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   const prefix = hasOwn(u, 'prefix') ? u['prefix'] : name
   if (typeof prefix !== 'string' || !ALPHABET.test(prefix)) {
     return left(
-      `${at}.prefix must be letters, digits, "_" and "-"${hasOwn(u, 'prefix') ? '' : ` (it defaults to the server's key, ${JSON.stringify(name)}; give one)`}, got ${describeValue(prefix)}`,
+      `${at}.prefix must be letters, digits, "_" and "-"` +
+        (hasOwn(u, 'prefix') ? '' : ` (it defaults to the server's key, ${JSON.stringify(name)}; give one)`) +
+        `, got ${describeValue(prefix)}`,
     )
   }
   if (hasOwn(u, 'url')) {
@@ -162,9 +164,14 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  *
  * @example
  * import { decodeGatewayConfig } from 'toolstack/mcp'
- * const ok = decodeGatewayConfig({ mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'] } } })
+ * const ok = decodeGatewayConfig({
+ *   mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'] } },
+ * })
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
- * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), { _tag: 'Left', left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix)' })
+ * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
+ *   _tag: 'Left',
+ *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix)',
+ * })
  *
  * @since 0.1.0
  * @category codecs

@@ -91,7 +91,11 @@ type Schema = Readonly<Record<string, unknown>>
  *
  * @example
  * import { toInputSchema } from 'toolstack/mcp'
- * assert.deepStrictEqual(toInputSchema({ anyOf: [{ required: ['a'] }], properties: { a: true } }), { anyOf: [{ required: ['a'] }], properties: { a: {} }, type: 'object' })
+ * assert.deepStrictEqual(toInputSchema({ anyOf: [{ required: ['a'] }], properties: { a: true } }), {
+ *   anyOf: [{ required: ['a'] }],
+ *   properties: { a: {} },
+ *   type: 'object',
+ * })
  * assert.deepStrictEqual(toInputSchema(undefined), { type: 'object' })
  *
  * @since 0.1.0
@@ -156,7 +160,10 @@ const servable = (b: ContentBlock): boolean => {
  *
  * @example
  * import { toCallToolResult } from 'toolstack/mcp'
- * assert.deepStrictEqual(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'no', is_error: true }), { content: [{ type: 'text', text: 'no' }], isError: true })
+ * assert.deepStrictEqual(toCallToolResult({ role: 'tool', tool_call_id: '1', content: 'no', is_error: true }), {
+ *   content: [{ type: 'text', text: 'no' }],
+ *   isError: true,
+ * })
  *
  * @since 0.1.0
  * @category pure steps

@@ -51,7 +51,12 @@ export interface PolicyApproval {
  *
  * @example
  * import { policyApproval } from 'toolstack/openai-agents'
- * const approval = policyApproval({ rules: [{ tool: 'read_*', decision: 'allow' }, { tool: 'write_file', decision: 'ask' }] })
+ * const approval = policyApproval({
+ *   rules: [
+ *     { tool: 'read_*', decision: 'allow' },
+ *     { tool: 'write_file', decision: 'ask' },
+ *   ],
+ * })
  * assert.strictEqual(approval.needsApproval('read_text_file', {}), false)
  * assert.strictEqual(approval.needsApproval('write_file', { path: '/tmp/a' }), true)
  *

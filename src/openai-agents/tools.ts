@@ -104,11 +104,22 @@ const callIdOf = (details: Details): string => {
  * @example
  * import { fromTools } from 'toolstack'
  * import { toAgentsTools } from 'toolstack/openai-agents'
- * const stack = fromTools([{ declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } } }, run: (a) => String(a.text) }])
+ * const stack = fromTools([
+ *   {
+ *     declaration: {
+ *       type: 'function',
+ *       function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } },
+ *     },
+ *     run: (a) => String(a.text),
+ *   },
+ * ])
  * const [echo] = await toAgentsTools(stack)
  * assert.strictEqual(echo?.strict, false)
  * assert.strictEqual(await echo?.invoke({} as never, '{"text":"hi"}'), 'hi')
- * assert.strictEqual(await echo?.invoke({} as never, '{"text":'), 'Error: tool "echo" was not run: the arguments are not valid JSON (Unexpected end of JSON input)')
+ * assert.strictEqual(
+ *   await echo?.invoke({} as never, '{"text":'),
+ *   'Error: tool "echo" was not run: the arguments are not valid JSON (Unexpected end of JSON input)',
+ * )
  *
  * @since 0.1.0
  * @category constructors
@@ -164,9 +175,32 @@ export const toAgentsTools = <E>(
  * @example
  * import { auditAgentsTools } from 'toolstack/openai-agents'
  * const said: Array<string> = []
- * const read = { type: 'function', name: 'read', description: 'Reads', strict: true, parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'number' } }, required: ['path', 'offset'], additionalProperties: false }, invoke: async () => 'text', needsApproval: async () => false, isEnabled: async () => true } as const
- * const audited = auditAgentsTools([read], { onWarn: (w) => { said.push(`${w.tool}: ${w.unknownKeys.join()}`) } })
- * assert.strictEqual(await audited.tools[0]?.invoke({} as never, '{"path":"a","ffset":1}', { toolCall: { type: 'function_call', callId: 'c1', name: 'read', arguments: '' } }), 'text')
+ * const read = {
+ *   type: 'function',
+ *   name: 'read',
+ *   description: 'Reads',
+ *   strict: true,
+ *   parameters: {
+ *     type: 'object',
+ *     properties: { path: { type: 'string' }, offset: { type: 'number' } },
+ *     required: ['path', 'offset'],
+ *     additionalProperties: false,
+ *   },
+ *   invoke: async () => 'text',
+ *   needsApproval: async () => false,
+ *   isEnabled: async () => true,
+ * } as const
+ * const audited = auditAgentsTools([read], {
+ *   onWarn: (w) => {
+ *     said.push(`${w.tool}: ${w.unknownKeys.join()}`)
+ *   },
+ * })
+ * assert.strictEqual(
+ *   await audited.tools[0]?.invoke({} as never, '{"path":"a","ffset":1}', {
+ *     toolCall: { type: 'function_call', callId: 'c1', name: 'read', arguments: '' },
+ *   }),
+ *   'text',
+ * )
  * assert.deepStrictEqual(said, ['read: ffset'])
  *
  * @since 0.1.0

@@ -19,7 +19,10 @@ import type { ToolResult } from '../kernel/model.js'
  * @example
  * import { textForModel } from 'toolstack/openai'
  * assert.strictEqual(textForModel({ role: 'tool', tool_call_id: 'c1', content: 'ok' }), 'ok')
- * assert.strictEqual(textForModel({ role: 'tool', tool_call_id: 'c1', content: 'no such file', is_error: true }), 'Error: no such file')
+ * assert.strictEqual(
+ *   textForModel({ role: 'tool', tool_call_id: 'c1', content: 'no such file', is_error: true }),
+ *   'Error: no such file',
+ * )
  *
  * @since 0.1.0
  * @category pure steps
@@ -35,8 +38,14 @@ export const textForModel = (r: Pick<ToolResult, 'content' | 'is_error'>): strin
  * @example
  * import { toToolMessages } from 'toolstack/openai'
  * assert.deepStrictEqual(
- *   toToolMessages([{ role: 'tool', tool_call_id: 'c1', content: '42', structured_content: { n: 42 } }, { role: 'tool', tool_call_id: 'c2', content: 'denied', is_error: true }]),
- *   [{ role: 'tool', tool_call_id: 'c1', content: '42' }, { role: 'tool', tool_call_id: 'c2', content: 'Error: denied' }],
+ *   toToolMessages([
+ *     { role: 'tool', tool_call_id: 'c1', content: '42', structured_content: { n: 42 } },
+ *     { role: 'tool', tool_call_id: 'c2', content: 'denied', is_error: true },
+ *   ]),
+ *   [
+ *     { role: 'tool', tool_call_id: 'c1', content: '42' },
+ *     { role: 'tool', tool_call_id: 'c2', content: 'Error: denied' },
+ *   ],
  * )
  *
  * @since 0.1.0

@@ -52,8 +52,24 @@ export type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & {
  * @example
  * import { toResponsesTools } from 'toolstack/openai'
  * assert.deepStrictEqual(
- *   toResponsesTools([{ type: 'function', function: { name: 'read', description: 'Reads', parameters: { type: 'object', properties: { path: {} } } } }], { strict: false }),
- *   [{ type: 'function', name: 'read', description: 'Reads', parameters: { type: 'object', properties: { path: {} } }, strict: false }],
+ *   toResponsesTools(
+ *     [
+ *       {
+ *         type: 'function',
+ *         function: { name: 'read', description: 'Reads', parameters: { type: 'object', properties: { path: {} } } },
+ *       },
+ *     ],
+ *     { strict: false },
+ *   ),
+ *   [
+ *     {
+ *       type: 'function',
+ *       name: 'read',
+ *       description: 'Reads',
+ *       parameters: { type: 'object', properties: { path: {} } },
+ *       strict: false,
+ *     },
+ *   ],
  * )
  *
  * @since 0.1.0
@@ -82,7 +98,10 @@ export const toResponsesTools = (
  * @example
  * import { fromResponsesCalls } from 'toolstack/openai'
  * assert.deepStrictEqual(
- *   fromResponsesCalls([{ type: 'message', id: 'm1', role: 'assistant', status: 'completed', content: [] }, { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"a"}' }]),
+ *   fromResponsesCalls([
+ *     { type: 'message', id: 'm1', role: 'assistant', status: 'completed', content: [] },
+ *     { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"a"}' },
+ *   ]),
  *   [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }],
  * )
  *

@@ -24,7 +24,10 @@ const empty: ArgsProblem = { _tag: 'Empty' }
  *
  * @example
  * import { drawArgsProblem } from 'toolstack'
- * assert.strictEqual(drawArgsProblem({ _tag: 'NotAnObject', got: 'an array' }), 'the arguments must be a JSON object, but they are an array')
+ * assert.strictEqual(
+ *   drawArgsProblem({ _tag: 'NotAnObject', got: 'an array' }),
+ *   'the arguments must be a JSON object, but they are an array',
+ * )
  *
  * @since 0.1.0
  * @category destructors

@@ -92,8 +92,10 @@ export const runBatch = <E>(provider: Provider<E>): ((batch: Batch) => TaskEithe
     const task = run(batch)
     if (typeof task === 'function') return task as TaskEither<E, ReadonlyArray<ToolResult>>
     // a Promise-based provider handed over as is: say what to write, not "… is not a function"
+    const got = typeof (task as { then?: unknown } | null)?.then === 'function' ? 'a Promise' : describeValue(task)
     const why = new TypeError(
-      `the provider's executeToolCalls answered ${typeof (task as { then?: unknown } | null)?.then === 'function' ? 'a Promise' : describeValue(task)}, not a task (a function returning a Promise); a Promise-based provider is adapted with fromAsync(provider)`,
+      `the provider's executeToolCalls returned ${got}, not a task (a function returning a Promise); ` +
+        'a Promise-based provider is adapted with fromAsync(provider)',
     )
     return () => Promise.reject(why)
   }

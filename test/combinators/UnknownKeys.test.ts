@@ -990,7 +990,7 @@ describe('drawAuditDiagnostic', () => {
       'toolstack: the audit remembers 2 (tool, key) pairs, its most; a new pair is still reported, each time it comes, but no longer remembered or counted',
     )
     expect(drawAuditDiagnostic({ _tag: 'ListingNotAnEither', got: 'a Promise' })).toBe(
-      "toolstack: the provider's listing answered a Promise, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)",
+      "toolstack: the provider's listing returned a Promise, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)",
     )
   })
 })

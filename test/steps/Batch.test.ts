@@ -126,22 +126,22 @@ describe('runBatch', () => {
     expect(got[0]).toBe(batch.calls)
   })
 
-  it('rejects, saying what to write, when executeToolCalls answers a Promise or anything else that is not a task', async () => {
+  it('rejects, saying what to write, when executeToolCalls returns a Promise or anything else that is not a task', async () => {
     const answering = (answer: unknown): Provider<never> => ({
       toolsForLlm: TE.right([]),
       executeToolCalls: () => answer as never,
     })
     await expect(runBatch(answering(Promise.resolve([])))(batchOf([]))()).rejects.toThrow(
-      /^the provider's executeToolCalls answered a Promise, not a task \(a function returning a Promise\); a Promise-based provider is adapted with fromAsync\(provider\)$/,
+      /^the provider's executeToolCalls returned a Promise, not a task \(a function returning a Promise\); a Promise-based provider is adapted with fromAsync\(provider\)$/,
     )
     await expect(runBatch(answering(7))(batchOf([]))()).rejects.toThrow(
-      /^the provider's executeToolCalls answered number 7, not a task/,
+      /^the provider's executeToolCalls returned number 7, not a task/,
     )
     await expect(runBatch(answering(null))(batchOf([]))()).rejects.toThrow(
-      /^the provider's executeToolCalls answered null, not a task/,
+      /^the provider's executeToolCalls returned null, not a task/,
     )
     await expect(runBatch(answering({ then: 1 }))(batchOf([]))()).rejects.toThrow(
-      /^the provider's executeToolCalls answered an object, not a task/,
+      /^the provider's executeToolCalls returned an object, not a task/,
     )
   })
 })

@@ -92,7 +92,13 @@ const readable = (u: unknown): ReadableDeclaration | undefined => {
  *
  * @example
  * import { extractDeclarations } from 'toolstack'
- * const m = extractDeclarations([{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } } }, null])
+ * const m = extractDeclarations([
+ *   {
+ *     type: 'function',
+ *     function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } },
+ *   },
+ *   null,
+ * ])
  * assert.deepStrictEqual([...(m.get('fs_read')?.keys ?? [])], ['path', 'offset'])
  * assert.strictEqual(m.size, 1)
  *
@@ -125,7 +131,10 @@ const NOTHING: ReadonlyArray<string> = Object.freeze([])
  *
  * @example
  * import { diffTopKeys } from './Catalogue.js'
- * assert.deepStrictEqual(diffTopKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), ['ffset', 'the rest'])
+ * assert.deepStrictEqual(diffTopKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), [
+ *   'ffset',
+ *   'the rest',
+ * ])
  * assert.deepStrictEqual(diffTopKeys(new Set(['path']), new Set(['_meta']))(['path', '_meta', 'x']), ['x'])
  *
  * @since 0.1.0
@@ -229,11 +238,26 @@ const audits = (shape: Shape, tolerated: ReadonlySet<string>): boolean =>
  * @example
  * import { catalogueOf, toleratedOf } from 'toolstack/extend'
  * const c = catalogueOf(toleratedOf())([
- *   { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, opts: { type: 'object', properties: { encoding: {} } } } } } },
+ *   {
+ *     type: 'function',
+ *     function: {
+ *       name: 'fs_read',
+ *       parameters: {
+ *         type: 'object',
+ *         properties: { path: {}, opts: { type: 'object', properties: { encoding: {} } } },
+ *       },
+ *     },
+ *   },
  *   { type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: { reason: {} } } } },
  * ])
  * assert.deepStrictEqual([...c.keys()], ['fs_read'])
- * assert.deepStrictEqual(c.get('fs_read')?.diff({ path: '/tmp', ffset: 3, opts: { encodng: 'utf8' } }).map((k) => k.path), ['ffset', 'opts.encodng'])
+ * assert.deepStrictEqual(
+ *   c
+ *     .get('fs_read')
+ *     ?.diff({ path: '/tmp', ffset: 3, opts: { encodng: 'utf8' } })
+ *     .map((k) => k.path),
+ *   ['ffset', 'opts.encodng'],
+ * )
  *
  * @since 0.1.0
  * @category pure steps

@@ -152,9 +152,13 @@ export const checkBatch =
  * @example
  * import { emptySeenSet } from 'toolstack'
  * import { catalogueOf, checkCall, toleratedOf } from 'toolstack/extend'
- * const catalogue = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { offset: {} } } } }])
+ * const catalogue = catalogueOf(toleratedOf())([
+ *   { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { offset: {} } } } },
+ * ])
  * const [check] = checkCall(catalogue, 'fs_read', '{"ffset":3}', 'call_1')(emptySeenSet)
- * assert.deepStrictEqual(check._tag === 'Audited' && check.warning?.suggestions, [{ key: 'ffset', didYouMean: 'offset' }])
+ * assert.deepStrictEqual(check._tag === 'Audited' && check.warning?.suggestions, [
+ *   { key: 'ffset', didYouMean: 'offset' },
+ * ])
  *
  * @since 0.1.0
  * @category pure steps
@@ -199,7 +203,8 @@ export const formatWarning = (
 ): string => {
   const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map(quoted).join(', '))
   const call = w.id === '' ? 'a call without an id' : `call ${shown(w.id)}`
-  const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)} (declared: ${quote(w.declaredKeys)})`
+  const keys = `key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)}`
+  const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument ${keys} (declared: ${quote(w.declaredKeys)})`
   const suggestions = w.suggestions ?? []
   if (suggestions.length === 0) return line
   const hint =

@@ -593,9 +593,21 @@ export const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path
  *
  * @example
  * import { compileSchema, diffKeys } from 'toolstack'
- * const shape = compileSchema({ type: 'object', properties: { edits: { type: 'array', items: { type: 'object', properties: { oldText: {}, newText: {} } } } } })
- * const found = diffKeys(shape)({ reason: 'r', edits: [{ oldtext: 'a', newText: 'b' }, { oldtext: 'c', newText: 'd' }] })
- * assert.deepStrictEqual(found.map((k) => k.path), ['edits[].oldtext'])
+ * const shape = compileSchema({
+ *   type: 'object',
+ *   properties: { edits: { type: 'array', items: { type: 'object', properties: { oldText: {}, newText: {} } } } },
+ * })
+ * const found = diffKeys(shape)({
+ *   reason: 'r',
+ *   edits: [
+ *     { oldtext: 'a', newText: 'b' },
+ *     { oldtext: 'c', newText: 'd' },
+ *   ],
+ * })
+ * assert.deepStrictEqual(
+ *   found.map((k) => k.path),
+ *   ['edits[].oldtext'],
+ * )
  *
  * @since 0.1.0
  * @category pure steps

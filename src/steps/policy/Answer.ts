@@ -214,7 +214,12 @@ export const showFacts = (
  * import { showFacts } from './Answer.js'
  * const args = { path: '/w/a', reason: 'save it\nArguments: none' }
  * const locations = [{ _tag: 'Known', arg: 'path', path: '/w/a' }] as const
- * const request = { tool: 'fs_write', paths: ['/w/a'], suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' }, ...showFacts(locations, args) } as const
+ * const request = {
+ *   tool: 'fs_write',
+ *   paths: ['/w/a'],
+ *   suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
+ *   ...showFacts(locations, args),
+ * } as const
  * assert.deepStrictEqual(drawPermissionRequest(request), [
  *   'May the model call fs_write on /w/a?',
  *   'Locations, each with the argument it came from:',

@@ -49,7 +49,12 @@ const quote = (s: string): string => JSON.stringify(s)
  * @example
  * import { drawRefusal } from 'toolstack'
  * assert.strictEqual(
- *   drawRefusal({ _tag: 'DeniedByRule', tool: 'fs_write', rule: { tool: 'fs_write', decision: 'deny', note: 'the repo is read-only' }, unevaluable: [] }),
+ *   drawRefusal({
+ *     _tag: 'DeniedByRule',
+ *     tool: 'fs_write',
+ *     rule: { tool: 'fs_write', decision: 'deny', note: 'the repo is read-only' },
+ *     unevaluable: [],
+ *   }),
  *   'The permission policy refused this call to "fs_write" (rule: deny "fs_write"). Reason: the repo is read-only. It was not run; do not retry it as is.',
  * )
  *
@@ -59,32 +64,67 @@ const quote = (s: string): string => JSON.stringify(s)
 export const drawRefusal = (r: Refusal): string => {
   switch (r._tag) {
     case 'MalformedCall':
-      return 'The permission policy could not read this tool call, so it was not run. Send a call with an id and a function { name, arguments }.'
+      return (
+        'The permission policy could not read this tool call, so it was not run. ' +
+        'Send a call with an id and a function { name, arguments }.'
+      )
     case 'DeniedByRule': {
       const reason = r.rule.note === undefined ? 'none was given' : r.rule.note
       const unchecked =
         r.unevaluable.length === 0
           ? ''
-          : ` Its location could not be checked (${r.unevaluable.join('; ')}), so the rule applied to be safe; a call with a clean absolute path may be treated differently.`
-      return `The permission policy refused this call to ${quote(r.tool)} (rule: ${drawRule(r.rule)}). Reason: ${reason}.${unchecked} It was not run; do not retry it as is.`
+          : ` Its location could not be checked (${r.unevaluable.join('; ')}), so the rule applied to be safe; ` +
+            'a call with a clean absolute path may be treated differently.'
+      return (
+        `The permission policy refused this call to ${quote(r.tool)} (rule: ${drawRule(r.rule)}). ` +
+        `Reason: ${reason}.${unchecked} It was not run; do not retry it as is.`
+      )
     }
-    case 'DeniedByGrant':
-      return `The user has refused calls like this to ${quote(r.tool)} for this session (rule: ${drawRule(r.rule)}${r.rule.note === undefined ? '' : `; ${r.rule.note}`}). It was not run; do not retry it, and ask the user if you need it.`
+    case 'DeniedByGrant': {
+      const note = r.rule.note === undefined ? '' : `; ${r.rule.note}`
+      return (
+        `The user has refused calls like this to ${quote(r.tool)} for this session (rule: ${drawRule(r.rule)}${note}). ` +
+        'It was not run; do not retry it, and ask the user if you need it.'
+      )
+    }
     case 'DeclinedByUser':
       return r.remembered === undefined
-        ? `The user declined this call to ${quote(r.tool)}. It was not run; do not retry it unchanged, and ask the user how to proceed.`
-        : `The user declined this call to ${quote(r.tool)} and refused calls like it for this session (rule: ${drawRule(r.remembered)}). It was not run; do not retry it, and ask the user how to proceed.`
+        ? `The user declined this call to ${quote(r.tool)}. ` +
+            'It was not run; do not retry it unchanged, and ask the user how to proceed.'
+        : `The user declined this call to ${quote(r.tool)} and refused calls like it for this session ` +
+            `(rule: ${drawRule(r.remembered)}). It was not run; do not retry it, and ask the user how to proceed.`
     case 'NoOneToAsk':
-      return `This call to ${quote(r.tool)} needs the user's permission, and no one is available to give it, so it was not run. Use a tool the policy allows, or ask the user to allow ${quote(r.tool)}.`
+      return (
+        `${needsPermission(r.tool)}, and no one is available to give it, so it was not run. ` +
+        `Use a tool the policy allows, or ask the user to allow ${quote(r.tool)}.`
+      )
     case 'AskedWhileAsking':
-      return `This call to ${quote(r.tool)} needs the user's permission, and it was made while the user was being asked about another call (from the code that asks them), so it cannot wait for an answer; it was not run. Make it once that question is answered.`
+      return (
+        `${needsPermission(r.tool)}, and it was made while the user was being asked about another call ` +
+        '(from the code that asks them), so it cannot wait for an answer; it was not run. ' +
+        'Make it once that question is answered.'
+      )
     case 'UnreadableArguments':
-      return `This call to ${quote(r.tool)} needs the user's permission, but it cannot be shown to them: ${drawArgsProblem(r.problem)}. It was not run; send the arguments as a JSON object.`
+      return (
+        `${needsPermission(r.tool)}, but it cannot be shown to them: ${drawArgsProblem(r.problem)}. ` +
+        'It was not run; send the arguments as a JSON object.'
+      )
     case 'AskFailed':
-      return `This call to ${quote(r.tool)} needs the user's permission, and asking failed (${r.error}), so it was not run. Try again later, or ask the user to allow it.`
+      return (
+        `${needsPermission(r.tool)}, and asking failed (${r.error}), so it was not run. ` +
+        'Try again later, or ask the user to allow it.'
+      )
     case 'UnclearAnswer':
-      return `This call to ${quote(r.tool)} needs the user's permission, and the answer could not be understood (${r.problem}), so it was not run. Ask the user again.`
+      return (
+        `${needsPermission(r.tool)}, and the answer could not be understood (${r.problem}), so it was not run. ` +
+        'Ask the user again.'
+      )
     case 'InvalidRule':
-      return `This call to ${quote(r.tool)} was answered "always", but the rule to remember is invalid (${r.problem}), so nothing was remembered and the call was not run. Ask the user again.`
+      return (
+        `This call to ${quote(r.tool)} was answered "always", but the rule to remember is invalid (${r.problem}), ` +
+        'so nothing was remembered and the call was not run. Ask the user again.'
+      )
   }
 }
+
+const needsPermission = (tool: string): string => `This call to ${quote(tool)} needs the user's permission`

@@ -57,7 +57,15 @@ export const RULE_MEMBERS: ReadonlyArray<string> = Object.freeze(['tool', 'decis
  *
  * @example
  * import { isToolGlob } from './Rule.js'
- * assert.deepStrictEqual(['*', 'fs_*', 'fs_read', '*_read', 'f*s', '**', ''].map(isToolGlob), [true, true, true, false, false, false, false])
+ * assert.deepStrictEqual(['*', 'fs_*', 'fs_read', '*_read', 'f*s', '**', ''].map(isToolGlob), [
+ *   true,
+ *   true,
+ *   true,
+ *   false,
+ *   false,
+ *   false,
+ *   false,
+ * ])
  *
  * @since 0.1.0
  * @category codecs
@@ -132,7 +140,9 @@ export const RuleCodec: t.Type<Rule, Rule, unknown> = new t.Type<Rule, Rule, unk
       const named: t.ValidationError = {
         value: u,
         context: c,
-        message: `has unknown member${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')} (a rule has: ${RULE_MEMBERS.join(', ')})`,
+        message:
+          `has unknown member${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')} ` +
+          `(a rule has: ${RULE_MEMBERS.join(', ')})`,
       }
       return t.failures([named, ...(isLeft(decoded) ? decoded.left : [])])
     }
@@ -196,8 +206,14 @@ export const drawRuleErrors = (label: string, errors: t.Errors): string =>
  *
  * @example
  * import { decodeRule } from './Rule.js'
- * assert.deepStrictEqual(decodeRule({ tool: 'fs_*', decision: 'allow', under: '/p/' }), { _tag: 'Right', right: { tool: 'fs_*', decision: 'allow', under: '/p' } })
- * assert.deepStrictEqual(decodeRule({ tool: 'x', decision: 'alow' }), { _tag: 'Left', left: 'rule.decision must be "allow", "deny" or "ask", got the string "alow"' })
+ * assert.deepStrictEqual(decodeRule({ tool: 'fs_*', decision: 'allow', under: '/p/' }), {
+ *   _tag: 'Right',
+ *   right: { tool: 'fs_*', decision: 'allow', under: '/p' },
+ * })
+ * assert.deepStrictEqual(decodeRule({ tool: 'x', decision: 'alow' }), {
+ *   _tag: 'Left',
+ *   left: 'rule.decision must be "allow", "deny" or "ask", got the string "alow"',
+ * })
  *
  * @since 0.1.0
  * @category codecs

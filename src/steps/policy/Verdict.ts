@@ -75,7 +75,10 @@ const unevaluable = (evaluation: Evaluation): ReadonlyArray<string> =>
  * @example
  * import { judge } from './Verdict.js'
  * const call = { id: '1', function: { name: 'rm', arguments: '{}' } }
- * const v = judge([{ tool: 'rm', decision: 'deny', note: 'never' }], {})(call, 'rm', () => ({ _tag: 'Right', right: {} }))
+ * const v = judge([{ tool: 'rm', decision: 'deny', note: 'never' }], {})(call, 'rm', () => ({
+ *   _tag: 'Right',
+ *   right: {},
+ * }))
  * assert.strictEqual(v._tag, 'Refuse')
  *
  * @since 0.1.0
@@ -138,7 +141,11 @@ export const byGrants =
  * @example
  * import { plainArguments } from './Verdict.js'
  * let reads = 0
- * const args = { get path() { return reads++ === 0 ? '/srv/a' : '/etc/cron.d/evil' } }
+ * const args = {
+ *   get path() {
+ *     return reads++ === 0 ? '/srv/a' : '/etc/cron.d/evil'
+ *   },
+ * }
  * const copy = plainArguments(args)
  * assert.deepStrictEqual(copy, { _tag: 'Right', right: { path: '/srv/a' } })
  * assert.deepStrictEqual(copy, { _tag: 'Right', right: { path: '/srv/a' } })

@@ -192,7 +192,10 @@ export const evaluate = (
  *
  * @example
  * import { decisionByName } from './evaluate.js'
- * const byName = decisionByName([{ tool: 'fs_*', decision: 'allow' }, { tool: 'web_*', decision: 'allow', under: '/srv' }])
+ * const byName = decisionByName([
+ *   { tool: 'fs_*', decision: 'allow' },
+ *   { tool: 'web_*', decision: 'allow', under: '/srv' },
+ * ])
  * assert.strictEqual(byName('fs_read'), 'allow')
  * assert.strictEqual(byName('web_get'), undefined)
  * assert.strictEqual(byName('shell'), 'ask')

@@ -19,8 +19,14 @@ import { memberOf } from '../../kernel/guards.js'
  *
  * @example
  * import { withoutRefusedTools } from './listing.js'
- * const listing = [{ type: 'function', function: { name: 'rm' } }, { type: 'function', function: { name: 'ls' } }] as const
- * assert.deepStrictEqual(withoutRefusedTools([{ tool: 'rm', decision: 'deny' }])(listing).map((d) => d.function.name), ['ls'])
+ * const listing = [
+ *   { type: 'function', function: { name: 'rm' } },
+ *   { type: 'function', function: { name: 'ls' } },
+ * ] as const
+ * assert.deepStrictEqual(
+ *   withoutRefusedTools([{ tool: 'rm', decision: 'deny' }])(listing).map((d) => d.function.name),
+ *   ['ls'],
+ * )
  *
  * @since 0.1.0
  * @category pure steps
@@ -86,7 +92,12 @@ const declaredKeys = (d: unknown): ReadonlySet<string> | undefined => {
  *
  * @example
  * import { declaredArguments } from './listing.js'
- * const listing = [{ type: 'function', function: { name: 'move_file', parameters: { type: 'object', properties: { source: {}, destination: {} } } } }] as const
+ * const listing = [
+ *   {
+ *     type: 'function',
+ *     function: { name: 'move_file', parameters: { type: 'object', properties: { source: {}, destination: {} } } },
+ *   },
+ * ] as const
  * assert.deepStrictEqual([...(declaredArguments(listing).get('move_file') ?? [])], ['source', 'destination'])
  *
  * @since 0.1.0

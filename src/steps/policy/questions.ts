@@ -34,7 +34,15 @@ export interface QuestionQueue {
  * import { newQuestionQueue } from 'toolstack'
  * const q = newQuestionQueue()
  * const order: Array<number> = []
- * await Promise.all([q.inTurn(async () => { await new Promise((r) => setTimeout(r, 10)); order.push(1) })(), q.inTurn(async () => { order.push(2) })()])
+ * await Promise.all([
+ *   q.inTurn(async () => {
+ *     await new Promise((r) => setTimeout(r, 10))
+ *     order.push(1)
+ *   })(),
+ *   q.inTurn(async () => {
+ *     order.push(2)
+ *   })(),
+ * ])
  * assert.deepStrictEqual(order, [1, 2])
  *
  * @since 0.1.0
