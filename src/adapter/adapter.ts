@@ -56,8 +56,8 @@ export const listTools = <E>(provider: Provider<E>): Promise<ReadonlyArray<ToolD
 
 /** The catalogue of a framework's own tools, and the session told they were listed: its calls are audited against it. */
 export const listedCatalogue = (session: AuditSession, declarations: ReadonlyArray<unknown>): Catalogue => {
-  const catalogue = session.catalogueOf(declarations)
-  session.listed(catalogue, declarations.length)
+  const catalogue = session.readListing(declarations)
+  session.recordListing(catalogue, declarations.length)
   return catalogue
 }
 

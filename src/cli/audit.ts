@@ -13,8 +13,8 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type { Readable } from 'node:stream'
-import type { Memory, PairStat, UnknownKeyWarning } from './check.js'
-import { catalogueOf, checkCall, emptyMemory, formatWarning, pairStats, warningFields } from './check.js'
+import type { SeenSet, PairStat, UnknownKeyWarning } from './check.js'
+import { catalogueTolerating, checkCall, emptySeenSet, formatWarning, pairStats, warningFields } from './check.js'
 import type { Palette } from './color.js'
 import type { Format, UnknownShape } from './formats.js'
 import { FORMAT_NAMES, readRequest } from './formats.js'
@@ -82,7 +82,7 @@ const READS = Object.values(FORMAT_NAMES).join(', ')
 
 /** A new replay state (each call gives a fresh one); `tolerate` adds names to `reason`. @since 0.1.0 */
 export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
-  const catalogueFor = catalogueOf(tolerate)
+  const catalogueFor = catalogueTolerating(tolerate)
   // id → the tool name and arguments text of each call counted with that id, in turn
   const counted = new Map<string, Array<string>>()
   const isNew = (id: string, tool: string, args: string): boolean => {
@@ -93,7 +93,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
     return true
   }
   // the same counts as the combinator's: a pair is reported once it is counted
-  let memory: Memory = emptyMemory
+  let seen: SeenSet = emptySeenSet
   let requests = 0
   let callsRead = 0
   let repeatedCalls = 0
@@ -113,8 +113,8 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
       if (typeof name !== 'string') return
       // only the declarations of the tool called: a request lists many tools, and
       // calls few that were not counted before
-      const [check, next] = checkCall(catalogueFor(read.declarationsOf(name)), name, args, id)(memory)
-      memory = next
+      const [check, next] = checkCall(catalogueFor(read.declarationsOf(name)), name, args, id)(seen)
+      seen = next
       if (check._tag === 'NotAudited') return
       callsAudited++
       if (check.warning !== undefined) {
@@ -134,7 +134,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
       repeatedCalls,
       callsAudited,
       warnings,
-      undeclared: pairStats(memory),
+      undeclared: pairStats(seen),
     }),
   }
 }

@@ -5,33 +5,27 @@
  * the audit's own pure steps, so the command checks a call exactly as
  * `withUnknownKeyAudit` does.
  *
- * - `catalogueOf(tolerate)(declarations)`: the tools in force, from declarations in the
+ * - `catalogueTolerating(tolerate)(declarations)`: the tools in force, from declarations in the
  *   OpenAI chat shape; `reason` and each `tolerate` name are never reported.
- * - `checkCall(catalogue, tool, args, id)(memory)`: one call checked (`parseArgs`,
- *   `diffKeys`, once per (tool, key)): the warning when a pair is new, and the memory
+ * - `checkCall(catalogue, tool, args, id)(seen)`: one call checked (`parseArgs`,
+ *   `diffKeys`, once per (tool, key)): the warning when a pair is new, and the seen-set
  *   that counts this call.
- * - `pairStats(memory)`: the counts per (tool, key), sorted.
+ * - `pairStats(seen)`: the counts per (tool, key), sorted.
  * - `formatWarning(w)`, `warningFields(w)`: a warning in the combinator's words, and as
  *   the fields of a JSON record.
  *
  * @since 0.1.0
  */
-import type { Catalogue, SeenSet } from '../extend.js'
+import type { Catalogue } from '../extend.js'
 import { catalogueOf as libraryCatalogueOf, toleratedOf } from '../extend.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import { emptySeenSet } from '../steps/audit/SeenSet.js'
 
 export type { Catalogue, Check } from '../extend.js'
 export { checkCall, emptyCatalogue, pairStats } from '../extend.js'
 export type { UnknownKeyWarning } from '../steps/audit/Check.js'
 export { formatWarning } from '../steps/audit/Check.js'
-export type { PairStat } from '../steps/audit/SeenSet.js'
-
-/** Per (tool, key) pair said: how many calls carried it, and the first one's id (the audit's seen-set). @since 0.1.0 */
-export type Memory = SeenSet
-
-/** @since 0.1.0 */
-export const emptyMemory: Memory = emptySeenSet
+export type { PairStat, SeenSet } from '../steps/audit/SeenSet.js'
+export { emptySeenSet } from '../steps/audit/SeenSet.js'
 
 /**
  * The catalogue of `declarations`: unreadable ones left out, the first of two with one
@@ -39,8 +33,9 @@ export const emptyMemory: Memory = emptySeenSet
  *
  * @since 0.1.0
  */
-export const catalogueOf = (tolerate: ReadonlyArray<string>): ((declarations: ReadonlyArray<unknown>) => Catalogue) =>
-  libraryCatalogueOf(toleratedOf(tolerate))
+export const catalogueTolerating = (
+  tolerate: ReadonlyArray<string>,
+): ((declarations: ReadonlyArray<unknown>) => Catalogue) => libraryCatalogueOf(toleratedOf(tolerate))
 
 /** A warning as the fields of a JSON record, in the combinator's field names. @since 0.1.0 */
 export const warningFields = (w: UnknownKeyWarning): Readonly<Record<string, unknown>> => ({

@@ -5,8 +5,8 @@
  *
  * @since 0.1.0
  */
-import type { Catalogue, Memory, UnknownKeyWarning } from './check.js'
-import { catalogueOf, checkCall, emptyCatalogue, emptyMemory } from './check.js'
+import type { Catalogue, SeenSet, UnknownKeyWarning } from './check.js'
+import { catalogueTolerating, checkCall, emptyCatalogue, emptySeenSet } from './check.js'
 import { idText, isRecord, own } from './text.js'
 
 /** @since 0.1.0 */
@@ -24,9 +24,9 @@ export interface SideChannel {
   /** Names never reported besides `reason`. */
   readonly tolerate: ReadonlyArray<string>
   /** The (tool, key) pairs said already: each is said once. */
-  readonly memory: Memory
+  readonly seen: SeenSet
   /** Whether a listing ever completed: before one, no call can be audited. */
-  readonly listed: boolean
+  readonly hasListing: boolean
   /** Whether a call before any listing was said (it is said once). */
   readonly toldUnlisted: boolean
 }
@@ -45,8 +45,8 @@ export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChanne
   pages: undefined,
   cache: emptyCatalogue,
   tolerate,
-  memory: emptyMemory,
-  listed: false,
+  seen: emptySeenSet,
+  hasListing: false,
   toldUnlisted: false,
 })
 
@@ -74,16 +74,16 @@ const fromHost = (s: SideChannel, msg: unknown): readonly [Event | undefined, Si
   const name = own(params, 'name')
   if (typeof name !== 'string') return [undefined, s]
   const id = idText(own(msg, 'id'))
-  if (!s.listed)
+  if (!s.hasListing)
     return s.toldUnlisted
       ? [undefined, s]
       : [
           { _tag: 'Unlisted', tool: name, id },
           { ...s, toldUnlisted: true },
         ]
-  const [check, memory] = checkCall(s.cache, name, own(params, 'arguments'), id)(s.memory)
+  const [check, seen] = checkCall(s.cache, name, own(params, 'arguments'), id)(s.seen)
   const warning = check._tag === 'Audited' ? check.warning : undefined
-  return [warning === undefined ? undefined : { _tag: 'Warning', warning }, memory === s.memory ? s : { ...s, memory }]
+  return [warning === undefined ? undefined : { _tag: 'Warning', warning }, seen === s.seen ? s : { ...s, seen }]
 }
 
 const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
@@ -99,7 +99,7 @@ const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
   if (!Array.isArray(tools)) return { ...s, listing, pages: undefined }
   const pages = [...(s.pages ?? []), ...tools.map(asDeclaration)]
   if (typeof own(result, 'nextCursor') === 'string') return { ...s, listing, pages }
-  return { ...s, listing, pages: undefined, cache: catalogueOf(s.tolerate)(pages), listed: true }
+  return { ...s, listing, pages: undefined, cache: catalogueTolerating(s.tolerate)(pages), hasListing: true }
 }
 
 /**

@@ -373,7 +373,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       tell(call, tool, by)
       return pass
     }
-    const settle = (
+    const applyVerdict = (
       call: unknown,
       tool: string,
       by: PolicyDecision['by'],
@@ -394,7 +394,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>, pass: Step<'inner'>) =>
       async (): Promise<Step<'inner'>> => {
         const granted = byGrants(grants.read(), roots)(q)
-        if (granted !== undefined) return settle(q.call, q.tool, 'grant', granted, pass)
+        if (granted !== undefined) return applyVerdict(q.call, q.tool, 'grant', granted, pass)
         const answer = await asking(q, args)
         if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
         const { action, grant } = answer.right
@@ -430,10 +430,10 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       // arguments that cannot be copied are never sent on as they are, and the model is told why
       if (unreadable !== undefined)
         return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
-      if (verdict._tag !== 'Ask') return settle(call, tool, 'rules', verdict, pass)
+      if (verdict._tag !== 'Ask') return applyVerdict(call, tool, 'rules', verdict, pass)
       const q = verdict.question
       const granted = byGrants(grants.read(), roots)(q)
-      if (granted !== undefined) return settle(call, tool, 'grant', granted, pass)
+      if (granted !== undefined) return applyVerdict(call, tool, 'grant', granted, pass)
       if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
       // what the rules saw (q.args): no arguments read as {}
       const readable = noneAsEmpty(q.parsed)

@@ -102,7 +102,7 @@ const outputToResult = (call: unknown, name: string, out: unknown): ToolResult =
 }
 
 // a task is run, a Promise awaited, anything else is the output itself
-const settle = async (answer: unknown): Promise<unknown> => {
+const awaitOutput = async (answer: unknown): Promise<unknown> => {
   if (typeof answer === 'function') return (answer as () => unknown)()
   return answer
 }
@@ -186,7 +186,7 @@ export const fromTools = (tools: ReadonlyArray<LocalTool>): BatchProvider<never>
       return errorResult(call, `tool ${quote(name)} was not run: ${drawArgsProblem(parsed.left)}`)
     let out: unknown
     try {
-      out = await settle(tool.run(parsed.right, call as ToolCall))
+      out = await awaitOutput(tool.run(parsed.right, call as ToolCall))
     } catch (e) {
       return errorResult(call, `tool ${quote(name)} failed: ${describeError(e)}`)
     }

@@ -410,7 +410,7 @@ const publish =
   }
 
 /** What to do with one call: send a renamed copy to a route, or answer it here. */
-type Decision = Step<Route>
+type Routing = Step<Route>
 
 const MALFORMED = 'this tool call is malformed'
 const SHAPE = 'a tool call looks like { "id": "…", "function": { "name": "…", "arguments": "{…}" } }'
@@ -419,7 +419,7 @@ const answered = answerHere
 
 const decide = (table: Table) => {
   const route = table.routeOf
-  return (call: unknown): Decision => {
+  return (call: unknown): Routing => {
     try {
       if (typeof call !== 'object' || call === null)
         return answered(call, `${MALFORMED}: it is ${describeValue(call)}; ${SHAPE}`)

@@ -123,7 +123,7 @@ const once = (s: AuditState, d: AuditDiagnostic): readonly [ReadonlyArray<AuditD
  * @since 0.1.0
  * @category pure steps
  */
-export const listed =
+export const recordListing =
   (catalogue: Catalogue, tools: number) =>
   (s: AuditState): readonly [Said, AuditState] => {
     const next = { ...s, catalogue }
@@ -140,7 +140,7 @@ export const listed =
  * @since 0.1.0
  * @category pure steps
  */
-export const audited =
+export const auditBatch =
   (batch: Batch, against?: Catalogue) =>
   (s: AuditState): readonly [Said, AuditState] => {
     const catalogue = against ?? s.catalogue
@@ -233,8 +233,8 @@ export const diagnoseToStderr =
 /**
  * One audit's memory and voice, for whoever feeds it calls: `withUnknownKeyAudit` over
  * a provider, and the framework adapters over a framework's own tool calls. The state
- * (`AuditState`) lives in one ref, changed only by the pure steps `listed` and
- * `audited`, each applied in one synchronous step; what they have to say is said after
+ * (`AuditState`) lives in one ref, changed only by the pure steps `recordListing` and
+ * `auditBatch`, each applied in one synchronous step; what they have to say is said after
  * the write. Nothing it does can throw.
  *
  * @since 0.1.0
@@ -242,9 +242,9 @@ export const diagnoseToStderr =
  */
 export interface AuditSession {
   /** The catalogue of a listing, with this session's tolerated names. */
-  readonly catalogueOf: (declarations: ReadonlyArray<unknown>) => Catalogue
+  readonly readListing: (declarations: ReadonlyArray<unknown>) => Catalogue
   /** A listing went through: calls are audited against its catalogue from now on. */
-  readonly listed: (catalogue: Catalogue, tools: number) => void
+  readonly recordListing: (catalogue: Catalogue, tools: number) => void
   /** A listing that was not an Either went through: said once. */
   readonly notAnEither: (got: string) => void
   /** Audits a batch against the last listing's catalogue. */
@@ -306,17 +306,17 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
       }
     }
     return {
-      catalogueOf: (declarations) => {
+      readListing: (declarations) => {
         try {
           return ofListing(declarations)
         } catch {
           return emptyCatalogue
         }
       },
-      listed: (catalogue, tools) => step(listed(catalogue, tools)),
+      recordListing: (catalogue, tools) => step(recordListing(catalogue, tools)),
       notAnEither: (got) => step(notAnEither(got)),
-      audit: (batch) => step(audited(batch)),
-      check: (catalogue, call) => step(audited(batchOf([call]), catalogue)),
+      audit: (batch) => step(auditBatch(batch)),
+      check: (catalogue, call) => step(auditBatch(batchOf([call]), catalogue)),
       auditedTools: () => [...(state.read().catalogue ?? emptyCatalogue).keys()].sort(),
       stats: () => pairStats(state.read().seen),
     }
@@ -378,7 +378,10 @@ export const withUnknownKeyAudit = (
           typeof listing === 'object' && listing !== null ? (listing as { readonly _tag?: unknown })._tag : undefined
         if (tag === 'Right') {
           const declarations = (listing as { readonly right: ReadonlyArray<ToolDeclaration> }).right
-          session.listed(session.catalogueOf(declarations), Array.isArray(declarations) ? declarations.length : 0)
+          session.recordListing(
+            session.readListing(declarations),
+            Array.isArray(declarations) ? declarations.length : 0,
+          )
         } else if (tag !== 'Left') session.notAnEither(describeValue(listing))
       } catch {
         // a listing whose fields throw when read leaves the audit as it was: it adds no failure of its own

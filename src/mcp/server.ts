@@ -189,7 +189,7 @@ export const toCallToolResult = (
 
 const ACTIONS = ['allow-once', 'deny-once', 'always-allow', 'always-deny'] as const
 
-// a suggestion's directory comes from the model's paths: shown escaped, like them
+// a suggested rule's directory comes from the model's paths: shown escaped, like them
 const ruleShown = (r: Rule): string => showText(drawRule(r), 2000).text
 
 /**
@@ -215,8 +215,8 @@ export const elicitationFor = (request: PermissionRequest): ElicitRequestFormPar
           enumNames: [
             'Allow once',
             'Deny once',
-            `Always allow (${ruleShown(request.suggestion)})`,
-            `Always deny (${ruleShown({ ...request.suggestion, decision: 'deny' })})`,
+            `Always allow (${ruleShown(request.suggestedRule)})`,
+            `Always deny (${ruleShown({ ...request.suggestedRule, decision: 'deny' })})`,
           ],
         },
       },

@@ -83,7 +83,7 @@ export const outputOf = (result: { readonly content: string; readonly is_error?:
   result.is_error === true ? `Error: ${result.content}` : result.content
 
 // read as data: details the SDK did not send, or a member that throws when read, is no id
-const callIdOf = (details: Details): string => {
+const callIdOfDetails = (details: Details): string => {
   const id = memberOf(memberOf(details, 'toolCall'), 'callId')
   return typeof id === 'string' ? id : ''
 }
@@ -137,7 +137,7 @@ export const toAgentsTools = <E>(
     async (runContext: RunContext<unknown>, input: string, details?: Details): Promise<string> => {
       try {
         if (details?.signal?.aborted === true) return `Error: ${abortedText(details.signal.reason)}`
-        const id = callIdOf(details)
+        const id = callIdOfDetails(details)
         return outputOf(
           await send(
             callOf(id, name, input),
@@ -225,7 +225,7 @@ export const auditAgentsTools = <T extends Tool<never>>(
     const audited: FunctionTool<never> = {
       ...t,
       invoke: (runContext, input, details) => {
-        session.check(catalogue, { id: callIdOf(details), function: { name, arguments: input } })
+        session.check(catalogue, { id: callIdOfDetails(details), function: { name, arguments: input } })
         return t.invoke(runContext, input, details)
       },
     }

@@ -14,7 +14,7 @@ import { describeError, describeValue } from '../kernel/describe.js'
 
 type Parsed = Either<ArgsProblem, Args>
 
-const argumentsOf = (calls: ReadonlyArray<unknown>, i: number): Parsed => {
+const parsedArgumentsAt = (calls: ReadonlyArray<unknown>, i: number): Parsed => {
   let raw: unknown
   try {
     const call: unknown = calls[i]
@@ -49,7 +49,7 @@ const argumentsOf = (calls: ReadonlyArray<unknown>, i: number): Parsed => {
  */
 export const batchOf = (calls: ReadonlyArray<ToolCall>): Batch => {
   const parsed: Array<Parsed | undefined> = []
-  return { calls, argsAt: (i) => (parsed[i] ??= argumentsOf(calls, i)) }
+  return { calls, argsAt: (i) => (parsed[i] ??= parsedArgumentsAt(calls, i)) }
 }
 
 /**

@@ -117,8 +117,8 @@ describe('listedCatalogue', () => {
     const read: Array<ReadonlyArray<unknown>> = []
     const listed: Array<readonly [Catalogue, number]> = []
     const session = {
-      catalogueOf: (declarations: ReadonlyArray<unknown>) => (read.push(declarations), catalogue),
-      listed: (c: Catalogue, tools: number) => void listed.push([c, tools]),
+      readListing: (declarations: ReadonlyArray<unknown>) => (read.push(declarations), catalogue),
+      recordListing: (c: Catalogue, tools: number) => void listed.push([c, tools]),
     } as unknown as AuditSession
     const declarations = [decl('a'), decl('b')]
     expect(listedCatalogue(session, declarations)).toBe(catalogue)

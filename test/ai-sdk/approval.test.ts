@@ -128,7 +128,7 @@ const permission = (id: string): PermissionRequest => ({
   rule: RULES[2],
   why: 'rule',
   paths: [],
-  suggestion: { tool: 'write', decision: 'allow' },
+  suggestedRule: { tool: 'write', decision: 'allow' },
 })
 
 describe('policyApproval: toolApproval', () => {

@@ -451,7 +451,7 @@ describe('withPolicy: deny', () => {
 // -------------------------------------------------------------------------------------
 
 describe('withPolicy: ask', () => {
-  it('hands onAsk the whole request: tool, parsed arguments with the reason, a copy of the call, rule, why, paths, suggestion', async () => {
+  it('hands onAsk the whole request: tool, parsed arguments with the reason, a copy of the call, rule, why, paths, suggestedRule', async () => {
     const { requests, onAsk } = scripted([{ action: 'allow-once' }])
     const { policy } = setup({ onAsk, rules: [...RULES, { tool: 'fs_write', decision: 'ask', under: '/p/docs' }] })
     const c = call('w', 'fs_write', { path: 'docs/a.md', content: 'x', reason: 'the user asked for docs' })
@@ -466,7 +466,7 @@ describe('withPolicy: ask', () => {
       rule: { tool: 'fs_write', decision: 'ask', under: '/p/docs' },
       why: 'rule',
       paths: ['/p/docs/a.md'],
-      suggestion: { tool: 'fs_write', decision: 'allow', under: '/p/docs' },
+      suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/p/docs' },
       locations: [{ _tag: 'Known', arg: { text: 'path', cut: 0 }, path: { text: '/p/docs/a.md', cut: 0 } }],
       shown: [
         { key: { text: '"path"', cut: 0 }, value: { text: '"docs/a.md"', cut: 0 } },
@@ -521,7 +521,7 @@ describe('withPolicy: ask', () => {
     // no deny under a directory here: it would refuse the unreadable path outright
     const { policy } = setup({ onAsk, rules: [{ tool: 'fs_write', decision: 'allow', under: '/p/src' }] })
     await run(policy, [call('1', 'web_get', { url: 'https://x' }), call('2', 'fs_write', { path: 7 })])
-    expect(requests.map((r) => [r.why, r.rule, r.paths, r.suggestion])).toEqual([
+    expect(requests.map((r) => [r.why, r.rule, r.paths, r.suggestedRule])).toEqual([
       ['no-match', undefined, [], { tool: 'web_get', decision: 'allow' }],
       ['unevaluable-path', undefined, [], { tool: 'fs_write', decision: 'allow', under: '/p' }],
     ])
@@ -539,7 +539,7 @@ describe('withPolicy: ask', () => {
     expect(policy.grants()).toEqual([])
   })
 
-  it('always-allow records the suggestion as a grant, tells onGrant, and is not asked again', async () => {
+  it('always-allow records the suggestedRule as a grant, tells onGrant, and is not asked again', async () => {
     const { requests, onAsk } = scripted([{ action: 'always-allow' }])
     const told: Array<ReadonlyArray<Rule>> = []
     const { inner, policy } = setup({ onAsk, onGrant: (g) => () => void told.push(g) })
@@ -930,37 +930,37 @@ describe('withPolicy: never fails a batch', () => {
 // -------------------------------------------------------------------------------------
 
 describe('decodeAnswer and recordGrant', () => {
-  const suggestion: Rule = { tool: 'fs_write', decision: 'allow', under: '/p' }
+  const suggestedRule: Rule = { tool: 'fs_write', decision: 'allow', under: '/p' }
 
   it('reads the four actions; a once answer records nothing', () => {
-    expect(decodeAnswer({ action: 'allow-once', rule: { tool: 'x' } }, suggestion)).toEqual({
+    expect(decodeAnswer({ action: 'allow-once', rule: { tool: 'x' } }, suggestedRule)).toEqual({
       _tag: 'Right',
       right: { action: 'allow-once', grant: undefined },
     })
-    expect(decodeAnswer({ action: 'always-allow' }, suggestion)).toEqual({
+    expect(decodeAnswer({ action: 'always-allow' }, suggestedRule)).toEqual({
       _tag: 'Right',
-      right: { action: 'always-allow', grant: suggestion },
+      right: { action: 'always-allow', grant: suggestedRule },
     })
-    expect(decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', note: 'no' } }, suggestion)).toEqual({
+    expect(decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', note: 'no' } }, suggestedRule)).toEqual({
       _tag: 'Right',
       right: { action: 'always-deny', grant: { tool: 'fs_*', decision: 'deny', note: 'no' } },
     })
   })
 
   it('treats answer members as data', () => {
-    const out = decodeAnswer(JSON.parse('{"action":"always-allow","__proto__":{"rule":{"tool":"*"}}}'), suggestion)
+    const out = decodeAnswer(JSON.parse('{"action":"always-allow","__proto__":{"rule":{"tool":"*"}}}'), suggestedRule)
     expect(out).toMatchObject({ _tag: 'Left', left: { _tag: 'UnclearAnswer' } })
     const inherited = decodeAnswer(
       Object.assign(Object.create({ rule: { tool: '*' } }) as object, { action: 'always-allow' }),
-      suggestion,
+      suggestedRule,
     )
-    expect(inherited).toEqual({ _tag: 'Right', right: { action: 'always-allow', grant: suggestion } })
+    expect(inherited).toEqual({ _tag: 'Right', right: { action: 'always-allow', grant: suggestedRule } })
   })
 
   it('remembers a rule once', () => {
-    const g1 = recordGrant(suggestion)([])
-    expect(g1).toEqual([suggestion])
-    expect(recordGrant({ ...suggestion })(g1)).toBe(g1)
+    const g1 = recordGrant(suggestedRule)([])
+    expect(g1).toEqual([suggestedRule])
+    expect(recordGrant({ ...suggestedRule })(g1)).toBe(g1)
   })
 })
 

@@ -14,7 +14,7 @@ import {
   withUnknownKeyAudit,
 } from '../../src/index.js'
 import { batchOf } from '../../src/steps/Batch.js'
-import { audited as auditedStep, notAnEither } from '../../src/combinators/UnknownKeys.js'
+import { auditBatch, notAnEither } from '../../src/combinators/UnknownKeys.js'
 import { catalogueOf, toleratedOf, diffTopKeys } from '../../src/steps/audit/Catalogue.js'
 import { pairStats, hasSeen } from '../../src/steps/audit/SeenSet.js'
 import { batchArb, plainBatchArb, keyArb, rawArgsArb, toolNameArb } from '../support/arbitraries.js'
@@ -216,7 +216,7 @@ describe('firstSeen', () => {
   })
 })
 
-describe('audited', () => {
+describe('auditBatch', () => {
   const state: AuditState = { catalogue: catalogueOf(toleratedOf())([FS_READ]), seen: emptySeenSet, said: new Set() }
 
   it('reads no position past the batch its length says', () => {
@@ -227,7 +227,7 @@ describe('audited', () => {
         return Reflect.get(target, key, receiver) as unknown
       },
     })
-    auditedStep(batchOf(calls))(state)
+    auditBatch(batchOf(calls))(state)
     expect(reads).toContain('0')
     expect(reads.filter((k) => /^\d+$/.test(k) && k !== '0')).toEqual([])
   })
@@ -236,7 +236,7 @@ describe('audited', () => {
     const asked: Array<number> = []
     const inner = batchOf([call('1', 'unlisted', { x: 1 }), call('2', 'fs_read', { x: 1 })])
     const batch: Batch = { calls: inner.calls, argsAt: (i) => (asked.push(i), inner.argsAt(i)) }
-    const [said] = auditedStep(batch)(state)
+    const [said] = auditBatch(batch)(state)
     expect(asked).toEqual([1])
     expect(said.warnings.map((w) => w.tool)).toEqual(['fs_read'])
   })
@@ -251,18 +251,18 @@ describe('audited', () => {
       suggest: () => [],
     }
     const s: AuditState = { ...state, catalogue: new Map([['t', spy]]) }
-    auditedStep(batchOf([call('1', 't', '[1]', true), call('2', 't', '', true), call('3', 't', { a: 1 })]))(s)
+    auditBatch(batchOf([call('1', 't', '[1]', true), call('2', 't', '', true), call('3', 't', { a: 1 })]))(s)
     expect(diffed).toEqual([{ a: 1 }])
   })
 
   it('answers the very same state when a batch changes nothing', () => {
-    expect(auditedStep(batchOf([call('1', 'fs_read', { path: 'a' }), call('2', 'unlisted', { x: 1 })]))(state)[1]).toBe(
+    expect(auditBatch(batchOf([call('1', 'fs_read', { path: 'a' }), call('2', 'unlisted', { x: 1 })]))(state)[1]).toBe(
       state,
     )
-    const [said, next] = auditedStep(batchOf([call('3', 'fs_read', { x: 1 })]))(state)
+    const [said, next] = auditBatch(batchOf([call('3', 'fs_read', { x: 1 })]))(state)
     expect(said.warnings).toHaveLength(1)
     expect(next).not.toBe(state)
-    expect(auditedStep(batchOf([call('4', 'fs_read', { path: 'a' })]))(next)[1]).toBe(next)
+    expect(auditBatch(batchOf([call('4', 'fs_read', { path: 'a' })]))(next)[1]).toBe(next)
   })
 })
 

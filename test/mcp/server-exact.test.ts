@@ -409,7 +409,7 @@ const askingStack =
           rule: undefined,
           why: 'no-match',
           paths: ['/w/a'],
-          suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
+          suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/w' },
         }
         asked.push(request)
         if (session.askHuman === undefined)

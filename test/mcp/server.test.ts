@@ -188,7 +188,7 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
     rule: undefined,
     why: 'no-match',
     paths,
-    suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
+    suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/w' },
   })
 
   it("elicitationFor: asks about the tool and its paths, shows the arguments, then the model's reason last, and offers the four answers", () => {

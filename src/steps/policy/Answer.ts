@@ -40,7 +40,7 @@ export type GrantRule = Omit<Rule, 'decision'> & { readonly decision?: Decision 
 
 /**
  * What `onAsk` resolves to. `rule` matters only for `always-*` and defaults to the
- * request's `suggestion`; it is ignored for `*-once`.
+ * request's `suggestedRule`; it is ignored for `*-once`.
  *
  * @since 0.1.0
  * @category model
@@ -105,7 +105,7 @@ export interface PermissionRequest {
   readonly why: Why
   readonly paths: ReadonlyArray<string>
   /** The rule an "always" answer records when it gives none. */
-  readonly suggestion: Rule
+  readonly suggestedRule: Rule
   // the three below are optional only so that a request written by hand (a host's
   // test) still type-checks: `requestFor` always gives them
   /** Every location the policy judged, with the argument it came from; a key the tool does not declare is here as unknown. */
@@ -217,7 +217,7 @@ export const showFacts = (
  * const request = {
  *   tool: 'fs_write',
  *   paths: ['/w/a'],
- *   suggestion: { tool: 'fs_write', decision: 'allow', under: '/w' },
+ *   suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/w' },
  *   ...showFacts(locations, args),
  * } as const
  * assert.deepStrictEqual(drawPermissionRequest(request), [
@@ -235,7 +235,7 @@ export const showFacts = (
  * @category destructors
  */
 export const drawPermissionRequest = (
-  request: Pick<PermissionRequest, 'tool' | 'paths' | 'suggestion' | 'locations' | 'shown' | 'reason'> & {
+  request: Pick<PermissionRequest, 'tool' | 'paths' | 'suggestedRule' | 'locations' | 'shown' | 'reason'> & {
     readonly arguments?: Args
   },
 ): ReadonlyArray<string> => {
@@ -269,7 +269,7 @@ export const drawPermissionRequest = (
             (a) => `  ${shownMore(a.key)}: ${a.key.text === quote(REASON_PARAM) ? '(shown last)' : shownMore(a.value)}`,
           ),
         ]),
-    `"Always" remembers: ${escapeControls(drawRule(request.suggestion))}, for this session.`,
+    `"Always" remembers: ${escapeControls(drawRule(request.suggestedRule))}, for this session.`,
     ...(reason === undefined ? [] : [`The model's reason, in its own words (not checked): ${shownMore(reason)}`]),
   ]
 }
@@ -294,19 +294,19 @@ const Action = t.keyof({ 'allow-once': null, 'deny-once': null, 'always-allow': 
  *
  * @example
  * import { decodeAnswer } from './Answer.js'
- * const suggestion = { tool: 'fs_write', decision: 'allow', under: '/p' } as const
- * assert.deepStrictEqual(decodeAnswer({ action: 'always-deny' }, suggestion), {
+ * const suggestedRule = { tool: 'fs_write', decision: 'allow', under: '/p' } as const
+ * assert.deepStrictEqual(decodeAnswer({ action: 'always-deny' }, suggestedRule), {
  *   _tag: 'Right',
  *   right: { action: 'always-deny', grant: { tool: 'fs_write', decision: 'deny', under: '/p' } },
  * })
- * assert.strictEqual(decodeAnswer({ action: 'yes' }, suggestion)._tag, 'Left')
+ * assert.strictEqual(decodeAnswer({ action: 'yes' }, suggestedRule)._tag, 'Left')
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const decodeAnswer = (
   u: unknown,
-  suggestion: Rule,
+  suggestedRule: Rule,
 ): Either<{ readonly _tag: 'UnclearAnswer' | 'InvalidRule'; readonly problem: string }, DecodedAnswer> => {
   const unclear = (problem: string) => left({ _tag: 'UnclearAnswer' as const, problem })
   const invalid = (problem: string) => left({ _tag: 'InvalidRule' as const, problem })
@@ -323,11 +323,11 @@ export const decodeAnswer = (
     if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
     const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
     const given: unknown = own(u, 'rule')
-    const source: unknown = given === undefined ? suggestion : given
+    const source: unknown = given === undefined ? suggestedRule : given
     if (typeof source !== 'object' || source === null || Array.isArray(source))
       return invalid(`rule must be a rule, got ${describeValue(source)}`)
     const candidate = ownCopy(source)
-    // the suggestion is phrased for "always allow"; for "always deny" it is the same
+    // the suggested rule is phrased for "always allow"; for "always deny" it is the same
     // scope, refused
     if (given === undefined || !hasOwn(candidate, 'decision')) candidate['decision'] = decision
     else if (candidate['decision'] !== decision) {

@@ -84,7 +84,7 @@ export const requestFor = (q: Question, args: Args): PermissionRequest => {
     rule: q.evaluation.rule,
     why: q.evaluation.why,
     paths: q.evaluation.paths,
-    suggestion: q.evaluation.suggestion,
+    suggestedRule: q.evaluation.suggestedRule,
     ...showFacts(q.evaluation.locations, copy),
   }
 }
@@ -118,6 +118,6 @@ export const askHuman =
     } catch (e) {
       return failed(`onAsk failed: ${describeError(e)}`)
     }
-    const decoded = decodeAnswer(answer, q.evaluation.suggestion)
+    const decoded = decodeAnswer(answer, q.evaluation.suggestedRule)
     return isLeft(decoded) ? left({ ...decoded.left, tool: q.tool }) : decoded
   }

@@ -38,7 +38,7 @@ interface EvaluationOf<D extends Decision, R extends Rule | undefined> {
    * directory holding every path the call names (each path's own directory), never
    * above the tool's root.
    */
-  readonly suggestion: Rule
+  readonly suggestedRule: Rule
 }
 
 /**
@@ -137,7 +137,7 @@ const suggest = (
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: 'src/a.ts' }, { fs_: '/p' }).decision, 'allow')
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: '/p/.git/HEAD' }, {}).decision, 'deny')
  * const e = evaluate(rules, 'fs_write', { path: '/elsewhere/a' }, {})
- * assert.deepStrictEqual([e.decision, e.why, e.suggestion.under], ['ask', 'no-match', '/elsewhere'])
+ * assert.deepStrictEqual([e.decision, e.why, e.suggestedRule.under], ['ask', 'no-match', '/elsewhere'])
  *
  * @since 0.1.0
  * @category pure steps
@@ -163,7 +163,7 @@ export const evaluate = (
     }
     if (best === undefined || compareFired(f, best) < 0) best = f
   }
-  const suggestion = suggest(tool, locations, paths, roots)
+  const suggestedRule = suggest(tool, locations, paths, roots)
   if (best === undefined)
     return {
       decision: 'ask',
@@ -171,7 +171,7 @@ export const evaluate = (
       why: blocked ? 'unevaluable-path' : 'no-match',
       paths,
       locations,
-      suggestion,
+      suggestedRule,
     }
   return {
     decision: best.rule.decision,
@@ -179,7 +179,7 @@ export const evaluate = (
     why: best.failedClosed ? 'unevaluable-path' : 'rule',
     paths,
     locations,
-    suggestion,
+    suggestedRule,
   }
 }
 

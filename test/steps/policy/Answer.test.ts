@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import type { Rule } from '../../../src/index.js'
 import { decodeAnswer, recordGrant } from '../../../src/steps/policy/Answer.js'
 
-const suggestion: Rule = { tool: 'fs_write', decision: 'allow', under: '/p' }
+const suggestedRule: Rule = { tool: 'fs_write', decision: 'allow', under: '/p' }
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -15,16 +15,16 @@ describe('decodeAnswer', () => {
     [[{ action: 'allow-once' }], 'an array'],
     ['allow-once', 'the string "allow-once"'],
   ])('calls an answer that is not an object unclear, saying what it was: %j', (answer, what) => {
-    expect(decodeAnswer(answer, suggestion)).toEqual({
+    expect(decodeAnswer(answer, suggestedRule)).toEqual({
       _tag: 'Left',
       left: { _tag: 'UnclearAnswer', problem: expect.stringMatching(/^expected \{ action, rule\? \}, got /) },
     })
-    const out = decodeAnswer(answer, suggestion)
+    const out = decodeAnswer(answer, suggestedRule)
     expect(out._tag === 'Left' && out.left.problem).toContain(what)
   })
 
   it('names every unknown member, apart', () => {
-    expect(decodeAnswer({ action: 'allow-once', scope: 'x', ttl: 3 }, suggestion)).toEqual({
+    expect(decodeAnswer({ action: 'allow-once', scope: 'x', ttl: 3 }, suggestedRule)).toEqual({
       _tag: 'Left',
       left: { _tag: 'UnclearAnswer', problem: 'unknown member "scope", "ttl"; an answer has: action, rule' },
     })
@@ -37,7 +37,7 @@ describe('decodeAnswer', () => {
     ['a number', 3, '3'],
   ])('refuses an always answer whose rule is %s, saying so', (_, rule, what) => {
     for (const action of ['always-allow', 'always-deny']) {
-      const out = decodeAnswer({ action, rule }, suggestion)
+      const out = decodeAnswer({ action, rule }, suggestedRule)
       expect(out).toEqual({
         _tag: 'Left',
         left: { _tag: 'InvalidRule', problem: expect.stringMatching(/^rule must be a rule, got /) },
@@ -47,17 +47,17 @@ describe('decodeAnswer', () => {
   })
 
   it('takes a rule whose decision agrees with the action, and refuses one that contradicts it', () => {
-    expect(decodeAnswer({ action: 'always-allow', rule: { tool: 'fs_*', decision: 'allow' } }, suggestion)).toEqual({
+    expect(decodeAnswer({ action: 'always-allow', rule: { tool: 'fs_*', decision: 'allow' } }, suggestedRule)).toEqual({
       _tag: 'Right',
       right: { action: 'always-allow', grant: { tool: 'fs_*', decision: 'allow' } },
     })
     expect(
-      decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', decision: 'deny', note: 'no' } }, suggestion),
+      decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', decision: 'deny', note: 'no' } }, suggestedRule),
     ).toEqual({
       _tag: 'Right',
       right: { action: 'always-deny', grant: { tool: 'fs_*', decision: 'deny', note: 'no' } },
     })
-    expect(decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', decision: 'allow' } }, suggestion)).toEqual({
+    expect(decodeAnswer({ action: 'always-deny', rule: { tool: 'fs_*', decision: 'allow' } }, suggestedRule)).toEqual({
       _tag: 'Left',
       left: { _tag: 'InvalidRule', problem: 'its decision the string "allow" contradicts the answer "always-deny"' },
     })
@@ -69,7 +69,7 @@ describe('decodeAnswer', () => {
         throw new Error('no action here')
       },
     }
-    const out = decodeAnswer(hostile, suggestion)
+    const out = decodeAnswer(hostile, suggestedRule)
     expect(out).toMatchObject({ _tag: 'Left', left: { _tag: 'UnclearAnswer' } })
     expect(out._tag === 'Left' && out.left.problem).toMatch(/^it could not be read: .*no action here/)
   })

@@ -14,7 +14,7 @@ const requestFor = (id: string): PermissionRequest => ({
   rule: RULES[0],
   why: 'rule',
   paths: [],
-  suggestion: { tool: 'fs_write', decision: 'allow' },
+  suggestedRule: { tool: 'fs_write', decision: 'allow' },
 })
 
 const answerOf = async (bridge: ReturnType<typeof approvalBridge>, id: string): Promise<unknown> => {

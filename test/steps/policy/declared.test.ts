@@ -644,12 +644,12 @@ describe('showText and showValue', () => {
 })
 
 describe('showFacts and drawPermissionRequest', () => {
-  const suggestion: Rule = { tool: 't', decision: 'allow' }
+  const suggestedRule: Rule = { tool: 't', decision: 'allow' }
 
   it('shows no missing location, and says when there is none, or no argument', () => {
     const facts = showFacts([{ _tag: 'Missing' }], {})
     expect(facts).toEqual({ locations: [], shown: [], reason: undefined })
-    expect(drawPermissionRequest({ tool: 't', paths: [], suggestion, ...facts })).toEqual([
+    expect(drawPermissionRequest({ tool: 't', paths: [], suggestedRule, ...facts })).toEqual([
       'May the model call t?',
       'Locations: none (the call gives no location argument the tool declares)',
       'Arguments: none',
@@ -658,7 +658,9 @@ describe('showFacts and drawPermissionRequest', () => {
   })
 
   it('reads the facts of a request written by hand from its arguments, and leaves out the locations it does not give', () => {
-    expect(drawPermissionRequest({ tool: 't', paths: ['/a'], suggestion, arguments: { reason: 'r', n: 1 } })).toEqual([
+    expect(
+      drawPermissionRequest({ tool: 't', paths: ['/a'], suggestedRule, arguments: { reason: 'r', n: 1 } }),
+    ).toEqual([
       'May the model call t on /a?',
       'Arguments:',
       '  "reason": (shown last)',
@@ -666,12 +668,12 @@ describe('showFacts and drawPermissionRequest', () => {
       '"Always" remembers: allow "t", for this session.',
       `The model's reason, in its own words (not checked): "r"`,
     ])
-    expect(drawPermissionRequest({ tool: 't', paths: [], suggestion })).toEqual([
+    expect(drawPermissionRequest({ tool: 't', paths: [], suggestedRule })).toEqual([
       'May the model call t?',
       'Arguments: none',
       '"Always" remembers: allow "t", for this session.',
     ])
-    expect(drawPermissionRequest({ tool: 't', paths: ['/a', '/b'], suggestion })[0]).toBe(
+    expect(drawPermissionRequest({ tool: 't', paths: ['/a', '/b'], suggestedRule })[0]).toBe(
       'May the model call t on /a, /b?',
     )
   })
@@ -680,7 +682,7 @@ describe('showFacts and drawPermissionRequest', () => {
     const lines = drawPermissionRequest({
       tool: 't',
       paths: [],
-      suggestion,
+      suggestedRule,
       arguments: { reason: 'not this' },
       locations: [],
       shown: [],

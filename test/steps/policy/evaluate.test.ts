@@ -27,7 +27,7 @@ describe('evaluate', () => {
         why: 'no-match',
         paths: ['/p/a'],
         locations: [{ _tag: 'Known', arg: 'path', path: '/p/a' }],
-        suggestion: { tool: 'fs_write', decision: 'allow', under: '/p' },
+        suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/p' },
       })
       expect(evaluate([], 'x', {}, {}).why).toBe('no-match')
     })
@@ -162,13 +162,13 @@ describe('evaluate', () => {
     })
   })
 
-  describe('paths and suggestion', () => {
+  describe('paths and suggestedRule', () => {
     it('lists the readable paths once each, in path/from/to order', () => {
       expect(evaluate([], 'm', { to: '/a', from: '/a', path: 'x' }, {}).paths).toEqual(['/a'])
     })
 
     it('suggests the tool under the deepest directory containing every path', () => {
-      expect(evaluate([], 'fs_move', { from: '/p/src/a', to: '/p/lib/b' }, {}).suggestion).toEqual({
+      expect(evaluate([], 'fs_move', { from: '/p/src/a', to: '/p/lib/b' }, {}).suggestedRule).toEqual({
         tool: 'fs_move',
         decision: 'allow',
         under: '/p',
@@ -176,30 +176,30 @@ describe('evaluate', () => {
     })
 
     it('suggests the bare tool when the call names no location', () => {
-      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestion).toEqual({
+      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestedRule).toEqual({
         tool: 'web_get',
         decision: 'allow',
       })
     })
 
     it('never suggests the bare tool for a location it could not read', () => {
-      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestion).toEqual({
+      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestedRule).toEqual({
         tool: 'fs_read',
         decision: 'allow',
         under: '/p',
       })
-      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestion).toEqual({
+      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestedRule).toEqual({
         tool: 'fs_read',
         decision: 'allow',
         under: '/',
       })
-      expect(evaluate([], 'fs_read', 'garbage', {}).suggestion.under).toBe('/')
+      expect(evaluate([], 'fs_read', 'garbage', {}).suggestedRule.under).toBe('/')
     })
 
     it("suggests the directory a path is in, so the next file beside it is covered too, never above the tool's root", () => {
-      const under = (args: unknown, roots = {}) => evaluate([], 'fs_write', args, roots).suggestion.under
+      const under = (args: unknown, roots = {}) => evaluate([], 'fs_write', args, roots).suggestedRule.under
       expect(under({ path: '/w/a' })).toBe('/w')
-      const always = evaluate([], 'fs_write', { path: '/w/a' }, {}).suggestion
+      const always = evaluate([], 'fs_write', { path: '/w/a' }, {}).suggestedRule
       expect(evaluate([always], 'fs_write', { path: '/w/b' }, {}).decision).toBe('allow')
       expect(under({ from: '/w/src/a.ts', to: '/w/lib/b.ts' })).toBe('/w')
       expect(under({ path: 'a.txt' }, { fs_: '/w' })).toBe('/w')
@@ -210,10 +210,10 @@ describe('evaluate', () => {
       expect(under({ path: '/elsewhere/x' }, { fs_: '/w' })).toBe('/elsewhere')
     })
 
-    it('a suggestion matches the very call it was made for', () => {
+    it('a suggestedRule matches the very call it was made for', () => {
       const args = { from: '/p/src/a', to: '/p/lib/b' }
-      const { suggestion } = evaluate([], 'fs_move', args, {})
-      expect(evaluate([suggestion], 'fs_move', args, {})).toMatchObject({ decision: 'allow', why: 'rule' })
+      const { suggestedRule } = evaluate([], 'fs_move', args, {})
+      expect(evaluate([suggestedRule], 'fs_move', args, {})).toMatchObject({ decision: 'allow', why: 'rule' })
     })
   })
 })
