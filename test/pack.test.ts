@@ -108,6 +108,13 @@ describe('the packed package, installed as a user installs it', () => {
     expect(cjs.stdout.trim()).toBe('function')
   })
 
+  it('refuses a module that is not an entry point: what is not in exports stays internal', () => {
+    const esm = inUser(['--input-type=module', '-e', "await import('toolstack/dist/esm/kernel/model.js')"])
+    expect(esm.stderr).toMatch(/ERR_PACKAGE_PATH_NOT_EXPORTED/)
+    const cjs = inUser(['-e', "require('toolstack/dist/cjs/steps/Batch.js')"])
+    expect(cjs.stderr).toMatch(/ERR_PACKAGE_PATH_NOT_EXPORTED/)
+  })
+
   it('runs its bin', () => {
     const bin = join(user, 'node_modules', '.bin', 'toolstack')
     expect(existsSync(bin)).toBe(true)
