@@ -35,7 +35,7 @@ export { drawRegistryError, registry } from './combinators/Registry.js'
 export type { PolicyDecision, PolicyDiagnostic, PolicyOptions, PolicyProvider } from './combinators/Policy.js'
 export { defaultRules, drawPolicyDiagnostic, readOnlyRules, withPolicy } from './combinators/Policy.js'
 
-// what the audit says
+// what the audit reports
 export type { UnknownKeyWarning } from './steps/audit/Check.js'
 export { formatWarning } from './steps/audit/Check.js'
 export type { Suggestion } from './kernel/Suggest.js'

@@ -1,7 +1,6 @@
-// What the framework adapters share. `toXTools` lists a provider's tools once (the
-// first declaration of each name), makes each a framework tool, and sends each call
-// down the stack alone; `auditX` lists a framework's own tools once for its audit.
-// An adapter keeps only its framework's tool shape and failure shape.
+// What the framework adapters share. `toXTools` lists a provider's tools once (the first declaration
+// of each name), makes each a framework tool, and sends each call down the stack alone; `auditX` lists
+// a framework's own tools once for its audit. An adapter keeps only its framework's tool and failure shapes.
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import type { AuditSession } from '../combinators/UnknownKeys.js'
@@ -21,7 +20,7 @@ export interface Approval {
   readonly approvedWhile: <A>(id: string, task: () => Promise<A>) => Promise<A>
 }
 
-/** The `approval` of an adapter's options; throws a `TypeError` naming `where` when the options are not an object. */
+/** The `approval` option; throws a `TypeError` naming `where` when the options are not an object. */
 export const approvalOption = <A>(where: string, options: { readonly approval?: A } | undefined): A | undefined => {
   if (options !== undefined && !isRecord(options))
     throw new TypeError(`${where}: options must be an object, got ${describeValue(options)}`)
@@ -45,8 +44,8 @@ export const firstOfEachName = (declarations: Iterable<ToolDeclaration>): Readon
 }
 
 /**
- * Lists the provider's tools once, the first declaration of each name. A listing that
- * fails rejects with a `ProviderFailure` holding its Left; a rejection passes through.
+ * Lists the provider's tools once, the first declaration of each name. A listing that returns a Left
+ * rejects with a `ProviderFailure` holding it; a rejection passes through.
  */
 export const listTools = <E>(provider: Provider<E>): Promise<ReadonlyArray<ToolDeclaration>> =>
   Promise.resolve(provider.toolsForLlm()).then((listed) => {
@@ -54,7 +53,7 @@ export const listTools = <E>(provider: Provider<E>): Promise<ReadonlyArray<ToolD
     return firstOfEachName(listed.right)
   })
 
-/** The catalogue of a framework's own tools, and the session told they were listed: its calls are audited against it. */
+/** The catalogue of a framework's own tools, recorded in the session: its calls are audited against it. */
 export const listedCatalogue = (session: AuditSession, declarations: ReadonlyArray<unknown>): Catalogue => {
   const catalogue = session.readListing(declarations)
   session.recordListing(catalogue, declarations.length)
@@ -66,9 +65,9 @@ export const listedCatalogue = (session: AuditSession, declarations: ReadonlyArr
 // -------------------------------------------------------------------------------------
 
 /**
- * The arguments of an input the framework already parsed: an object as it is (the
- * same object), anything else as its JSON text. `''` (no arguments) when it has none
- * (`undefined`, a function) or `JSON.stringify` throws (a BigInt, a cycle).
+ * The arguments of an input the framework already parsed: an object as is (same reference), anything
+ * else as its JSON text; `''` (no arguments) when there is no JSON text (`undefined`, a function) or
+ * `JSON.stringify` throws (a BigInt, a cycle).
  */
 export const argumentsOf = (input: unknown): ToolCall['function']['arguments'] => {
   if (isRecord(input)) return input
@@ -86,13 +85,12 @@ export const callOf = (id: string, name: string, args: ToolCall['function']['arg
   function: { name, arguments: args },
 })
 
-/** The words for a call whose signal was aborted before it ran. */
+/** The result text for a call whose signal was aborted before it ran. */
 export const abortedText = (reason: unknown): string => `the call was aborted before it ran (${describeError(reason)})`
 
 /**
- * Sends one call down the stack and returns its one result. A Left or a rejection of
- * the task is an `is_error` result saying so, so an adapter turns only results into its
- * framework's failure shape.
+ * Sends one call down the stack and returns its one result. A Left or a rejection of the task becomes
+ * an `is_error` result reporting it, so an adapter maps only results to its framework's failure shape.
  */
 export const sendOne = <E>(provider: Provider<E>): ((call: ToolCall) => Promise<ToolResult>) => {
   const send = runBatch(provider)
@@ -100,8 +98,8 @@ export const sendOne = <E>(provider: Provider<E>): ((call: ToolCall) => Promise<
 }
 
 /**
- * `send`, with the call marked approved while it runs when there is a bridge and the
- * framework says a human approved it (`approved`, asked only when there is a bridge).
+ * `send`, with the call marked approved while it runs when there is a bridge and the framework reports
+ * that a human approved it (`approved`, called only when there is a bridge).
  */
 export const sendApprovable =
   (approval: Approval | undefined, send: (call: ToolCall) => Promise<ToolResult>) =>

@@ -1,16 +1,14 @@
 /**
- * `withPolicy`: did the human agree to this call? Static rules allow, deny or ask;
- * asking goes to the host's `onAsk`, one question at a time, and "always" answers
- * become session grants. Allowed calls are forwarded as judged; everything else is
- * answered with an `is_error` result the model can act on. A batch never fails.
- * Locations are read only from the arguments a tool declares, in the last listing
- * that went through here.
+ * `withPolicy`: a permission check on every call. Static rules allow, deny or ask; asking goes to the
+ * host's `onAsk`, one question at a time, and "always" answers become session grants. Allowed calls are
+ * forwarded as judged; every other call gets an `is_error` result the model can act on. A batch never
+ * fails. Locations are read only from the arguments a tool declares, in the last listing that went
+ * through here.
  *
- * Composed of the pieces under `steps/policy/`: each call is judged (`judge`, then
- * `byGrants`), a question is asked in turn (`QuestionQueue`, `askHuman`) and its
- * answer remembered (`recordGrant`); the calls allowed go down as one batch, and the
- * answers are put back in the caller's order (the step `registry` shares); the
- * listing hides what a bare deny refuses (`withoutRefusedTools`).
+ * Built from `steps/policy/`: each call is judged (`judge`, then `byGrants`), a question is asked in
+ * turn (`QuestionQueue`, `askHuman`) and its answer remembered (`recordGrant`); the allowed calls go
+ * down as one batch, and the results are put back in the caller's order (the step `registry` shares);
+ * the listing hides the tools a bare deny refuses (`withoutRefusedTools`).
  *
  * @since 0.1.0
  */
@@ -57,11 +55,11 @@ import { modify } from '../kernel/ref.js'
 export interface PolicyOptions {
   /** The static rules. `[]` is allowed and means: ask about every call. */
   readonly rules: ReadonlyArray<Rule>
-  /** Asks the human: answers a Task, a Promise or the answer itself. Without it the policy is headless: every ask is refused. */
+  /** Asks the human; returns a Task, a Promise or the answer. Without it (headless) every ask is refused. */
   readonly onAsk?: OnAsk | undefined
   /** Grants to start the session with (rules, consulted only when the static rules ask). */
   readonly grants?: ReadonlyArray<Rule>
-  /** Told the whole grant list after each "always" answer, to persist it. */
+  /** Called with the whole grant list after each "always" answer, to persist it. */
   readonly onGrant?: (grants: ReadonlyArray<Rule>) => IO<void> | void
   /** Tool-name prefix → directory that relative locations are resolved against. */
   readonly roots?: Roots
@@ -79,15 +77,15 @@ export interface PolicyOptions {
    * has its own human (one per session of a server).
    */
   readonly questions?: QuestionQueue
-  /** Told, once, when the rules name none of the listed tools. Default: one line on stderr. */
+  /** Called once when the rules name none of the listed tools. Default: one line on stderr. */
   readonly onDiagnostic?: (diagnostic: PolicyDiagnostic) => IO<void> | void
-  /** Told what became of every call, and who decided (for a log of decisions). */
+  /** Called with the outcome of every call and who decided it (for a decision log). */
   readonly onDecision?: (decision: PolicyDecision) => IO<void> | void
 }
 
 /**
- * What became of one call, and who decided: the static rules, a grant of this
- * session, the human, or nobody (a question no one could be asked).
+ * The outcome of one call, and who decided: the static rules, a grant of this session, the human, or
+ * nobody (a question no one could be asked).
  *
  * @since 0.1.0
  * @category model
@@ -103,9 +101,8 @@ export interface PolicyDecision {
 }
 
 /**
- * Something about the policy itself, said once per provider: the rules name none of
- * the listed tools (`defaultRules` behind a registry prefix, say), so every call will
- * be asked about or refused.
+ * Something about the policy itself, reported once per provider: the rules name none of the listed
+ * tools (e.g. `defaultRules` behind a registry prefix), so every call will be asked about or refused.
  *
  * @since 0.1.0
  * @category model
@@ -206,8 +203,7 @@ export const defaultRules: ReadonlyArray<Rule> = readOnlyRules('')
 
 const quote = (s: string): string => JSON.stringify(s)
 
-// callbacks are checked by assertCallback, which says what a callback must be, as
-// every combinator does
+// callbacks are left to assertCallback, whose error names what a callback must be
 const OptionsProps = {
   rules: t.unknown,
   onAsk: t.unknown,
@@ -262,14 +258,13 @@ const isQueue = (u: unknown): u is QuestionQueue =>
   typeof memberOf(u, 'asking') === 'function'
 
 /**
- * Allows, denies or asks about each call. Allowed calls go to the inner provider as
- * one batch, each the very object the caller passed (or, when the policy judged object
- * arguments, a call carrying the plain copy it judged); every other call is answered
- * with an `is_error` result saying who refused and why. An `under` rule reads only
- * the location arguments the tool declares in the last listing (`toolsForLlm`) that
- * went through the policy, and fails closed before one. Asking goes through `onAsk`,
- * one question at a time; "always" answers become grants. Never fails a batch; a
- * failed listing passes through.
+ * Allows, denies or asks about each call. Allowed calls go to the inner provider as one batch, each the
+ * same object the caller passed (same reference), or, when the policy judged object arguments, a call
+ * carrying the plain copy it judged; every other call gets an `is_error` result stating who refused and
+ * why. An `under` rule reads only the location arguments the tool declares in the last listing
+ * (`toolsForLlm`) that went through the policy, and fails closed before one. Asking goes through
+ * `onAsk`, one question at a time; "always" answers become grants. Never fails a batch; a failed
+ * listing passes through.
  *
  * @example
  * import { pipe } from 'fp-ts/lib/function.js'
@@ -332,15 +327,15 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   const onGrant = opts.onGrant as PolicyOptions['onGrant']
   const filterTools = opts.filterTools ?? true
   const judgeCall = judge(rules, roots)
-  // one human answers for every provider built from these options, unless a queue is given
+  // one queue (one human) for every provider built from these options, unless a queue is given
   const questions: QuestionQueue = (opts.questions as QuestionQueue | undefined) ?? newQuestionQueue()
 
   return <E>(provider: Provider<E>): PolicyProvider<E> => {
     assertProvider(where, provider)
     const grants: IORef<ReadonlyArray<Rule>> = newIORef(initialGrants)()
     const saidInert: IORef<boolean> = newIORef(false)()
-    // each tool's declared argument names, from the last listing that went through
-    // here; undefined until one did, and then every `under` rule fails closed
+    // each tool's declared argument names from the last listing that went through here;
+    // undefined until then, and while undefined every `under` rule fails closed
     const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<
       ReadonlyMap<string, ReadonlySet<string>> | undefined
     >(undefined)()
@@ -354,7 +349,6 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       const tools = listing.map(callNameOf).filter((n): n is string => n !== undefined)
       callBack(onDiagnostic, { _tag: 'RulesNameNoTool', patterns: rules.map((r) => r.tool), tools })
     }
-    // every call's fate is told to onDecision, with who decided it
     const tell = (call: unknown, tool: string, by: PolicyDecision['by'], refusal?: Refusal): void => {
       callBack(onDecision, {
         tool,
@@ -368,7 +362,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       tell(call, tool, by, r)
       return answerHere(call, drawRefusal(r))
     }
-    // `pass` is how an allowed call goes down: as it came, or with the arguments judged
+    // `pass` is how an allowed call is sent: unchanged, or carrying the copy of its arguments that was judged
     const allow = (call: unknown, tool: string, by: PolicyDecision['by'], pass: Step<'inner'>): Step<'inner'> => {
       tell(call, tool, by)
       return pass
@@ -410,9 +404,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       if (tool === undefined) return refuse(call, '', 'rules', { _tag: 'MalformedCall' })
       // callNameOf reads a name only from an object
       const named = call as object
-      // object arguments are judged as a plain copy, read once, and that copy is what
-      // goes down: a getter or a Proxy cannot answer the tool differently later. A
-      // string parses to plain data, and the call goes down as it came.
+      // object arguments are judged as a plain copy, read once, and that copy is sent, so a getter or a
+      // Proxy cannot show the tool other values later; string arguments parse to plain data, sent unchanged
       let pass: Step<'inner'> = FORWARD
       let unreadable: ArgsProblem | undefined
       const argsOf = (): Either<ArgsProblem, Args> => {
@@ -435,7 +428,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       const granted = byGrants(grants.read(), roots)(q)
       if (granted !== undefined) return applyVerdict(call, tool, 'grant', granted, pass)
       if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
-      // what the rules saw (q.args): no arguments read as {}
+      // the arguments the rules saw (q.args), with no arguments read as {}
       const readable = noneAsEmpty(q.parsed)
       if (isLeft(readable))
         return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem: readable.left })

@@ -1,6 +1,6 @@
 /**
- * Providers from plain functions: `fromTools` over in-process tools, and the bridges
- * to Promise-based hosts and providers, `fromAsync` and `toAsync`.
+ * Providers from plain functions: `fromTools` over in-process tools, and the bridges to Promise-based
+ * hosts and providers, `fromAsync` and `toAsync`.
  *
  * @since 0.1.0
  */
@@ -21,8 +21,8 @@ import { memberOf } from '../kernel/guards.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * A result with more to it than text: structured content, or an error a tool
- * reports as a value rather than as a Left.
+ * A result with more than text: structured content, or an error a tool reports as a value rather than
+ * as a Left.
  *
  * @since 0.1.0
  * @category model
@@ -34,7 +34,7 @@ export interface ToolOutcome {
 }
 
 /**
- * What a local tool answers: the result's text, or a {@link ToolOutcome}.
+ * What a local tool returns: the result's text, or a {@link ToolOutcome}.
  *
  * @since 0.1.0
  * @category model
@@ -42,15 +42,15 @@ export interface ToolOutcome {
 export type ToolOutput = string | ToolOutcome
 
 /**
- * An in-process tool: what the model is shown, and what runs. `run` receives the
- * call's parsed arguments (`{}` when the model sent none; shared with the layers
- * above, so read-only) and the call itself, and answers in whichever style suits:
+ * An in-process tool: what the model is shown, and what runs. `run` receives the call's parsed
+ * arguments (`{}` when the model sent none; shared with the layers above, so read-only) and the call
+ * itself, and returns any of:
  *
  * - a `TaskEither<string, ToolOutput>` (fp-ts): a Left is an `is_error` result with that text;
  * - a Promise (an `async` function): a rejection is an `is_error` result with its message;
  * - the output itself.
  *
- * A Promise or a value that is an `Either` is read as one.
+ * An `Either`, returned directly or through a Promise, is read as one.
  *
  * @since 0.1.0
  * @category model
@@ -79,8 +79,7 @@ const isEither = (u: unknown): u is Either<unknown, unknown> => {
   return tag === 'Left' || tag === 'Right'
 }
 
-// `run` is typed, but hosts written in plain JavaScript are not: every part of its
-// answer is checked before it becomes a result
+// `run` is typed, but hosts written in plain JavaScript are not: every part of what it returns is checked
 const outputToResult = (call: unknown, name: string, out: unknown): ToolResult => {
   const failed = (why: string): ToolResult => errorResult(call, `tool ${quote(name)} failed: ${why}`)
   if (isEither(out)) {
@@ -98,7 +97,7 @@ const outputToResult = (call: unknown, name: string, out: unknown): ToolResult =
       ...(o.structured_content !== undefined ? { structured_content: o.structured_content } : {}),
     }
   }
-  return failed(`its implementation answered ${describeValue(out)}, not a text or { content }`)
+  return failed(`its implementation returned ${describeValue(out)}, not a text or { content }`)
 }
 
 // a task is run, a Promise awaited, anything else is the output itself
@@ -108,14 +107,13 @@ const awaitOutput = async (answer: unknown): Promise<unknown> => {
 }
 
 /**
- * A provider over in-process tools. The listing is the declarations given, the very
- * same objects. Calls run one at a time, in the model's order, so tools that share
- * state see them as the model made them. Never fails a batch: a malformed call, an
- * unknown tool name, arguments that are not a JSON object, a `run` that throws or
- * rejects, each is one `is_error` result saying so.
+ * A provider over in-process tools. The listing is the declarations given, the same objects (same
+ * reference). Calls run one at a time, in the model's order, so tools that share state see them in the
+ * order the model made them. Never fails a batch: a malformed call, an unknown tool name, arguments that
+ * are not a JSON object, a `run` that throws or rejects, each becomes one `is_error` result stating it.
  *
- * Construction throws a `TypeError` for a non-array, an entry without a readable
- * declaration name, a `run` that is not a function, or two tools with one name.
+ * Construction throws a `TypeError` for a non-array, an entry without a readable declaration name, a
+ * `run` that is not a function, or two tools with one name.
  *
  * @example
  * import { fromTools } from 'toolstack'
@@ -236,9 +234,8 @@ export interface AsyncProvider {
 }
 
 /**
- * What {@link toAsync} rejects with when the provider answers a Left: an `Error`, so
- * stack traces and `instanceof Error` work in Promise code, holding the Left itself
- * as `left` (and as `cause`).
+ * What {@link toAsync} rejects with when the provider returns a Left: an `Error`, so stack traces and
+ * `instanceof Error` work in Promise code, holding the Left itself as `left` (and as `cause`).
  *
  * @since 0.1.0
  * @category model
@@ -300,25 +297,24 @@ const assertAsyncProvider = (where: string, u: unknown): void => {
   }
   // every provider toolstack makes offers executeBatch; a Promise-based one has no use for it
   if (typeof memberOf(u, 'executeBatch') === 'function') {
-    const why = 'it offers executeBatch, and its functions answer tasks, not Promises'
+    const why = 'it offers executeBatch, and its functions return tasks, not Promises'
     throw new TypeError(`${where}: this is already a toolstack provider (${why}); use it directly, without fromAsync`)
   }
 }
 
 // An fp-ts provider's functions cannot be told from Promise-based ones until they run:
-// its toolsForLlm resolves to an Either, its executeToolCalls answers a task.
+// its toolsForLlm resolves to an Either, its executeToolCalls returns a task.
 const fpShapeOf = (a: unknown): string | undefined =>
   typeof a === 'function' ? 'a function (a task)' : isEither(a) ? 'an Either' : undefined
 
 /**
- * A provider from Promise-returning functions. A rejection (or a throw) becomes a
- * Left holding the reason; a {@link ProviderFailure} is unwrapped to its `left`, so
- * `fromAsync(toAsync(p))` fails exactly as `p` does. The functions are called as
- * methods of the record (so a class instance works) and only when a task runs.
- * What they resolve to is passed on as is, but for the answers of an fp-ts provider
- * (an Either, a task), which are a Left holding a `TypeError` that says to use that
- * provider directly. Construction throws a `TypeError` for a record that is not two
- * functions, and for a provider toolstack made.
+ * A provider from Promise-returning functions. A rejection (or a throw) becomes a Left holding the
+ * reason; a {@link ProviderFailure} is unwrapped to its `left`, so `fromAsync(toAsync(p))` fails exactly
+ * as `p` does. The functions are called as methods of the record (so a class instance works) and only
+ * when a task runs. What they resolve to is passed on as is, except what an fp-ts provider returns (an
+ * Either, a task): that becomes a Left holding a `TypeError` that says to use that provider directly.
+ * Construction throws a `TypeError` for a record that is not two functions, and for a provider
+ * toolstack made.
  *
  * @example
  * import { fromAsync } from 'toolstack'
@@ -338,7 +334,7 @@ export const fromAsync = (provider: AsyncProvider): Provider<unknown> => {
       (a) => {
         const shape = fpShapeOf(a)
         if (shape === undefined) return rightOf(a)
-        const why = `${where}: ${name} answered ${shape}, not a Promise of the value`
+        const why = `${where}: ${name} returned ${shape}, not a Promise of the value`
         return leftOf(new TypeError(`${why}: this is already a toolstack provider; use it directly, without fromAsync`))
       },
       (e: unknown) => leftOf(isProviderFailure(e) ? e.left : e),
@@ -350,9 +346,9 @@ export const fromAsync = (provider: AsyncProvider): Provider<unknown> => {
 }
 
 /**
- * The Promise-shaped record of a provider, for hosts not written with fp-ts. A Left
- * becomes a rejection with a {@link ProviderFailure} holding it as `left`; a rejection
- * or a throw of the provider rejects with the very same reason.
+ * The Promise-shaped record of a provider, for hosts not written with fp-ts. A Left becomes a rejection
+ * with a {@link ProviderFailure} holding it as `left`; a rejection or a throw of the provider rejects
+ * with the same reason (same reference).
  *
  * @example
  * import { fromTools, toAsync } from 'toolstack'
@@ -371,8 +367,7 @@ export const toAsync = <E>(provider: Provider<E>): AsyncProvider => {
   return {
     toolsForLlm: () =>
       new Promise<Either<E, ReadonlyArray<ToolDeclaration>>>((resolve) => resolve(provider.toolsForLlm())).then(unwrap),
-    // an async function, so a combinator handed this record refuses it at construction
-    // (assertProvider), naming fromAsync
+    // async, so a combinator handed this record refuses it at construction (assertProvider), naming fromAsync
     executeToolCalls: async (calls) => unwrap(await provider.executeToolCalls(calls)()),
   }
 }

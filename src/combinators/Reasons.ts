@@ -1,7 +1,7 @@
 /**
- * `withReasons`: every call carries why, for the human watching. The model is shown
- * an optional `reason` argument on each tool; the provider underneath never receives
- * it, while the call the host records keeps it.
+ * `withReasons`: every call carries the model's reason for it, for the human watching. The model is
+ * shown an optional `reason` argument on each tool; the provider underneath never receives it, while
+ * the call the host records keeps it.
  *
  * @since 0.1.0
  */
@@ -60,16 +60,14 @@ export const DEFAULT_REASON_DESCRIPTION =
 // pure steps
 // -------------------------------------------------------------------------------------
 
-// Throws for a declaration that throws when read: addReasonParam, its one caller,
-// answers none for that, whichever read throws.
+// Throws for a declaration that throws when read; addReasonParam, its one caller, returns none then.
 const isReadable = (u: unknown): boolean => !isLeft(ReadableDeclaration.decode(u))
 
 /**
- * The declaration with an optional `reason` string argument added, copied along the
- * path it changes (declaration, `function`, `parameters`, `properties`); `none` for a
- * declaration it cannot read, or one that already declares `reason` (in `properties`
- * or `required`): there `reason` is a real argument, and stays the tool's own.
- * `reason` is never added to `required`.
+ * The declaration with an optional `reason` string argument added, copied along the path it changes
+ * (declaration, `function`, `parameters`, `properties`); `none` for a declaration it cannot read, or
+ * one that already declares `reason` (in `properties` or `required`): there `reason` is a real argument
+ * and stays the tool's own. `reason` is never added to `required`.
  *
  * @example
  * import { addReasonParam } from './Reasons.js'
@@ -109,8 +107,7 @@ export const addReasonParam =
       const required = parameters['required']
       if (properties !== undefined && hasOwn(properties, REASON_PARAM)) return none
       if (Array.isArray(required) && required.includes(REASON_PARAM)) return none
-      // spreads copy own keys as data, `__proto__` included, and leave the inner
-      // provider's objects as they were
+      // spreads copy own keys as data, `__proto__` included, and leave the inner provider's objects intact
       return some({
         ...d,
         function: {
@@ -128,10 +125,9 @@ export const addReasonParam =
   }
 
 /**
- * The call with `reason` removed, when it is a call to one of `tools` whose arguments
- * read as a JSON object holding `reason`: a copy, its arguments an object when they
- * were one, compact JSON when they were a string. Any other call is returned as the
- * very same object. The caller's call is never modified.
+ * The call with `reason` removed, when it is a call to one of `tools` whose arguments read as a JSON
+ * object holding `reason`: a copy, its arguments an object when they were one, compact JSON when they
+ * were a string. Any other call is returned as is (same reference). The caller's call is never modified.
  *
  * @example
  * import { stripReason } from './Reasons.js'
@@ -151,9 +147,9 @@ export const stripReason =
       if (name === undefined || !tools.has(name)) return call
       s = stripped(call, parseArgs(call.function.arguments))
     } catch {
-      // a call that throws when read goes on as it came (s stays undefined)
+      // a call that throws when read is returned unchanged (s stays undefined)
     }
-    // outside the catch, which is for calls that throw when read, not for this code
+    // outside the try: the catch is for calls that throw when read, not for this code
     return s === undefined ? call : s.call
   }
 
@@ -165,9 +161,8 @@ interface Stripped {
   readonly args: Parsed
 }
 
-// A copy of the arguments' own members but `reason`, built member by member (a rest
-// pattern with a computed exclusion takes V8's slow path, about twice the cost), with
-// `__proto__` kept as a member like any other.
+// A copy of the arguments' own members except `reason`, built key by key (a rest pattern with a computed
+// exclusion takes V8's slow path, about twice the cost); `__proto__` is kept as an ordinary own member.
 const withoutReason = (args: Args): Args => {
   const rest: Record<string, unknown> = {}
   for (const k of Object.keys(args)) {
@@ -179,9 +174,8 @@ const withoutReason = (args: Args): Args => {
   return rest
 }
 
-// The call without `reason`, when its arguments read as an object holding one;
-// `undefined` means the call goes down as it came. Its arguments stay the kind they
-// were: an object, or compact JSON.
+// The call without `reason`, its arguments kept an object, or compact JSON when they were a string;
+// `undefined` when they do not read as an object holding `reason` (the call is sent unchanged).
 const stripped = (call: ToolCall, args: Parsed): Stripped | undefined => {
   if (isLeft(args) || !hasOwn(args.right, REASON_PARAM)) return undefined
   const rest = withoutReason(args.right)
@@ -199,15 +193,14 @@ interface Augmented {
 
 const nothingAugmented: Augmented = { names: new Set(), sorted: Object.freeze([]) }
 
-// A name is stripped only when no declaration listed under it keeps `reason` as a real
-// argument (or cannot be read): stripping a real argument would be worse than
-// forwarding a reason the tool does not expect.
+// A name is stripped only when no declaration listed under it keeps `reason` as a real argument (or is
+// unreadable): stripping a real argument would be worse than forwarding a reason the tool does not expect.
 const augmentCatalogue =
   (augment: (d: unknown) => Option<ToolDeclaration>) =>
   (declarations: ReadonlyArray<unknown>): readonly [ReadonlyArray<unknown>, Augmented] => {
     const out: Array<unknown> = []
     const added = new Set<string>()
-    // undefined among them too (a declaration without a name), which no added name is
+    // may hold undefined (a declaration without a name), which matches no added name
     const kept = new Set<string | undefined>()
     let changed = false
     for (const d of declarations) {
@@ -227,8 +220,7 @@ const augmentCatalogue =
 
 const THE_PROVIDER = (): string => 'the tool provider'
 
-// Each call goes on, as it came or without its reason; only a call this layer cannot
-// read at all is answered here.
+// Each call is sent on, unchanged or without its reason.
 const stepFor = (tools: ReadonlySet<string>, batch: Batch, call: unknown, i: number): Step<'inner'> => {
   let s: Stripped | undefined
   try {
@@ -236,9 +228,9 @@ const stepFor = (tools: ReadonlySet<string>, batch: Batch, call: unknown, i: num
     if (name === undefined || !tools.has(name)) return FORWARD
     s = stripped(call as ToolCall, batch.argsAt(i))
   } catch {
-    // a call this layer cannot read is forwarded as it came (s stays undefined)
+    // a call that throws when read is sent unchanged (s stays undefined)
   }
-  // outside the catch, which is for calls that throw when read, not for this code
+  // outside the try: the catch is for calls that throw when read, not for this code
   return s === undefined ? FORWARD : { _tag: 'Send', to: 'inner', call: s.call, args: s.args }
 }
 
@@ -249,11 +241,11 @@ const stepFor = (tools: ReadonlySet<string>, batch: Batch, call: unknown, i: num
 const OptionsProps = { description: t.string }
 
 /**
- * Adds an optional `reason` argument to every tool the model is shown, and strips it
- * from the calls before they reach the provider, so each call says why it is made,
- * for the human watching, without the tools having to know. Never fails a batch: an
- * inner Left, rejection or throw becomes one `is_error` result per call, and a short
- * answer has its gaps filled. A failed listing passes through as it came.
+ * Adds an optional `reason` argument to every tool the model is shown, and strips it from the calls
+ * before they reach the provider, so each call states why it is made, for the human watching, without
+ * the tools having to know. Never fails a batch: an inner Left, rejection or throw becomes one
+ * `is_error` result per call, and a reply with too few results has its gaps filled. A failed listing
+ * passes through unchanged.
  *
  * @example
  * import { pipe } from 'fp-ts/lib/function.js'

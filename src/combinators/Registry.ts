@@ -1,7 +1,6 @@
 /**
- * `registry`: one namespace over many providers. Each provider's tools are published
- * under its own prefix, and each call is routed back to the provider that owns the
- * name, with the prefix stripped again.
+ * `registry`: one namespace over many providers. Each provider's tools are published under its own
+ * prefix, and each call is routed back to the provider that owns the name, with the prefix stripped.
  *
  * @since 0.1.0
  */
@@ -62,9 +61,8 @@ export interface ListingUnreadable {
 }
 
 /**
- * A tool whose published name would route to another provider, because that
- * provider's namespace is longer and nests inside this one's (`a_` + `b_c` and
- * `a_b_` + `c` are both `a_b_c`).
+ * A tool whose published name would route to another provider, because that provider's namespace is
+ * longer and nests inside this one's (`a_` + `b_c` and `a_b_` + `c` are both `a_b_c`).
  *
  * @since 0.1.0
  * @category model
@@ -125,19 +123,18 @@ export const toolShadowed = (prefix: string, tool: string, published: string, sh
 })
 
 /**
- * One namespace over many providers. Each provider's tools are published as
- * `prefix + separator + name`; a call goes to the provider with the longest
- * `prefix + separator` its name starts with, stripped of it, all of one provider's
- * calls as one batch in the model's order, providers concurrently.
+ * One namespace over many providers. Each provider's tools are published as `prefix + separator + name`;
+ * a call goes to the provider with the longest `prefix + separator` its name starts with, stripped of
+ * it, all of one provider's calls as one batch in the model's order, providers concurrently.
  *
- * A batch never fails: an unknown name, a malformed call, a provider that fails or
- * answers short are `is_error` results for exactly the calls concerned. The listing
- * fails (a Left `RegistryError`) when any provider cannot list, because a silently
- * shorter catalogue leaves a model wondering where a capability went.
+ * A batch never fails: an unknown name, a malformed call, a provider that fails or returns too few
+ * results become `is_error` results for exactly the calls concerned. The listing fails (a Left
+ * `RegistryError`) when any provider cannot list, because a silently shorter catalogue leaves a model
+ * wondering where a capability went.
  *
- * A registry is a provider, so registries nest. Entries are validated here: a bad
- * prefix or separator, a duplicate prefix or namespace, a non-provider or an unknown
- * member is a `TypeError` saying which entry and why.
+ * A registry is a provider, so registries nest. Entries are validated here: a bad prefix or separator,
+ * a duplicate prefix or namespace, a non-provider or an unknown member throws a `TypeError` naming the
+ * entry and the problem.
  *
  * @example
  * import { registry } from 'toolstack'
@@ -233,8 +230,8 @@ const isRegistryError = (u: unknown): u is RegistryError =>
   REGISTRY_ERROR_TAGS.has(memberOf(u, '_tag')) && typeof memberOf(u, 'prefix') === 'string'
 
 /**
- * Renders a `RegistryError` in one line for a human; a nested registry's error is
- * rendered inside its parent's.
+ * Renders a `RegistryError` in one line for a human; a nested registry's error is rendered inside its
+ * parent's.
  *
  * @example
  * import { drawRegistryError } from 'toolstack'
@@ -356,15 +353,9 @@ const quoteName = (s: string): string => JSON.stringify(s.length > 80 ? s.slice(
 type Publish = Either<RegistryError, ReadonlyArray<ToolDeclaration>>
 
 /**
- * A provider's listing, renamed into its namespace. Declarations are copied along the
- * path that changes; everything else stays the provider's own objects.
- *
- * A declaration without a non-empty string name fails the listing rather than being
- * dropped or passed through: every published name must be owned by exactly one
- * namespace, so an unrenamed declaration would sit outside all of them (unroutable,
- * and free to collide with a published name), while dropping it would be the silently
- * shorter catalogue the listing contract rules out. A tool with no name was never
- * callable, so the host is told which provider is broken instead.
+ * A provider's listing renamed into its namespace, copied only along the path that changes. A
+ * declaration without a non-empty string name fails the listing: passed through unrenamed it would be
+ * unroutable (and could collide with a published name); dropped, the catalogue would silently shrink.
  */
 const publish =
   (table: Table, route: Route) =>
@@ -409,7 +400,7 @@ const publish =
     return right(out)
   }
 
-/** What to do with one call: send a renamed copy to a route, or answer it here. */
+/** Send a renamed copy to a route, or answer here (`answerHere`: an `is_error` result, not forwarded). */
 type Routing = Step<Route>
 
 const MALFORMED = 'this tool call is malformed'
@@ -439,8 +430,8 @@ const decide = (table: Table) => {
             : `no tool named ${quoteName(name)}; known prefixes are ${known.join(', ')}`,
         )
       }
-      // a copy, so the caller's call keeps the name the model used; the very same
-      // `arguments` value, so the parse an upper layer already made can be handed down
+      // a copy, so the caller's call keeps the model's name; `arguments` is the same reference, so a parse
+      // an upper layer already made can be reused below
       const copy = { ...call, function: { ...fn, name: name.slice(found.tag.length) } } as ToolCall
       return { _tag: 'Send', to: found, call: copy }
     } catch (e) {

@@ -1,13 +1,12 @@
 /**
- * `withUnknownKeyAudit`: a smoke alarm, not a valve. It compares each call's argument
- * keys with the properties the tool declared, warns once per (tool, key), and
- * forwards the very same call untouched.
+ * `withUnknownKeyAudit`: reports, never blocks. It compares each call's argument keys with the
+ * properties the tool declared, warns once per (tool, key), and forwards the same call object (same
+ * reference) untouched.
  *
- * It is a composition of the audit's pure steps (see `steps/audit/`): a listing becomes a
- * catalogue (`catalogueOf`: `extractDeclarations` compiles each schema); a batch is
- * checked call by call (`checkBatch`: `parseArgs` through the batch, `diffKeys` over
- * the schema, `firstSeen` on the seen-set) in one pure step over the layer's state,
- * applied to its ref at once; the warnings are said after the state is written.
+ * Built from the audit's pure steps (`steps/audit/`): a listing becomes a catalogue (`catalogueOf`:
+ * `extractDeclarations` compiles each schema); a batch is checked call by call (`checkBatch`: `parseArgs`
+ * through the batch, `diffKeys` over the schema, `firstSeen` on the seen-set) in one pure step over the
+ * layer's state, applied to its ref at once; the warnings are emitted after the state is written.
  *
  * @since 0.1.0
  */
@@ -36,8 +35,8 @@ import { isSafeInteger } from '../kernel/guards.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * Something about the alarm itself, not about a call: said once per instance, so a
- * host learns when the alarm cannot sound (a smoke alarm with a flat battery chirps).
+ * Something about the audit itself, not about a call: reported once per instance, so a host learns
+ * when the audit cannot do its job.
  *
  * @since 0.1.0
  * @category model
@@ -49,7 +48,7 @@ export type AuditDiagnostic =
   | { readonly _tag: 'NothingToAudit'; readonly tools: number }
   /** The seen-set holds its `capacity` pairs: new pairs are still reported, but no longer remembered. */
   | { readonly _tag: 'SeenSetFull'; readonly capacity: number }
-  /** The provider's listing answered something that is not an Either (a Promise-based provider handed over as is). */
+  /** The listing was not an Either (a Promise-based provider used without fromAsync). */
   | { readonly _tag: 'ListingNotAnEither'; readonly got: string }
 
 /**
@@ -57,7 +56,10 @@ export type AuditDiagnostic =
  * @category model
  */
 export interface UnknownKeyAuditOptions {
-  /** Told of each call that carries undeclared keys not reported before. Default: one line on stderr. May answer an `IO`, or do its work at once. */
+  /**
+   * Called for each call that carries undeclared keys not reported before. Default: one line on stderr.
+   * May return an `IO`, or do its work at once.
+   */
   readonly onWarn?: (warning: UnknownKeyWarning) => IO<void> | void
   /**
    * Names treated exactly like `reason`: never reported, declared or not (keys a host
@@ -66,7 +68,7 @@ export interface UnknownKeyAuditOptions {
   readonly tolerate?: ReadonlyArray<string>
   /** The most (tool, key) pairs remembered. Default {@link DEFAULT_CAPACITY}. */
   readonly maxPairs?: number
-  /** Told, once each, when the alarm cannot sound. Default: one line on stderr. */
+  /** Called once per kind of {@link AuditDiagnostic}. Default: one line on stderr. */
   readonly onDiagnostic?: (diagnostic: AuditDiagnostic) => IO<void> | void
 }
 
@@ -79,13 +81,13 @@ export interface UnknownKeyAuditOptions {
 export interface AuditedProvider<E> extends BatchProvider<E> {
   /** Sorted names of the tools whose calls are audited now (listed, with at least one declared property). */
   readonly auditedTools: IO<ReadonlyArray<string>>
-  /** Every (tool, undeclared key) pair ever seen, with how many audited calls carried it; sorted by tool, then key. */
+  /** Each remembered (tool, undeclared key) pair and how many audited calls carried it, by tool then key. */
   readonly stats: IO<ReadonlyArray<PairStat>>
 }
 
 /**
- * What one audit layer holds: the catalogue of the last successful listing, the
- * seen-set, and which diagnostics it has said.
+ * What one audit layer holds: the catalogue of the last successful listing, the seen-set, and which
+ * diagnostics it has reported.
  *
  * @since 0.1.0
  * @category model
@@ -98,7 +100,7 @@ export interface AuditState {
 }
 
 /**
- * What a step has to say once the state is written.
+ * What a step emits once the state is written.
  *
  * @since 0.1.0
  * @category model
@@ -133,9 +135,9 @@ export const recordListing =
   }
 
 /**
- * A batch, against `catalogue` (by default the last listing's): each call checked
- * (`checkBatch`: `parseArgs` through the batch, `diffKeys`, `firstSeen`); the warnings
- * for pairs never said before. The catalogue is read, never replaced.
+ * A batch, against `catalogue` (by default the last listing's): each call checked (`checkBatch`:
+ * `parseArgs` through the batch, `diffKeys`, `firstSeen`); the warnings for pairs never reported before.
+ * The catalogue is read, never replaced.
  *
  * @since 0.1.0
  * @category pure steps
@@ -158,7 +160,7 @@ export const auditBatch =
   }
 
 /**
- * A listing that is not an Either: nothing changes but the diagnostic, said once.
+ * A listing that is not an Either: nothing changes but the diagnostic, reported once.
  *
  * @since 0.1.0
  * @category pure steps
@@ -231,11 +233,10 @@ export const diagnoseToStderr =
 // -------------------------------------------------------------------------------------
 
 /**
- * One audit's memory and voice, for whoever feeds it calls: `withUnknownKeyAudit` over
- * a provider, and the framework adapters over a framework's own tool calls. The state
- * (`AuditState`) lives in one ref, changed only by the pure steps `recordListing` and
- * `auditBatch`, each applied in one synchronous step; what they have to say is said after
- * the write. Nothing it does can throw.
+ * One audit's state and output, for whoever feeds it calls: `withUnknownKeyAudit` over a provider, and
+ * the framework adapters over a framework's own tool calls. The state (`AuditState`) lives in one ref,
+ * changed only by the pure steps `recordListing` and `auditBatch`, each applied in one synchronous step;
+ * what they emit is emitted after the write. Nothing it does can throw.
  *
  * @since 0.1.0
  * @category model
@@ -245,11 +246,11 @@ export interface AuditSession {
   readonly readListing: (declarations: ReadonlyArray<unknown>) => Catalogue
   /** A listing went through: calls are audited against its catalogue from now on. */
   readonly recordListing: (catalogue: Catalogue, tools: number) => void
-  /** A listing that was not an Either went through: said once. */
+  /** A listing that was not an Either went through: reported once. */
   readonly notAnEither: (got: string) => void
   /** Audits a batch against the last listing's catalogue. */
   readonly audit: (batch: Batch) => void
-  /** Audits one call against `catalogue` (the tools of that very request), not the last listing's. */
+  /** Audits one call against `catalogue` (the tools of that same request), not the last listing's. */
   readonly check: (catalogue: Catalogue, call: ToolCall) => void
   readonly auditedTools: IO<ReadonlyArray<string>>
   readonly stats: IO<ReadonlyArray<PairStat>>
@@ -263,7 +264,7 @@ const Capacity = new t.Type<number, number, unknown>(
   t.identity,
 )
 
-// callbacks are checked by assertCallback, which can say more than a codec
+// callbacks are left to assertCallback, whose errors are clearer than a codec's
 const OptionsProps = {
   onWarn: t.unknown,
   tolerate: t.readonlyArray(t.string),
@@ -272,8 +273,8 @@ const OptionsProps = {
 }
 
 /**
- * The options, checked once at the door (a `TypeError` naming the problem), and a
- * maker of sessions that share them.
+ * The options, checked once up front (a `TypeError` naming the problem), and a maker of sessions that
+ * share them.
  *
  * @since 0.1.0
  * @category constructors
@@ -293,7 +294,7 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
 
   return () => {
     const state: IORef<AuditState> = newIORef(initial)()
-    // said after the state is written, so a callback that lists or calls again sees it
+    // emitted after the state is written, so a callback that lists or calls again sees the new state
     const say = (said: Said): void => {
       for (const d of said.diagnostics) callBack(onDiagnostic, d)
       for (const w of said.warnings) callBack(onWarn, w)
@@ -328,10 +329,9 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
 // -------------------------------------------------------------------------------------
 
 /**
- * Audits each call's argument keys against the tool's own declaration and warns once
- * per (tool, key); forwards every call as the very object the caller passed (and the
- * caller's very batch) and returns the inner results, Left or rejection exactly as
- * they came.
+ * Audits each call's argument keys against the tool's own declaration and warns once per (tool, key);
+ * forwards every call, and the batch, as the same objects the caller passed (same reference), and
+ * returns the inner results, Left or rejection, unchanged.
  *
  * @example
  * import { pipe } from 'fp-ts/lib/function.js'
@@ -384,7 +384,7 @@ export const withUnknownKeyAudit = (
           )
         } else if (tag !== 'Left') session.notAnEither(describeValue(listing))
       } catch {
-        // a listing whose fields throw when read leaves the audit as it was: it adds no failure of its own
+        // a listing whose fields throw when read leaves the audit unchanged: it adds no failure of its own
       }
     }
 

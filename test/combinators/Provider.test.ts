@@ -266,12 +266,12 @@ describe('fromTools', () => {
       [
         'returns a number',
         () => 42 as unknown as TE.TaskEither<string, string>,
-        /failed: its implementation answered number 42, not a text or \{ content \}/,
+        /failed: its implementation returned number 42, not a text or \{ content \}/,
       ],
       [
         'resolves a number',
         () => () => Promise.resolve(42) as never,
-        /failed: its implementation answered number 42, not a text or \{ content \}/,
+        /failed: its implementation returned number 42, not a text or \{ content \}/,
       ],
       [
         'is async and throws',
@@ -288,7 +288,7 @@ describe('fromTools', () => {
       [
         'resolves a Right of garbage',
         () => TE.right(7 as unknown as string),
-        /failed: its implementation answered number 7, not a text/,
+        /failed: its implementation returned number 7, not a text/,
       ],
     ])('answers a run that %s with one is_error result, and runs the rest', async (_, run, message) => {
       const p = fromTools([{ declaration: decl('t'), run }, echo])
@@ -452,7 +452,7 @@ describe('fromAsync', () => {
 describe('fromAsync: an fp-ts provider handed over', () => {
   it('refuses a provider toolstack made (it offers executeBatch) at construction, by name', () => {
     const message =
-      'fromAsync: this is already a toolstack provider (it offers executeBatch, and its functions answer tasks, not Promises); use it directly, without fromAsync'
+      'fromAsync: this is already a toolstack provider (it offers executeBatch, and its functions return tasks, not Promises); use it directly, without fromAsync'
     expect(() => fromAsync(fromTools([]) as never)).toThrow(new TypeError(message))
     expect(() => fromAsync(withReasons()(fromTools([])) as never)).toThrow(new TypeError(message))
   })
@@ -464,14 +464,14 @@ describe('fromAsync: an fp-ts provider handed over', () => {
     const listingError = (listed as { readonly left: unknown }).left
     expect(listingError).toBeInstanceOf(TypeError)
     expect((listingError as Error).message).toBe(
-      'fromAsync: toolsForLlm answered an Either, not a Promise of the value: this is already a toolstack provider; use it directly, without fromAsync',
+      'fromAsync: toolsForLlm returned an Either, not a Promise of the value: this is already a toolstack provider; use it directly, without fromAsync',
     )
     const out = await p.executeToolCalls([call('1', 'a')])()
     expect(out._tag).toBe('Left')
     const batchError = (out as { readonly left: unknown }).left
     expect(batchError).toBeInstanceOf(TypeError)
     expect((batchError as Error).message).toBe(
-      'fromAsync: executeToolCalls answered a function (a task), not a Promise of the value: this is already a toolstack provider; use it directly, without fromAsync',
+      'fromAsync: executeToolCalls returned a function (a task), not a Promise of the value: this is already a toolstack provider; use it directly, without fromAsync',
     )
   })
 
@@ -483,7 +483,7 @@ describe('fromAsync: an fp-ts provider handed over', () => {
     } as never)
     const out = await p.executeToolCalls([call('1', 'a')])()
     expect(out._tag === 'Left' && (out.left as Error).message).toMatch(
-      /^fromAsync: executeToolCalls answered an Either, not a Promise of the value/,
+      /^fromAsync: executeToolCalls returned an Either, not a Promise of the value/,
     )
   })
 })
@@ -604,7 +604,7 @@ describe('fromTools, strictly', () => {
         role: 'tool',
         tool_call_id: '1',
         is_error: true,
-        content: `tool "t" failed: its implementation answered ${got}, not a text or { content }`,
+        content: `tool "t" failed: its implementation returned ${got}, not a text or { content }`,
       },
     ])
   })
