@@ -1,8 +1,7 @@
 /**
- * `fromMcpClient`: a provider over a connected MCP client. It lists every page of
- * tools under legal, stable names and answers every call with exactly one result:
- * whatever a server, a transport or a model does wrong becomes an `is_error` result
- * for the call concerned, never a failed batch.
+ * `fromMcpClient`: a provider over a connected MCP client. It lists every page of tools under legal,
+ * stable names and returns exactly one result for every call: whatever a server, a transport or a
+ * model does wrong becomes an `is_error` result for that call, never a failed batch.
  *
  * @since 0.1.0
  */
@@ -64,18 +63,16 @@ export interface McpListToolsRequest {
 }
 
 /**
- * The slice of an MCP client `fromMcpClient` needs. A v1 `Client` from
- * `@modelcontextprotocol/sdk/client/index.js` fits as it is; so does a fake with just
- * `listTools` and `callTool`.
+ * The part of an MCP client `fromMcpClient` needs. A v1 `Client` from
+ * `@modelcontextprotocol/sdk/client/index.js` fits as it is; so does a fake with just `listTools` and
+ * `callTool`.
  *
- * - `request` (optional) lets a page that the SDK's own schema rejects (one tool with
- *   a top-level `anyOf`, a boolean property schema, no `type: "object"`) be fetched
- *   again unvalidated and published as it came.
- * - `setNotificationHandler` (optional) is only touched by `onToolsChanged`.
+ * - `request` (optional): a page the SDK's own schema rejects (a tool with a top-level `anyOf`, a
+ *   boolean property schema, no `type: "object"`) is fetched again unvalidated and published unchanged.
+ * - `setNotificationHandler` (optional) is used only by `onToolsChanged`.
  *
- * `callTool` is called as `callTool(params, undefined, { timeout, signal })`, the v1
- * signature; the timeout and abort are also enforced here, so a client that ignores
- * the third argument is still bounded.
+ * `callTool` is called with the v1 signature `callTool(params, undefined, { timeout, signal })`; the
+ * timeout and abort are also enforced here, so a client that ignores the third argument is still bounded.
  *
  * @since 0.1.0
  * @category model
@@ -99,7 +96,7 @@ export interface McpToolClient {
 }
 
 /**
- * Why a listing failed: the page it failed on and what was said.
+ * Why a listing failed: the page it failed on and the error.
  *
  * @since 0.1.0
  * @category model
@@ -108,7 +105,7 @@ export interface McpListingError {
   readonly _tag: 'McpListingError'
   /** One line a human can read. */
   readonly message: string
-  /** What the client threw, as it came. */
+  /** What the client threw, unchanged. */
   readonly cause: unknown
 }
 
@@ -120,9 +117,9 @@ export interface FromMcpClientOptions {
   /** Milliseconds each request (a call, a page of the listing) may take. Default 60 000. */
   readonly timeout?: number
   /**
-   * How many calls to tools annotated `readOnlyHint: true` may run at once. Default 1:
-   * every call runs alone, in the caller's order. Above 1, consecutive read-only
-   * calls run together; any other call waits for them and runs alone.
+   * How many calls to tools annotated `readOnlyHint: true` may run at once. Default 1: every call runs
+   * alone, in the caller's order. Above 1, consecutive read-only calls run together; any other call
+   * waits for them and runs alone.
    */
   readonly readOnlyConcurrency?: number
   /** Aborts every call in flight or not yet started; each becomes an `is_error` result. */
@@ -138,7 +135,7 @@ export interface FromMcpClientOptions {
 export interface McpTool {
   readonly name: string
   readonly mcpName: string
-  /** The tool's annotations say `readOnlyHint: true`. */
+  /** The tool is annotated `readOnlyHint: true`. */
   readonly readOnly: boolean
 }
 
@@ -153,14 +150,13 @@ export interface McpProvider extends BatchProvider<McpListingError> {
   /** The tools of the last successful listing, in listing order. */
   readonly tools: IO<ReadonlyArray<McpTool>>
   /**
-   * Calls `listener` each time the server says its tool list changed (re-list with
-   * `toolsForLlm` then); returns the unsubscribe. The first subscription installs this
-   * provider's handler with the client's `setNotificationHandler`, which in the v1 SDK
-   * holds one handler per method: it replaces a handler the host set for
-   * `notifications/tools/list_changed` (and the SDK's own `listChanged.tools` option).
-   * A host that already handles that notification should not call this; it re-lists
-   * from its own handler instead. Nothing is installed until someone subscribes; a
-   * client without `setNotificationHandler` never calls the listener.
+   * Calls `listener` each time the server sends `notifications/tools/list_changed` (then re-list with
+   * `toolsForLlm`); returns the unsubscribe function. The first subscription installs a handler with
+   * the client's `setNotificationHandler`, which in the v1 SDK holds one handler per method: it
+   * replaces a handler the host set for that notification (and the SDK's own `listChanged.tools`
+   * option). A host that already handles the notification should re-list from its own handler
+   * instead. Nothing is installed before the first subscription; a client without
+   * `setNotificationHandler` never calls the listener.
    */
   readonly onToolsChanged: (listener: IO<void>) => IO<void>
 }
@@ -189,8 +185,7 @@ interface Routes {
   readonly byName: ReadonlyMap<string, McpTool>
 }
 
-// A tool the page lists but that cannot be offered (no string name) is left out: a
-// model cannot call a function without a name.
+// A tool without a string name is left out: a model cannot call a function without a name.
 const readTool = (u: unknown): Listed | undefined => {
   if (!isRecord(u) || typeof u['name'] !== 'string') return undefined
   const schema = u['inputSchema']
@@ -198,8 +193,7 @@ const readTool = (u: unknown): Listed | undefined => {
   return {
     mcpName: u['name'],
     description: typeof u['description'] === 'string' ? u['description'] : undefined,
-    // published as it came; a schema that is not an object (`true`) cannot be a
-    // function's parameters, so the tool is offered without any
+    // published unchanged; a non-object schema (`true`) cannot be a function's parameters, so it is omitted
     parameters: isRecord(schema) ? schema : undefined,
     readOnly: isRecord(annotations) && annotations['readOnlyHint'] === true,
   }
@@ -212,7 +206,7 @@ const toRoutes = (listed: ReadonlyArray<Listed>): Routes => {
   const byName = new Map<string, McpTool>()
   for (const l of listed) {
     const name = names.get(l.mcpName) as string
-    // a server that lists one name twice: the first listing is the one routed to
+    // a name listed twice routes to its first listing
     if (byName.has(name)) continue
     const tool: McpTool = { name, mcpName: l.mcpName, readOnly: l.readOnly }
     byName.set(name, tool)
@@ -229,8 +223,8 @@ const toRoutes = (listed: ReadonlyArray<Listed>): Routes => {
   return { declarations, tools, byName }
 }
 
-// A JSON-RPC error or a closed connection carries a numeric `code`; a page the SDK's
-// schema rejected does not (it is a ZodError), and only that is worth asking again.
+// A JSON-RPC error or a closed connection has a numeric `code`; a page the SDK's schema rejected (a
+// ZodError) has none, and only that case is worth fetching again unvalidated.
 const hasCode = (e: unknown): boolean => isRecord(e) && typeof e['code'] === 'number'
 
 const readPage = (u: unknown): McpToolsPage | undefined => {
@@ -279,7 +273,7 @@ const listAll = async (client: McpToolClient, options: McpRequestOptions): Promi
       if (l !== undefined) listed.push(l)
     }
     if (got.nextCursor === undefined) return right(toRoutes(listed))
-    // a server that hands back a cursor it gave before would be listed forever
+    // a repeated cursor would make the listing loop forever
     if (cursors.has(got.nextCursor)) {
       return left(
         listingError(
@@ -298,7 +292,7 @@ const listAll = async (client: McpToolClient, options: McpRequestOptions): Promi
 // calling
 // -------------------------------------------------------------------------------------
 
-/** How one request ended, before it is worded for a model. */
+/** How one call request ended, before it becomes a message for the model. */
 type Outcome =
   | { readonly _tag: 'Answered'; readonly result: unknown }
   | { readonly _tag: 'Failed'; readonly error: unknown }
@@ -316,7 +310,7 @@ const firstLine = (s: string): string => {
   return line.length > 300 ? line.slice(0, 300) + '…' : line
 }
 
-// How a request to the server failed, told apart once for the listing and the calls.
+// How a request to the server failed; shared by the listing and the calls.
 type Failure = 'closed' | 'timeout' | 'rpc' | 'unreadable' | 'other'
 
 const failureOf = (e: unknown): Failure => {
@@ -367,9 +361,8 @@ const describeOutcome = (outcome: Exclude<Outcome, { _tag: 'Answered' }>, timeou
   }
 }
 
-// The SDK gets the timeout and a signal, so it sends `notifications/cancelled`; the
-// same deadline and abort are enforced here too, so a client that ignores its
-// options (or a v2 one with another signature) cannot hold a batch forever.
+// The SDK gets the timeout and a signal (so it sends `notifications/cancelled`); both are also enforced
+// here, so a client that ignores its options (or a v2 client's other signature) cannot hold a batch forever.
 const invoke = (
   client: McpToolClient,
   params: { name: string; arguments: Record<string, unknown> },
@@ -382,8 +375,7 @@ const invoke = (
       return
     }
     const controller = new AbortController()
-    // resolve, clearTimeout and removeEventListener are idempotent: a second ending
-    // (the call answering after the timeout) changes nothing
+    // `finish` is idempotent: a second ending (a response after the timeout) changes nothing
     const finish = (o: Outcome): void => {
       clearTimeout(timer)
       outer?.removeEventListener('abort', onAbort)
@@ -412,7 +404,7 @@ const invoke = (
     )
   })
 
-/** A call read and routed: answered already, or ready to send. */
+/** A call read and routed: its (error) result already known, or ready to send. */
 type Prepared =
   | { readonly _tag: 'Answered'; readonly result: ToolResult }
   | { readonly _tag: 'Ready'; readonly call: unknown; readonly tool: McpTool; readonly args: Args }
@@ -466,15 +458,14 @@ const pool = async <A>(tasks: ReadonlyArray<() => Promise<A>>, limit: number): P
 
 const DEFAULT_TIMEOUT = 60_000
 
-// The codec's name is what a TypeError says a value "must be".
+// The codec's name is the text a TypeError gives for what a value "must be".
 const wholeNumber = (name: string, max: number): t.Type<number, number, unknown> => {
-  // Number.isSafeInteger is false for anything but a number
+  // Number.isSafeInteger is false for non-numbers, so the casts are safe
   const is = (u: unknown): u is number => Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= max
   return new t.Type<number, number, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
 }
 
-// setTimeout clamps anything above 2^31 - 1 ms to 1 ms: refuse it rather than time
-// every call out at once
+// setTimeout treats anything above 2^31 - 1 ms as 1 ms: refused, rather than time out every call at once
 const Milliseconds = wholeNumber('a whole number of milliseconds between 1 and 2147483647', 2_147_483_647)
 const PositiveInteger = wholeNumber('a whole number of at least 1', Number.MAX_SAFE_INTEGER)
 
@@ -503,10 +494,10 @@ const assertClient = (where: string, u: unknown): void => {
   }
   const missing = missingMethods(u)
   if (missing.length > 0) {
-    // connectStdio's connection, or any { client } record, handed over in place of its client
+    // a `{ client }` record (such as connectStdio's connection) passed in place of its client
     if (missingMethods(memberOf(u, 'client')).length === 0) {
       throw new TypeError(
-        `${where}: expected an MCP client, got an object that holds one in \`.client\` (what connectStdio answers): pass connection.client`,
+        `${where}: expected an MCP client, got an object that holds one in \`.client\` (what connectStdio returns): pass connection.client`,
       )
     }
     throw new TypeError(
@@ -522,15 +513,14 @@ const assertClient = (where: string, u: unknown): void => {
 /**
  * A provider over a connected MCP client.
  *
- * - `toolsForLlm` lists every page of `tools/list` (looping on `nextCursor`), each tool
- *   as `{ type: 'function', function: { name, description, parameters: inputSchema } }`
- *   under a legal, stable name (`toolNameMapping`). A page the SDK's schema rejects is
- *   fetched again raw and published as it came. A listing that fails is a Left; the
- *   routing table is replaced only by a successful listing.
- * - `executeToolCalls` routes each call back through the names of the last listing
- *   (listing first if there is none), reads its arguments with `parseArgs` (empty or
- *   absent means `{}`), calls `callTool` and renders the answer. Every problem is an
- *   `is_error` result for that call only, in the caller's order; the batch never fails.
+ * - `toolsForLlm` lists every page of `tools/list` (following `nextCursor`), each tool as
+ *   `{ type: 'function', function: { name, description, parameters: inputSchema } }` under a legal,
+ *   stable name (`toolNameMapping`). A page the SDK's schema rejects is fetched again raw and
+ *   published unchanged. A failed listing is a Left; only a successful listing replaces the routing table.
+ * - `executeToolCalls` routes each call through the names of the last listing (listing first if there
+ *   is none), reads its arguments with `parseArgs` (empty or absent means `{}`), calls `callTool` and
+ *   renders the response. Every problem is an `is_error` result for that call only, in the caller's
+ *   order; the batch never fails.
  *
  * @example
  * import { fromMcpClient } from 'toolstack/mcp'
@@ -610,10 +600,9 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       const answered = unreadable[i]
       return answered?._tag === 'Answer' ? { _tag: 'Answered', result: answered.result } : prepare(routes, batch, i, c)
     })
-    // consecutive read-only calls (and calls already answered) form one group that
-    // runs together, at most `concurrency` at once; any other call is a group of its
-    // own, so a write never overlaps anything and keeps its place in the caller's
-    // order. (A group may be empty: it answers nothing.)
+    // consecutive read-only calls (and calls with a result already) form one group, run at most
+    // `concurrency` at once; any other call is a group of its own, so a write never overlaps anything
+    // and keeps its place in the caller's order. A group may be empty.
     let current: Array<Prepared> = []
     const groups: Array<Array<Prepared>> = [current]
     for (const p of prepared) {
@@ -640,7 +629,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
     if (read._tag === 'Left') return right(read.left)
     return run(batch, read.right).then(
       (results) => right(results),
-      // a listed tool whose members throw when read: the batch does not fail even then
+      // e.g. a listed tool whose getters throw: even then the batch does not fail
       (e: unknown) => right(failAll(read.right.calls, `the MCP provider failed: ${describeError(e)}`)),
     )
   }
@@ -650,7 +639,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       try {
         l.run()
       } catch {
-        // one host listener that throws costs the others nothing
+        // a listener that throws does not stop the others
       }
     }
   }
@@ -665,8 +654,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
     executeBatch,
     tools: () => lastRoutes.read()?.tools ?? [],
     onToolsChanged: (listener) => {
-      // a wrapper per subscription, so subscribing one function twice needs two
-      // unsubscribes, and unsubscribing is by identity of the subscription
+      // one wrapper per subscription: a function subscribed twice needs two unsubscribes
       const entry = { run: listener }
       listeners.write([...listeners.read(), entry])()
       if (!installed && typeof client.setNotificationHandler === 'function') {

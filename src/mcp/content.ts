@@ -1,6 +1,6 @@
 /**
- * Rendering an MCP tool result for a chat model: text as it came, every other block
- * described in one line rather than dropped, so a model knows something was there.
+ * Rendering an MCP tool result for a chat model: text unchanged, every other block described in one
+ * line rather than dropped, so the model knows something was there.
  *
  * @since 0.1.0
  */
@@ -25,9 +25,9 @@ const bytes = (n: number): string => `${n} byte${n === 1 ? '' : 's'}`
 const mimeOf = (o: Readonly<Record<string, unknown>>): string => str(o['mimeType']) ?? 'no MIME type'
 
 /**
- * One content block as text: a text block is its text; image, audio, resource and
- * resource-link blocks are described in one bracketed line (type, MIME type, size or
- * URI); a block of a type this code does not know is named by its type.
+ * One content block as text: a text block is its text; image, audio, resource and resource-link blocks
+ * are described in one bracketed line (type, MIME type, size or URI); a block of an unknown type is
+ * named by its type.
  *
  * @example
  * import { renderBlock } from 'toolstack/mcp'
@@ -84,12 +84,11 @@ const safeJson = (u: unknown): string => {
 }
 
 /**
- * A `tools/call` result as the tool message a model reads: blocks rendered one per
- * line; `isError: true` becomes `is_error: true`; `structuredContent` is kept as
- * `structured_content`, and rendered as JSON when it is all the result holds; the
- * blocks themselves are kept, as they came, as `mcp_content`. A
- * legacy (2024-10-07) `toolResult` is rendered as JSON. Anything else is an
- * `is_error` result saying the answer is not a tool result.
+ * A `tools/call` result as the tool message a model reads: blocks rendered one per line; `isError: true`
+ * becomes `is_error: true`; `structuredContent` is kept as `structured_content`, and rendered as JSON
+ * when it is all the result holds; the blocks themselves are kept unchanged as `mcp_content`. A legacy
+ * (2024-10-07) `toolResult` is rendered as JSON. Anything else becomes an `is_error` result stating
+ * that the response is not a tool result.
  *
  * @example
  * import { renderCallResult } from 'toolstack/mcp'

@@ -1,8 +1,8 @@
 /**
- * The gateway behind `toolstack serve`: several upstream MCP servers behind one
- * namespace, served to a host as one MCP server with the whole stack on every
- * session — the audit, a `reason` on every call, and a permission policy that asks
- * the host's own human. The configuration is the `mcpServers` shape hosts already use.
+ * The gateway behind `toolstack serve`: several upstream MCP servers under one namespace, served to a
+ * host as one MCP server with the whole stack on every session (the audit, a `reason` on every call,
+ * and a permission policy that asks the host's own human). The configuration uses the `mcpServers`
+ * shape hosts already use.
  *
  * @since 0.1.0
  */
@@ -34,8 +34,8 @@ import { superviseUpstream } from './upstream.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * One upstream server: its key in `mcpServers`, the prefix its tools are published
- * under, and how to start or reach it.
+ * One upstream server: its key in `mcpServers`, the prefix its tools are published under, and how to
+ * start or reach it.
  *
  * @since 0.1.0
  * @category model
@@ -65,7 +65,7 @@ export interface GatewayConfig {
 }
 
 /**
- * What the gateway has to say, for its log: each record names the upstream it is about.
+ * A record the gateway logs; warnings, decisions and upstream events name their upstream.
  *
  * @since 0.1.0
  * @category model
@@ -159,8 +159,8 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
 }
 
 /**
- * Reads a gateway configuration: every member checked, every problem a message that
- * names the field, so a bad file never starts half a gateway.
+ * Reads a gateway configuration: every member is checked and every problem is a message naming the
+ * field, so a bad file never starts half a gateway.
  *
  * @example
  * import { decodeGatewayConfig } from 'toolstack/mcp'
@@ -221,11 +221,10 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
 // -------------------------------------------------------------------------------------
 
 /**
- * Starts every upstream at once, waits until each has started or failed (a failed one
- * keeps being restarted), and answers a gateway whose `newServer` makes a server for
- * one host session, with a stack of its own: `registry` over the upstreams, then
- * `withReasons` (unless `reasons` is false), `withUnknownKeyAudit`, and `withPolicy`
- * asking the session's human through elicitation.
+ * Starts every upstream at once, waits until each has started or failed (a failed one keeps being
+ * restarted), and returns a gateway whose `newServer` makes a server for one host session, with a
+ * stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is false),
+ * `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation.
  *
  * @since 0.1.0
  * @category constructors
@@ -239,11 +238,10 @@ export const startGateway = async (
     superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }),
   )
   await Promise.all(upstreams.map((u) => u.ready))
-  // the records name the upstream the registry routes a call to (`fs_x_read` to `fs_x`, not `fs`)
+  // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
   const serverOf = longestTagOf(config.servers, (s) => `${s.prefix}_`)
   const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
-  // what every session shares: the upstreams under one namespace, with reasons (a
-  // session's own state is its seen-set, grants and question queue, above)
+  // shared by every session; per-session state (seen-set, grants, question queue) is built in stackFor
   const namespace = pipe(
     registry(config.servers.map((s, i) => ({ prefix: s.prefix, provider: upstreams[i] as Upstream }))),
     config.reasons ? withReasons() : identity,

@@ -1,8 +1,8 @@
 /**
- * Model-facing tool names. MCP names may hold `.`, `/`, spaces and run to 128
- * characters; chat-completion function names must match `^[a-zA-Z0-9_-]{1,64}$`.
- * The mapping here is pure, deterministic and injective, so a server lists under
- * the same names in every session and every call routes back to exactly one tool.
+ * Model-facing tool names. MCP names may contain `.`, `/` and spaces and run to 128 characters;
+ * chat-completion function names must match `^[a-zA-Z0-9_-]{1,64}$`. The mapping is pure,
+ * deterministic and injective, so a server's tools get the same names in every session and every call
+ * routes back to exactly one tool.
  *
  * @since 0.1.0
  */
@@ -21,8 +21,7 @@ export const LEGAL_TOOL_NAME: RegExp = /^[a-zA-Z0-9_-]{1,64}$/
 
 const MAX_LENGTH = 64
 const LEGAL_CHAR = /^[a-zA-Z0-9_-]$/
-// after this many salted hashes, fall back to suffixes that are distinct by
-// construction, so the search always ends
+// after this many salted hashes, fall back to suffixes distinct by construction, so the search ends
 const HASH_TRIES = 1 << 16
 
 // -------------------------------------------------------------------------------------
@@ -73,13 +72,12 @@ const derivedName = (name: string, salt: number): string => {
 }
 
 /**
- * MCP name → model-facing name, for every distinct name given. A legal name maps to
- * itself. Any other name is cleaned (each illegal character becomes `_`), cut to fit,
- * and always given a `_` and an 8-hex-digit hash of the original name: a changed name
- * always carries its hash, so a legal name never silently comes to mean a different
- * tool when a server adds one. On the rare collision the hash is salted until the
- * name is free; names are processed in sorted order, so the result depends only on
- * the set of names, not on the order a server listed them in.
+ * MCP name → model-facing name, for every distinct name given. A legal name maps to itself. Any other
+ * name is cleaned (each illegal character becomes `_`), cut to fit, and given a `_` and an 8-hex-digit
+ * hash of the original name: since a changed name always carries its hash, a legal name never silently
+ * comes to mean a different tool when a server adds one. On the rare collision the hash is salted until
+ * the name is free; names are processed in sorted order, so the result depends only on the set of
+ * names, not on the order a server listed them in.
  *
  * @example
  * import { toolNameMapping } from 'toolstack/mcp'

@@ -1,7 +1,7 @@
 /**
- * Serving an MCP server to hosts: over stdio (one host, one session), or over
- * Streamable HTTP, where each host session gets a server of its own, so each gets its
- * own stack (seen-set, grants, question queue) and takes it away when it ends.
+ * Serving an MCP server to hosts: over stdio (one host, one session), or over Streamable HTTP, where
+ * each host session gets a server, and so a stack (seen-set, grants, question queue), of its own that
+ * is discarded when the session ends.
  *
  * @since 0.1.0
  */
@@ -20,8 +20,7 @@ import { describeError } from '../kernel/describe.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * Serves `server` on this process's stdin and stdout; resolves when the host has gone
- * (its end of stdin closed).
+ * Serves `server` on this process's stdin and stdout; resolves when the host has gone (stdin closed).
  *
  * @since 0.1.0
  * @category serving
@@ -58,9 +57,12 @@ export interface ServeHttpOptions {
   readonly path?: string
   /** When given, every request must carry `Authorization: Bearer <token>`. */
   readonly token?: string
-  /** `Host` header values accepted besides this server's own (`host:port`, `localhost:port`, `127.0.0.1:port`, `[::1]:port`). */
+  /**
+   * `Host` header values accepted besides this server's own (`host:port`, `localhost:port`,
+   * `127.0.0.1:port`, `[::1]:port`).
+   */
   readonly allowedHosts?: ReadonlyArray<string>
-  /** Origins accepted besides this server's own (a request without `Origin`, from a program rather than a page, is accepted). */
+  /** Origins accepted besides this server's own; a request without `Origin` (a program, not a page) is accepted. */
   readonly allowedOrigins?: ReadonlyArray<string>
   /** Milliseconds a session may stay idle before it is closed. Default 1 800 000 (30 minutes). */
   readonly idleMs?: number
@@ -126,21 +128,20 @@ const sameSecret = (given: string, expected: string): boolean => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+// imported when HTTP serving starts, not with the module: a gateway served over stdio (what a host
+// starts) then loads less before it starts its upstreams
+const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+
 /**
- * Serves over Streamable HTTP, with a server of its own for each session, made by
- * `newServer` (e.g. `() => toMcpServer(session => stack, info)`). Binds `127.0.0.1`
- * by default; refuses a request whose `Host` or `Origin` is not this server's (403,
- * against DNS rebinding), one without the bearer token when one is set (401), an
- * unknown session (404). Idle sessions are closed. Rejects when the port cannot be
- * bound, saying why.
+ * Serves over Streamable HTTP, with a server of its own for each session, made by `newServer` (e.g.
+ * `() => toMcpServer(session => stack, info)`). Binds `127.0.0.1` by default; refuses a request whose
+ * `Host` or `Origin` is not this server's (403, against DNS rebinding), one without the bearer token
+ * when one is set (401), and an unknown session (404). Idle sessions are closed. Rejects, with the
+ * reason, when the port cannot be bound.
  *
  * @since 0.1.0
  * @category serving
  */
-// loaded when serving over HTTP begins, not with the module: a gateway served over
-// stdio (what a host starts) then loads less before it starts its upstreams
-const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableHttp.js')
-
 export const serveHttp = async (newServer: () => Server, options: ServeHttpOptions): Promise<HttpServing> => {
   const { StreamableHTTPServerTransport } = await httpTransport()
   const host = options.host ?? '127.0.0.1'
@@ -163,9 +164,8 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   const ownOrigins = (): ReadonlySet<string> =>
     new Set([...[...ownHosts()].map((h) => `http://${h}`), ...(options.allowedOrigins ?? [])])
 
-  // a session is forgotten in one place, when its transport closes (its onclose, below):
-  // ended here, by the host (a DELETE, which the SDK answers by closing the transport), or
-  // by its server closing itself
+  // a session is removed from `sessions` only in its transport's onclose (in `open`), however it ends:
+  // here, by a host DELETE (the SDK then closes the transport), or by its server closing itself
   const endSession = (s: Session): void => {
     void s.transport.close().catch(() => undefined)
     void s.server.close().catch(() => undefined)
@@ -253,7 +253,7 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
       )
     })
     http.listen(options.port, host, () => {
-      // listening on a host and port, address() is an AddressInfo (a string only for a pipe)
+      // address() is a string only for a pipe; on a host and port it is an AddressInfo
       port = (http.address() as AddressInfo).port
       const shown = host.includes(':') ? `[${host}]` : host
       resolve({ url: `http://${shown}:${port}${path}`, sessions: () => sessions.size, close })

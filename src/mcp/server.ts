@@ -1,9 +1,8 @@
 /**
- * `toMcpServer`: a provider served as an MCP server, so any MCP host gets a whole
- * stack (the audit, reasons, the human's permission, many upstream servers) with no
- * code. It is the SDK's low-level `Server`, so a call's arguments reach the stack
- * exactly as the host sent them (the SDK's `McpServer` with zod shapes would strip the
- * undeclared keys before any layer could see them).
+ * `toMcpServer`: a provider served as an MCP server, so any MCP host gets a whole stack (the audit,
+ * reasons, the human's permission, many upstream servers) with no code. It uses the SDK's low-level
+ * `Server`, so a call's arguments reach the stack exactly as the host sent them (the SDK's `McpServer`
+ * with zod shapes would strip undeclared keys before any layer could see them).
  *
  * @since 0.1.0
  */
@@ -42,17 +41,16 @@ export interface McpSession {
   /** The host's capabilities, as it declared them when it initialized. */
   readonly clientCapabilities: ClientCapabilities | undefined
   /**
-   * Asks the host's human about a call through MCP elicitation (`elicitation/create`),
-   * for `withPolicy`'s `onAsk`; `undefined` when the host did not declare elicitation,
-   * so the policy is headless and refuses what it would ask.
+   * Asks the host's human about a call through MCP elicitation (`elicitation/create`), for
+   * `withPolicy`'s `onAsk`; `undefined` when the host did not declare elicitation, so the policy is
+   * headless and refuses what it would ask.
    */
   readonly askHuman: OnAsk | undefined
 }
 
 /**
- * The stack a session serves: one provider for every session, or one built per
- * session (its own seen-set, grants and question queue), once the host has
- * initialized, so it can ask the host's human.
+ * The stack a session serves: one provider for every session, or one built per session (its own
+ * seen-set, grants and question queue) once the host has initialized, so it can ask the host's human.
  *
  * @since 0.1.0
  * @category model
@@ -66,13 +64,13 @@ export type Served = Provider<unknown> | ((session: McpSession) => Provider<unkn
 export interface ToMcpServerOptions {
   /**
    * Subscribes to changes of the upstream tool lists (for instance each upstream
-   * `fromMcpClient(…).onToolsChanged`); the server tells the host with
-   * `notifications/tools/list_changed` (coalesced), and unsubscribes when it closes.
+   * `fromMcpClient(…).onToolsChanged`); the server sends the host `notifications/tools/list_changed`
+   * (debounced), and unsubscribes when it closes.
    */
   readonly toolsChanged?: (listener: IO<void>) => IO<void>
   /** Milliseconds a question to the host's human may take. Default 600 000 (ten minutes). */
   readonly askTimeout?: number
-  /** What the host is told about this server (MCP `instructions`). */
+  /** Instructions sent to the host when it initializes (MCP `instructions`). */
   readonly instructions?: string
 }
 
@@ -83,11 +81,10 @@ export interface ToMcpServerOptions {
 type Schema = Readonly<Record<string, unknown>>
 
 /**
- * A declaration's parameters as an MCP `inputSchema` every SDK client accepts: an
- * object schema (`type: "object"` added when missing), boolean property schemas as
- * objects, a `required` that is not a list of names left out. One odd schema makes
- * the SDK client refuse the host's whole `tools/list`, so the served list never
- * holds one.
+ * A declaration's parameters as an MCP `inputSchema` every SDK client accepts: an object schema
+ * (`type: "object"` added when missing), boolean property schemas as objects, and a `required` that is
+ * not a list of names left out. One odd schema makes the SDK client reject the host's whole
+ * `tools/list`, so the served list never contains one.
  *
  * @example
  * import { toInputSchema } from 'toolstack/mcp'
@@ -134,8 +131,7 @@ export const toMcpTool = (
 
 const isString = (u: unknown): u is string => typeof u === 'string'
 
-// A block the SDK's schema refuses would fail the host's whole call: such a block is
-// said in words instead, as a chat model would read it.
+// A block the SDK's schema rejects would fail the host's whole call, so it is sent as `renderBlock` text.
 const servable = (b: ContentBlock): boolean => {
   switch (b.type) {
     case 'text':
@@ -155,8 +151,8 @@ const servable = (b: ContentBlock): boolean => {
 }
 
 /**
- * A result as an MCP `tools/call` result: the MCP tool's own blocks when it came from
- * one (an image stays an image), else the text; `structuredContent` and `isError` kept.
+ * A result as an MCP `tools/call` result: the MCP tool's own blocks when it came from one (an image
+ * stays an image), else the text; `structuredContent` and `isError` kept.
  *
  * @example
  * import { toCallToolResult } from 'toolstack/mcp'
@@ -189,14 +185,13 @@ export const toCallToolResult = (
 
 const ACTIONS = ['allow-once', 'deny-once', 'always-allow', 'always-deny'] as const
 
-// a suggested rule's directory comes from the model's paths: shown escaped, like them
+// a suggested rule's directory comes from model-written paths, so it is escaped like them
 const ruleShown = (r: Rule): string => showText(drawRule(r), 2000).text
 
 /**
- * The `elicitation/create` form that asks the host's human about one call: the
- * question drawn facts first (`drawPermissionRequest`: the tool, every location with
- * its argument, every argument, what "always" remembers, and last the model's
- * `reason`, escaped on one line), and the four answers.
+ * The `elicitation/create` form that asks the host's human about one call: the question, facts first
+ * (`drawPermissionRequest`: the tool, every location with its argument, every argument, what "always"
+ * remembers, and last the model's `reason`, escaped on one line), and the four possible answers.
  *
  * @since 0.1.0
  * @category pure steps
@@ -226,8 +221,8 @@ export const elicitationFor = (request: PermissionRequest): ElicitRequestFormPar
 }
 
 /**
- * The host's answer as a permission answer: an accepted form with its action; a
- * declined or dismissed one (or one that cannot be read) is a refusal this time.
+ * The host's elicitation response as a permission answer: an accepted form gives its action; a declined,
+ * dismissed or unreadable one is `deny-once`.
  *
  * @since 0.1.0
  * @category pure steps
@@ -257,16 +252,16 @@ const failed = (what: string, e: unknown): McpError =>
   new McpError(ErrorCode.InternalError, `${what}: ${describeLeft(e)}`)
 
 /**
- * A provider served as an MCP server (the SDK's low-level `Server`, not yet
- * connected: hand it to `serveStdio`, `serveHttp`, or `server.connect(transport)`).
+ * A provider served as an MCP server (the SDK's low-level `Server`, not yet connected: pass it to
+ * `serveStdio`, `serveHttp`, or `server.connect(transport)`).
  *
- * - `tools/list` answers the provider's listing, each declaration as an MCP tool with
- *   a schema every SDK client accepts; a failed listing is a JSON-RPC error saying why.
- * - `tools/call` runs the call through the provider with its arguments exactly as the
- *   host sent them; the result keeps an MCP tool's blocks (`toCallToolResult`); an
- *   `is_error` result is `isError: true`; a Left is a JSON-RPC error the host can show.
- * - With a function, the stack is built per session once the host has initialized,
- *   with `askHuman` when the host declared elicitation.
+ * - `tools/list` returns the provider's listing, each declaration as an MCP tool with a schema every
+ *   SDK client accepts; a failed listing is a JSON-RPC error with the reason.
+ * - `tools/call` runs the call through the provider with its arguments exactly as the host sent them;
+ *   the result keeps an MCP tool's blocks (`toCallToolResult`); an `is_error` result is
+ *   `isError: true`; a Left is a JSON-RPC error the host can show.
+ * - With a function, the stack is built per session once the host has initialized, with `askHuman`
+ *   when the host declared elicitation.
  *
  * @since 0.1.0
  * @category constructors
@@ -278,8 +273,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
   })
   const askTimeout = options.askTimeout ?? 600_000
-  // the host's JSON-RPC id of each call in flight, so a question about it travels on
-  // that call's own stream (over HTTP, the only one sure to reach the host)
+  // the host's JSON-RPC id of each call in flight, so a question about the call is sent on that call's
+  // own stream (over HTTP, the only stream sure to reach the host)
   const inFlight = new Map<string, RequestId>()
   let nextCall = 0
 
@@ -293,8 +288,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   }
 
   let provider: Provider<unknown> | undefined = typeof served === 'function' ? undefined : served
-  // a host that calls before it lists (after a reconnect, say) still gets an audited
-  // call: the stack lists once first, as it would for the host
+  // a host that calls before listing (e.g. after a reconnect) still gets an audited call: the stack
+  // lists once first
   let listed: Promise<void> | undefined
   const providerNow = (): Provider<unknown> => {
     if (provider !== undefined) return provider
@@ -309,7 +304,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const listing = providerNow().toolsForLlm()
-    // what is kept is that a listing ran, not the listing: a session holds no copy of it
+    // only the fact that a listing ran is kept; a session holds no copy of the listing
     listed = listing.then(() => undefined)
     const out = await listing
     if (out._tag === 'Left') throw failed('the tools could not be listed', out.left)
@@ -317,7 +312,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   })
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    // a name of its own, so two calls in flight never share one
+    // a unique id, so two calls in flight never share one
     const id = `mcp_${String(extra.requestId)}_${nextCall++}`
     const call: ToolCall = {
       id,
@@ -346,11 +341,10 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
 
   if (options.toolsChanged !== undefined) {
     const unsubscribe = options.toolsChanged(() => {
-      // before the host connected, or after it left, there is no one to tell
       try {
         server.sendToolListChanged().catch(() => undefined)
       } catch {
-        // not connected
+        // no host connected (not yet, or no longer)
       }
     })
     const previous = server.onclose

@@ -1,8 +1,7 @@
 /**
- * `connectStdio`: start an MCP server as a child process, connect a v1 `Client` to it
- * over stdio, and get back a `close` that ends the process for sure. A process left
- * behind by a test, a demo or a host that crashed mid-session is the failure this
- * module exists to prevent.
+ * `connectStdio`: starts an MCP server as a child process, connects a v1 `Client` to it over stdio, and
+ * returns a `close` that reliably ends the process. This module exists to prevent processes left
+ * behind by a test, a demo or a host that crashed mid-session.
  *
  * @since 0.1.0
  */
@@ -19,9 +18,9 @@ import { decodeOptions } from '../kernel/options.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * How to start the server. To be sure `close` ends the server itself, start the
- * server's own executable (for a Node server: `process.execPath` and its script), not
- * a wrapper such as `npx` or a shell, whose children a kill does not reach.
+ * How to start the server. For `close` to end the server itself, start the server's own executable
+ * (for a Node server: `process.execPath` and its script), not a wrapper such as `npx` or a shell,
+ * whose children a kill does not reach.
  *
  * @since 0.1.0
  * @category model
@@ -33,9 +32,8 @@ export interface StdioServerCommand {
   /** Added to the SDK's small default environment (`HOME`, `PATH`, …), not to `process.env`. */
   readonly env?: Readonly<Record<string, string>>
   /**
-   * The server's stderr: `'inherit'` (the default) writes it to this process's stderr
-   * as it comes, `'ignore'` drops it. Either way its last lines are kept, bounded, for
-   * the error when the connection fails.
+   * The server's stderr: `'inherit'` (the default) copies it to this process's stderr as it arrives,
+   * `'ignore'` drops it. Either way its last lines are kept (bounded) for the error if connecting fails.
    */
   readonly stderr?: 'inherit' | 'ignore'
   /** How the client introduces itself. Default `{ name: 'toolstack', version: '0.1.0' }`. */
@@ -55,9 +53,8 @@ export interface StdioConnection {
   /** The server's process id, while it runs. */
   readonly pid: number | undefined
   /**
-   * Closes the client and the transport; if the process is still alive after
-   * `graceMs`, kills it (SIGKILL) and waits up to 5 s for it to be gone. Idempotent,
-   * never rejects.
+   * Closes the client and the transport; if the process is still alive after `graceMs`, kills it
+   * (SIGKILL) and waits up to 5 s for it to exit. Idempotent, never rejects.
    */
   readonly close: () => Promise<void>
 }
@@ -66,7 +63,7 @@ export interface StdioConnection {
 // options
 // -------------------------------------------------------------------------------------
 
-// The codec's name is what a TypeError says a value "must be".
+// The codec's name is the text a TypeError gives for what a value "must be".
 const refined = <A>(name: string, is: (u: unknown) => u is A): t.Type<A, A, unknown> =>
   new t.Type<A, A, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
 
@@ -77,14 +74,14 @@ const ServerProps = {
   env: t.record(t.string, t.string, 'an object of strings'),
   stderr: t.keyof({ inherit: null, ignore: null }),
   clientInfo: t.type({ name: t.string, version: t.string }),
-  // setTimeout takes anything above 2^31 - 1 ms as 1 ms
+  // setTimeout treats anything above 2^31 - 1 ms as 1 ms
   graceMs: refined(
     'a whole number of milliseconds between 0 and 2147483647',
     (u): u is number => Number.isSafeInteger(u) && (u as number) >= 0 && (u as number) <= 2_147_483_647,
   ),
 }
 
-// names other MCP hosts and process APIs use, which suggestKey cannot see are meant
+// names other MCP hosts and process APIs use, too unlike the real keys for suggestKey to suggest them
 const ALIASES: ReadonlyMap<string, string> = new Map([
   ['cmd', 'command'],
   ['argv', 'args'],
@@ -98,11 +95,11 @@ const ALIASES: ReadonlyMap<string, string> = new Map([
 
 const quote = (s: string): string => JSON.stringify(s)
 
-// what an error may quote of the server's stderr: its last lines, in its last bytes
+// how much of the server's stderr an error may quote: its last lines, within its last bytes
 const TAIL_BYTES = 1024
 const TAIL_LINES = 5
 
-/** Keeps the last TAIL_BYTES of `stream`, passing each chunk to `forward` first; answers them drawn for an error. */
+/** Keeps the last TAIL_BYTES of `stream`, passing each chunk to `forward` first; returns their formatter. */
 const keepTail = (stream: Readable, forward: ((chunk: Buffer) => void) | undefined): (() => string) => {
   let tail = Buffer.alloc(0)
   let seen = 0
@@ -119,14 +116,14 @@ const keepTail = (stream: Readable, forward: ((chunk: Buffer) => void) | undefin
     if (lines.length === 0) return ''
     // a hostile server's escape sequences must not reach the terminal that shows the error
     const shown = lines.slice(-TAIL_LINES).map(escapeControls).join(' | ')
-    // lines left out, or the first line cut at its start
+    // earlier lines omitted, or the first line cut at its start
     const more = lines.length > TAIL_LINES ? '… | ' : seen > tail.length ? '…' : ''
     return `; the end of its stderr: ${more}${shown}`
   }
 }
 
-// The exit status is not in the SDK transport's API: it is read from the child process
-// the transport keeps (`_process`); without one the error just says less.
+// The exit status is not in the SDK transport's API: it is read from the transport's private child
+// process (`_process`); without it, the error omits the exit status.
 const exitOf = (child: unknown): string => {
   const code = memberOf(child, 'exitCode')
   if (typeof code === 'number') return `; the server exited with code ${code}`
@@ -135,8 +132,7 @@ const exitOf = (child: unknown): string => {
   return ''
 }
 
-// A spawn that fails with ENOENT means no such command, or no such cwd: Node says the
-// same for both.
+// A spawn ENOENT means no such command or no such cwd: Node reports the same error for both.
 const notStarted = (e: unknown, cwd: string | undefined): string => {
   if (memberOf(e, 'code') !== 'ENOENT') return ''
   return cwd === undefined
@@ -144,8 +140,8 @@ const notStarted = (e: unknown, cwd: string | undefined): string => {
     : `; either the command or the cwd ${quote(cwd)} does not exist`
 }
 
-// ESRCH: no such process; EPERM: it exists but is not ours to signal, so it is alive;
-// anything else (a pid that is no number) is a mistake here, and thrown
+// ESRCH: no such process; EPERM: it exists but is not ours to signal, so it is alive; anything else
+// (e.g. a non-numeric pid) is a bug here, and is rethrown
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -170,11 +166,10 @@ const waitGone = async (pid: number, ms: number): Promise<void> => {
 // -------------------------------------------------------------------------------------
 
 /**
- * Starts `command` and connects a v1 `Client` to it over stdio. Rejects (after ending
- * the process) when the server cannot be started or does not complete the MCP
- * handshake, saying how the server exited and the end of its stderr. Rejects with a
- * `TypeError`, before starting anything, for an unknown or mistyped option or a
- * missing `command`.
+ * Starts `command` and connects a v1 `Client` to it over stdio. Rejects (after ending the process) when
+ * the server cannot be started or does not complete the MCP handshake; the error includes how the
+ * server exited and the end of its stderr. Rejects with a `TypeError`, before starting anything, for an
+ * unknown or mistyped option or a missing `command`.
  *
  * @example
  * import { connectStdio, fromMcpClient } from 'toolstack/mcp'
@@ -211,7 +206,7 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
     args: [...(opts.args ?? [])],
     ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
     ...(opts.env !== undefined ? { env: { ...opts.env } } : {}),
-    // piped, not inherited, so the error can quote it; 'inherit' passes it on here
+    // piped, not inherited, so the error can quote it; `stderr: 'inherit'` is forwarded by keepTail
     stderr: 'pipe',
   })
   // with stderr 'pipe' the SDK makes this stream at once, before the process starts
@@ -224,8 +219,8 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
 
   const close = (): Promise<void> =>
     (closing ??= (async () => {
-      // the SDK's own close ends stdin, then escalates to SIGTERM and SIGKILL at its
-      // own pace; it is given `graceMs`, and whatever still runs after that is killed
+      // the SDK's close ends stdin, then escalates to SIGTERM and SIGKILL at its own pace; it gets
+      // `graceMs`, then whatever still runs is killed
       const closed = client.close().catch(() => undefined)
       await Promise.race([closed, sleep(graceMs)])
       if (pid !== undefined && isAlive(pid)) {
@@ -239,8 +234,8 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
       await Promise.race([closed, sleep(graceMs)])
     })())
 
-  // the transport spawns the server as the connection starts: its pid is read before
-  // the handshake can fail, since a failed handshake clears it
+  // the transport spawns the server as connect starts; the pid is read now because a failed handshake
+  // clears it
   const connecting = client.connect(transport)
   const pid = transport.pid ?? undefined
   const child = memberOf(transport, '_process')

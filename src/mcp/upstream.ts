@@ -1,9 +1,8 @@
 /**
- * An upstream MCP server a gateway keeps running: started (a command over stdio, or a
- * Streamable HTTP URL), watched, and restarted with back-off when it fails or dies.
- * While it is down its tools stay listed and answer `is_error` results naming it, so
- * the other upstreams keep working and a model is told, not left wondering; when it is
- * back, and its tools changed, its listeners hear of it.
+ * An upstream MCP server a gateway keeps running: started (a command over stdio, or a Streamable HTTP
+ * URL), watched, and restarted with back-off when it fails or exits. While it is down its tools stay
+ * listed and return `is_error` results naming it, so the other upstreams keep working and the model is
+ * told why; when it is back, or its tools changed, its listeners are notified.
  *
  * @since 0.1.0
  */
@@ -62,7 +61,7 @@ export type UpstreamEvent =
  * @category model
  */
 export interface UpstreamOptions {
-  /** Told of every start, failure, exit, restart and change of tools. */
+  /** Called on every start, failure, exit, restart and change of tools. */
   readonly onEvent?: (event: UpstreamEvent) => void
   /** Milliseconds before the first restart; it doubles each time, up to `maxBackoffMs`. Default 500. */
   readonly backoffMs?: number
@@ -75,7 +74,7 @@ export interface UpstreamOptions {
 }
 
 /**
- * A supervised upstream: a provider that is always able to answer.
+ * A supervised upstream: a provider that always returns results, never a Left.
  *
  * @since 0.1.0
  * @category model
@@ -88,7 +87,7 @@ export interface Upstream extends BatchProvider<never> {
   readonly isUp: IO<boolean>
   /** The server process's id, for a command that runs now. */
   readonly pid: IO<number | undefined>
-  /** Calls `listener` when its tools changed (a restart with other tools, or the server said so); returns the unsubscribe. */
+  /** Calls `listener` when its tools change (and after every restart); returns the unsubscribe function. */
   readonly onToolsChanged: (listener: IO<void>) => IO<void>
   /** Stops it for good. */
   readonly close: () => Promise<void>
@@ -132,7 +131,7 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
   return { client: conn.client, close: conn.close, pid: () => conn.pid }
 }
 
-// each tool's name and its parameters as JSON (undefined, for none, stays apart from null)
+// each tool's name and its parameters as JSON (absent parameters stay distinct from `null`)
 const shapes = (ds: ReadonlyArray<ToolDeclaration>): string =>
   JSON.stringify(ds.map((d) => [d.function.name, JSON.stringify(d.function.parameters)]))
 
@@ -144,15 +143,15 @@ const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDecla
 // -------------------------------------------------------------------------------------
 
 /**
- * Starts `spec` and keeps it running. The listing is the upstream's last good one
- * (empty until it first started), never a Left; a call while it is down is an
- * `is_error` result naming it and saying when it is tried again.
+ * Starts `spec` and keeps it running. The listing is the upstream's last good one (empty until it
+ * first starts), never a Left; a call while it is down is an `is_error` result naming it and stating
+ * when it is retried.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const superviseUpstream = (name: string, spec: UpstreamSpec, options: UpstreamOptions = {}): Upstream => {
-  const say = options.onEvent ?? (() => undefined)
+  const emit = options.onEvent ?? (() => undefined)
   const base = options.backoffMs ?? 500
   const max = options.maxBackoffMs ?? 30_000
   let running: Running | undefined
@@ -177,7 +176,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     if (closed || retry !== undefined) return
     const inMs = nextDelay
     nextDelay = Math.min(max, nextDelay * 2)
-    say({ _tag: 'Restarting', upstream: name, inMs })
+    emit({ _tag: 'Restarting', upstream: name, inMs })
     down = `${down}; it is restarted in ${Math.ceil(inMs / 1000)} s`
     retry = setTimeout(() => {
       retry = undefined
@@ -186,21 +185,21 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     retry.unref()
   }
 
-  // `restarted`: a new process's tools are news even under the same names (a host that
-  // saw the upstream down lists again, and its schemas may have changed)
+  // `restarted`: a new process's tools count as changed even under the same names, so a host that saw
+  // the upstream down lists again
   const relist = async (provider: McpProvider, restarted = false): Promise<number> => {
     const listed = await provider.toolsForLlm()
     if (listed._tag === 'Left') throw new Error(listed.left.message)
     const changed = restarted || !sameNames(known, listed.right)
     known = listed.right
     if (changed) {
-      say({ _tag: 'ToolsChanged', upstream: name, tools: known.length })
+      emit({ _tag: 'ToolsChanged', upstream: name, tools: known.length })
       notify()
     }
     return known.length
   }
 
-  // run at construction and by the retry timer, which close clears
+  // run at construction and by the retry timer (which close clears)
   const start = async (): Promise<void> => {
     const t0 = Date.now()
     let current: Connected | undefined
@@ -209,13 +208,13 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         if (running === undefined || closed) return
         running = undefined
         down = 'it exited'
-        say({ _tag: 'Exited', upstream: name })
+        emit({ _tag: 'Exited', upstream: name })
         scheduleRestart()
       })
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void relist(provider).catch(() => undefined))
       const tools = await relist(provider, startedOnce)
-      // closed while it was starting: it stops here, for good
+      // closed while starting: stop for good
       if (closed) {
         await current.close()
         return
@@ -224,12 +223,12 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       running = { provider, close: current.close, pid: current.pid }
       nextDelay = base
       const pid = current.pid()
-      say({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
+      emit({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
     } catch (e) {
       running = undefined
       await current?.close()
       down = `it failed to start (${describeError(e)})`
-      say({ _tag: 'Failed', upstream: name, error: describeError(e) })
+      emit({ _tag: 'Failed', upstream: name, error: describeError(e) })
       scheduleRestart()
     }
   }
@@ -254,7 +253,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         batch,
         `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`,
       )
-    // fromMcpClient never fails a batch; were it to, its calls would say why
+    // fromMcpClient never returns a Left; if it did, every call would get an error result with the reason
     const out = await now.provider.executeBatch(batch)()
     return out._tag === 'Left'
       ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`)

@@ -725,11 +725,11 @@ describe('fromMcpClient: construction', () => {
     )
   })
 
-  it('refuses a connection (what connectStdio answers) in place of its client, saying to pass connection.client', () => {
+  it('refuses a connection (what connectStdio returns) in place of its client, saying to pass connection.client', () => {
     const connection = { client: fake, pid: 1, close: () => Promise.resolve() }
     expect(() => fromMcpClient(connection as never)).toThrow(
       new TypeError(
-        'fromMcpClient: expected an MCP client, got an object that holds one in `.client` (what connectStdio answers): pass connection.client',
+        'fromMcpClient: expected an MCP client, got an object that holds one in `.client` (what connectStdio returns): pass connection.client',
       ),
     )
   })
