@@ -1,41 +1,33 @@
-// A persistent hash map from strings: a CHAMP trie (Steindorfer & Vinju, "Optimizing
-// Hash-Array Mapped Tries", OOPSLA 2015) that holds the audit's seen-set, which grows for
-// as long as a model keeps inventing keys. Adding a binding copies one path of nodes,
-// O(log32 n), and shares everything else with the version it came from.
+// A persistent hash map from strings: a CHAMP trie (Steindorfer & Vinju, "Optimizing Hash-Array Mapped
+// Tries", OOPSLA 2015). It holds the audit's seen-set, which grows as long as a model keeps inventing keys.
+// Adding a binding copies one path of nodes, O(log32 n), and shares the rest with the previous version.
 //
-// Layout, chosen for bytes per binding and for memory loads per level: a node is one
-// array, [dataMap, nodeMap, key, value, key, value, ..., sub-nodes in reverse order].
-// Bindings sit inline (no wrapper object per binding), and a binding's slot and a
-// sub-node's slot both follow from a popcount of the bitmap below its bit. A node object
-// holding the bitmaps and pointing at the array would cost 32 more bytes per node and one
-// more dependent load (a likely cache miss in a large map) per level. Arrays are always
-// built at their exact length, never grown, so V8 never over-allocates their backing
-// store. Hashes are not stored; when a slot must split, the resident key is hashed again,
-// which happens once per key per level at most.
+// A node is one array, [dataMap, nodeMap, key, value, key, value, ..., sub-nodes in reverse order]: bindings
+// sit inline and a slot's index is a popcount of the bitmap below its bit. Compared with a node object
+// pointing at the array, this saves 32 bytes per node and one dependent load (a likely cache miss) per level.
+// Arrays are built at their exact length, never grown, so V8 does not over-allocate them. Hashes are not
+// stored: when a slot splits, the resident key is hashed again (at most once per level).
 //
-// Past the last 5-bit slice of the hash (depth 7) a node is a collision node: the same
-// shape with both bitmaps 0 and a flat key, value list, searched by full key equality.
-// Correctness therefore never rests on the hash, only speed does.
+// Past the last 5-bit slice of the hash (depth 7) a node is a collision node: both bitmaps 0 and a flat key,
+// value list searched by key equality. Correctness never depends on the hash, only speed does.
 //
-// Nothing here treats a key as a property name: keys live in arrays and are compared
-// with ===, so '__proto__', 'constructor', '' and lone surrogates are ordinary keys.
+// Keys are never used as property names: they live in arrays and are compared with ===, so '__proto__',
+// 'constructor', '' and lone surrogates are ordinary keys.
 
 /** Ties the type to `V` (so a map of numbers is not a map of strings); no such property exists. */
 declare const ValueType: unique symbol
 
 /**
- * An immutable map from strings to `V`. Every operation that changes it returns a new
- * map; earlier maps stay valid and unchanged, and share structure with later ones.
+ * An immutable map from strings to `V`. Every operation that changes it returns a new map; earlier maps stay
+ * valid and unchanged, and share structure with later ones.
  */
 export interface StringMap<V> {
   readonly size: number
   readonly [ValueType]?: V
 }
 
-// [dataMap, nodeMap, ...bindings, ...sub-nodes reversed]; see the top of the file. The
-// bitmaps are int32, which 64-bit V8 without pointer compression (Node's default build)
-// stores unboxed; with pointer compression a bitmap using bit 30 or 31 is boxed, costing
-// memory but not correctness.
+// [dataMap, nodeMap, ...bindings, ...sub-nodes reversed]. The int32 bitmaps are unboxed in Node's default
+// build (no pointer compression); with pointer compression a bitmap using bit 30 or 31 is boxed.
 type Node = ReadonlyArray<unknown>
 const DATA_MAP = 0
 const NODE_MAP = 1
@@ -45,25 +37,22 @@ type Hash = (key: string) => number
 
 interface Impl<V> extends StringMap<V> {
   readonly root: Node
-  // Carried by the map rather than fixed per module so a map built under a test hash can
-  // never be read with another one; it costs a word per version, not per binding.
+  // Per map, not per module, so a map built under a test hash is never read with another hash.
   readonly hash: Hash
 }
 
 const BITS = 5
 const MASK = 31
-// Slices start at shifts 0, 5, ..., 30 (the last one 2 bits wide); beyond it the hash is
-// spent and only key equality can tell keys apart. The `shift > LAST_SHIFT` checks matter
-// because `>>>` takes its shift mod 32, so `h >>> 35` would silently reuse low bits.
+// Slices start at shifts 0, 5, ..., 30 (the last one 2 bits wide). The `shift > LAST_SHIFT` checks are needed
+// because `>>>` takes its shift mod 32: `h >>> 35` would silently reuse low bits.
 const LAST_SHIFT = 30
 
 /**
- * FNV-1a over UTF-16 code units, then the murmur3 finaliser. FNV's multiply carries only
- * upwards, so before finalising, its low bits (the ones the trie reads first) depend only
- * on the low bits of each code unit: keys differing only in case would share a root slot.
- * The whole key is hashed, never a sample: keys that differ only where a sample does not
- * look would all collide, and a model that invents long keys would turn every lookup into
- * a linear scan. Hashing costs what comparing the key once already costs.
+ * FNV-1a over UTF-16 code units, then the murmur3 finaliser. FNV's multiply carries only upwards, so before
+ * finalising, its low bits (the ones the trie reads first) depend only on the low bits of each code unit:
+ * keys differing only in case would share a root slot. The whole key is hashed, never a sample: keys that
+ * differ only where a sample does not look would all collide, and a model that invents long keys would turn
+ * every lookup into a linear scan. Hashing costs what comparing the key once already costs.
  */
 export const hashString = (s: string): number => {
   let h = 0x811c9dc5 | 0
@@ -94,8 +83,7 @@ const EMPTY: Impl<never> = Object.freeze({ size: 0, root: EMPTY_NODE, hash: hash
 const impl = <V>(m: StringMap<V>): Impl<V> => m as Impl<V>
 
 // -------------------------------------------------------------------------------------
-// exact-length node edits (a pushed-to array keeps spare capacity, which every node
-// would pay for)
+// exact-length node edits (a pushed-to array keeps spare capacity)
 // -------------------------------------------------------------------------------------
 
 const replaced = (n: Node, i: number, x: unknown): Node => {
@@ -110,8 +98,8 @@ const withPairAt = (n: Node, dataMap: number, i: number, key: string, value: unk
   return out
 }
 
-// Moves the pair at `i` into sub-node `sub`, stored at `at` in the new node (sub-nodes
-// are stored in reverse, so `at` counts from the end).
+// Moves the pair at `i` into sub-node `sub`, stored at `at` in the new node (sub-nodes are stored in reverse,
+// so `at` counts from the end).
 const pairToNode = (n: Node, dataMap: number, nodeMap: number, i: number, at: number, sub: Node): Node => {
   const out = n.slice(0, i).concat(n.slice(i + 2, at + 2), [sub], n.slice(at + 2))
   out[DATA_MAP] = dataMap
@@ -119,16 +107,15 @@ const pairToNode = (n: Node, dataMap: number, nodeMap: number, i: number, at: nu
   return out
 }
 
-// The position of `key` in a collision node, -1 when it is not there. Keys sit at even
-// positions from FIRST on; the two bitmaps before them are numbers, never a key.
+// The index of `key` in a collision node, or -1. Keys sit at even indices from FIRST on; the bitmaps at 0 and
+// 1 are numbers, so they never match.
 const keyAt = (n: Node, key: string): number => n.findIndex((x, i) => i % 2 === 0 && x === key)
 
 // -------------------------------------------------------------------------------------
 // the trie
 // -------------------------------------------------------------------------------------
 
-// Told by `updateIn` when it adds a binding rather than replacing one: a count the caller
-// makes and reads, instead of a second lookup before every set.
+// Set by `updateIn` when it adds a binding, so `update` keeps `size` without a lookup before every set.
 interface Growth {
   added: 0 | 1
 }
@@ -142,9 +129,8 @@ const pair = (k1: string, v1: unknown, h1: number, k2: string, v2: unknown, h2: 
   return f1 < f2 ? [(1 << f1) | (1 << f2), 0, k1, v1, k2, v2] : [(1 << f1) | (1 << f2), 0, k2, v2, k1, v1]
 }
 
-// Binds `key` to `f(the value bound now)` (f(undefined) when none) in one walk, so a
-// counter bumped in a large map costs one path, not a lookup and a set. Returns `n`
-// itself when nothing changes.
+// Binds `key` to `f(current value)` (f(undefined) when unbound) in one walk, not a lookup and a set. Returns
+// `n` itself (same reference) when nothing changes.
 const updateIn = (
   n: Node,
   key: string,
@@ -224,9 +210,9 @@ function* walk(n: Node, shift: number): Generator<readonly [string, unknown], vo
 export const emptyStringMap = <V>(): StringMap<V> => EMPTY
 
 /**
- * An empty map whose keys are placed by `hash` instead of {@link hashString}, and every map
- * derived from it too. For tests only: a weak hash forces the collision paths that a good
- * hash almost never takes. The results never depend on `hash`, only the speed does.
+ * An empty map whose keys are placed by `hash` instead of {@link hashString}, and every map derived from it
+ * too. For tests only: a weak hash forces the collision paths that a good hash almost never takes. The
+ * results never depend on `hash`, only the speed does.
  */
 export const emptyStringMapHashedBy = <V>(hash: (key: string) => number): StringMap<V> => {
   const m: Impl<V> = { size: 0, root: EMPTY_NODE, hash }
@@ -243,15 +229,15 @@ export const get = <V>(m: StringMap<V>, key: string): V | undefined => {
 export const has = (m: StringMap<unknown>, key: string): boolean => lookup(impl(m), key) !== ABSENT
 
 /**
- * `m` with `key` bound to `value`; `m` itself is unchanged. When `key` is already bound to
- * `value` (by `Object.is`), returns `m` itself, so callers can skip writing back an
- * unchanged map by comparing with `===`.
+ * Returns `m` with `key` bound to `value`; `m` itself is unchanged. When `key` is already bound to `value`
+ * (by `Object.is`), returns `m` itself (same reference), so callers can skip writing back an unchanged map by
+ * comparing with `===`.
  */
 export const set = <V>(m: StringMap<V>, key: string, value: V): StringMap<V> => update(m, key, () => value)
 
 /**
- * `m` with `key` bound to `f(the value bound now)`, `f(undefined)` when none, in one walk;
- * `m` itself when the value is unchanged (by `Object.is`). `f` must not touch the map.
+ * Returns `m` with `key` bound to `f(current value)`, `f(undefined)` when unbound, in one walk; returns `m`
+ * itself (same reference) when the value is unchanged (by `Object.is`). `f` must not touch the map.
  */
 export const update = <V>(m: StringMap<V>, key: string, f: (old: V | undefined) => V): StringMap<V> => {
   const { root, hash, size } = impl(m)

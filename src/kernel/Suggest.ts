@@ -1,7 +1,6 @@
 /**
- * "Did you mean": the declared key an undeclared one plainly points at, if any.
- * Information added beside a warning; it never changes a call or when a warning is
- * said.
+ * "Did you mean": the declared key an undeclared one plainly points at, if any. Added beside a warning; it
+ * never changes a call or whether a warning is emitted.
  *
  * @since 0.1.0
  */
@@ -56,8 +55,8 @@ export const keyWords = (name: string): ReadonlyArray<string> => {
 }
 
 /**
- * Optimal string alignment distance (edits: insert, delete, substitute, swap two
- * neighbours), by UTF-16 code unit. Stops early past `max`, returning `max + 1`.
+ * Optimal string alignment distance (edits: insert, delete, substitute, swap two neighbours), by UTF-16 code
+ * unit. Stops early past `max`, returning `max + 1`.
  *
  * @since 0.1.0
  * @category utils
@@ -72,8 +71,8 @@ export const editDistance = (a: string, b: string, max = Infinity): number => {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1
       let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost)
-      // a swap needs two characters on each side: in the first row or column one of them is
-      // at index -1, undefined, which equals no character, so the test needs no bounds
+      // a swap needs two characters on each side: in the first row or column one of them is at index -1,
+      // undefined, which equals no character, so the test needs no bounds
       if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (prev2[j - 2] as number) + 1)
       row.push(d)
       best = Math.min(best, d)
@@ -86,13 +85,13 @@ export const editDistance = (a: string, b: string, max = Infinity): number => {
   return Math.min(prev[b.length] as number, max + 1)
 }
 
-/** The one candidate, when there is exactly one; otherwise nothing, for no guess is plain. */
+/** Some(candidate) for exactly one, none for several (no plain guess), undefined for none (try the next rule). */
 const only = (candidates: ReadonlyArray<string>): Option<string> | undefined =>
   candidates.length === 0 ? undefined : candidates.length === 1 ? some(candidates[0] as string) : none
 
 /**
- * Whether `b` is `a` with exactly two neighbouring characters swapped. `a` and `b` differ
- * (a key that is declared was answered before), so the loop stops at their first difference.
+ * Whether `b` is `a` with two neighbouring characters swapped. Assumes `a !== b` (declared keys return
+ * early), so the loop stops at their first difference.
  */
 const isNeighbourSwap = (a: string, b: string): boolean => {
   let i = 0
@@ -105,13 +104,13 @@ const isNeighbourSwap = (a: string, b: string): boolean => {
 // -------------------------------------------------------------------------------------
 
 /**
- * The declared key an undeclared `key` plainly points at. Tried in order, the first
- * rule with any candidate decides, and two candidates mean no suggestion (equally
- * near is no plain answer):
+ * The declared key an undeclared `key` plainly points at. The rules are tried in order; the first with any
+ * candidate decides, and two or more candidates mean no suggestion:
  *
  * 1. the same name up to case, `_` and `-` (`max_depth` → `maxDepth`);
  * 2. a truncated end or start of a declared key, 3 characters or more (`ffset` → `offset`, `ead` → `head`);
- * 3. one or two edits away (a swap of two neighbours is one edit), for keys of 5 characters or more (`contnet` → `content`, `promt` → `prompt`);
+ * 3. one or two edits away (a swap of two neighbours is one edit), for keys of 5 characters or more
+ *    (`contnet` → `content`, `promt` → `prompt`);
  * 4. two neighbours swapped, for shorter keys of 3 or 4 characters (`haed` → `head`, `tial` → `tail`);
  * 5. the trailing words of a camelCase or snake_case declared name (`depth` → `maxDepth`).
  *
@@ -128,8 +127,7 @@ const isNeighbourSwap = (a: string, b: string): boolean => {
  * @category pure steps
  */
 export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Option<string>) => {
-  // everything about the declared keys is worked out once, so a model that invents a
-  // key on every call pays only for the key it sent
+  // precomputed once, so a model that invents a key on every call pays only for that key
   const all = [...declared].map((d) => ({ d, nd: normalizeKey(d), words: keyWords(d) }))
   const tails = all.map(({ d, words }) => ({
     d,
@@ -144,7 +142,7 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
     if (same !== undefined) return same
 
     if (nk.length >= 3) {
-      // a declared key whose normalized form is nk itself was answered by rule 1, so whatever starts or ends with nk here is longer
+      // an exact normalized match returned in rule 1, so any match here is strictly longer than nk
       const truncated = only(all.filter((x) => x.nd.startsWith(nk) || x.nd.endsWith(nk)).map((x) => x.d))
       if (truncated !== undefined) return truncated
     }
@@ -178,8 +176,7 @@ export const suggestKey = (declared: ReadonlySet<string>): ((key: string) => Opt
 }
 
 /**
- * A suggestion for each reported key that plainly points at one declared key, in the
- * order of `keys`.
+ * A suggestion for each reported key that plainly points at one declared key, in the order of `keys`.
  *
  * @since 0.1.0
  * @category pure steps
@@ -188,8 +185,7 @@ export const suggestKeys = (declared: ReadonlySet<string>, keys: ReadonlyArray<s
   suggestionsFor(suggestKey(declared))(keys)
 
 /**
- * {@link suggestKeys} over a suggester prepared once (for a declaration that is asked
- * about call after call).
+ * {@link suggestKeys} over a suggester prepared once (for a declaration that is asked about call after call).
  *
  * @since 0.1.0
  * @category pure steps

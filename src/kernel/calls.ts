@@ -1,6 +1,5 @@
-// Reading calls and batches that come from models and hosts this code did not write:
-// every read is guarded, so a getter that throws, a Proxy or a hole costs the call it
-// is in, never the batch. A leaf.
+// Reading calls and batches from models and hosts: every read is guarded, so a throwing getter, a Proxy or a
+// hole costs only the call it is in, never the batch. Imports nothing above the kernel.
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import { describeError, describeValue } from './describe.js'
@@ -31,8 +30,8 @@ export const callNameOf = (call: unknown): string | undefined => {
 export const MAX_BATCH = 100_000
 
 /**
- * How many calls a batch holds, or why that cannot be known: not an array, a length
- * that throws when read, or one no model turn could have produced.
+ * How many calls a batch holds, or why that cannot be known: not an array, a length that throws when read, or
+ * one no model turn could have produced.
  */
 export const batchSize = (calls: unknown): Either<string, number> => {
   try {

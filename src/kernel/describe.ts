@@ -1,5 +1,4 @@
-// Values and failures as words, for error messages a human or a model reads. A leaf:
-// it imports nothing of the library.
+// Values and failures as words, for error messages a human or a model reads. Imports nothing of the library.
 
 /** A short, human description of a value, for error messages. */
 export const describeValue = (u: unknown): string => {
@@ -35,15 +34,15 @@ export const describeError = (e: unknown): string => {
   }
 }
 
-// what a terminal or a page acts on: C0, DEL and C1, the line and paragraph separators,
-// direction marks and overrides, the BOM
+// what a terminal or a page acts on: C0, DEL and C1, the line and paragraph separators, direction marks and
+// overrides, the BOM
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g
 
 /**
- * `s` with every control character (C0, DEL and C1), line or paragraph separator,
- * direction mark or override and BOM written as `\uXXXX`, so text from a model or a log
- * cannot move a terminal's cursor, retitle it, ring it, or reorder what a human reads.
+ * `s` with every control character (C0, DEL and C1), line or paragraph separator, direction mark or override
+ * and BOM written as `\uXXXX`, so text from a model or a log cannot move a terminal's cursor, retitle it,
+ * ring it, or reorder what a human reads.
  */
 export const escapeControls = (s: string): string =>
   s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)

@@ -1,5 +1,5 @@
-// Reading untyped data: keys are data, so a missing key must never fall through to
-// Object.prototype, and `in` is never used on objects this code did not make.
+// Reading untyped data: keys are data, so a missing key must never fall through to Object.prototype, and `in`
+// is never used on objects this code did not make.
 
 /** Whether `k` is an own property of `o`. */
 export const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
@@ -12,11 +12,10 @@ export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === 'object' && u !== null && !Array.isArray(u)
 
 /**
- * `u[key]` read from data this code did not make: `undefined` when `u` is not an object
- * (a primitive, `null`, a function), so there is nothing to read; `unreadable` (by
- * default `undefined` too) when the read throws (a getter, a Proxy trap). The guard
- * stands apart from the read, so a test can tell "nothing to read" from "could not be
- * read", and no catch can hide a missing guard.
+ * Returns `u[key]` read from untrusted data: `undefined` when `u` is not an object (a primitive, `null`, a
+ * function); `unreadable` (default `undefined`) when the read throws (a getter, a Proxy trap). The guard is
+ * separate from the try, so a test can tell "nothing to read" from "could not be read", and no catch can hide
+ * a missing guard.
  */
 export const memberOf = (u: unknown, key: string, unreadable?: unknown): unknown => {
   if (typeof u !== 'object' || u === null) return undefined

@@ -1,10 +1,9 @@
-// Longest-prefix ownership of a name: the registry routes by it, and the gateway names
-// the upstream a call went to by the same rule. A leaf.
+// Longest-prefix match of a name: the registry routes by it, and the gateway uses the same rule to name the
+// upstream a call went to.
 
 /**
- * Of `items`, the one whose tag is the longest that `name` starts with and that leaves a
- * name behind; `undefined` when none does. Two distinct tags of one length cannot both
- * start a name, so there are no ties.
+ * Of `items`, the one whose tag is the longest that `name` starts with and that leaves a name behind;
+ * `undefined` when none does. Two distinct tags of one length cannot both start a name, so there are no ties.
  */
 export const longestTagOf = <A>(
   items: ReadonlyArray<A>,

@@ -1,6 +1,6 @@
 /**
- * The provider model: a record of functions, in the OpenAI chat-completions shapes
- * that MCP hosts already speak. A leaf: every other module builds on these types.
+ * The provider model: a record of functions, in the OpenAI chat-completions shapes that MCP hosts already
+ * use. Every other module builds on these types.
  *
  * @since 0.1.0
  */
@@ -52,8 +52,8 @@ export interface ToolDeclaration {
 }
 
 /**
- * A model's tool call. `arguments` is the JSON string the call travels as, or an
- * object a caller already parsed; the empty string means "no arguments".
+ * A model's tool call. `arguments` is the JSON string the call travels as, or an object a caller already
+ * parsed; the empty string means "no arguments".
  *
  * @since 0.1.0
  * @category model
@@ -68,8 +68,7 @@ export interface ToolCall {
 }
 
 /**
- * An MCP content block (text, image, audio, resource link, embedded resource), as a
- * server sent it.
+ * An MCP content block (text, image, audio, resource link, embedded resource), as a server sent it.
  *
  * @since 0.1.0
  * @category model
@@ -77,9 +76,9 @@ export interface ToolCall {
 export type ContentBlock = Readonly<Record<string, unknown>> & { readonly type: string }
 
 /**
- * One result per call, in the caller's order. `content` is the text a chat model
- * reads; an MCP tool's own blocks and structured content travel beside it, unchanged,
- * for whoever serves the result to an MCP host again.
+ * One result per call, in the caller's order. `content` is the text a chat model reads; an MCP tool's own
+ * blocks and structured content travel beside it, unchanged, for whoever serves the result to an MCP host
+ * again.
  *
  * @since 0.1.0
  * @category model
@@ -118,28 +117,29 @@ export type ArgsProblem =
   | { readonly _tag: 'Unreadable'; readonly message: string }
 
 /**
- * A batch on its way down a stack: the calls, and each call's arguments read at most
- * once for every layer that needs them. Layers that change nothing hand the very same
- * batch down; a layer that builds a new batch says, for each of its calls, how its
- * arguments read (the parse above it, or the arguments it wrote itself).
+ * A batch on its way down a stack: the calls, and each call's arguments parsed at most once for all layers.
+ * Layers that change nothing pass the same batch object down; a layer that builds a new batch supplies each
+ * call's parse (the one from above, or the arguments it wrote itself).
  *
  * @since 0.1.0
  * @category model
  */
 export interface Batch {
-  /** The calls, as a provider without `executeBatch` is handed them: the caller's very array while no layer changed the batch. */
+  /**
+   * The calls, as a provider without `executeBatch` receives them: the caller's array itself (same reference)
+   * while no layer has changed the batch.
+   */
   readonly calls: ReadonlyArray<ToolCall>
-  /** `parseArgs` of the arguments of `calls[i]`, as they were when first read; the same answer every time it is asked. */
+  /** `parseArgs` of the arguments of `calls[i]` as first read; returns the same result on every call. */
   readonly argsAt: (i: number) => Either<ArgsProblem, Args>
 }
 
 /**
- * A record of functions; nothing else. Combinators are
- * `(options) => (provider) => provider`.
+ * A record of functions; nothing else. Combinators are `(options) => (provider) => provider`.
  *
- * `executeBatch` is optional: toolstack's own layers offer it, and call it on the
- * provider below when it has one, so a call's arguments are parsed once for the whole
- * stack. Any other provider is called through `executeToolCalls`, with the calls alone.
+ * `executeBatch` is optional: toolstack's own layers offer it, and call it on the provider below when it has
+ * one, so a call's arguments are parsed once for the whole stack. Any other provider is called through
+ * `executeToolCalls`, with the calls alone.
  *
  * @since 0.1.0
  * @category model
@@ -174,8 +174,8 @@ export type ErrorOf<P> = P extends Provider<infer E> ? E : never
 // -------------------------------------------------------------------------------------
 
 /**
- * A declaration whose argument names can be read: a `function` object with a string
- * `name`, a `parameters` object and, if present, an object `properties`.
+ * A declaration whose argument names can be read: a `function` object with a string `name`, a `parameters`
+ * object and, if present, an object `properties`.
  *
  * @since 0.1.0
  * @category codecs
@@ -214,14 +214,14 @@ export type ReadableDeclaration = t.TypeOf<typeof ReadableDeclaration>
 export const isProvider = (u: unknown): u is Provider<unknown> =>
   typeof memberOf(u, 'toolsForLlm') === 'function' && typeof memberOf(u, 'executeToolCalls') === 'function'
 
-// an `async` executeToolCalls answers a Promise where a task (a function) belongs: the
-// mark of a Promise-based provider handed over as is
+// an `async` executeToolCalls returns a Promise where a task (a function) belongs: the sign of a
+// Promise-based provider passed in without `fromAsync`
 const isAsyncFunction = (f: unknown): boolean => typeof f === 'function' && f.constructor?.name === 'AsyncFunction'
 
 /**
- * Throws a `TypeError` naming what is wrong when `u` is not a provider: a member that
- * is missing, or an `async` `executeToolCalls` (the shape of a Promise-based provider,
- * which `fromAsync` adapts). For use at construction time by every combinator.
+ * Throws a `TypeError` naming what is wrong when `u` is not a provider: a member that is missing, or an
+ * `async` `executeToolCalls` (the shape of a Promise-based provider, which `fromAsync` adapts). For use at
+ * construction time by every combinator.
  *
  * @since 0.1.0
  * @category guards

@@ -1,5 +1,5 @@
-// Construction-time validation shared by every combinator: a mistyped option is a
-// TypeError that names it, never a layer that silently does less.
+// Construction-time validation shared by every combinator: a mistyped option throws a TypeError that names
+// it, never a layer that silently does less.
 import * as t from 'io-ts/lib/index.js'
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { isProvider } from './model.js'
@@ -23,8 +23,8 @@ export const drawErrors = (errors: t.Errors): string =>
 
 const quote = (s: string): string => JSON.stringify(s)
 
-// "did you mean" for unknown option names: a name other tools use (`aliases`), else the
-// known option the name plainly points at (suggestKey)
+// "did you mean" for unknown option names: a name other tools use (`aliases`), else the known option the name
+// plainly points at (suggestKey)
 const didYouMean = (
   known: ReadonlyArray<string>,
   unknown: ReadonlyArray<string>,
@@ -38,15 +38,14 @@ const didYouMean = (
     if (meant !== undefined) hints.push([k, meant])
   }
   if (hints.length === 0) return ''
-  // one unknown name needs no saying which it is
+  // with a single unknown name, there is no need to say which one is meant
   return `; did you mean ${hints.map(([k, meant]) => (unknown.length === 1 ? quote(meant) : `${quote(meant)} for ${quote(k)}`)).join(', ')}?`
 }
 
 /**
- * Validates an options record: `undefined` is `{}`, any key outside `props` is
- * refused by name (with the known option it plainly points at, or the one `aliases`
- * maps it to), every present value must decode. A provider handed over as the
- * options is refused with the call that was meant (`example` is what goes between its
+ * Validates an options record: `undefined` is `{}`, any key outside `props` is rejected by name (with the
+ * known option it plainly points at, or the one `aliases` maps it to), every present value must decode. A
+ * provider passed as the options is rejected with the call that was meant (`example` is what goes between its
  * parentheses).
  */
 export const decodeOptions = <P extends t.Props>(
@@ -61,7 +60,7 @@ export const decodeOptions = <P extends t.Props>(
     throw new TypeError(`${where}: options must be an object, got ${describeValue(u)}`)
   }
   if (isProvider(u)) {
-    // `withX(provider)`: the combinator was handed its data where its options belong
+    // `withX(provider)`: the combinator got its data where its options belong
     throw new TypeError(
       `${where}: got a provider where the options belong; a combinator takes its options first: did you mean ${where}(${example})(provider)?`,
     )
@@ -78,11 +77,10 @@ export const decodeOptions = <P extends t.Props>(
 }
 
 /**
- * Runs a host callback that may answer an effect (fp-ts style: `(a) => IO<void>`) or
- * do its work at once (`(a) => void`): either way it has run when this returns. A
- * callback that throws changes nothing about a tool call; what it threw is the answer
- * (`undefined` when it ran to the end, or when there is no callback), for a caller that
- * has somewhere to say it.
+ * Runs a host callback that may return an effect (fp-ts style: `(a) => IO<void>`) or do its work directly
+ * (`(a) => void`); either way it has run when this returns. A throwing callback never affects a tool call:
+ * returns what it threw (`undefined` when it completed, or when there is no callback), for a caller that can
+ * report it.
  */
 export const callBack = <A>(f: ((a: A) => unknown) | undefined, a: A): unknown => {
   if (f === undefined) return undefined

@@ -1,8 +1,7 @@
 /**
- * Where a call acts, read lexically: location arguments made absolute against the
- * tool's root and compared with a directory segment by segment. Nothing here touches
- * the filesystem, so a symlink is never followed and a path that cannot be read
- * cleanly is *unknown*, never guessed.
+ * Where a call acts, read lexically: location arguments made absolute against the tool's root and compared
+ * with a directory segment by segment. Nothing here touches the filesystem, so a symlink is never followed
+ * and a path that cannot be read cleanly is *unknown*, never guessed.
  *
  * @since 0.1.0
  */
@@ -15,10 +14,9 @@ import { hasOwn } from './guards.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * The argument names read as locations by default: each a string, or an array of
- * strings. Only those a tool **declares** are read (see `LocationScope`); a call that
- * carries one its tool does not declare has an *unknown* location, so `under` rules
- * fail closed on it.
+ * The argument names read as locations by default: each a string, or an array of strings. Only those a tool
+ * **declares** are read (see `LocationScope`); a call that carries one its tool does not declare has an
+ * *unknown* location, so `under` rules fail closed on it.
  *
  * @since 0.1.0
  * @category model
@@ -38,10 +36,9 @@ export const LOCATION_ARGS: ReadonlyArray<string> = Object.freeze([
 ])
 
 /**
- * What `locate` knows of the tool a call is for: the argument names read as
- * locations, and the top-level argument names the tool declares (the keys of its
- * `parameters.properties`), or `undefined` when its declaration is not known (no
- * listing of it went through the policy): then every `under` rule fails closed.
+ * What `locate` knows of the tool a call is for: the argument names read as locations, and the top-level
+ * argument names the tool declares (the keys of its `parameters.properties`), or `undefined` when its
+ * declaration is not known (no listing of it went through the policy): then every `under` rule fails closed.
  *
  * @since 0.1.0
  * @category model
@@ -52,8 +49,8 @@ export interface LocationScope {
 }
 
 /**
- * Whether a location lies inside a directory. `unknown` when the location cannot be
- * read cleanly: the policy treats it as inside for deny and ask, outside for allow.
+ * Whether a location lies inside a directory. `unknown` when the location cannot be read cleanly: the policy
+ * treats it as inside for deny and ask, outside for allow.
  *
  * @since 0.1.0
  * @category model
@@ -61,8 +58,8 @@ export interface LocationScope {
 export type Containment = 'inside' | 'outside' | 'unknown'
 
 /**
- * Tool-name prefix → the directory its relative paths are resolved against. The
- * longest matching prefix wins; `''` matches every tool.
+ * Tool-name prefix → the directory its relative paths are resolved against. The longest matching prefix wins;
+ * `''` matches every tool.
  *
  * @since 0.1.0
  * @category model
@@ -70,8 +67,7 @@ export type Containment = 'inside' | 'outside' | 'unknown'
 export type Roots = Readonly<Record<string, string>>
 
 /**
- * One location argument of a call: an absolute, normalised path, or why it cannot be
- * read.
+ * One location argument of a call: an absolute, normalised path, or why it cannot be read.
  *
  * @since 0.1.0
  * @category model
@@ -86,8 +82,8 @@ export type PathLocation =
 // pure steps
 // -------------------------------------------------------------------------------------
 
-// The checks every path goes through before its segments are trusted; the order
-// decides which problem a model is told about first.
+// The checks every path goes through before its segments are trusted; the order decides which problem a model
+// is told about first.
 const problemOf = (p: string): string | undefined => {
   if (p === '') return 'is empty'
   if (p.includes('\u0000')) return 'contains a NUL character'
@@ -102,8 +98,7 @@ const segmentsOf = (p: string): ReadonlyArray<string> => p.split('/').filter((s)
 const fromSegments = (segments: ReadonlyArray<string>): string => '/' + segments.join('/')
 
 /**
- * A clean absolute path in normal form (no `.` or empty segments, no trailing slash),
- * or why it is not one.
+ * A clean absolute path in normal form (no `.` or empty segments, no trailing slash), or why it is not one.
  *
  * @example
  * import { normalizeAbsolute } from './paths.js'
@@ -121,8 +116,8 @@ export const normalizeAbsolute = (p: string): Either<string, string> => {
 }
 
 /**
- * The root for a tool: the directory of the longest prefix of its name, `''` acting
- * as a catch-all. Roots that are not clean absolute paths are ignored.
+ * The root for a tool: the directory of the longest prefix of its name, `''` acting as a catch-all. Roots
+ * that are not clean absolute paths are ignored.
  *
  * @example
  * import { rootFor } from './paths.js'
@@ -147,9 +142,8 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
 }
 
 /**
- * A raw location argument as an absolute, normalised path: absolute paths as they
- * are, relative ones against `root`. Anything that cannot be read cleanly is a Left
- * saying why.
+ * A raw location argument as an absolute, normalised path: absolute paths as they are, relative ones against
+ * `root`. Anything that cannot be read cleanly is a Left giving the reason.
  *
  * @example
  * import { absolutise } from './paths.js'
@@ -178,8 +172,8 @@ export const absolutise = (raw: unknown, root: string | undefined): Either<strin
   return right(fromSegments([...segmentsOf(base.right), ...segmentsOf(raw)]))
 }
 
-// one location argument's value: a string, or each string of an array (named by its
-// position, so the human sees which one)
+// one location argument's value: a string, or each string of an array (named by its position, so the human
+// sees which one)
 const valuesOf = (arg: string, raw: unknown, root: string | undefined): ReadonlyArray<PathLocation> => {
   const one = (name: string, v: unknown): PathLocation => {
     const path = absolutise(v, root)
@@ -191,13 +185,11 @@ const valuesOf = (arg: string, raw: unknown, root: string | undefined): Readonly
 }
 
 /**
- * Every location of a call, in the order of `scope.names` (default `LOCATION_ARGS`):
- * each name the tool declares and the call gives, a string or each string of an
- * array. A name the call gives and the tool does not declare is an unknown location,
- * listed after those (a decoy decides nothing); so are arguments that are not an object, and every
- * location of a tool whose declaration is not known. A call that gives none is one
- * missing location. Without `scope` (a caller that has no declaration) every name the
- * call gives is read.
+ * Every location of a call, in the order of `scope.names` (default `LOCATION_ARGS`): each name the tool
+ * declares and the call gives, a string or each string of an array. A name the call gives and the tool does
+ * not declare is an unknown location, listed after those (a decoy decides nothing); so are arguments that are
+ * not an object, and every location of a tool whose declaration is not known. A call that gives none is one
+ * missing location. Without `scope` (a caller that has no declaration) every name the call gives is read.
  *
  * @example
  * import { locate } from './paths.js'
@@ -250,8 +242,8 @@ export const locate = (
 }
 
 /**
- * Whether normalised absolute `path` is `dir` or lies below it, segment by segment:
- * `/tmp/root2` is not inside `/tmp/root`, and a relative path is inside nothing.
+ * Whether normalised absolute `path` is `dir` or lies below it, segment by segment: `/tmp/root2` is not
+ * inside `/tmp/root`, and a relative path is inside nothing.
  *
  * @example
  * import { isInside } from './paths.js'
@@ -265,8 +257,8 @@ export const isInside = (dir: string, path: string): boolean =>
   dir === '/' ? path.startsWith('/') : path === dir || path.startsWith(dir + '/')
 
 /**
- * Where one location stands against a directory. A directory that is not a clean
- * absolute path makes every answer unknown.
+ * Where one location stands against a directory. A directory that is not a clean absolute path makes every
+ * result `unknown`.
  *
  * @since 0.1.0
  * @category pure steps
@@ -281,9 +273,9 @@ export const locationWithin =
   }
 
 /**
- * Tri-state containment of a raw location argument in `dir`, relative paths read
- * against `root`. A `..` segment, a NUL, a backslash, a relative path with no root, a
- * missing or non-string argument: each is `unknown`.
+ * Tri-state containment of a raw location argument in `dir`, relative paths read against `root`. A `..`
+ * segment, a NUL, a backslash, a relative path with no root, a missing or non-string argument: each is
+ * `unknown`.
  *
  * @example
  * import { containment } from './paths.js'
@@ -302,8 +294,8 @@ export const containment = (dir: string, raw: unknown, root?: string): Containme
 }
 
 /**
- * The deepest directory containing every path (containment is inclusive: a single
- * path is its own answer), `undefined` for no paths.
+ * The deepest directory containing every path (containment is inclusive: a single path returns itself),
+ * `undefined` for no paths.
  *
  * @example
  * import { commonDirectory } from './paths.js'

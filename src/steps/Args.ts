@@ -66,8 +66,8 @@ const kindOf = (u: unknown): string =>
         : `a ${typeof u}`
 
 /**
- * Reads raw arguments: a plain object (a null-prototype one included) is returned as
- * the very same object; a string must parse as a JSON object.
+ * Reads raw arguments: a plain object (a null-prototype one included) is returned as is (same reference); a
+ * string must parse as a JSON object.
  *
  * @example
  * import { parseArgs } from 'toolstack'
@@ -98,8 +98,8 @@ export const parseArgs = (raw: unknown): Either<ArgsProblem, Args> => {
 }
 
 /**
- * `parseArgs` for a tool that is about to run: absent or empty arguments are how models
- * call a tool that takes none, so they read as `{}`; every other problem stays.
+ * `parseArgs` for a tool that is about to run: absent or empty arguments are how models call a tool that
+ * takes none, so they read as `{}`; every other problem stays.
  *
  * @example
  * import { parseArgs } from 'toolstack'

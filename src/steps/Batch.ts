@@ -1,7 +1,6 @@
 /**
- * A batch on its way down a stack, with each call's arguments parsed at most once for
- * every layer: the typed channel through which toolstack's layers share one parse.
- * A provider that knows nothing of it is simply called with the calls.
+ * A batch on its way down a stack, with each call's arguments parsed at most once for all layers: how
+ * toolstack's layers share one parse. A provider without `executeBatch` is called with the calls.
  *
  * @since 0.1.0
  */
@@ -33,10 +32,9 @@ const parsedArgumentsAt = (calls: ReadonlyArray<unknown>, i: number): Parsed => 
 // -------------------------------------------------------------------------------------
 
 /**
- * The batch of a caller's calls. Nothing is read until a layer asks: `argsAt(i)` reads
- * the arguments of `calls[i]` the first time it is asked, and gives that same answer
- * to every layer after, so a stack parses each call once, and every layer sees the
- * arguments as the first one did.
+ * The batch of a caller's calls. Nothing is read until a layer asks: `argsAt(i)` parses the arguments of
+ * `calls[i]` on its first call and returns the same result (same reference) on every later one, so a stack
+ * parses each call once and every layer sees the arguments as the first did.
  *
  * @example
  * import { batchOf } from 'toolstack/extend'
@@ -53,9 +51,9 @@ export const batchOf = (calls: ReadonlyArray<ToolCall>): Batch => {
 }
 
 /**
- * A batch a layer built from `from`: `calls[j]` carries the arguments of `from`'s
- * position `origin[j]` (the very call, or a copy with the very same arguments), unless
- * `own[j]` gives how its own arguments read (arguments the layer wrote itself).
+ * A batch a layer built from `from`: `calls[j]` carries the arguments of `from`'s position `origin[j]` (the
+ * same call, or a copy with the same arguments), unless `own[j]` gives its own parse (arguments the layer
+ * wrote itself).
  *
  * @since 0.1.0
  * @category constructors
@@ -75,9 +73,9 @@ export const derive = (
 // -------------------------------------------------------------------------------------
 
 /**
- * Runs a batch through `provider`: through its `executeBatch` when it has one, so the
- * parses travel with the calls, else through `executeToolCalls` with the calls alone.
- * Which one is decided once, when `runBatch(provider)` is made.
+ * Runs a batch through `provider`: through its `executeBatch` when it has one, so the parses travel with the
+ * calls, else through `executeToolCalls` with the calls alone. Which one is decided once, when
+ * `runBatch(provider)` is made.
  *
  * @since 0.1.0
  * @category combinators
@@ -91,7 +89,7 @@ export const runBatch = <E>(provider: Provider<E>): ((batch: Batch) => TaskEithe
   return (batch) => {
     const task = run(batch)
     if (typeof task === 'function') return task as TaskEither<E, ReadonlyArray<ToolResult>>
-    // a Promise-based provider handed over as is: say what to write, not "… is not a function"
+    // a Promise-based provider passed without fromAsync: name the fix, not "… is not a function"
     const got = typeof (task as { then?: unknown } | null)?.then === 'function' ? 'a Promise' : describeValue(task)
     const why = new TypeError(
       `the provider's executeToolCalls returned ${got}, not a task (a function returning a Promise); ` +

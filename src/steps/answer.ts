@@ -1,8 +1,7 @@
-// The answering layers' contract: a batch never fails. Every problem becomes an
-// `is_error` result for exactly the calls concerned, one result per position, in the
-// caller's order. Shared by withReasons, registry and withPolicy: each decides, per
-// position, to answer a call itself or to send it on, and this module does the rest
-// (split the batch by where its calls go, run each part, put the answers back).
+// The contract of layers that answer calls themselves (withReasons, registry, withPolicy): a batch never
+// fails. Every problem becomes an `is_error` result for exactly the calls concerned, one result per position,
+// in the caller's order. Each layer decides per position whether to answer a call itself or send it on; this
+// module does the rest (splits the batch by destination, runs each part, and puts the results back in order).
 import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { Args, ArgsProblem, Batch, ToolCall, ToolResult } from '../kernel/model.js'
@@ -15,7 +14,7 @@ import { memberOf } from '../kernel/guards.js'
 // results
 // -------------------------------------------------------------------------------------
 
-/** An `is_error` result answering `call`. */
+/** An `is_error` result for `call`. */
 export const errorResult = (call: unknown, content: string): ToolResult => ({
   role: 'tool',
   tool_call_id: callIdOf(call),
@@ -37,11 +36,10 @@ const answersInOrder = (calls: ReadonlyArray<unknown>, list: ReadonlyArray<unkno
 const MISSING = 'the tool provider returned no result for this call'
 
 /**
- * One result per call, in the caller's order. Results are matched to calls by
- * `tool_call_id` when every call has its own id, by position otherwise; a call left
- * without a result gets an `is_error` one saying so. Results are kept as the very
- * objects the provider returned, and the usual answer (one per call, in order) as the
- * very array.
+ * Returns one result per call, in the caller's order. Results are matched to calls by `tool_call_id` when
+ * every call has a distinct id, by position otherwise; a call left without a result gets an `is_error` one
+ * saying so. Results are the provider's own objects, and in the usual case (one per call, in order) the
+ * provider's array is returned itself (same reference).
  */
 export const completeResults = (calls: ReadonlyArray<unknown>, results: unknown): ReadonlyArray<ToolResult> => {
   const list: ReadonlyArray<unknown> = Array.isArray(results) ? results : []
@@ -59,14 +57,14 @@ export const completeResults = (calls: ReadonlyArray<unknown>, results: unknown)
   })
 }
 
-/** One `is_error` result per call, each saying `content`. */
+/** One `is_error` result per call, each with `content`. */
 export const failAll = (calls: ReadonlyArray<unknown>, content: string): ReadonlyArray<ToolResult> =>
   calls.map((c) => errorResult(c, content))
 
 /**
- * Runs an inner batch and answers for it: a Left, a rejection or a throw becomes one
- * `is_error` result per call saying who failed and why; a short answer has its gaps
- * filled. `calls` is this layer's own reading of the batch. Never rejects.
+ * Runs an inner batch and returns its results: a Left, a rejection or a throw becomes one `is_error` result
+ * per call naming who failed and why; missing results are filled in (see `completeResults`). `calls` is this
+ * layer's own reading of the batch. Never rejects.
  */
 export const answerFor = async (
   calls: ReadonlyArray<unknown>,
@@ -86,40 +84,40 @@ export const answerFor = async (
 // positions
 // -------------------------------------------------------------------------------------
 
-/** A position answered by the layer itself. */
+/** A position the layer answers itself, with its own result. */
 export interface Answered {
   readonly _tag: 'Answer'
   readonly result: ToolResult
 }
 
-/** What an answering layer does with one position of a batch. */
+/** What a layer does with one position of a batch: answer it itself, or send it on. */
 export type Step<K> =
   | Answered
   /**
-   * Send the call on to `to`: the call as read when `call` is absent, else `call` (a
-   * copy the layer made); `args` when the layer wrote the call's arguments itself.
+   * Send the call on to `to`: the call as read when `call` is absent, else `call` (a copy the layer made);
+   * `args` when the layer wrote the call's arguments itself.
    */
   | { readonly _tag: 'Send'; readonly to: K; readonly call?: ToolCall; readonly args?: Either<ArgsProblem, Args> }
 
 /** Send the call on, as it came, to a layer's one destination. */
 export const FORWARD: Step<'inner'> = { _tag: 'Send', to: 'inner' }
 
-/** Answers the call here. */
+/** Answers the call here with an `is_error` result carrying `content`. */
 export const answerHere = (call: unknown, content: string): Answered => ({
   _tag: 'Answer',
   result: errorResult(call, content),
 })
 
-/** A batch read once: the call at each position, and the answer for each position that could not be read. */
+/** A batch read once: the call at each position, and an error result for each one that could not be read. */
 export interface Read {
   readonly calls: ReadonlyArray<unknown>
   readonly unreadable: ReadonlyArray<Answered | undefined>
 }
 
 /**
- * Reads every position of a batch once. A batch whose size cannot be read is one
- * refusal (a single `is_error` result saying why) rather than a rejection; a position
- * whose call cannot be read (a throwing getter, a Proxy) is answered, naming it.
+ * Reads every position of a batch once. A batch whose size cannot be read returns a Left holding a single
+ * `is_error` result giving the reason, never a rejection; a position whose call cannot be read (a throwing
+ * getter, a Proxy) gets an error result naming the position.
  */
 export const readPositions = (calls: unknown): Either<ReadonlyArray<ToolResult>, Read> => {
   const size = batchSize(calls)
@@ -160,11 +158,10 @@ const sendsUnchanged = <K>(steps: ReadonlyArray<Step<K>>, to: K): boolean => {
 }
 
 /**
- * Sends each destination's calls on as one batch (`run`), all destinations at once,
- * and puts every answer back at its position. When every position goes on unchanged
- * to one destination, the very batch goes down; so does an empty batch, to the
- * layer's one destination when it has one (`only`). `who` names a destination in the
- * words of a failure.
+ * Sends each destination's calls on as one batch (`run`), all destinations concurrently, and puts every
+ * result back at its position. When every position goes on unchanged to one destination, the same batch
+ * object goes down; so does an empty batch, to the layer's one destination when it has one (`only`). `who`
+ * names a destination in a failure message.
  */
 export const sendInOrder = async <K>(
   batch: Batch,
@@ -196,7 +193,7 @@ export const sendInOrder = async <K>(
         [g, await answerFor(g.calls, () => run(to, derive(batch, g.calls, g.positions, g.own)), who(to))] as const,
     ),
   )
-  // one destination holding the whole batch, in order: its answer is this layer's
+  // one destination got the whole batch, in order: return its results as they are
   if (
     answered.length === 1 &&
     (answered[0] as readonly [Group, ReadonlyArray<ToolResult>])[0].positions.length === steps.length

@@ -1,8 +1,7 @@
 /**
- * What the audit knows about the tools in force: for each audited tool, its schema
- * compiled (see `Schema.ts`), read once per listing. Shared by `withUnknownKeyAudit`,
- * the framework adapters and the `toolstack` command, so a tool is audited, or not, for
- * the same reason wherever it is listed.
+ * What the audit knows about the tools in force: for each audited tool, its schema compiled (see
+ * `Schema.ts`), read once per listing. Shared by `withUnknownKeyAudit`, the framework adapters and the
+ * `toolstack` command, so a tool is audited, or not, for the same reason wherever it is listed.
  *
  * @since 0.1.0
  */
@@ -38,9 +37,9 @@ export interface Declared {
 }
 
 /**
- * Tool name → what it declares, for the tools whose calls are audited: readable, and
- * declaring at least one property, at any depth, that is not a tolerated top-level name
- * (a tool that declares nothing, or only `reason`, says nothing about its keys).
+ * Tool name → what it declares, for the tools whose calls are audited: readable, and declaring a top-level
+ * property that is not `reason` nor tolerated, or a top-level pattern (a tool that declares nothing, or only
+ * `reason`, gives nothing to check keys against; keys below sit under a top-level property).
  *
  * @since 0.1.0
  * @category model
@@ -86,9 +85,9 @@ const readable = (u: unknown): ReadableDeclaration | undefined => {
 }
 
 /**
- * Tool name → its `parameters` compiled as a schema, for every declaration it can read.
- * Unreadable ones are left out; when two declarations share a name, the first one wins
- * (the one a model is most likely to have been shown).
+ * Tool name → its `parameters` compiled as a schema, for every declaration it can read. Unreadable ones are
+ * left out; when two declarations share a name, the first one wins (the one a model is most likely to have
+ * been shown).
  *
  * @example
  * import { extractDeclarations } from 'toolstack'
@@ -125,9 +124,9 @@ export const extractDeclarations = (declarations: ReadonlyArray<unknown>): Reado
 const NOTHING: ReadonlyArray<string> = Object.freeze([])
 
 /**
- * The top-level keys of a list not declared, sorted, never including `reason` or a
- * tolerated name: {@link diffKeys} for a tool whose schema only the top level can speak
- * of, over a key list rather than the arguments.
+ * The top-level keys of a list not declared, sorted, never including `reason` or a tolerated name:
+ * {@link diffKeys} for a tool whose schema declares keys only at the top level, over a key list rather than
+ * the arguments.
  *
  * @example
  * import { diffTopKeys } from './Catalogue.js'
@@ -151,18 +150,15 @@ export const diffTopKeys =
     return out === undefined ? NOTHING : out.sort()
   }
 /**
- * A tool's check of a call's arguments: their undeclared keys, sorted, remembering
- * the last key list it found clean. A model sends a tool's keys in the same order
- * call after call, and `JSON.parse` hands back the same interned strings, so most
- * calls are answered by walking the object's keys against that list (a pointer
- * compare each, no array made) instead of a set lookup per key. It memoises a pure
- * function, so it changes no answer: a walk that matches the list yields only keys
- * found clean before (inherited ones included, so the object's own keys are among
- * them), and anything else goes to `diff`.
+ * A tool's check of a call's arguments: returns their undeclared keys, sorted, and remembers the last key
+ * list it found clean. A model sends a tool's keys in the same order call after call and `JSON.parse` returns
+ * the same interned strings, so most calls are handled by walking the object's keys against that list (one
+ * pointer compare each, no array allocated) instead of a set lookup per key. It memoises a pure function, so
+ * it never changes a result: a walk that matches the list yields only keys found clean before (inherited ones
+ * included, so the own keys are among them), and anything else goes to `diff`.
  *
- * It is here for two targets: the audit's added cost ≤ 1.15 of one `JSON.parse` +
- * keys on 300-byte arguments, and ≤ 1.0× a compiled ajv on a mix of tools (without
- * it, 1.25–1.3 and 1.2 here).
+ * It exists for two performance targets: the audit's added cost ≤ 1.15 of one `JSON.parse` + keys on 300-byte
+ * arguments, and ≤ 1.0× a compiled ajv on a mix of tools (without it, 1.25–1.3 and 1.2).
  *
  * @since 0.1.0
  * @category pure steps
@@ -185,9 +181,8 @@ export const lastCleanShape = (
   }
 }
 
-// "did you mean" per place, each place's suggester prepared on its first warning (most
-// tools never warn); a place's key set is the same object call after call (a fresh one
-// only where a union's branches are merged)
+// "did you mean" per place: each suggester is built on its place's first warning (most tools never warn) and
+// cached by key-set identity (stable call after call, except where union branches merge)
 const suggester = (): ((keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>) => {
   const prepared = new WeakMap<ReadonlySet<string>, ReturnType<typeof suggestKey>>()
   const near = (declared: ReadonlySet<string>): ReturnType<typeof suggestKey> => {
@@ -223,17 +218,16 @@ const flatDiff = (
 
 const NO_KEYS: ReadonlyArray<UnknownKey> = Object.freeze([])
 
-// a tool is audited when it declares a top-level key that is not tolerated (every key
-// below sits under one) or a top-level pattern
+// a tool is audited when it declares a top-level key that is not tolerated (every key below sits under one)
+// or a top-level pattern
 const audits = (shape: Shape, tolerated: ReadonlySet<string>): boolean =>
   [...shape.keys].some((k) => k !== REASON_PARAM && !tolerated.has(k)) || shape.patterned
 
 /**
- * The catalogue of a listing in the OpenAI shape: {@link extractDeclarations}, keeping
- * the tools that declare a property other than a tolerated name, each with its
- * {@link diffKeys} prepared (a tool only whose top level declares keys goes through
- * {@link diffTopKeys} behind {@link lastCleanShape}). Built once per listing, so a call
- * costs a lookup.
+ * The catalogue of a listing in the OpenAI shape: {@link extractDeclarations}, keeping the tools that declare
+ * a property other than a tolerated name, each with its {@link diffKeys} prepared (a tool that declares keys
+ * only at the top level goes through {@link diffTopKeys} behind {@link lastCleanShape}). Built once per
+ * listing, so a call costs a lookup.
  *
  * @example
  * import { catalogueOf, toleratedOf } from 'toolstack/extend'

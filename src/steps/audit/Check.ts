@@ -1,8 +1,8 @@
 /**
- * The audit's one decision: a call's keys against its tool's declaration, and a
- * warning for the undeclared keys never said before. Pure steps over a {@link Catalogue}
- * and a {@link SeenSet}; `withUnknownKeyAudit`, the framework adapters and the
- * `toolstack` command all decide with these, so a warning is decided in one place.
+ * The audit's one decision: a call's keys against its tool's declaration, and a warning for the undeclared
+ * keys not reported before. Pure steps over a {@link Catalogue} and a {@link SeenSet}; `withUnknownKeyAudit`,
+ * the framework adapters and the `toolstack` command all use these, so whether to warn is decided in one
+ * place.
  *
  * @since 0.1.0
  */
@@ -30,13 +30,19 @@ import { escapeControls } from '../../kernel/describe.js'
 export interface UnknownKeyWarning {
   /** The tool name, as listed. */
   readonly tool: string
-  /** Undeclared keys reported now for the first time, each by its path (`haed`, `opts.encodng`, `edits[].oldtext`), sorted. */
+  /**
+   * Undeclared keys reported now for the first time, each by its path (`haed`, `opts.encodng`,
+   * `edits[].oldtext`), sorted.
+   */
   readonly unknownKeys: ReadonlyArray<string>
   /** Every key the tool declares at the top level, sorted. */
   readonly declaredKeys: ReadonlyArray<string>
   /** The call's `id` as a string; `''` when it has none. */
   readonly id: string
-  /** For each reported key that plainly points at one key declared at its place, that key's path; in the order of `unknownKeys`. */
+  /**
+   * For each reported key that plainly points at one key declared at the same place, that key's path; in the
+   * order of `unknownKeys`.
+   */
   readonly suggestions: ReadonlyArray<Suggestion>
 }
 
@@ -63,8 +69,8 @@ const NOT_AUDITED: Check = { _tag: 'NotAudited' }
 // -------------------------------------------------------------------------------------
 
 /**
- * Counts a call that carried `unknown` (from its tool's `Declared.diff`), and the warning
- * for the paths never said before: a pair is said once it is seen.
+ * Counts a call that carried `unknown` (from its tool's `Declared.diff`) and returns the warning for the
+ * paths not reported before: a pair is reported once, when first seen.
  *
  * @since 0.1.0
  * @category pure steps
@@ -84,10 +90,9 @@ export const warnOnce =
   }
 
 /**
- * Checks one call of `tool` whose arguments read as the object `args` against the
- * catalogue: its undeclared keys, and a warning for those not said before, with the
- * seen-set that now counts this call. The audit's one decision: the combinator, the
- * adapters and the command all come here.
+ * Checks one call of `tool` whose arguments parsed as the object `args` against the catalogue: returns its
+ * undeclared keys and a warning for those not reported before, with the seen-set that now counts this call.
+ * The combinator, the adapters and the command all decide here.
  *
  * @since 0.1.0
  * @category pure steps
@@ -107,10 +112,9 @@ const NO_PATHS: ReadonlyArray<string> = Object.freeze([])
 const CLEAN: Check = Object.freeze({ _tag: 'Audited', unknownKeys: NO_PATHS, warning: undefined })
 
 /**
- * {@link checkKeys} for each call of a batch whose tool is in the catalogue and whose
- * arguments read as an object (parsed once, through the batch): the warnings for pairs
- * never said before, in the batch's order. A call that cannot be read is skipped: the
- * audit adds no failure of its own.
+ * {@link checkKeys} for each call of a batch whose tool is in the catalogue and whose arguments parse as an
+ * object (parsed once, through the batch): returns the warnings for pairs not reported before, in the batch's
+ * order. A call that cannot be read is skipped: the audit adds no failure of its own.
  *
  * @since 0.1.0
  * @category pure steps
@@ -130,9 +134,8 @@ export const checkBatch =
         if (declared === undefined) continue
         const args = batch.argsAt(i)
         if (isLeft(args)) continue
-        // the same two steps as checkKeys, without a Check made per call: on the hot path a
-        // clean call costs its diff alone (the floor and ajv figures), and its id is read
-        // only when it carries an undeclared key
+        // checkKeys inlined without a Check per call: a clean call costs only its diff (the floor and ajv
+        // targets in docs/performance.md); its id is read only for an undeclared key
         const unknown = declared.diff(args.right)
         if (unknown.length === 0) continue
         const [warning, next] = warnOnce(declared, unknown, callIdOf(call))(seen)
@@ -146,8 +149,8 @@ export const checkBatch =
   }
 
 /**
- * {@link checkKeys} for a call with raw `args` (a JSON string or an object), read with
- * `parseArgs`: a call whose arguments do not read as an object is not audited.
+ * {@link checkKeys} for a call with raw `args` (a JSON string or an object), read with `parseArgs`: a call
+ * whose arguments do not read as an object is not audited.
  *
  * @example
  * import { emptySeenSet } from 'toolstack'
@@ -177,16 +180,15 @@ export const checkCall =
 
 const MAX_SHOWN = 200
 
-// names, ids and keys come from models and servers: escaped, so a key holding
-// `ESC]0;…BEL` cannot retitle a terminal, and cut short, so a 10 KB key is one line
+// names, ids and keys come from models and servers: escaped, so a key holding `ESC]0;…BEL` cannot retitle a
+// terminal, and truncated, so a 10 KB key stays a short line
 const shown = (s: string): string => escapeControls(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s)
 const quoted = (s: string): string =>
   escapeControls(JSON.stringify(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s))
 
 /**
- * The default one-line rendering of a warning. Every name, id and key is escaped
- * (control characters as `\uXXXX`) and cut at 200 characters, so a line is safe to
- * print on a terminal.
+ * The default one-line rendering of a warning. Every name, id and key is escaped (control characters as
+ * `\uXXXX`) and cut at 200 characters, so a line is safe to print on a terminal.
  *
  * @example
  * import { formatWarning } from 'toolstack'

@@ -1,14 +1,12 @@
 /**
- * A tool's `parameters` read as a JSON Schema: where, in a call's arguments, keys are
- * declared. A declaration is compiled once per listing into places (one per schema
- * position, with `allOf` and local `$ref` folded in); a call's arguments are then walked
- * along them, and each key no place declares is named by its path (`opts.encodng`,
- * `edits[].oldtext`).
+ * A tool's `parameters` read as a JSON Schema: where, in a call's arguments, keys are declared. A declaration
+ * is compiled once per listing into places (one per schema position, with `allOf` and local `$ref` folded
+ * in); a call's arguments are then walked along them, and each key no place declares is named by its path
+ * (`opts.encodng`, `edits[].oldtext`).
  *
- * A place that declares no property (an open map, `{}`, a schema-free object) stays
- * silent; so does a union with a branch that takes any object. `additionalProperties`
- * changes nothing: a server that accepts a key it does not advertise is the case worth
- * hearing.
+ * A place that declares no property (an open map, `{}`, a schema-free object) reports nothing; neither does a
+ * union with a branch that takes any object. `additionalProperties` is ignored: a server that accepts a key
+ * it does not advertise is exactly the case worth reporting.
  *
  * @since 0.1.0
  */
@@ -57,8 +55,8 @@ interface Node {
 
 type Branches = readonly [Node, ...ReadonlyArray<Node>]
 
-// An `anyOf` or `oneOf`: its branches, and, when every branch pins one shared property
-// (a discriminated union), that property and the branches each value picks.
+// An `anyOf` or `oneOf`: its branches, and, when every branch pins one shared property (a discriminated
+// union), that property and the branches each value picks.
 interface Union {
   readonly branches: Branches
   readonly tag: { readonly key: string; readonly picks: ReadonlyMap<Primitive, ReadonlyArray<Node>> } | undefined
@@ -76,7 +74,7 @@ export interface Shape {
   readonly keys: ReadonlySet<string>
   /** Whether the top level declares keys by pattern too. */
   readonly patterned: boolean
-  /** Whether only the top level can speak (no union, no pattern, nothing below): the fast path. */
+  /** Whether keys can be reported only at the top level (no union, no pattern, nothing below): the fast path. */
   readonly flat: boolean
 }
 
@@ -101,8 +99,8 @@ export interface UnknownKey {
 // paths
 // -------------------------------------------------------------------------------------
 
-// a top-level key reads as before unless it could be taken for a path; below the top, a
-// name that is not a plain word is quoted (`opts["a.b"]`), so no two places share a path
+// a top-level key is shown as is unless it could be taken for a path; below the top, a name that is not a
+// plain word is quoted (`opts["a.b"]`), so no two places share a path
 const PATH_CHARS = /[.[\]"]/
 const QUOTED_BELOW = /[.[\]" ]/
 
@@ -132,7 +130,7 @@ export const pathOf = (at: string, key: string): string =>
 // constructors
 // -------------------------------------------------------------------------------------
 
-/** Deeper than this, a schema or an argument is not read (a bound on the stack, not a rule a user meets). */
+/** Deeper than this, a schema or an argument is not read (bounds the stack; not a limit users should hit). */
 const MAX_DEPTH = 64
 
 interface Building extends Prepared {
@@ -148,26 +146,24 @@ interface Building extends Prepared {
 }
 
 /**
- * What the walk reads of a place besides the schema: whether it can be walked the short
- * way (no union, no pattern), and the last key list it found clean there with the
- * children of each key that can speak. The memo is for the nested figure (the audit's
- * added cost ≤ 1.5 parses and below ajv on 10 elements of 4 keys): a model sends the
- * same keys in the same order, and `JSON.parse` hands back the same interned strings,
- * so a clean object costs a pointer compare per key. It memoises a pure function: a
- * key list that matches holds only keys found declared before.
+ * Per-place walk state besides the schema: whether the short walk applies (no union, no pattern), and a memo
+ * of the last clean key list with the children to descend into. The memo serves the nested performance target
+ * (added cost ≤ 1.5 parses and below ajv on 10 elements of 4 keys): a model repeats keys in order and
+ * `JSON.parse` returns interned strings, so a clean object costs one pointer compare per key. It memoises a
+ * pure function: a matching list holds only declared keys.
  */
 interface Prepared {
   simple: boolean
   /** The keys `props` declares, as one set made once: what "did you mean" compares with. */
   declared: ReadonlySet<string>
   clean: ReadonlyArray<string>
-  /** For each key of `clean`, its children when they can speak; empty when none can. */
+  /** For each key of `clean`, its children when a key can be reported in them; empty when none can. */
   deep: ReadonlyArray<ReadonlyArray<Node> | undefined>
 }
 
 const prepared = (p: Node): Prepared => p as unknown as Prepared
 
-// the opaque type opened for the walk, and closed for the caller
+// casts between the opaque Place callers see and the Node the walk reads
 const nodeOf = (p: Place): Node => p as unknown as Node
 const asPlace = (n: Node): Place => n as unknown as Place
 
@@ -231,8 +227,8 @@ const resolve = (root: unknown, ref: string): unknown => {
   return at
 }
 
-// the places a place speaks through without declaring a property itself (one that declares
-// a property, or a pattern, speaks on its own)
+// the places below a place (union branches, items, prefix items): a place whose children can report keys can
+// report keys too, even if it declares none itself
 const childrenOf = (p: Node): ReadonlyArray<Node> => [
   ...p.unions.flatMap((u) => u.branches),
   ...p.items,
@@ -241,7 +237,7 @@ const childrenOf = (p: Node): ReadonlyArray<Node> => [
 
 const declaresHere = (p: Node): boolean => p.props.size > 0 || p.patterns.length > 0
 
-// every branch pins `key` to a primitive: the first such key of the first branch decides
+// the discriminator: the first key of the first branch that every branch pins to a primitive
 const tagOf = (branches: Branches): Union['tag'] => {
   const pinnedAt = (b: Node, key: string): { readonly value: Primitive } | undefined =>
     b.props.get(key)?.find((q) => q.pinned !== undefined)?.pinned
@@ -264,8 +260,8 @@ const tagOf = (branches: Branches): Union['tag'] => {
 }
 
 /**
- * Compiles a declaration's `parameters` into places. Never throws on a schema it
- * cannot read: what it cannot read declares nothing.
+ * Compiles a declaration's `parameters` into places. Never throws on a schema it cannot read: what it cannot
+ * read declares nothing.
  *
  * @since 0.1.0
  * @category constructors
@@ -350,7 +346,7 @@ export const compileSchema = (parameters: unknown): Shape => {
     const u = p.unions[i] as Union
     p.unions[i] = { branches: u.branches, tag: tagOf(u.branches) }
   }
-  // a place speaks when it, or a place below it, declares a property
+  // `speaks`: the place, or a place below it, declares a property (propagated up to the parents)
   const parents = new Map<Node, Array<Building>>()
   for (const p of built.values()) {
     for (const c of childrenOf(p)) {
@@ -389,7 +385,8 @@ export const compileSchema = (parameters: unknown): Shape => {
 // pure steps
 // -------------------------------------------------------------------------------------
 
-// what a union branch must be to count for a value, and what makes it take any such value
+// per value kind (object or array): whether a branch can hold such a value, and whether it declares anything
+// for it (a branch that declares nothing takes any such value)
 interface Kind {
   readonly holds: (p: Node) => boolean
   readonly declares: (p: Node) => boolean
@@ -399,10 +396,9 @@ const OBJECT: Kind = { holds: (p) => p.object, declares: declaresHere }
 const ARRAY: Kind = { holds: (p) => p.array, declares: (p) => p.items.length > 0 || p.prefix.length > 0 }
 
 /**
- * Visits the places that decide a value at `places`: each of them, and the branches of
- * their unions (those a discriminator picks, when the object's value picks some; else
- * every branch that may hold such a value). Returns whether a branch takes any such value,
- * so the place is open.
+ * Visits the places that decide a value at `places`: each of them, and their union branches (those the
+ * discriminator picks, when it picks some; else every branch that may hold the value). Returns whether some
+ * branch takes any such value, which makes the place open (nothing reported).
  */
 const expand = (
   places: ReadonlyArray<Node>,
@@ -473,11 +469,11 @@ const childrenAt = (deciding: ReadonlyArray<Node>, key: string): ReadonlyArray<N
 const report = (w: Walk, loc: Loc, key: string, declared: () => ReadonlySet<string>): void => {
   const at = render(loc)
   const path = pathOf(at, key)
-  // a path met again (in another element of the same array) is one key
+  // a path seen again (in another element of the same array) is one key
   ;(w.found ??= new Map()).set(path, { path, key, at, declared: declared() })
 }
 
-// the arguments as the last clean list had them: answers whether they were
+// returns whether `obj`'s keys match the last clean key list, walking the memoised children if so
 const walkClean = (w: Walk, obj: Readonly<Record<string, unknown>>, p: Prepared, loc: Loc, depth: number): boolean => {
   const clean = p.clean
   let i = 0
@@ -586,10 +582,9 @@ const NONE: ReadonlyArray<UnknownKey> = Object.freeze([])
 export const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
 
 /**
- * The keys of `args` that no place of `shape` declares, each once per path, sorted by
- * path. `reason` and the `tolerated` names are never reported at the top level. Each
- * array's positions are one place (`edits[].oldtext`), so a typo repeated in a hundred
- * elements is one key.
+ * The keys of `args` that no place of `shape` declares, each once per path, sorted by path. `reason` and the
+ * `tolerated` names are never reported at the top level. Each array's positions are one place
+ * (`edits[].oldtext`), so a typo repeated in a hundred elements is one key.
  *
  * @example
  * import { compileSchema, diffKeys } from 'toolstack'

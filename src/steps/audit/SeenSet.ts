@@ -1,14 +1,12 @@
 /**
- * The seen-set: every (tool, undeclared key) pair the audit has met, with how many
- * calls carried it and the first one's id. One value answers both "was this pair said
- * already?" (a pair is said once it is in the set) and `stats`: a pair is seen exactly
- * when it is counted, so there is no second memory to keep in step with the first.
+ * The seen-set: every (tool, undeclared key) pair the audit has seen, with how many calls carried it and the
+ * first one's id. One value serves both "was this pair reported already?" (a pair is reported when it enters
+ * the set) and `stats`: a pair is seen exactly when it is counted, so there is no second memory to keep in
+ * sync.
  *
- * It is a persistent hash trie: remembering one more pair costs the same however many
- * are remembered, and an old value is never modified. Its memory is bounded twice
- * over: a pair costs a bounded number of bytes whatever its key and id (a long key is
- * remembered by a digest, a long id by its start), and a set holds at most
- * `capacity` pairs.
+ * It is a persistent hash trie: adding a pair costs the same however many are stored, and an old value is
+ * never modified. Memory is bounded in two ways: each pair costs a bounded number of bytes whatever its key
+ * and id (a long key is stored as a digest, a long id truncated), and a set holds at most `capacity` pairs.
  *
  * @since 0.1.0
  */
@@ -23,8 +21,8 @@ import * as SM from '../../kernel/StringMap.js'
 declare const SeenSetBrand: unique symbol
 
 /**
- * The (tool, key) pairs met so far, each with its count. Opaque: read it with
- * {@link hasSeen}, {@link pairStats} and `size`.
+ * The (tool, key) pairs seen so far, each with its count. Opaque: read it with {@link hasSeen},
+ * {@link pairStats} and `size`.
  *
  * @since 0.1.0
  * @category model
@@ -67,8 +65,8 @@ interface Impl extends SeenSet {
 const impl = (s: SeenSet): Impl => s as Impl
 
 /**
- * Keys longer than this are remembered by their first 48 characters and a SHA-256
- * digest of the whole key: two different keys can share a start, not a digest.
+ * Keys longer than this are remembered by their first 48 characters and a SHA-256 digest of the whole key:
+ * two different keys can share a start, not a digest.
  *
  * @since 0.1.0
  * @category model
@@ -84,8 +82,8 @@ export const MAX_KEY_CHARS = 96
 export const MAX_ID_CHARS = 64
 
 /**
- * How many pairs a seen-set holds by default: far past what a model that invents a
- * key now and then produces in a session, a few megabytes at most.
+ * How many pairs a seen-set holds by default: far past what a model that invents a key now and then produces
+ * in a session, a few megabytes at most.
  *
  * @since 0.1.0
  * @category model
@@ -127,9 +125,8 @@ export const emptySeenSetOf = (capacity: number): SeenSet => {
 // -------------------------------------------------------------------------------------
 
 /**
- * How a key is remembered: itself, or, past {@link MAX_KEY_CHARS}, its start and a
- * SHA-256 digest of the whole of it, so a model that sends 10 KB keys costs a few
- * dozen bytes per pair.
+ * How a key is remembered: itself, or, past {@link MAX_KEY_CHARS}, its start and a SHA-256 digest of the
+ * whole of it, so a model that sends 10 KB keys costs a few dozen bytes per pair.
  *
  * @example
  * import { rememberedKey } from './SeenSet.js'
@@ -148,10 +145,8 @@ const rememberedId = (id: string): string =>
   id.length <= MAX_ID_CHARS ? copyOf(id) : copyOf(id.slice(0, MAX_ID_CHARS)) + '…'
 
 /**
- * A flat copy of `s` that shares no memory with it: a V8 slice (or a string a parser
- * cut from a larger one) keeps its whole parent alive, so a 64-character id cut from a
- * 10 KB one would cost 10 KB for as long as it is remembered. UTF-16 round-trips every
- * code unit, lone surrogates included.
+ * A flat copy of `s` sharing no memory with it: a V8 slice keeps its whole parent alive, so a 64-character id
+ * cut from a 10 KB one would pin 10 KB. UTF-16 round-trips lone surrogates too.
  */
 const copyOf = (s: string): string => Buffer.from(s, 'utf16le').toString('utf16le')
 
@@ -161,11 +156,10 @@ const lookupKey = (key: string): string => (key.length <= MAX_KEY_CHARS ? key : 
 const NOTHING: ReadonlyArray<string> = Object.freeze([])
 
 /**
- * Counts one call of `tool`, with id `id`, that carried each of `keys` (undeclared
- * keys, from `diffKeys`): answers the keys never met before for that tool, and the
- * seen-set that remembers them and counts this call. The input is never modified.
- * A key repeated within `keys` counts once. Past the set's capacity, a new pair is
- * answered (so it is reported) but not remembered.
+ * Counts one call of `tool`, with id `id`, that carried each of `keys` (undeclared keys, from `diffKeys`):
+ * returns the keys not seen before for that tool, and the seen-set that remembers them and counts this call.
+ * The input is never modified. A key repeated within `keys` counts once. Past the set's capacity, a new pair
+ * is returned (so it is reported) but not remembered.
  *
  * @example
  * import { emptySeenSet, firstSeen } from 'toolstack'
@@ -208,8 +202,7 @@ export const firstSeen =
   }
 
 /**
- * Whether the seen-set holds as many pairs as it can: new pairs are reported but no
- * longer remembered.
+ * Whether the seen-set holds as many pairs as it can: new pairs are reported but no longer remembered.
  *
  * @since 0.1.0
  * @category utils
@@ -217,7 +210,7 @@ export const firstSeen =
 export const isFull = (seen: SeenSet): boolean => seen.size >= seen.capacity
 
 /**
- * Whether a (tool, key) pair has been met.
+ * Whether a (tool, key) pair has been seen.
  *
  * @since 0.1.0
  * @category utils
@@ -234,8 +227,8 @@ const compare = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0)
 const byToolThenKey = (a: PairStat, b: PairStat): number => compare(a.tool, b.tool) || compare(a.key, b.key)
 
 /**
- * Every remembered pair with its count, sorted by tool, then key (by UTF-16 code
- * units, as `<` compares strings).
+ * Every remembered pair with its count, sorted by tool, then key (by UTF-16 code units, as `<` compares
+ * strings).
  *
  * @since 0.1.0
  * @category utils

@@ -1,7 +1,6 @@
 /**
- * Asking the human: what `onAsk` is handed, what it may answer, and how an answer is
- * read (`decodeAnswer`) and remembered (`recordGrant`). Pure: the asking itself is
- * `withPolicy`'s.
+ * Asking the human: what `onAsk` receives, what it may answer, and how an answer is decoded (`decodeAnswer`)
+ * and remembered (`recordGrant`). Pure: the asking itself is done by `withPolicy`.
  *
  * @since 0.1.0
  */
@@ -30,8 +29,8 @@ import { hasOwn, own, ownCopy } from '../../kernel/guards.js'
 export type PermissionAction = 'allow-once' | 'deny-once' | 'always-allow' | 'always-deny'
 
 /**
- * A rule to remember, as an answer may give it: `decision` may be left out, and is
- * then taken from the action.
+ * A rule to remember, as an answer may give it: `decision` may be left out, and is then taken from the
+ * action.
  *
  * @since 0.1.0
  * @category model
@@ -39,8 +38,8 @@ export type PermissionAction = 'allow-once' | 'deny-once' | 'always-allow' | 'al
 export type GrantRule = Omit<Rule, 'decision'> & { readonly decision?: Decision }
 
 /**
- * What `onAsk` resolves to. `rule` matters only for `always-*` and defaults to the
- * request's `suggestedRule`; it is ignored for `*-once`.
+ * What `onAsk` resolves to. `rule` matters only for `always-*` and defaults to the request's `suggestedRule`;
+ * it is ignored for `*-once`.
  *
  * @since 0.1.0
  * @category model
@@ -51,9 +50,9 @@ export interface PermissionAnswer {
 }
 
 /**
- * Text that came from a model, as a human may be shown it: on one line, every control
- * character, line break and direction mark escaped (`\n`, `\u202e`), at most a bounded
- * number of characters. `cut` is how many characters of the escaped text were left out.
+ * Text that came from a model, as a human may be shown it: on one line, every control character, line break
+ * and direction mark escaped (`\n`, `\u202e`), at most a bounded number of characters. `cut` is how many
+ * characters of the escaped text were left out.
  *
  * @since 0.1.0
  * @category model
@@ -64,8 +63,8 @@ export interface Shown {
 }
 
 /**
- * One location of a call, as shown: the argument it came from, and where it points
- * (absolute, normalised) or why it could not be checked.
+ * One location of a call, as shown: the argument it came from, and where it points (absolute, normalised) or
+ * why it could not be checked.
  *
  * @since 0.1.0
  * @category model
@@ -86,9 +85,8 @@ export interface ShownArgument {
 }
 
 /**
- * What `onAsk` is handed: everything a human needs to decide one call. The facts
- * (`tool`, `locations`, `shown`) are ready to display as they are; `reason` is the
- * model's own words, shown last.
+ * What `onAsk` receives: everything a human needs to decide one call. The facts (`tool`, `locations`,
+ * `shown`) are ready to display as they are; `reason` is the model's own words, shown last.
  *
  * @since 0.1.0
  * @category model
@@ -106,9 +104,12 @@ export interface PermissionRequest {
   readonly paths: ReadonlyArray<string>
   /** The rule an "always" answer records when it gives none. */
   readonly suggestedRule: Rule
-  // the three below are optional only so that a request written by hand (a host's
-  // test) still type-checks: `requestFor` always gives them
-  /** Every location the policy judged, with the argument it came from; a key the tool does not declare is here as unknown. */
+  // the three below are optional only so that a request written by hand (a host's test) still type-checks:
+  // `requestFor` always gives them
+  /**
+   * Every location the policy judged, with the argument it came from; a key the tool does not declare is
+   * listed as unknown.
+   */
   readonly locations?: ReadonlyArray<ShownLocation>
   /** Every argument key, in the call's order, with its value; `reason` among them, its value shown below. */
   readonly shown?: ReadonlyArray<ShownArgument>
@@ -138,8 +139,8 @@ const bounded = (escaped: string, max: number): Shown => {
 }
 
 /**
- * Text from a model, shown: control characters, line breaks, direction marks escaped,
- * at most `max` characters.
+ * Text from a model, shown: control characters, line breaks, direction marks escaped, at most `max`
+ * characters.
  *
  * @example
  * import { showText } from 'toolstack/extend'
@@ -153,8 +154,8 @@ const bounded = (escaped: string, max: number): Shown => {
 export const showText = (s: string, max: number): Shown => bounded(escapeControls(s), max)
 
 /**
- * A value from a model, shown as its JSON text (a string in quotes, with `\n` for a
- * line break), at most `max` characters.
+ * A value from a model, shown as its JSON text (a string in quotes, with `\n` for a line break), at most
+ * `max` characters.
  *
  * @example
  * import { showValue } from './Answer.js'
@@ -177,8 +178,8 @@ export const showValue = (u: unknown, max: number): Shown => {
 const shownMore = (s: Shown): string => (s.cut === 0 ? s.text : `${s.text}… (${s.cut} more characters not shown)`)
 
 /**
- * The locations, arguments and reason of a request, shown: the facts a human decides
- * on, each escaped and bounded.
+ * The locations, arguments and reason of a request, shown: the facts a human decides on, each escaped and
+ * bounded.
  *
  * @since 0.1.0
  * @category pure steps
@@ -204,10 +205,10 @@ export const showFacts = (
 })
 
 /**
- * A request as the lines of a question, facts first: the tool (and the paths), every
- * location with its argument, every argument with its value, what "always" would
- * remember, and last, on one line, the model's reason, labelled as its own words.
- * Nothing a model wrote can start a line of its own, or push a fact out of sight.
+ * A request as the lines of a question, facts first: the tool (and the paths), every location with its
+ * argument, every argument with its value, what "always" would remember, and last, on one line, the model's
+ * reason, labelled as its own words. Nothing a model wrote can start a line of its own, or push a fact out of
+ * sight.
  *
  * @example
  * import { drawPermissionRequest } from 'toolstack'
@@ -241,7 +242,7 @@ export const drawPermissionRequest = (
 ): ReadonlyArray<string> => {
   const tool = shownMore(showText(request.tool, SHOWN_LIMITS.tool))
   const paths = request.paths.map((p) => shownMore(showText(p, SHOWN_LIMITS.path)))
-  // a request written by hand: its facts read from its arguments
+  // a request written by hand (no `shown`): its facts are derived from its arguments
   const { shown, reason } =
     request.shown === undefined
       ? showFacts([], request.arguments ?? {})
@@ -289,8 +290,8 @@ const ANSWER_MEMBERS: ReadonlyArray<string> = ['action', 'rule']
 const Action = t.keyof({ 'allow-once': null, 'deny-once': null, 'always-allow': null, 'always-deny': null })
 
 /**
- * Reads `onAsk`'s answer. Unknown members, an unknown action, a rule that is not a
- * valid rule or whose decision contradicts the action: each is a Left saying which.
+ * Decodes `onAsk`'s answer. Unknown members, an unknown action, a rule that is not a valid rule or whose
+ * decision contradicts the action: each returns a Left naming the problem.
  *
  * @example
  * import { decodeAnswer } from './Answer.js'
@@ -327,8 +328,7 @@ export const decodeAnswer = (
     if (typeof source !== 'object' || source === null || Array.isArray(source))
       return invalid(`rule must be a rule, got ${describeValue(source)}`)
     const candidate = ownCopy(source)
-    // the suggested rule is phrased for "always allow"; for "always deny" it is the same
-    // scope, refused
+    // the suggested rule is phrased for "always allow"; for "always deny" it is the same scope, refused
     if (given === undefined || !hasOwn(candidate, 'decision')) candidate['decision'] = decision
     else if (candidate['decision'] !== decision) {
       return invalid(`its decision ${describeValue(candidate['decision'])} contradicts the answer ${quote(action)}`)
@@ -344,8 +344,7 @@ const sameRule = (a: Rule, b: Rule): boolean =>
   a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
 
 /**
- * The grant list with `rule` remembered; the very same list when an equal rule is
- * already there.
+ * The grant list with `rule` added; the same list (same reference) when an equal rule is already there.
  *
  * @since 0.1.0
  * @category pure steps

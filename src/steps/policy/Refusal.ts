@@ -1,6 +1,6 @@
 /**
- * Why the permission policy did not run a call, and how that is said to a model:
- * who refused, why, and what to do instead.
+ * Why the permission policy did not run a call, and how that is described to a model: who refused, why, and
+ * what to do instead.
  *
  * @since 0.1.0
  */

@@ -1,7 +1,6 @@
 /**
- * A policy rule and its codec: which tools it names, what it decides, and where.
- * Rules are validated once, at construction, so a typo is a `TypeError` that names
- * it rather than a rule that silently never fires.
+ * A policy rule and its codec: which tools it names, what it decides, and where. Rules are validated once, at
+ * construction, so a typo is a `TypeError` that names it rather than a rule that silently never fires.
  *
  * @since 0.1.0
  */
@@ -25,9 +24,8 @@ import { hasOwn } from '../../kernel/guards.js'
 export type Decision = 'allow' | 'deny' | 'ask'
 
 /**
- * A policy rule. `tool` is an exact name, a trailing-`*` prefix glob (`fs_*`) or `*`;
- * `under` narrows it to calls whose locations lie in a directory; `note` is the
- * reason a model is given when the rule refuses.
+ * A policy rule. `tool` is an exact name, a trailing-`*` prefix glob (`fs_*`) or `*`; `under` narrows it to
+ * calls whose locations lie in a directory; `note` is the reason a model is given when the rule refuses.
  *
  * @since 0.1.0
  * @category model
@@ -40,7 +38,7 @@ export interface Rule {
 }
 
 /**
- * The members a rule may have; any other is refused by name.
+ * The members a rule may have; any other is rejected by name.
  *
  * @since 0.1.0
  * @category model
@@ -52,8 +50,7 @@ export const RULE_MEMBERS: ReadonlyArray<string> = Object.freeze(['tool', 'decis
 // -------------------------------------------------------------------------------------
 
 /**
- * Whether a string is a valid tool pattern: non-empty, with `*` only as its last
- * character.
+ * Whether a string is a valid tool pattern: non-empty, with `*` only as its last character.
  *
  * @example
  * import { isToolGlob } from './Rule.js'
@@ -93,8 +90,8 @@ export const DecisionCodec: t.Type<Decision, Decision, unknown> = t.keyof(
 )
 
 /**
- * A directory for `under` or a root: a clean absolute POSIX path (no `..` segment,
- * NUL, backslash or leading `~`), decoded to normal form.
+ * A directory for `under` or a root: a clean absolute POSIX path (no `..` segment, NUL, backslash or leading
+ * `~`), decoded to normal form.
  *
  * @since 0.1.0
  * @category codecs
@@ -116,8 +113,8 @@ const Members = t.intersection([
 ])
 
 /**
- * A rule, exactly: unknown members are refused (never stripped), `under` is decoded
- * to normal form, and the result is a fresh frozen object.
+ * A rule, exactly: unknown members are rejected (never stripped), `under` is decoded to normal form, and the
+ * result is a fresh frozen object.
  *
  * @since 0.1.0
  * @category codecs
@@ -163,9 +160,8 @@ export const RuleCodec: t.Type<Rule, Rule, unknown> = new t.Type<Rule, Rule, unk
 
 const tagOf = (type: t.Decoder<unknown, unknown>): unknown => (type as { readonly _tag?: unknown })._tag
 
-// An intersection adds a context entry per member, keyed by its position under a
-// parent that is not an array; that key says nothing about where the value is, so it
-// is skipped. Array positions read as [i].
+// An intersection adds a context entry per member, keyed by its index under a non-array parent; that key does
+// not locate the value, so it is skipped. Array positions render as [i].
 const pathOf = (label: string, e: t.ValidationError): string => {
   let out = label
   // the root (the first entry) has no parent and names nothing
@@ -202,7 +198,7 @@ export const drawRuleErrors = (label: string, errors: t.Errors): string =>
     .join('; ')
 
 /**
- * Decodes one rule, or says what is wrong with it.
+ * Decodes one rule, or returns a Left describing what is wrong with it.
  *
  * @example
  * import { decodeRule } from './Rule.js'
@@ -224,7 +220,7 @@ export const decodeRule = (u: unknown, label = 'rule'): Either<string, Rule> => 
 }
 
 /**
- * Decodes a list of rules, or says what is wrong with each bad one, by index.
+ * Decodes a list of rules, or returns a Left describing what is wrong with each bad one, by index.
  *
  * @since 0.1.0
  * @category codecs

@@ -1,6 +1,6 @@
 /**
- * The policy's judgement of one call before anyone is asked: allowed, refused (and
- * why), or a question for the human. Pure: rules, grants and roots in, a verdict out.
+ * The policy's judgement of one call before anyone is asked: allowed, refused (and why), or a question for
+ * the human. Pure: rules, grants and roots in, a verdict out.
  *
  * @since 0.1.0
  */
@@ -30,7 +30,7 @@ export interface Question {
   /** The caller's call. */
   readonly call: object
   readonly tool: string
-  /** How its arguments read. */
+  /** Its arguments, as parsed. */
   readonly parsed: Either<ArgsProblem, Args>
   /** What the rules saw: `{}` for no arguments, `undefined` for unreadable ones. */
   readonly args: Args | undefined
@@ -50,7 +50,7 @@ export type Verdict =
 
 const ALLOW: Verdict = { _tag: 'Allow' }
 
-// what a call refused by its name alone is judged with: its arguments play no part
+// stands in for the arguments of a call denied by name alone: they play no part
 const NOT_READ: Either<ArgsProblem, Args> = right({})
 
 // -------------------------------------------------------------------------------------
@@ -67,10 +67,9 @@ const unevaluable = (evaluation: Evaluation): ReadonlyArray<string> =>
   )
 
 /**
- * What the static rules say about a call to `tool`. When the rules decide by the
- * tool's name alone, its arguments are not read (`argsOf` is not called): an allowed
- * call is parsed once, by the layer below that needs it, and a refused one never.
- * Its locations are read with `scope` (see `locate`).
+ * What the static rules decide about a call to `tool`. When the rules decide by the tool's name alone, its
+ * arguments are not read (`argsOf` is not called): an allowed call is parsed once, by the layer below that
+ * needs it, and a refused one never. Its locations are read with `scope` (see `locate`).
  *
  * @example
  * import { judge } from './Verdict.js'
@@ -116,8 +115,8 @@ export const judge = (
 }
 
 /**
- * What the session's grants say about a question: allowed, refused by a grant, or
- * `undefined` when no grant decides it and the human must be asked.
+ * What the session's grants decide about a question: allowed, refused by a grant, or `undefined` when no
+ * grant decides it and the human must be asked.
  *
  * @since 0.1.0
  * @category pure steps
@@ -133,10 +132,9 @@ export const byGrants =
   }
 
 /**
- * Object arguments as plain data, read once: each getter is read once, a Proxy is
- * asked once, and what comes back is JSON's data only, so nothing can answer
- * differently later. A Left says why they could not be read (a getter that throws, a
- * cycle, a BigInt).
+ * Object arguments as plain data, read once: each getter and Proxy trap runs once, and the result is plain
+ * JSON data, so nothing can return a different value later. A Left gives the reason they could not be read (a
+ * getter that throws, a cycle, a BigInt).
  *
  * @example
  * import { plainArguments } from './Verdict.js'

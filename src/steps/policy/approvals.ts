@@ -1,8 +1,8 @@
 /**
- * What every framework's approval bridge shares: a framework asks its human before a
- * tool runs (the AI SDK's tool approval, the Agents SDK's interruptions), and the call
- * it approved then goes down the stack marked so, where `withPolicy`'s `onAsk` answers
- * `allow-once` for it. The adapters add only their framework's side.
+ * What every framework's approval bridge shares: a framework asks its human before a tool runs (the AI SDK's
+ * tool approval, the Agents SDK's interruptions), and the approved call then goes down the stack marked as
+ * approved, where `withPolicy`'s `onAsk` answers `allow-once` for it. The adapters add only their framework's
+ * side.
  *
  * @since 0.1.0
  */
@@ -22,11 +22,11 @@ import { decodeRules } from './Rule.js'
  * @category model
  */
 export interface PolicyApprovalOptions {
-  /** The rules given to `withPolicy`: the same ones, so both say `ask` about the same calls. */
+  /** The rules given to `withPolicy`: the same ones, so both decide `ask` for the same calls. */
   readonly rules: ReadonlyArray<Rule>
   /** The `roots` given to `withPolicy`, if any. */
   readonly roots?: Roots
-  /** Asked about a call the policy asks about but the framework did not have approved. Default: refuse it. */
+  /** Called for a call the policy asks about that the framework has not approved. Default: refuse it. */
   readonly onAsk?: OnAsk
 }
 
@@ -58,8 +58,8 @@ const marked =
   }
 
 /**
- * Checks `options` (a `TypeError` naming `where` and the problem) and makes the set of
- * approved calls, one ref changed in one step.
+ * Checks `options` (throws a `TypeError` naming `where` and the problem) and creates the set of approved
+ * calls: one ref, updated with `modify`.
  *
  * @since 0.1.0
  * @category constructors

@@ -1,7 +1,7 @@
 /**
- * Asking the human about one call: the request `onAsk` is handed (copies, so nothing
- * the host does to it changes what runs), the host's answer however it comes (a
- * Task, a Promise, or a value), read with `decodeAnswer`.
+ * Asking the human about one call: the request `onAsk` receives (copies, so nothing the host does to it
+ * changes what runs), and the host's answer however it comes (a Task, a Promise, or a value), decoded with
+ * `decodeAnswer`.
  *
  * @since 0.1.0
  */
@@ -22,7 +22,7 @@ import { memberOf, ownCopy } from '../../kernel/guards.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * How the host asks its human: answers a Task (fp-ts), a Promise, or the answer itself.
+ * How the host asks its human: returns a Task (fp-ts), a Promise, or the answer itself.
  *
  * @since 0.1.0
  * @category model
@@ -44,8 +44,8 @@ const copyOf = <A>(u: A): A => {
 }
 
 /**
- * A call to `tool` with `args` in place of its own arguments, keeping only the caller's
- * id and type: what goes down, or is shown, instead of a call whose arguments were read.
+ * A call to `tool` with `args` in place of its own arguments, keeping only the caller's id and type: what
+ * goes down, or is shown, instead of a call whose arguments were read.
  *
  * @since 0.1.0
  * @category pure steps
@@ -56,8 +56,8 @@ export const callWithArguments = (call: object, tool: string, args: string | Arg
   function: { name: tool, arguments: args },
 })
 
-// the call a human is shown: its raw string as the model wrote it, or a copy of its
-// object; a call that cannot be read claims no type, and the arguments read stand in
+// the call a human is shown: the raw arguments string as the model wrote it, or a copy of the parsed object;
+// a call that cannot be read gets no `type`, and the parsed arguments stand in for its own
 const copyCall = (call: object, tool: string, args: Args): ToolCall => {
   const unreadable = {}
   const fn = memberOf(call, 'function', unreadable)
@@ -67,9 +67,8 @@ const copyCall = (call: object, tool: string, args: Args): ToolCall => {
 }
 
 /**
- * The request for a question whose arguments could be read: everything a human needs
- * to decide, every part a copy, and the facts shown (`showFacts`) from the locations
- * the rules judged.
+ * The request for a question whose arguments could be read: everything a human needs to decide, every part a
+ * copy, and the facts shown (`showFacts`) from the locations the rules judged.
  *
  * @since 0.1.0
  * @category pure steps
@@ -94,9 +93,9 @@ export const requestFor = (q: Question, args: Args): PermissionRequest => {
 // -------------------------------------------------------------------------------------
 
 /**
- * Asks `onAsk` about a question and reads the answer; whatever goes wrong (a request
- * that cannot be copied, a callback that throws or rejects, an answer that does not
- * read) is the refusal saying so. Never rejects.
+ * Asks `onAsk` about a question and decodes the answer; whatever goes wrong (a request that cannot be copied,
+ * a callback that throws or rejects, an answer that does not decode) becomes a refusal describing it. Never
+ * rejects.
  *
  * @since 0.1.0
  * @category effects

@@ -1,7 +1,6 @@
 /**
- * The rule engine: one pure function from rules and a call to a decision. Every rule
- * is evaluated and the strongest wins, so the order rules are written in never
- * matters.
+ * The rule engine: one pure function from rules and a call to a decision. Every rule is evaluated and the
+ * strongest wins, so the order rules are written in never matters.
  *
  * @since 0.1.0
  */
@@ -15,9 +14,8 @@ import { commonDirectory, isInside, locate, locationWithin, parentDirectory, roo
 // -------------------------------------------------------------------------------------
 
 /**
- * Why a decision was reached: a rule fired on its own terms (`rule`), nothing
- * matched (`no-match`), or a location could not be read, so an `under` rule failed
- * closed (`unevaluable-path`).
+ * Why a decision was reached: a rule fired on its own terms (`rule`), nothing matched (`no-match`), or a
+ * location could not be read, so an `under` rule failed closed (`unevaluable-path`).
  *
  * @since 0.1.0
  * @category model
@@ -34,16 +32,15 @@ interface EvaluationOf<D extends Decision, R extends Rule | undefined> {
   /** Every location `locate` found, each with the argument it came from (or why it is unknown). */
   readonly locations: ReadonlyArray<PathLocation>
   /**
-   * The rule an "always allow" answer would record: this tool, under the deepest
-   * directory holding every path the call names (each path's own directory), never
-   * above the tool's root.
+   * The rule an "always allow" answer would record: this tool, under the deepest directory holding every path
+   * the call names (each path's own directory), never above the tool's root.
    */
   readonly suggestedRule: Rule
 }
 
 /**
- * What `evaluate` says about one call. An allow or a deny is always some rule's; an
- * "ask" may be a rule's, or no rule's at all.
+ * What `evaluate` returns for one call. An allow or a deny is always some rule's; an "ask" may be a rule's,
+ * or no rule's at all.
  *
  * @since 0.1.0
  * @category model
@@ -61,9 +58,8 @@ interface Fired {
 }
 
 /**
- * Whether a rule fires for a call to a tool it matches, given the call's locations.
- * Allow-with-under needs every location inside; deny and ask with under fire on any
- * location inside or unknown.
+ * Whether a rule fires for a call to a tool it matches, given the call's locations. Allow-with-under needs
+ * every location inside; deny and ask with under fire on any location inside or unknown.
  */
 const fire = (rule: Rule, locations: ReadonlyArray<PathLocation>): Fired | 'blocked-by-unknown' | undefined => {
   if (rule.under === undefined) return { rule, failedClosed: false }
@@ -87,9 +83,9 @@ const textually = (a: string, b: string): number => {
 }
 
 /**
- * A total order on fired rules, so the rule reported is the same whatever order the
- * rules came in: stronger first, then one that fired on its own terms, then the more
- * specific (deeper `under`, exact name, longer glob), then a fixed textual order.
+ * A total order on fired rules, so the rule reported is the same whatever order the rules came in: stronger
+ * first, then one that fired on its own terms, then the more specific (deeper `under`, exact name, longer
+ * glob), then a fixed textual order.
  */
 const compareFired = (a: Fired, b: Fired): number =>
   strength(b.rule.decision) - strength(a.rule.decision) ||
@@ -99,9 +95,8 @@ const compareFired = (a: Fired, b: Fired): number =>
   b.rule.tool.length - a.rule.tool.length ||
   textually(canonical(a.rule), canonical(b.rule))
 
-// The rule an "always" answer records: the tool, under the deepest directory that
-// holds every path the call names (for a path, the directory it is in, so that the
-// next file beside it is covered too), never above the tool's root.
+// The rule an "always" answer records (see `suggestedRule`): each path contributes the directory it is in, so
+// the next file beside it is covered too.
 const suggest = (
   tool: string,
   locations: ReadonlyArray<PathLocation>,
@@ -111,8 +106,8 @@ const suggest = (
   if (locations.every((l) => l._tag === 'Missing')) return { tool, decision: 'allow' }
   const root = rootFor(roots, tool)
   const holding = commonDirectory(paths.map(parentDirectory))
-  // a location that cannot be read still belongs somewhere: the tool's root, or, at
-  // the least, only clean absolute paths (an allow under "/" never covers a ".." path)
+  // a location that cannot be read still belongs somewhere: the tool's root, or, at the least, only clean
+  // absolute paths (an allow under "/" never covers a ".." path)
   const under =
     holding === undefined
       ? (root ?? '/')
@@ -123,10 +118,9 @@ const suggest = (
 }
 
 /**
- * Decides one call. Every rule whose `tool` matches is evaluated; the strongest that
- * fires wins (deny > ask > allow); no rule firing means ask. The call's locations are
- * read by `locate` with `scope`: give it the tool's declared arguments (as `withPolicy`
- * does), so that a key the tool does not declare decides nothing.
+ * Decides one call. Every rule whose `tool` matches is evaluated; the strongest that fires wins (deny > ask >
+ * allow); no rule firing means ask. The call's locations are read by `locate` with `scope`: give it the
+ * tool's declared arguments (as `withPolicy` does), so that a key the tool does not declare decides nothing.
  *
  * @example
  * import { evaluate } from 'toolstack/extend'
@@ -184,11 +178,10 @@ export const evaluate = (
 }
 
 /**
- * The decision when it does not depend on the call's arguments: when no rule that
- * matches `tool` has an `under`, the strongest matching rule decides (deny > ask >
- * allow) and no match means ask, exactly as {@link evaluate} would say. `undefined`
- * when a matching rule has an `under`, so only `evaluate` can tell. The rules are
- * read once, when `decisionByName(rules)` is made.
+ * The decision when it does not depend on the call's arguments: when no rule that matches `tool` has an
+ * `under`, the strongest matching rule decides (deny > ask > allow) and no match means ask, exactly as
+ * {@link evaluate} would decide. `undefined` when a matching rule has an `under`, so only `evaluate` can
+ * tell. The rules are read once, when `decisionByName(rules)` is called.
  *
  * @example
  * import { decisionByName } from './evaluate.js'

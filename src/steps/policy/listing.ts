@@ -1,8 +1,7 @@
 /**
- * The listing a model is shown under a policy: a tool that a bare deny refuses
- * whatever its arguments is left out, so the model is not offered what it can never
- * use. And what the policy keeps of a listing: each tool's declared argument names,
- * the only ones it reads locations from.
+ * The listing a model is shown under a policy: a tool that a bare deny refuses whatever its arguments is left
+ * out, so the model is not offered what it can never use. Also what the policy keeps of a listing: each
+ * tool's declared argument names, the only ones it reads locations from.
  *
  * @since 0.1.0
  */
@@ -13,9 +12,8 @@ import { callNameOf } from '../../kernel/calls.js'
 import { memberOf } from '../../kernel/guards.js'
 
 /**
- * The declarations no bare deny among `rules` refuses, in order; the very same array
- * when none is refused. A declaration without a readable name is kept: the policy
- * does not judge what it cannot name.
+ * The declarations no bare deny among `rules` refuses, in order; the same array (same reference) when none is
+ * refused. A declaration without a readable name is kept: the policy does not judge what it cannot name.
  *
  * @example
  * import { withoutRefusedTools } from './listing.js'
@@ -43,10 +41,9 @@ export const withoutRefusedTools =
   }
 
 /**
- * Whether the rules name none of the listed tools: the listing holds tools, there are
- * rules, and not one of their patterns matches a listed name (as happens with
- * `defaultRules` behind a registry prefix). Then every call is asked about or refused,
- * whatever the rules were meant to allow.
+ * Whether the rules name none of the listed tools: the listing holds tools, there are rules, and not one of
+ * their patterns matches a listed name (as happens with `defaultRules` behind a registry prefix). Then every
+ * call is asked about or refused, whatever the rules were meant to allow.
  *
  * @example
  * import { defaultRules } from 'toolstack'
@@ -66,8 +63,8 @@ export const rulesNameNoTool =
     return !names.some((n) => patterns.some((matches) => matches(n)))
   }
 
-// the keys of a declaration's top-level `parameters.properties`; undefined when the
-// declaration cannot be read (a throwing getter, a Proxy)
+// the keys of a declaration's top-level `parameters.properties`; undefined when the declaration cannot be
+// read (a throwing getter, a Proxy)
 const declaredKeys = (d: unknown): ReadonlySet<string> | undefined => {
   try {
     const unreadable = {}
@@ -85,10 +82,9 @@ const declaredKeys = (d: unknown): ReadonlySet<string> | undefined => {
 }
 
 /**
- * Each listed tool's declared argument names: the keys of its `parameters.properties`
- * (top level only; none when it has no `properties`). A tool listed twice, or whose
- * declaration cannot be read, is left out: which declaration it runs with is not
- * known, so its locations are not either.
+ * Each listed tool's declared argument names: the keys of its `parameters.properties` (top level only; none
+ * when it has no `properties`). A tool listed twice, or whose declaration cannot be read, is left out: which
+ * declaration it runs with is not known, so its locations are not either.
  *
  * @example
  * import { declaredArguments } from './listing.js'

@@ -1,7 +1,6 @@
 /**
- * One question at a time: the human who answers `onAsk` is one person, so questions
- * wait their turn. A queue is a value made by an effect; every provider that holds the
- * same queue shares that person's attention.
+ * One question at a time: the human who answers `onAsk` is one person, so questions wait their turn. A queue
+ * is created by an effect; every provider holding the same queue shares that person.
  *
  * @since 0.1.0
  */
@@ -20,9 +19,8 @@ export interface QuestionQueue {
   /** `question`, started once every question queued before it has settled. */
   readonly inTurn: <A>(question: Task<A>) => Task<A>
   /**
-   * Whether the caller runs inside a question of this queue that has not settled yet
-   * (an `onAsk` that calls back into its own stack): a question asked from there
-   * would wait for itself.
+   * Whether the caller runs inside a question of this queue that has not settled yet (an `onAsk` that calls
+   * back into its own stack): a question asked from there would wait for itself.
    */
   readonly asking: IO<boolean>
 }
@@ -49,12 +47,10 @@ export interface QuestionQueue {
  * @category constructors
  */
 export const newQuestionQueue: IO<QuestionQueue> = () => {
-  // the last question's settling: a promise chain, each question starting when the
-  // one before it settled, whichever way
+  // the tail of a promise chain: each question starts once the previous one has settled, either way
   const last = newIORef<Promise<unknown>>(Promise.resolve())()
-  // which question of this queue the running code was started by (its `open` ref is
-  // false once it settled): the only way to tell a call made from inside onAsk from
-  // one that merely arrived while a question was open
+  // the question the running code was started from (its `open` ref turns false once it settles): the only way
+  // to tell a call made from inside onAsk from one that merely arrived while a question was open
   const within = new AsyncLocalStorage<IORef<boolean>>()
   return {
     _tag: 'QuestionQueue',
