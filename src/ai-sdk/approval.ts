@@ -1,9 +1,8 @@
 /**
- * A policy's `ask` through the AI SDK's own tool approval: the static rules decide,
- * before a tool runs, which calls need a human (`toolApproval` answers
- * `'user-approval'` for them), the SDK asks in its own way (a `tool-approval-request`,
- * answered by a `tool-approval-response`), and when the human approved, the call goes
- * down the stack marked so: `withPolicy`'s `onAsk` answers `allow-once` for it.
+ * A policy's `ask` through the AI SDK's own tool approval: the static rules decide, before a tool
+ * runs, which calls need a human (`toolApproval` returns `'user-approval'` for them); the SDK asks in
+ * its own way (a `tool-approval-request`, answered by a `tool-approval-response`); and an approved call
+ * goes down the stack marked as approved, so `withPolicy`'s `onAsk` returns `allow-once` for it.
  *
  * @since 0.1.0
  */
@@ -21,7 +20,7 @@ import { isRecord } from '../kernel/guards.js'
 export type { PolicyApprovalOptions }
 
 /**
- * What an AI SDK tool approval is: the status a `toolApproval` function answers.
+ * An AI SDK tool approval: the status a `toolApproval` function returns.
  *
  * @since 0.1.0
  * @category model

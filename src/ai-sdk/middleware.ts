@@ -1,9 +1,9 @@
 /**
- * `unknownKeyAuditMiddleware`: the smoke alarm inside the Vercel AI SDK. A language
- * model middleware sees each tool call as the model wrote it (`input`, a JSON string)
- * together with the tools of that very request, before the SDK parses the input with
- * the tool's schema, which for a zod `z.object` strips every key it does not declare.
- * It audits those keys and hands the result, or the stream, on unchanged.
+ * `unknownKeyAuditMiddleware`: the unknown-key audit inside the Vercel AI SDK. A language model
+ * middleware sees each tool call as the model wrote it (`input`, a JSON string) together with the
+ * tools of the same request, before the SDK parses the input with the tool's schema (a zod `z.object`
+ * strips every key it does not declare). It audits those keys and passes the result, or the stream,
+ * through unchanged.
  *
  * @since 0.1.0
  */
@@ -92,7 +92,7 @@ export const declarationsOfRequest = (tools: unknown): ReadonlyArray<ToolDeclara
 const catalogueOfRequest = (session: AuditSession, params: LanguageModelCallParams): Catalogue =>
   listedCatalogue(session, declarationsOfRequest(params.tools))
 
-// a tool call the SDK will run: its raw input, against the request's tools
+// audits a tool call the SDK will run (not provider-executed): its raw input against the request's tools
 const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): void => {
   try {
     if (!isRecord(part) || part['type'] !== 'tool-call' || part['providerExecuted'] === true) return
@@ -109,11 +109,11 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
 }
 
 /**
- * A language model middleware that audits each tool call's raw input against the
- * tools of its own request, in `generateText` and `streamText` alike, and warns once
- * per (tool, key), with the options, the warning and the once-per-pair memory of
- * `withUnknownKeyAudit`. It changes nothing: `wrapGenerate` answers the very result
- * the model gave, `wrapStream` the model's parts, each the very same object, in order.
+ * A language model middleware that audits each tool call's raw input against the tools of its own
+ * request, in `generateText` and `streamText` alike, and warns once per (tool, key), with the options,
+ * warning and once-per-pair memory of `withUnknownKeyAudit`. It changes nothing: `wrapGenerate` returns
+ * the same result object the model returned, and `wrapStream` passes on the model's parts in order,
+ * each the same object (same reference).
  *
  * ```ts
  * const model = wrapLanguageModel({ model: openai('gpt-5'), middleware: unknownKeyAuditMiddleware({ onWarn }) })
@@ -160,7 +160,7 @@ export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): Unk
   const wrapGenerate: WrapGenerate = async ({ doGenerate, params }) => {
     const catalogue = catalogueOfRequest(session, params)
     const result = await doGenerate()
-    // with no tools audited, the check of each part finds no declaration and says nothing
+    // with no tools audited, each part's check finds no declaration and emits nothing
     try {
       for (const part of result.content) checkPart(session, catalogue, part)
     } catch {

@@ -1,11 +1,10 @@
 /**
  * A toolstack stack as AI SDK tools, and AI SDK tools as a provider.
  *
- * `toAiSdkTools` lists the stack once and makes each tool a `dynamicTool` over a JSON
- * Schema with no validator: the SDK only parses the model's JSON, so every key the
- * model wrote reaches the stack, where the audit, the policy and the server see it.
- * `fromAiSdkTools` goes the other way: a user's own tools at the bottom of a stack,
- * each validated by its own schema below the audit, where it belongs.
+ * `toAiSdkTools` lists the stack once and makes each tool a `dynamicTool` over a JSON Schema with no
+ * validator: the SDK only parses the model's JSON, so every key the model wrote reaches the stack,
+ * where the audit, the policy and the server see it. `fromAiSdkTools` goes the other way: a user's own
+ * tools at the bottom of a stack, each validated by its own schema below the audit.
  *
  * @since 0.1.0
  */
@@ -34,13 +33,13 @@ import { approvedInMessages } from './approval.js'
  * @category model
  */
 export interface ToAiSdkToolsOptions {
-  /** The bridge from `policyApproval`: a call the human approved through the SDK is marked so for `withPolicy`. */
+  /** From `policyApproval`: a call the human approved through the SDK is marked approved for `withPolicy`. */
   readonly approval?: PolicyApproval
 }
 
 /**
- * What a tool of `toAiSdkTools` throws for an `is_error` result, so the SDK reports a
- * tool error (the model reads `Error: <content>`); the result itself is kept.
+ * What a `toAiSdkTools` tool throws for an `is_error` result, so the SDK reports a tool error (the
+ * model reads `Error: <content>`); the result is kept on the error.
  *
  * @since 0.1.0
  * @category model
@@ -59,9 +58,9 @@ const isToolResult = (u: unknown): u is ToolResult =>
   isRecord(u) && u['role'] === 'tool' && typeof u['content'] === 'string'
 
 /**
- * The `toModelOutput` of a `toAiSdkTools` tool: the result's text, as a chat-completions
- * tool message would carry it. It takes the AI SDK 7 argument (`{ toolCallId, input,
- * output }`) and Mastra's (the output alone).
+ * The `toModelOutput` of a `toAiSdkTools` tool: returns the result's text, as a chat-completions tool
+ * message would carry it. Accepts the AI SDK 7 argument (`{ toolCallId, input, output }`) and
+ * Mastra's (the output alone).
  *
  * @example
  * import { modelOutputOf } from 'toolstack/ai-sdk'
@@ -109,12 +108,12 @@ export const toolResultError = (result: ToolResult): ToolResultError => {
 // -------------------------------------------------------------------------------------
 
 /**
- * The tools of a provider, listed once, as an AI SDK `ToolSet`: one `dynamicTool` per
- * declaration (the declaration's JSON Schema, no validator), whose `execute` sends the
- * call down the stack with the SDK's `toolCallId` as its id. An `is_error` result is
- * thrown as a {@link ToolResultError}, so the model gets the SDK's tool error; any other
- * result is the tool's output, structured content included, and the model reads its
- * text (`toModelOutput`). A listing that fails rejects with a `ProviderFailure`.
+ * The tools of a provider, listed once, as an AI SDK `ToolSet`: one `dynamicTool` per declaration
+ * (its JSON Schema, no validator), whose `execute` sends the call down the stack with the SDK's
+ * `toolCallId` as its id. An `is_error` result is thrown as a {@link ToolResultError}, so the model
+ * gets the SDK's tool error; any other result is returned as the tool's output, structured content
+ * included, and the model reads its text (`toModelOutput`). A failed listing rejects with a
+ * `ProviderFailure`.
  *
  * @example
  * import { fromTools } from 'toolstack'
@@ -271,14 +270,13 @@ const localToolOf = async (
 }
 
 /**
- * A provider over a user's AI SDK tools, so they can sit at the bottom of a toolstack
- * stack. Each tool is listed with the JSON Schema the SDK makes of its `inputSchema`;
- * a call is validated by that schema (a zod `z.object` strips undeclared keys here,
- * below the audit) and run by the tool's own `execute`. Its output is the result's
- * text (through the tool's `toModelOutput` when it has one; otherwise a string as it
- * is, anything else as JSON, kept as `structured_content`). Provider-defined tools and
- * tools without `execute` are left out. Never fails a batch; a listing fails only when
- * a schema cannot be read.
+ * A provider over a user's AI SDK tools, so they can sit at the bottom of a toolstack stack. Each tool
+ * is listed with the JSON Schema the SDK makes of its `inputSchema`; a call is validated by that schema
+ * (a zod `z.object` strips undeclared keys here, below the audit) and run by the tool's own `execute`.
+ * Its output becomes the result's text (through the tool's `toModelOutput` when it has one; otherwise
+ * a string as is, anything else as JSON, kept as `structured_content`). Provider-defined tools and
+ * tools without `execute` are left out. Never fails a batch; a listing fails only when a schema cannot
+ * be read.
  *
  * @example
  * import { tool } from 'ai'
@@ -305,7 +303,7 @@ export const fromAiSdkTools = (tools: ToolSet): BatchProvider<Error> => {
   const build = (): Promise<BatchProvider<never>> => {
     if (built !== undefined) return built
     const b = Promise.all(runnable.map(([name, tool]) => localToolOf(name, tool))).then(fromTools)
-    // a schema that could not be read is read again next time (built is b until then)
+    // on failure, drop the cached promise so the next call reads the schemas again
     b.catch(() => {
       built = undefined
     })

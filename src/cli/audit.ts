@@ -56,14 +56,13 @@ export interface AuditSummary {
 
 /** The replay's state over one run. @since 0.1.0 */
 export interface Auditor {
-  /** Audits one request body; returns the warnings it raised, or what the record looks like when it is none. */
+  /** Audits one request body; returns its warnings, or an `UnknownShape` when it is not a request body. */
   readonly request: (body: unknown, where: Location) => ReadonlyArray<LocatedWarning> | UnknownShape
   readonly summary: () => Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords' | 'unknownShapes'>
 }
 
-// A call is the same call when its id, tool name and arguments text are the same.
-// Arguments longer than this are remembered by their length and a digest, so the
-// memory of counted calls stays small however large they are.
+// Arguments longer than this are remembered by their length and a SHA-256 digest, so the memory of
+// counted calls stays small however large the arguments are.
 const ARGS_KEPT = 64
 
 const argsText = (args: unknown): string => {
@@ -80,10 +79,10 @@ const NO_WARNINGS: ReadonlyArray<LocatedWarning> = Object.freeze([])
 
 const READS = Object.values(FORMAT_NAMES).join(', ')
 
-/** A new replay state (each call gives a fresh one); `tolerate` adds names to `reason`. @since 0.1.0 */
+/** Returns a fresh replay state; `tolerate` adds names to the always-tolerated `reason`. @since 0.1.0 */
 export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
   const catalogueFor = catalogueTolerating(tolerate)
-  // id → the tool name and arguments text of each call counted with that id, in turn
+  // id → [tool, args, tool, args, …] of the calls counted with that id
   const counted = new Map<string, Array<string>>()
   const isNew = (id: string, tool: string, args: string): boolean => {
     const same = counted.get(id)
@@ -92,7 +91,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
     same.push(tool, args)
     return true
   }
-  // the same counts as the combinator's: a pair is reported once it is counted
+  // the combinator's seen-set: each (tool, key) pair is reported once
   let seen: SeenSet = emptySeenSet
   let requests = 0
   let callsRead = 0
@@ -111,8 +110,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
       if (!isNew(id, typeof name === 'string' ? name : '', argsText(args))) return void repeatedCalls++
       callsRead++
       if (typeof name !== 'string') return
-      // only the declarations of the tool called: a request lists many tools, and
-      // calls few that were not counted before
+      // a catalogue of the called tool only: a request lists many tools but carries few new calls
       const [check, next] = checkCall(catalogueFor(read.declarationsOf(name)), name, args, id)(seen)
       seen = next
       if (check._tag === 'NotAudited') return
@@ -261,7 +259,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
     io.err(
       `${ec.red('toolstack audit:')} ${nothing}${options.failOnWarn ? ' (--fail-on-warn: exit status 2, since nothing was audited)' : ''}`,
     )
-  // 2 wins over 1: warnings found in what could be read say nothing of what could not
+  // 2 takes precedence over 1: warnings in the readable input tell nothing about the unreadable part
   if (unusableFiles > 0 || badRecords > 0 || (options.failOnWarn && nothing !== undefined)) return 2
   return options.failOnWarn && summary.warnings > 0 ? 1 : 0
 }
@@ -281,7 +279,12 @@ const nothingAudited = (s: AuditSummary): string | undefined => {
   )
 }
 
-/** The summary for a person: a line of figures, then a line per tool: its undeclared keys, with their calls. @since 0.1.0 */
+/**
+ * The summary for a person: one line of totals, then one line per tool listing its undeclared keys
+ * and how many calls carried each.
+ *
+ * @since 0.1.0
+ */
 export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> => {
   const formats = (Object.keys(s.formats) as Array<Format>).filter((f) => s.formats[f] > 0)
   const kinds =

@@ -1,18 +1,15 @@
 /**
- * The audit as the command uses it: the one file of cli/ that imports the audit (the
- * rest of cli/ imports `mcp/index.ts` and the kernel's `describe` and `guards`). It
- * imports public names only (the root's, from their modules, and `toolstack/extend`'s):
- * the audit's own pure steps, so the command checks a call exactly as
- * `withUnknownKeyAudit` does.
+ * The audit's pure steps as the command uses them. The only file of cli/ that imports the audit (the
+ * rest imports `mcp/index.ts` and the kernel's `describe` and `guards`); it imports public names only,
+ * so the command checks a call exactly as `withUnknownKeyAudit` does.
  *
- * - `catalogueTolerating(tolerate)(declarations)`: the tools in force, from declarations in the
+ * - `catalogueTolerating(tolerate)(declarations)`: the tools to audit against, from declarations in the
  *   OpenAI chat shape; `reason` and each `tolerate` name are never reported.
- * - `checkCall(catalogue, tool, args, id)(seen)`: one call checked (`parseArgs`,
- *   `diffKeys`, once per (tool, key)): the warning when a pair is new, and the seen-set
- *   that counts this call.
+ * - `checkCall(catalogue, tool, args, id)(seen)`: checks one call (`parseArgs`, `diffKeys`, once per
+ *   (tool, key)); returns the warning when a pair is new, and the seen-set updated with this call.
  * - `pairStats(seen)`: the counts per (tool, key), sorted.
- * - `formatWarning(w)`, `warningFields(w)`: a warning in the combinator's words, and as
- *   the fields of a JSON record.
+ * - `formatWarning(w)`, `warningFields(w)`: a warning as the combinator formats it, and as the fields
+ *   of a JSON record.
  *
  * @since 0.1.0
  */
@@ -28,8 +25,8 @@ export type { PairStat, SeenSet } from '../steps/audit/SeenSet.js'
 export { emptySeenSet } from '../steps/audit/SeenSet.js'
 
 /**
- * The catalogue of `declarations`: unreadable ones left out, the first of two with one
- * name wins, a tool declaring no property but tolerated names is not audited.
+ * Builds the catalogue of `declarations`: unreadable ones are skipped, the first of two with the same
+ * name wins, and a tool declaring only tolerated names is not audited.
  *
  * @since 0.1.0
  */

@@ -1,8 +1,7 @@
 /**
- * The request bodies `toolstack audit` reads, told apart record by record: OpenAI chat
- * completions, OpenAI Responses and Anthropic Messages. Each is read into one shape:
- * the calls it carries, and the declarations of a tool in the OpenAI chat shape the
- * audit's steps read.
+ * The request bodies `toolstack audit` reads, with the format detected per record: OpenAI chat
+ * completions, OpenAI Responses and Anthropic Messages. Each is read into one `Request`: the calls it
+ * carries, and a tool's declarations in the OpenAI chat shape the audit's steps expect.
  *
  * @since 0.1.0
  */
@@ -18,19 +17,19 @@ export const FORMAT_NAMES: Readonly<Record<Format, string>> = {
   anthropic: 'Anthropic Messages',
 }
 
-/** Visits one call as recorded: `args` a JSON string or an object. @since 0.1.0 */
+/** Called with one call as recorded: `args` is a JSON string or an object. @since 0.1.0 */
 export type CallVisitor = (id: string, name: unknown, args: unknown) => void
 
 /** @since 0.1.0 */
 export interface Request {
   readonly format: Format
-  /** Visits each call, in order. (A visitor, not an array: a request repeats every call before it.) */
+  /** Visits each call, in order (a visitor rather than an array: a request repeats every earlier call). */
   readonly calls: (visit: CallVisitor) => void
   /** The request's declarations of tool `name`, in the OpenAI chat shape. */
   readonly declarationsOf: (name: string) => ReadonlyArray<unknown>
 }
 
-/** A record that is no request body this command reads, and what it looks like. @since 0.1.0 */
+/** A record that is not a request body in a supported format, with a description of it. @since 0.1.0 */
 export interface UnknownShape {
   readonly _tag: 'UnknownShape'
   /** What the record is: a kind of value, or an object and its first keys. */
@@ -104,7 +103,7 @@ const describeShape = (u: unknown): string => {
   return `an object with ${keys.length === 1 ? 'key' : 'keys'} ${shown.join(', ')}${keys.length > 6 ? ', …' : ''}`
 }
 
-/** Reads a request body of any of the three formats, or says what the record looks like. @since 0.1.0 */
+/** Reads a request body in any of the three formats, or returns an `UnknownShape`. @since 0.1.0 */
 export const readRequest = (body: unknown): Request | UnknownShape => {
   const tools = asArray(own(body, 'tools'))
   const messages = own(body, 'messages')

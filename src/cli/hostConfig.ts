@@ -1,16 +1,15 @@
 /**
- * The host configuration the help shows: one constant, so that every place showing it
- * (the help, the README) shows the same text, and a test runs it.
+ * The host configuration shown by the help: one constant, so the help and the README show the same
+ * text, and a test runs it.
  *
  * @since 0.1.0
  */
 
 /**
- * An `mcpServers` entry (Claude Desktop's `claude_desktop_config.json`, and hosts that
- * read the same shape) running the reference filesystem server behind the proxy, with
- * `toolstack` installed (see the README's Install). It names the official scoped
- * package: the unscoped `mcp-server-filesystem` on npm is somebody else's, and it does
- * not write `npx -y toolstack`, a name toolstack does not hold on the registry yet.
+ * An `mcpServers` entry (Claude Desktop's `claude_desktop_config.json`, and hosts that read the same
+ * shape) running the reference filesystem server behind the proxy, with `toolstack` installed (see the
+ * README's Install). It uses the official scoped package (the unscoped `mcp-server-filesystem` on npm
+ * belongs to someone else), and not `npx -y toolstack`: the project does not own that npm name yet.
  *
  * @since 0.1.0
  */

@@ -1,7 +1,7 @@
 /**
- * Lines cut from a stream of bytes at each LF, for both commands: a line that came in
- * pieces is joined once its LF arrives; a line nobody wants, or longer than the limit,
- * is passed over without being kept.
+ * Splits a byte stream into lines at each LF (for `audit` and `proxy`): a line split across chunks is
+ * joined once its LF arrives; a line the caller does not want, or one over the limit, is skipped
+ * without being buffered.
  *
  * @since 0.1.0
  */
@@ -9,25 +9,25 @@ import { isAscii } from 'node:buffer'
 
 /** @since 0.1.0 */
 export interface LineSink {
-  /** A whole line, without its LF (a CR before it is left in): a view of a chunk, which is never reused. */
+  /** Receives a whole line without its LF (a CR before it is kept); may be a view of a chunk (never reused). */
   readonly line: (bytes: Buffer) => void
-  /** A line longer than the limit, not kept: its length in bytes, without its LF. */
+  /** Called for a line over the limit (not buffered) with its length in bytes, without its LF. */
   readonly tooLong?: (length: number) => void
 }
 
 /** @since 0.1.0 */
 export interface SplitOptions {
-  /** Asked as each line starts (its first byte, or its LF, arrives): a line it declines is not kept. */
+  /** Called as each line starts (its first byte or its LF arrives); a line it declines is not buffered. */
   readonly wants?: () => boolean
-  /** The longest line kept, in bytes: memory stays bounded by it, whatever the input. */
+  /** The longest line buffered, in bytes: memory stays bounded by it, whatever the input. */
   readonly maxBytes?: number
 }
 
 /** @since 0.1.0 */
 export interface LineSplitter {
-  /** Cuts a chunk: every line it completes goes to the sink before `push` returns. */
+  /** Splits a chunk: every line it completes is passed to the sink before `push` returns. */
   readonly push: (chunk: Buffer) => void
-  /** The input ended: a last line without LF goes to the sink too. */
+  /** Ends the input: a last line without LF is passed to the sink too. */
   readonly end: () => void
 }
 
@@ -35,14 +35,14 @@ const EMPTY = Buffer.alloc(0)
 const LF = 0x0a
 const always = (): boolean => true
 
-/** A splitter over `sink`. @since 0.1.0 */
+/** Returns a splitter that passes lines to `sink`. @since 0.1.0 */
 export const splitLines = (
   sink: LineSink,
   { wants = always, maxBytes = Infinity }: SplitOptions = {},
 ): LineSplitter => {
   let pieces: Array<Buffer> = []
   let length = 0
-  // undefined: no line started; true: the line is kept; false: it is not
+  // undefined: no line started; true: the line is buffered; false: it is skipped
   let keeping: boolean | undefined
   let tooLong = false
 
@@ -83,9 +83,8 @@ export const splitLines = (
 }
 
 /**
- * The text of UTF-8 bytes. ASCII, most of JSON, is decoded as Latin-1: the same text,
- * about four times cheaper here than Node's UTF-8 decoder, which cost as much as
- * `JSON.parse` of the line.
+ * Decodes UTF-8 bytes. Pure ASCII (most JSON) is decoded as Latin-1: the same text, about four times
+ * faster than Node's UTF-8 decoder, which cost as much as `JSON.parse` of the line.
  *
  * @since 0.1.0
  */

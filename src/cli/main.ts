@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The bin entry: the only module that does something when loaded. Everything else
-// lives in importable modules that do nothing at import.
+// The bin entry: the only module with side effects on load; every other module does nothing at import.
 import { main } from './program.js'
 import { describeError } from './text.js'
 
@@ -13,9 +12,8 @@ main(process.argv)
     return 2
   })
   .then(async (status) => {
-    // the command is done once its output is out; a handle it leaves open (a host
-    // holding the proxy's stdin, a process holding the server's stdout) must not keep
-    // it alive
+    // exit once the output is flushed: an open handle (the host holding the proxy's stdin, a server's
+    // child holding its stdout) must not keep the process alive
     await Promise.all([flushed(process.stdout), flushed(process.stderr)])
     process.exit(status)
   })

@@ -1,13 +1,12 @@
 /**
- * `toolstack proxy`: a stdio MCP proxy that forwards every byte both ways, unchanged
- * and in order, and audits a copy after forwarding it.
+ * `toolstack proxy`: a stdio MCP proxy that forwards every byte both ways, unchanged and in order,
+ * and audits a copy after forwarding it.
  *
- * Each direction is a plain pipe (`Readable.pipe`, backpressure included) with a
- * `data` listener added after it: a chunk is written to the other side first, then
- * cut into lines, and the lines that can matter are parsed. That is the whole design:
- * a parse per `tools/call` costs microseconds, and hosts send a handful of calls a
- * second, so nothing here needs a thread or a ring of its own. (Lines over 64 KiB
- * take one shortcut before parsing: see `withoutLongStrings`.)
+ * Each direction is a plain pipe (`Readable.pipe`, with backpressure) plus a `data` listener added
+ * after it: a chunk is written to the other side first, then split into lines, and only the relevant
+ * lines are parsed. A parse per `tools/call` costs microseconds and hosts send a few calls a second,
+ * so no worker thread or ring buffer is needed. (Lines over 64 KiB are shrunk before parsing: see
+ * `withoutLongStrings`.)
  *
  * @since 0.1.0
  */
@@ -33,7 +32,7 @@ export interface ProxyIO {
   readonly stdin: Readable
   readonly stdout: Writable
   readonly env: NodeJS.ProcessEnv
-  /** Where warnings and notices go (stderr or the log file). */
+  /** Logs a warning or notice (to stderr or the log file). */
   readonly say: (record: LogRecord) => void
   /** The proxy's own messages (a server that cannot be started). */
   readonly err: (line: string) => void
@@ -44,31 +43,31 @@ export interface ProxyIO {
 const loadProxyAudit = async (options: ProxyAuditOptions, say: (record: LogRecord) => void): Promise<ProxyAudit> =>
   (await import('./proxyaudit.js')).proxyAudit(options, say)
 
-// A host line can hold "tools/list" or "tools/call" only when it contains "tools", or an
-// escape that could spell it: anything else is passed over without parsing.
+// A host line can carry "tools/list" or "tools/call" only if it contains "tools" or a backslash (an
+// escape could spell it); any other line is skipped without parsing.
 const TOOLS = Buffer.from('tools')
 const mayConcernTools = (line: Buffer): boolean => line.includes(TOOLS) || line.includes(0x5c)
 
 /**
- * Where the forwarded lines go: the audit, loaded (and the library with it) on the
- * first host line that may concern tools. Loading blocks the thread for a while, and
- * a host sends `initialize` first: its answer is forwarded before the load begins.
+ * Where the forwarded lines go: the audit, loaded (and the library with it) on the first host line
+ * that may concern tools. Loading blocks the thread for a while, and a host sends `initialize` first,
+ * so its response is forwarded before loading begins.
  *
  * @since 0.1.0
  */
 export interface AuditTap {
   readonly host: (bytes: Buffer) => void
-  /** A server line, given only when `wantsServer()` said so as it started. */
+  /** A server line, passed only when `wantsServer()` returned true as the line started. */
   readonly server: (bytes: Buffer) => void
   readonly wantsServer: () => boolean
-  /** Settles once every line handed over was read (or the audit could not load). */
+  /** Resolves once every line passed in was read (or the audit failed to load). */
   readonly settled: () => Promise<void>
 }
 
 /**
- * A tap over the audit `load` gives. Lines that come while it loads wait for it, in
- * the order they came from both sides (a listing's request before its response): all
- * the server's lines, since whether a listing is awaited is not known yet.
+ * Returns a tap over the audit that `load` resolves to. Lines arriving while it loads are queued in
+ * arrival order across both sides (a listing's request before its response); every server line is
+ * queued then, since whether a listing is pending is not known yet.
  *
  * @since 0.1.0
  */
@@ -80,7 +79,7 @@ export const auditTap = (load: () => Promise<ProxyAudit>, err: (line: string) =>
     try {
       a.line(from, bytes)
     } catch {
-      // the audit never costs a byte of forwarding
+      // an audit failure must never affect forwarding
     }
   }
   const take = (from: Direction, bytes: Buffer): void => {
@@ -110,8 +109,8 @@ export const auditTap = (load: () => Promise<ProxyAudit>, err: (line: string) =>
   }
 }
 
-// How long the proxy waits for the server's stdout to end once the server exited: a
-// process the server started may hold it open for ever.
+// How long to wait for the server's stdout to end once the server exited: a process the server
+// started may hold it open forever.
 const OUTPUT_GRACE_MS = 1000
 
 const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0
@@ -139,8 +138,7 @@ export const runProxy = (
   new Promise<number>((resolve) => {
     let child: ChildProcess
     try {
-      // a process group of its own: a signal sent to the group (kill(-pid)) reaches
-      // whatever the server started, and nothing the server started outlives the proxy
+      // own process group: kill(-pid) reaches whatever the server started, so none of it outlives the proxy
       child = spawn(command, [...args], { stdio: ['pipe', 'pipe', 'inherit'], env: io.env, detached: true })
     } catch (e) {
       const [message, status] = startError(command, e)
@@ -175,8 +173,7 @@ export const runProxy = (
       killing = true
       later(options.graceMs, () => signalGroup('SIGKILL'))
     }
-    // once the server is gone: what it left in its group gets SIGTERM, and SIGKILL if it
-    // is still there after the grace
+    // once the server has exited: SIGTERM to what is left in its group, SIGKILL after the grace period
     const endGroup = async (): Promise<void> => {
       if (!signalGroup('SIGTERM')) return
       for (const until = Date.now() + options.graceMs; Date.now() < until;) {
@@ -196,12 +193,11 @@ export const runProxy = (
       finished = true
       for (const t of timers) clearTimeout(t)
       for (const u of unsubscribe) u()
-      // the host may keep its end open, and a process the server started may keep the
-      // server's stdout open: the proxy is done all the same
+      // the host may keep stdin open and a server's child may keep its stdout open: finish regardless
       io.stdin.unpipe(serverIn)
       io.stdin.destroy()
       serverOut.destroy()
-      // the warnings for the last calls come before the proxy ends
+      // wait for the warnings about the last calls before resolving
       void Promise.all([endGroup(), audit.settled()]).then(() => {
         if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
         else resolve(status)
@@ -237,13 +233,13 @@ export const runProxy = (
       // EPIPE once the server is gone: its exit decides what happens next
     })
     io.stdout.on('error', () => {
-      // the host went away: as if it had closed stdin; what the server still says is
-      // read and dropped, so it never blocks on a full pipe
+      // the host went away: treat it as stdin closed; drain and drop further server output so the
+      // server never blocks on a full pipe
       serverOut.resume()
       closeServer()
     })
 
-    // a line longer than the limit is forwarded, but not held for the audit: said once
+    // a line over the limit is forwarded but not audited; reported once
     let toldTooLong = false
     const tooLong =
       (from: Direction) =>
@@ -261,8 +257,7 @@ export const runProxy = (
       { wants: audit.wantsServer, maxBytes: options.maxLineBytes },
     )
 
-    // pipe() forwards each chunk from its own `data` listener, added first: every chunk
-    // is written before the audit's listener reads it
+    // pipe() adds its own `data` listener first, so every chunk is written before the audit reads it
     io.stdin.pipe(serverIn)
     io.stdin.on('data', (chunk: Buffer) => fromHost.push(chunk))
     io.stdin.once('end', () => {

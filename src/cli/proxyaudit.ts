@@ -1,7 +1,7 @@
 /**
- * The proxy's audit of the lines it forwarded: each line that can matter is parsed and
- * observed by the side channel's pure steps, and what they say is said. The proxy
- * loads this module, and the library with it, only when the host first mentions tools.
+ * The proxy's audit of forwarded lines: each relevant line is parsed and passed to the side channel's
+ * pure steps, and the warnings and notices they emit are logged. The proxy loads this module, and the
+ * library with it, only when the host first mentions tools.
  *
  * @since 0.1.0
  */
@@ -16,7 +16,7 @@ export interface ProxyAuditOptions {
   readonly tolerate: ReadonlyArray<string>
 }
 
-/** What the proxy says (a warning, a notice): a sentence, and the fields of a JSON record. @since 0.1.0 */
+/** What the proxy logs (a warning or a notice): a sentence, and the fields of a JSON record. @since 0.1.0 */
 export interface LogRecord {
   readonly text: string
   readonly fields: Readonly<Record<string, unknown>>
@@ -24,9 +24,9 @@ export interface LogRecord {
 
 /** @since 0.1.0 */
 export interface ProxyAudit {
-  /** Reads one whole line (without its LF) that was forwarded from one side; a server line only matters while a listing is awaited. */
+  /** Reads one forwarded line (without its LF); a server line matters only while a listing is pending. */
   readonly line: (from: Direction, bytes: Buffer) => void
-  /** Whether the server's lines can matter now (a `tools/list` response is awaited). */
+  /** Whether server lines matter now (a `tools/list` response is pending). */
   readonly awaitingListing: () => boolean
 }
 
@@ -34,8 +34,8 @@ const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COLON = 0x3a
 
-// Where the JSON string opening at `open` closes (the index of its closing quote), or
-// -1: the first quote after it that an odd number of backslashes does not escape.
+// The index of the quote closing the JSON string that opens at `open`, or -1: the first quote after
+// it not escaped by an odd number of backslashes.
 const closingQuote = (b: Buffer, open: number): number => {
   for (let at = open + 1; ;) {
     const q = b.indexOf(QUOTE, at)
@@ -50,14 +50,12 @@ const closingQuote = (b: Buffer, open: number): number => {
 const isWs = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 /**
- * The line with each string value longer than `longest` bytes emptied (`""`); member
- * names are kept whatever their length. `JSON.parse` of a 1 MB call cost more than
- * forwarding it: back-to-back 1 MB calls kept 0.37 of a bare relay's throughput on
- * the 2-core machine this was measured on, against a target of 0.5. Finding the quotes
- * with `indexOf` and parsing what is left costs a fraction of that. What is dropped is
- * a value the audit never reads (only member names and short values matter to it); a
- * line whose dropped value `JSON.parse` would refuse (a raw control character in it)
- * is read all the same.
+ * Returns the line with each string value longer than `longest` bytes emptied (`""`); member names are
+ * kept whatever their length. `JSON.parse` of a 1 MB call cost more than forwarding it (back-to-back
+ * 1 MB calls reached 0.37 of a bare relay's throughput on a 2-core machine, against a target of 0.5);
+ * finding the quotes with `indexOf` and parsing the rest costs a fraction of that. The audit never
+ * reads the dropped values (only member names and short values matter); a line that `JSON.parse` would
+ * reject only for a dropped value (a raw control character in it) is read all the same.
  *
  * @since 0.1.0
  */
@@ -82,12 +80,12 @@ export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
   return Buffer.concat(kept)
 }
 
-// Lines longer than this have their long string values emptied before parsing.
+// Lines longer than BIG_LINE have their string values over LONG_STRING emptied before parsing.
 const BIG_LINE = 1 << 16
 const LONG_STRING = 1 << 12
 
 /**
- * What an event says, as a sentence and as the fields of a JSON record.
+ * An event as a log record: a sentence and the fields of a JSON record.
  *
  * @since 0.1.0
  */
@@ -101,7 +99,7 @@ export const recordOf = (e: Event): LogRecord => {
 }
 
 /**
- * An audit over a fresh side channel; `say` gets each warning and notice.
+ * Returns an audit over a fresh side channel; `say` is called with each warning and notice.
  *
  * @since 0.1.0
  */

@@ -16,20 +16,19 @@ export interface RecordSink {
 
 /** Where `readTextLines` puts what it reads. @since 0.1.0 */
 export interface TextLineSink {
-  /** A line of text; `false` stops the reading (the rest of the input is not read). */
+  /** Receives a line of text; returning `false` stops reading (the rest of the input is not read). */
   readonly line: (text: string) => boolean | void
-  /** A line longer than the limit, not read: its length in bytes. */
+  /** Called for a line over the limit (skipped) with its length in bytes. */
   readonly tooLong: (length: number) => void
 }
 
 const CR = 0x0d
 
 /**
- * The text lines of a stream of bytes, cut as `readline` cuts them (`crlfDelay:
- * Infinity`): at "\n", "\r\n" and a lone "\r"; a last line without a line end counts
- * when it is not empty, and an incomplete character at the very end is dropped, as
- * readline's decoder drops it. Each line is decoded from its own bytes (a line end is
- * never inside a character). A line of more than `maxBytes` bytes is not kept.
+ * Splits a byte stream into text lines as `readline` does (`crlfDelay: Infinity`): at "\n", "\r\n"
+ * and a lone "\r"; a last line without a line end counts when it is not empty, and an incomplete
+ * character at the end is dropped, as readline's decoder drops it. Each line is decoded from its own
+ * bytes (a line end is never inside a character). A line of more than `maxBytes` bytes is skipped.
  *
  * @since 0.1.0
  */
@@ -64,7 +63,7 @@ export const readTextLines = (input: Readable, sink: TextLineSink, maxBytes = In
         reject(e)
       }
     })
-    // kept after the first: a stream that errs again must not throw for want of a listener
+    // `on`, not `once`: a stream that emits a second error must still find a listener, or it throws
     input.on('error', (e) => {
       input.off('data', onData)
       reject(e)
@@ -83,8 +82,7 @@ const tryParse = (text: string): Parsed => {
 
 const startsLikeRecord = (line: string): boolean => line.startsWith('{') || line.startsWith('[')
 
-// JSON.parse's message names a character position; a line number is what a person
-// can go to.
+// JSON.parse reports a character position; add the line number, which a person can go to.
 const withLine = (message: string, text: string): string => {
   const m = /position (\d+)/.exec(message)
   if (m === null) return message
@@ -95,22 +93,20 @@ const withLine = (message: string, text: string): string => {
 }
 
 /**
- * Reads records from a stream, holding no more than one line at a time once it knows
- * the input is JSON Lines, and never more than about `maxBytes` of it.
+ * Reads records from a stream, holding one line at a time once it knows the input is JSON Lines, and
+ * never more than about `maxBytes` of it.
  *
- * The decision: when the first non-blank line parses on its own, the input is JSON
- * Lines. Otherwise lines are held until either two more lines that begin with `{` or
- * `[` parse on their own (then it is JSON Lines with a bad first record, and the held
- * lines are replayed as such), or the input ends and the held text is parsed as one
- * JSON document. A document that does not parse is replayed as JSON Lines when any of
- * its lines parses on its own, and is one problem otherwise; so is held text that
- * outgrows `maxBytes`, and then the rest of the input is not read. A line longer than
- * `maxBytes` is a problem at its line.
+ * When the first non-blank line parses on its own, the input is JSON Lines. Otherwise lines are held
+ * until either two more lines starting with `{` or `[` parse on their own (JSON Lines with a bad first
+ * record: the held lines are replayed as such), or the input ends and the held text is parsed as one
+ * JSON document. A document that does not parse is replayed as JSON Lines when any of its lines parses
+ * on its own, and is one problem otherwise; so is held text that outgrows `maxBytes`, and then the rest
+ * of the input is not read. A line longer than `maxBytes` is a problem at its line.
  *
  * @since 0.1.0
  */
 export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infinity): Promise<void> => {
-  // done: the input was given up, and is not read further
+  // done: the input was abandoned and is not read further
   let mode: 'start' | 'lines' | 'held' | 'done' = 'start'
   let lineNo = 0
   let held: Array<string> = []
@@ -118,7 +114,7 @@ export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infini
   let heldLength = 0
   let standalone = 0
 
-  // parsed first: a blank line never parses, and most lines are not blank
+  // parse before testing for blank: a blank line never parses, and most lines are not blank
   const asLine = (text: string, n: number): void => {
     let value: unknown
     try {
@@ -136,8 +132,8 @@ export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infini
     lines.forEach((text, i) => asLine(text, heldFrom + i))
   }
 
-  // held text that cannot be one document within the limit: JSON Lines after all when
-  // a held line parses on its own; otherwise the input is given up
+  // held text over the limit for one document: JSON Lines after all when a held line parses on its
+  // own; otherwise the input is abandoned
   const outgrown = (): boolean => {
     const jsonLines = held.some((l) => startsLikeRecord(l) && tryParse(l).ok)
     mode = jsonLines ? 'lines' : 'done'

@@ -1,8 +1,7 @@
 /**
- * `toolstack serve --config FILE [--http [HOST:]PORT]`: one MCP server in front of
- * many, with the whole stack on every session. The work is the library's
- * (`startGateway`, `toMcpServer`, `serveStdio`, `serveHttp`); this module reads the
- * command line's choices, keeps the log, and ends cleanly.
+ * `toolstack serve --config FILE [--http [HOST:]PORT]`: one MCP server in front of many, with the
+ * whole stack on every session. The library does the work (`startGateway`, `toMcpServer`, `serveStdio`,
+ * `serveHttp`); this module applies the command-line options, writes the log, and shuts down cleanly.
  *
  * @since 0.1.0
  */
@@ -66,7 +65,7 @@ const oneLine = (r: GatewayRecord): string => {
   }
 }
 
-/** `[HOST:]PORT` as a host and a port; a Left saying why when it is not one. */
+/** Parses `[HOST:]PORT` into a host and a port; returns an error message when `s` is not one. */
 const parseListen = (s: string): { readonly host: string; readonly port: number } | string => {
   const m = /^(?:(.+):)?(\d{1,5})$/.exec(s)
   const port = m === null ? NaN : Number(m[2])
@@ -76,9 +75,9 @@ const parseListen = (s: string): { readonly host: string; readonly port: number 
 }
 
 /**
- * Runs the gateway until the host goes (stdio) or a signal ends it; answers the exit
- * status: 0 when it ended as asked, 2 when it could not start (a bad configuration,
- * a port in use), saying why.
+ * Runs the gateway until the host disconnects (stdio) or a signal arrives, and returns the exit
+ * status: 0 when it ended normally, 2 when it could not start (a bad configuration, a port in use),
+ * after reporting why to `io.err`.
  *
  * @since 0.1.0
  * @category command
@@ -121,12 +120,11 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   const fd = logFd
   const record = (r: GatewayRecord): void => {
     try {
-      // the log has every record; stderr, what a person watching wants: not each call
-      // the rules allowed as written
+      // the log gets every record; stderr leaves out the calls the rules allowed, noise to a person watching
       if (fd !== undefined) writeSync(fd, JSON.stringify({ time: new Date().toISOString(), ...r }) + '\n')
       else if (!(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules')) io.err(oneLine(r))
     } catch {
-      // a log that cannot be written costs no tool call
+      // a failed log write must not fail the tool call
     }
   }
   const gateway = await startGateway(config.right, record, { name: 'toolstack', version: io.version })

@@ -12,9 +12,8 @@ import { idText, isRecord, own } from './text.js'
 /** @since 0.1.0 */
 export interface SideChannel {
   /**
-   * Host-to-server `tools/list` requests not answered yet, keyed by the JSON text of
-   * their id (so `1` and `"1"` stay apart). Ids are per direction: only responses
-   * coming from the server are matched against these.
+   * Pending host-to-server `tools/list` requests, keyed by the JSON text of their id (so `1` and `"1"`
+   * stay apart). Ids are per direction: only responses from the server are matched against these.
    */
   readonly listing: ReadonlySet<string>
   /** The declarations of the listing being assembled page by page; none when no listing is under way. */
@@ -23,15 +22,15 @@ export interface SideChannel {
   readonly cache: Catalogue
   /** Names never reported besides `reason`. */
   readonly tolerate: ReadonlyArray<string>
-  /** The (tool, key) pairs said already: each is said once. */
+  /** The (tool, key) pairs already reported: each is reported once. */
   readonly seen: SeenSet
   /** Whether a listing ever completed: before one, no call can be audited. */
   readonly hasListing: boolean
-  /** Whether a call before any listing was said (it is said once). */
+  /** Whether a call made before any listing was already reported (it is reported once). */
   readonly toldUnlisted: boolean
 }
 
-/** What observing says: a warning, or (once) that the host called a tool before any listing completed. @since 0.1.0 */
+/** What `observe` emits: a warning, or (once) that a tool was called before any listing. @since 0.1.0 */
 export type Event =
   | { readonly _tag: 'Warning'; readonly warning: UnknownKeyWarning }
   | { readonly _tag: 'Unlisted'; readonly tool: string; readonly id: string }
@@ -39,7 +38,7 @@ export type Event =
 /** @since 0.1.0 */
 export type Direction = 'host' | 'server'
 
-/** Nothing listed, nothing pending, nothing said. @since 0.1.0 */
+/** The initial state: nothing listed, pending or reported. @since 0.1.0 */
 export const newSideChannel = (tolerate: ReadonlyArray<string> = []): SideChannel => ({
   listing: new Set(),
   pages: undefined,
@@ -103,8 +102,8 @@ const fromServer = (s: SideChannel, msg: unknown): SideChannel => {
 }
 
 /**
- * Reads one parsed message (or a batch: an array, each element read in turn) from
- * one side, and returns what it said with the next state.
+ * Reads one parsed message (or a batch: an array, each element read in turn) from one side, and
+ * returns the events it emitted with the next state.
  *
  * @since 0.1.0
  */
@@ -126,8 +125,8 @@ export const observe =
   }
 
 /**
- * Whether a server line can matter: only while a listing is pending. Lets the proxy
- * pass over almost everything the server says without reading it.
+ * Whether a server line can matter: only while a listing is pending. Lets the proxy skip almost all
+ * server output without parsing it.
  *
  * @since 0.1.0
  */

@@ -1,7 +1,7 @@
 /**
- * Words and values as the command prints and reads them. It imports only the library's
- * leaves (`describe`, `guards`), which import nothing: the command line loads this
- * before it knows which subcommand runs.
+ * Text helpers for what the command prints and reads. Imports only the kernel's leaf modules
+ * (`describe`, `guards`), which import nothing: the command line loads this before it knows which
+ * subcommand runs.
  *
  * @since 0.1.0
  */
@@ -14,10 +14,9 @@ export { isRecord, own } from '../kernel/guards.js'
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 /**
- * A value as one line of JSON that a terminal can show as is. `JSON.stringify` escapes
- * C0 controls but leaves DEL, C1, separators and direction marks raw; those can only
- * stand inside strings, where `\u009b` means the same character: the JSON is exactly the
- * same value.
+ * Returns `value` as one line of JSON that is safe to print to a terminal. `JSON.stringify` escapes C0
+ * controls but leaves DEL, C1, line separators and direction marks raw; those can only occur inside
+ * strings, where an escape such as `\u009b` denotes the same character, so the JSON is the same value.
  *
  * @since 0.1.0
  */
@@ -27,5 +26,5 @@ export const jsonLine = (value: unknown): string => escapeControls(JSON.stringif
 export const kindOf = (u: unknown): string =>
   u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : `a ${typeof u}`
 
-/** An id as the warnings name it (as `withUnknownKeyAudit` does): `''` for none. @since 0.1.0 */
+/** An id as warnings print it (as `withUnknownKeyAudit` does): `''` for none. @since 0.1.0 */
 export const idText = (id: unknown): string => (id === undefined || id === null ? '' : String(id))

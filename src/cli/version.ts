@@ -1,7 +1,6 @@
 /**
- * The package's version, read at run time from the `package.json` above the running
- * script, so it is right from `src/cli` under tsx, from `dist/esm/cli` and from an
- * install behind a `node_modules/.bin` symlink.
+ * The package's version, read at run time from the `package.json` above the running script, so it is
+ * correct from `src/cli` under tsx, from `dist/esm/cli` and behind a `node_modules/.bin` symlink.
  *
  * @since 0.1.0
  */
@@ -19,10 +18,9 @@ const readPackage = (file: string): unknown => {
 }
 
 /**
- * Walks up from `entry` (the script node is running, `process.argv[1]`) to the first
- * `package.json` named `toolstack` and returns its version; `'unknown'` when there is
- * none. `import.meta.url` would be simpler, but src/ is also compiled to CommonJS,
- * where it does not exist.
+ * Walks up from `entry` (the running script, `process.argv[1]`) to the first `package.json` named
+ * `toolstack` and returns its version, or `'unknown'` when there is none. Not `import.meta.url`:
+ * src/ is also compiled to CommonJS, where it does not exist.
  *
  * @since 0.1.0
  */

@@ -1,7 +1,7 @@
 /**
- * toolstack/langchain: toolstack stacks as LangChain tools, and the unknown-key alarm
- * as a callback handler for a user's own tools. A separate entry point, so the core
- * never loads LangChain. Re-exports only; nothing runs at import.
+ * toolstack/langchain: toolstack stacks as LangChain tools, and the unknown-key audit as a callback
+ * handler for a user's own tools. A separate entry point, so the core never loads LangChain.
+ * Re-exports only; nothing runs at import.
  *
  * @since 0.1.0
  */

@@ -1,12 +1,12 @@
 /**
- * LangChain: a toolstack stack as LangChain tools, and the alarm as a callback handler
- * for a user's own tools.
+ * LangChain: a toolstack stack as LangChain tools, and the audit as a callback handler for a user's
+ * own tools.
  *
- * A LangChain tool validates its input before it runs: a zod `z.object` strips the keys
- * it does not declare, a JSON Schema with `additionalProperties: false` rejects the call
- * (LangChain validates JSON Schemas too, with `@cfworker/json-schema`). So the stack's
- * tools carry their declared schema without `additionalProperties` at the top: a key
- * the schema does not name passes LangChain's validation untouched and reaches the stack.
+ * A LangChain tool validates its input before it runs: a zod `z.object` strips the keys it does not
+ * declare, and a JSON Schema with `additionalProperties: false` rejects the call (LangChain validates
+ * JSON Schemas too, with `@cfworker/json-schema`). So the stack's tools carry their declared schema
+ * with `additionalProperties` removed at every depth (`permissiveSchema`): a key the schema does not
+ * name passes LangChain's validation untouched and reaches the stack.
  *
  * @since 0.1.0
  */
@@ -50,7 +50,7 @@ const SCHEMA_MEMBERS = new Set([
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'])
 // members that turn an undeclared key away
 const CLOSING = new Set(['additionalProperties', 'unevaluatedProperties'])
-// deeper than this a schema is copied as it is (a bound on the stack; a JSON schema that deep is not a tool's)
+// below this depth a schema is copied unchanged (bounds recursion; no real tool schema is that deep)
 const MAX_DEPTH = 64
 
 const ownCopyOf = (
@@ -81,13 +81,11 @@ const opened = (schema: unknown, depth: number): unknown => {
 }
 
 /**
- * A declared JSON Schema that lets every key through LangChain's validation, at every
- * depth: the same schema without `additionalProperties` and `unevaluatedProperties`
- * wherever a schema sits (a copy; the declaration is not changed). zod writes
- * `additionalProperties: false` on every object, so a key misspelled one level down
- * would otherwise be refused before the audit hears it. Types, `required` and property
- * names are kept, and still validated by LangChain; the model is shown the same
- * properties.
+ * Returns a copy of a declared JSON Schema that lets every key through LangChain's validation: the
+ * same schema without `additionalProperties` and `unevaluatedProperties` at every depth (the
+ * declaration is not changed). zod writes `additionalProperties: false` on every object, so a key
+ * misspelled one level down would otherwise be rejected before the audit sees it. Types, `required`
+ * and property names are kept and still validated by LangChain; the model is shown the same properties.
  *
  * @example
  * import { permissiveSchema } from 'toolstack/langchain'
@@ -118,7 +116,7 @@ export const permissiveSchema = (parameters: JsonSchema | undefined): Record<str
   return out
 }
 
-// read as data: no config, no tool call, or a member that throws when read, is no id
+// read defensively: no config, no tool call, or a member whose getter throws, give no id
 const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined => {
   const call = memberOf(config, 'toolCall')
   const id = isRecord(call) ? memberOf(call, 'id') : undefined
@@ -131,12 +129,12 @@ const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined =>
 
 /**
  * The tools of a provider, listed once, as LangChain `DynamicStructuredTool`s over the
- * {@link permissiveSchema} of each declaration, so every key the model wrote reaches the
- * stack. A call goes down the stack with LangChain's tool-call id as its id; the answer
- * is `content_and_artifact`: the model reads the result's text, and the `ToolMessage`'s
- * `artifact` is the whole result (`structured_content` included). An `is_error` result is
- * a `ToolMessage` with `status: 'error'` (invoked without a tool call, it is thrown as an
- * `Error`). A listing that fails rejects with a `ProviderFailure`.
+ * {@link permissiveSchema} of each declaration, so every key the model wrote reaches the stack. A call
+ * goes down the stack with LangChain's tool-call id as its id; the response format is
+ * `content_and_artifact`: the model reads the result's text, and the `ToolMessage`'s `artifact` is the
+ * whole result (`structured_content` included). An `is_error` result becomes a `ToolMessage` with
+ * `status: 'error'` (invoked without a tool call, it is thrown as an `Error`). A failed listing rejects
+ * with a `ProviderFailure`.
  *
  * @example
  * import { fromTools } from 'toolstack'
@@ -208,8 +206,8 @@ export interface AuditableTool {
   readonly schema: unknown
 }
 
-// The declarations the audit reads (a function's name and parameters), one per tool
-// whose schema has a JSON Schema: one that has none (a `z.date()`, say) is left out.
+// One declaration (name, parameters) per tool whose schema converts to JSON Schema; a tool whose
+// schema does not (a `z.date()`, say) is left out.
 const declarationsOf = (tools: ReadonlyArray<AuditableTool>): ReadonlyArray<unknown> =>
   tools.flatMap((t) => {
     try {
@@ -220,16 +218,14 @@ const declarationsOf = (tools: ReadonlyArray<AuditableTool>): ReadonlyArray<unkn
   })
 
 /**
- * The alarm for a user's own LangChain tools, as a callback handler: `handleToolStart`
- * receives the call's arguments as the model wrote them (a JSON string, before the
- * tool's zod schema strips them), and the tool's name (`runName`); they are audited
- * against that tool's own schema, with the options, warning and once-per-(tool, key)
- * memory of `withUnknownKeyAudit`. It only listens.
+ * The unknown-key audit for a user's own LangChain tools, as a callback handler: `handleToolStart`
+ * receives the call's arguments as the model wrote them (a JSON string, before the tool's zod schema
+ * strips them) and the tool's name (`runName`); they are audited against that tool's own schema, with
+ * the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. It only listens.
  *
  * LangChain validates a call before any callback fires: a call its schema rejects (a
- * `z.strictObject`, a JSON Schema with `additionalProperties: false`) never reaches this
- * handler. It is a class because LangChain's handlers are (`instanceof
- * BaseCallbackHandler`).
+ * `z.strictObject`, a JSON Schema with `additionalProperties: false`) never reaches this handler. It
+ * is a class because LangChain checks handlers with `instanceof BaseCallbackHandler`.
  *
  * ```ts
  * const audit = new UnknownKeyAuditHandler(tools, { onWarn })

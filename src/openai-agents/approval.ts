@@ -1,9 +1,8 @@
 /**
- * A policy's `ask` through the OpenAI Agents SDK's own approvals: the static rules say,
- * before a tool runs, which calls need a human (`needsApproval`), the run stops with an
- * interruption, the host approves or rejects it (`result.state.approve(item)`), and a
- * call the human approved goes down the stack marked so: `withPolicy`'s `onAsk`
- * answers `allow-once` for it.
+ * A policy's `ask` through the OpenAI Agents SDK's own approvals: the static rules decide, before a
+ * tool runs, which calls need a human (`needsApproval`); the run stops with an interruption; the host
+ * approves or rejects it (`result.state.approve(item)`); and an approved call goes down the stack
+ * marked as approved, so `withPolicy`'s `onAsk` returns `allow-once` for it.
  *
  * @since 0.1.0
  */

@@ -1,8 +1,7 @@
 /**
- * toolstack/openai-agents: toolstack stacks as OpenAI Agents SDK function tools, and
- * the unknown-key alarm around a user's own tools. A separate entry point; it loads
- * nothing of the SDK at run time (its types only). Re-exports only; nothing runs at
- * import.
+ * toolstack/openai-agents: toolstack stacks as OpenAI Agents SDK function tools, and the unknown-key
+ * audit around a user's own tools. A separate entry point that uses the SDK's types only (nothing of
+ * it is loaded at run time). Re-exports only; nothing runs at import.
  *
  * @since 0.1.0
  */

@@ -1,8 +1,7 @@
 /**
- * The OpenAI Agents SDK: a toolstack stack as the SDK's function tools, and the alarm
- * around a user's own tools. A function tool's `invoke` receives the model's arguments
- * as the raw JSON string, before a zod schema parses (and strips) them: that is where
- * both read them.
+ * The OpenAI Agents SDK: a toolstack stack as the SDK's function tools, and the audit around a user's
+ * own tools. A function tool's `invoke` receives the model's arguments as the raw JSON string, before
+ * a zod schema parses (and strips) them: `toAgentsTools` and `auditAgentsTools` both read them there.
  *
  * @since 0.1.0
  */
@@ -35,7 +34,7 @@ import type { PolicyApproval } from './approval.js'
  * @category model
  */
 export interface ToAgentsToolsOptions {
-  /** The bridge from `policyApproval`: the rules' `ask` becomes `needsApproval`, and an approved call is marked so for `withPolicy`. */
+  /** From `policyApproval`: the rules' `ask` becomes `needsApproval`; an approved call is marked for `withPolicy`. */
   readonly approval?: PolicyApproval
 }
 
@@ -46,7 +45,7 @@ export interface ToAgentsToolsOptions {
  * @category model
  */
 export interface AuditedAgentsTools<T extends Tool<never>> {
-  /** The tools in their order: function tools wrapped, every other tool the very same object. */
+  /** The tools in their order: function tools wrapped, every other tool the same object (same reference). */
   readonly tools: ReadonlyArray<T>
   /** Sorted names of the audited tools (function tools declaring a property). */
   readonly auditedTools: IO<ReadonlyArray<string>>
@@ -69,8 +68,8 @@ const NO_PARAMETERS = Object.freeze({
 }) as unknown as Parameters_
 
 /**
- * What the model reads for a result: its text, an error said in words (a function
- * call's output has no error flag).
+ * What the model reads for a result: its text, prefixed with `Error: ` for an `is_error` result (a
+ * function call's output has no error flag).
  *
  * @example
  * import { outputOf } from 'toolstack/openai-agents'
@@ -82,7 +81,7 @@ const NO_PARAMETERS = Object.freeze({
 export const outputOf = (result: { readonly content: string; readonly is_error?: boolean }): string =>
   result.is_error === true ? `Error: ${result.content}` : result.content
 
-// read as data: details the SDK did not send, or a member that throws when read, is no id
+// read defensively: missing details, or a member whose getter throws, give no id ('')
 const callIdOfDetails = (details: Details): string => {
   const id = memberOf(memberOf(details, 'toolCall'), 'callId')
   return typeof id === 'string' ? id : ''
@@ -93,13 +92,12 @@ const callIdOfDetails = (details: Details): string => {
 // -------------------------------------------------------------------------------------
 
 /**
- * The tools of a provider, listed once, as the Agents SDK's function tools: each with
- * the declaration's JSON Schema, `strict: false` (so the model is not held to the
- * schema and no key is refused before the stack), and an `invoke` that sends the raw
- * argument string down the stack with the SDK's call id as its id. It never throws (a
- * throw from a hand-built `invoke` would end the whole run): any failure is the text
- * the model reads, an `is_error` result as `Error: <content>`. A listing that fails
- * rejects with a `ProviderFailure`.
+ * The tools of a provider, listed once, as the Agents SDK's function tools: each with the
+ * declaration's JSON Schema, `strict: false` (so the model is not held to the schema and no key is
+ * rejected before the stack), and an `invoke` that sends the raw argument string down the stack with
+ * the SDK's call id as its id. `invoke` never throws (a throw from a hand-built `invoke` would end the
+ * whole run): it returns any failure as the text the model reads, an `is_error` result as
+ * `Error: <content>`. A failed listing rejects with a `ProviderFailure`.
  *
  * @example
  * import { fromTools } from 'toolstack'
@@ -165,12 +163,11 @@ export const toAgentsTools = <E>(
 }
 
 /**
- * A user's own Agents SDK tools with the alarm around each function tool's `invoke`:
- * the raw argument string is audited against the tool's own `parameters` (the JSON
- * Schema the SDK made of its zod schema) before the tool parses it, with the options,
- * warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. The tool itself is
- * untouched: the very same `invoke` runs with the very same arguments, and what it
- * answers or throws is what the SDK gets; every other tool is passed on as it is.
+ * A user's own Agents SDK tools with the audit around each function tool's `invoke`: the raw argument
+ * string is audited against the tool's own `parameters` (the JSON Schema the SDK made of its zod
+ * schema) before the tool parses it, with the options, warning and once-per-(tool, key) memory of
+ * `withUnknownKeyAudit`. The tool itself is untouched: the same `invoke` runs with the same arguments,
+ * and whatever it returns or throws reaches the SDK unchanged; every other tool is passed on as is.
  *
  * @example
  * import { auditAgentsTools } from 'toolstack/openai-agents'

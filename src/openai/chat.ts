@@ -1,7 +1,6 @@
 /**
- * Chat Completions: what goes back to the API after a batch. A toolstack result carries
- * more than a tool message may (`is_error`, `structured_content`), and the API refuses a
- * message with members it does not know.
+ * Chat Completions: what goes back to the API after a batch. A toolstack result carries more than a
+ * tool message may (`is_error`, `structured_content`), and the API rejects unknown members.
  *
  * @since 0.1.0
  */
@@ -13,8 +12,8 @@ import type { ToolResult } from '../kernel/model.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * The text a model reads for a result: its content, and for an `is_error` result, the
- * same prefixed with `Error: ` (a tool message has no error flag, so it is said in words).
+ * The text a model reads for a result: its content, prefixed with `Error: ` for an `is_error` result
+ * (a tool message has no error flag, so the text states it).
  *
  * @example
  * import { textForModel } from 'toolstack/openai'
@@ -31,9 +30,9 @@ export const textForModel = (r: Pick<ToolResult, 'content' | 'is_error'>): strin
   r.is_error === true ? `Error: ${r.content}` : r.content
 
 /**
- * Results as the tool messages the Chat Completions API accepts: `role`, `tool_call_id`
- * and `content` only. `is_error` is said in words ({@link textForModel});
- * `structured_content` is left out (the model reads the text; the result keeps it).
+ * Results as the tool messages the Chat Completions API accepts: `role`, `tool_call_id` and `content`
+ * only. `is_error` becomes an `Error: ` prefix ({@link textForModel}); `structured_content` is left
+ * out (the model reads the text; the result keeps it).
  *
  * @example
  * import { toToolMessages } from 'toolstack/openai'

@@ -1,8 +1,8 @@
 /**
- * The Responses API: its function tools sit one level flatter than the Chat Completions
- * ones, its calls carry `call_id` (the id their output must answer) beside an item
- * `id`, and their outputs are input items of their own. The three mappings a host
- * writes by hand, in the provider model's terms.
+ * The Responses API: its function tools are one level flatter than the Chat Completions ones, its
+ * calls carry `call_id` (the id their output must reference) beside an item `id`, and their outputs
+ * are input items of their own. The three mappings a host would write by hand, in the provider
+ * model's terms.
  *
  * @since 0.1.0
  */
@@ -21,10 +21,10 @@ import { textForModel } from './chat.js'
  */
 export interface ResponsesToolsOptions {
   /**
-   * The tools' `strict`. With `false` the model is not held to the schema, so a key it
-   * invents reaches the stack, where the audit hears it. With `true` the API constrains
-   * the arguments to the schema (which must then be a strict one: every property
-   * required, `additionalProperties: false`), so there are no undeclared keys to hear.
+   * The tools' `strict`. With `false` the model is not held to the schema, so a key it invents reaches
+   * the stack, where the audit sees it. With `true` the API constrains the arguments to the schema
+   * (which must then be strict: every property required, `additionalProperties: false`), so there are
+   * no undeclared keys to detect.
    */
   readonly strict: boolean
 }
@@ -45,9 +45,8 @@ export type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & {
 // -------------------------------------------------------------------------------------
 
 /**
- * Declarations as Responses API function tools: `name`, `description` and `parameters`
- * moved up a level, with the `strict` chosen. A declaration without parameters gets
- * the empty object schema.
+ * Declarations as Responses API function tools: `name`, `description` and `parameters` moved up a
+ * level, with the chosen `strict`. A declaration without parameters gets the empty object schema.
  *
  * @example
  * import { toResponsesTools } from 'toolstack/openai'
@@ -91,9 +90,9 @@ export const toResponsesTools = (
 }
 
 /**
- * The function calls of a response's `output`, in order, as calls for a provider: the
- * call's `call_id` is the `ToolCall.id` (so each result answers it), `arguments` the
- * string the model wrote. Every other output item is left out.
+ * The function calls of a response's `output`, in order, as calls for a provider: the call's
+ * `call_id` becomes the `ToolCall.id` (so each result refers back to it), `arguments` the string the
+ * model wrote. Every other output item is left out.
  *
  * @example
  * import { fromResponsesCalls } from 'toolstack/openai'
@@ -119,9 +118,9 @@ export const fromResponsesCalls = (output: ReadonlyArray<unknown>): Array<ToolCa
 }
 
 /**
- * Results as Responses API input items: one `function_call_output` per result, its
- * `call_id` the result's `tool_call_id`, its `output` the text ({@link textForModel}: an
- * `is_error` result said in words; `structured_content` left out).
+ * Results as Responses API input items: one `function_call_output` per result, its `call_id` the
+ * result's `tool_call_id`, its `output` the text ({@link textForModel}: an `is_error` result prefixed
+ * with `Error: `; `structured_content` left out).
  *
  * @example
  * import { toFunctionCallOutputs } from 'toolstack/openai'
