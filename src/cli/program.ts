@@ -11,15 +11,15 @@ import { HOST_CONFIG } from './hostConfig.js'
 import { describeError, escapeControls, jsonLine } from './text.js'
 import { readVersion } from './version.js'
 
-// Each subcommand's module is imported when it runs, not before: the library loads
-// only for the command that needs it, and the proxy starts its server first.
+// Subcommand modules are imported lazily: the library loads only for the command that needs it, and
+// the proxy starts its server before loading it.
 
 /** The exit statuses of the command (the proxy also ends with the server's own). @since 0.1.0 */
 export const ExitCode = {
   ok: 0,
   warnings: 1,
   unusable: 2,
-  /** The output was closed early (`… | head -n1`): 128 + SIGPIPE, as a Unix tool ends then. */
+  /** The output was closed early (`… | head -n1`): 128 + SIGPIPE, as a Unix tool exits then. */
   outputClosed: 141,
 } as const
 
@@ -86,13 +86,18 @@ const wholeNumber =
     return n
   }
 
-// A line is decoded into one string, and V8's strings stop at 2^29 - 24 characters.
+// A line is decoded into one string, and V8 strings are limited to 2^29 - 24 characters.
 const MAX_LINE_BYTES = 0x1fffffe8
 
 const maxLineOption = (what: string): Option =>
   new Option('--max-line-bytes <n>', `${what} (memory stays bounded by it)`)
     .default(64 * 1024 * 1024, '64 MiB')
     .argParser(wholeNumber(1, MAX_LINE_BYTES, `a whole number of bytes, from 1 to ${MAX_LINE_BYTES}`))
+
+const tolerateOption = (): Option =>
+  new Option('--tolerate <key>', 'never report this argument name, like "reason" (repeatable)')
+    .default([] as ReadonlyArray<string>)
+    .argParser(collect)
 
 /** Runs the command line `argv` (as `process.argv`) and returns the exit status. @since 0.1.0 */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
@@ -106,9 +111,8 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     process.stderr.write(line + '\n')
   }
   let status: number = ExitCode.ok
-  // Node ignores SIGPIPE, so a reader that went away shows as an EPIPE error on the
-  // next write: the command then ends as a Unix tool killed by SIGPIPE does, quietly.
-  // (The proxy takes this listener off: there, a closed stdout is a host gone.)
+  // Node ignores SIGPIPE: a closed reader shows up as EPIPE on the next write, so exit quietly as a
+  // Unix tool killed by SIGPIPE would. proxy and serve remove this listener (stdout is their MCP channel).
   const outputClosed = (): void => process.exit(ExitCode.outputClosed)
   process.stdout.on('error', outputClosed)
   process.stderr.on('error', () => undefined)
@@ -145,12 +149,7 @@ proxy: the server's own.
     .argument('<files...>', 'JSON or JSON Lines files ("-" for stdin)')
     .option('--json', 'print JSON Lines (warnings, then one summary)', false)
     .option('--fail-on-warn', 'exit with status 1 when a warning was raised', false)
-    .option(
-      '--tolerate <key>',
-      'never report this argument name, like "reason" (repeatable)',
-      collect,
-      [] as ReadonlyArray<string>,
-    )
+    .addOption(tolerateOption())
     .addOption(maxLineOption('a longer line, or a longer whole document, is a bad record'))
     .addHelpText('after', AUDIT_EXAMPLES)
     .action(
@@ -187,12 +186,7 @@ proxy: the server's own.
     .option('--log <file>', 'append warnings to FILE instead of stderr, each with its time and server')
     .option('--name <name>', 'name this server in --log records (default: its command line)')
     .option('--json', 'write warnings as JSON Lines', false)
-    .option(
-      '--tolerate <key>',
-      'never report this argument name, like "reason" (repeatable)',
-      collect,
-      [] as ReadonlyArray<string>,
-    )
+    .addOption(tolerateOption())
     .addOption(
       new Option(
         '--grace <ms>',
@@ -242,13 +236,13 @@ proxy: the server's own.
               stdout: process.stdout,
               env,
               say: (record) => {
-                // names, ids and keys come from the traffic: escaped for a terminal
+                // names, ids and keys come from the traffic: escape them for the terminal
                 if (logFd === undefined)
                   return void process.stderr.write(
                     (opts.json ? jsonLine(record.fields) : warnColor.yellow(escapeControls(record.text))) + '\n',
                   )
-                // a log may be shared: each record says when, and from which server; one
-                // write of a whole line to a file opened to append is never interleaved
+                // a log may be shared: each record carries its time and server; a single write of a
+                // whole line to a file opened for append is not interleaved with other writers
                 const time = new Date().toISOString()
                 const line = opts.json
                   ? jsonLine({
@@ -282,7 +276,7 @@ proxy: the server's own.
     .option('--log <file>', "append JSON Lines records to FILE (instead of the configuration's log)")
     .addHelpText('after', SERVE_EXAMPLES)
     .action(async (opts: { readonly config: string; readonly http?: string; readonly log?: string }) => {
-      // stdout is the MCP channel here: a closed one is a host gone, not a reader
+      // stdout is the MCP channel here: closed means the host is gone, not a reader
       process.stdout.off('error', outputClosed)
       const { runServe } = await import('./serve.js')
       status = await runServe(opts, {

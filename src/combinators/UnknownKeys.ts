@@ -25,10 +25,9 @@ import { emptySeenSetOf, isFull, pairStats, DEFAULT_CAPACITY } from '../steps/au
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import { checkBatch, formatWarning } from '../steps/audit/Check.js'
 import { batchSize } from '../kernel/calls.js'
-import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
+import { assertCallback, callBack, decodeOptions, wholeNumber } from '../kernel/options.js'
 import { modify } from '../kernel/ref.js'
 import { describeValue } from '../kernel/describe.js'
-import { isSafeInteger } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -182,25 +181,18 @@ export const notAnEither =
  * @since 0.1.0
  * @category utils
  */
-export const drawAuditDiagnostic = (d: AuditDiagnostic): string => {
+export const drawAuditDiagnostic = (d: AuditDiagnostic): string => `toolstack: ${diagnosticText(d)}`
+
+const diagnosticText = (d: AuditDiagnostic): string => {
   switch (d._tag) {
     case 'CalledBeforeListing':
-      return (
-        'toolstack: calls were made before any listing went through the audit, so they were not audited; ' +
-        'list the tools (toolsForLlm) through the stack first'
-      )
+      return 'calls were made before any listing went through the audit, so they were not audited; list the tools (toolsForLlm) through the stack first'
     case 'NothingToAudit':
-      return `toolstack: the listing held ${d.tools} tool${d.tools === 1 ? '' : 's'}, but none declares a property, so no call is audited`
+      return `the listing held ${d.tools} tool${d.tools === 1 ? '' : 's'}, but none declares a property, so no call is audited`
     case 'SeenSetFull':
-      return (
-        `toolstack: the audit remembers ${d.capacity} (tool, key) pairs, its most; ` +
-        'a new pair is still reported, each time it comes, but no longer remembered or counted'
-      )
+      return `the audit remembers ${d.capacity} (tool, key) pairs, its most; a new pair is still reported each time, but no longer remembered or counted`
     case 'ListingNotAnEither':
-      return (
-        `toolstack: the provider's listing returned ${d.got}, not an Either, so nothing can be audited; ` +
-        'a Promise-based provider is adapted with fromAsync(provider)'
-      )
+      return `the provider's listing returned ${d.got}, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)`
   }
 }
 
@@ -256,13 +248,7 @@ export interface AuditSession {
   readonly stats: IO<ReadonlyArray<PairStat>>
 }
 
-const isCapacity = (u: unknown): u is number => isSafeInteger(u) && u >= 1
-const Capacity = new t.Type<number, number, unknown>(
-  'a whole number of at least 1',
-  isCapacity,
-  (u, c) => (isCapacity(u) ? t.success(u) : t.failure(u, c)),
-  t.identity,
-)
+const Capacity = wholeNumber('a whole number of at least 1', 1, Number.MAX_SAFE_INTEGER)
 
 // callbacks are left to assertCallback, whose errors are clearer than a codec's
 const OptionsProps = {

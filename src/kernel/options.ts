@@ -5,6 +5,15 @@ import { isLeft } from 'fp-ts/lib/Either.js'
 import { isProvider } from './model.js'
 import { suggestKey } from './Suggest.js'
 import { describeValue } from './describe.js'
+import { isSafeInteger } from './guards.js'
+
+/** A codec of what `is` accepts, decoded as it is; `name` is what a TypeError says the value must be. */
+export const refined = <A>(name: string, is: (u: unknown) => u is A): t.Type<A, A, unknown> =>
+  new t.Type<A, A, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
+
+/** A codec of the whole numbers from `min` to `max`. */
+export const wholeNumber = (name: string, min: number, max: number): t.Type<number, number, unknown> =>
+  refined(name, (u): u is number => isSafeInteger(u) && u >= min && u <= max)
 
 /** Renders io-ts errors as one line per failure: where, what was expected, what came. */
 export const drawErrors = (errors: t.Errors): string =>

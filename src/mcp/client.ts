@@ -10,13 +10,12 @@ import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
-import * as t from 'io-ts/lib/index.js'
 import type { PaginatedResultSchema as PaginatedResultSchemaType } from '@modelcontextprotocol/sdk/types.js'
 import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Args, Batch, BatchProvider, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { drawArgsProblem, noneAsEmpty } from '../steps/Args.js'
 import { batchOf } from '../steps/Batch.js'
-import { decodeOptions } from '../kernel/options.js'
+import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import type { Read } from '../steps/answer.js'
 import { errorResult, failAll, readPositions } from '../steps/answer.js'
@@ -459,23 +458,11 @@ const pool = async <A>(tasks: ReadonlyArray<() => Promise<A>>, limit: number): P
 const DEFAULT_TIMEOUT = 60_000
 
 // The codec's name is the text a TypeError gives for what a value "must be".
-const wholeNumber = (name: string, max: number): t.Type<number, number, unknown> => {
-  // Number.isSafeInteger is false for non-numbers, so the casts are safe
-  const is = (u: unknown): u is number => Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= max
-  return new t.Type<number, number, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
-}
-
 // setTimeout treats anything above 2^31 - 1 ms as 1 ms: refused, rather than time out every call at once
-const Milliseconds = wholeNumber('a whole number of milliseconds between 1 and 2147483647', 2_147_483_647)
-const PositiveInteger = wholeNumber('a whole number of at least 1', Number.MAX_SAFE_INTEGER)
+const Milliseconds = wholeNumber('a whole number of milliseconds between 1 and 2147483647', 1, 2_147_483_647)
+const PositiveInteger = wholeNumber('a whole number of at least 1', 1, Number.MAX_SAFE_INTEGER)
 
-const isAbortSignal = (u: unknown): u is AbortSignal => u instanceof AbortSignal
-const AbortSignalCodec = new t.Type<AbortSignal, AbortSignal, unknown>(
-  'an AbortSignal',
-  isAbortSignal,
-  (u, c) => (isAbortSignal(u) ? t.success(u) : t.failure(u, c)),
-  t.identity,
-)
+const AbortSignalCodec = refined('an AbortSignal', (u): u is AbortSignal => u instanceof AbortSignal)
 
 const OptionsProps = {
   timeout: Milliseconds,

@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describeError, escapeControls } from '../kernel/describe.js'
 import { memberOf } from '../kernel/guards.js'
-import { decodeOptions } from '../kernel/options.js'
+import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -63,10 +63,6 @@ export interface StdioConnection {
 // options
 // -------------------------------------------------------------------------------------
 
-// The codec's name is the text a TypeError gives for what a value "must be".
-const refined = <A>(name: string, is: (u: unknown) => u is A): t.Type<A, A, unknown> =>
-  new t.Type<A, A, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
-
 const ServerProps = {
   command: refined('a non-empty string', (u): u is string => typeof u === 'string' && u !== ''),
   args: t.readonlyArray(t.string, 'an array of strings'),
@@ -75,10 +71,7 @@ const ServerProps = {
   stderr: t.keyof({ inherit: null, ignore: null }),
   clientInfo: t.type({ name: t.string, version: t.string }),
   // setTimeout treats anything above 2^31 - 1 ms as 1 ms
-  graceMs: refined(
-    'a whole number of milliseconds between 0 and 2147483647',
-    (u): u is number => Number.isSafeInteger(u) && (u as number) >= 0 && (u as number) <= 2_147_483_647,
-  ),
+  graceMs: wholeNumber('a whole number of milliseconds between 0 and 2147483647', 0, 2_147_483_647),
 }
 
 // names other MCP hosts and process APIs use, too unlike the real keys for suggestKey to suggest them

@@ -987,7 +987,7 @@ describe('drawAuditDiagnostic', () => {
       'toolstack: the listing held 3 tools, but none declares a property, so no call is audited',
     )
     expect(drawAuditDiagnostic({ _tag: 'SeenSetFull', capacity: 2 })).toBe(
-      'toolstack: the audit remembers 2 (tool, key) pairs, its most; a new pair is still reported, each time it comes, but no longer remembered or counted',
+      'toolstack: the audit remembers 2 (tool, key) pairs, its most; a new pair is still reported each time, but no longer remembered or counted',
     )
     expect(drawAuditDiagnostic({ _tag: 'ListingNotAnEither', got: 'a Promise' })).toBe(
       "toolstack: the provider's listing returned a Promise, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)",
