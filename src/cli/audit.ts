@@ -186,7 +186,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
   let badRecords = 0
   const unknownShapes = new Map<string, number>()
 
-  const say = (w: LocatedWarning): void => {
+  const report = (w: LocatedWarning): void => {
     if (options.json) io.out(jsonLine({ ...warningFields(w), file: w.file, line: w.line }))
     else
       io.out(
@@ -217,7 +217,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
         return at(`not a request body this command reads (${READS}): ${result.shape}`)
       }
       accepted++
-      for (const w of result) say(w)
+      for (const w of result) report(w)
     }
     const sink: RecordSink = {
       record: (value, line) => {

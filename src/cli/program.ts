@@ -235,7 +235,7 @@ proxy: the server's own.
               stdin: process.stdin,
               stdout: process.stdout,
               env,
-              say: (record) => {
+              log: (record) => {
                 // names, ids and keys come from the traffic: escape them for the terminal
                 if (logFd === undefined)
                   return void process.stderr.write(

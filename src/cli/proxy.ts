@@ -33,15 +33,15 @@ export interface ProxyIO {
   readonly stdout: Writable
   readonly env: NodeJS.ProcessEnv
   /** Logs a warning or notice (to stderr or the log file). */
-  readonly say: (record: LogRecord) => void
+  readonly log: (record: LogRecord) => void
   /** The proxy's own messages (a server that cannot be started). */
   readonly err: (line: string) => void
   /** Subscribes to a signal sent to the proxy; returns the unsubscribe. */
   readonly onSignal: (signal: NodeJS.Signals, handler: () => void) => () => void
 }
 
-const loadProxyAudit = async (options: ProxyAuditOptions, say: (record: LogRecord) => void): Promise<ProxyAudit> =>
-  (await import('./proxyaudit.js')).proxyAudit(options, say)
+const loadProxyAudit = async (options: ProxyAuditOptions, log: (record: LogRecord) => void): Promise<ProxyAudit> =>
+  (await import('./proxyaudit.js')).proxyAudit(options, log)
 
 // A host line can carry "tools/list" or "tools/call" only if it contains "tools" or a backslash (an
 // escape could spell it); any other line is skipped without parsing.
@@ -148,7 +148,7 @@ export const runProxy = (
     }
     const serverIn = child.stdin as Writable
     const serverOut = child.stdout as Readable
-    const audit = auditTap(() => loadProxyAudit(options, io.say), io.err)
+    const audit = auditTap(() => loadProxyAudit(options, io.log), io.err)
 
     const timers = new Set<NodeJS.Timeout>()
     const later = (ms: number, f: () => void): void => {
@@ -249,7 +249,7 @@ export const runProxy = (
         const message =
           `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than ` +
           `--max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
-        io.say({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
+        io.log({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
       }
     const fromHost = splitLines({ line: audit.host, tooLong: tooLong('host') }, { maxBytes: options.maxLineBytes })
     const fromServer = splitLines(

@@ -94,16 +94,16 @@ export const recordOf = (e: Event): LogRecord => {
   const call = e.id === '' ? 'without an id' : e.id
   const message =
     `the host called ${JSON.stringify(e.tool)} (call ${call}) before any tools/list was answered: ` +
-    'calls are audited only against a listing the proxy saw, so none is audited until then; said once'
+    'calls are audited only against a listing the proxy saw, so none is audited until then; reported once'
   return { text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } }
 }
 
 /**
- * Returns an audit over a fresh side channel; `say` is called with each warning and notice.
+ * Returns an audit over a fresh side channel; `log` is called with each warning and notice.
  *
  * @since 0.1.0
  */
-export const proxyAudit = (options: ProxyAuditOptions, say: (record: LogRecord) => void): ProxyAudit => {
+export const proxyAudit = (options: ProxyAuditOptions, log: (record: LogRecord) => void): ProxyAudit => {
   let state: SideChannel = newSideChannel(options.tolerate)
   return {
     line: (from, bytes) => {
@@ -117,7 +117,7 @@ export const proxyAudit = (options: ProxyAuditOptions, say: (record: LogRecord) 
       if (typeof msg !== 'object' || msg === null) return
       const [events, next] = observe(from, msg)(state)
       state = next
-      for (const e of events) say(recordOf(e))
+      for (const e of events) log(recordOf(e))
     },
     awaitingListing: () => isAwaitingListing(state),
   }

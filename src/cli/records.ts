@@ -36,14 +36,14 @@ export const readTextLines = (input: Readable, sink: TextLineSink, maxBytes = In
   new Promise<void>((resolve, reject) => {
     let last = false
     let stopped = false
-    const say = (text: string): void => {
+    const emit = (text: string): void => {
       if (!stopped && sink.line(text) === false) stopped = true
     }
     const line = (bytes: Buffer): void => {
       let text = last ? new StringDecoder('utf8').write(bytes) : textOf(bytes)
-      if (!bytes.includes(CR)) return last && text === '' ? undefined : say(text)
+      if (!bytes.includes(CR)) return last && text === '' ? undefined : emit(text)
       if (text.endsWith('\r')) text = text.slice(0, -1)
-      for (const part of text.split('\r')) say(part)
+      for (const part of text.split('\r')) emit(part)
     }
     const splitter = splitLines({ line, tooLong: (length) => void (stopped || sink.tooLong(length)) }, { maxBytes })
     const onData = (chunk: Buffer | Uint8Array | string): void => {

@@ -333,7 +333,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   return <E>(provider: Provider<E>): PolicyProvider<E> => {
     assertProvider(where, provider)
     const grants: IORef<ReadonlyArray<Rule>> = newIORef(initialGrants)()
-    const saidInert: IORef<boolean> = newIORef(false)()
+    const inertReported: IORef<boolean> = newIORef(false)()
     // each tool's declared argument names from the last listing that went through here;
     // undefined until then, and while undefined every `under` rule fails closed
     const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<
@@ -344,7 +344,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
 
     const diagnose = (listing: ReadonlyArray<ToolDeclaration>): void => {
       if (!inert(listing)) return
-      const first = modify((said: boolean): readonly [boolean, boolean] => [!said, true])(saidInert)()
+      const first = modify((done: boolean): readonly [boolean, boolean] => [!done, true])(inertReported)()
       if (!first) return
       const tools = listing.map(callNameOf).filter((n): n is string => n !== undefined)
       callBack(onDiagnostic, { _tag: 'RulesNameNoTool', patterns: rules.map((r) => r.tool), tools })

@@ -95,7 +95,7 @@ export interface AuditState {
   /** `undefined` until a listing went through this layer. */
   readonly catalogue: Catalogue | undefined
   readonly seen: SeenSet
-  readonly said: ReadonlySet<AuditDiagnostic['_tag']>
+  readonly reported: ReadonlySet<AuditDiagnostic['_tag']>
 }
 
 /**
@@ -104,7 +104,7 @@ export interface AuditState {
  * @since 0.1.0
  * @category model
  */
-export interface Said {
+export interface Emitted {
   readonly warnings: ReadonlyArray<UnknownKeyWarning>
   readonly diagnostics: ReadonlyArray<AuditDiagnostic>
 }
@@ -113,10 +113,10 @@ export interface Said {
 // pure steps
 // -------------------------------------------------------------------------------------
 
-const NOTHING_SAID: Said = { warnings: [], diagnostics: [] }
+const NOTHING_EMITTED: Emitted = { warnings: [], diagnostics: [] }
 
 const once = (s: AuditState, d: AuditDiagnostic): readonly [ReadonlyArray<AuditDiagnostic>, AuditState] =>
-  s.said.has(d._tag) ? [[], s] : [[d], { ...s, said: new Set([...s.said, d._tag]) }]
+  s.reported.has(d._tag) ? [[], s] : [[d], { ...s, reported: new Set([...s.reported, d._tag]) }]
 
 /**
  * A successful listing: the catalogue replaced wholesale; the seen-set kept.
@@ -126,9 +126,9 @@ const once = (s: AuditState, d: AuditDiagnostic): readonly [ReadonlyArray<AuditD
  */
 export const recordListing =
   (catalogue: Catalogue, tools: number) =>
-  (s: AuditState): readonly [Said, AuditState] => {
+  (s: AuditState): readonly [Emitted, AuditState] => {
     const next = { ...s, catalogue }
-    if (tools === 0 || catalogue.size > 0) return [NOTHING_SAID, next]
+    if (tools === 0 || catalogue.size > 0) return [NOTHING_EMITTED, next]
     const [diagnostics, after] = once(next, { _tag: 'NothingToAudit', tools })
     return [{ warnings: [], diagnostics }, after]
   }
@@ -143,17 +143,17 @@ export const recordListing =
  */
 export const auditBatch =
   (batch: Batch, against?: Catalogue) =>
-  (s: AuditState): readonly [Said, AuditState] => {
+  (s: AuditState): readonly [Emitted, AuditState] => {
     const catalogue = against ?? s.catalogue
     if (catalogue === undefined) {
       const size = batchSize(batch.calls)
-      if (isLeft(size) || size.right === 0) return [NOTHING_SAID, s]
+      if (isLeft(size) || size.right === 0) return [NOTHING_EMITTED, s]
       const [diagnostics, after] = once(s, { _tag: 'CalledBeforeListing' })
       return [{ warnings: [], diagnostics }, after]
     }
     const [warnings, seen] = checkBatch(catalogue, batch)(s.seen)
     const next: AuditState = seen === s.seen ? s : { ...s, seen }
-    if (!isFull(seen)) return [warnings.length === 0 ? NOTHING_SAID : { warnings, diagnostics: [] }, next]
+    if (!isFull(seen)) return [warnings.length === 0 ? NOTHING_EMITTED : { warnings, diagnostics: [] }, next]
     const [diagnostics, after] = once(next, { _tag: 'SeenSetFull', capacity: seen.capacity })
     return [{ warnings, diagnostics }, after]
   }
@@ -166,7 +166,7 @@ export const auditBatch =
  */
 export const notAnEither =
   (got: string) =>
-  (s: AuditState): readonly [Said, AuditState] => {
+  (s: AuditState): readonly [Emitted, AuditState] => {
     const [diagnostics, after] = once(s, { _tag: 'ListingNotAnEither', got })
     return [{ warnings: [], diagnostics }, after]
   }
@@ -275,19 +275,19 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
   const initial: AuditState = {
     catalogue: undefined,
     seen: emptySeenSetOf(opts.maxPairs ?? DEFAULT_CAPACITY),
-    said: new Set(),
+    reported: new Set(),
   }
 
   return () => {
     const state: IORef<AuditState> = newIORef(initial)()
     // emitted after the state is written, so a callback that lists or calls again sees the new state
-    const say = (said: Said): void => {
-      for (const d of said.diagnostics) callBack(onDiagnostic, d)
-      for (const w of said.warnings) callBack(onWarn, w)
+    const emit = (out: Emitted): void => {
+      for (const d of out.diagnostics) callBack(onDiagnostic, d)
+      for (const w of out.warnings) callBack(onWarn, w)
     }
-    const step = (f: (s: AuditState) => readonly [Said, AuditState]): void => {
+    const step = (f: (s: AuditState) => readonly [Emitted, AuditState]): void => {
       try {
-        say(modify(f)(state)())
+        emit(modify(f)(state)())
       } catch {
         // the audit adds no failure of its own
       }

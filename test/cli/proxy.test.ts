@@ -355,7 +355,7 @@ describe('toolstack proxy: warnings', () => {
         .filter((l) => l !== '')
         .map((l) => l.replace(/ \(did you mean [^)]*\)$/, '')),
     ).toEqual([
-      'toolstack proxy: the host called "read" (call 1) before any tools/list was answered: calls are audited only against a listing the proxy saw, so none is audited until then; said once',
+      'toolstack proxy: the host called "read" (call 1) before any tools/list was answered: calls are audited only against a listing the proxy saw, so none is audited until then; reported once',
       'toolstack: read call 3 carried undeclared argument key "ffset" (declared: "offset", "path")',
       'toolstack: read call 5 carried undeclared argument key "lenght" (declared: "offset", "path")',
       'toolstack: read call 6 carried undeclared argument key "a" (declared: "offset", "path")',

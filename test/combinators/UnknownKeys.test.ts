@@ -217,7 +217,11 @@ describe('firstSeen', () => {
 })
 
 describe('auditBatch', () => {
-  const state: AuditState = { catalogue: catalogueOf(toleratedOf())([FS_READ]), seen: emptySeenSet, said: new Set() }
+  const state: AuditState = {
+    catalogue: catalogueOf(toleratedOf())([FS_READ]),
+    seen: emptySeenSet,
+    reported: new Set(),
+  }
 
   it('reads no position past the batch its length says', () => {
     const reads: Array<string> = []
@@ -268,7 +272,7 @@ describe('auditBatch', () => {
 
 describe('notAnEither', () => {
   it('says the diagnostic once, and no warning', () => {
-    const s: AuditState = { catalogue: undefined, seen: emptySeenSet, said: new Set() }
+    const s: AuditState = { catalogue: undefined, seen: emptySeenSet, reported: new Set() }
     const [said, next] = notAnEither('a Promise')(s)
     expect(said).toEqual({ warnings: [], diagnostics: [{ _tag: 'ListingNotAnEither', got: 'a Promise' }] })
     expect(notAnEither('a Promise')(next)[0]).toEqual({ warnings: [], diagnostics: [] })

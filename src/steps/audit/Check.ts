@@ -84,8 +84,8 @@ export const warnOnce =
       id,
     )(seen)
     if (fresh.length === 0) return [undefined, next]
-    const said = new Set(fresh)
-    const suggestions = declared.suggest(unknown.filter((k) => said.has(k.path)))
+    const freshKeys = new Set(fresh)
+    const suggestions = declared.suggest(unknown.filter((k) => freshKeys.has(k.path)))
     return [{ tool: declared.name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions }, next]
   }
 
