@@ -13,10 +13,11 @@ if (!Number.isSafeInteger(runs) || runs < 1) {
 const seconds = []
 for (let i = 1; i <= runs; i++) {
   const start = process.hrtime.bigint()
-  const run = spawnSync('npm', ['test', '--', '--reporter=dot'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const run = spawnSync('npm', ['test', '--', '--reporter=dot'], { stdio: 'pipe', maxBuffer: 1 << 28 })
   const s = Number(process.hrtime.bigint() - start) / 1e9
   if (run.status !== 0) {
-    console.error(`test-time: run ${i} failed (exit status ${run.status}); run npm test to see why`)
+    process.stderr.write(run.stdout)
+    console.error(`test-time: run ${i} failed (exit status ${run.status})`)
     process.exit(1)
   }
   seconds.push(s)
