@@ -101,26 +101,39 @@ const refuse = (
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
 }
 
-const readBody = (req: IncomingMessage): Promise<unknown> =>
+/** A body, parsed; or why not: too large (read to its end, but not kept past MAX_BODY), or not JSON. */
+type Body =
+  { readonly _tag: 'Json'; readonly value: unknown } | { readonly _tag: 'TooLarge' } | { readonly _tag: 'NotJson' }
+
+// a body past the bound is drained, not cut: cutting the connection would leave the client an ECONNRESET
+// instead of the 413 that says why
+const readBody = (req: IncomingMessage): Promise<Body> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0
     req.on('data', (c: Buffer) => {
       size += c.length
-      if (size > MAX_BODY) {
-        reject(new Error('the request body is larger than 4 MiB'))
-        req.destroy()
-      } else chunks.push(c)
+      if (size <= MAX_BODY) chunks.push(c)
+      else chunks.length = 0
     })
     req.on('end', () => {
+      if (size > MAX_BODY) return resolve({ _tag: 'TooLarge' })
       try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+        resolve({ _tag: 'Json', value: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
       } catch {
-        reject(new Error('the request body is not JSON'))
+        resolve({ _tag: 'NotJson' })
       }
     })
     req.on('error', reject)
   })
+
+// RFC 7235: the scheme is case-insensitive; RFC 6750: one token68 after it
+const bearerOf = (authorization: string | undefined): string | undefined =>
+  /^bearer +([^ ]+) *$/i.exec(authorization ?? '')?.[1]
+
+// RFC 9112 §3.2: a request with more than one Host header is a 400
+const hostHeaders = (req: IncomingMessage): number =>
+  req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'host').length
 
 const sameSecret = (given: string, expected: string): boolean => {
   const a = Buffer.from(given)
@@ -135,8 +148,9 @@ const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableH
 /**
  * Serves over Streamable HTTP, with a server of its own for each session, made by `newServer` (e.g.
  * `() => toMcpServer(session => stack, info)`). Binds `127.0.0.1` by default; refuses a request whose
- * `Host` or `Origin` is not this server's (403, against DNS rebinding), one without the bearer token
- * when one is set (401), and an unknown session (404). Idle sessions are closed. Rejects, with the
+ * `Host` or `Origin` is not this server's (403, against DNS rebinding; compared without regard to case),
+ * one with two `Host` headers (400), one without the bearer token when one is set (401; the scheme in
+ * any case), a body over 4 MiB outside a session (413), and an unknown session (404). Idle sessions are closed. Rejects, with the
  * reason, when the port cannot be bound.
  *
  * @since 0.1.0
@@ -153,16 +167,22 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
 
   const ownHosts = (): ReadonlySet<string> => {
     const hostPart = host.includes(':') ? `[${host}]` : host
-    return new Set([
-      `${hostPart}:${port}`,
-      `localhost:${port}`,
-      `127.0.0.1:${port}`,
-      `[::1]:${port}`,
-      ...(options.allowedHosts ?? []),
-    ])
+    // host names are case-insensitive (RFC 9110 §4.2.3): compared lowercased
+    return new Set(
+      [
+        `${hostPart}:${port}`,
+        `localhost:${port}`,
+        `127.0.0.1:${port}`,
+        `[::1]:${port}`,
+        ...(options.allowedHosts ?? []),
+      ].map((h) => h.toLowerCase()),
+    )
   }
   const ownOrigins = (): ReadonlySet<string> =>
-    new Set([...[...ownHosts()].map((h) => `http://${h}`), ...(options.allowedOrigins ?? [])])
+    new Set([
+      ...[...ownHosts()].map((h) => `http://${h}`),
+      ...(options.allowedOrigins ?? []).map((o) => o.toLowerCase()),
+    ])
 
   // a session is removed from `sessions` only in its transport's onclose (in `open`), however it ends:
   // here, by a host DELETE (the SDK then closes the transport), or by its server closing itself
@@ -174,12 +194,10 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   const open = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'POST')
       return refuse(res, 400, 'Bad Request: no session; a session starts with a POST of initialize')
-    let body: unknown
-    try {
-      body = await readBody(req)
-    } catch (e) {
-      return refuse(res, 400, `Bad Request: ${describeError(e)}`)
-    }
+    const read = await readBody(req)
+    if (read._tag === 'TooLarge') return refuse(res, 413, 'Payload Too Large: the request body is larger than 4 MiB')
+    if (read._tag === 'NotJson') return refuse(res, 400, 'Bad Request: the request body is not JSON')
+    const body = read.value
     if (!isInitializeRequest(body)) return refuse(res, 400, 'Bad Request: no session; a session starts with initialize')
     const server = newServer()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
@@ -198,13 +216,14 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== path) return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
+    if (hostHeaders(req) > 1) return refuse(res, 400, 'Bad Request: more than one Host header')
     const hostHeader = req.headers.host ?? ''
-    if (!ownHosts().has(hostHeader))
+    if (!ownHosts().has(hostHeader.toLowerCase()))
       return refuse(res, 403, `Forbidden: Host ${JSON.stringify(hostHeader)} is not this server`)
     const origin = req.headers.origin
-    if (origin !== undefined && !ownOrigins().has(origin))
+    if (origin !== undefined && !ownOrigins().has(origin.toLowerCase()))
       return refuse(res, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
-    if (options.token !== undefined && !sameSecret(req.headers.authorization ?? '', `Bearer ${options.token}`)) {
+    if (options.token !== undefined && !sameSecret(bearerOf(req.headers.authorization) ?? '', options.token)) {
       return refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
     }
     const id = req.headers['mcp-session-id']

@@ -344,6 +344,45 @@ describe('serveHttp: where it listens', () => {
     expect(JSON.parse(body ?? '')).toStrictEqual(refusal('Forbidden: Host "" is not this server'))
   })
 
+  it('compares Host and Origin without regard to case (host names are case-insensitive)', async () => {
+    const serving = await serve({ port: 0, allowedHosts: ['MCP.Example:443'], allowedOrigins: ['https://App.Example'] })
+    const port = new URL(serving.url).port
+    for (const host of [`LOCALHOST:${port}`, `LocalHost:${port}`, 'mcp.example:443', 'MCP.EXAMPLE:443']) {
+      expect((await send(serving.url, { headers: { host } })).status, host).toBe(200)
+    }
+    for (const origin of [`HTTP://LOCALHOST:${port}`, 'https://app.example', 'HTTPS://APP.EXAMPLE']) {
+      expect((await send(serving.url, { headers: { origin } })).status, origin).toBe(200)
+    }
+    expectRefused(
+      await send(serving.url, { headers: { host: `LOCALHOST:${Number(port) + 1}` } }),
+      403,
+      `Forbidden: Host "LOCALHOST:${Number(port) + 1}" is not this server`,
+    )
+  })
+
+  it('refuses a request with two Host headers, even when both are its own (RFC 9112: 400)', async () => {
+    const serving = await serve({ port: 0 })
+    const port = Number(new URL(serving.url).port)
+    const body = initBody()
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = tcpConnect(port, '127.0.0.1', () =>
+        socket.end(
+          `POST /mcp HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\nHost: 127.0.0.1:${port}\r\n` +
+            'Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n' +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        ),
+      )
+      const chunks: Array<Buffer> = []
+      socket.on('data', (c: Buffer) => chunks.push(c))
+      socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+      socket.on('error', reject)
+    })
+    const [head, rest] = answer.split('\r\n\r\n')
+    expect(head?.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    expect(JSON.parse(rest ?? '')).toStrictEqual(refusal('Bad Request: more than one Host header'))
+    expect(serving.sessions()).toBe(0)
+  })
+
   it('a port in use is a clear error', async () => {
     const first = await serve({ port: 0 })
     const port = Number(new URL(first.url).port)
@@ -375,10 +414,24 @@ describe('serveHttp: the bearer token', () => {
     await refusedWith({ authorization: 'Bearer ' })
     await refusedWith({ authorization: 's3cret' })
     await refusedWith({ authorization: 'Basic s3cret' })
+    await refusedWith({ authorization: 'Bearer s3cret extra' })
+    await refusedWith({ authorization: 'Bearers3cret' })
     expect(serving.sessions()).toBe(0)
     const { client } = await connectClient(serving.url, 'host', { Authorization: 'Bearer s3cret' })
     expect((await client.listTools()).tools.map((t) => t.name)).toStrictEqual(['hello'])
     expect(serving.sessions()).toBe(1)
+  })
+
+  it('reads the scheme without regard to case, as RFC 7235 says; the token itself is compared exactly', async () => {
+    const serving = await serve({ port: 0, token: 's3cret' })
+    for (const authorization of ['bearer s3cret', 'BEARER s3cret', 'BeArEr  s3cret']) {
+      expect((await send(serving.url, { headers: { authorization } })).status, authorization).toBe(200)
+    }
+    expectRefused(
+      await send(serving.url, { headers: { authorization: 'bearer S3CRET' } }),
+      401,
+      'Unauthorized: a bearer token is required',
+    )
   })
 
   it('without a token set, a request needs no Authorization, and one that carries any is served', async () => {
@@ -446,7 +499,7 @@ describe('serveHttp: sessions', () => {
     expect(serving.sessions()).toBe(1)
   })
 
-  it('takes a body of exactly 4 MiB, and cuts off one a byte longer, opening no session', async () => {
+  it('takes a body of exactly 4 MiB, and answers one a byte longer with a 413, opening no session', async () => {
     const made: Array<Server> = []
     const serving = await serve({ port: 0 }, factory(made))
     const base = initBody('')
@@ -455,7 +508,17 @@ describe('serveHttp: sessions', () => {
     expect((await send(serving.url, { body: exact })).status).toBe(200)
     expect(serving.sessions()).toBe(1)
     const over = initBody('x'.repeat(MAX_BODY - Buffer.byteLength(base) + 1))
-    await expect(send(serving.url, { body: over })).rejects.toThrow()
+    expectRefused(
+      await send(serving.url, { body: over }),
+      413,
+      'Payload Too Large: the request body is larger than 4 MiB',
+    )
+    // far over, and sent in chunks without a length: drained, not kept, and the same answer
+    expectRefused(
+      await send(serving.url, { body: 'x'.repeat(3 * MAX_BODY), headers: { 'transfer-encoding': 'chunked' } }),
+      413,
+      'Payload Too Large: the request body is larger than 4 MiB',
+    )
     expect(serving.sessions()).toBe(1)
     expect(made).toHaveLength(1)
     // it goes on serving
