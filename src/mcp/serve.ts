@@ -150,8 +150,8 @@ const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableH
  * `() => toMcpServer(session => stack, info)`). Binds `127.0.0.1` by default; refuses a request whose
  * `Host` or `Origin` is not this server's (403, against DNS rebinding; compared without regard to case),
  * one with two `Host` headers (400), one without the bearer token when one is set (401; the scheme in
- * any case), a body over 4 MiB outside a session (413), and an unknown session (404). Idle sessions are closed. Rejects, with the
- * reason, when the port cannot be bound.
+ * any case), a body over 4 MiB outside a session (413), and an unknown session (404). Idle sessions are
+ * closed. Rejects, with the reason, when the port cannot be bound.
  *
  * @since 0.1.0
  * @category serving
