@@ -71,6 +71,7 @@ where it is installed).
 Examples:
   $ toolstack serve --config toolstack.json
   $ TOOLSTACK_TOKEN=s3cret toolstack serve --config toolstack.json --http 127.0.0.1:8931
+  $ toolstack serve --config toolstack.json --http 0.0.0.0:8931 --allowed-host mcp.example
 
 Exit status: 0 when ended by the host or a signal; 2 when it could not start (a bad
 configuration, named by field; a port in use).
@@ -274,21 +275,45 @@ proxy: the server's own.
     .requiredOption('--config <file>', 'the gateway configuration (JSON)')
     .option('--http <[host:]port>', 'serve Streamable HTTP instead of stdio (bearer token: $TOOLSTACK_TOKEN)')
     .option('--log <file>', "append JSON Lines records to FILE (instead of the configuration's log)")
+    .addOption(
+      new Option(
+        '--allowed-host <name[:port]>',
+        'with --http beyond loopback: a Host (and its Origins) to accept besides loopback (repeatable)',
+      )
+        .default([] as ReadonlyArray<string>, 'none')
+        .argParser(collect),
+    )
     .addHelpText('after', SERVE_EXAMPLES)
-    .action(async (opts: { readonly config: string; readonly http?: string; readonly log?: string }) => {
-      // stdout is the MCP channel here: closed means the host is gone, not a reader
-      process.stdout.off('error', outputClosed)
-      const { runServe } = await import('./serve.js')
-      status = await runServe(opts, {
-        err,
-        token: env['TOOLSTACK_TOKEN'],
-        onSignal: (signal, handler) => {
-          process.on(signal, handler)
-          return () => process.off(signal, handler)
-        },
-        version: readVersion(argv[1]),
-      })
-    })
+    .action(
+      async (opts: {
+        readonly config: string
+        readonly http?: string
+        readonly log?: string
+        readonly allowedHost: ReadonlyArray<string>
+      }) => {
+        // stdout is the MCP channel here: closed means the host is gone, not a reader; runServe stops then,
+        // and a write still pending at the stop fails quietly
+        process.stdout.off('error', outputClosed)
+        process.stdout.on('error', () => undefined)
+        const { runServe } = await import('./serve.js')
+        status = await runServe(
+          { config: opts.config, http: opts.http, log: opts.log, allowedHosts: opts.allowedHost },
+          {
+            err,
+            token: env['TOOLSTACK_TOKEN'],
+            onSignal: (signal, handler) => {
+              process.on(signal, handler)
+              return () => process.off(signal, handler)
+            },
+            onOutputClosed: (handler) => {
+              process.stdout.on('error', handler)
+              return () => process.stdout.off('error', handler)
+            },
+            version: readVersion(argv[1]),
+          },
+        )
+      },
+    )
 
   try {
     await program.parseAsync([...argv])

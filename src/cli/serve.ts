@@ -7,6 +7,7 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { formatWarning } from './check.js'
+import { escapeControls } from './text.js'
 import type { GatewayRecord, UpstreamEvent } from '../mcp/index.js'
 import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 
@@ -20,6 +21,11 @@ export interface ServeOptions {
   readonly http?: string | undefined
   /** Overrides the configuration's `log`. */
   readonly log?: string | undefined
+  /**
+   * With `http`: `Host` values accepted besides loopback's (`NAME[:PORT]`: the machine's name or address
+   * when it listens beyond loopback), and their `http://` and `https://` Origins.
+   */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -34,15 +40,25 @@ export interface ServeIO {
   readonly token: string | undefined
   /** Subscribes to a signal sent to the command; returns the unsubscribe. */
   readonly onSignal: (signal: NodeJS.Signals, handler: () => void) => () => void
+  /** Subscribes to the host closing this process's stdout (EPIPE on a write); returns the unsubscribe. */
+  readonly onOutputClosed: (handler: () => void) => () => void
   readonly version: string
 }
+
+// what a model or an upstream wrote (a tool name, an error) is cut to these many characters: on stderr,
+// and in each string of a log record
+const MAX_SHOWN = 200
+const MAX_LOGGED = 1000
+
+const cut = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s)
+const shown = (s: string, max = MAX_SHOWN): string => escapeControls(cut(s, max))
 
 const upstreamEvent = (e: UpstreamEvent): string => {
   switch (e._tag) {
     case 'Started':
       return `started with ${e.tools} tools in ${e.ms} ms`
     case 'Failed':
-      return `failed: ${e.error}`
+      return `failed: ${shown(e.error, MAX_LOGGED)}`
     case 'Restarting':
       return `restarts in ${e.inMs} ms`
     case 'Exited':
@@ -52,18 +68,42 @@ const upstreamEvent = (e: UpstreamEvent): string => {
   }
 }
 
-const oneLine = (r: GatewayRecord): string => {
+/**
+ * A record as one line for stderr: every name, id and text escaped (control characters as `\uXXXX`) and cut,
+ * so a tool name cannot retitle or rewrite the terminal.
+ *
+ * @since 0.1.0
+ */
+export const stderrLine = (r: GatewayRecord): string => {
   switch (r.type) {
     case 'warning':
       return formatWarning(r)
-    case 'decision':
-      return `toolstack serve: ${r.tool} call ${r.id || '(no id)'} ${r.outcome} by ${r.by}${r.refusal === undefined ? '' : ` (${r.refusal})`}`
+    case 'decision': {
+      const refusal = r.refusal === undefined ? '' : ` (${r.refusal})`
+      return `toolstack serve: ${shown(r.tool)} call ${r.id === '' ? '(no id)' : shown(r.id)} ${r.outcome} by ${r.by}${refusal}`
+    }
     case 'diagnostic':
-      return r.message
+      return shown(r.message, MAX_LOGGED)
     case 'upstream':
-      return `toolstack serve: upstream ${JSON.stringify(r.upstream)} ${upstreamEvent(r)}`
+      return `toolstack serve: upstream ${shown(JSON.stringify(r.upstream))} ${upstreamEvent(r)}`
   }
 }
+
+/**
+ * A record as one JSON line for the log, with its time: every string cut at 1,000 characters, and the
+ * characters JSON leaves raw (DEL, C1, separators, direction marks) escaped, so the line reads the same value.
+ *
+ * @since 0.1.0
+ */
+export const logLine = (r: GatewayRecord, time: Date): string =>
+  escapeControls(
+    JSON.stringify({ time: time.toISOString(), ...r }, (_key, value: unknown) =>
+      typeof value === 'string' ? cut(value, MAX_LOGGED) : value,
+    ),
+  )
+
+// a DNS name, an IPv4 address or a bracketed IPv6 address, with an optional port
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
 
 /** Parses `[HOST:]PORT` into a host and a port; returns an error message when `s` is not one. */
 const parseListen = (s: string): { readonly host: string; readonly port: number } | string => {
@@ -107,6 +147,16 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     io.err(`toolstack serve: ${listen}`)
     return 2
   }
+  const allowedHosts = options.allowedHosts ?? []
+  const badHost = allowedHosts.find((h) => !HOST.test(h))
+  if (badHost !== undefined || (allowedHosts.length > 0 && listen === undefined)) {
+    io.err(
+      badHost === undefined
+        ? 'toolstack serve: --allowed-host applies to --http only'
+        : `toolstack serve: --allowed-host expects NAME[:PORT], e.g. mcp.example or 192.168.1.5:8931, got ${shown(JSON.stringify(badHost))}`,
+    )
+    return 2
+  }
   const logFile = options.log ?? config.right.log
   let logFd: number | undefined
   if (logFile !== undefined) {
@@ -121,8 +171,8 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   const record = (r: GatewayRecord): void => {
     try {
       // the log gets every record; stderr leaves out the calls the rules allowed, noise to a person watching
-      if (fd !== undefined) writeSync(fd, JSON.stringify({ time: new Date().toISOString(), ...r }) + '\n')
-      else if (!(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules')) io.err(oneLine(r))
+      if (fd !== undefined) writeSync(fd, logLine(r, new Date()) + '\n')
+      else if (!(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules')) io.err(stderrLine(r))
     } catch {
       // a failed log write must not fail the tool call
     }
@@ -133,6 +183,8 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     stop = resolve
   })
   const offs = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => io.onSignal(s, stop))
+  // over stdio, a closed stdout means the host is gone, as a closed stdin does: an orderly stop, status 0
+  if (listen === undefined) offs.push(io.onOutputClosed(stop))
   try {
     if (listen === undefined) {
       await Promise.race([serveStdio(gateway.newServer()), ended])
@@ -142,6 +194,11 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     try {
       serving = await serveHttp(gateway.newServer, {
         ...listen,
+        allowedHosts,
+        // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
+        allowedOrigins: allowedHosts.flatMap((h) =>
+          /:\d+$/.test(h) || listen.port === 0 ? [`https://${h}`] : [`https://${h}`, `https://${h}:${listen.port}`],
+        ),
         ...(io.token === undefined ? {} : { token: io.token }),
       })
     } catch (e) {

@@ -59,10 +59,14 @@ export interface ServeHttpOptions {
   readonly token?: string
   /**
    * `Host` header values accepted besides this server's own (`host:port`, `localhost:port`,
-   * `127.0.0.1:port`, `[::1]:port`).
+   * `127.0.0.1:port`, `[::1]:port`), e.g. the machine's name when it listens beyond loopback. One without
+   * a port (`mcp.example`) is accepted as it is and with this server's port.
    */
   readonly allowedHosts?: ReadonlyArray<string>
-  /** Origins accepted besides this server's own; a request without `Origin` (a program, not a page) is accepted. */
+  /**
+   * Origins accepted besides this server's own (`http://` and each accepted Host); a request without
+   * `Origin` (a program, not a page) is accepted.
+   */
   readonly allowedOrigins?: ReadonlyArray<string>
   /** Milliseconds a session may stay idle before it is closed. Default 1 800 000 (30 minutes). */
   readonly idleMs?: number
@@ -131,6 +135,9 @@ const readBody = (req: IncomingMessage): Promise<Body> =>
 const bearerOf = (authorization: string | undefined): string | undefined =>
   /^bearer +([^ ]+) *$/i.exec(authorization ?? '')?.[1]
 
+// `name:port` or `[v6]:port`; a bare IPv6 address has colons but no port
+const hasPort = (host: string): boolean => (host.startsWith('[') ? /\]:\d+$/ : /^[^:]+:\d+$/).test(host)
+
 // RFC 9112 §3.2: a request with more than one Host header is a 400
 const hostHeaders = (req: IncomingMessage): number =>
   req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'host').length
@@ -174,7 +181,7 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
         `localhost:${port}`,
         `127.0.0.1:${port}`,
         `[::1]:${port}`,
-        ...(options.allowedHosts ?? []),
+        ...(options.allowedHosts ?? []).flatMap((h) => (hasPort(h) ? [h] : [h, `${h}:${port}`])),
       ].map((h) => h.toLowerCase()),
     )
   }

@@ -1,6 +1,7 @@
 // `toolstack serve`, run as a host runs it: the built command, real upstream servers,
 // a real SDK Client over stdio and over Streamable HTTP.
 import { spawn, spawnSync } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -237,6 +238,35 @@ describe('toolstack serve, over stdio', () => {
   })
 })
 
+describe('toolstack serve: a host that goes away', () => {
+  it('the host closing its stdout is an orderly stop: status 0, no stack trace, no upstream left', async () => {
+    const dir = workspace()
+    const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
+    const child = spawn(process.execPath, [main, 'serve', '--config', file], { stdio: ['pipe', 'pipe', 'pipe'] })
+    cleanups.push(() => void child.kill('SIGKILL'))
+    let stderr = ''
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    const request = (id: number, method: string, params: unknown = {}) =>
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n')
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')))
+    request(1, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'h', version: '1' },
+    })
+    await until(() => out.includes('"id":1'))
+    // the host stops reading, then asks something: the reply meets a closed pipe
+    child.stdout.destroy()
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n')
+    request(2, 'tools/list')
+    expect(await exited).toBe(0)
+    expect(stderr).not.toMatch(/EPIPE|Error|at .+:\d+:\d+/)
+    expect(spawnSync('pgrep', ['-f', dir], { encoding: 'utf8' }).stdout.trim()).toBe('')
+  })
+})
+
 describe('toolstack serve: the policy judges the arguments the server runs on', () => {
   // the filesystem server may reach the whole base; the rules allow only the project
   const decoyed = () => {
@@ -352,8 +382,13 @@ describe('toolstack serve: the policy judges the arguments the server runs on', 
 })
 
 describe('toolstack serve --http', () => {
-  const serveHttpCommand = async (file: string, listen: string, env: Record<string, string> = {}) => {
-    const child = spawn(process.execPath, [main, 'serve', '--config', file, '--http', listen], {
+  const serveHttpCommand = async (
+    file: string,
+    listen: string,
+    env: Record<string, string> = {},
+    extra: ReadonlyArray<string> = [],
+  ) => {
+    const child = spawn(process.execPath, [main, 'serve', '--config', file, '--http', listen, ...extra], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     })
@@ -401,6 +436,60 @@ describe('toolstack serve --http', () => {
     expect((await post({ Authorization: 'Bearer wrong' })).status).toBe(401)
     expect((await post({ Authorization: 'Bearer s3cret', Origin: 'http://evil.example' })).status).toBe(403)
   }, 60_000)
+
+  it('--allowed-host: that name is accepted as Host (with or without the port) and as an Origin; others still 403', async () => {
+    const dir = workspace()
+    const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
+    const { url } = await serveHttpCommand(file, '127.0.0.1:0', {}, ['--allowed-host', 'MCP.example'])
+    const port = new URL(url).port
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    })
+    // node:http sends the Host it is given (fetch would not)
+    const post = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/mcp',
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          },
+          (res) => {
+            res.resume()
+            resolve(res.statusCode ?? 0)
+          },
+        )
+        req.on('error', reject)
+        req.end(init)
+      })
+    expect(await post({ host: `mcp.example:${port}` })).toBe(200)
+    expect(await post({ host: 'mcp.example' })).toBe(200)
+    expect(await post({ host: `mcp.example:${port}`, origin: `http://mcp.example:${port}` })).toBe(200)
+    expect(await post({ host: 'mcp.example', origin: 'https://mcp.example' })).toBe(200)
+    expect(await post({ host: `other.example:${port}` })).toBe(403)
+    expect(await post({ host: `mcp.example:${port}`, origin: 'https://evil.example' })).toBe(403)
+  }, 60_000)
+
+  it('--allowed-host refuses what is not NAME[:PORT], and applies to --http only: status 2, saying so', () => {
+    const dir = workspace()
+    // a good configuration: the options are refused before any upstream starts
+    const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
+    const run = (args: ReadonlyArray<string>) =>
+      spawnSync(process.execPath, [main, 'serve', '--config', file, ...args], { encoding: 'utf8', timeout: 30_000 })
+    const bad = run(['--http', '127.0.0.1:0', '--allowed-host', 'evil.example/\u001b[2J'])
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toContain(
+      '--allowed-host expects NAME[:PORT], e.g. mcp.example or 192.168.1.5:8931, got "evil.example/\\u001b[2J"',
+    )
+    const stdio = run(['--allowed-host', 'mcp.example'])
+    expect(stdio.status).toBe(2)
+    expect(stdio.stderr).toContain('--allowed-host applies to --http only')
+  })
 
   it('a port in use is refused with status 2 and a clear message', async () => {
     const dir = workspace()

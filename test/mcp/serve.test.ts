@@ -360,6 +360,17 @@ describe('serveHttp: where it listens', () => {
     )
   })
 
+  it('an allowed Host without a port is accepted as it is and with its own port, not with another', async () => {
+    const serving = await serve({ port: 0, allowedHosts: ['mcp.example', '[fd00::5]'] })
+    const port = Number(new URL(serving.url).port)
+    for (const host of ['mcp.example', `mcp.example:${port}`, '[fd00::5]', `[fd00::5]:${port}`]) {
+      expect((await send(serving.url, { headers: { host } })).status, host).toBe(200)
+    }
+    for (const host of [`mcp.example:${port + 1}`, `[fd00::5]:${port + 1}`, 'mcp.example.evil']) {
+      expect((await send(serving.url, { headers: { host } })).status, host).toBe(403)
+    }
+  })
+
   it('refuses a request with two Host headers, even when both are its own (RFC 9112: 400)', async () => {
     const serving = await serve({ port: 0 })
     const port = Number(new URL(serving.url).port)

@@ -1,0 +1,97 @@
+// What `toolstack serve` writes of a record, on stderr and in its log: whatever a model or an upstream put
+// in a tool name, an id, an upstream's error or a diagnostic, nothing raw reaches a terminal and nothing is
+// unbounded.
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { GatewayRecord } from '../../src/mcp/index.js'
+import { logLine, stderrLine } from '../../src/cli/serve.js'
+
+// written apart from the code: C0, DEL, C1, line and paragraph separators, bidi marks and overrides, BOM
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const RAW = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/u
+
+const hostile = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('fs_\u001b]0;pwned\u0007', 'c\u009b31m', 'a\u202eb', 'x\ny', '', 'fs_read'),
+  fc.string({ minLength: 8000, maxLength: 9000 }),
+)
+
+const recordArb: fc.Arbitrary<GatewayRecord> = fc.oneof(
+  fc.record({
+    type: fc.constant('decision' as const),
+    upstream: hostile,
+    tool: hostile,
+    id: hostile,
+    outcome: fc.constantFrom('allowed' as const, 'refused' as const),
+    by: fc.constantFrom('rules' as const, 'grant' as const, 'human' as const, 'nobody' as const),
+  }),
+  fc.record({
+    type: fc.constant('upstream' as const),
+    _tag: fc.constant('Failed' as const),
+    upstream: hostile,
+    error: hostile,
+  }),
+  fc.record({ type: fc.constant('upstream' as const), _tag: fc.constant('Exited' as const), upstream: hostile }),
+  fc.record({ type: fc.constant('diagnostic' as const), message: hostile }),
+)
+
+/** Every string in a JSON value. */
+const strings = (u: unknown): ReadonlyArray<string> =>
+  typeof u === 'string'
+    ? [u]
+    : Array.isArray(u)
+      ? u.flatMap(strings)
+      : u !== null && typeof u === 'object'
+        ? Object.entries(u).flatMap(([k, v]) => [k, ...strings(v)])
+        : []
+
+describe('toolstack serve: the lines it writes', () => {
+  it('on stderr: no raw control character, and no line longer than its parts allow, whatever the record', () => {
+    fc.assert(
+      fc.property(recordArb, (r) => {
+        const line = stderrLine(r)
+        expect(line).not.toMatch(RAW)
+        // two parts at the most: one of at most 200 characters and one of at most 1,000, each with its
+        // ellipsis, each character at most 6 once escaped, and the line's own words
+        expect(line.length).toBeLessThanOrEqual(6 * (201 + 1001) + 100)
+      }),
+    )
+  })
+
+  it('in the log: one JSON line with the same time, no raw control character, every string at most 1,001 characters', () => {
+    const time = new Date('2026-12-04T10:00:00.000Z')
+    fc.assert(
+      fc.property(recordArb, (r) => {
+        const line = logLine(r, time)
+        expect(line).not.toMatch(RAW)
+        const parsed = JSON.parse(line) as Record<string, unknown>
+        expect(parsed['time']).toBe(time.toISOString())
+        expect(parsed['type']).toBe(r.type)
+        for (const s of strings(parsed)) expect(s.length).toBeLessThanOrEqual(1001)
+      }),
+    )
+  })
+
+  it('a terminal-retitling tool name and a C1 id are shown escaped, and a short text is shown whole', () => {
+    const r: GatewayRecord = {
+      type: 'decision',
+      upstream: 'fs',
+      tool: 'fs_\u001b]0;pwned\u0007',
+      id: 'c\u009b31m',
+      outcome: 'refused',
+      by: 'nobody',
+      refusal: 'NoOneToAsk',
+    }
+    expect(stderrLine(r)).toBe(
+      'toolstack serve: fs_\\u001b]0;pwned\\u0007 call c\\u009b31m refused by nobody (NoOneToAsk)',
+    )
+    expect(JSON.parse(logLine(r, new Date(0)))).toStrictEqual({ time: '1970-01-01T00:00:00.000Z', ...r })
+    expect(logLine(r, new Date(0))).toContain('"id":"c\\u009b31m"')
+  })
+
+  it('a long upstream error is cut at 1,000 characters with an ellipsis, on stderr and in the log', () => {
+    const r: GatewayRecord = { type: 'upstream', _tag: 'Failed', upstream: 'fs', error: 'e'.repeat(5000) }
+    expect(stderrLine(r)).toBe(`toolstack serve: upstream "fs" failed: ${'e'.repeat(1000)}…`)
+    expect((JSON.parse(logLine(r, new Date(0))) as { error: string }).error).toBe(`${'e'.repeat(1000)}…`)
+  })
+})
