@@ -139,7 +139,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   }
   const config = decodeGatewayConfig(json)
   if (config._tag === 'Left') {
-    io.err(`toolstack serve: ${options.config}: ${config.left}`)
+    for (const line of config.left.split('\n')) io.err(`toolstack serve: ${options.config}: ${line}`)
     return 2
   }
   const listen = options.http === undefined ? undefined : parseListen(options.http)

@@ -32,9 +32,11 @@ export const drawErrors = (errors: t.Errors): string =>
 
 const quote = (s: string): string => JSON.stringify(s)
 
-// "did you mean" for unknown option names: a name other tools use (`aliases`), else the known option the name
-// plainly points at (suggestKey)
-const didYouMean = (
+/**
+ * "did you mean" for unknown names: a name other tools use (`aliases`), else the known name the unknown one
+ * plainly points at (suggestKey); `''` when none does.
+ */
+export const didYouMean = (
   known: ReadonlyArray<string>,
   unknown: ReadonlyArray<string>,
   aliases: ReadonlyMap<string, string>,

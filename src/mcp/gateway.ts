@@ -23,6 +23,7 @@ import { decodeRules } from '../steps/policy/Rule.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
+import { didYouMean } from '../kernel/options.js'
 import { longestTagOf } from '../kernel/longest.js'
 import type { McpSession } from './server.js'
 import { toMcpServer } from './server.js'
@@ -101,9 +102,9 @@ const URL_MEMBERS = ['url', 'headers', 'prefix']
 
 const unknownMembers = (at: string, u: object, known: ReadonlyArray<string>): string | undefined => {
   const extra = Object.keys(u).filter((k) => !known.includes(k))
-  return extra.length === 0
-    ? undefined
-    : `${at} has unknown member${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')} (known: ${known.join(', ')})`
+  if (extra.length === 0) return undefined
+  const names = extra.map((k) => JSON.stringify(k)).join(', ')
+  return `${at} has unknown member${extra.length > 1 ? 's' : ''} ${names} (known: ${known.join(', ')})${didYouMean(known, extra, new Map())}`
 }
 
 const stringRecord = (at: string, u: unknown): Either<string, Readonly<Record<string, string>>> => {
@@ -159,8 +160,9 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
 }
 
 /**
- * Reads a gateway configuration: every member is checked and every problem is a message naming the
- * field, so a bad file never starts half a gateway.
+ * Reads a gateway configuration: every member is checked, and every problem is a line of the Left naming
+ * the field (with "did you mean" for a misspelt member), so one run names them all and a bad file never
+ * starts half a gateway.
  *
  * @example
  * import { decodeGatewayConfig } from 'toolstack/mcp'
@@ -170,7 +172,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
  * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
  *   _tag: 'Left',
- *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix)',
+ *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix); did you mean "command"?',
  * })
  *
  * @since 0.1.0
@@ -178,42 +180,55 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  */
 export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> => {
   if (!isRecord(u)) return left(`the configuration must be a JSON object with "mcpServers", got ${describeValue(u)}`)
-  const extra = unknownMembers('the configuration', u, TOP)
-  if (extra !== undefined) return left(extra)
+  // every member is checked, so that one run names every problem (one per line)
+  const problems: Array<string> = []
+  const problem = (message: string | undefined): void => void (message === undefined || problems.push(message))
+  problem(unknownMembers('the configuration', u, TOP))
   const mcpServers = u['mcpServers']
-  if (!isRecord(mcpServers) || Object.keys(mcpServers).length === 0)
-    return left(`mcpServers must be an object with at least one server, got ${describeValue(mcpServers)}`)
   const servers: Array<GatewayServer> = []
-  const prefixes = new Map<string, string>()
-  for (const [name, spec] of Object.entries(mcpServers)) {
-    const s = decodeServer(name, spec)
-    if (isLeft(s)) return s
-    const before = prefixes.get(s.right.prefix)
-    if (before !== undefined)
-      return left(`mcpServers.${before} and mcpServers.${name} both use the prefix ${JSON.stringify(s.right.prefix)}`)
-    prefixes.set(s.right.prefix, name)
-    servers.push(s.right)
+  if (!isRecord(mcpServers) || Object.keys(mcpServers).length === 0)
+    problem(`mcpServers must be an object with at least one server, got ${describeValue(mcpServers)}`)
+  else {
+    const prefixes = new Map<string, string>()
+    for (const [name, spec] of Object.entries(mcpServers)) {
+      const s = decodeServer(name, spec)
+      if (isLeft(s)) {
+        problem(s.left)
+        continue
+      }
+      const before = prefixes.get(s.right.prefix)
+      if (before !== undefined)
+        problem(`mcpServers.${before} and mcpServers.${name} both use the prefix ${JSON.stringify(s.right.prefix)}`)
+      prefixes.set(s.right.prefix, name)
+      servers.push(s.right)
+    }
   }
   const rules =
     u['rules'] === undefined
       ? right<string, ReadonlyArray<Rule>>([{ tool: '*', decision: 'allow' }])
       : decodeRules(u['rules'], 'rules')
-  if (isLeft(rules)) return rules
+  if (isLeft(rules)) problem(rules.left)
   const tolerate = u['tolerate'] ?? []
   if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string'))
-    return left(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
+    problem(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
   const locationArgs = u['locationArgs'] ?? []
-  if (!Array.isArray(locationArgs) || !locationArgs.every((n) => typeof n === 'string' && n !== '')) {
-    return left(
-      `locationArgs must be an array of argument names (non-empty strings), got ${describeValue(locationArgs)}`,
-    )
-  }
+  if (!Array.isArray(locationArgs) || !locationArgs.every((n) => typeof n === 'string' && n !== ''))
+    problem(`locationArgs must be an array of argument names (non-empty strings), got ${describeValue(locationArgs)}`)
   const reasons = u['reasons'] ?? true
-  if (typeof reasons !== 'boolean') return left(`reasons must be true or false, got ${describeValue(reasons)}`)
+  if (typeof reasons !== 'boolean') problem(`reasons must be true or false, got ${describeValue(reasons)}`)
   const log = u['log']
   if (log !== undefined && (typeof log !== 'string' || log === ''))
-    return left(`log must be a file path, got ${describeValue(log)}`)
-  return right({ servers, rules: rules.right, tolerate, locationArgs, reasons, log })
+    problem(`log must be a file path, got ${describeValue(log)}`)
+  if (problems.length > 0 || isLeft(rules)) return left(problems.join('\n'))
+  // each member below was checked above, and any problem returned: the casts only restate those checks
+  return right({
+    servers,
+    rules: rules.right,
+    tolerate: tolerate as ReadonlyArray<string>,
+    locationArgs: locationArgs as ReadonlyArray<string>,
+    reasons: reasons as boolean,
+    log: log as string | undefined,
+  })
 }
 
 // -------------------------------------------------------------------------------------

@@ -550,6 +550,17 @@ describe('the host entries in docs/serve.md and the README', () => {
       cleanups.push(() => client.close())
       const names = (await client.listTools()).tools.map((t) => t.name)
       expect(names).toEqual(expect.arrayContaining(['fs_read_text_file', 'ev_echo']))
+      // as the page says: a read inside the project runs; a write is asked about, and this host cannot be asked
+      const read = await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt') } })
+      expect(read.isError).toBeFalsy()
+      expect(text(read)).toContain('one')
+      const write = await client.callTool({
+        name: 'fs_write_file',
+        arguments: { path: join(dir, 'new.txt'), content: 'x' },
+      })
+      expect(write.isError).toBe(true)
+      expect(text(write)).toContain("needs the user's permission, and no one is available to give it")
+      expect(existsSync(join(dir, 'new.txt'))).toBe(false)
     }
   }, 90_000)
 })

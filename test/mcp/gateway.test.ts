@@ -156,7 +156,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [] },
-      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)',
+      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log); did you mean "rules"?',
     ],
     [
       { mcpServers: { fs: { args: ['a'] } } },
@@ -182,7 +182,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' },
-      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log)',
+      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log); did you mean "rules" for "rulez", "log" for "lgo"?',
     ],
     [
       { mcpServers: { fs: 'npx' } },
@@ -206,7 +206,7 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } },
-      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix)',
+      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix); did you mean "command" for "comand", "args" for "arg"?',
     ],
     [
       { mcpServers: { fs: { url: 'https://x', command: 'y' } } },
@@ -255,6 +255,27 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: { a: { command: 'x' } }, log: 1 }, 'log must be a file path, got number 1'],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
+  })
+
+  it('names every problem in one run, one per line, in the order of the members', () => {
+    const decoded = decodeGatewayConfig({
+      mcpServers: { fs: { comand: 'npx' }, ev: { command: 'x', prefix: 'p' }, mem: { command: 'y', prefix: 'p' } },
+      rules: [{ tool: 'x', decision: 'alow' }],
+      tolerate: 'reason',
+      reasons: 'yes',
+      lgo: 'x',
+    })
+    expect(decoded).toStrictEqual({
+      _tag: 'Left',
+      left: [
+        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log); did you mean "log"?',
+        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix); did you mean "command"?',
+        'mcpServers.ev and mcpServers.mem both use the prefix "p"',
+        'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
+        'tolerate must be an array of strings, got the string "reason"',
+        'reasons must be true or false, got the string "yes"',
+      ].join('\n'),
+    })
   })
 
   it('keeps what was given: a prefix, headers, env, cwd, rules, tolerated names, reasons off, a log', () => {
