@@ -13,7 +13,7 @@ import { drawArgsProblem, noneAsEmpty } from '../steps/Args.js'
 import { batchOf } from '../steps/Batch.js'
 import { errorResult, readPositions } from '../steps/answer.js'
 import { callIdOf, callNameOf } from '../kernel/calls.js'
-import { describeError, describeValue } from '../kernel/describe.js'
+import { describeError, describeValue, unknownToolMessage } from '../kernel/describe.js'
 import { memberOf } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -64,15 +64,6 @@ export interface LocalTool {
 }
 
 const quote = (s: string): string => JSON.stringify(s)
-
-const MAX_NAMES_SHOWN = 30
-
-const unknownToolMessage = (name: string, names: ReadonlyArray<string>): string =>
-  names.length === 0
-    ? `there is no tool named ${quote(name)}; no tools are available`
-    : `there is no tool named ${quote(name)}; the available tools are ` +
-      names.slice(0, MAX_NAMES_SHOWN).map(quote).join(', ') +
-      (names.length > MAX_NAMES_SHOWN ? ', …' : '')
 
 const isEither = (u: unknown): u is Either<unknown, unknown> => {
   const tag = typeof u === 'object' && u !== null ? (u as { readonly _tag?: unknown })._tag : undefined

@@ -46,3 +46,17 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
  */
 export const escapeControls = (s: string): string =>
   s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+// a listing can be long: the message names the first few
+const MAX_NAMES_SHOWN = 30
+
+/** The result text for a call to a name that is not listed: the name as called, and what is available. */
+export const unknownToolMessage = (name: string, names: ReadonlyArray<string>): string =>
+  names.length === 0
+    ? `there is no tool named ${JSON.stringify(name)}; no tools are available`
+    : `there is no tool named ${JSON.stringify(name)}; the available tools are ` +
+      names
+        .slice(0, MAX_NAMES_SHOWN)
+        .map((n) => JSON.stringify(n))
+        .join(', ') +
+      (names.length > MAX_NAMES_SHOWN ? ', …' : '')

@@ -19,7 +19,7 @@ import { registry } from '../combinators/Registry.js'
 import type { PolicyDecision, PolicyDiagnostic } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
 import type { Rule } from '../steps/policy/Rule.js'
-import { decodeRules } from '../steps/policy/Rule.js'
+import { decodeRules, isToolGlob } from '../steps/policy/Rule.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
@@ -29,6 +29,8 @@ import type { McpSession } from './server.js'
 import { toMcpServer } from './server.js'
 import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
+import type { Curation } from './listed.js'
+import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -45,6 +47,8 @@ export interface GatewayServer {
   readonly name: string
   readonly prefix: string
   readonly spec: UpstreamSpec
+  /** Which of its tools are served (by their own names); all when absent. */
+  readonly tools?: Curation
 }
 
 /**
@@ -97,8 +101,9 @@ export interface Gateway {
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
 const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log']
-const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix']
-const URL_MEMBERS = ['url', 'headers', 'prefix']
+const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools']
+const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools']
+const CURATION = ['include', 'exclude']
 
 const unknownMembers = (at: string, u: object, known: ReadonlyArray<string>): string | undefined => {
   const extra = Object.keys(u).filter((k) => !known.includes(k))
@@ -114,6 +119,26 @@ const stringRecord = (at: string, u: unknown): Either<string, Readonly<Record<st
   return right(u as Readonly<Record<string, string>>)
 }
 
+const decodeGlobs = (at: string, u: unknown): Either<string, ReadonlyArray<string> | undefined> =>
+  u === undefined || (Array.isArray(u) && u.every((g) => typeof g === 'string' && isToolGlob(g)))
+    ? right(u)
+    : left(`${at} must be an array of tool names or globs ("read_*", "*"), got ${describeValue(u)}`)
+
+const decodeCuration = (at: string, u: unknown): Either<string, Curation | undefined> => {
+  if (u === undefined) return right(undefined)
+  if (!isRecord(u)) return left(`${at} must be an object { include?, exclude? }, got ${describeValue(u)}`)
+  const extra = unknownMembers(at, u, CURATION)
+  if (extra !== undefined) return left(extra)
+  const include = decodeGlobs(`${at}.include`, u['include'])
+  if (isLeft(include)) return include
+  const exclude = decodeGlobs(`${at}.exclude`, u['exclude'])
+  if (isLeft(exclude)) return exclude
+  return right({
+    ...(include.right === undefined ? {} : { include: include.right }),
+    ...(exclude.right === undefined ? {} : { exclude: exclude.right }),
+  })
+}
+
 const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> => {
   const at = `mcpServers.${name}`
   if (!isRecord(u)) return left(`${at} must be an object { command, args?, env? } or { url }, got ${describeValue(u)}`)
@@ -125,6 +150,9 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
         `, got ${describeValue(prefix)}`,
     )
   }
+  const tools = decodeCuration(`${at}.tools`, u['tools'])
+  if (isLeft(tools)) return tools
+  const curation = tools.right === undefined ? {} : { tools: tools.right }
   if (hasOwn(u, 'url')) {
     const extra = unknownMembers(at, u, URL_MEMBERS)
     if (extra !== undefined) return left(extra)
@@ -133,7 +161,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
       return left(`${at}.url must be an http(s) URL, got ${describeValue(url)}`)
     const headers = u['headers'] === undefined ? right({}) : stringRecord(`${at}.headers`, u['headers'])
     if (isLeft(headers)) return headers
-    return right({ name, prefix, spec: { url, headers: headers.right } })
+    return right({ name, prefix, spec: { url, headers: headers.right }, ...curation })
   }
   const extra = unknownMembers(at, u, COMMAND)
   if (extra !== undefined) return left(extra)
@@ -156,6 +184,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
       ...(env.right === undefined ? {} : { env: env.right }),
       ...(cwd === undefined ? {} : { cwd }),
     },
+    ...curation,
   })
 }
 
@@ -172,7 +201,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
  * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
  *   _tag: 'Left',
- *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix); did you mean "command"?',
+ *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools); did you mean "command"?',
  * })
  *
  * @since 0.1.0
@@ -258,14 +287,21 @@ export const startGateway = async (
   const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
   // shared by every session; per-session state (seen-set, grants, question queue) is built in stackFor
   const namespace = pipe(
-    registry(config.servers.map((s, i) => ({ prefix: s.prefix, provider: upstreams[i] as Upstream }))),
+    registry(
+      config.servers.map((s, i) => {
+        const upstream = upstreams[i] as Upstream
+        return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
+      }),
+    ),
     config.reasons ? withReasons() : identity,
   )
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
 
-  const stackFor = (session: McpSession): Provider<unknown> =>
-    pipe(
+  const stackFor = (session: McpSession): Provider<unknown> => {
+    const listed = newListedNames()
+    return pipe(
       namespace,
+      recordListed(listed),
       withUnknownKeyAudit({
         tolerate: config.tolerate,
         onWarn: (w) => onRecord({ type: 'warning', upstream: upstreamOf(w.tool), ...w }),
@@ -279,7 +315,10 @@ export const startGateway = async (
         onDecision: (d) => onRecord({ type: 'decision', upstream: upstreamOf(d.tool), ...d }),
         onDiagnostic: (d: PolicyDiagnostic) => diagnose(drawPolicyDiagnostic(d)),
       }),
+      // outermost: a call to a tool the session was not listed (unknown, or hidden) is never asked about
+      onlyListed(listed),
     )
+  }
 
   const toolsChanged = (listener: () => void): (() => void) => {
     const offs = upstreams.map((u) => u.onToolsChanged(listener))

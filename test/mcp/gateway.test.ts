@@ -1,6 +1,6 @@
 // The gateway over real upstream servers (the reference filesystem server and an echo
 // server that says what it received), served to a real SDK Client in process.
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -206,11 +206,11 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } },
-      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix); did you mean "command" for "comand", "args" for "arg"?',
+      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools); did you mean "command" for "comand", "args" for "arg"?',
     ],
     [
       { mcpServers: { fs: { url: 'https://x', command: 'y' } } },
-      'mcpServers.fs has unknown member "command" (known: url, headers, prefix)',
+      'mcpServers.fs has unknown member "command" (known: url, headers, prefix, tools)',
     ],
     [{ mcpServers: { a: { url: 7 } } }, 'mcpServers.a.url must be an http(s) URL, got number 7'],
     [
@@ -253,6 +253,22 @@ describe('decodeGatewayConfig', () => {
       'locationArgs must be an array of argument names (non-empty strings), got an array',
     ],
     [{ mcpServers: { a: { command: 'x' } }, log: 1 }, 'log must be a file path, got number 1'],
+    [
+      { mcpServers: { a: { command: 'x', tools: ['read_*'] } } },
+      'mcpServers.a.tools must be an object { include?, exclude? }, got an array',
+    ],
+    [
+      { mcpServers: { a: { url: 'https://x', tools: { include: ['*read'] } } } },
+      'mcpServers.a.tools.include must be an array of tool names or globs ("read_*", "*"), got an array',
+    ],
+    [
+      { mcpServers: { a: { command: 'x', tools: { exclude: 'write_*' } } } },
+      'mcpServers.a.tools.exclude must be an array of tool names or globs ("read_*", "*"), got the string "write_*"',
+    ],
+    [
+      { mcpServers: { a: { command: 'x', tools: { inclde: [] } } } },
+      'mcpServers.a.tools has unknown member "inclde" (known: include, exclude); did you mean "include"?',
+    ],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
   })
@@ -269,7 +285,7 @@ describe('decodeGatewayConfig', () => {
       _tag: 'Left',
       left: [
         'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log); did you mean "log"?',
-        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix); did you mean "command"?',
+        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
         'tolerate must be an array of strings, got the string "reason"',
@@ -415,7 +431,7 @@ describe('the gateway: records and options', () => {
     await client.close()
   })
 
-  it('each decision and warning names the upstream of its tool (none for a tool of no upstream); a tolerated key is no warning', async () => {
+  it('each decision and warning names the upstream of its tool; a tool of no upstream is refused before the policy; a tolerated key is no warning', async () => {
     const { gateway, records } = await gatewayOf({
       mcpServers: twoEchoes,
       rules: [
@@ -429,7 +445,9 @@ describe('the gateway: records and options', () => {
     await client.callTool({ name: 'a_ping', arguments: { n: 1, reason: 'r', why: 'tolerated' } })
     await client.callTool({ name: 'bee_ping', arguments: { n: 1, reason: 'r' } })
     await client.callTool({ name: 'a_ping', arguments: { n: 2, reason: 'r', nn: 3 } })
-    await client.callTool({ name: 'nope_ping', arguments: { reason: 'r' } })
+    const nope = await client.callTool({ name: 'nope_ping', arguments: { reason: 'r' } })
+    expect(nope.isError).toBe(true)
+    expect(text(nope)).toContain('there is no tool named \\"nope_ping\\"; the available tools are')
     expect(
       records
         .filter((r) => r.type === 'decision')
@@ -438,13 +456,74 @@ describe('the gateway: records and options', () => {
       ['a', 'a_ping', 'allowed', 'rules'],
       ['b', 'bee_ping', 'refused', 'rules'],
       ['a', 'a_ping', 'allowed', 'rules'],
-      ['', 'nope_ping', 'refused', 'nobody'],
     ])
     const warnings = records.filter((r) => r.type === 'warning')
     expect(warnings.map((r) => r.type === 'warning' && [r.upstream, r.tool, r.unknownKeys])).toStrictEqual([
       ['a', 'a_ping', ['nn']],
     ])
     expect(records.filter((r) => r.type === 'diagnostic')).toStrictEqual([])
+    await client.close()
+  })
+
+  it('an unknown tool, even under a known prefix, is refused as the host named it, without a question, before any listing too', async () => {
+    const { gateway, records } = await gatewayOf({ mcpServers: twoEchoes, rules: [] })
+    const asked: Array<string> = []
+    const client = await host(gateway, (m) => {
+      asked.push(m)
+      return { action: 'accept', content: { action: 'allow-once' } }
+    })
+    // no tools/list first: the session is listed on its first call
+    const nope = await client.callTool({ name: 'a_pong', arguments: {} })
+    expect(nope.isError).toBe(true)
+    expect(text(nope)).toBe(
+      JSON.stringify([
+        {
+          type: 'text',
+          text: 'there is no tool named "a_pong"; the available tools are "a_ping", "bee_ping"',
+        },
+      ]),
+    )
+    // a listed tool is still asked about under rules: []
+    expect((await client.callTool({ name: 'a_ping', arguments: { n: 1 } })).isError).toBeFalsy()
+    expect(asked).toHaveLength(1)
+    expect(records.filter((r) => r.type === 'decision').map((r) => r.type === 'decision' && r.tool)).toStrictEqual([
+      'a_ping',
+    ])
+    await client.close()
+  })
+
+  it('tools.include and tools.exclude: a hidden tool is never listed, and a call to it is refused unasked and never reaches its upstream', async () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'notes.txt'), 'notes\n')
+    const { gateway } = await gatewayOf({
+      mcpServers: {
+        fs: {
+          command: process.execPath,
+          args: [FILESYSTEM_SERVER, dir],
+          tools: { include: ['read_*', 'list_directory', 'write_file'], exclude: ['read_media_file', 'write_*'] },
+        },
+        ec: { command: process.execPath, args: [ECHO], tools: { exclude: ['*'] } },
+      },
+      rules: [],
+    })
+    const asked: Array<string> = []
+    const client = await host(gateway, (m) => {
+      asked.push(m)
+      return { action: 'accept', content: { action: 'allow-once' } }
+    })
+    const names = (await client.listTools()).tools.map((t) => t.name).sort()
+    expect(names).toStrictEqual(['fs_list_directory', 'fs_read_file', 'fs_read_multiple_files', 'fs_read_text_file'])
+    for (const name of ['fs_write_file', 'fs_read_media_file', 'ec_ping']) {
+      const r = await client.callTool({ name, arguments: { path: join(dir, 'x.txt'), content: 'x' } })
+      expect(r.isError, name).toBe(true)
+      expect(text(r)).toContain(`there is no tool named \\"${name}\\"`)
+    }
+    expect(asked).toStrictEqual([])
+    expect(existsSync(join(dir, 'x.txt'))).toBe(false)
+    // a served tool is asked about and runs
+    const read = await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt') } })
+    expect(text(read)).toContain('notes')
+    expect(asked).toHaveLength(1)
     await client.close()
   })
 
