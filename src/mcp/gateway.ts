@@ -49,6 +49,8 @@ export interface GatewayServer {
   readonly spec: UpstreamSpec
   /** Which of its tools are served (by their own names); all when absent. */
   readonly tools?: Curation
+  /** Milliseconds each request to it may take; the configuration's `timeout` when absent. */
+  readonly timeout?: number
 }
 
 /**
@@ -67,6 +69,13 @@ export interface GatewayConfig {
   readonly reasons: boolean
   /** Where the JSON Lines log goes, if anywhere. */
   readonly log: string | undefined
+  /** Milliseconds each request to an upstream may take, unless its entry says otherwise (the SDK's 60 s when absent). */
+  readonly timeout?: number
+  /**
+   * Milliseconds the gateway waits for slow upstreams, at start and on each listing, before it serves what is
+   * ready; a late upstream's tools are announced (`list_changed`) when they arrive. Default 2 000.
+   */
+  readonly listWaitMs?: number
 }
 
 /**
@@ -100,9 +109,16 @@ export interface Gateway {
 // -------------------------------------------------------------------------------------
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
-const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log']
-const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools']
-const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools']
+const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs']
+const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout']
+const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout']
+// setTimeout treats anything above 2^31 - 1 ms as 1 ms
+const MAX_MS = 2_147_483_647
+
+const decodeMs = (at: string, u: unknown): Either<string, number | undefined> =>
+  u === undefined || (Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= MAX_MS)
+    ? right(u as number | undefined)
+    : left(`${at} must be a whole number of milliseconds from 1 to ${MAX_MS}, got ${describeValue(u)}`)
 const CURATION = ['include', 'exclude']
 
 const unknownMembers = (at: string, u: object, known: ReadonlyArray<string>): string | undefined => {
@@ -152,7 +168,12 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   }
   const tools = decodeCuration(`${at}.tools`, u['tools'])
   if (isLeft(tools)) return tools
-  const curation = tools.right === undefined ? {} : { tools: tools.right }
+  const timeout = decodeMs(`${at}.timeout`, u['timeout'])
+  if (isLeft(timeout)) return timeout
+  const curation = {
+    ...(tools.right === undefined ? {} : { tools: tools.right }),
+    ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
+  }
   if (hasOwn(u, 'url')) {
     const extra = unknownMembers(at, u, URL_MEMBERS)
     if (extra !== undefined) return left(extra)
@@ -201,7 +222,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
  * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
  *   _tag: 'Left',
- *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools); did you mean "command"?',
+ *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout); did you mean "command"?',
  * })
  *
  * @since 0.1.0
@@ -248,7 +269,11 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   const log = u['log']
   if (log !== undefined && (typeof log !== 'string' || log === ''))
     problem(`log must be a file path, got ${describeValue(log)}`)
-  if (problems.length > 0 || isLeft(rules)) return left(problems.join('\n'))
+  const timeout = decodeMs('timeout', u['timeout'])
+  if (isLeft(timeout)) problem(timeout.left)
+  const listWaitMs = decodeMs('listWaitMs', u['listWaitMs'])
+  if (isLeft(listWaitMs)) problem(listWaitMs.left)
+  if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs)) return left(problems.join('\n'))
   // each member below was checked above, and any problem returned: the casts only restate those checks
   return right({
     servers,
@@ -257,6 +282,8 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     locationArgs: locationArgs as ReadonlyArray<string>,
     reasons: reasons as boolean,
     log: log as string | undefined,
+    ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
+    ...(listWaitMs.right === undefined ? {} : { listWaitMs: listWaitMs.right }),
   })
 }
 
@@ -266,7 +293,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
 
 /**
  * Starts every upstream at once, waits until each has started or failed (a failed one keeps being
- * restarted), and returns a gateway whose `newServer` makes a server for one host session, with a
+ * restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one host session, with a
  * stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is false),
  * `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation.
  *
@@ -278,10 +305,25 @@ export const startGateway = async (
   onRecord: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
 ): Promise<Gateway> => {
-  const upstreams = config.servers.map((s) =>
-    superviseUpstream(s.name, s.spec, { onEvent: (e) => onRecord({ type: 'upstream', ...e }) }),
-  )
-  await Promise.all(upstreams.map((u) => u.ready))
+  const listWaitMs = config.listWaitMs ?? 2_000
+  const upstreams = config.servers.map((s) => {
+    const timeout = s.timeout ?? config.timeout
+    return superviseUpstream(s.name, s.spec, {
+      onEvent: (e) => onRecord({ type: 'upstream', ...e }),
+      listWaitMs,
+      ...(timeout === undefined ? {} : { timeout }),
+    })
+  })
+  // a hung upstream does not hold the others back: serve what is ready; a late one's tools are announced
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    Promise.all(upstreams.map((u) => u.ready)),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, listWaitMs)
+      timer.unref()
+    }),
+  ])
+  clearTimeout(timer)
   // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
   const serverOf = longestTagOf(config.servers, (s) => `${s.prefix}_`)
   const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''

@@ -67,6 +67,13 @@ export interface UpstreamOptions {
   readonly backoffMs?: number
   /** Default 30 000. */
   readonly maxBackoffMs?: number
+  /** Milliseconds it must stay up before the back-off starts again from `backoffMs`. Default 10 000. */
+  readonly stableMs?: number
+  /**
+   * Milliseconds a listing waits for the upstream's fresh tools before it returns the last ones it had; the
+   * re-listing goes on, and listeners hear of it if the tools changed. Default 2 000.
+   */
+  readonly listWaitMs?: number
   /** Per-request timeout for the upstream's calls (see `fromMcpClient`). */
   readonly timeout?: number
   /** The upstream server's stderr. Default `'ignore'`. */
@@ -154,13 +161,15 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   const emit = options.onEvent ?? (() => undefined)
   const base = options.backoffMs ?? 500
   const max = options.maxBackoffMs ?? 30_000
+  const stableMs = options.stableMs ?? 10_000
+  const listWaitMs = options.listWaitMs ?? 2_000
   let running: Running | undefined
+  let upSince: number | undefined
   let known: ReadonlyArray<ToolDeclaration> = []
   let down = 'it has not started yet'
   let retry: NodeJS.Timeout | undefined
   let nextDelay = base
   let closed = false
-  let startedOnce = false
   const listeners = new Set<IO<void>>()
   const notify = (): void => {
     for (const l of [...listeners]) {
@@ -174,6 +183,9 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
 
   const scheduleRestart = (): void => {
     if (closed || retry !== undefined) return
+    // a flapping upstream keeps its back-off: it starts again from `base` only after a stable run
+    if (upSince !== undefined && Date.now() - upSince >= stableMs) nextDelay = base
+    upSince = undefined
     const inMs = nextDelay
     nextDelay = Math.min(max, nextDelay * 2)
     emit({ _tag: 'Restarting', upstream: name, inMs })
@@ -185,18 +197,42 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     retry.unref()
   }
 
-  // `restarted`: a new process's tools count as changed even under the same names, so a host that saw
-  // the upstream down lists again
-  const relist = async (provider: McpProvider, restarted = false): Promise<number> => {
+  // a restart is news only when the tools differ: a host that saw the upstream down calls the same tools
+  const relist = async (provider: McpProvider): Promise<number> => {
     const listed = await provider.toolsForLlm()
     if (listed._tag === 'Left') throw new Error(listed.left.message)
-    const changed = restarted || !sameNames(known, listed.right)
+    const changed = !sameNames(known, listed.right)
     known = listed.right
     if (changed) {
       emit({ _tag: 'ToolsChanged', upstream: name, tools: known.length })
       notify()
     }
     return known.length
+  }
+
+  // one re-listing in flight, and at most one more after it, however many list_changed arrive meanwhile
+  let inFlight: Promise<void> | undefined
+  let again = false
+  const refresh = (): Promise<void> => {
+    const now = running
+    if (now === undefined) return Promise.resolve()
+    if (inFlight !== undefined) {
+      again = true
+      return inFlight
+    }
+    const current = relist(now.provider).then(
+      () => undefined,
+      () => undefined,
+    )
+    inFlight = current
+    void current.then(() => {
+      inFlight = undefined
+      if (again) {
+        again = false
+        void refresh()
+      }
+    })
+    return current
   }
 
   // run at construction and by the retry timer (which close clears)
@@ -212,16 +248,15 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         scheduleRestart()
       })
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
-      provider.onToolsChanged(() => void relist(provider).catch(() => undefined))
-      const tools = await relist(provider, startedOnce)
+      provider.onToolsChanged(() => void refresh())
+      const tools = await relist(provider)
       // closed while starting: stop for good
       if (closed) {
         await current.close()
         return
       }
-      startedOnce = true
       running = { provider, close: current.close, pid: current.pid }
-      nextDelay = base
+      upSince = Date.now()
       const pid = current.pid()
       emit({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
     } catch (e) {
@@ -266,8 +301,14 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     isUp: () => running !== undefined,
     pid: () => running?.pid(),
     toolsForLlm: async () => {
-      const now = running
-      if (now !== undefined) await relist(now.provider).catch(() => undefined)
+      // a hung upstream delays a listing by listWaitMs at most; what it lists later is announced then
+      let timer: NodeJS.Timeout | undefined
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, listWaitMs)
+        timer.unref()
+      })
+      await Promise.race([refresh(), waited])
+      clearTimeout(timer)
       return right(known)
     },
     executeToolCalls: (calls) => executeBatch(batchOf(calls)),

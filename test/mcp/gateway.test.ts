@@ -156,7 +156,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [] },
-      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log); did you mean "rules"?',
+      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs); did you mean "rules"?',
     ],
     [
       { mcpServers: { fs: { args: ['a'] } } },
@@ -182,7 +182,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' },
-      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log); did you mean "rules" for "rulez", "log" for "lgo"?',
+      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs); did you mean "rules" for "rulez", "log" for "lgo"?',
     ],
     [
       { mcpServers: { fs: 'npx' } },
@@ -206,11 +206,11 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } },
-      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools); did you mean "command" for "comand", "args" for "arg"?',
+      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools, timeout); did you mean "command" for "comand", "args" for "arg"?',
     ],
     [
       { mcpServers: { fs: { url: 'https://x', command: 'y' } } },
-      'mcpServers.fs has unknown member "command" (known: url, headers, prefix, tools)',
+      'mcpServers.fs has unknown member "command" (known: url, headers, prefix, tools, timeout)',
     ],
     [{ mcpServers: { a: { url: 7 } } }, 'mcpServers.a.url must be an http(s) URL, got number 7'],
     [
@@ -269,6 +269,18 @@ describe('decodeGatewayConfig', () => {
       { mcpServers: { a: { command: 'x', tools: { inclde: [] } } } },
       'mcpServers.a.tools has unknown member "inclde" (known: include, exclude); did you mean "include"?',
     ],
+    [
+      { mcpServers: { a: { command: 'x', timeout: 0 } } },
+      'mcpServers.a.timeout must be a whole number of milliseconds from 1 to 2147483647, got number 0',
+    ],
+    [
+      { mcpServers: { a: { command: 'x' } }, listWaitMs: '2s' },
+      'listWaitMs must be a whole number of milliseconds from 1 to 2147483647, got the string "2s"',
+    ],
+    [
+      { mcpServers: { a: { command: 'x' } }, timeout: 2 ** 31 },
+      'timeout must be a whole number of milliseconds from 1 to 2147483647, got number 2147483648',
+    ],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
   })
@@ -284,8 +296,8 @@ describe('decodeGatewayConfig', () => {
     expect(decoded).toStrictEqual({
       _tag: 'Left',
       left: [
-        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log); did you mean "log"?',
-        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools); did you mean "command"?',
+        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs); did you mean "log"?',
+        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
         'tolerate must be an array of strings, got the string "reason"',
@@ -524,6 +536,47 @@ describe('the gateway: records and options', () => {
     const read = await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt') } })
     expect(text(read)).toContain('notes')
     expect(asked).toHaveLength(1)
+    await client.close()
+  })
+
+  it('an upstream that never answers holds nothing back: the gateway starts and lists the others within listWaitMs', async () => {
+    const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
+    const t0 = Date.now()
+    const { gateway } = await gatewayOf({
+      mcpServers: { a: twoEchoes.a, stuck: { command: process.execPath, args: [STORM, 'hang'] } },
+      listWaitMs: 500,
+    })
+    expect(Date.now() - t0).toBeLessThan(3000)
+    const client = await host(gateway)
+    const t1 = Date.now()
+    const { tools } = await client.listTools()
+    expect(Date.now() - t1).toBeLessThan(1500)
+    expect(tools.map((t) => t.name)).toStrictEqual(['a_ping'])
+    expect((await client.callTool({ name: 'a_ping', arguments: { n: 1 } })).isError).toBeFalsy()
+    await client.close()
+  })
+
+  it("timeout: a gateway default, and an upstream's own, reach its calls", async () => {
+    const FAULTY = fileURLToPath(new URL('./fixtures/faulty-server.mjs', import.meta.url))
+    const { gateway } = await gatewayOf({
+      mcpServers: {
+        slow: { command: process.execPath, args: [FAULTY] },
+        quick: { command: process.execPath, args: [FAULTY], timeout: 200 },
+      },
+      timeout: 600,
+    })
+    const client = await host(gateway)
+    await client.listTools()
+    const hang = async (name: string) => {
+      const t0 = Date.now()
+      const r = await client.callTool({ name, arguments: {} })
+      return [Date.now() - t0, text(r)] as const
+    }
+    const [quickMs, quick] = await hang('quick_hang')
+    expect(quick).toContain('did not answer within 200 ms')
+    expect(quickMs).toBeLessThan(2000)
+    const [, slow] = await hang('slow_hang')
+    expect(slow).toContain('did not answer within 600 ms')
     await client.close()
   })
 

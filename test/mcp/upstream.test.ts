@@ -4,10 +4,11 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Provider } from '../../src/index.js'
+import type { Provider, ToolResult } from '../../src/index.js'
 import { fromTools, registry } from '../../src/index.js'
 import type { Upstream, UpstreamEvent } from '../../src/mcp/index.js'
 import { serveHttp, superviseUpstream, toMcpServer } from '../../src/mcp/index.js'
@@ -74,7 +75,7 @@ describe('superviseUpstream', () => {
     expect(after._tag === 'Right' && after.right[0]?.content).toBe('pong {"n":1}')
   })
 
-  it('one killed while it runs: its calls say so, the others keep working, and it comes back, its listeners told its tools are news', async () => {
+  it('one killed while it runs: its calls say so, the others keep working, and it comes back, its listeners not told (its tools are the same)', async () => {
     const events: Array<UpstreamEvent> = []
     const a = supervise('a', [], events)
     const b = supervise('b', [], [])
@@ -101,14 +102,7 @@ describe('superviseUpstream', () => {
     await until(() => a.isUp())
     expect(a.pid()).not.toBe(pid)
     expect(isAlive(pid)).toBe(false)
-    expect(events.map((e) => e._tag)).toEqual([
-      'ToolsChanged',
-      'Started',
-      'Exited',
-      'Restarting',
-      'ToolsChanged',
-      'Started',
-    ])
+    expect(events.map((e) => e._tag)).toEqual(['ToolsChanged', 'Started', 'Exited', 'Restarting', 'Started'])
     const back = await both.executeToolCalls([call('a_ping')])()
     expect(back._tag === 'Right' && back.right[0]?.content).toBe('pong {"n":1}')
   })
@@ -214,10 +208,14 @@ const decl = (name: string, properties: Record<string, unknown> = { text: { type
 
 /** A provider whose listing the test changes (or breaks) at will, served over HTTP; `change` tells the hosts. */
 const changing = async (first: ReadonlyArray<ReturnType<typeof decl>>) => {
-  const state = { tools: first, broken: false }
+  const state = { tools: first, broken: false, hang: false }
   const listeners = new Set<() => void>()
   const provider: Provider<string> = {
-    toolsForLlm: () => Promise.resolve(state.broken ? left('the listing broke') : right(state.tools)),
+    // hang: the listing answers only once hang is off again
+    toolsForLlm: async () => {
+      while (state.hang) await new Promise((r) => setTimeout(r, 50))
+      return state.broken ? left('the listing broke') : right(state.tools)
+    },
     executeToolCalls: (calls) =>
       TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: `ran ${c.function.name}` }))),
   }
@@ -650,5 +648,89 @@ describe('superviseUpstream: back-off by default (a fake clock for its timer)', 
     expect(
       out._tag === 'Right' && out.right[0]?.content.endsWith('; it is restarted in 62 s; the tool was not called'),
     ).toBe(true)
+  })
+})
+
+// ------------------------------------------------------------------------------------
+// bounds: a burst of list_changed, a hung listing, a flapping server
+// ------------------------------------------------------------------------------------
+
+const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
+
+describe('superviseUpstream: bounded', () => {
+  const textOf = (out: Either<never, ReadonlyArray<ToolResult>>): string =>
+    out._tag === 'Right' ? String(out.right[0]?.content) : ''
+
+  it('10,000 list_changed in a burst: at most two re-listings (one in flight, one after it)', async () => {
+    const u = superviseUpstream('storm', { command: process.execPath, args: [STORM] })
+    started.push(u)
+    await u.ready
+    const before = Number(
+      textOf(await u.executeToolCalls([{ id: 'l', function: { name: 'lists', arguments: '{}' } }])()),
+    )
+    expect(before).toBe(1)
+    const sent = await u.executeToolCalls([{ id: 's', function: { name: 'storm', arguments: '{"n":10000}' } }])()
+    expect(textOf(sent)).toBe('sent 10000')
+    // quiet once the count stops moving
+    let last = -1
+    let now = before
+    while (now !== last) {
+      last = now
+      await new Promise((r) => setTimeout(r, 300))
+      now = Number(textOf(await u.executeToolCalls([{ id: 'l', function: { name: 'lists', arguments: '{}' } }])()))
+    }
+    expect(now - before).toBeGreaterThanOrEqual(1)
+    expect(now - before).toBeLessThanOrEqual(2)
+  }, 30_000)
+
+  it('a flapping upstream keeps its back-off: it doubles across short runs, and a start that fails is not news to listeners', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream(
+      'flap',
+      { command: process.execPath, args: [STORM, 'flap'] },
+      { backoffMs: 50, maxBackoffMs: 400, onEvent: (e) => void events.push(e) },
+    )
+    started.push(u)
+    let heard = 0
+    u.onToolsChanged(() => void heard++)
+    await until(() => events.filter((e) => e._tag === 'Restarting').length >= 4, 20_000)
+    await u.close()
+    expect(events.flatMap((e) => (e._tag === 'Restarting' ? [e.inMs] : [])).slice(0, 4)).toStrictEqual([
+      50, 100, 200, 400,
+    ])
+    // the same two tools after every restart: listeners heard once, at the first start
+    expect(events.filter((e) => e._tag === 'ToolsChanged')).toHaveLength(1)
+    expect(heard).toBe(1)
+  }, 30_000)
+
+  it('the back-off starts again from backoffMs after a run of stableMs', async () => {
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream(
+      'flap',
+      { command: process.execPath, args: [STORM, 'flap'] },
+      { backoffMs: 50, stableMs: 100, onEvent: (e) => void events.push(e) },
+    )
+    started.push(u)
+    await until(() => events.filter((e) => e._tag === 'Restarting').length >= 3, 20_000)
+    await u.close()
+    expect(events.flatMap((e) => (e._tag === 'Restarting' ? [e.inMs] : [])).slice(0, 3)).toStrictEqual([50, 50, 50])
+  }, 30_000)
+
+  it('a listing waits listWaitMs at most for an upstream that does not answer, and returns the tools it had', async () => {
+    const up = await changing([decl('a')])
+    const u = superviseUpstream('web', { url: up.serving.url }, { listWaitMs: 200 })
+    started.push(u)
+    try {
+      await u.ready
+      up.state.hang = true
+      const t0 = Date.now()
+      const listed = await u.toolsForLlm()
+      expect(Date.now() - t0).toBeLessThan(1500)
+      expect(listed).toStrictEqual(right([decl('a')]))
+    } finally {
+      up.state.hang = false
+      await u.close()
+      await up.serving.close()
+    }
   })
 })
