@@ -283,6 +283,18 @@ proxy: the server's own.
         .default([] as ReadonlyArray<string>, 'none')
         .argParser(collect),
     )
+    .addOption(
+      new Option(
+        '--max-sessions <n>',
+        'with --http: the most sessions open at once; more get 503 (default 1000)',
+      ).argParser(wholeNumber(1, 1_000_000, 'a whole number of sessions, from 1 to 1000000')),
+    )
+    .addOption(
+      new Option(
+        '--idle-timeout <ms>',
+        'with --http: close a session idle this long (default 1800000: 30 minutes)',
+      ).argParser(wholeNumber(1000, 2_147_483_647, 'a whole number of milliseconds, from 1000 to 2147483647')),
+    )
     .addHelpText('after', SERVE_EXAMPLES)
     .action(
       async (opts: {
@@ -290,14 +302,17 @@ proxy: the server's own.
         readonly http?: string
         readonly log?: string
         readonly allowedHost: ReadonlyArray<string>
+        readonly maxSessions?: number
+        readonly idleTimeout?: number
       }) => {
         // stdout is the MCP channel here: closed means the host is gone, not a reader; runServe stops then,
         // and a write still pending at the stop fails quietly
         process.stdout.off('error', outputClosed)
         process.stdout.on('error', () => undefined)
         const { runServe } = await import('./serve.js')
+        const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs } = opts
         status = await runServe(
-          { config: opts.config, http: opts.http, log: opts.log, allowedHosts: opts.allowedHost },
+          { config, http, log, allowedHosts, maxSessions, idleMs },
           {
             err,
             token: env['TOOLSTACK_TOKEN'],

@@ -26,6 +26,10 @@ export interface ServeOptions {
    * when it listens beyond loopback), and their `http://` and `https://` Origins.
    */
   readonly allowedHosts?: ReadonlyArray<string> | undefined
+  /** With `http`: the most sessions open at once (serveHttp's default when absent). */
+  readonly maxSessions?: number | undefined
+  /** With `http`: milliseconds a session may stay idle (serveHttp's default when absent). */
+  readonly idleMs?: number | undefined
 }
 
 /**
@@ -149,12 +153,19 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   }
   const allowedHosts = options.allowedHosts ?? []
   const badHost = allowedHosts.find((h) => !HOST.test(h))
-  if (badHost !== undefined || (allowedHosts.length > 0 && listen === undefined)) {
+  if (badHost !== undefined) {
     io.err(
-      badHost === undefined
-        ? 'toolstack serve: --allowed-host applies to --http only'
-        : `toolstack serve: --allowed-host expects NAME[:PORT], e.g. mcp.example or 192.168.1.5:8931, got ${shown(JSON.stringify(badHost))}`,
+      `toolstack serve: --allowed-host expects NAME[:PORT], e.g. mcp.example or 192.168.1.5:8931, got ${shown(JSON.stringify(badHost))}`,
     )
+    return 2
+  }
+  const httpOnly = [
+    ...(allowedHosts.length > 0 ? ['--allowed-host'] : []),
+    ...(options.maxSessions !== undefined ? ['--max-sessions'] : []),
+    ...(options.idleMs !== undefined ? ['--idle-timeout'] : []),
+  ]
+  if (listen === undefined && httpOnly.length > 0) {
+    io.err(`toolstack serve: ${httpOnly.join(', ')} ${httpOnly.length === 1 ? 'applies' : 'apply'} to --http only`)
     return 2
   }
   const logFile = options.log ?? config.right.log
@@ -195,6 +206,8 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       serving = await serveHttp(gateway.newServer, {
         ...listen,
         allowedHosts,
+        ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
+        ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
         // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
         allowedOrigins: allowedHosts.flatMap((h) =>
           /:\d+$/.test(h) || listen.port === 0 ? [`https://${h}`] : [`https://${h}`, `https://${h}:${listen.port}`],

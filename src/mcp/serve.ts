@@ -70,6 +70,11 @@ export interface ServeHttpOptions {
   readonly allowedOrigins?: ReadonlyArray<string>
   /** Milliseconds a session may stay idle before it is closed. Default 1 800 000 (30 minutes). */
   readonly idleMs?: number
+  /**
+   * The most sessions open at once; an initialize beyond it is answered 503 with `Retry-After`, and no server is
+   * made for it. Default 1 000 (an idle session holds about 40 KB).
+   */
+  readonly maxSessions?: number
 }
 
 /**
@@ -168,6 +173,9 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   const host = options.host ?? '127.0.0.1'
   const path = options.path ?? '/mcp'
   const idleMs = options.idleMs ?? 1_800_000
+  const maxSessions = options.maxSessions ?? 1_000
+  // initializes being answered now: they count against maxSessions before their id is known
+  let opening = 0
   const sessions = new Map<string, Session>()
   const http = createServer()
   let port = options.port
@@ -206,6 +214,20 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     if (read._tag === 'NotJson') return refuse(res, 400, 'Bad Request: the request body is not JSON')
     const body = read.value
     if (!isInitializeRequest(body)) return refuse(res, 400, 'Bad Request: no session; a session starts with initialize')
+    if (sessions.size + opening >= maxSessions) {
+      return refuse(res, 503, `Service Unavailable: ${maxSessions} sessions are open, the most this server keeps`, {
+        'retry-after': '5',
+      })
+    }
+    opening++
+    try {
+      await openSession(req, res, body)
+    } finally {
+      opening--
+    }
+  }
+
+  const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
     const server = newServer()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

@@ -491,7 +491,35 @@ describe('toolstack serve --http', () => {
     const stdio = run(['--allowed-host', 'mcp.example'])
     expect(stdio.status).toBe(2)
     expect(stdio.stderr).toContain('--allowed-host applies to --http only')
+    const both = run(['--max-sessions', '5', '--idle-timeout', '60000'])
+    expect(both.status).toBe(2)
+    expect(both.stderr).toContain('--max-sessions, --idle-timeout apply to --http only')
+    const zero = run(['--http', '127.0.0.1:0', '--max-sessions', '0'])
+    expect(zero.status).toBe(2)
+    expect(zero.stderr).toContain('expected a whole number of sessions, from 1 to 1000000')
   })
+
+  it('--max-sessions: one session more is a 503 with Retry-After', async () => {
+    const dir = workspace()
+    const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
+    const { url } = await serveHttpCommand(file, '127.0.0.1:0', {}, ['--max-sessions', '1'])
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    })
+    const post = () =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: init,
+      })
+    expect((await post()).status).toBe(200)
+    const second = await post()
+    expect(second.status).toBe(503)
+    expect(second.headers.get('retry-after')).toBe('5')
+  }, 60_000)
 
   it('a port in use is refused with status 2 and a clear message', async () => {
     const dir = workspace()

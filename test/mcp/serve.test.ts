@@ -536,6 +536,26 @@ describe('serveHttp: sessions', () => {
     expect((await send(serving.url)).status).toBe(200)
   })
 
+  it('keeps maxSessions open at most: one more initialize is a 503 with Retry-After, even in a burst; one that ends makes room', async () => {
+    const made: Array<Server> = []
+    const serving = await serve({ port: 0, maxSessions: 3 }, factory(made))
+    const burst = await Promise.all(Array.from({ length: 10 }, () => send(serving.url)))
+    expect(burst.filter((a) => a.status === 200)).toHaveLength(3)
+    const refused = burst.filter((a) => a.status !== 200)
+    expect(refused).toHaveLength(7)
+    for (const a of refused) {
+      expectRefused(a, 503, 'Service Unavailable: 3 sessions are open, the most this server keeps')
+      expect(a.headers['retry-after']).toBe('5')
+    }
+    expect(serving.sessions()).toBe(3)
+    expect(made).toHaveLength(3)
+    const id = burst.find((a) => a.status === 200)?.headers['mcp-session-id'] as string
+    expect((await send(serving.url, { method: 'DELETE', headers: { 'mcp-session-id': id } })).status).toBe(200)
+    await until(() => serving.sessions() === 2)
+    expect((await send(serving.url)).status).toBe(200)
+    expect(serving.sessions()).toBe(3)
+  })
+
   it('forgets a session whose server closed itself', async () => {
     const serving = await serve({ port: 0 }, () => {
       const server = factory()()
