@@ -206,6 +206,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       serving = await serveHttp(gateway.newServer, {
         ...listen,
         allowedHosts,
+        readiness: gateway.readiness,
         ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
         ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
         // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS

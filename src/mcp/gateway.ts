@@ -26,6 +26,7 @@ import { hasOwn, isRecord } from '../kernel/guards.js'
 import { didYouMean } from '../kernel/options.js'
 import { longestTagOf } from '../kernel/longest.js'
 import type { McpSession } from './server.js'
+import type { Readiness } from './serve.js'
 import { toMcpServer } from './server.js'
 import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
@@ -51,6 +52,8 @@ export interface GatewayServer {
   readonly tools?: Curation
   /** Milliseconds each request to it may take; the configuration's `timeout` when absent. */
   readonly timeout?: number
+  /** Whether the gateway is ready (`/readyz`) only while it is up. Default true. */
+  readonly required?: boolean
 }
 
 /**
@@ -100,6 +103,8 @@ export interface Gateway {
   readonly upstreams: ReadonlyArray<Upstream>
   /** A server for one host session, with a stack of its own. */
   readonly newServer: () => Server
+  /** Each upstream's state; ready when every required upstream is up (for `serveHttp`'s `/readyz`). */
+  readonly readiness: () => Readiness
   /** Stops every upstream. */
   readonly close: () => Promise<void>
 }
@@ -110,8 +115,8 @@ export interface Gateway {
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
 const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs']
-const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout']
-const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout']
+const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required']
+const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
 // setTimeout treats anything above 2^31 - 1 ms as 1 ms
 const MAX_MS = 2_147_483_647
 
@@ -170,9 +175,13 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   if (isLeft(tools)) return tools
   const timeout = decodeMs(`${at}.timeout`, u['timeout'])
   if (isLeft(timeout)) return timeout
+  const required = u['required']
+  if (required !== undefined && typeof required !== 'boolean')
+    return left(`${at}.required must be true or false, got ${describeValue(required)}`)
   const curation = {
     ...(tools.right === undefined ? {} : { tools: tools.right }),
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
+    ...(required === undefined ? {} : { required }),
   }
   if (hasOwn(u, 'url')) {
     const extra = unknownMembers(at, u, URL_MEMBERS)
@@ -222,7 +231,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
  * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
  *   _tag: 'Left',
- *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout); did you mean "command"?',
+ *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required); did you mean "command"?',
  * })
  *
  * @since 0.1.0
@@ -369,8 +378,18 @@ export const startGateway = async (
     }
   }
 
+  const readiness = (): Readiness => {
+    const states = config.servers.map((s, i) => ({
+      name: s.name,
+      up: (upstreams[i] as Upstream).isUp(),
+      required: s.required ?? true,
+    }))
+    return { ready: states.every((s) => s.up || !s.required), upstreams: states }
+  }
+
   return {
     upstreams,
+    readiness,
     newServer: () => toMcpServer(stackFor, info, { toolsChanged }),
     close: async () => {
       await Promise.all(upstreams.map((u) => u.close()))

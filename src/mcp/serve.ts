@@ -75,6 +75,12 @@ export interface ServeHttpOptions {
    * made for it. Default 1 000 (an idle session holds about 40 KB).
    */
   readonly maxSessions?: number
+  /**
+   * What `GET /readyz` reports: 200 when `ready`, else 503, with the whole object as JSON. Absent: always
+   * ready. `GET /healthz` answers 200 while the process serves. Both are answered before the `Host`,
+   * `Origin` and token checks (a probe addresses the machine as it can), and say nothing a model wrote.
+   */
+  readonly readiness?: () => Readiness
 }
 
 /**
@@ -90,6 +96,17 @@ export interface HttpServing {
   readonly sessions: () => number
   /** Closes every session and stops listening. Idempotent. */
   readonly close: () => Promise<void>
+}
+
+/**
+ * Whether a server is ready to serve, and why, for `GET /readyz`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Readiness {
+  readonly ready: boolean
+  readonly [detail: string]: unknown
 }
 
 interface Session {
@@ -242,8 +259,18 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     await transport.handleRequest(req, res, body)
   }
 
+  const probe = (req: IncomingMessage, res: ServerResponse, which: string): void => {
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return refuse(res, 405, `Method Not Allowed: ${which} answers GET`, { allow: 'GET, HEAD' })
+    const readiness: Readiness = which === '/healthz' ? { ready: true } : (options.readiness?.() ?? { ready: true })
+    const body = which === '/healthz' ? { status: 'alive' } : readiness
+    res.writeHead(readiness.ready ? 200 : 503, { 'content-type': 'application/json' })
+    res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body))
+  }
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
+    if (url.pathname === '/healthz' || url.pathname === '/readyz') return probe(req, res, url.pathname)
     if (url.pathname !== path) return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
     if (hostHeaders(req) > 1) return refuse(res, 400, 'Bad Request: more than one Host header')
     const hostHeader = req.headers.host ?? ''

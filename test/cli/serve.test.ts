@@ -499,7 +499,7 @@ describe('toolstack serve --http', () => {
     expect(zero.stderr).toContain('expected a whole number of sessions, from 1 to 1000000')
   })
 
-  it('--max-sessions: one session more is a 503 with Retry-After', async () => {
+  it('--max-sessions: one session more is a 503 with Retry-After; /healthz and /readyz answer probes', async () => {
     const dir = workspace()
     const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
     const { url } = await serveHttpCommand(file, '127.0.0.1:0', {}, ['--max-sessions', '1'])
@@ -519,6 +519,13 @@ describe('toolstack serve --http', () => {
     const second = await post()
     expect(second.status).toBe(503)
     expect(second.headers.get('retry-after')).toBe('5')
+    const alive = await fetch(url.replace('/mcp', '/healthz'))
+    expect([alive.status, await alive.json()]).toStrictEqual([200, { status: 'alive' }])
+    const ready = await fetch(url.replace('/mcp', '/readyz'))
+    expect([ready.status, await ready.json()]).toStrictEqual([
+      200,
+      { ready: true, upstreams: [{ name: 'fs', up: true, required: true }] },
+    ])
   }, 60_000)
 
   it('a port in use is refused with status 2 and a clear message', async () => {

@@ -206,11 +206,11 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } },
-      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools, timeout); did you mean "command" for "comand", "args" for "arg"?',
+      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools, timeout, required); did you mean "command" for "comand", "args" for "arg"?',
     ],
     [
       { mcpServers: { fs: { url: 'https://x', command: 'y' } } },
-      'mcpServers.fs has unknown member "command" (known: url, headers, prefix, tools, timeout)',
+      'mcpServers.fs has unknown member "command" (known: url, headers, prefix, tools, timeout, required)',
     ],
     [{ mcpServers: { a: { url: 7 } } }, 'mcpServers.a.url must be an http(s) URL, got number 7'],
     [
@@ -281,6 +281,10 @@ describe('decodeGatewayConfig', () => {
       { mcpServers: { a: { command: 'x' } }, timeout: 2 ** 31 },
       'timeout must be a whole number of milliseconds from 1 to 2147483647, got number 2147483648',
     ],
+    [
+      { mcpServers: { a: { command: 'x', required: 'yes' } } },
+      'mcpServers.a.required must be true or false, got the string "yes"',
+    ],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
   })
@@ -297,7 +301,7 @@ describe('decodeGatewayConfig', () => {
       _tag: 'Left',
       left: [
         'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs); did you mean "log"?',
-        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout); did you mean "command"?',
+        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
         'tolerate must be an array of strings, got the string "reason"',
@@ -578,6 +582,26 @@ describe('the gateway: records and options', () => {
     const [, slow] = await hang('slow_hang')
     expect(slow).toContain('did not answer within 600 ms')
     await client.close()
+  })
+
+  it('readiness: each upstream, up or not; ready once every required one is up', async () => {
+    const gone = { command: join(tempDir(), 'no-such-server') }
+    const strict = await gatewayOf({ mcpServers: { a: twoEchoes.a, gone } })
+    expect(strict.gateway.readiness()).toStrictEqual({
+      ready: false,
+      upstreams: [
+        { name: 'a', up: true, required: true },
+        { name: 'gone', up: false, required: true },
+      ],
+    })
+    const lenient = await gatewayOf({ mcpServers: { a: twoEchoes.a, gone: { ...gone, required: false } } })
+    expect(lenient.gateway.readiness()).toStrictEqual({
+      ready: true,
+      upstreams: [
+        { name: 'a', up: true, required: true },
+        { name: 'gone', up: false, required: false },
+      ],
+    })
   })
 
   it('reasons off: no tool asks for a reason', async () => {

@@ -411,6 +411,38 @@ describe('serveHttp: where it listens', () => {
   })
 })
 
+describe('serveHttp: probes', () => {
+  it('GET /healthz: 200 while it serves, whatever the Host or token; GET /readyz: 200 or 503 as readiness says, with it as JSON', async () => {
+    let state: { ready: boolean; upstreams: Array<string> } = { ready: false, upstreams: ['fs: down'] }
+    const serving = await serve({ port: 0, token: 't0k3n', readiness: () => state })
+    const base = serving.url.replace('/mcp', '')
+    const alive = await send(`${base}/healthz`, { method: 'GET', headers: { host: 'probe.internal:1' } })
+    expect([alive.status, JSON.parse(alive.body)]).toStrictEqual([200, { status: 'alive' }])
+    const notReady = await send(`${base}/readyz`, { method: 'GET' })
+    expect([notReady.status, notReady.headers['content-type'], JSON.parse(notReady.body)]).toStrictEqual([
+      503,
+      'application/json',
+      { ready: false, upstreams: ['fs: down'] },
+    ])
+    state = { ready: true, upstreams: ['fs: up'] }
+    const ready = await send(`${base}/readyz`, { method: 'GET' })
+    expect([ready.status, JSON.parse(ready.body)]).toStrictEqual([200, { ready: true, upstreams: ['fs: up'] }])
+    const head = await send(`${base}/readyz`, { method: 'HEAD' })
+    expect([head.status, head.body]).toStrictEqual([200, ''])
+    const post = await send(`${base}/healthz`, { method: 'POST', body: '{}' })
+    expectRefused(post, 405, 'Method Not Allowed: /healthz answers GET')
+    expect(post.headers['allow']).toBe('GET, HEAD')
+    // the MCP endpoint still wants its token
+    expect((await send(serving.url)).status).toBe(401)
+  })
+
+  it('without readiness, /readyz is always ready', async () => {
+    const serving = await serve({ port: 0 })
+    const r = await send(serving.url.replace('/mcp', '/readyz'), { method: 'GET' })
+    expect([r.status, JSON.parse(r.body)]).toStrictEqual([200, { ready: true }])
+  })
+})
+
 describe('serveHttp: the bearer token', () => {
   it('without one, 401 with WWW-Authenticate: Bearer; a wrong one, of any length, too; the right one opens a session', async () => {
     const serving = await serve({ port: 0, token: 's3cret' })
