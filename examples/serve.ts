@@ -51,6 +51,9 @@ const main = async (): Promise<void> => {
           { tool: 'fs_write_file', decision: 'ask', under: dir },
           { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves here' },
         ],
+        // how long the gateway waits for a slow upstream before it serves what is ready (2 s by default); a
+        // busy machine can take longer to start server-everything, and this demo lists once
+        listWaitMs: 15_000,
         log,
       },
       null,

@@ -50,6 +50,8 @@ const gatewayConfig = (dir: string) => ({
     { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves here' },
   ],
   log: join(dir, 'toolstack.jsonl'),
+  // these tests are not about slow starts: on a busy machine, wait for every upstream
+  listWaitMs: 30_000,
 })
 
 const records = (dir: string): Array<Record<string, unknown>> =>
@@ -60,11 +62,14 @@ const records = (dir: string): Array<Record<string, unknown>> =>
         .map((l) => JSON.parse(l) as Record<string, unknown>)
     : []
 
-const until = async (done: () => boolean, ms = 15_000): Promise<void> => {
+/** Waits until `done`, running `step` (if any) between checks. */
+const until = async (done: () => boolean, ms = 15_000, step?: () => Promise<void>): Promise<void> => {
   const end = Date.now() + ms
+  await step?.()
   while (!done()) {
     if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 25))
+    await new Promise((r) => setTimeout(r, step === undefined ? 25 : 250))
+    await step?.()
   }
 }
 
@@ -585,8 +590,16 @@ describe('the host entries in docs/serve.md and the README', () => {
         }),
       )
       cleanups.push(() => client.close())
-      const names = (await client.listTools()).tools.map((t) => t.name)
-      expect(names).toEqual(expect.arrayContaining(['fs_read_text_file', 'ev_echo']))
+      // npx may take longer than listWaitMs to start a server: its tools come with a list_changed, so a
+      // host lists again; here, until both are there
+      let names: Array<string> = []
+      await until(
+        () => names.includes('fs_read_text_file') && names.includes('ev_echo'),
+        60_000,
+        async () => {
+          names = (await client.listTools()).tools.map((t) => t.name)
+        },
+      )
       // as the page says: a read inside the project runs; a write is asked about, and this host cannot be asked
       const read = await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt') } })
       expect(read.isError).toBeFalsy()

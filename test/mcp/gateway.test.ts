@@ -35,6 +35,7 @@ const start = async (dir: string, extra: Record<string, unknown> = {}) => {
       { tool: 'fs_write_file', decision: 'ask', under: dir },
       { tool: 'fs_move_file', decision: 'deny', note: 'nothing moves' },
     ],
+    listWaitMs: 30_000,
     ...extra,
   })
   if (config._tag === 'Left') throw new Error(config.left)
@@ -376,8 +377,9 @@ describe('decodeGatewayConfig', () => {
 // what each record names, the diagnostics, the options, and tools that change upstream
 // ------------------------------------------------------------------------------------
 
-const gatewayOf = async (config: unknown, info?: { name: string; version: string }) => {
-  const decoded = decodeGatewayConfig(config)
+const gatewayOf = async (config: Record<string, unknown>, info?: { name: string; version: string }) => {
+  // not about slow starts unless a test says so: on a busy machine, wait for every upstream
+  const decoded = decodeGatewayConfig({ listWaitMs: 30_000, ...config })
   if (decoded._tag === 'Left') throw new Error(decoded.left)
   const records: Array<GatewayRecord> = []
   const gateway = await (info === undefined
