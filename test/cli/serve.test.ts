@@ -62,6 +62,14 @@ const records = (dir: string): Array<Record<string, unknown>> =>
         .map((l) => JSON.parse(l) as Record<string, unknown>)
     : []
 
+/** The body of an initialize request, as a host sends it first. */
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+})
+
 /** Waits until `done`, running `step` (if any) between checks. */
 const until = async (done: () => boolean, ms = 15_000, step?: () => Promise<void>): Promise<void> => {
   const end = Date.now() + ms
@@ -428,17 +436,11 @@ describe('toolstack serve --http', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('ev_get-tiny-image')
     const image = await client.callTool({ name: 'ev_get-tiny-image', arguments: {} })
     expect((image.content as Array<{ type: string }>)[1]?.type).toBe('image')
-    const init = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-    })
     const post = (headers: Record<string, string>) =>
       fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-        body: init,
+        body: INIT,
       })
     expect((await post({ Authorization: 'Bearer wrong' })).status).toBe(401)
     expect((await post({ Authorization: 'Bearer s3cret', Origin: 'http://evil.example' })).status).toBe(403)
@@ -449,12 +451,6 @@ describe('toolstack serve --http', () => {
     const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
     const { url } = await serveHttpCommand(file, '127.0.0.1:0', {}, ['--allowed-host', 'MCP.example'])
     const port = new URL(url).port
-    const init = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-    })
     // node:http sends the Host it is given (fetch would not)
     const post = (headers: Record<string, string>) =>
       new Promise<number>((resolve, reject) => {
@@ -472,7 +468,7 @@ describe('toolstack serve --http', () => {
           },
         )
         req.on('error', reject)
-        req.end(init)
+        req.end(INIT)
       })
     expect(await post({ host: `mcp.example:${port}` })).toBe(200)
     expect(await post({ host: 'mcp.example' })).toBe(200)
@@ -508,17 +504,11 @@ describe('toolstack serve --http', () => {
     const dir = workspace()
     const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
     const { url } = await serveHttpCommand(file, '127.0.0.1:0', {}, ['--max-sessions', '1'])
-    const init = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-    })
     const post = () =>
       fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: init,
+        body: INIT,
       })
     expect((await post()).status).toBe(200)
     const second = await post()
