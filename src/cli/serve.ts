@@ -69,6 +69,8 @@ const upstreamEvent = (e: UpstreamEvent): string => {
       return 'exited'
     case 'ToolsChanged':
       return `now has ${e.tools} tools`
+    case 'Stderr':
+      return `stderr: ${shown(e.line, MAX_LOGGED)}`
   }
 }
 

@@ -54,6 +54,8 @@ export interface GatewayServer {
   readonly timeout?: number
   /** Whether the gateway is ready (`/readyz`) only while it is up. Default true. */
   readonly required?: boolean
+  /** A command's stderr: each line a record (`'log'`, the default), copied to the gateway's, or dropped. */
+  readonly stderr?: 'log' | 'inherit' | 'ignore'
 }
 
 /**
@@ -115,7 +117,7 @@ export interface Gateway {
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
 const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs']
-const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required']
+const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
 // setTimeout treats anything above 2^31 - 1 ms as 1 ms
 const MAX_MS = 2_147_483_647
@@ -205,6 +207,9 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   if (isLeft(env)) return env
   const cwd = u['cwd']
   if (cwd !== undefined && typeof cwd !== 'string') return left(`${at}.cwd must be a string, got ${describeValue(cwd)}`)
+  const stderr = u['stderr']
+  if (stderr !== undefined && stderr !== 'log' && stderr !== 'inherit' && stderr !== 'ignore')
+    return left(`${at}.stderr must be "log", "inherit" or "ignore", got ${describeValue(stderr)}`)
   return right({
     name,
     prefix,
@@ -215,6 +220,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
       ...(cwd === undefined ? {} : { cwd }),
     },
     ...curation,
+    ...(stderr === undefined ? {} : { stderr }),
   })
 }
 
@@ -231,7 +237,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
  * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
  *   _tag: 'Left',
- *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required); did you mean "command"?',
+ *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command"?',
  * })
  *
  * @since 0.1.0
@@ -320,6 +326,7 @@ export const startGateway = async (
     return superviseUpstream(s.name, s.spec, {
       onEvent: (e) => onRecord({ type: 'upstream', ...e }),
       listWaitMs,
+      stderr: s.stderr ?? 'log',
       ...(timeout === undefined ? {} : { timeout }),
     })
   })

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import type { Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 import * as t from 'io-ts/lib/index.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -36,6 +37,11 @@ export interface StdioServerCommand {
    * `'ignore'` drops it. Either way its last lines are kept (bounded) for the error if connecting fails.
    */
   readonly stderr?: 'inherit' | 'ignore'
+  /**
+   * Called with each line of the server's stderr, as well: without its line break, cut at 1,000 characters
+   * (the rest of a longer line is dropped), not escaped. A throw is ignored.
+   */
+  readonly onStderrLine?: (line: string) => void
   /** How the client introduces itself. Default `{ name: 'toolstack', version: '0.1.0' }`. */
   readonly clientInfo?: { readonly name: string; readonly version: string }
   /** Milliseconds `close` waits for the server to exit on its own before killing it. Default 2000. */
@@ -69,6 +75,7 @@ const ServerProps = {
   cwd: t.string,
   env: t.record(t.string, t.string, 'an object of strings'),
   stderr: t.keyof({ inherit: null, ignore: null }),
+  onStderrLine: refined('a function', (u): u is (line: string) => void => typeof u === 'function'),
   clientInfo: t.type({ name: t.string, version: t.string }),
   // setTimeout treats anything above 2^31 - 1 ms as 1 ms
   graceMs: wholeNumber('a whole number of milliseconds between 0 and 2147483647', 0, 2_147_483_647),
@@ -91,6 +98,36 @@ const quote = (s: string): string => JSON.stringify(s)
 // how much of the server's stderr an error may quote: its last lines, within its last bytes
 const TAIL_BYTES = 1024
 const TAIL_LINES = 5
+
+// a line of a server's stderr is cut here, so a server that never writes a line break costs bounded memory
+const MAX_LINE = 1000
+
+/** Splits `chunk`s into lines for `onLine`: each cut at MAX_LINE characters, the rest of a longer one dropped. */
+const lineSplitter = (onLine: (line: string) => void): ((chunk: Buffer) => void) => {
+  const decoder = new StringDecoder('utf8')
+  let pending = ''
+  let dropping = false
+  const emit = (line: string): void => {
+    try {
+      onLine(line)
+    } catch {
+      // the callback's failure is its own
+    }
+  }
+  return (chunk) => {
+    const parts = (pending + decoder.write(chunk)).split(/\r?\n/)
+    pending = parts.pop() ?? ''
+    for (const part of parts) {
+      if (!dropping) emit(part.slice(0, MAX_LINE))
+      dropping = false
+    }
+    if (!dropping && pending.length > MAX_LINE) {
+      emit(pending.slice(0, MAX_LINE))
+      dropping = true
+    }
+    if (dropping) pending = ''
+  }
+}
 
 /** Keeps the last TAIL_BYTES of `stream`, passing each chunk to `forward` first; returns their formatter. */
 const keepTail = (stream: Readable, forward: ((chunk: Buffer) => void) | undefined): (() => string) => {
@@ -203,9 +240,16 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
     stderr: 'pipe',
   })
   // with stderr 'pipe' the SDK makes this stream at once, before the process starts
+  const copy = opts.stderr === 'ignore' ? undefined : (chunk: Buffer) => void process.stderr.write(chunk)
+  const lines = opts.onStderrLine === undefined ? undefined : lineSplitter(opts.onStderrLine)
   const stderrTail = keepTail(
     transport.stderr as Readable,
-    opts.stderr === 'ignore' ? undefined : (chunk) => process.stderr.write(chunk),
+    copy === undefined && lines === undefined
+      ? undefined
+      : (chunk) => {
+          copy?.(chunk)
+          lines?.(chunk)
+        },
   )
   const client = new Client(opts.clientInfo ?? { name: 'toolstack', version: '0.1.0' })
   let closing: Promise<void> | undefined

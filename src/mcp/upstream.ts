@@ -55,6 +55,8 @@ export type UpstreamEvent =
   | { readonly _tag: 'Exited'; readonly upstream: string }
   | { readonly _tag: 'Restarting'; readonly upstream: string; readonly inMs: number }
   | { readonly _tag: 'ToolsChanged'; readonly upstream: string; readonly tools: number }
+  /** A line of its stderr (with `stderr: 'log'`), cut at 1,000 characters, not escaped. */
+  | { readonly _tag: 'Stderr'; readonly upstream: string; readonly line: string }
 
 /**
  * @since 0.1.0
@@ -76,8 +78,8 @@ export interface UpstreamOptions {
   readonly listWaitMs?: number
   /** Per-request timeout for the upstream's calls (see `fromMcpClient`). */
   readonly timeout?: number
-  /** The upstream server's stderr. Default `'ignore'`. */
-  readonly stderr?: 'inherit' | 'ignore'
+  /** The upstream server's stderr: copied to this process's, dropped, or each line an event. Default `'ignore'`. */
+  readonly stderr?: 'inherit' | 'ignore' | 'log'
 }
 
 /**
@@ -112,7 +114,12 @@ interface Connected {
   readonly pid: () => number | undefined
 }
 
-const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: () => void): Promise<Connected> => {
+const connectTo = async (
+  spec: UpstreamSpec,
+  options: UpstreamOptions,
+  onClose: () => void,
+  onStderrLine: (line: string) => void,
+): Promise<Connected> => {
   if ('url' in spec) {
     const client = new Client({ name: 'toolstack', version: '0.1.0' })
     client.onclose = onClose
@@ -128,7 +135,7 @@ const connectTo = async (spec: UpstreamSpec, options: UpstreamOptions, onClose: 
     args: spec.args ?? [],
     ...(spec.env === undefined ? {} : { env: spec.env }),
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
-    stderr: options.stderr ?? 'ignore',
+    ...(options.stderr === 'log' ? { stderr: 'ignore', onStderrLine } : { stderr: options.stderr ?? 'ignore' }),
   })
   const previous = conn.client.onclose
   conn.client.onclose = () => {
@@ -240,13 +247,18 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     const t0 = Date.now()
     let current: Connected | undefined
     try {
-      current = await connectTo(spec, options, () => {
-        if (running === undefined || closed) return
-        running = undefined
-        down = 'it exited'
-        emit({ _tag: 'Exited', upstream: name })
-        scheduleRestart()
-      })
+      current = await connectTo(
+        spec,
+        options,
+        () => {
+          if (running === undefined || closed) return
+          running = undefined
+          down = 'it exited'
+          emit({ _tag: 'Exited', upstream: name })
+          scheduleRestart()
+        },
+        (line) => emit({ _tag: 'Stderr', upstream: name, line }),
+      )
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void refresh())
       const tools = await relist(provider)

@@ -32,6 +32,12 @@ const recordArb: fc.Arbitrary<GatewayRecord> = fc.oneof(
     error: hostile,
   }),
   fc.record({ type: fc.constant('upstream' as const), _tag: fc.constant('Exited' as const), upstream: hostile }),
+  fc.record({
+    type: fc.constant('upstream' as const),
+    _tag: fc.constant('Stderr' as const),
+    upstream: hostile,
+    line: hostile,
+  }),
   fc.record({ type: fc.constant('diagnostic' as const), message: hostile }),
 )
 

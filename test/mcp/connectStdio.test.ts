@@ -79,6 +79,30 @@ describe('connectStdio: a server that exits before the handshake', () => {
     )
   })
 
+  it('onStderrLine: each line of its stderr, without its break, cut at 1,000 characters, the rest of a longer one dropped', async () => {
+    const lines: Array<string> = []
+    const script = [
+      `process.stderr.write('one\\r\\ntw')`,
+      `setTimeout(() => process.stderr.write('o\\n' + 'x'.repeat(2500)), 20)`,
+      `setTimeout(() => process.stderr.write('y'.repeat(10) + '\\n\\u001b]0;t\\u0007\\néé\\n'), 40)`,
+      `setTimeout(() => process.exit(3), 80)`,
+    ].join(';')
+    await dying(script, {
+      onStderrLine: (l) => {
+        lines.push(l)
+        // a throwing callback costs the others nothing
+        throw new Error('not mine')
+      },
+    })
+    expect(lines).toStrictEqual(['one', 'two', 'x'.repeat(1000), '\u001b]0;t\u0007', 'éé'])
+  })
+
+  it('refuses an onStderrLine that is not a function', async () => {
+    await expect(connectStdio({ command: process.execPath, onStderrLine: 'log' as never })).rejects.toThrow(
+      /onStderrLine must be a function/,
+    )
+  })
+
   it('says the signal that ended it, and nothing of a stderr it left empty', async () => {
     const e = await dying(`process.kill(process.pid, 'SIGKILL')`)
     expect(e.message).toBe(
@@ -160,15 +184,15 @@ describe('connectStdio: options', () => {
   it.each([
     [
       { cmd: 'mcp-server-filesystem' },
-      'connectStdio: unknown option "cmd" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "command"?',
+      'connectStdio: unknown option "cmd" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, graceMs); did you mean "command"?',
     ],
     [
       { command: 'x', stdErr: 'ignore' },
-      'connectStdio: unknown option "stdErr" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "stderr"?',
+      'connectStdio: unknown option "stdErr" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, graceMs); did you mean "stderr"?',
     ],
     [
       { command: 'x', argv: [], arguments: [], environment: {}, grace: 1, zzz: 1 },
-      'connectStdio: unknown options "argv", "arguments", "environment", "grace", "zzz" (known options: command, args, cwd, env, stderr, clientInfo, graceMs); did you mean "args" for "argv", "args" for "arguments", "env" for "environment", "graceMs" for "grace"?',
+      'connectStdio: unknown options "argv", "arguments", "environment", "grace", "zzz" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, graceMs); did you mean "args" for "argv", "args" for "arguments", "env" for "environment", "graceMs" for "grace"?',
     ],
     [
       {},

@@ -91,7 +91,7 @@ describe('the gateway', () => {
     })
     expect(
       records
-        .filter((r) => r.type === 'upstream')
+        .filter((r) => r.type === 'upstream' && r._tag !== 'Stderr')
         .map((r) => r.type === 'upstream' && [r._tag, r.upstream])
         .sort(),
     ).toEqual([
@@ -207,7 +207,7 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } },
-      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools, timeout, required); did you mean "command" for "comand", "args" for "arg"?',
+      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command" for "comand", "args" for "arg"?',
     ],
     [
       { mcpServers: { fs: { url: 'https://x', command: 'y' } } },
@@ -286,6 +286,10 @@ describe('decodeGatewayConfig', () => {
       { mcpServers: { a: { command: 'x', required: 'yes' } } },
       'mcpServers.a.required must be true or false, got the string "yes"',
     ],
+    [
+      { mcpServers: { a: { command: 'x', stderr: 'pipe' } } },
+      'mcpServers.a.stderr must be "log", "inherit" or "ignore", got the string "pipe"',
+    ],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
   })
@@ -302,7 +306,7 @@ describe('decodeGatewayConfig', () => {
       _tag: 'Left',
       left: [
         'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs); did you mean "log"?',
-        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required); did you mean "command"?',
+        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
         'tolerate must be an array of strings, got the string "reason"',
@@ -604,6 +608,22 @@ describe('the gateway: records and options', () => {
         { name: 'gone', up: false, required: false },
       ],
     })
+  })
+
+  it("stderr: each line of an upstream's stderr is a record by default ('log'); 'ignore' drops them", async () => {
+    const dir = tempDir()
+    const fs = { command: process.execPath, args: [FILESYSTEM_SERVER, dir] }
+    const logged = await gatewayOf({ mcpServers: { fs } })
+    await until(() => logged.records.some((r) => r.type === 'upstream' && r._tag === 'Stderr'))
+    expect(logged.records.filter((r) => r.type === 'upstream' && r._tag === 'Stderr')).toContainEqual({
+      type: 'upstream',
+      _tag: 'Stderr',
+      upstream: 'fs',
+      line: 'Secure MCP Filesystem Server running on stdio',
+    })
+    const quiet = await gatewayOf({ mcpServers: { fs: { ...fs, stderr: 'ignore' } } })
+    await new Promise((r) => setTimeout(r, 300))
+    expect(quiet.records.filter((r) => r.type === 'upstream' && r._tag === 'Stderr')).toStrictEqual([])
   })
 
   it('reasons off: no tool asks for a reason', async () => {
