@@ -5,11 +5,16 @@
  *
  * @since 0.1.0
  */
-import type { Readable } from 'node:stream'
+import type { ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
+import { PassThrough } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import * as t from 'io-ts/lib/index.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { describeError, escapeControls } from '../kernel/describe.js'
 import { memberOf } from '../kernel/guards.js'
 import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
@@ -19,9 +24,8 @@ import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * How to start the server. For `close` to end the server itself, start the server's own executable
- * (for a Node server: `process.execPath` and its script), not a wrapper such as `npx` or a shell,
- * whose children a kill does not reach.
+ * How to start the server. It runs as the leader of a process group of its own, so `close` also ends what
+ * it started (a wrapper such as `npx` or `sh -c`, and their children).
  *
  * @since 0.1.0
  * @category model
@@ -44,7 +48,10 @@ export interface StdioServerCommand {
   readonly onStderrLine?: (line: string) => void
   /** How the client introduces itself. Default `{ name: 'toolstack', version: '0.1.0' }`. */
   readonly clientInfo?: { readonly name: string; readonly version: string }
-  /** Milliseconds `close` waits for the server to exit on its own before killing it. Default 2000. */
+  /**
+   * Milliseconds `close` waits for the server's process group to exit once its input is closed, and again
+   * after SIGTERM, before SIGKILL. Default 2000.
+   */
   readonly graceMs?: number
 }
 
@@ -59,8 +66,9 @@ export interface StdioConnection {
   /** The server's process id, while it runs. */
   readonly pid: number | undefined
   /**
-   * Closes the client and the transport; if the process is still alive after `graceMs`, kills it
-   * (SIGKILL) and waits up to 5 s for it to exit. Idempotent, never rejects.
+   * Closes the client and ends the server's process group (the server runs as the leader of a group of its
+   * own, so helpers it started end with it): its input closed, SIGTERM to the group after `graceMs`,
+   * SIGKILL after `graceMs` more, then up to 5 s for it to go. Idempotent, never rejects.
    */
   readonly close: () => Promise<void>
 }
@@ -130,7 +138,7 @@ const lineSplitter = (onLine: (line: string) => void): ((chunk: Buffer) => void)
 }
 
 /** Keeps the last TAIL_BYTES of `stream`, passing each chunk to `forward` first; returns their formatter. */
-const keepTail = (stream: Readable, forward: ((chunk: Buffer) => void) | undefined): (() => string) => {
+const keepTail = (stream: NodeJS.ReadableStream, forward: ((chunk: Buffer) => void) | undefined): (() => string) => {
   let tail = Buffer.alloc(0)
   let seen = 0
   stream.on('data', (chunk: Buffer) => {
@@ -152,13 +160,9 @@ const keepTail = (stream: Readable, forward: ((chunk: Buffer) => void) | undefin
   }
 }
 
-// The exit status is not in the SDK transport's API: it is read from the transport's private child
-// process (`_process`); without it, the error omits the exit status.
-const exitOf = (child: unknown): string => {
-  const code = memberOf(child, 'exitCode')
-  if (typeof code === 'number') return `; the server exited with code ${code}`
-  const signal = memberOf(child, 'signalCode')
-  if (typeof signal === 'string') return `; the server was ended by signal ${signal}`
+const exitOf = (child: ChildProcess | undefined): string => {
+  if (typeof child?.exitCode === 'number') return `; the server exited with code ${child.exitCode}`
+  if (typeof child?.signalCode === 'string') return `; the server was ended by signal ${child.signalCode}`
   return ''
 }
 
@@ -189,6 +193,114 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const waitGone = async (pid: number, ms: number): Promise<void> => {
   const until = Date.now() + ms
   while (isAlive(pid) && Date.now() < until) await sleep(10)
+}
+
+// -------------------------------------------------------------------------------------
+// transport
+// -------------------------------------------------------------------------------------
+
+/** The stdio transport of one server process, started in a process group of its own. */
+interface GroupTransport extends Transport {
+  /** The server's stderr, available before it starts, so no early line is lost. */
+  readonly stderr: PassThrough
+  readonly child: () => ChildProcess | undefined
+}
+
+// The SDK's StdioClientTransport starts the server in the gateway's own process group, so a helper the
+// server starts (or an `sh -c` that ignores SIGTERM) outlives it. This one starts the server as the leader
+// of a group of its own (`detached`), and ends the whole group: stdin closed, then after `graceMs` SIGTERM
+// to the group, then after `graceMs` more SIGKILL.
+const groupTransport = (
+  command: string,
+  options: {
+    readonly args: ReadonlyArray<string>
+    readonly env?: Readonly<Record<string, string>>
+    readonly cwd?: string
+  },
+  graceMs: number,
+): GroupTransport => {
+  const stderr = new PassThrough()
+  const buffer = new ReadBuffer()
+  let child: ChildProcess | undefined
+  let closing: Promise<void> | undefined
+  // -pid names the group; a group is alive while any process in it is
+  const group = (): number | undefined => (child?.pid === undefined ? undefined : -child.pid)
+  const signal = (sig: NodeJS.Signals): void => {
+    const g = group()
+    if (g === undefined) return
+    try {
+      process.kill(g, sig)
+    } catch {
+      // the whole group is gone already
+    }
+  }
+  const groupGone = async (ms: number): Promise<boolean> => {
+    const g = group()
+    if (g === undefined) return true
+    await waitGone(g, ms)
+    return !isAlive(g)
+  }
+  const transport: GroupTransport = {
+    stderr,
+    child: () => child,
+    start: () =>
+      new Promise<void>((resolve, reject) => {
+        const c = spawn(command, [...options.args], {
+          env: { ...getDefaultEnvironment(), ...options.env },
+          ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: true,
+        })
+        child = c
+        c.on('error', (e) => {
+          reject(e)
+          transport.onerror?.(e)
+        })
+        c.on('spawn', () => resolve())
+        c.on('close', () => transport.onclose?.())
+        c.stdin.on('error', (e) => transport.onerror?.(e))
+        c.stdout.on('data', (chunk: Buffer) => {
+          try {
+            buffer.append(chunk)
+          } catch (e) {
+            // a message past the SDK's bound (10 MB): the connection cannot be trusted to resync
+            transport.onerror?.(e as Error)
+            void transport.close()
+            return
+          }
+          for (;;) {
+            let message: JSONRPCMessage | null
+            try {
+              message = buffer.readMessage()
+            } catch (e) {
+              // a line that is not JSON-RPC: reported, and the next line read
+              transport.onerror?.(e as Error)
+              continue
+            }
+            if (message === null) break
+            transport.onmessage?.(message)
+          }
+        })
+        c.stderr.pipe(stderr)
+      }),
+    send: (message) =>
+      new Promise<void>((resolve, reject) => {
+        const stdin = child?.stdin
+        if (stdin === undefined || stdin === null || stdin.destroyed) return reject(new Error('Not connected'))
+        if (stdin.write(serializeMessage(message))) resolve()
+        else stdin.once('drain', resolve)
+      }),
+    close: () =>
+      (closing ??= (async () => {
+        child?.stdin?.end()
+        if (await groupGone(graceMs)) return
+        signal('SIGTERM')
+        if (await groupGone(graceMs)) return
+        signal('SIGKILL')
+        await groupGone(5000)
+      })()),
+  }
+  return transport
 }
 
 // -------------------------------------------------------------------------------------
@@ -231,19 +343,20 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
     )
   }
   const graceMs = opts.graceMs ?? 2000
-  const transport = new StdioClientTransport({
+  const transport = groupTransport(
     command,
-    args: [...(opts.args ?? [])],
-    ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
-    ...(opts.env !== undefined ? { env: { ...opts.env } } : {}),
-    // piped, not inherited, so the error can quote it; `stderr: 'inherit'` is forwarded by keepTail
-    stderr: 'pipe',
-  })
-  // with stderr 'pipe' the SDK makes this stream at once, before the process starts
+    {
+      args: opts.args ?? [],
+      ...(opts.env !== undefined ? { env: opts.env } : {}),
+      ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+    },
+    graceMs,
+  )
+  // piped, not inherited, so the error can quote it; `stderr: 'inherit'` is copied here
   const copy = opts.stderr === 'ignore' ? undefined : (chunk: Buffer) => void process.stderr.write(chunk)
   const lines = opts.onStderrLine === undefined ? undefined : lineSplitter(opts.onStderrLine)
   const stderrTail = keepTail(
-    transport.stderr as Readable,
+    transport.stderr,
     copy === undefined && lines === undefined
       ? undefined
       : (chunk) => {
@@ -253,37 +366,23 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
   )
   const client = new Client(opts.clientInfo ?? { name: 'toolstack', version: '0.1.0' })
   let closing: Promise<void> | undefined
-
+  // the client's close closes the transport, which ends the server's whole process group
   const close = (): Promise<void> =>
     (closing ??= (async () => {
-      // the SDK's close ends stdin, then escalates to SIGTERM and SIGKILL at its own pace; it gets
-      // `graceMs`, then whatever still runs is killed
-      const closed = client.close().catch(() => undefined)
-      await Promise.race([closed, sleep(graceMs)])
-      if (pid !== undefined && isAlive(pid)) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {
-          // gone between the check and the kill
-        }
-        await waitGone(pid, 5000)
-      }
-      await Promise.race([closed, sleep(graceMs)])
+      await client.close().catch(() => undefined)
+      await transport.close()
     })())
 
-  // the transport spawns the server as connect starts; the pid is read now because a failed handshake
-  // clears it
-  const connecting = client.connect(transport)
-  const pid = transport.pid ?? undefined
-  const child = memberOf(transport, '_process')
   try {
-    await connecting
+    await client.connect(transport)
   } catch (e) {
     // read before close, which kills a server that is still running
-    const context = pid === undefined ? notStarted(e, opts.cwd) : exitOf(child) + stderrTail()
+    const child = transport.child()
+    const context = child?.pid === undefined ? notStarted(e, opts.cwd) : exitOf(child) + stderrTail()
     await close()
     throw new Error(`${where}: could not connect to ${quote(command)}: ${describeError(e)}${context}`, { cause: e })
   }
+  const pid = transport.child()?.pid
   return {
     client,
     get pid() {

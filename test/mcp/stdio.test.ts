@@ -2,7 +2,7 @@
 // what reaches the process (arguments, cwd, environment, clientInfo, stderr), its pid
 // while it runs and after, and close: idempotent, waiting graceMs for a server that will
 // not go before killing it, and a failed handshake that leaves no process.
-import { chmodSync, fstatSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, fstatSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -139,25 +139,29 @@ describe('connectStdio: pid and close', () => {
     expect(took).toBeLessThan(1900)
   })
 
-  it("a server the SDK's own close ends with a late SIGKILL (graceMs longer than its 4 s): close still resolves only once it is gone", async () => {
+  it('a server that ignores the end of its input and SIGTERM: SIGTERM after graceMs, SIGKILL after graceMs more, gone when close resolves', async () => {
     const conn = await start({
       command: process.execPath,
       args: [WHOAMI],
       env: { WHOAMI_STUBBORN: '1' },
       stderr: 'ignore',
-      graceMs: 10_000,
+      graceMs: 300,
     })
     const pid = (await whoami(conn)).pid
+    const t0 = performance.now()
     await conn.close()
+    const took = performance.now() - t0
     expect(isAlive(pid)).toBe(false)
+    expect(took).toBeGreaterThanOrEqual(595)
+    expect(took).toBeLessThan(3000)
   }, 15_000)
 
-  it("a pid that stays taken once the server is gone (another user's process now: EPERM to every signal): close gives up on it after 5 s", async () => {
+  it("a group that stays taken once the server is gone (another user's now: EPERM to every signal): close gives up on it after 5 s", async () => {
     const conn = await start({ command: process.execPath, args: [WHOAMI], stderr: 'ignore', graceMs: 100 })
     const pid = (await whoami(conn)).pid
     const kill = process.kill.bind(process)
     vi.spyOn(process, 'kill').mockImplementation((target, signal) => {
-      if (target === pid) throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' })
+      if (target === -pid) throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' })
       return kill(target, signal)
     })
     const t0 = performance.now()
@@ -167,6 +171,25 @@ describe('connectStdio: pid and close', () => {
     expect(took).toBeGreaterThanOrEqual(4990)
     expect(took).toBeLessThan(8000)
     expect(isAlive(pid)).toBe(false)
+  }, 15_000)
+
+  it('ends the whole process group: a helper the server started, and a shell that ignores SIGTERM', async () => {
+    const pidFile = join(tempDir(), 'helper.pid')
+    const node = JSON.stringify(process.execPath)
+    const helper = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
+    const conn = await start({
+      command: 'sh',
+      args: ['-c', `trap '' TERM; ${node} -e ${JSON.stringify(helper)} & ${node} ${JSON.stringify(WHOAMI)}`],
+      stderr: 'ignore',
+      graceMs: 200,
+    })
+    const server = (await whoami(conn)).pid
+    const shell = conn.pid as number
+    for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25))
+    const helperPid = Number(readFileSync(pidFile, 'utf8'))
+    expect([isAlive(shell), isAlive(server), isAlive(helperPid)]).toStrictEqual([true, true, true])
+    await conn.close()
+    expect([isAlive(shell), isAlive(server), isAlive(helperPid)]).toStrictEqual([false, false, false])
   }, 15_000)
 
   it('graceMs is 2000 by default', async () => {
@@ -181,9 +204,10 @@ describe('connectStdio: pid and close', () => {
     await conn.close()
     const took = performance.now() - t0
     expect(isAlive(pid)).toBe(false)
-    expect(took).toBeGreaterThanOrEqual(1995)
-    expect(took).toBeLessThan(3900)
-  })
+    // SIGTERM after 2000 ms, SIGKILL after 2000 more
+    expect(took).toBeGreaterThanOrEqual(3990)
+    expect(took).toBeLessThan(6000)
+  }, 15_000)
 })
 
 describe('connectStdio: a failed start', () => {
