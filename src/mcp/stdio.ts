@@ -188,7 +188,9 @@ const isAlive = (pid: number): boolean => {
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref())
+// not unref'd: the process waits for a close to finish, or a script that awaits close would exit before it
+// (status 13, an unsettled top-level await), and a command before it sets its exit status
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 const waitGone = async (pid: number, ms: number): Promise<void> => {
   const until = Date.now() + ms
