@@ -53,6 +53,8 @@ export interface StdioServerCommand {
    * after SIGTERM, before SIGKILL. Default 2000.
    */
   readonly graceMs?: number
+  /** Aborting it while connecting ends the server (as `close` does) and rejects. */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -87,6 +89,7 @@ const ServerProps = {
   clientInfo: t.type({ name: t.string, version: t.string }),
   // setTimeout treats anything above 2^31 - 1 ms as 1 ms
   graceMs: wholeNumber('a whole number of milliseconds between 0 and 2147483647', 0, 2_147_483_647),
+  signal: refined('an AbortSignal', (u): u is AbortSignal => u instanceof AbortSignal),
 }
 
 // names other MCP hosts and process APIs use, too unlike the real keys for suggestKey to suggest them
@@ -375,7 +378,11 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
       await transport.close()
     })())
 
+  // a server that never completes the handshake would hold its starter until the SDK's own timeout
+  const onAbort = (): void => void close()
+  opts.signal?.addEventListener('abort', onAbort, { once: true })
   try {
+    if (opts.signal?.aborted === true) throw new Error('aborted before it started')
     await client.connect(transport)
   } catch (e) {
     // read before close, which kills a server that is still running
@@ -383,6 +390,8 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
     const context = child?.pid === undefined ? notStarted(e, opts.cwd) : exitOf(child) + stderrTail()
     await close()
     throw new Error(`${where}: could not connect to ${quote(command)}: ${describeError(e)}${context}`, { cause: e })
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort)
   }
   const pid = transport.child()?.pid
   return {

@@ -119,6 +119,7 @@ const connectTo = async (
   options: UpstreamOptions,
   onClose: () => void,
   onStderrLine: (line: string) => void,
+  signal: AbortSignal,
 ): Promise<Connected> => {
   if ('url' in spec) {
     const client = new Client({ name: 'toolstack', version: '0.1.0' })
@@ -136,6 +137,7 @@ const connectTo = async (
     ...(spec.env === undefined ? {} : { env: spec.env }),
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     ...(options.stderr === 'log' ? { stderr: 'ignore', onStderrLine } : { stderr: options.stderr ?? 'ignore' }),
+    signal,
   })
   const previous = conn.client.onclose
   conn.client.onclose = () => {
@@ -177,6 +179,9 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   let retry: NodeJS.Timeout | undefined
   let nextDelay = base
   let closed = false
+  let startRun: Promise<void> = Promise.resolve()
+  // aborted by close: a start still in its handshake ends its server at once
+  const starting = new AbortController()
   const listeners = new Set<IO<void>>()
   const notify = (): void => {
     for (const l of [...listeners]) {
@@ -199,7 +204,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     down = `${down}; it is restarted in ${Math.ceil(inMs / 1000)} s`
     retry = setTimeout(() => {
       retry = undefined
-      void start()
+      startRun = start()
     }, inMs)
     retry.unref()
   }
@@ -258,6 +263,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
           scheduleRestart()
         },
         (line) => emit({ _tag: 'Stderr', upstream: name, line }),
+        starting.signal,
       )
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void refresh())
@@ -281,6 +287,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   }
 
   const ready = start()
+  // the start in progress or last run: close waits for it, so a server it was starting is gone when close is
+  startRun = ready
 
   const answerAll = (batch: Batch, why: string): Either<never, ReadonlyArray<ToolResult>> => {
     const read = readPositions(batch.calls)
@@ -333,7 +341,9 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     },
     close: async () => {
       closed = true
+      starting.abort()
       clearTimeout(retry)
+      await startRun
       const now = running
       running = undefined
       await now?.close()

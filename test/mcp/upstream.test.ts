@@ -1,6 +1,6 @@
 // A supervised upstream over real processes: one that fails its first start, one that
 // is killed while it runs. The others keep working meanwhile (a registry test below).
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -715,6 +715,25 @@ describe('superviseUpstream: bounded', () => {
     await u.close()
     expect(events.flatMap((e) => (e._tag === 'Restarting' ? [e.inMs] : [])).slice(0, 3)).toStrictEqual([50, 50, 50])
   }, 30_000)
+
+  it('close ends a server still in its handshake, and resolves once it is gone (not at the SDK timeout)', async () => {
+    const pidFile = join(tempDir(), 'pid')
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream(
+      'stuck',
+      { command: process.execPath, args: [STORM, 'stubborn', pidFile] },
+      { onEvent: (e) => void events.push(e) },
+    )
+    for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25))
+    const pid = Number(readFileSync(pidFile, 'utf8'))
+    expect(isAlive(pid)).toBe(true)
+    const t0 = Date.now()
+    await u.close()
+    expect(isAlive(pid)).toBe(false)
+    // its input closed, SIGTERM after 2 s (ignored), SIGKILL after 2 s more
+    expect(Date.now() - t0).toBeLessThan(10_000)
+    expect(events.map((e) => e._tag)).not.toContain('Restarting')
+  }, 20_000)
 
   it('a listing waits listWaitMs at most for an upstream that does not answer, and returns the tools it had', async () => {
     const up = await changing([decl('a')])
