@@ -7,7 +7,7 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { formatWarning } from './check.js'
-import { escapeControls } from './text.js'
+import { cut, escapeControls } from './text.js'
 import type { GatewayRecord, UpstreamEvent } from '../mcp/index.js'
 import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 
@@ -54,7 +54,6 @@ export interface ServeIO {
 const MAX_SHOWN = 200
 const MAX_LOGGED = 1000
 
-const cut = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s)
 const shown = (s: string, max = MAX_SHOWN): string => escapeControls(cut(s, max))
 
 const upstreamEvent = (e: UpstreamEvent): string => {

@@ -11,7 +11,7 @@ import { assertProvider } from '../kernel/model.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
 import type { Step } from '../steps/answer.js'
 import { answerHere, readPositions, sendInOrder } from '../steps/answer.js'
-import { describeError, describeValue } from '../kernel/describe.js'
+import { cut, describeError, describeValue } from '../kernel/describe.js'
 import { memberOf, own } from '../kernel/guards.js'
 import { longestTagOf } from '../kernel/longest.js'
 
@@ -348,7 +348,7 @@ const readEntries = (entries: unknown): Table => {
   return { routes, routeOf: longestTagOf(routes, (r) => r.tag) }
 }
 
-const quoteName = (s: string): string => JSON.stringify(s.length > 80 ? s.slice(0, 80) + '…' : s)
+const quoteName = (s: string): string => JSON.stringify(cut(s, 80))
 
 type Publish = Either<RegistryError, ReadonlyArray<ToolDeclaration>>
 

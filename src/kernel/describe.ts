@@ -1,12 +1,15 @@
 // Values and failures as words, for error messages a human or a model reads. Imports nothing of the library.
 
+/** `s` cut at `max` characters, with `…` where it was cut. */
+export const cut = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s)
+
 /** A short, human description of a value, for error messages. */
 export const describeValue = (u: unknown): string => {
   if (u === null) return 'null'
   if (Array.isArray(u)) return 'an array'
   switch (typeof u) {
     case 'string':
-      return `the string ${JSON.stringify(u.length > 40 ? u.slice(0, 40) + '…' : u)}`
+      return `the string ${JSON.stringify(cut(u, 40))}`
     case 'function':
       return `a function of ${u.length} parameter${u.length === 1 ? '' : 's'}`
     case 'object':
@@ -47,14 +50,15 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 export const escapeControls = (s: string): string =>
   s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
-// a listing can be long: the message names the first few
+// a listing can be long: the message names the first few; the name called comes from a model: cut
 const MAX_NAMES_SHOWN = 30
+const MAX_NAME_SHOWN = 200
 
 /** The result text for a call to a name that is not listed: the name as called, and what is available. */
 export const unknownToolMessage = (name: string, names: ReadonlyArray<string>): string =>
   names.length === 0
-    ? `there is no tool named ${JSON.stringify(name)}; no tools are available`
-    : `there is no tool named ${JSON.stringify(name)}; the available tools are ` +
+    ? `there is no tool named ${JSON.stringify(cut(name, MAX_NAME_SHOWN))}; no tools are available`
+    : `there is no tool named ${JSON.stringify(cut(name, MAX_NAME_SHOWN))}; the available tools are ` +
       names
         .slice(0, MAX_NAMES_SHOWN)
         .map((n) => JSON.stringify(n))

@@ -2,7 +2,7 @@
 // made of.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { describeError, describeValue, escapeControls } from '../../src/kernel/describe.js'
+import { cut, describeError, describeValue, escapeControls, unknownToolMessage } from '../../src/kernel/describe.js'
 import { describeError as cliDescribeError } from '../../src/cli/text.js'
 
 describe('describeValue', () => {
@@ -101,5 +101,30 @@ describe('escapeControls', () => {
       }),
       { numRuns: 50 },
     )
+  })
+})
+
+describe('cut', () => {
+  it('keeps a string of at most max characters as it is, and cuts a longer one to max with an ellipsis', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), fc.nat({ max: 200 }), (s, max) => {
+        const out = cut(s, max)
+        expect(out).toBe(s.length <= max ? s : s.slice(0, max) + '…')
+      }),
+    )
+  })
+})
+
+describe('unknownToolMessage', () => {
+  it('names the tool as called, cut at 200 characters (a model chose it), and the first 30 available', () => {
+    const names = Array.from({ length: 31 }, (_, i) => `t${i}`)
+    const long = 'x'.repeat(10_000)
+    expect(unknownToolMessage(long, names)).toBe(
+      `there is no tool named "${'x'.repeat(200)}…"; the available tools are ${names
+        .slice(0, 30)
+        .map((n) => `"${n}"`)
+        .join(', ')}, …`,
+    )
+    expect(unknownToolMessage('a\u001b', [])).toBe('there is no tool named "a\\u001b"; no tools are available')
   })
 })

@@ -15,7 +15,7 @@ import type { UnknownKey } from './Schema.js'
 import { batchSize, callIdOf, callNameOf } from '../../kernel/calls.js'
 import type { SeenSet } from './SeenSet.js'
 import { firstSeen } from './SeenSet.js'
-import { escapeControls } from '../../kernel/describe.js'
+import { cut, escapeControls } from '../../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -182,9 +182,8 @@ const MAX_SHOWN = 200
 
 // names, ids and keys come from models and servers: escaped, so a key holding `ESC]0;…BEL` cannot retitle a
 // terminal, and truncated, so a 10 KB key stays a short line
-const shown = (s: string): string => escapeControls(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s)
-const quoted = (s: string): string =>
-  escapeControls(JSON.stringify(s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN) + '…' : s))
+const shown = (s: string): string => escapeControls(cut(s, MAX_SHOWN))
+const quoted = (s: string): string => escapeControls(JSON.stringify(cut(s, MAX_SHOWN)))
 
 /**
  * The default one-line rendering of a warning. Every name, id and key is escaped (control characters as
