@@ -7,7 +7,7 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { formatWarning } from './check.js'
-import { cut, escapeControls } from './text.js'
+import { cut, escapeControls, jsonLine } from './text.js'
 import type { GatewayRecord, UpstreamEvent } from '../mcp/index.js'
 import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 
@@ -101,10 +101,8 @@ export const stderrLine = (r: GatewayRecord): string => {
  * @since 0.1.0
  */
 export const logLine = (r: GatewayRecord, time: Date): string =>
-  escapeControls(
-    JSON.stringify({ time: time.toISOString(), ...r }, (_key, value: unknown) =>
-      typeof value === 'string' ? cut(value, MAX_LOGGED) : value,
-    ),
+  jsonLine({ time: time.toISOString(), ...r }, (_key, value) =>
+    typeof value === 'string' ? cut(value, MAX_LOGGED) : value,
   )
 
 // a DNS name, an IPv4 address or a bracketed IPv6 address, with an optional port

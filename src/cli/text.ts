@@ -20,7 +20,8 @@ export const plural = (n: number, one: string, many = `${one}s`): string => `${n
  *
  * @since 0.1.0
  */
-export const jsonLine = (value: unknown): string => escapeControls(JSON.stringify(value))
+export const jsonLine = (value: unknown, replacer?: (key: string, value: unknown) => unknown): string =>
+  escapeControls(JSON.stringify(value, replacer))
 
 /** What kind of JSON value `u` is, in words. @since 0.1.0 */
 export const kindOf = (u: unknown): string =>
