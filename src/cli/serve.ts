@@ -8,8 +8,8 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { formatWarning } from './check.js'
 import { cut, escapeControls, jsonLine } from './text.js'
-import type { GatewayRecord, UpstreamEvent } from '../mcp/index.js'
-import { decodeGatewayConfig, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
+import type { GatewayRecord, Readiness, UpstreamEvent } from '../mcp/index.js'
+import { decodeGatewayConfig, gatewayMetrics, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 
 /**
  * @since 0.1.0
@@ -87,6 +87,8 @@ export const stderrLine = (r: GatewayRecord): string => {
       const refusal = r.refusal === undefined ? '' : ` (${r.refusal})`
       return `toolstack serve: ${shown(r.tool)} call ${r.id === '' ? '(no id)' : shown(r.id)} ${r.outcome} by ${r.by}${refusal}`
     }
+    case 'call':
+      return `toolstack serve: ${shown(r.tool)} call ${r.id === '' ? '(no id)' : shown(r.id)} ${r.outcome} in ${r.ms} ms`
     case 'diagnostic':
       return shown(r.message, MAX_LOGGED)
     case 'upstream':
@@ -178,16 +180,27 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     }
   }
   const fd = logFd
+  // over HTTP, GET /metrics: read from the gateway and the listener once they exist
+  let readiness = (): Readiness => ({ ready: false })
+  let sessions = (): number => 0
+  const metrics =
+    listen === undefined
+      ? undefined
+      : await gatewayMetrics({ sessions: () => sessions(), readiness: () => readiness() })
   const record = (r: GatewayRecord): void => {
+    metrics?.record(r)
     try {
-      // the log gets every record; stderr leaves out the calls the rules allowed, noise to a person watching
+      // the log gets every record; stderr leaves out the calls the rules allowed and the call records, noise to a
+      // person watching (each refusal has its decision line)
       if (fd !== undefined) writeSync(fd, logLine(r, new Date()) + '\n')
-      else if (!(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules')) io.err(stderrLine(r))
+      else if (r.type !== 'call' && !(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules'))
+        io.err(stderrLine(r))
     } catch {
       // a failed log write must not fail the tool call
     }
   }
   const gateway = await startGateway(config.right, record, { name: 'toolstack', version: io.version })
+  readiness = gateway.readiness
   let stop: () => void = () => undefined
   const ended = new Promise<void>((resolve) => {
     stop = resolve
@@ -206,6 +219,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
         ...listen,
         allowedHosts,
         readiness: gateway.readiness,
+        ...(metrics === undefined ? {} : { metrics: metrics.scrape }),
         ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
         ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
         // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
@@ -218,6 +232,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       io.err(`toolstack serve: ${(e as Error).message}`)
       return 2
     }
+    sessions = serving.sessions
     io.err(`toolstack serve: listening on ${serving.url}${io.token === undefined ? '' : ' (bearer token required)'}`)
     await ended
     await serving.close()

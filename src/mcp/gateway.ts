@@ -32,6 +32,8 @@ import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
 import type { Curation } from './listed.js'
 import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
+import type { ObservedCall } from './observed.js'
+import { markReached, newReached, observeCalls } from './observed.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -84,7 +86,7 @@ export interface GatewayConfig {
 }
 
 /**
- * A record the gateway logs; warnings, decisions and upstream events name their upstream.
+ * A record the gateway logs; warnings, decisions, calls and upstream events name their upstream.
  *
  * @since 0.1.0
  * @category model
@@ -92,6 +94,7 @@ export interface GatewayConfig {
 export type GatewayRecord =
   | ({ readonly type: 'warning'; readonly upstream: string } & UnknownKeyWarning)
   | ({ readonly type: 'decision'; readonly upstream: string } & PolicyDecision)
+  | ({ readonly type: 'call'; readonly upstream: string } & ObservedCall)
   | ({ readonly type: 'upstream' } & UpstreamEvent)
   | { readonly type: 'diagnostic'; readonly message: string }
 
@@ -357,6 +360,7 @@ export const startGateway = async (
 
   const stackFor = (session: McpSession): Provider<unknown> => {
     const listed = newListedNames()
+    const reached = newReached()
     return pipe(
       namespace,
       recordListed(listed),
@@ -365,6 +369,8 @@ export const startGateway = async (
         onWarn: (w) => onRecord({ type: 'warning', upstream: upstreamOf(w.tool), ...w }),
         onDiagnostic: (d: AuditDiagnostic) => diagnose(drawAuditDiagnostic(d)),
       }),
+      // what comes back from under the policy reached its upstream; the rest was refused above
+      markReached(reached),
       withPolicy({
         rules: config.rules,
         locationArgs: config.locationArgs,
@@ -375,6 +381,8 @@ export const startGateway = async (
       }),
       // outermost: a call to a tool the session was not listed (unknown, or hidden) is never asked about
       onlyListed(listed),
+      // one 'call' record per call, with its outcome and time (the log's, and the metrics')
+      observeCalls(listed, reached, (c) => onRecord({ type: 'call', upstream: upstreamOf(c.tool), ...c })),
     )
   }
 

@@ -81,6 +81,11 @@ export interface ServeHttpOptions {
    * `Origin` and token checks (a probe addresses the machine as it can), and say nothing a model wrote.
    */
   readonly readiness?: () => Readiness
+  /**
+   * What `GET /metrics` answers (e.g. `gatewayMetrics(…).scrape`); absent: 404. Answered after the `Host`,
+   * `Origin` and token checks, as `/mcp` is: it names the tools and keys a model sent.
+   */
+  readonly metrics?: () => Promise<{ readonly contentType: string; readonly body: string }>
 }
 
 /**
@@ -268,10 +273,24 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body))
   }
 
+  const scrape = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    metrics: NonNullable<ServeHttpOptions['metrics']>,
+  ) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return refuse(res, 405, 'Method Not Allowed: /metrics answers GET', { allow: 'GET, HEAD' })
+    const { contentType, body } = await metrics()
+    res.writeHead(200, { 'content-type': contentType })
+    res.end(req.method === 'HEAD' ? undefined : body)
+  }
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname === '/healthz' || url.pathname === '/readyz') return probe(req, res, url.pathname)
-    if (url.pathname !== path) return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
+    const metrics = url.pathname === '/metrics' && url.pathname !== path ? options.metrics : undefined
+    if (url.pathname !== path && metrics === undefined)
+      return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
     if (hostHeaders(req) > 1) return refuse(res, 400, 'Bad Request: more than one Host header')
     const hostHeader = req.headers.host ?? ''
     if (!ownHosts().has(hostHeader.toLowerCase()))
@@ -282,6 +301,7 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     if (options.token !== undefined && !sameSecret(bearerOf(req.headers.authorization) ?? '', options.token)) {
       return refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
     }
+    if (metrics !== undefined) return scrape(req, res, metrics)
     const id = req.headers['mcp-session-id']
     if (typeof id !== 'string') return open(req, res)
     const s = sessions.get(id)
