@@ -443,6 +443,39 @@ describe('serveHttp: probes', () => {
   })
 })
 
+describe('serveHttp: metrics', () => {
+  it('GET /metrics answers what metrics gives, with its content type, only past the Host, Origin and token checks; HEAD has no body; POST is a 405', async () => {
+    const metrics = () => Promise.resolve({ contentType: 'text/plain; version=0.0.4', body: 'toolstack_x 1\n' })
+    const serving = await serve({ port: 0, token: 't0k3n', metrics })
+    const at = serving.url.replace('/mcp', '/metrics')
+    const auth = { authorization: 'Bearer t0k3n' }
+    const ok = await send(at, { method: 'GET', headers: auth })
+    expect([ok.status, ok.headers['content-type'], ok.body]).toStrictEqual([
+      200,
+      'text/plain; version=0.0.4',
+      'toolstack_x 1\n',
+    ])
+    expect((await send(at, { method: 'HEAD', headers: auth })).body).toBe('')
+    expect((await send(at, { method: 'GET' })).status).toBe(401)
+    expect((await send(at, { method: 'GET', headers: { ...auth, host: 'evil.example:80' } })).status).toBe(403)
+    expect((await send(at, { method: 'GET', headers: { ...auth, origin: 'http://evil.example' } })).status).toBe(403)
+    const post = await send(at, { headers: auth })
+    expectRefused(post, 405, 'Method Not Allowed: /metrics answers GET')
+  })
+
+  it('without metrics, /metrics is a 404 like any other path', async () => {
+    const serving = await serve({ port: 0 })
+    const r = await send(serving.url.replace('/mcp', '/metrics'), { method: 'GET' })
+    expectRefused(r, 404, 'Not Found: the MCP endpoint is /mcp')
+  })
+
+  it('metrics that fail are a 500 saying why', async () => {
+    const serving = await serve({ port: 0, metrics: () => Promise.reject(new Error('no registry')) })
+    const r = await send(serving.url.replace('/mcp', '/metrics'), { method: 'GET' })
+    expectRefused(r, 500, 'Internal error: no registry')
+  })
+})
+
 describe('serveHttp: the bearer token', () => {
   it('without one, 401 with WWW-Authenticate: Bearer; a wrong one, of any length, too; the right one opens a session', async () => {
     const serving = await serve({ port: 0, token: 's3cret' })
