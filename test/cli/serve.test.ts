@@ -175,6 +175,8 @@ describe('toolstack serve, over stdio', () => {
     expect(stderr.match(/carried undeclared argument key "haed"/g)).toHaveLength(1)
     expect(stderr).toMatch(/fs_move_file call \S+ refused by rules/)
     expect(stderr).not.toContain('allowed by rules')
+    // each call's record goes to the log only: the decision line already says what matters
+    expect(stderr).not.toMatch(/call \S+ (ok|error|refused) in /)
   }, 60_000)
 
   it("a denied call is isError; an ask goes to the host's elicitation (allow-once, then always), and a host without it gets the refusal", async () => {
@@ -520,6 +522,67 @@ describe('toolstack serve --http', () => {
     expect([ready.status, await ready.json()]).toStrictEqual([
       200,
       { ready: true, upstreams: [{ name: 'fs', up: true, required: true }] },
+    ])
+  }, 60_000)
+
+  it('GET /metrics (with the token): calls by upstream, tool and outcome, undeclared keys, questions, sessions, upstreams up; each call in the log', async () => {
+    const dir = workspace()
+    const file = configFile(dir, {
+      mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } },
+      rules: [
+        { tool: 'fs_read_text_file', decision: 'allow' },
+        { tool: 'fs_move_file', decision: 'deny' },
+        { tool: 'fs_write_file', decision: 'ask' },
+      ],
+      log: join(dir, 'toolstack.jsonl'),
+      listWaitMs: 30_000,
+    })
+    const { url } = await serveHttpCommand(file, '127.0.0.1:0', { TOOLSTACK_TOKEN: 's3cret' })
+    const auth = { Authorization: 'Bearer s3cret' }
+    const client = new Client({ name: 'host', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: auth } }))
+    cleanups.push(() => client.close())
+    const notes = join(dir, 'notes.txt')
+    const calls: ReadonlyArray<readonly [string, Record<string, unknown>, boolean]> = [
+      ['fs_read_text_file', { path: notes }, false],
+      ['fs_read_text_file', { path: notes, haed: 1 }, false],
+      ['fs_read_text_file', { path: join(dir, 'absent.txt') }, true],
+      ['fs_move_file', { source: notes, destination: join(dir, 'b.txt') }, true],
+      ['fs_write_file', { path: join(dir, 'c.txt'), content: 'x' }, true],
+      ['fs_\u001b]0;nope', {}, true],
+    ]
+    for (const [name, args, isError] of calls)
+      expect((await client.callTool({ name, arguments: args })).isError === true).toBe(isError)
+    const metricsAt = url.replace('/mcp', '/metrics')
+    expect((await fetch(metricsAt)).status).toBe(401)
+    const scraped = await fetch(metricsAt, { headers: auth })
+    expect(scraped.status).toBe(200)
+    expect(scraped.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    const body = await scraped.text()
+    const value = (series: string): number | undefined => {
+      const line = body.split('\n').find((l) => l.startsWith(`${series} `))
+      return line === undefined ? undefined : Number(line.slice(series.length + 1))
+    }
+    expect(value('toolstack_calls_total{upstream="fs",tool="fs_read_text_file",outcome="ok"}')).toBe(2)
+    expect(value('toolstack_calls_total{upstream="fs",tool="fs_read_text_file",outcome="error"}')).toBe(1)
+    expect(value('toolstack_calls_total{upstream="fs",tool="fs_move_file",outcome="refused"}')).toBe(1)
+    expect(value('toolstack_calls_total{upstream="fs",tool="fs_write_file",outcome="refused"}')).toBe(1)
+    expect(value('toolstack_calls_total{upstream="fs",tool="(unknown)",outcome="refused"}')).toBe(1)
+    expect(value('toolstack_call_duration_seconds_count{upstream="fs",tool="fs_read_text_file"}')).toBe(3)
+    expect(value('toolstack_undeclared_keys_total{tool="fs_read_text_file",key="haed"}')).toBe(1)
+    expect(value('toolstack_questions_total{answer="unasked"}')).toBe(1)
+    expect(value('toolstack_http_sessions')).toBe(1)
+    expect(value('toolstack_upstream_up{upstream="fs"}')).toBe(1)
+    // the name a model made up is not a label
+    expect(body).not.toContain('nope')
+    const logged = records(dir).filter((r) => r['type'] === 'call')
+    expect(logged.map((r) => [r['tool'], r['listed'], r['outcome']])).toEqual([
+      ['fs_read_text_file', true, 'ok'],
+      ['fs_read_text_file', true, 'ok'],
+      ['fs_read_text_file', true, 'error'],
+      ['fs_move_file', true, 'refused'],
+      ['fs_write_file', true, 'refused'],
+      ['fs_\u001b]0;nope', false, 'refused'],
     ])
   }, 60_000)
 

@@ -39,6 +39,15 @@ const recordArb: fc.Arbitrary<GatewayRecord> = fc.oneof(
     line: hostile,
   }),
   fc.record({ type: fc.constant('diagnostic' as const), message: hostile }),
+  fc.record({
+    type: fc.constant('call' as const),
+    upstream: hostile,
+    tool: hostile,
+    listed: fc.boolean(),
+    id: hostile,
+    outcome: fc.constantFrom('ok' as const, 'error' as const, 'refused' as const),
+    ms: fc.double({ min: 0, max: 1e7, noNaN: true }),
+  }),
 )
 
 /** Every string in a JSON value. */
