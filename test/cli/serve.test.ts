@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -584,6 +584,31 @@ describe('toolstack serve --http', () => {
       ['fs_write_file', true, 'refused'],
       ['fs_\u001b]0;nope', false, 'refused'],
     ])
+  }, 60_000)
+
+  it('prom-client is loaded for --http only: a gateway over stdio never loads it', async () => {
+    const dir = workspace()
+    const probe = join(dir, 'probe.mjs')
+    writeFileSync(
+      probe,
+      "import { createRequire } from 'node:module'\nconst r = createRequire(import.meta.url)\nprocess.on('exit', () => process.stderr.write('\\nprom=' + Object.keys(r.cache).some((f) => f.includes('prom-client')) + '\\n'))\n",
+    )
+    const file = configFile(dir, { mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } } })
+    const args = ['--import', pathToFileURL(probe).href, main, 'serve', '--config', file]
+    // stdin closed at once: the host has gone, the gateway stops
+    const stdio = spawnSync(process.execPath, args, { input: '', encoding: 'utf8', timeout: 30_000 })
+    expect(stdio.stderr).toContain('prom=false')
+    const http = spawn(process.execPath, [...args, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let err = ''
+    http.stderr.on('data', (b: Buffer) => (err += b.toString()))
+    const closed = new Promise<void>((resolve) => http.once('close', () => resolve()))
+    cleanups.push(() => {
+      if (http.exitCode === null) http.kill('SIGKILL')
+    })
+    await until(() => err.includes('listening on') || http.exitCode !== null, 30_000)
+    http.kill('SIGTERM')
+    await closed
+    expect(err).toContain('prom=true')
   }, 60_000)
 
   it('a port in use is refused with status 2 and a clear message', async () => {
