@@ -6,12 +6,13 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { right } from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Provider, ToolDeclaration } from '../../src/index.js'
 import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, serveHttp, startGateway, toMcpServer } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, gatewayMetrics, serveHttp, startGateway, toMcpServer } from '../../src/mcp/index.js'
 import { FILESYSTEM_SERVER, tempDir } from './fixtures.js'
 import { cleanUpAfterEach } from './fixtures.js'
 
@@ -739,6 +740,40 @@ describe('the gateway: records and options', () => {
     expect(live.size).toBe(2)
     await one.close()
     expect(live.size).toBe(0)
+  })
+})
+
+describe('the gateway: metrics, in process', () => {
+  it("gatewayMetrics over startGateway's records and serveHttp's sessions: a restart, calls by outcome, an unknown tool, the session open", async () => {
+    const dir = tempDir()
+    const config = decodeGatewayConfig({
+      // fails its first start, then serves `ping`
+      mcpServers: { echo: { command: process.execPath, args: [ECHO, join(dir, 'started')], prefix: 'ec' } },
+      rules: [{ tool: 'ec_ping', decision: 'allow' }],
+      listWaitMs: 30_000,
+    })
+    if (config._tag === 'Left') throw new Error(config.left)
+    let sessions = (): number => 0
+    const metrics = await gatewayMetrics({ sessions: () => sessions() })
+    const gateway = await startGateway(config.right, metrics.record)
+    running.push(gateway)
+    await until(() => gateway.readiness().ready, 15_000)
+    const serving = await serveHttp(gateway.newServer, { port: 0, metrics: metrics.scrape })
+    sessions = serving.sessions
+    const client = new Client({ name: 'host', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(serving.url)))
+    try {
+      await client.callTool({ name: 'ec_ping', arguments: { n: 1 } })
+      await client.callTool({ name: 'ec_nope', arguments: {} })
+      const body = await (await fetch(serving.url.replace('/mcp', '/metrics'))).text()
+      expect(body).toContain('toolstack_upstream_restarts_total{upstream="echo"} 1\n')
+      expect(body).toContain('toolstack_calls_total{upstream="echo",tool="ec_ping",outcome="ok"} 1\n')
+      expect(body).toContain('toolstack_calls_total{upstream="echo",tool="(unknown)",outcome="refused"} 1\n')
+      expect(body).toContain('toolstack_http_sessions 1\n')
+    } finally {
+      await client.close()
+      await serving.close()
+    }
   })
 })
 
