@@ -46,21 +46,36 @@ export interface ObservedCall {
   readonly ms: number
 }
 
-/** The results the layers under the policy gave: held weakly, so a session remembers none of them. */
+/**
+ * The results the layers under the policy gave: held weakly, so a session remembers none of them.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export type Reached = WeakSet<ToolResult>
 
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
 
-/** A new, empty set of reached results. */
+/**
+ * A new, empty set of reached results.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const newReached = (): Reached => new WeakSet<ToolResult>()
 
 // -------------------------------------------------------------------------------------
 // combinators
 // -------------------------------------------------------------------------------------
 
-/** `provider`, marking each result it gives in `reached`; calls and results pass through as they are. */
+/**
+ * `provider`, marking each result it gives in `reached`; calls and results pass through as they are.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
 export const markReached =
   (reached: Reached) =>
   <E>(provider: Provider<E>): BatchProvider<E> => {
@@ -80,6 +95,9 @@ export const markReached =
 /**
  * `provider`, telling `onCall` what became of each call of a batch, in order, once its results are back (a Left
  * is an `error` for every call). The results pass through as they are; a throwing `onCall` changes nothing.
+ *
+ * @since 0.1.0
+ * @category combinators
  */
 export const observeCalls =
   (names: ListedNames, reached: Reached, onCall: (call: ObservedCall) => void) =>

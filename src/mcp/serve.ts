@@ -185,7 +185,8 @@ const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableH
  * `Host` or `Origin` is not this server's (403, against DNS rebinding; compared without regard to case),
  * one with two `Host` headers (400), one without the bearer token when one is set (401; the scheme in
  * any case), a body over 4 MiB outside a session (413), and an unknown session (404). Idle sessions are
- * closed. Rejects, with the reason, when the port cannot be bound.
+ * closed. With `metrics`, `GET /metrics` answers them, past the same checks. Rejects, with the reason, when
+ * the port cannot be bound.
  *
  * @since 0.1.0
  * @category serving
