@@ -20,7 +20,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const MAIN = join(root, 'dist/esm/cli/main.js')
 const ECHO = join(root, 'test/mcp/fixtures/flaky-server.mjs')
 const STORM = join(root, 'test/mcp/fixtures/storm-server.mjs')
-const FLOOD = join(root, 'bench/fixtures/storm-server.mjs')
+const FLOOD = join(root, 'test/mcp/fixtures/flood-server.mjs')
 // the gateway's default listing bound (GatewayConfig.listWaitMs)
 const LIST_WAIT_MS = 2000
 
