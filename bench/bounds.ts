@@ -20,7 +20,6 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const MAIN = join(root, 'dist/esm/cli/main.js')
 const ECHO = join(root, 'test/mcp/fixtures/flaky-server.mjs')
 const STORM = join(root, 'test/mcp/fixtures/storm-server.mjs')
-const FLOOD = join(root, 'test/mcp/fixtures/flood-server.mjs')
 // the gateway's default listing bound (GatewayConfig.listWaitMs)
 const LIST_WAIT_MS = 2000
 
@@ -115,7 +114,7 @@ const storm = async (dir: string, n: number): Promise<ReadonlyArray<Figure>> => 
   const config = join(dir, 'storm.json')
   writeFileSync(
     config,
-    JSON.stringify({ mcpServers: { st: { command: process.execPath, args: [FLOOD, join(dir, 'marker')] } } }),
+    JSON.stringify({ mcpServers: { st: { command: process.execPath, args: [STORM, 'burst', join(dir, 'marker')] } } }),
   )
   const { client, pid } = await gatewayOver(config)
   try {

@@ -246,10 +246,10 @@ describe('connectStdio: options', () => {
 })
 
 describe('connectStdio: a flood of tools/list_changed', () => {
-  const FLOOD = fileURLToPath(new URL('./fixtures/flood-server.mjs', import.meta.url))
+  const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
 
   it('hands the client one of those that come in one read, not each: 10,000 in one write are a few', async () => {
-    const conn = await connectStdio({ command: process.execPath, args: [FLOOD], stderr: 'ignore' })
+    const conn = await connectStdio({ command: process.execPath, args: [STORM, 'burst'], stderr: 'ignore' })
     try {
       let told = 0
       conn.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
