@@ -7,6 +7,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import type { Server } from 'node:net'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,17 +27,23 @@ const SUPERGATEWAY = join(root, 'node_modules/supergateway/dist/index.js')
 // processes
 // -------------------------------------------------------------------------------------
 
-/** A free port on loopback: bound on 0, read, let go. */
-export const freePort = (): Promise<number> =>
+const bound = (): Promise<Server> =>
   new Promise((resolve, reject) => {
     const s = createServer()
     s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      s.close(() => resolve(port))
-    })
+    s.listen(0, '127.0.0.1', () => resolve(s))
   })
+
+/** `n` distinct free ports on loopback: each bound on 0 (all at once, so none is handed out twice), read, let go. */
+export const freePorts = async (n: number): Promise<ReadonlyArray<number>> => {
+  const servers = await Promise.all(Array.from({ length: n }, bound))
+  const ports = servers.map((s) => {
+    const address = s.address()
+    return typeof address === 'object' && address !== null ? address.port : 0
+  })
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))))
+  return ports
+}
 
 export interface Started {
   readonly child: ChildProcess
@@ -159,7 +166,7 @@ const startAll = async (dir: string, into: Array<Gateway>): Promise<void> => {
       rules: [{ tool: 'ec_ping', decision: 'allow' }],
     }),
   )
-  const [a, b, c] = [await freePort(), await freePort(), await freePort()]
+  const [a, b, c] = (await freePorts(3)) as [number, number, number]
   const gateways: ReadonlyArray<Gateway> = [
     {
       name: 'toolstack',
