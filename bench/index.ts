@@ -28,6 +28,8 @@ const main = async (): Promise<void> => {
   await optional('./stack.ts', 'stackFigures', 'the whole stack')
   await optional('./cli.ts', 'runCliBench', 'the toolstack command')
   await optional('./serve.ts', 'serveFigures', 'toolstack serve')
+  await optional('./peers.ts', 'peerFigures', 'toolstack serve beside the npm peers mcp-proxy and supergateway')
+  await optional('./bounds.ts', 'boundFigures', "toolstack serve's bounds")
   if ((globalThis as { gc?: unknown }).gc === undefined)
     console.log('(run with node --expose-gc for the memory figures)')
   const all: Array<Figure> = []

@@ -204,6 +204,9 @@ const waitGone = async (pid: number, ms: number): Promise<void> => {
 // transport
 // -------------------------------------------------------------------------------------
 
+const isToolsChanged = (m: JSONRPCMessage): boolean =>
+  'method' in m && m.method === 'notifications/tools/list_changed' && !('id' in m)
+
 /** The stdio transport of one server process, started in a process group of its own. */
 interface GroupTransport extends Transport {
   /** The server's stderr, available before it starts, so no early line is lost. */
@@ -273,6 +276,9 @@ const groupTransport = (
             void transport.close()
             return
           }
+          // one tools/list_changed per chunk is handed on: the rest say nothing more, as the re-listing it causes
+          // starts after the whole chunk is read, and a flood of them would each go through the SDK's checks
+          let changed = false
           for (;;) {
             let message: JSONRPCMessage | null
             try {
@@ -283,6 +289,10 @@ const groupTransport = (
               continue
             }
             if (message === null) break
+            if (isToolsChanged(message)) {
+              if (changed) continue
+              changed = true
+            }
             transport.onmessage?.(message)
           }
         })

@@ -1,6 +1,8 @@
 // connectStdio when the handshake fails: a clear error, and no process left behind.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { StdioServerCommand } from '../../src/mcp/index.js'
 import { connectStdio } from '../../src/mcp/index.js'
@@ -239,6 +241,30 @@ describe('connectStdio: options', () => {
     for (const graceMs of [0, 2_147_483_647]) {
       const e = await refusal({ command: join(tempDir(), 'none'), stderr: 'ignore', graceMs })
       expect(e.message).toMatch(/ENOENT/)
+    }
+  })
+})
+
+describe('connectStdio: a flood of tools/list_changed', () => {
+  const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
+
+  it('hands the client one of those that come in one read, not each: 10,000 in one write are a few', async () => {
+    const conn = await connectStdio({ command: process.execPath, args: [STORM, 'burst'], stderr: 'ignore' })
+    try {
+      let told = 0
+      conn.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        told++
+      })
+      // the answer is written after the flood, so every list_changed has been read when it comes
+      const sent = await conn.client.callTool({ name: 'storm', arguments: { n: 10_000 } })
+      expect(sent.content).toStrictEqual([{ type: 'text', text: 'sent 10000' }])
+      expect(told).toBeGreaterThanOrEqual(1)
+      // one per chunk read from the pipe (64 KB, about 1,000 of them); each of the 10,000 without the coalescing
+      expect(told).toBeLessThanOrEqual(100)
+      const lists = await conn.client.callTool({ name: 'lists', arguments: {} })
+      expect(lists.content).toStrictEqual([{ type: 'text', text: '0' }])
+    } finally {
+      await conn.close()
     }
   })
 })
