@@ -32,6 +32,7 @@ import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
 import type { Curation } from './listed.js'
 import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
+import { newCatalog } from './catalog.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -354,6 +355,19 @@ export const startGateway = async (
     config.reasons ? withReasons() : identity,
   )
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
+  // resources and prompts, shared by every session (no policy or audit: those are about tool calls)
+  const catalog = newCatalog(
+    config.servers.map((s, i) => {
+      const timeout = s.timeout ?? config.timeout
+      return {
+        name: s.name,
+        prefix: s.prefix,
+        upstream: upstreams[i] as Upstream,
+        ...(timeout === undefined ? {} : { timeout }),
+      }
+    }),
+    { diagnose },
+  )
 
   const stackFor = (session: McpSession): Provider<unknown> => {
     const listed = newListedNames()
@@ -397,8 +411,10 @@ export const startGateway = async (
   return {
     upstreams,
     readiness,
-    newServer: () => toMcpServer(stackFor, info, { toolsChanged }),
+    newServer: () =>
+      toMcpServer(stackFor, info, { toolsChanged, resources: catalog.resources, prompts: catalog.prompts }),
     close: async () => {
+      catalog.close()
       await Promise.all(upstreams.map((u) => u.close()))
     },
   }
