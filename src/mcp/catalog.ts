@@ -79,7 +79,7 @@ export interface ResourceSession {
 }
 
 /**
- * Resources as `toMcpServer` serves them (its option `resources`); failures are `McpError`s.
+ * Resources as `toMcpServer` serves them (its option `resources`); a failure is an `Error` with a JSON-RPC `code`.
  *
  * @since 0.1.0
  * @category model
@@ -95,7 +95,7 @@ export interface ServedResources {
 }
 
 /**
- * Prompts as `toMcpServer` serves them (its option `prompts`); failures are `McpError`s.
+ * Prompts as `toMcpServer` serves them (its option `prompts`); a failure is an `Error` with a JSON-RPC `code`.
  *
  * @since 0.1.0
  * @category model
@@ -264,7 +264,12 @@ const shown = (s: string): string => JSON.stringify(cut(s, SHOWN))
 // constructors
 // -------------------------------------------------------------------------------------
 
-const failure = (code: number, message: string): McpError => new McpError(code, message)
+// an Error with a `code`: the SDK sends its message as it is (an McpError's carries "MCP error N: " already)
+const failure = (code: number, message: string): Error & { readonly code: number } =>
+  Object.assign(new Error(message), { code })
+
+// an upstream's error message without the SDK's "MCP error N: " prefixes (each hop adds one)
+const upstreamMessage = (e: unknown): string => describeError(e).replace(/^(MCP error -?\d+: )+/, '')
 
 const optionsOf = (e: CatalogEntry): RequestOptions => (e.timeout === undefined ? {} : { timeout: e.timeout })
 
@@ -429,10 +434,10 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   }
 
   // an upstream's own error, named and cut
-  const upstreamFailed = (i: number, e: unknown): McpError =>
+  const upstreamFailed = (i: number, e: unknown): Error =>
     failure(
       e instanceof McpError ? e.code : ErrorCode.InternalError,
-      `the upstream MCP server ${nameOf(i)} failed: ${cut(describeError(e), 1_000)}`,
+      `the upstream MCP server ${nameOf(i)} failed: ${cut(upstreamMessage(e), 1_000)}`,
     )
 
   const read = async (uri: string): Promise<ReadResourceResult> => {
