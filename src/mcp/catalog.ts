@@ -608,10 +608,10 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         const name = promptName((entries[i] as CatalogEntry).prefix, p.name)
         const to = promptRoute(name)
         if (to?.index === i) return [{ ...p, name }]
-        // with nested prefixes (`fs`, `fs_x`) a name can route to the other upstream: it is not served
+        // with nested prefixes (`fs`, `fs_x`) a name can route to the other upstream; an empty name to none
         sayOnce(
-          `the prompt ${shown(p.name)} of the upstream MCP server ${nameOf(i)} is hidden: ` +
-            `${shown(name)} routes to ${nameOf(to?.index ?? i)}, whose prefix is longer`,
+          `the prompt ${shown(p.name)} of the upstream MCP server ${nameOf(i)} is hidden: ${shown(name)} routes to ` +
+            (to === undefined ? 'no upstream' : `${nameOf(to.index)}, whose prefix is longer`),
         )
         return []
       }),

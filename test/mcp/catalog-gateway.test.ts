@@ -236,4 +236,22 @@ describe('resources and prompts through the gateway', () => {
     // the other upstream still answers
     expect(await client.readResource({ uri: before[0] ?? '' })).toMatchObject({ contents: [{ uri: before[0] }] })
   })
+
+  it("an upstream's list_changed reaches every host; a restarted upstream is subscribed again, and its updates still arrive", async () => {
+    const { gateway } = await start({ r: { command: process.execPath, args: [RESOURCES, 'r', 'r://one'] } })
+    const a = await host(gateway)
+    const b = await host(gateway)
+    await a.client.subscribeResource({ uri: 'r://one' })
+    await b.client.callTool({ name: 'r_change', arguments: {} })
+    await until(() => [a, b].every((h) => h.changed.includes('resources') && h.changed.includes('prompts')))
+    const upstream = gateway.upstreams[0]
+    const pid = upstream?.pid()
+    process.kill(pid ?? 0)
+    await until(() => upstream?.isUp() === true && upstream.pid() !== pid)
+    const out = await b.client.callTool({ name: 'r_subscribed', arguments: {} })
+    expect(out.content).toEqual([{ type: 'text', text: '["r://one"]' }])
+    await b.client.callTool({ name: 'r_touch', arguments: { uri: 'r://one' } })
+    await until(() => a.updates.length === 1)
+    expect(b.updates).toEqual([])
+  })
 })
