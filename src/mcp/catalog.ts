@@ -61,6 +61,11 @@ export interface CatalogEntry {
 export interface CatalogOptions {
   /** Told once of each hidden resource or prompt, and of each failed listing. */
   readonly diagnose?: (message: string) => void
+  /**
+   * Milliseconds a listing waits for a slow upstream before it serves what that upstream listed last; the hosts
+   * are told (`list_changed`) when its fresh listing differs. Default 2 000.
+   */
+  readonly listWaitMs?: number
   /** URIs one session may be subscribed to at once. Default 1 000. */
   readonly maxSubscriptions?: number
 }
@@ -298,6 +303,7 @@ const cursorOf = (cursor: string | undefined): { cursor?: string } => (cursor ==
  */
 export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: CatalogOptions = {}): Catalog => {
   const maxSubscriptions = options.maxSubscriptions ?? 1_000
+  const listWaitMs = options.listWaitMs ?? 2_000
   const said = new Set<string>()
   // each message once, and a bounded number of them remembered
   const sayOnce = (message: string): void => {
@@ -321,23 +327,24 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     }
   }
 
-  // what each upstream listed last (kept while it is down, so a read names it)
-  const lastResources: Array<ReadonlyArray<string> | undefined> = entries.map(() => undefined)
-  const lastTemplates: Array<ReadonlyArray<string> | undefined> = entries.map(() => undefined)
+  // what each upstream listed last: kept while it is down (so a read names it) and served while it is slow
+  const lastResources: Array<ReadonlyArray<Resource> | undefined> = entries.map(() => undefined)
+  const lastTemplates: Array<ReadonlyArray<ResourceTemplate> | undefined> = entries.map(() => undefined)
+  const lastPrompts: Array<ReadonlyArray<Prompt> | undefined> = entries.map(() => undefined)
   let uriOwners = new Map<string, Array<number>>()
   let templateRoute: (uri: string) => ReadonlyArray<number> = () => []
 
   const reindex = (): void => {
     const owners = new Map<string, Array<number>>()
-    lastResources.forEach((uris, i) => {
-      for (const uri of uris ?? []) {
+    lastResources.forEach((listed, i) => {
+      for (const { uri } of listed ?? []) {
         const held = owners.get(uri)
         if (held === undefined) owners.set(uri, [i])
         else if (!held.includes(i)) held.push(i)
       }
     })
     uriOwners = owners
-    templateRoute = templateOwners(lastTemplates)
+    templateRoute = templateOwners(lastTemplates.map((ts) => ts?.map((t) => t.uriTemplate)))
   }
 
   // the upstream's client when it is up and declares `capability`, else undefined
@@ -346,34 +353,66 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     return client?.getServerCapabilities()?.[capability] === undefined ? undefined : client
   }
 
+  // one listing in flight per upstream and kind, however many hosts list at once
+  const inFlight = new Map<string, Promise<boolean | undefined>>()
+
+  // every upstream's listing, those up and declaring `capability`; one slower than listWaitMs is served
+  // as it listed last, and the hosts are told when its fresh listing differs
   const listEach = async <A>(
     capability: keyof ServerCapabilities,
     what: string,
+    last: Array<ReadonlyArray<A> | undefined>,
+    listeners: ReadonlySet<IO<void>>,
     listOne: (client: Client, e: CatalogEntry) => Promise<ReadonlyArray<A>>,
   ): Promise<ReadonlyArray<ReadonlyArray<A> | undefined>> =>
     Promise.all(
       entries.map(async (e, i) => {
         const client = clientWith(i, capability)
         if (client === undefined) return undefined
-        try {
-          return await listOne(client, e)
-        } catch (err) {
-          say(`the upstream MCP server ${nameOf(i)} could not list its ${what}: ${cut(describeError(err), 1_000)}`)
-          return undefined
+        const key = `${what}\n${i}`
+        let listing = inFlight.get(key)
+        if (listing === undefined) {
+          const mine = listOne(client, e).then(
+            (listed) => {
+              const changed = JSON.stringify(listed) !== JSON.stringify(last[i])
+              last[i] = listed
+              return changed
+            },
+            (err: unknown) => {
+              say(`the upstream MCP server ${nameOf(i)} could not list its ${what}: ${cut(describeError(err), 1_000)}`)
+              return undefined
+            },
+          )
+          listing = mine
+          inFlight.set(key, mine)
+          void mine.then(() => inFlight.delete(key))
         }
+        let timer: NodeJS.Timeout | undefined
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), listWaitMs)
+          timer.unref()
+        })
+        const got = await Promise.race([listing, late])
+        clearTimeout(timer)
+        if (got === 'late') {
+          void listing.then((changed) => {
+            if (changed !== true) return
+            reindex()
+            tellAll(listeners)
+          })
+          return last[i]
+        }
+        return got === undefined ? undefined : last[i]
       }),
     )
 
   const listResources = async (): Promise<ReadonlyArray<Resource>> => {
-    const listings = await listEach('resources', 'resources', (client, e) =>
+    const listings = await listEach('resources', 'resources', lastResources, resourcesListeners, (client, e) =>
       collect(async (cursor) => {
         const r = await client.listResources(cursorOf(cursor), optionsOf(e))
         return { items: r.resources, ...cursorOf(r.nextCursor) }
       }),
     )
-    listings.forEach((l, i) => {
-      if (l !== undefined) lastResources[i] = l.map((r) => r.uri)
-    })
     reindex()
     const claimed = claimFirst((r: Resource) => r.uri)(listings)
     for (const h of claimed.hidden)
@@ -385,15 +424,12 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   }
 
   const listTemplates = async (): Promise<ReadonlyArray<ResourceTemplate>> => {
-    const listings = await listEach('resources', 'resource templates', (client, e) =>
+    const listings = await listEach('resources', 'resource templates', lastTemplates, resourcesListeners, (client, e) =>
       collect(async (cursor) => {
         const r = await client.listResourceTemplates(cursorOf(cursor), optionsOf(e))
         return { items: r.resourceTemplates, ...cursorOf(r.nextCursor) }
       }),
     )
-    listings.forEach((l, i) => {
-      if (l !== undefined) lastTemplates[i] = l.map((t) => t.uriTemplate)
-    })
     reindex()
     return claimFirst((t: ResourceTemplate) => t.uriTemplate)(listings).served.map((s) => s.item)
   }
@@ -597,7 +633,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   const promptRoute = routePrompt(entries.map((e) => e.prefix))
 
   const listPrompts = async (): Promise<ReadonlyArray<Prompt>> => {
-    const listings = await listEach('prompts', 'prompts', (client, e) =>
+    const listings = await listEach('prompts', 'prompts', lastPrompts, promptsListeners, (client, e) =>
       collect(async (cursor) => {
         const r = await client.listPrompts(cursorOf(cursor), optionsOf(e))
         return { items: r.prompts, ...cursorOf(r.nextCursor) }

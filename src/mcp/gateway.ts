@@ -366,7 +366,7 @@ export const startGateway = async (
         ...(timeout === undefined ? {} : { timeout }),
       }
     }),
-    { diagnose },
+    { diagnose, listWaitMs },
   )
 
   const stackFor = (session: McpSession): Provider<unknown> => {

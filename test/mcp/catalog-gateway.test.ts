@@ -27,9 +27,9 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((g) => g.close()))
 })
 
-const start = async (mcpServers: Record<string, unknown>) => {
+const start = async (mcpServers: Record<string, unknown>, listWaitMs = 30_000) => {
   const records: Array<GatewayRecord> = []
-  const config = decodeGatewayConfig({ mcpServers, listWaitMs: 30_000 })
+  const config = decodeGatewayConfig({ mcpServers, listWaitMs })
   if (config._tag === 'Left') throw new Error(config.left)
   const gateway = await startGateway(config.right, (r) => void records.push(r))
   running.push(gateway)
@@ -253,5 +253,24 @@ describe('resources and prompts through the gateway', () => {
     await b.client.callTool({ name: 'r_touch', arguments: { uri: 'r://one' } })
     await until(() => a.updates.length === 1)
     expect(b.updates).toEqual([])
+  })
+
+  it('a slow upstream holds no listing back: served as it listed last (absent the first time), and the hosts told when its listing arrives', async () => {
+    const { gateway } = await start(
+      {
+        r: { command: process.execPath, args: [RESOURCES, 'r', 'r://one'] },
+        slow: { command: process.execPath, args: [RESOURCES, 'slow', '--slow', '1500', 'slow://one'] },
+      },
+      400,
+    )
+    await until(() => gateway.upstreams.every((u) => u.isUp()))
+    const { client, changed } = await host(gateway)
+    const t0 = Date.now()
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['r://one'])
+    expect(Date.now() - t0).toBeLessThan(1200)
+    await until(() => changed.includes('resources'))
+    const t1 = Date.now()
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['r://one', 'slow://one'])
+    expect(Date.now() - t1).toBeLessThan(1200)
   })
 })

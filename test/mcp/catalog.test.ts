@@ -15,7 +15,7 @@ import { linked } from './fixtures.js'
 
 describe('claimFirst', () => {
   const listings = fc.array(
-    fc.option(fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e'), { maxLength: 6 }), { nil: undefined }),
+    fc.option(fc.array(fc.constantFrom<string>('a', 'b', 'c', 'd', 'e'), { maxLength: 6 }), { nil: undefined }),
     {
       maxLength: 5,
     },
