@@ -473,7 +473,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   const upstreamFailed = (i: number, e: unknown): Error =>
     failure(
       e instanceof McpError ? e.code : ErrorCode.InternalError,
-      `the upstream MCP server ${nameOf(i)} failed: ${cut(upstreamMessage(e), 1_000)}`,
+      `the upstream MCP server ${nameOf(i)} failed: ${JSON.stringify(cut(upstreamMessage(e), 1_000))}`,
     )
 
   const read = async (uri: string): Promise<ReadResourceResult> => {

@@ -128,7 +128,7 @@ describe('resources and prompts through the gateway', () => {
     expect(prompt.message).toBe('MCP error -32602: there is no prompt named "web_search"')
     const refused = await rejection(client.getPrompt({ name: 'ev_no-such-prompt' }))
     expect(refused.message).toMatch(
-      /^MCP error -32602: the upstream MCP server "ev" failed: Prompt no-such-prompt not found$/,
+      /^MCP error -32602: the upstream MCP server "ev" failed: "Prompt no-such-prompt not found"$/,
     )
   })
 
