@@ -358,12 +358,13 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
 
   // every upstream's listing, those up and declaring `capability`; one slower than listWaitMs is served
   // as it listed last, and the hosts are told when its fresh listing differs
-  const listEach = async <A>(
+  const listEach = async <R extends { readonly nextCursor?: string | undefined }, A>(
     capability: keyof ServerCapabilities,
     what: string,
     last: Array<ReadonlyArray<A> | undefined>,
     listeners: ReadonlySet<IO<void>>,
-    listOne: (client: Client, e: CatalogEntry) => Promise<ReadonlyArray<A>>,
+    page: (client: Client, params: { cursor?: string }, options: RequestOptions) => Promise<R>,
+    itemsOf: (r: R) => ReadonlyArray<A>,
   ): Promise<ReadonlyArray<ReadonlyArray<A> | undefined>> =>
     Promise.all(
       entries.map(async (e, i) => {
@@ -372,7 +373,10 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         const key = `${what}\n${i}`
         let listing = inFlight.get(key)
         if (listing === undefined) {
-          const mine = listOne(client, e).then(
+          const mine = collect(async (cursor) => {
+            const r = await page(client, cursorOf(cursor), optionsOf(e))
+            return { items: itemsOf(r), ...cursorOf(r.nextCursor) }
+          }).then(
             (listed) => {
               const changed = JSON.stringify(listed) !== JSON.stringify(last[i])
               last[i] = listed
@@ -406,33 +410,49 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
       }),
     )
 
-  const listResources = async (): Promise<ReadonlyArray<Resource>> => {
-    const listings = await listEach('resources', 'resources', lastResources, resourcesListeners, (client, e) =>
-      collect(async (cursor) => {
-        const r = await client.listResources(cursorOf(cursor), optionsOf(e))
-        return { items: r.resources, ...cursorOf(r.nextCursor) }
-      }),
-    )
-    reindex()
-    const claimed = claimFirst((r: Resource) => r.uri)(listings)
+  // each key once, the first upstream's; the others' copies said once
+  const servedOnce = <A>(
+    what: string,
+    keyOf: (a: A) => string,
+    listings: ReadonlyArray<ReadonlyArray<A> | undefined>,
+  ): ReadonlyArray<A> => {
+    const claimed = claimFirst(keyOf)(listings)
     for (const h of claimed.hidden)
       sayOnce(
-        `the resource ${shown(h.key)} of the upstream MCP server ${nameOf(h.from)} is hidden: ` +
-          `${nameOf(h.keptBy)} lists the same URI and comes first in the configuration`,
+        `the ${what} ${shown(h.key)} of the upstream MCP server ${nameOf(h.from)} is hidden: ` +
+          `${nameOf(h.keptBy)} lists the same one and comes first in the configuration`,
       )
     return claimed.served.map((s) => s.item)
   }
 
-  const listTemplates = async (): Promise<ReadonlyArray<ResourceTemplate>> => {
-    const listings = await listEach('resources', 'resource templates', lastTemplates, resourcesListeners, (client, e) =>
-      collect(async (cursor) => {
-        const r = await client.listResourceTemplates(cursorOf(cursor), optionsOf(e))
-        return { items: r.resourceTemplates, ...cursorOf(r.nextCursor) }
-      }),
-    )
+  // resources and templates: listed, the routes rebuilt, each key served once
+  const listServed = async <R extends { readonly nextCursor?: string | undefined }, A>(
+    what: 'resource' | 'resource template',
+    last: Array<ReadonlyArray<A> | undefined>,
+    page: (client: Client, params: { cursor?: string }, options: RequestOptions) => Promise<R>,
+    itemsOf: (r: R) => ReadonlyArray<A>,
+    keyOf: (a: A) => string,
+  ): Promise<ReadonlyArray<A>> => {
+    const listings = await listEach('resources', `${what}s`, last, resourcesListeners, page, itemsOf)
     reindex()
-    return claimFirst((t: ResourceTemplate) => t.uriTemplate)(listings).served.map((s) => s.item)
+    return servedOnce(what, keyOf, listings)
   }
+  const listResources = (): Promise<ReadonlyArray<Resource>> =>
+    listServed(
+      'resource',
+      lastResources,
+      (c, params, o) => c.listResources(params, o),
+      (r) => r.resources,
+      (r) => r.uri,
+    )
+  const listTemplates = (): Promise<ReadonlyArray<ResourceTemplate>> =>
+    listServed(
+      'resource template',
+      lastTemplates,
+      (c, params, o) => c.listResourceTemplates(params, o),
+      (r) => r.resourceTemplates,
+      (t) => t.uriTemplate,
+    )
 
   const ownerOf = (uri: string): number | undefined =>
     pickOwner(uriOwners.get(uri) ?? [], isUp) ?? pickOwner(templateRoute(uri), isUp)
@@ -633,11 +653,13 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   const promptRoute = routePrompt(entries.map((e) => e.prefix))
 
   const listPrompts = async (): Promise<ReadonlyArray<Prompt>> => {
-    const listings = await listEach('prompts', 'prompts', lastPrompts, promptsListeners, (client, e) =>
-      collect(async (cursor) => {
-        const r = await client.listPrompts(cursorOf(cursor), optionsOf(e))
-        return { items: r.prompts, ...cursorOf(r.nextCursor) }
-      }),
+    const listings = await listEach(
+      'prompts',
+      'prompts',
+      lastPrompts,
+      promptsListeners,
+      (c, params, o) => c.listPrompts(params, o),
+      (r) => r.prompts,
     )
     const published = listings.map((l, i) =>
       l?.flatMap((p) => {

@@ -154,7 +154,7 @@ describe('resources and prompts through the gateway', () => {
       {
         type: 'diagnostic',
         message:
-          'the resource "shared://doc" of the upstream MCP server "a" is hidden: "b" lists the same URI and comes first in the configuration',
+          'the resource "shared://doc" of the upstream MCP server "a" is hidden: "b" lists the same one and comes first in the configuration',
       },
     ])
     expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['b_hello', 'a_hello'])
