@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import {
   McpError,
@@ -13,7 +14,7 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, startGateway } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, serveHttp, startGateway } from '../../src/mcp/index.js'
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, spawnServer, tempDir } from './fixtures.js'
 
 cleanUpAfterEach()
@@ -36,17 +37,19 @@ const start = async (mcpServers: Record<string, unknown>, listWaitMs = 30_000) =
   return { gateway, records }
 }
 
-/** A host session: a real SDK Client over an in-memory pair, with the notifications it got. */
-const host = async (gateway: Gateway) => {
+/** A host session: a real SDK Client over an in-memory pair (or Streamable HTTP), with the notifications it got. */
+const host = async (gateway: Gateway, url?: string) => {
   const client = new Client({ name: 'host', version: '1' })
   const updates: Array<string> = []
   const changed: Array<string> = []
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri))
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void changed.push('resources'))
   client.setNotificationHandler(PromptListChangedNotificationSchema, () => void changed.push('prompts'))
-  const [c, s] = InMemoryTransport.createLinkedPair()
-  await gateway.newServer().connect(s)
-  await client.connect(c)
+  if (url === undefined) {
+    const [c, s] = InMemoryTransport.createLinkedPair()
+    await gateway.newServer().connect(s)
+    await client.connect(c)
+  } else await client.connect(new StreamableHTTPClientTransport(new URL(url)))
   clients.push(client)
   return { client, updates, changed }
 }
@@ -272,5 +275,25 @@ describe('resources and prompts through the gateway', () => {
     const t1 = Date.now()
     expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['r://one', 'slow://one'])
     expect(Date.now() - t1).toBeLessThan(1200)
+  })
+
+  it('over Streamable HTTP: each session its own subscriptions; an update reaches the subscribed session only', async () => {
+    const { gateway } = await start({ r: { command: process.execPath, args: [RESOURCES, 'r', 'r://one'] } })
+    const serving = await serveHttp(gateway.newServer, { port: 0 })
+    try {
+      const a = await host(gateway, serving.url)
+      const b = await host(gateway, serving.url)
+      expect((await b.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['r_hello'])
+      expect(await b.client.readResource({ uri: 'r://one' })).toMatchObject({ contents: [{ text: 'r: r://one' }] })
+      await a.client.subscribeResource({ uri: 'r://one' })
+      await b.client.callTool({ name: 'r_touch', arguments: { uri: 'r://one' } })
+      await until(() => a.updates.length === 1)
+      await b.client.callTool({ name: 'r_touch', arguments: { uri: 'r://one' } })
+      await until(() => a.updates.length === 2)
+      expect(b.updates).toEqual([])
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close()))
+      await serving.close()
+    }
   })
 })
