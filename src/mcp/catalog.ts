@@ -556,11 +556,9 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         if (state.subs.has(uri)) return
         if (uri.length > MAX_URI)
           throw failure(ErrorCode.InvalidParams, `a URI to subscribe to has at most ${MAX_URI} characters`)
-        if (state.subs.size >= maxSubscriptions)
-          throw failure(
-            ErrorCode.InvalidRequest,
-            `a session may subscribe to at most ${maxSubscriptions} resources at once`,
-          )
+        const full = (): boolean => state.subs.size >= maxSubscriptions
+        const tooMany = `a session may subscribe to at most ${maxSubscriptions} resources at once`
+        if (full()) throw failure(ErrorCode.InvalidRequest, tooMany)
         const i = await route(uri)
         const client = running(i, `the resource ${shown(uri)} was not subscribed to`)
         if (client.getServerCapabilities()?.resources?.subscribe !== true)
@@ -568,23 +566,24 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
             ErrorCode.InvalidParams,
             `the upstream MCP server ${nameOf(i)} does not offer subscriptions; the resource ${shown(uri)} was not subscribed to`,
           )
+        // checked again: other subscriptions of this session, or its close, may have come during the routing
         if (state.subs.has(uri) || !sessions.has(state)) return
+        if (full()) throw failure(ErrorCode.InvalidRequest, tooMany)
         state.subs.set(uri, i)
         try {
           await acquire(i, uri, client)
         } catch (e) {
-          if (state.subs.get(uri) === i) {
-            state.subs.delete(uri)
-            release(i, uri)
-          }
+          // a failed upstream subscription is dropped for every session that shared it (see acquire)
+          if (state.subs.get(uri) === i) state.subs.delete(uri)
           throw upstreamFailed(i, e)
         }
       },
-      unsubscribe: async (uri) => {
+      unsubscribe: (uri) => {
         const i = state.subs.get(uri)
-        if (i === undefined) return
-        state.subs.delete(uri)
-        release(i, uri)
+        if (i !== undefined) {
+          state.subs.delete(uri)
+          release(i, uri)
+        }
         return Promise.resolve()
       },
       close: () => {
