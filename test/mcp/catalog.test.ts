@@ -11,6 +11,8 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { claimFirst, newCatalog, pickOwner, promptName, routePrompt, templateOwners } from '../../src/mcp/catalog.js'
+import { toMcpServer } from '../../src/mcp/server.js'
+import { fromTools } from '../../src/index.js'
 import { linked } from './fixtures.js'
 
 describe('claimFirst', () => {
@@ -181,5 +183,43 @@ describe('newCatalog over an SDK server in process', () => {
     })
     catalog.close()
     await Promise.all(ups.map((u) => u.close()))
+  })
+
+  it('an upstream without subscriptions or prompts: a clear error naming it, or no such prompt', async () => {
+    const server = new Server({ name: 'n', version: '0' }, { capabilities: { resources: {} } })
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [{ uri: 'n://1', name: 'one' }] }))
+    const { client, close } = await linked(server)
+    const catalog = newCatalog([
+      { name: 'n', prefix: 'n', upstream: { client: () => client, onNotice: () => () => undefined } },
+    ])
+    await expect(catalog.resources.openSession(() => undefined).subscribe('n://1')).rejects.toMatchObject({
+      code: -32602,
+      message: 'the upstream MCP server "n" does not offer subscriptions; the resource "n://1" was not subscribed to',
+    })
+    await expect(catalog.prompts.get('n_hello', undefined)).rejects.toMatchObject({
+      code: -32602,
+      message: 'there is no prompt named "n_hello"',
+    })
+    catalog.close()
+    await close()
+  })
+})
+
+describe('toMcpServer with and without the catalog', () => {
+  const capabilitiesOf = async (options: Parameters<typeof toMcpServer>[2]) => {
+    const { client, close } = await linked(toMcpServer(fromTools([]), { name: 's', version: '0' }, options))
+    const caps = client.getServerCapabilities()
+    await close()
+    return caps
+  }
+
+  it('declares resources and prompts only when given them', async () => {
+    expect(await capabilitiesOf({})).toEqual({ tools: { listChanged: true } })
+    const catalog = newCatalog([])
+    expect(await capabilitiesOf({ resources: catalog.resources, prompts: catalog.prompts })).toEqual({
+      tools: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      prompts: { listChanged: true },
+    })
   })
 })
