@@ -383,6 +383,11 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
               return changed
             },
             (err: unknown) => {
+              // a server with resources but no templates (a low-level one often has none): nothing to list
+              if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) {
+                last[i] = []
+                return false
+              }
               say(`the upstream MCP server ${nameOf(i)} could not list its ${what}: ${cut(describeError(err), 1_000)}`)
               return undefined
             },

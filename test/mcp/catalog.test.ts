@@ -185,13 +185,15 @@ describe('newCatalog over an SDK server in process', () => {
     await Promise.all(ups.map((u) => u.close()))
   })
 
-  it('an upstream without subscriptions or prompts: a clear error naming it, or no such prompt', async () => {
+  it('an upstream without subscriptions, prompts or templates: a clear error naming it, no such prompt, no templates', async () => {
     const server = new Server({ name: 'n', version: '0' }, { capabilities: { resources: {} } })
     server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [{ uri: 'n://1', name: 'one' }] }))
     const { client, close } = await linked(server)
-    const catalog = newCatalog([
-      { name: 'n', prefix: 'n', upstream: { client: () => client, onNotice: () => () => undefined } },
-    ])
+    const said: Array<string> = []
+    const catalog = newCatalog(
+      [{ name: 'n', prefix: 'n', upstream: { client: () => client, onNotice: () => () => undefined } }],
+      { diagnose: (m) => void said.push(m) },
+    )
     await expect(catalog.resources.openSession(() => undefined).subscribe('n://1')).rejects.toMatchObject({
       code: -32602,
       message: 'the upstream MCP server "n" does not offer subscriptions; the resource "n://1" was not subscribed to',
@@ -200,6 +202,9 @@ describe('newCatalog over an SDK server in process', () => {
       code: -32602,
       message: 'there is no prompt named "n_hello"',
     })
+    // it lists no templates (no handler at all): an empty listing, not a failure said on every read
+    expect(await catalog.resources.listTemplates()).toEqual([])
+    expect(said).toEqual([])
     catalog.close()
     await close()
   })
