@@ -16,6 +16,7 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/proxy.test.ts',
   'test/cli/proxy-sdk.test.ts',
   'test/cli/serve.test.ts',
+  'test/cli/serve-catalog.test.ts',
   // the built and the packed package, the examples and the docs' blocks, each in a process
   'test/smoke.test.ts',
   'test/pack.test.ts',
@@ -32,6 +33,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/faults.test.ts',
   'test/mcp/server.test.ts',
   'test/mcp/gateway.test.ts',
+  'test/mcp/catalog-gateway.test.ts',
   'test/ai-sdk/mcp.test.ts',
   'test/ai-sdk/mastra.test.ts',
   'test/openai-agents/agents.test.ts',

@@ -34,6 +34,7 @@ import type { Curation } from './listed.js'
 import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
 import type { ObservedCall } from './observed.js'
 import { markReached, newReached, observeCalls } from './observed.js'
+import { newCatalog } from './catalog.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -357,6 +358,19 @@ export const startGateway = async (
     config.reasons ? withReasons() : identity,
   )
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
+  // resources and prompts, shared by every session (no policy or audit: those are about tool calls)
+  const catalog = newCatalog(
+    config.servers.map((s, i) => {
+      const timeout = s.timeout ?? config.timeout
+      return {
+        name: s.name,
+        prefix: s.prefix,
+        upstream: upstreams[i] as Upstream,
+        ...(timeout === undefined ? {} : { timeout }),
+      }
+    }),
+    { diagnose, listWaitMs },
+  )
 
   const stackFor = (session: McpSession): Provider<unknown> => {
     const listed = newListedNames()
@@ -405,8 +419,10 @@ export const startGateway = async (
   return {
     upstreams,
     readiness,
-    newServer: () => toMcpServer(stackFor, info, { toolsChanged }),
+    newServer: () =>
+      toMcpServer(stackFor, info, { toolsChanged, resources: catalog.resources, prompts: catalog.prompts }),
     close: async () => {
+      catalog.close()
       await Promise.all(upstreams.map((u) => u.close()))
     },
   }

@@ -26,6 +26,8 @@ import { drawRule } from '../steps/policy/Rule.js'
 import { describeError } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
 import { renderBlock } from './content.js'
+import type { ServedPrompts, ServedResources } from './catalog.js'
+import { catalogCapabilities, serveCatalog } from './catalog.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -72,6 +74,10 @@ export interface ToMcpServerOptions {
   readonly askTimeout?: number
   /** Instructions sent to the host when it initializes (MCP `instructions`). */
   readonly instructions?: string
+  /** Resources served besides the tools (see `newCatalog`); none when absent. */
+  readonly resources?: ServedResources
+  /** Prompts served besides the tools (see `newCatalog`); none when absent. */
+  readonly prompts?: ServedPrompts
 }
 
 // -------------------------------------------------------------------------------------
@@ -268,8 +274,12 @@ const failed = (what: string, e: unknown): McpError =>
  */
 export const toMcpServer = (served: Served, info: Implementation, options: ToMcpServerOptions = {}): Server => {
   const server = new Server(info, {
-    capabilities: { tools: { listChanged: true } },
-    debouncedNotificationMethods: ['notifications/tools/list_changed'],
+    capabilities: { tools: { listChanged: true }, ...catalogCapabilities(options) },
+    debouncedNotificationMethods: [
+      'notifications/tools/list_changed',
+      'notifications/resources/list_changed',
+      'notifications/prompts/list_changed',
+    ],
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
   })
   const askTimeout = options.askTimeout ?? 600_000
@@ -339,6 +349,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
     }
   })
 
+  if (options.resources !== undefined || options.prompts !== undefined) serveCatalog(server, options)
   if (options.toolsChanged !== undefined) {
     const unsubscribe = options.toolsChanged(() => {
       try {

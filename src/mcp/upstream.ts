@@ -10,6 +10,11 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { right } from 'fp-ts/lib/Either.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import {
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { Batch, BatchProvider, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { batchOf } from '../steps/Batch.js'
 import { describeError } from '../kernel/describe.js'
@@ -59,6 +64,20 @@ export type UpstreamEvent =
   | { readonly _tag: 'Stderr'; readonly upstream: string; readonly line: string }
 
 /**
+ * What the gateway's resources and prompts hear of an upstream: its own notifications, and each time it
+ * comes up (a new client, without the old one's subscriptions) or goes down.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type UpstreamNotice =
+  | { readonly _tag: 'Up' }
+  | { readonly _tag: 'Down' }
+  | { readonly _tag: 'ResourcesChanged' }
+  | { readonly _tag: 'PromptsChanged' }
+  | { readonly _tag: 'ResourceUpdated'; readonly uri: string }
+
+/**
  * @since 0.1.0
  * @category model
  */
@@ -98,12 +117,17 @@ export interface Upstream extends BatchProvider<never> {
   readonly pid: IO<number | undefined>
   /** Calls `listener` when its tools change (and after every restart); returns the unsubscribe function. */
   readonly onToolsChanged: (listener: IO<void>) => IO<void>
+  /** The SDK client of the server running now (for resources and prompts); `undefined` while it is down. */
+  readonly client: IO<Client | undefined>
+  /** Calls `listener` on each of its notices; returns the unsubscribe function. */
+  readonly onNotice: (listener: (notice: UpstreamNotice) => void) => IO<void>
   /** Stops it for good. */
   readonly close: () => Promise<void>
 }
 
 interface Running {
   readonly provider: McpProvider
+  readonly client: Client
   readonly close: () => Promise<void>
   readonly pid: () => number | undefined
 }
@@ -183,6 +207,16 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   // aborted by close: a start still in its handshake ends its server at once
   const starting = new AbortController()
   const listeners = new Set<IO<void>>()
+  const noticeListeners = new Set<(notice: UpstreamNotice) => void>()
+  const tell = (notice: UpstreamNotice): void => {
+    for (const l of [...noticeListeners]) {
+      try {
+        l(notice)
+      } catch {
+        // as for notify
+      }
+    }
+  }
   const notify = (): void => {
     for (const l of [...listeners]) {
       try {
@@ -260,6 +294,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
           running = undefined
           down = 'it exited'
           emit({ _tag: 'Exited', upstream: name })
+          tell({ _tag: 'Down' })
           scheduleRestart()
         },
         (line) => emit({ _tag: 'Stderr', upstream: name, line }),
@@ -267,16 +302,24 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       )
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void refresh())
+      // set on each new client, so a restarted upstream is heard as the first one was
+      const client = current.client
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => tell({ _tag: 'ResourcesChanged' }))
+      client.setNotificationHandler(PromptListChangedNotificationSchema, () => tell({ _tag: 'PromptsChanged' }))
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) =>
+        tell({ _tag: 'ResourceUpdated', uri: n.params.uri }),
+      )
       const tools = await relist(provider)
       // closed while starting: stop for good
       if (closed) {
         await current.close()
         return
       }
-      running = { provider, close: current.close, pid: current.pid }
+      running = { provider, client, close: current.close, pid: current.pid }
       upSince = Date.now()
       const pid = current.pid()
       emit({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
+      tell({ _tag: 'Up' })
     } catch (e) {
       running = undefined
       await current?.close()
@@ -337,6 +380,13 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       listeners.add(listener)
       return () => {
         listeners.delete(listener)
+      }
+    },
+    client: () => running?.client,
+    onNotice: (listener) => {
+      noticeListeners.add(listener)
+      return () => {
+        noticeListeners.delete(listener)
       }
     },
     close: async () => {

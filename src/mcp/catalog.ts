@@ -1,0 +1,802 @@
+/**
+ * The gateway's resources and prompts: what every upstream lists, served as one catalog. Prompts are
+ * published as tools are, `prefix_name`, and routed back by the longest prefix. Resources keep their own
+ * URIs: a read goes to the upstream whose last listing holds the URI (the first in config order when
+ * several do), else to the first whose resource template matches it. Subscriptions are counted per URI
+ * and upstream, so an upstream is subscribed once however many sessions ask, and its updates reach only
+ * the sessions that subscribed. Policy and audit stay on tools.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js'
+import type {
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js'
+import {
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import { cut, describeError } from '../kernel/describe.js'
+import { longestTagOf } from '../kernel/longest.js'
+import type { Upstream, UpstreamNotice } from './upstream.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One upstream of the catalog, in config order (the order decides URI collisions).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface CatalogEntry {
+  readonly name: string
+  readonly prefix: string
+  readonly upstream: Pick<Upstream, 'client' | 'onNotice'>
+  /** Milliseconds each request to it may take (the SDK's 60 s when absent). */
+  readonly timeout?: number
+}
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface CatalogOptions {
+  /** Told once of each hidden resource or prompt, and of each failed listing. */
+  readonly diagnose?: (message: string) => void
+  /**
+   * Milliseconds a listing waits for a slow upstream before it serves what that upstream listed last; the hosts
+   * are told (`list_changed`) when its fresh listing differs. Default 2 000.
+   */
+  readonly listWaitMs?: number
+  /** URIs one session may be subscribed to at once. Default 1 000. */
+  readonly maxSubscriptions?: number
+}
+
+/**
+ * One session's subscriptions.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ResourceSession {
+  readonly subscribe: (uri: string) => Promise<void>
+  readonly unsubscribe: (uri: string) => Promise<void>
+  /** Ends every subscription of the session (an upstream is unsubscribed when no session holds its URI). */
+  readonly close: IO<void>
+}
+
+/**
+ * Resources as `toMcpServer` serves them (its option `resources`); a failure is an `Error` with a JSON-RPC `code`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ServedResources {
+  readonly list: () => Promise<ReadonlyArray<Resource>>
+  readonly listTemplates: () => Promise<ReadonlyArray<ResourceTemplate>>
+  readonly read: (uri: string) => Promise<ReadResourceResult>
+  /** A session whose `onUpdated` hears `notifications/resources/updated` for the URIs it subscribed to. */
+  readonly openSession: (onUpdated: (uri: string) => void) => ResourceSession
+  /** Calls `listener` when the resources or templates may have changed; returns the unsubscribe function. */
+  readonly onListChanged: (listener: IO<void>) => IO<void>
+}
+
+/**
+ * Prompts as `toMcpServer` serves them (its option `prompts`); a failure is an `Error` with a JSON-RPC `code`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ServedPrompts {
+  readonly list: () => Promise<ReadonlyArray<Prompt>>
+  readonly get: (name: string, args: Readonly<Record<string, string>> | undefined) => Promise<GetPromptResult>
+  /** Calls `listener` when the prompts may have changed; returns the unsubscribe function. */
+  readonly onListChanged: (listener: IO<void>) => IO<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface Catalog {
+  readonly resources: ServedResources
+  readonly prompts: ServedPrompts
+  /** Stops listening to the upstreams. */
+  readonly close: IO<void>
+}
+
+/**
+ * What `claimFirst` decided: each key served once, from the first listing (in config order) that holds
+ * it; every later copy hidden, with the listing that keeps it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Claimed<A> {
+  readonly served: ReadonlyArray<{ readonly item: A; readonly from: number }>
+  readonly hidden: ReadonlyArray<{ readonly key: string; readonly from: number; readonly keptBy: number }>
+}
+
+// bounds on what an upstream may make the gateway hold
+const MAX_PAGES = 100
+const MAX_ITEMS = 10_000
+const MAX_URI = 8_192
+const MAX_SAID = 1_000
+const SHOWN = 200
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * Each key once, from the first listing that holds it (config order), whatever the order the listings
+ * arrived in; an absent listing (an upstream down, or failed) claims nothing. A key listed twice by one
+ * upstream is served once and not reported.
+ *
+ * @example
+ * import { claimFirst } from 'toolstack/mcp'
+ * const c = claimFirst((u: string) => u)([['a', 'b'], undefined, ['b', 'c']])
+ * assert.deepStrictEqual(c.served.map((s) => [s.item, s.from]), [['a', 0], ['b', 0], ['c', 2]])
+ * assert.deepStrictEqual(c.hidden, [{ key: 'b', from: 2, keptBy: 0 }])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const claimFirst =
+  <A>(keyOf: (a: A) => string) =>
+  (listings: ReadonlyArray<ReadonlyArray<A> | undefined>): Claimed<A> => {
+    const owner = new Map<string, number>()
+    const served: Array<{ readonly item: A; readonly from: number }> = []
+    const hidden: Array<{ readonly key: string; readonly from: number; readonly keptBy: number }> = []
+    listings.forEach((listing, from) => {
+      for (const item of listing ?? []) {
+        const key = keyOf(item)
+        const keptBy = owner.get(key)
+        if (keptBy === undefined) {
+          owner.set(key, from)
+          served.push({ item, from })
+        } else if (keptBy !== from) hidden.push({ key, from, keptBy })
+      }
+    })
+    return { served, hidden }
+  }
+
+/**
+ * The upstream a URI goes to: of those whose listing holds it (`owners`, in config order), the first that
+ * is up, else the first (so a read names the upstream that is down); `undefined` when none holds it.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const pickOwner = (owners: ReadonlyArray<number>, isUp: (i: number) => boolean): number | undefined =>
+  owners.find(isUp) ?? owners[0]
+
+/**
+ * Every upstream whose template matches `uri`, in config order. A template the SDK cannot parse matches
+ * nothing.
+ *
+ * @example
+ * import { templateOwners } from 'toolstack/mcp'
+ * const owners = templateOwners([['demo://a/{id}'], undefined, ['demo://{kind}/{id}']])
+ * assert.deepStrictEqual(owners('demo://a/1'), [0, 2])
+ * assert.deepStrictEqual(owners('other://a/1'), [])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const templateOwners = (
+  templates: ReadonlyArray<ReadonlyArray<string> | undefined>,
+): ((uri: string) => ReadonlyArray<number>) => {
+  const parsed = templates.map((ts) =>
+    (ts ?? []).flatMap((t) => {
+      try {
+        return [new UriTemplate(t)]
+      } catch {
+        return []
+      }
+    }),
+  )
+  return (uri) =>
+    parsed.flatMap((ts, i) =>
+      ts.some((t) => {
+        try {
+          return t.match(uri) !== null
+        } catch {
+          return false
+        }
+      })
+        ? [i]
+        : [],
+    )
+}
+
+/**
+ * A prompt's published name: the tools' rule, `prefix_name`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const promptName = (prefix: string, name: string): string => `${prefix}_${name}`
+
+/**
+ * The upstream (its index) and the upstream's own name a published prompt name routes to: the longest
+ * prefix it starts with, as for tools; `undefined` when none.
+ *
+ * @example
+ * import { routePrompt } from 'toolstack/mcp'
+ * const route = routePrompt(['fs', 'fs_x'])
+ * assert.deepStrictEqual(route('fs_x_read'), { index: 1, name: 'read' })
+ * assert.deepStrictEqual(route('fs_read'), { index: 0, name: 'read' })
+ * assert.strictEqual(route('web_read'), undefined)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const routePrompt = (
+  prefixes: ReadonlyArray<string>,
+): ((published: string) => { readonly index: number; readonly name: string } | undefined) => {
+  const longest = longestTagOf(
+    prefixes.map((p, index) => ({ tag: promptName(p, ''), index })),
+    (e) => e.tag,
+  )
+  return (published) => {
+    const hit = longest(published)
+    return hit === undefined ? undefined : { index: hit.index, name: published.slice(hit.tag.length) }
+  }
+}
+
+const shown = (s: string): string => JSON.stringify(cut(s, SHOWN))
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+// an Error with a `code`: the SDK sends its message as it is (an McpError's carries "MCP error N: " already)
+const failure = (code: number, message: string): Error & { readonly code: number } =>
+  Object.assign(new Error(message), { code })
+
+// an upstream's error message without the SDK's "MCP error N: " prefixes (each hop adds one)
+const upstreamMessage = (e: unknown): string => describeError(e).replace(/^(MCP error -?\d+: )+/, '')
+
+const optionsOf = (e: CatalogEntry): RequestOptions => (e.timeout === undefined ? {} : { timeout: e.timeout })
+
+// every page the upstream offers, within MAX_PAGES and MAX_ITEMS
+const collect = async <A>(
+  page: (cursor: string | undefined) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string }>,
+): Promise<ReadonlyArray<A>> => {
+  const out: Array<A> = []
+  let cursor: string | undefined
+  for (let n = 0; n < MAX_PAGES && out.length < MAX_ITEMS; n++) {
+    const got = await page(cursor)
+    out.push(...got.items.slice(0, MAX_ITEMS - out.length))
+    cursor = got.nextCursor
+    if (cursor === undefined) break
+  }
+  return out
+}
+
+const cursorOf = (cursor: string | undefined): { cursor?: string } => (cursor === undefined ? {} : { cursor })
+
+/**
+ * The catalog over `entries` (config order): listens to every upstream's notices until `close`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: CatalogOptions = {}): Catalog => {
+  const maxSubscriptions = options.maxSubscriptions ?? 1_000
+  const listWaitMs = options.listWaitMs ?? 2_000
+  const said = new Set<string>()
+  // each message once, and a bounded number of them remembered
+  const sayOnce = (message: string): void => {
+    if (said.has(message) || said.size >= MAX_SAID) return
+    said.add(message)
+    options.diagnose?.(message)
+  }
+  const say = (message: string): void => options.diagnose?.(message)
+  const nameOf = (i: number): string => JSON.stringify(entries[i]?.name ?? '')
+  const isUp = (i: number): boolean => entries[i]?.upstream.client() !== undefined
+
+  const resourcesListeners = new Set<IO<void>>()
+  const promptsListeners = new Set<IO<void>>()
+  const tellAll = (listeners: ReadonlySet<IO<void>>): void => {
+    for (const l of [...listeners]) {
+      try {
+        l()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+
+  // what each upstream listed last: kept while it is down (so a read names it) and served while it is slow
+  const lastResources: Array<ReadonlyArray<Resource> | undefined> = entries.map(() => undefined)
+  const lastTemplates: Array<ReadonlyArray<ResourceTemplate> | undefined> = entries.map(() => undefined)
+  const lastPrompts: Array<ReadonlyArray<Prompt> | undefined> = entries.map(() => undefined)
+  let uriOwners = new Map<string, Array<number>>()
+  let templateRoute: (uri: string) => ReadonlyArray<number> = () => []
+
+  const reindex = (): void => {
+    const owners = new Map<string, Array<number>>()
+    lastResources.forEach((listed, i) => {
+      for (const { uri } of listed ?? []) {
+        const held = owners.get(uri)
+        if (held === undefined) owners.set(uri, [i])
+        else if (!held.includes(i)) held.push(i)
+      }
+    })
+    uriOwners = owners
+    templateRoute = templateOwners(lastTemplates.map((ts) => ts?.map((t) => t.uriTemplate)))
+  }
+
+  // the upstream's client when it is up and declares `capability`, else undefined
+  const clientWith = (i: number, capability: keyof ServerCapabilities): Client | undefined => {
+    const client = entries[i]?.upstream.client()
+    return client?.getServerCapabilities()?.[capability] === undefined ? undefined : client
+  }
+
+  // one listing in flight per upstream and kind, however many hosts list at once
+  const inFlight = new Map<string, Promise<boolean | undefined>>()
+
+  // every upstream's listing, those up and declaring `capability`; one slower than listWaitMs is served
+  // as it listed last, and the hosts are told when its fresh listing differs
+  const listEach = async <R extends { readonly nextCursor?: string | undefined }, A>(
+    capability: keyof ServerCapabilities,
+    what: string,
+    last: Array<ReadonlyArray<A> | undefined>,
+    listeners: ReadonlySet<IO<void>>,
+    page: (client: Client, params: { cursor?: string }, options: RequestOptions) => Promise<R>,
+    itemsOf: (r: R) => ReadonlyArray<A>,
+  ): Promise<ReadonlyArray<ReadonlyArray<A> | undefined>> =>
+    Promise.all(
+      entries.map(async (e, i) => {
+        const client = clientWith(i, capability)
+        if (client === undefined) return undefined
+        const key = `${what}\n${i}`
+        let listing = inFlight.get(key)
+        if (listing === undefined) {
+          const mine = collect(async (cursor) => {
+            const r = await page(client, cursorOf(cursor), optionsOf(e))
+            return { items: itemsOf(r), ...cursorOf(r.nextCursor) }
+          }).then(
+            (listed) => {
+              const changed = JSON.stringify(listed) !== JSON.stringify(last[i])
+              last[i] = listed
+              return changed
+            },
+            (err: unknown) => {
+              // a server with resources but no templates (a low-level one often has none): nothing to list
+              if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) {
+                last[i] = []
+                return false
+              }
+              say(`the upstream MCP server ${nameOf(i)} could not list its ${what}: ${cut(describeError(err), 1_000)}`)
+              return undefined
+            },
+          )
+          listing = mine
+          inFlight.set(key, mine)
+          void mine.then(() => inFlight.delete(key))
+        }
+        let timer: NodeJS.Timeout | undefined
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), listWaitMs)
+          timer.unref()
+        })
+        const got = await Promise.race([listing, late])
+        clearTimeout(timer)
+        if (got === 'late') {
+          void listing.then((changed) => {
+            if (changed !== true) return
+            reindex()
+            tellAll(listeners)
+          })
+          return last[i]
+        }
+        return got === undefined ? undefined : last[i]
+      }),
+    )
+
+  // each key once, the first upstream's; the others' copies said once
+  const servedOnce = <A>(
+    what: string,
+    keyOf: (a: A) => string,
+    listings: ReadonlyArray<ReadonlyArray<A> | undefined>,
+  ): ReadonlyArray<A> => {
+    const claimed = claimFirst(keyOf)(listings)
+    for (const h of claimed.hidden)
+      sayOnce(
+        `the ${what} ${shown(h.key)} of the upstream MCP server ${nameOf(h.from)} is hidden: ` +
+          `${nameOf(h.keptBy)} lists the same one and comes first in the configuration`,
+      )
+    return claimed.served.map((s) => s.item)
+  }
+
+  // resources and templates: listed, the routes rebuilt, each key served once
+  const listServed = async <R extends { readonly nextCursor?: string | undefined }, A>(
+    what: 'resource' | 'resource template',
+    last: Array<ReadonlyArray<A> | undefined>,
+    page: (client: Client, params: { cursor?: string }, options: RequestOptions) => Promise<R>,
+    itemsOf: (r: R) => ReadonlyArray<A>,
+    keyOf: (a: A) => string,
+  ): Promise<ReadonlyArray<A>> => {
+    const listings = await listEach('resources', `${what}s`, last, resourcesListeners, page, itemsOf)
+    reindex()
+    return servedOnce(what, keyOf, listings)
+  }
+  const listResources = (): Promise<ReadonlyArray<Resource>> =>
+    listServed(
+      'resource',
+      lastResources,
+      (c, params, o) => c.listResources(params, o),
+      (r) => r.resources,
+      (r) => r.uri,
+    )
+  const listTemplates = (): Promise<ReadonlyArray<ResourceTemplate>> =>
+    listServed(
+      'resource template',
+      lastTemplates,
+      (c, params, o) => c.listResourceTemplates(params, o),
+      (r) => r.resourceTemplates,
+      (t) => t.uriTemplate,
+    )
+
+  const ownerOf = (uri: string): number | undefined =>
+    pickOwner(uriOwners.get(uri) ?? [], isUp) ?? pickOwner(templateRoute(uri), isUp)
+
+  // one re-listing in flight for every read that missed the index
+  let relisting: Promise<void> | undefined
+  const relist = (): Promise<void> =>
+    (relisting ??= Promise.all([listResources(), listTemplates()]).then(
+      () => {
+        relisting = undefined
+      },
+      () => {
+        relisting = undefined
+      },
+    ))
+
+  const route = async (uri: string): Promise<number> => {
+    const known = ownerOf(uri)
+    if (known !== undefined) return known
+    await relist()
+    const found = ownerOf(uri)
+    if (found === undefined)
+      throw failure(
+        ErrorCode.InvalidParams,
+        `there is no resource ${shown(uri)}: no upstream lists it or a template that matches it`,
+      )
+    return found
+  }
+
+  const running = (i: number, what: string): Client => {
+    const client = entries[i]?.upstream.client()
+    if (client === undefined)
+      throw failure(ErrorCode.InternalError, `the upstream MCP server ${nameOf(i)} is not running; ${what}`)
+    return client
+  }
+
+  // an upstream's own error, named and cut
+  const upstreamFailed = (i: number, e: unknown): Error =>
+    failure(
+      e instanceof McpError ? e.code : ErrorCode.InternalError,
+      `the upstream MCP server ${nameOf(i)} failed: ${JSON.stringify(cut(upstreamMessage(e), 1_000))}`,
+    )
+
+  const read = async (uri: string): Promise<ReadResourceResult> => {
+    const i = await route(uri)
+    const client = running(i, `the resource ${shown(uri)} was not read`)
+    try {
+      return await client.readResource({ uri }, optionsOf(entries[i] as CatalogEntry))
+    } catch (e) {
+      throw upstreamFailed(i, e)
+    }
+  }
+
+  // subscriptions: one upstream subscription per (upstream, URI), however many sessions hold it
+  interface Held {
+    count: number
+    readonly ready: Promise<void>
+  }
+  const held = new Map<string, Held>()
+  const keyOf = (i: number, uri: string): string => `${i}\n${uri}`
+  interface SessionState {
+    readonly subs: Map<string, number>
+    readonly onUpdated: (uri: string) => void
+  }
+  const sessions = new Set<SessionState>()
+
+  const acquire = (i: number, uri: string, client: Client): Promise<void> => {
+    const key = keyOf(i, uri)
+    const now = held.get(key)
+    if (now !== undefined) {
+      now.count++
+      return now.ready
+    }
+    const ready = client.subscribeResource({ uri }, optionsOf(entries[i] as CatalogEntry)).then(() => undefined)
+    const entry: Held = { count: 1, ready }
+    held.set(key, entry)
+    ready.catch(() => {
+      if (held.get(key) === entry) held.delete(key)
+    })
+    return ready
+  }
+
+  const release = (i: number, uri: string): void => {
+    const key = keyOf(i, uri)
+    const now = held.get(key)
+    if (now === undefined) return
+    now.count--
+    if (now.count > 0) return
+    held.delete(key)
+    entries[i]?.upstream
+      .client()
+      ?.unsubscribeResource({ uri }, optionsOf(entries[i] as CatalogEntry))
+      .catch(() => undefined)
+  }
+
+  const openSession = (onUpdated: (uri: string) => void): ResourceSession => {
+    const state: SessionState = { subs: new Map(), onUpdated }
+    sessions.add(state)
+    return {
+      subscribe: async (uri) => {
+        if (state.subs.has(uri)) return
+        if (uri.length > MAX_URI)
+          throw failure(ErrorCode.InvalidParams, `a URI to subscribe to has at most ${MAX_URI} characters`)
+        const full = (): boolean => state.subs.size >= maxSubscriptions
+        const tooMany = `a session may subscribe to at most ${maxSubscriptions} resources at once`
+        if (full()) throw failure(ErrorCode.InvalidRequest, tooMany)
+        const i = await route(uri)
+        const client = running(i, `the resource ${shown(uri)} was not subscribed to`)
+        if (client.getServerCapabilities()?.resources?.subscribe !== true)
+          throw failure(
+            ErrorCode.InvalidParams,
+            `the upstream MCP server ${nameOf(i)} does not offer subscriptions; the resource ${shown(uri)} was not subscribed to`,
+          )
+        // checked again: other subscriptions of this session, or its close, may have come during the routing
+        if (state.subs.has(uri) || !sessions.has(state)) return
+        if (full()) throw failure(ErrorCode.InvalidRequest, tooMany)
+        state.subs.set(uri, i)
+        try {
+          await acquire(i, uri, client)
+        } catch (e) {
+          // a failed upstream subscription is dropped for every session that shared it (see acquire)
+          if (state.subs.get(uri) === i) state.subs.delete(uri)
+          throw upstreamFailed(i, e)
+        }
+      },
+      unsubscribe: (uri) => {
+        const i = state.subs.get(uri)
+        if (i !== undefined) {
+          state.subs.delete(uri)
+          release(i, uri)
+        }
+        return Promise.resolve()
+      },
+      close: () => {
+        if (!sessions.delete(state)) return
+        for (const [uri, i] of state.subs) release(i, uri)
+        state.subs.clear()
+      },
+    }
+  }
+
+  const updated = (i: number, uri: string): void => {
+    if (!held.has(keyOf(i, uri))) return
+    for (const s of [...sessions]) {
+      if (s.subs.get(uri) !== i) continue
+      try {
+        s.onUpdated(uri)
+      } catch {
+        // a session that cannot be told costs the others nothing
+      }
+    }
+  }
+
+  // a restarted upstream has a new client, without the old one's subscriptions
+  const resubscribe = (i: number): void => {
+    const client = entries[i]?.upstream.client()
+    if (client === undefined) return
+    for (const key of held.keys()) {
+      const at = key.indexOf('\n')
+      if (Number(key.slice(0, at)) !== i) continue
+      const uri = key.slice(at + 1)
+      client
+        .subscribeResource({ uri }, optionsOf(entries[i] as CatalogEntry))
+        .catch((e: unknown) =>
+          say(
+            `the upstream MCP server ${nameOf(i)} refused the subscription to ${shown(uri)} again: ${cut(describeError(e), 1_000)}`,
+          ),
+        )
+    }
+  }
+
+  const onNotice = (i: number) => (n: UpstreamNotice) => {
+    switch (n._tag) {
+      case 'Up':
+        resubscribe(i)
+        tellAll(resourcesListeners)
+        tellAll(promptsListeners)
+        return
+      case 'Down':
+        tellAll(resourcesListeners)
+        tellAll(promptsListeners)
+        return
+      case 'ResourcesChanged':
+        tellAll(resourcesListeners)
+        return
+      case 'PromptsChanged':
+        tellAll(promptsListeners)
+        return
+      case 'ResourceUpdated':
+        updated(i, n.uri)
+        return
+    }
+  }
+  const offs = entries.map((e, i) => e.upstream.onNotice(onNotice(i)))
+
+  // prompts
+  const promptRoute = routePrompt(entries.map((e) => e.prefix))
+
+  const listPrompts = async (): Promise<ReadonlyArray<Prompt>> => {
+    const listings = await listEach(
+      'prompts',
+      'prompts',
+      lastPrompts,
+      promptsListeners,
+      (c, params, o) => c.listPrompts(params, o),
+      (r) => r.prompts,
+    )
+    const published = listings.map((l, i) =>
+      l?.flatMap((p) => {
+        const name = promptName((entries[i] as CatalogEntry).prefix, p.name)
+        const to = promptRoute(name)
+        if (to?.index === i) return [{ ...p, name }]
+        // with nested prefixes (`fs`, `fs_x`) a name can route to the other upstream; an empty name to none
+        sayOnce(
+          `the prompt ${shown(p.name)} of the upstream MCP server ${nameOf(i)} is hidden: ${shown(name)} routes to ` +
+            (to === undefined ? 'no upstream' : `${nameOf(to.index)}, whose prefix is longer`),
+        )
+        return []
+      }),
+    )
+    return claimFirst((p: Prompt) => p.name)(published).served.map((s) => s.item)
+  }
+
+  const getPrompt = async (
+    name: string,
+    args: Readonly<Record<string, string>> | undefined,
+  ): Promise<GetPromptResult> => {
+    const to = promptRoute(name)
+    if (to === undefined) throw failure(ErrorCode.InvalidParams, `there is no prompt named ${shown(name)}`)
+    const client = running(to.index, `the prompt ${shown(name)} was not fetched`)
+    if (client.getServerCapabilities()?.prompts === undefined)
+      throw failure(ErrorCode.InvalidParams, `there is no prompt named ${shown(name)}`)
+    try {
+      return await client.getPrompt(
+        { name: to.name, ...(args === undefined ? {} : { arguments: { ...args } }) },
+        optionsOf(entries[to.index] as CatalogEntry),
+      )
+    } catch (e) {
+      throw upstreamFailed(to.index, e)
+    }
+  }
+
+  const listenOn =
+    (listeners: Set<IO<void>>) =>
+    (listener: IO<void>): IO<void> => {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    }
+
+  return {
+    resources: {
+      list: listResources,
+      listTemplates,
+      read,
+      openSession,
+      onListChanged: listenOn(resourcesListeners),
+    },
+    prompts: { list: listPrompts, get: getPrompt, onListChanged: listenOn(promptsListeners) },
+    close: () => {
+      for (const off of offs) off()
+    },
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// serving
+// -------------------------------------------------------------------------------------
+
+/**
+ * The capabilities a server serving `options` declares.
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const catalogCapabilities = (options: {
+  readonly resources?: ServedResources
+  readonly prompts?: ServedPrompts
+}): Pick<ServerCapabilities, 'resources' | 'prompts'> => ({
+  ...(options.resources === undefined ? {} : { resources: { subscribe: true, listChanged: true } }),
+  ...(options.prompts === undefined ? {} : { prompts: { listChanged: true } }),
+})
+
+const tryNotify = (send: () => Promise<void>): void => {
+  try {
+    send().catch(() => undefined)
+  } catch {
+    // no host connected (not yet, or no longer)
+  }
+}
+
+/**
+ * Sets `server`'s resource and prompt handlers (its capabilities must declare them: `catalogCapabilities`),
+ * sends the host `list_changed` when told, and forwards `resources/updated` for the URIs this session
+ * subscribed to; everything ends when the server closes.
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const serveCatalog = (
+  server: Server,
+  options: { readonly resources?: ServedResources; readonly prompts?: ServedPrompts },
+): void => {
+  const offs: Array<IO<void>> = []
+  const { resources, prompts } = options
+  if (resources !== undefined) {
+    let session: ResourceSession | undefined
+    let closed = false
+    const sessionNow = (): ResourceSession =>
+      (session ??= resources.openSession((uri) => tryNotify(() => server.sendResourceUpdated({ uri }))))
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...(await resources.list())] }))
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: [...(await resources.listTemplates())],
+    }))
+    server.setRequestHandler(ReadResourceRequestSchema, (req) => resources.read(req.params.uri))
+    server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+      if (closed) return {}
+      await sessionNow().subscribe(req.params.uri)
+      return {}
+    })
+    server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+      await session?.unsubscribe(req.params.uri)
+      return {}
+    })
+    offs.push(resources.onListChanged(() => tryNotify(() => server.sendResourceListChanged())))
+    offs.push(() => {
+      closed = true
+      session?.close()
+    })
+  }
+  if (prompts !== undefined) {
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [...(await prompts.list())] }))
+    server.setRequestHandler(GetPromptRequestSchema, (req) => prompts.get(req.params.name, req.params.arguments))
+    offs.push(prompts.onListChanged(() => tryNotify(() => server.sendPromptListChanged())))
+  }
+  const previous = server.onclose
+  server.onclose = () => {
+    for (const off of offs) off()
+    previous?.()
+  }
+}
