@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import type { Either } from 'fp-ts/lib/Either.js'
+import type { IO } from 'fp-ts/lib/IO.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import { identity, pipe } from 'fp-ts/lib/function.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -20,6 +21,7 @@ import type { PolicyDecision, PolicyDiagnostic } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules, isToolGlob } from '../steps/policy/Rule.js'
+import type { QuestionQueue } from '../steps/policy/questions.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
@@ -32,6 +34,8 @@ import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
 import type { Curation } from './listed.js'
 import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
+import type { ConfigChange } from './reload.js'
+import { diffConfigs } from './reload.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -94,6 +98,9 @@ export type GatewayRecord =
   | ({ readonly type: 'decision'; readonly upstream: string } & PolicyDecision)
   | ({ readonly type: 'upstream' } & UpstreamEvent)
   | { readonly type: 'diagnostic'; readonly message: string }
+  /** A reload: what it changed, or why the running configuration was kept. */
+  | ({ readonly type: 'reload'; readonly outcome: 'reloaded' } & ConfigChange)
+  | { readonly type: 'reload'; readonly outcome: 'kept'; readonly problems: ReadonlyArray<string> }
 
 /**
  * A running gateway.
@@ -107,6 +114,13 @@ export interface Gateway {
   readonly newServer: () => Server
   /** Each upstream's state; ready when every required upstream is up (for `serveHttp`'s `/readyz`). */
   readonly readiness: () => Readiness
+  /**
+   * Applies a new configuration to the running gateway (see `diffConfigs`): upstreams added are started,
+   * removed ones stopped, those started differently restarted, the others kept running; sessions judge their
+   * next calls by the new rules, tolerate, locationArgs, reasons and curation, and are told `list_changed`
+   * when their tools may differ. Records a `reload` record; reloads run one at a time.
+   */
+  readonly reload: (config: GatewayConfig) => Promise<ConfigChange>
   /** Stops every upstream. */
   readonly close: () => Promise<void>
 }
@@ -306,6 +320,20 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
 // constructor
 // -------------------------------------------------------------------------------------
 
+// the configuration sessions are served from, and the upstreams it runs
+interface Serving {
+  readonly config: GatewayConfig
+  readonly upstreams: ReadonlyMap<string, Upstream>
+  readonly namespace: Provider<unknown>
+  readonly upstreamOf: (tool: string) => string
+}
+
+// what a session keeps across reloads: one question at a time, and the human's "always" answers
+interface SessionKept {
+  readonly questions: QuestionQueue
+  grants: ReadonlyArray<Rule>
+}
+
 /**
  * Starts every upstream at once, waits until each has started or failed (a failed one keeps being
  * restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one host session, with a
@@ -320,57 +348,93 @@ export const startGateway = async (
   onRecord: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
 ): Promise<Gateway> => {
-  const listWaitMs = config.listWaitMs ?? 2_000
-  const upstreams = config.servers.map((s) => {
-    const timeout = s.timeout ?? config.timeout
-    return superviseUpstream(s.name, s.spec, {
+  // the sessions' listeners: every upstream, started now or on a reload, tells them of its tools' changes
+  const listeners = new Set<IO<void>>()
+  const notify = (): void => {
+    for (const l of [...listeners]) {
+      try {
+        l()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+  const unsubscribes = new Map<Upstream, IO<void>>()
+  const startUpstream = (c: GatewayConfig, s: GatewayServer): Upstream => {
+    const timeout = s.timeout ?? c.timeout
+    const upstream = superviseUpstream(s.name, s.spec, {
       onEvent: (e) => onRecord({ type: 'upstream', ...e }),
-      listWaitMs,
+      listWaitMs: c.listWaitMs ?? 2_000,
       stderr: s.stderr ?? 'log',
       ...(timeout === undefined ? {} : { timeout }),
     })
-  })
+    unsubscribes.set(upstream, upstream.onToolsChanged(notify))
+    return upstream
+  }
+  const stopUpstream = async (upstream: Upstream | undefined): Promise<void> => {
+    if (upstream === undefined) return
+    unsubscribes.get(upstream)?.()
+    unsubscribes.delete(upstream)
+    await upstream.close()
+  }
   // a hung upstream does not hold the others back: serve what is ready; a late one's tools are announced
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([
-    Promise.all(upstreams.map((u) => u.ready)),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, listWaitMs)
-      timer.unref()
-    }),
-  ])
-  clearTimeout(timer)
-  // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
-  const serverOf = longestTagOf(config.servers, (s) => `${s.prefix}_`)
-  const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
-  // shared by every session; per-session state (seen-set, grants, question queue) is built in stackFor
-  const namespace = pipe(
-    registry(
-      config.servers.map((s, i) => {
-        const upstream = upstreams[i] as Upstream
-        return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
+  const waitReady = async (upstreams: ReadonlyArray<Upstream>, ms: number): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(upstreams.map((u) => u.ready)),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms)
+        timer.unref()
       }),
-    ),
-    config.reasons ? withReasons() : identity,
-  )
+    ])
+    clearTimeout(timer)
+  }
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
 
-  const stackFor = (session: McpSession): Provider<unknown> => {
+  // what sessions are served from; one ref, replaced whole by a reload, so a session sees one configuration
+  const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
+    // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
+    const serverOf = longestTagOf(c.servers, (s) => `${s.prefix}_`)
+    return {
+      config: c,
+      upstreams,
+      upstreamOf: (tool) => serverOf(tool)?.name ?? '',
+      // shared by every session; per-session state (seen-set, listed names) is built in stackOf
+      namespace: pipe(
+        registry(
+          c.servers.map((s) => {
+            const upstream = upstreams.get(s.name) as Upstream
+            return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
+          }),
+        ),
+        c.reasons ? withReasons() : identity,
+      ),
+    }
+  }
+  const first = new Map(config.servers.map((s) => [s.name, startUpstream(config, s)]))
+  await waitReady([...first.values()], config.listWaitMs ?? 2_000)
+  let current = serving(config, first)
+
+  const stackOf = (now: Serving, session: McpSession, kept: SessionKept): Provider<unknown> => {
     const listed = newListedNames()
     return pipe(
-      namespace,
+      now.namespace,
       recordListed(listed),
       withUnknownKeyAudit({
-        tolerate: config.tolerate,
-        onWarn: (w) => onRecord({ type: 'warning', upstream: upstreamOf(w.tool), ...w }),
+        tolerate: now.config.tolerate,
+        onWarn: (w) => onRecord({ type: 'warning', upstream: now.upstreamOf(w.tool), ...w }),
         onDiagnostic: (d: AuditDiagnostic) => diagnose(drawAuditDiagnostic(d)),
       }),
       withPolicy({
-        rules: config.rules,
-        locationArgs: config.locationArgs,
+        rules: now.config.rules,
+        locationArgs: now.config.locationArgs,
         onAsk: session.askHuman,
-        questions: newQuestionQueue(),
-        onDecision: (d) => onRecord({ type: 'decision', upstream: upstreamOf(d.tool), ...d }),
+        questions: kept.questions,
+        grants: kept.grants,
+        onGrant: (grants) => {
+          kept.grants = grants
+        },
+        onDecision: (d) => onRecord({ type: 'decision', upstream: now.upstreamOf(d.tool), ...d }),
         onDiagnostic: (d: PolicyDiagnostic) => diagnose(drawPolicyDiagnostic(d)),
       }),
       // outermost: a call to a tool the session was not listed (unknown, or hidden) is never asked about
@@ -378,28 +442,87 @@ export const startGateway = async (
     )
   }
 
-  const toolsChanged = (listener: () => void): (() => void) => {
-    const offs = upstreams.map((u) => u.onToolsChanged(listener))
+  // A session's stack is built again, at its next listing or call, after a reload: the new rules, tolerate,
+  // locationArgs, reasons and curation judge it from then on. Its question queue and its "always" answers (the
+  // grants) are kept; its audit's seen-set and listed names are not: a misspelling already said is said once
+  // more, and the new stack lists before its first call.
+  const stackFor = (session: McpSession): Provider<unknown> => {
+    const kept: SessionKept = { questions: newQuestionQueue(), grants: [] }
+    let built: { readonly from: Serving; readonly stack: Provider<unknown> } | undefined
+    const stackNow = (): Provider<unknown> => {
+      const now = current
+      if (built?.from === now) return built.stack
+      const stack = stackOf(now, session, kept)
+      built = { from: now, stack }
+      return stack
+    }
+    return {
+      toolsForLlm: () => stackNow().toolsForLlm(),
+      executeToolCalls: (calls) => () => stackNow().executeToolCalls(calls)(),
+    }
+  }
+
+  const toolsChanged = (listener: IO<void>): IO<void> => {
+    listeners.add(listener)
     return () => {
-      for (const off of offs) off()
+      listeners.delete(listener)
     }
   }
 
   const readiness = (): Readiness => {
-    const states = config.servers.map((s, i) => ({
+    const now = current
+    const states = now.config.servers.map((s) => ({
       name: s.name,
-      up: (upstreams[i] as Upstream).isUp(),
+      up: (now.upstreams.get(s.name) as Upstream).isUp(),
       required: s.required ?? true,
     }))
     return { ready: states.every((s) => s.up || !s.required), upstreams: states }
   }
 
+  // reloads and the close run one at a time, in order
+  let queue: Promise<unknown> = Promise.resolve()
+  let closed = false
+  const inTurn = <A>(step: () => Promise<A>): Promise<A> => {
+    const run = queue.then(step)
+    queue = run.catch(() => undefined)
+    return run
+  }
+
+  const reload = (next: GatewayConfig): Promise<ConfigChange> =>
+    inTurn(async () => {
+      if (closed) throw new Error('the gateway is closed')
+      const before = current
+      const change = diffConfigs(before.config)(next)
+      // stopped before their successors start: two copies of one server may not share its files
+      await Promise.all([...change.removed, ...change.restarted].map((n) => stopUpstream(before.upstreams.get(n))))
+      const fresh = new Set([...change.added, ...change.restarted])
+      const upstreams = new Map(
+        next.servers.map((s) => [
+          s.name,
+          fresh.has(s.name) ? startUpstream(next, s) : (before.upstreams.get(s.name) as Upstream),
+        ]),
+      )
+      current = serving(next, upstreams)
+      await waitReady(
+        [...fresh].map((n) => upstreams.get(n) as Upstream),
+        next.listWaitMs ?? 2_000,
+      )
+      onRecord({ type: 'reload', outcome: 'reloaded', ...change })
+      if (change.listChanged) notify()
+      return change
+    })
+
   return {
-    upstreams,
+    get upstreams() {
+      return [...current.upstreams.values()]
+    },
     readiness,
     newServer: () => toMcpServer(stackFor, info, { toolsChanged }),
-    close: async () => {
-      await Promise.all(upstreams.map((u) => u.close()))
-    },
+    reload,
+    close: () =>
+      inTurn(async () => {
+        closed = true
+        await Promise.all([...current.upstreams.values()].map(stopUpstream))
+      }),
   }
 }
