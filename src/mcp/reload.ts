@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import { isDeepStrictEqual } from 'node:util'
 import type { GatewayConfig, GatewayServer } from './gateway.js'
 
 // -------------------------------------------------------------------------------------
@@ -48,6 +47,20 @@ export interface ConfigChange {
 // pure steps
 // -------------------------------------------------------------------------------------
 
+// two configuration values (JSON: arrays, objects, strings, numbers, booleans) alike: objects by their own members
+// whatever their order or prototype (node's isDeepStrictEqual tells a null-prototype object from a plain one)
+const isSame = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => isSame(x, b[i]))
+  // a member set to undefined is absent, as in JSON
+  const members = (o: object): Map<string, unknown> => new Map(Object.entries(o).filter(([, v]) => v !== undefined))
+  const ma = members(a)
+  const mb = members(b)
+  return ma.size === mb.size && [...ma].every(([k, v]) => mb.has(k) && isSame(v, mb.get(k)))
+}
+
 const SETTINGS: ReadonlyArray<GatewaySetting> = [
   'rules',
   'tolerate',
@@ -79,7 +92,7 @@ const servedOf = (server: GatewayServer) => ({
 })
 
 const isSeenDifferently = (before: GatewayServer, after: GatewayServer): boolean =>
-  before.prefix !== after.prefix || !isDeepStrictEqual(before.tools, after.tools)
+  before.prefix !== after.prefix || !isSame(before.tools, after.tools)
 
 /**
  * The difference between `before` (running) and `after` (the new configuration), compared structurally: an
@@ -121,14 +134,14 @@ export const diffConfigs =
     for (const s of after.servers) {
       const was = old.get(s.name)
       if (was === undefined) added.push(s.name)
-      else if (!isDeepStrictEqual(startOf(before, was), startOf(after, s))) restarted.push(s.name)
-      else if (!isDeepStrictEqual(servedOf(was), servedOf(s))) {
+      else if (!isSame(startOf(before, was), startOf(after, s))) restarted.push(s.name)
+      else if (!isSame(servedOf(was), servedOf(s))) {
         changed.push(s.name)
         seen ||= isSeenDifferently(was, s)
       } else kept.push(s.name)
     }
     const removed = before.servers.filter((s) => !now.has(s.name)).map((s) => s.name)
-    const settings = SETTINGS.filter((k) => !isDeepStrictEqual(before[k], after[k]))
+    const settings = SETTINGS.filter((k) => !isSame(before[k], after[k]))
     return {
       added,
       removed,
