@@ -203,7 +203,16 @@ const configs = fc
   .tuple(
     fc.tuple(
       ...NAMES.map((n) =>
-        fc.record({ before: fc.boolean(), after: fc.boolean(), same: fc.boolean(), was: rawEntry(n), is: rawEntry(n) }),
+        fc.record({
+          before: fc.boolean(),
+          after: fc.boolean(),
+          same: fc.boolean(),
+          was: rawEntry(n),
+          is: rawEntry(n),
+          served: fc.option(
+            fc.constantFrom<Record<string, unknown>>({ prefix: `${n}_c` }, { tools: {} }, { required: false }),
+          ),
+        }),
       ),
     ),
     rawTop,
@@ -215,7 +224,8 @@ const configs = fc
         plan.flatMap((p, i) => {
           if (!p[which]) return []
           const entry = which === 'before' || p.same ? p.was : p.is
-          const shown = which === 'after' && p.same ? reversed(entry) : entry
+          // the same entry, reordered, with one of the members that serve it (not start it) set at times
+          const shown = which === 'after' && p.same ? { ...(reversed(entry) as object), ...p.served } : entry
           return [[NAMES[i] as string, shown]]
         }),
       )
