@@ -348,10 +348,12 @@ export const startGateway = async (
   onRecord: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
 ): Promise<Gateway> => {
-  // the sessions' listeners: every upstream, started now or on a reload, tells them of its tools' changes
-  const listeners = new Set<IO<void>>()
+  // each session's listener, subscribed to every running upstream, and to each one a reload starts
+  const subscriptions = new Map<IO<void>, Map<Upstream, IO<void>>>()
+  const subscribe = (listener: IO<void>, upstream: Upstream): void =>
+    void subscriptions.get(listener)?.set(upstream, upstream.onToolsChanged(listener))
   const notify = (): void => {
-    for (const l of [...listeners]) {
+    for (const l of [...subscriptions.keys()]) {
       try {
         l()
       } catch {
@@ -359,7 +361,6 @@ export const startGateway = async (
       }
     }
   }
-  const unsubscribes = new Map<Upstream, IO<void>>()
   const startUpstream = (c: GatewayConfig, s: GatewayServer): Upstream => {
     const timeout = s.timeout ?? c.timeout
     const upstream = superviseUpstream(s.name, s.spec, {
@@ -368,13 +369,15 @@ export const startGateway = async (
       stderr: s.stderr ?? 'log',
       ...(timeout === undefined ? {} : { timeout }),
     })
-    unsubscribes.set(upstream, upstream.onToolsChanged(notify))
+    for (const listener of subscriptions.keys()) subscribe(listener, upstream)
     return upstream
   }
   const stopUpstream = async (upstream: Upstream | undefined): Promise<void> => {
     if (upstream === undefined) return
-    unsubscribes.get(upstream)?.()
-    unsubscribes.delete(upstream)
+    for (const offs of subscriptions.values()) {
+      offs.get(upstream)?.()
+      offs.delete(upstream)
+    }
     await upstream.close()
   }
   // a hung upstream does not hold the others back: serve what is ready; a late one's tools are announced
@@ -463,9 +466,11 @@ export const startGateway = async (
   }
 
   const toolsChanged = (listener: IO<void>): IO<void> => {
-    listeners.add(listener)
+    subscriptions.set(listener, new Map())
+    for (const upstream of current.upstreams.values()) subscribe(listener, upstream)
     return () => {
-      listeners.delete(listener)
+      for (const off of subscriptions.get(listener)?.values() ?? []) off()
+      subscriptions.delete(listener)
     }
   }
 
