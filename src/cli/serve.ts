@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type { FSWatcher } from 'node:fs'
 import { closeSync, openSync, readFileSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { formatWarning } from './check.js'
@@ -128,15 +129,24 @@ export const logLine = (r: GatewayRecord, time: Date): string =>
 
 // editors replace a file by renaming another over it: watch its directory, for its name, and wait for the writes
 // to settle (200 ms) before reading it
-const watchFile = (file: string, onChange: () => void): (() => void) => {
+const watchFile = (file: string, onChange: () => void, err: (line: string) => void): (() => void) => {
   let timer: NodeJS.Timeout | undefined
   const name = basename(file)
-  const watcher = watch(dirname(file), (_event, changed) => {
-    if (changed !== null && changed !== name) return
-    clearTimeout(timer)
-    timer = setTimeout(onChange, 200)
-  })
-  // a directory that cannot be watched any longer ends the watching, not the gateway
+  let watcher: FSWatcher
+  try {
+    watcher = watch(dirname(file), (_event, changed) => {
+      if (changed !== null && changed !== name) return
+      clearTimeout(timer)
+      timer = setTimeout(onChange, 200)
+    })
+  } catch (e) {
+    // no watching (no inotify watches left, say) is no reason to stop serving: SIGHUP still reloads
+    err(
+      `toolstack serve: --watch cannot watch ${JSON.stringify(dirname(file))}: ${(e as Error).message}; SIGHUP still reloads`,
+    )
+    return () => undefined
+  }
+  // a folder that cannot be watched any longer ends the watching, not the gateway
   watcher.on('error', () => watcher.close())
   return () => {
     clearTimeout(timer)
@@ -264,7 +274,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     stop = resolve
   })
   const offs = [...(['SIGINT', 'SIGTERM'] as const).map((s) => io.onSignal(s, stop)), io.onSignal('SIGHUP', reload)]
-  if (options.watch === true) offs.push(watchFile(options.config, reload))
+  if (options.watch === true) offs.push(watchFile(options.config, reload, io.err))
   // over stdio, a closed stdout means the host is gone, as a closed stdin does: an orderly stop, status 0
   if (listen === undefined) offs.push(io.onOutputClosed(stop))
   try {

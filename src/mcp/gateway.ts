@@ -109,6 +109,7 @@ export type GatewayRecord =
  * @category model
  */
 export interface Gateway {
+  /** The upstreams running now, in the configuration's order (a reload replaces some). */
   readonly upstreams: ReadonlyArray<Upstream>
   /** A server for one host session, with a stack of its own. */
   readonly newServer: () => Server
@@ -339,6 +340,7 @@ interface SessionKept {
  * restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one host session, with a
  * stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is false),
  * `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation.
+ * `reload` applies a new configuration without dropping a session (docs/serve.md, "Reloading").
  *
  * @since 0.1.0
  * @category constructors

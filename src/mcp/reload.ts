@@ -71,14 +71,8 @@ const SETTINGS: ReadonlyArray<GatewaySetting> = [
   'listWaitMs',
 ]
 
-/**
- * What an upstream is started with: its spec, where its stderr goes, and the timeout in force for it (its own,
- * or the configuration's). Two entries with equal starts can share one running process.
- *
- * @since 0.1.0
- * @category pure steps
- */
-export const startOf = (config: GatewayConfig, server: GatewayServer) => ({
+// what an upstream is started with: two entries with equal starts can share one running process
+const startOf = (config: GatewayConfig, server: GatewayServer) => ({
   spec: server.spec,
   stderr: server.stderr ?? 'log',
   timeout: server.timeout ?? config.timeout,
