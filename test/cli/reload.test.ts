@@ -196,7 +196,7 @@ describe('toolstack serve reloads its configuration', () => {
 })
 
 describe('toolstack serve --http reloads its configuration', () => {
-  it('a session stays open across SIGHUP and is judged by the new rules', async () => {
+  it('a session stays open across SIGHUP and is judged by the new rules; a new log path applies; SIGINT still stops', async () => {
     const dir = workspace()
     const file = join(dir, 'toolstack.json')
     write(file, TWO)
@@ -217,15 +217,20 @@ describe('toolstack serve --http reloads its configuration', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(url)))
     cleanups.push(() => client.close())
     expect((await call(client, 'b_whoami'))['isError']).toBeFalsy()
+    // a log named by the new file is opened from the reload on
+    const log = join(dir, 'new.jsonl')
     write(file, {
       ...TWO,
       rules: [
         { tool: 'b_*', decision: 'deny' },
         { tool: '*', decision: 'allow' },
       ],
+      log,
     })
     child.kill('SIGHUP')
-    await until(() => stderr.includes('reloaded: rules changed'))
+    await until(() => stderr.includes('reloaded: rules, log changed'))
+    await until(() => reloads(log).length === 1)
+    expect(reloads(log)[0]).toMatchObject({ outcome: 'reloaded', settings: ['rules', 'log'] })
     expect((await call(client, 'b_whoami'))['isError']).toBe(true)
     expect((await call(client, 'a_whoami'))['isError']).toBeFalsy()
     child.kill('SIGINT')
