@@ -262,7 +262,11 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     if (typeof reopened === 'string') return record({ type: 'reload', outcome: 'kept', problems: [reopened] })
     const previous = fd
     fd = reopened
-    if (previous !== undefined) closeSync(previous)
+    try {
+      if (previous !== undefined) closeSync(previous)
+    } catch {
+      // the old log is done with either way
+    }
     await gateway.reload(next.config)
   }
   let reloading: Promise<void> = Promise.resolve()
