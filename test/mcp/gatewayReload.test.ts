@@ -154,6 +154,41 @@ describe('Gateway.reload', () => {
     expect(asked).toBe(1)
   })
 
+  it('two reloads at once run one after the other: the last one is what runs', async () => {
+    const { gateway, records } = await start(read(TWO))
+    const a = pids(gateway)['a']
+    const [first, second] = await Promise.all([
+      gateway.reload(read({ ...TWO, mcpServers: { a: whoami('one'), b: whoami('2') } })),
+      gateway.reload(read({ ...TWO, mcpServers: { a: whoami('one'), c: whoami('3') } })),
+    ])
+    expect(first).toMatchObject({ restarted: ['b'] })
+    expect(second).toMatchObject({ added: ['c'], removed: ['b'], kept: ['a'] })
+    expect(gateway.upstreams.map((u) => u.name)).toEqual(['a', 'c'])
+    expect(pids(gateway)['a']).toBe(a)
+    // no b is left running: neither the first nor the one the first reload started
+    const bs = records.flatMap((r) =>
+      r.type === 'upstream' && r._tag === 'Started' && r.upstream === 'b' ? [r.pid] : [],
+    )
+    expect(bs).toHaveLength(2)
+    await until(() => bs.every((pid) => !isAlive(pid as number)))
+  })
+
+  it('an added upstream that never answers holds the reload back by listWaitMs at most', async () => {
+    const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
+    const { gateway } = await start(read(TWO))
+    const t0 = Date.now()
+    const change = await gateway.reload(
+      read({
+        ...TWO,
+        mcpServers: { ...TWO.mcpServers, stuck: { command: process.execPath, args: [STORM, 'hang'] } },
+        listWaitMs: 300,
+      }),
+    )
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(change).toMatchObject({ added: ['stuck'], kept: ['a', 'b'], settings: ['listWaitMs'] })
+    expect(gateway.readiness()).toMatchObject({ ready: false })
+  })
+
   it('nothing changed: nothing restarted, and a reload after close is refused', async () => {
     const { gateway } = await start(read(TWO))
     const before = pids(gateway)
