@@ -34,6 +34,8 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/server.test.ts',
   'test/mcp/gateway.test.ts',
   'test/mcp/catalog-gateway.test.ts',
+  'test/mcp/gatewayReload.test.ts',
+  'test/cli/reload.test.ts',
   'test/ai-sdk/mcp.test.ts',
   'test/ai-sdk/mastra.test.ts',
   'test/openai-agents/agents.test.ts',

@@ -72,6 +72,10 @@ Examples:
   $ toolstack serve --config toolstack.json
   $ TOOLSTACK_TOKEN=s3cret toolstack serve --config toolstack.json --http 127.0.0.1:8931
   $ toolstack serve --config toolstack.json --http 0.0.0.0:8931 --allowed-host mcp.example
+  $ toolstack serve --config toolstack.json --watch
+
+SIGHUP (or, with --watch, writing the file) reloads the configuration: only the
+upstreams whose entry changed are restarted; a bad file keeps the running one.
 
 Exit status: 0 when ended by the host or a signal; 2 when it could not start (a bad
 configuration, named by field; a port in use).
@@ -275,6 +279,7 @@ proxy: the server's own.
     .requiredOption('--config <file>', 'the gateway configuration (JSON)')
     .option('--http <[host:]port>', 'serve Streamable HTTP instead of stdio (bearer token: $TOOLSTACK_TOKEN)')
     .option('--log <file>', "append JSON Lines records to FILE (instead of the configuration's log)")
+    .option('--watch', 'reload the configuration when its file is written, as on SIGHUP')
     .addOption(
       new Option(
         '--allowed-host <name[:port]>',
@@ -304,15 +309,16 @@ proxy: the server's own.
         readonly allowedHost: ReadonlyArray<string>
         readonly maxSessions?: number
         readonly idleTimeout?: number
+        readonly watch?: boolean
       }) => {
         // stdout is the MCP channel here: closed means the host is gone, not a reader; runServe stops then,
         // and a write still pending at the stop fails quietly
         process.stdout.off('error', outputClosed)
         process.stdout.on('error', () => undefined)
         const { runServe } = await import('./serve.js')
-        const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs } = opts
+        const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs, watch } = opts
         status = await runServe(
-          { config, http, log, allowedHosts, maxSessions, idleMs },
+          { config, http, log, allowedHosts, maxSessions, idleMs, watch },
           {
             err,
             token: env['TOOLSTACK_TOKEN'],

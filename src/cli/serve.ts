@@ -5,10 +5,12 @@
  *
  * @since 0.1.0
  */
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
+import type { FSWatcher } from 'node:fs'
+import { closeSync, openSync, readFileSync, watch, writeSync } from 'node:fs'
+import { basename, dirname } from 'node:path'
 import { formatWarning } from './check.js'
 import { cut, escapeControls, jsonLine } from './text.js'
-import type { GatewayRecord, Readiness, UpstreamEvent } from '../mcp/index.js'
+import type { ConfigChange, GatewayConfig, GatewayRecord, Readiness, UpstreamEvent } from '../mcp/index.js'
 import { decodeGatewayConfig, gatewayMetrics, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 
 /**
@@ -30,6 +32,8 @@ export interface ServeOptions {
   readonly maxSessions?: number | undefined
   /** With `http`: milliseconds a session may stay idle (serveHttp's default when absent). */
   readonly idleMs?: number | undefined
+  /** Reload when the configuration file is written (as on SIGHUP). */
+  readonly watch?: boolean | undefined
 }
 
 /**
@@ -73,6 +77,20 @@ const upstreamEvent = (e: UpstreamEvent): string => {
   }
 }
 
+const names = (ns: ReadonlyArray<string>): string => ns.map((n) => shown(JSON.stringify(n))).join(', ')
+
+// `restarted "fs"; started "mem"; stopped "old"; rules, log changed`, or `nothing changed`
+const reloadSummary = (c: ConfigChange): string => {
+  const parts = [
+    ...(c.restarted.length === 0 ? [] : [`restarted ${names(c.restarted)}`]),
+    ...(c.added.length === 0 ? [] : [`started ${names(c.added)}`]),
+    ...(c.removed.length === 0 ? [] : [`stopped ${names(c.removed)}`]),
+    ...(c.changed.length === 0 ? [] : [`served anew ${names(c.changed)}`]),
+    ...(c.settings.length === 0 ? [] : [`${c.settings.join(', ')} changed`]),
+  ]
+  return parts.length === 0 ? 'nothing changed' : parts.join('; ')
+}
+
 /**
  * A record as one line for stderr: every name, id and text escaped (control characters as `\uXXXX`) and cut,
  * so a tool name cannot retitle or rewrite the terminal.
@@ -93,6 +111,10 @@ export const stderrLine = (r: GatewayRecord): string => {
       return shown(r.message, MAX_LOGGED)
     case 'upstream':
       return `toolstack serve: upstream ${shown(JSON.stringify(r.upstream))} ${upstreamEvent(r)}`
+    case 'reload':
+      return r.outcome === 'kept'
+        ? `toolstack serve: not reloaded, the running configuration is kept: ${r.problems.map((p) => shown(p, MAX_LOGGED)).join('; ')}`
+        : `toolstack serve: reloaded: ${reloadSummary(r)}`
   }
 }
 
@@ -107,6 +129,33 @@ export const logLine = (r: GatewayRecord, time: Date): string =>
     typeof value === 'string' ? cut(value, MAX_LOGGED) : value,
   )
 
+// editors replace a file by renaming another over it: watch its directory, for its name, and wait for the writes
+// to settle (200 ms) before reading it
+const watchFile = (file: string, onChange: () => void, err: (line: string) => void): (() => void) => {
+  let timer: NodeJS.Timeout | undefined
+  const name = basename(file)
+  let watcher: FSWatcher
+  try {
+    watcher = watch(dirname(file), (_event, changed) => {
+      if (changed !== null && changed !== name) return
+      clearTimeout(timer)
+      timer = setTimeout(onChange, 200)
+    })
+  } catch (e) {
+    // no watching (no inotify watches left, say) is no reason to stop serving: SIGHUP still reloads
+    err(
+      `toolstack serve: --watch cannot watch ${JSON.stringify(dirname(file))}: ${(e as Error).message}; SIGHUP still reloads`,
+    )
+    return () => undefined
+  }
+  // a folder that cannot be watched any longer ends the watching, not the gateway
+  watcher.on('error', () => watcher.close())
+  return () => {
+    clearTimeout(timer)
+    watcher.close()
+  }
+}
+
 // a DNS name, an IPv4 address or a bracketed IPv6 address, with an optional port
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
 
@@ -119,6 +168,37 @@ const parseListen = (s: string): { readonly host: string; readonly port: number 
   return { host: (m[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1'), port }
 }
 
+// the configuration file read and checked: its problems (each a line), or the configuration
+const readConfig = (
+  file: string,
+): { readonly problems: ReadonlyArray<string> } | { readonly config: GatewayConfig } => {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (e) {
+    return { problems: [`cannot read the configuration ${JSON.stringify(file)}: ${(e as Error).message}`] }
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return { problems: [`${file} is not JSON: ${(e as Error).message}`] }
+  }
+  const config = decodeGatewayConfig(json)
+  return config._tag === 'Left'
+    ? { problems: config.left.split('\n').map((l) => `${file}: ${l}`) }
+    : { config: config.right }
+}
+
+// the log file opened for appending, or why it could not be
+const openLog = (file: string): number | string => {
+  try {
+    return openSync(file, 'a')
+  } catch (e) {
+    return `cannot open the log ${JSON.stringify(file)}: ${(e as Error).message}`
+  }
+}
+
 /**
  * Runs the gateway until the host disconnects (stdio) or a signal arrives, and returns the exit
  * status: 0 when it ended normally, 2 when it could not start (a bad configuration, a port in use),
@@ -128,23 +208,9 @@ const parseListen = (s: string): { readonly host: string; readonly port: number 
  * @category command
  */
 export const runServe = async (options: ServeOptions, io: ServeIO): Promise<number> => {
-  let text: string
-  try {
-    text = readFileSync(options.config, 'utf8')
-  } catch (e) {
-    io.err(`toolstack serve: cannot read the configuration ${JSON.stringify(options.config)}: ${(e as Error).message}`)
-    return 2
-  }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (e) {
-    io.err(`toolstack serve: ${options.config} is not JSON: ${(e as Error).message}`)
-    return 2
-  }
-  const config = decodeGatewayConfig(json)
-  if (config._tag === 'Left') {
-    for (const line of config.left.split('\n')) io.err(`toolstack serve: ${options.config}: ${line}`)
+  const config = readConfig(options.config)
+  if ('problems' in config) {
+    for (const line of config.problems) io.err(`toolstack serve: ${line}`)
     return 2
   }
   const listen = options.http === undefined ? undefined : parseListen(options.http)
@@ -169,17 +235,12 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     io.err(`toolstack serve: ${httpOnly.join(', ')} ${httpOnly.length === 1 ? 'applies' : 'apply'} to --http only`)
     return 2
   }
-  const logFile = options.log ?? config.right.log
-  let logFd: number | undefined
-  if (logFile !== undefined) {
-    try {
-      logFd = openSync(logFile, 'a')
-    } catch (e) {
-      io.err(`toolstack serve: cannot open the log ${JSON.stringify(logFile)}: ${(e as Error).message}`)
-      return 2
-    }
+  const logFile = options.log ?? config.config.log
+  const opened = logFile === undefined ? undefined : openLog(logFile)
+  if (typeof opened === 'string') {
+    io.err(`toolstack serve: ${opened}`)
+    return 2
   }
-  const fd = logFd
   // over HTTP, GET /metrics: read from the gateway and the listener once they exist
   let readiness = (): Readiness => ({ ready: false })
   let sessions = (): number => 0
@@ -187,6 +248,8 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     listen === undefined
       ? undefined
       : await gatewayMetrics({ sessions: () => sessions(), readiness: () => readiness() })
+  // replaced by each reload: a new `log` applies, and the same path is opened again after logrotate moved it
+  let fd = opened
   const record = (r: GatewayRecord): void => {
     metrics?.record(r)
     try {
@@ -195,17 +258,40 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       if (fd !== undefined) writeSync(fd, logLine(r, new Date()) + '\n')
       else if (r.type !== 'call' && !(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules'))
         io.err(stderrLine(r))
+      // a reload's outcome answers the person who asked for it, on stderr, even with a log
+      if (fd !== undefined && r.type === 'reload') io.err(stderrLine(r))
     } catch {
       // a failed log write must not fail the tool call
     }
   }
-  const gateway = await startGateway(config.right, record, { name: 'toolstack', version: io.version })
+  const gateway = await startGateway(config.config, record, { name: 'toolstack', version: io.version })
   readiness = gateway.readiness
+  // read, check, and apply the file again; any problem keeps the running configuration (and log) as they are
+  const reloadOnce = async (): Promise<void> => {
+    const next = readConfig(options.config)
+    if ('problems' in next) return record({ type: 'reload', outcome: 'kept', problems: next.problems })
+    const nextLog = options.log ?? next.config.log
+    const reopened = nextLog === undefined ? undefined : openLog(nextLog)
+    if (typeof reopened === 'string') return record({ type: 'reload', outcome: 'kept', problems: [reopened] })
+    const previous = fd
+    fd = reopened
+    try {
+      if (previous !== undefined) closeSync(previous)
+    } catch {
+      // the old log is done with either way
+    }
+    await gateway.reload(next.config)
+  }
+  let reloading: Promise<void> = Promise.resolve()
+  const reload = (): void => {
+    reloading = reloading.then(reloadOnce).catch(() => undefined)
+  }
   let stop: () => void = () => undefined
   const ended = new Promise<void>((resolve) => {
     stop = resolve
   })
-  const offs = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => io.onSignal(s, stop))
+  const offs = [...(['SIGINT', 'SIGTERM'] as const).map((s) => io.onSignal(s, stop)), io.onSignal('SIGHUP', reload)]
+  if (options.watch === true) offs.push(watchFile(options.config, reload, io.err))
   // over stdio, a closed stdout means the host is gone, as a closed stdin does: an orderly stop, status 0
   if (listen === undefined) offs.push(io.onOutputClosed(stop))
   try {
@@ -239,6 +325,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     return 0
   } finally {
     for (const off of offs) off()
+    await reloading
     await gateway.close()
     if (fd !== undefined) closeSync(fd)
   }

@@ -293,6 +293,27 @@ const collect = async <A>(
   return out
 }
 
+// calls each listener; one that throws costs the others nothing
+const tellAll = (listeners: ReadonlySet<IO<void>>): void => {
+  for (const l of [...listeners]) {
+    try {
+      l()
+    } catch {
+      // as said
+    }
+  }
+}
+
+// adds a listener; returns its removal
+const listenOn =
+  (listeners: Set<IO<void>>) =>
+  (listener: IO<void>): IO<void> => {
+    listeners.add(listener)
+    return () => {
+      listeners.delete(listener)
+    }
+  }
+
 const cursorOf = (cursor: string | undefined): { cursor?: string } => (cursor === undefined ? {} : { cursor })
 
 /**
@@ -317,15 +338,6 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
 
   const resourcesListeners = new Set<IO<void>>()
   const promptsListeners = new Set<IO<void>>()
-  const tellAll = (listeners: ReadonlySet<IO<void>>): void => {
-    for (const l of [...listeners]) {
-      try {
-        l()
-      } catch {
-        // one listener that throws costs the others nothing
-      }
-    }
-  }
 
   // what each upstream listed last: kept while it is down (so a read names it) and served while it is slow
   const lastResources: Array<ReadonlyArray<Resource> | undefined> = entries.map(() => undefined)
@@ -700,14 +712,6 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     }
   }
 
-  const listenOn =
-    (listeners: Set<IO<void>>) =>
-    (listener: IO<void>): IO<void> => {
-      listeners.add(listener)
-      return () => {
-        listeners.delete(listener)
-      }
-    }
 
   return {
     resources: {
@@ -721,6 +725,88 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     close: () => {
       for (const off of offs) off()
     },
+  }
+}
+
+/**
+ * A catalog that a gateway's reload replaces while hosts hold sessions on it: listings, reads and prompts go to
+ * the catalog in force, each session's subscriptions are taken over by the new one, the old one is closed, and
+ * every listener hears that both lists may have changed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const replaceableCatalog = (first: Catalog): Catalog & { readonly replace: (next: Catalog) => void } => {
+  let now = first
+  const resourcesListeners = new Set<IO<void>>()
+  const promptsListeners = new Set<IO<void>>()
+  const hook = (c: Catalog): ReadonlyArray<IO<void>> => [
+    c.resources.onListChanged(() => tellAll(resourcesListeners)),
+    c.prompts.onListChanged(() => tellAll(promptsListeners)),
+  ]
+  let offs = hook(first)
+  // each host session: its session on the catalog in force, and the URIs it holds, to subscribe again
+  interface Following {
+    inner: ResourceSession
+    readonly uris: Set<string>
+    readonly onUpdated: (uri: string) => void
+  }
+  const following = new Set<Following>()
+  const openSession = (onUpdated: (uri: string) => void): ResourceSession => {
+    const f: Following = { inner: now.resources.openSession(onUpdated), uris: new Set(), onUpdated }
+    following.add(f)
+    return {
+      subscribe: async (uri) => {
+        const inner = f.inner
+        await inner.subscribe(uri)
+        f.uris.add(uri)
+        // replaced while subscribing: the new catalog takes it too
+        if (f.inner !== inner) await f.inner.subscribe(uri)
+      },
+      unsubscribe: async (uri) => {
+        f.uris.delete(uri)
+        await f.inner.unsubscribe(uri)
+      },
+      close: () => {
+        following.delete(f)
+        f.inner.close()
+      },
+    }
+  }
+  const replace = (next: Catalog): void => {
+    const before = now
+    now = next
+    for (const off of offs) off()
+    offs = hook(next)
+    for (const f of following) {
+      const old = f.inner
+      f.inner = next.resources.openSession(f.onUpdated)
+      old.close()
+      // a URI the new configuration no longer routes is dropped
+      for (const uri of f.uris) f.inner.subscribe(uri).catch(() => f.uris.delete(uri))
+    }
+    before.close()
+    tellAll(resourcesListeners)
+    tellAll(promptsListeners)
+  }
+  return {
+    resources: {
+      list: () => now.resources.list(),
+      listTemplates: () => now.resources.listTemplates(),
+      read: (uri) => now.resources.read(uri),
+      openSession,
+      onListChanged: listenOn(resourcesListeners),
+    },
+    prompts: {
+      list: () => now.prompts.list(),
+      get: (name, args) => now.prompts.get(name, args),
+      onListChanged: listenOn(promptsListeners),
+    },
+    close: () => {
+      for (const off of offs) off()
+      now.close()
+    },
+    replace,
   }
 }
 

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import type { Either } from 'fp-ts/lib/Either.js'
+import type { IO } from 'fp-ts/lib/IO.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import { identity, pipe } from 'fp-ts/lib/function.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -20,6 +21,7 @@ import type { PolicyDecision, PolicyDiagnostic } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules, isToolGlob } from '../steps/policy/Rule.js'
+import type { QuestionQueue } from '../steps/policy/questions.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
@@ -34,7 +36,10 @@ import type { Curation } from './listed.js'
 import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
 import type { ObservedCall } from './observed.js'
 import { markReached, newReached, observeCalls } from './observed.js'
-import { newCatalog } from './catalog.js'
+import type { Catalog } from './catalog.js'
+import { newCatalog, replaceableCatalog } from './catalog.js'
+import type { ConfigChange } from './reload.js'
+import { diffConfigs } from './reload.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -98,6 +103,9 @@ export type GatewayRecord =
   | ({ readonly type: 'call'; readonly upstream: string } & ObservedCall)
   | ({ readonly type: 'upstream' } & UpstreamEvent)
   | { readonly type: 'diagnostic'; readonly message: string }
+  /** A reload: what it changed, or why the running configuration was kept. */
+  | ({ readonly type: 'reload'; readonly outcome: 'reloaded' } & ConfigChange)
+  | { readonly type: 'reload'; readonly outcome: 'kept'; readonly problems: ReadonlyArray<string> }
 
 /**
  * A running gateway.
@@ -106,11 +114,19 @@ export type GatewayRecord =
  * @category model
  */
 export interface Gateway {
+  /** The upstreams running now, in the configuration's order (a reload replaces some). */
   readonly upstreams: ReadonlyArray<Upstream>
   /** A server for one host session, with a stack of its own. */
   readonly newServer: () => Server
   /** Each upstream's state; ready when every required upstream is up (for `serveHttp`'s `/readyz`). */
   readonly readiness: () => Readiness
+  /**
+   * Applies a new configuration to the running gateway (see `diffConfigs`): upstreams added are started,
+   * removed ones stopped, those started differently restarted, the others kept running; sessions judge their
+   * next calls by the new rules, tolerate, locationArgs, reasons and curation, and are told `list_changed`
+   * when their tools may differ. Records a `reload` record; reloads run one at a time.
+   */
+  readonly reload: (config: GatewayConfig) => Promise<ConfigChange>
   /** Stops every upstream. */
   readonly close: () => Promise<void>
 }
@@ -310,11 +326,26 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
 // constructor
 // -------------------------------------------------------------------------------------
 
+// the configuration sessions are served from, and the upstreams it runs
+interface Serving {
+  readonly config: GatewayConfig
+  readonly upstreams: ReadonlyMap<string, Upstream>
+  readonly namespace: Provider<unknown>
+  readonly upstreamOf: (tool: string) => string
+}
+
+// what a session keeps across reloads: one question at a time, and the human's "always" answers
+interface SessionKept {
+  readonly questions: QuestionQueue
+  grants: ReadonlyArray<Rule>
+}
+
 /**
  * Starts every upstream at once, waits until each has started or failed (a failed one keeps being
  * restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one host session, with a
  * stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is false),
  * `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation.
+ * `reload` applies a new configuration without dropping a session (docs/serve.md, "Reloading").
  *
  * @since 0.1.0
  * @category constructors
@@ -324,106 +355,211 @@ export const startGateway = async (
   onRecord: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
 ): Promise<Gateway> => {
-  const listWaitMs = config.listWaitMs ?? 2_000
-  const upstreams = config.servers.map((s) => {
-    const timeout = s.timeout ?? config.timeout
-    return superviseUpstream(s.name, s.spec, {
+  // each session's listener, subscribed to every running upstream, and to each one a reload starts
+  const subscriptions = new Map<IO<void>, Map<Upstream, IO<void>>>()
+  const subscribe = (listener: IO<void>, upstream: Upstream): void =>
+    void subscriptions.get(listener)?.set(upstream, upstream.onToolsChanged(listener))
+  const notify = (): void => {
+    for (const l of [...subscriptions.keys()]) {
+      try {
+        l()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+  const startUpstream = (c: GatewayConfig, s: GatewayServer): Upstream => {
+    const timeout = s.timeout ?? c.timeout
+    const upstream = superviseUpstream(s.name, s.spec, {
       onEvent: (e) => onRecord({ type: 'upstream', ...e }),
-      listWaitMs,
+      listWaitMs: c.listWaitMs ?? 2_000,
       stderr: s.stderr ?? 'log',
       ...(timeout === undefined ? {} : { timeout }),
     })
-  })
+    for (const listener of subscriptions.keys()) subscribe(listener, upstream)
+    return upstream
+  }
+  const stopUpstream = async (upstream: Upstream | undefined): Promise<void> => {
+    if (upstream === undefined) return
+    for (const offs of subscriptions.values()) {
+      offs.get(upstream)?.()
+      offs.delete(upstream)
+    }
+    await upstream.close()
+  }
   // a hung upstream does not hold the others back: serve what is ready; a late one's tools are announced
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([
-    Promise.all(upstreams.map((u) => u.ready)),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, listWaitMs)
-      timer.unref()
-    }),
-  ])
-  clearTimeout(timer)
-  // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
-  const serverOf = longestTagOf(config.servers, (s) => `${s.prefix}_`)
-  const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
-  // shared by every session; per-session state (seen-set, grants, question queue) is built in stackFor
-  const namespace = pipe(
-    registry(
-      config.servers.map((s, i) => {
-        const upstream = upstreams[i] as Upstream
-        return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
+  const waitReady = async (upstreams: ReadonlyArray<Upstream>, ms: number): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(upstreams.map((u) => u.ready)),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms)
+        timer.unref()
       }),
-    ),
-    config.reasons ? withReasons() : identity,
-  )
+    ])
+    clearTimeout(timer)
+  }
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
-  // resources and prompts, shared by every session (no policy or audit: those are about tool calls)
-  const catalog = newCatalog(
-    config.servers.map((s, i) => {
-      const timeout = s.timeout ?? config.timeout
-      return {
-        name: s.name,
-        prefix: s.prefix,
-        upstream: upstreams[i] as Upstream,
-        ...(timeout === undefined ? {} : { timeout }),
-      }
-    }),
-    { diagnose, listWaitMs },
-  )
+  // resources and prompts over a configuration's upstreams, shared by every session (no policy or audit: those
+  // are about tool calls)
+  const catalogOf = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Catalog =>
+    newCatalog(
+      c.servers.map((s) => {
+        const timeout = s.timeout ?? c.timeout
+        return {
+          name: s.name,
+          prefix: s.prefix,
+          upstream: upstreams.get(s.name) as Upstream,
+          ...(timeout === undefined ? {} : { timeout }),
+        }
+      }),
+      { diagnose, listWaitMs: c.listWaitMs ?? 2_000 },
+    )
 
-  const stackFor = (session: McpSession): Provider<unknown> => {
+  // what sessions are served from; one ref, replaced whole by a reload, so a session sees one configuration
+  const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
+    // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
+    const serverOf = longestTagOf(c.servers, (s) => `${s.prefix}_`)
+    return {
+      config: c,
+      upstreams,
+      upstreamOf: (tool) => serverOf(tool)?.name ?? '',
+      // shared by every session; per-session state (seen-set, listed names) is built in stackOf
+      namespace: pipe(
+        registry(
+          c.servers.map((s) => {
+            const upstream = upstreams.get(s.name) as Upstream
+            return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
+          }),
+        ),
+        c.reasons ? withReasons() : identity,
+      ),
+    }
+  }
+  const first = new Map(config.servers.map((s) => [s.name, startUpstream(config, s)]))
+  await waitReady([...first.values()], config.listWaitMs ?? 2_000)
+  let current = serving(config, first)
+  // replaced by each reload, with each session's subscriptions
+  const catalog = replaceableCatalog(catalogOf(config, first))
+
+  const stackOf = (now: Serving, session: McpSession, kept: SessionKept): Provider<unknown> => {
     const listed = newListedNames()
     const reached = newReached()
     return pipe(
-      namespace,
+      now.namespace,
       recordListed(listed),
       withUnknownKeyAudit({
-        tolerate: config.tolerate,
-        onWarn: (w) => onRecord({ type: 'warning', upstream: upstreamOf(w.tool), ...w }),
+        tolerate: now.config.tolerate,
+        onWarn: (w) => onRecord({ type: 'warning', upstream: now.upstreamOf(w.tool), ...w }),
         onDiagnostic: (d: AuditDiagnostic) => diagnose(drawAuditDiagnostic(d)),
       }),
       // what comes back from under the policy reached its upstream; the rest was refused above
       markReached(reached),
       withPolicy({
-        rules: config.rules,
-        locationArgs: config.locationArgs,
+        rules: now.config.rules,
+        locationArgs: now.config.locationArgs,
         onAsk: session.askHuman,
-        questions: newQuestionQueue(),
-        onDecision: (d) => onRecord({ type: 'decision', upstream: upstreamOf(d.tool), ...d }),
+        questions: kept.questions,
+        grants: kept.grants,
+        onGrant: (grants) => {
+          kept.grants = grants
+        },
+        onDecision: (d) => onRecord({ type: 'decision', upstream: now.upstreamOf(d.tool), ...d }),
         onDiagnostic: (d: PolicyDiagnostic) => diagnose(drawPolicyDiagnostic(d)),
       }),
       // outermost: a call to a tool the session was not listed (unknown, or hidden) is never asked about
       onlyListed(listed),
       // one 'call' record per call, with its outcome and time (the log's, and the metrics')
-      observeCalls(listed, reached, (c) => onRecord({ type: 'call', upstream: upstreamOf(c.tool), ...c })),
+      observeCalls(listed, reached, (c) => onRecord({ type: 'call', upstream: now.upstreamOf(c.tool), ...c })),
     )
   }
 
-  const toolsChanged = (listener: () => void): (() => void) => {
-    const offs = upstreams.map((u) => u.onToolsChanged(listener))
+  // A session's stack is built again, at its next listing or call, after a reload: the new rules, tolerate,
+  // locationArgs, reasons and curation judge it from then on. Its question queue and its "always" answers (the
+  // grants) are kept; its audit's seen-set and listed names are not: a misspelling already said is said once
+  // more, and the new stack lists before its first call.
+  const stackFor = (session: McpSession): Provider<unknown> => {
+    const kept: SessionKept = { questions: newQuestionQueue(), grants: [] }
+    let built: { readonly from: Serving; readonly stack: Provider<unknown> } | undefined
+    const stackNow = (): Provider<unknown> => {
+      const now = current
+      if (built?.from === now) return built.stack
+      const stack = stackOf(now, session, kept)
+      built = { from: now, stack }
+      return stack
+    }
+    return {
+      toolsForLlm: () => stackNow().toolsForLlm(),
+      executeToolCalls: (calls) => () => stackNow().executeToolCalls(calls)(),
+    }
+  }
+
+  const toolsChanged = (listener: IO<void>): IO<void> => {
+    subscriptions.set(listener, new Map())
+    for (const upstream of current.upstreams.values()) subscribe(listener, upstream)
     return () => {
-      for (const off of offs) off()
+      for (const off of subscriptions.get(listener)?.values() ?? []) off()
+      subscriptions.delete(listener)
     }
   }
 
   const readiness = (): Readiness => {
-    const states = config.servers.map((s, i) => ({
+    const now = current
+    const states = now.config.servers.map((s) => ({
       name: s.name,
-      up: (upstreams[i] as Upstream).isUp(),
+      up: (now.upstreams.get(s.name) as Upstream).isUp(),
       required: s.required ?? true,
     }))
     return { ready: states.every((s) => s.up || !s.required), upstreams: states }
   }
 
+  // reloads and the close run one at a time, in order
+  let queue: Promise<unknown> = Promise.resolve()
+  let closed = false
+  const inTurn = <A>(step: () => Promise<A>): Promise<A> => {
+    const run = queue.then(step)
+    queue = run.catch(() => undefined)
+    return run
+  }
+
+  const reload = (next: GatewayConfig): Promise<ConfigChange> =>
+    inTurn(async () => {
+      if (closed) throw new Error('the gateway is closed')
+      const before = current
+      const change = diffConfigs(before.config)(next)
+      // stopped before their successors start: two copies of one server may not share its files
+      await Promise.all([...change.removed, ...change.restarted].map((n) => stopUpstream(before.upstreams.get(n))))
+      const fresh = new Set([...change.added, ...change.restarted])
+      const upstreams = new Map(
+        next.servers.map((s) => [
+          s.name,
+          fresh.has(s.name) ? startUpstream(next, s) : (before.upstreams.get(s.name) as Upstream),
+        ]),
+      )
+      current = serving(next, upstreams)
+      catalog.replace(catalogOf(next, upstreams))
+      await waitReady(
+        [...fresh].map((n) => upstreams.get(n) as Upstream),
+        next.listWaitMs ?? 2_000,
+      )
+      onRecord({ type: 'reload', outcome: 'reloaded', ...change })
+      if (change.listChanged) notify()
+      return change
+    })
+
   return {
-    upstreams,
+    get upstreams() {
+      return [...current.upstreams.values()]
+    },
     readiness,
     newServer: () =>
       toMcpServer(stackFor, info, { toolsChanged, resources: catalog.resources, prompts: catalog.prompts }),
-    close: async () => {
-      catalog.close()
-      await Promise.all(upstreams.map((u) => u.close()))
-    },
+    reload,
+    close: () =>
+      inTurn(async () => {
+        closed = true
+        catalog.close()
+        await Promise.all([...current.upstreams.values()].map(stopUpstream))
+      }),
   }
 }

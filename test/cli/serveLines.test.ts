@@ -110,3 +110,55 @@ describe('toolstack serve: the lines it writes', () => {
     expect((JSON.parse(logLine(r, new Date(0))) as { error: string }).error).toBe(`${'e'.repeat(1000)}…`)
   })
 })
+
+describe('toolstack serve: the lines of a reload', () => {
+  const names = fc.array(hostile, { maxLength: 3 })
+  const reloadArb: fc.Arbitrary<GatewayRecord> = fc.oneof(
+    fc.record({
+      type: fc.constant('reload' as const),
+      outcome: fc.constant('reloaded' as const),
+      added: names,
+      removed: names,
+      restarted: names,
+      changed: names,
+      kept: names,
+      settings: fc.subarray(['rules', 'tolerate', 'log'] as const),
+      listChanged: fc.boolean(),
+    }),
+    fc.record({ type: fc.constant('reload' as const), outcome: fc.constant('kept' as const), problems: names }),
+  )
+
+  it('names and problems escaped and cut, on stderr and in the log, whatever they hold', () => {
+    fc.assert(
+      fc.property(reloadArb, (r) => {
+        const line = stderrLine(r)
+        expect(line).not.toMatch(RAW)
+        expect(line.length).toBeLessThanOrEqual(6 * 1001 * 3 * 4 + 200)
+        const logged = logLine(r, new Date(0))
+        expect(logged).not.toMatch(RAW)
+        expect(JSON.parse(logged)).toMatchObject({ type: 'reload', outcome: r.type === 'reload' ? r.outcome : '' })
+      }),
+    )
+  })
+
+  it('says what changed, each name quoted, or that nothing did', () => {
+    const change = {
+      added: ['mem'],
+      removed: ['old'],
+      restarted: ['fs'],
+      changed: ['web'],
+      kept: [],
+      listChanged: true,
+    }
+    expect(stderrLine({ type: 'reload', outcome: 'reloaded', ...change, settings: ['rules', 'log'] })).toBe(
+      'toolstack serve: reloaded: restarted "fs"; started "mem"; stopped "old"; served anew "web"; rules, log changed',
+    )
+    const none = { added: [], removed: [], restarted: [], changed: [], kept: ['fs'], settings: [], listChanged: false }
+    expect(stderrLine({ type: 'reload', outcome: 'reloaded', ...none })).toBe(
+      'toolstack serve: reloaded: nothing changed',
+    )
+    expect(stderrLine({ type: 'reload', outcome: 'kept', problems: ['f: a', 'f: b'] })).toBe(
+      'toolstack serve: not reloaded, the running configuration is kept: f: a; f: b',
+    )
+  })
+})

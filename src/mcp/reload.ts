@@ -1,0 +1,148 @@
+/**
+ * What a reload of the gateway's configuration changes: which upstreams are started, stopped, restarted or
+ * only served differently, which of the gateway's settings differ, and whether a host may see a different
+ * list of tools. A pure step over two checked configurations; the gateway applies it.
+ *
+ * @since 0.1.0
+ */
+import type { GatewayConfig, GatewayServer } from './gateway.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A member of the configuration outside `mcpServers`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type GatewaySetting = 'rules' | 'tolerate' | 'locationArgs' | 'reasons' | 'log' | 'timeout' | 'listWaitMs'
+
+/**
+ * The difference between the running configuration and a new one, by server name. Each name is in exactly
+ * one of `added`, `removed`, `restarted`, `changed` and `kept`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ConfigChange {
+  /** Only in the new configuration: started. */
+  readonly added: ReadonlyArray<string>
+  /** Only in the running one: stopped. */
+  readonly removed: ReadonlyArray<string>
+  /** In both, started differently (command, args, env, cwd, url, headers, stderr, or the timeout in force): restarted. */
+  readonly restarted: ReadonlyArray<string>
+  /** In both, started the same, but its prefix, tools or required differ: kept running, served anew. */
+  readonly changed: ReadonlyArray<string>
+  /** In both, the same. */
+  readonly kept: ReadonlyArray<string>
+  /** The settings outside `mcpServers` that differ, in the configuration's order. */
+  readonly settings: ReadonlyArray<GatewaySetting>
+  /** Whether the tools a host is listed may differ: an upstream added, removed or restarted, a prefix or curation changed, or `reasons`. */
+  readonly listChanged: boolean
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+// two configuration values (JSON: arrays, objects, strings, numbers, booleans) alike: objects by their own members
+// whatever their order or prototype (node's isDeepStrictEqual tells a null-prototype object from a plain one)
+const isSame = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => isSame(x, b[i]))
+  // a member set to undefined is absent, as in JSON
+  const members = (o: object): Map<string, unknown> => new Map(Object.entries(o).filter(([, v]) => v !== undefined))
+  const ma = members(a)
+  const mb = members(b)
+  return ma.size === mb.size && [...ma].every(([k, v]) => mb.has(k) && isSame(v, mb.get(k)))
+}
+
+const SETTINGS: ReadonlyArray<GatewaySetting> = [
+  'rules',
+  'tolerate',
+  'locationArgs',
+  'reasons',
+  'log',
+  'timeout',
+  'listWaitMs',
+]
+
+// what an upstream is started with: two entries with equal starts can share one running process
+const startOf = (config: GatewayConfig, server: GatewayServer) => ({
+  spec: server.spec,
+  stderr: server.stderr ?? 'log',
+  timeout: server.timeout ?? config.timeout,
+})
+
+// what the registry and readiness read: a change here re-serves the upstream without restarting it
+const servedOf = (server: GatewayServer) => ({
+  prefix: server.prefix,
+  tools: server.tools,
+  required: server.required ?? true,
+})
+
+const isSeenDifferently = (before: GatewayServer, after: GatewayServer): boolean =>
+  before.prefix !== after.prefix || !isSame(before.tools, after.tools)
+
+/**
+ * The difference between `before` (running) and `after` (the new configuration), compared structurally: an
+ * entry written again with its members in another order is the same entry.
+ *
+ * @example
+ * import { decodeGatewayConfig, diffConfigs } from 'toolstack/mcp'
+ * const read = (u: unknown) => {
+ *   const c = decodeGatewayConfig(u)
+ *   if (c._tag === 'Left') throw new Error(c.left)
+ *   return c.right
+ * }
+ * const before = read({ mcpServers: { a: { command: 'a' }, b: { command: 'b' } } })
+ * const after = read({ mcpServers: { a: { command: 'a' }, b: { command: 'b', args: ['-v'] } }, reasons: false })
+ * assert.deepStrictEqual(diffConfigs(before)(after), {
+ *   added: [],
+ *   removed: [],
+ *   restarted: ['b'],
+ *   changed: [],
+ *   kept: ['a'],
+ *   settings: ['reasons'],
+ *   listChanged: true,
+ * })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const diffConfigs =
+  (before: GatewayConfig) =>
+  (after: GatewayConfig): ConfigChange => {
+    // names are data: a Map, never a plain object's keys
+    const old = new Map(before.servers.map((s) => [s.name, s]))
+    const now = new Set(after.servers.map((s) => s.name))
+    const added: Array<string> = []
+    const restarted: Array<string> = []
+    const changed: Array<string> = []
+    const kept: Array<string> = []
+    let seen = false
+    for (const s of after.servers) {
+      const was = old.get(s.name)
+      if (was === undefined) added.push(s.name)
+      else if (!isSame(startOf(before, was), startOf(after, s))) restarted.push(s.name)
+      else if (!isSame(servedOf(was), servedOf(s))) {
+        changed.push(s.name)
+        seen ||= isSeenDifferently(was, s)
+      } else kept.push(s.name)
+    }
+    const removed = before.servers.filter((s) => !now.has(s.name)).map((s) => s.name)
+    const settings = SETTINGS.filter((k) => !isSame(before[k], after[k]))
+    return {
+      added,
+      removed,
+      restarted,
+      changed,
+      kept,
+      settings,
+      listChanged: seen || added.length + removed.length + restarted.length > 0 || settings.includes('reasons'),
+    }
+  }
