@@ -712,7 +712,6 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     }
   }
 
-
   return {
     resources: {
       list: listResources,
