@@ -258,6 +258,32 @@ describe('resources and prompts through the gateway', () => {
     expect(b.updates).toEqual([])
   })
 
+  it("a reload serves the new upstreams' resources and prompts; a session's subscription on a kept upstream is kept, and its updates still arrive", async () => {
+    const r = { command: process.execPath, args: [RESOURCES, 'r', 'r://one'] }
+    const { gateway } = await start({ r })
+    const a = await host(gateway)
+    await a.client.subscribeResource({ uri: 'r://one' })
+    const pid = gateway.upstreams[0]?.pid()
+    const next = decodeGatewayConfig({
+      mcpServers: { r, s: { command: process.execPath, args: [RESOURCES, 's', 's://two'] } },
+      listWaitMs: 30_000,
+    })
+    if (next._tag === 'Left') throw new Error(next.left)
+    await gateway.reload(next.right)
+    expect(gateway.upstreams.find((u) => u.name === 'r')?.pid()).toBe(pid)
+    await until(() => a.changed.includes('resources') && a.changed.includes('prompts'))
+    expect((await a.client.listResources()).resources.map((x) => x.uri)).toEqual(['r://one', 's://two'])
+    expect((await a.client.listPrompts()).prompts.map((x) => x.name)).toEqual(['r_hello', 's_hello'])
+    expect((await a.client.readResource({ uri: 's://two' })).contents).toEqual([
+      { uri: 's://two', mimeType: 'text/plain', text: 's: s://two' },
+    ])
+    const out = await a.client.callTool({ name: 'r_subscribed', arguments: {} })
+    expect(out.content).toEqual([{ type: 'text', text: '["r://one"]' }])
+    await a.client.callTool({ name: 'r_touch', arguments: { uri: 'r://one' } })
+    await until(() => a.updates.length === 1)
+    expect(a.updates).toEqual(['r://one'])
+  })
+
   it('a slow upstream holds no listing back: served as it listed last (absent the first time), and the hosts told when its listing arrives', async () => {
     const { gateway } = await start(
       {
