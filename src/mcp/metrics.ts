@@ -211,6 +211,7 @@ export const gatewayMetrics = async (options: GatewayMetricsOptions = {}): Promi
         if (r._tag === 'Restarting') restarts.inc({ upstream: labelValue(r.upstream) })
         return
       case 'diagnostic':
+      case 'reload':
         return
     }
   }
