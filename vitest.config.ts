@@ -32,6 +32,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/faults.test.ts',
   'test/mcp/server.test.ts',
   'test/mcp/gateway.test.ts',
+  'test/mcp/relay.test.ts',
   'test/ai-sdk/mcp.test.ts',
   'test/ai-sdk/mastra.test.ts',
   'test/openai-agents/agents.test.ts',

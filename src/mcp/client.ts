@@ -12,15 +12,16 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { PaginatedResultSchema as PaginatedResultSchemaType } from '@modelcontextprotocol/sdk/types.js'
 import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { Args, Batch, BatchProvider, ToolDeclaration, ToolResult } from '../kernel/model.js'
+import type { Args, Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { drawArgsProblem, noneAsEmpty } from '../steps/Args.js'
 import { batchOf } from '../steps/Batch.js'
 import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import type { Read } from '../steps/answer.js'
 import { errorResult, failAll, readPositions } from '../steps/answer.js'
-import { callIdOf, callNameOf } from '../kernel/calls.js'
+import { callContextOf, callIdOf, callNameOf } from '../kernel/calls.js'
 import { renderCallResult } from './content.js'
+import { progressOf } from './relay.js'
 import { toolNameMapping } from './names.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 
@@ -37,6 +38,13 @@ import { isRecord, memberOf } from '../kernel/guards.js'
 export interface McpRequestOptions {
   readonly timeout?: number
   readonly signal?: AbortSignal
+  /** Set on a call whose host asked for progress (its `mcp_context`); each update resets the timeout. */
+  readonly onprogress?: (progress: {
+    readonly progress: number
+    readonly total?: number | undefined
+    readonly message?: string | undefined
+  }) => void
+  readonly resetTimeoutOnProgress?: boolean
 }
 
 /**
@@ -362,38 +370,62 @@ const describeOutcome = (outcome: Exclude<Outcome, { _tag: 'Answered' }>, timeou
 
 // The SDK gets the timeout and a signal (so it sends `notifications/cancelled`); both are also enforced
 // here, so a client that ignores its options (or a v2 client's other signature) cannot hold a batch forever.
+// `outer` is the provider's signal; `context` the host's, when an MCP host sent the call: its cancellation
+// aborts the call, and the upstream's progress goes to the host and resets the timeout, as in the SDK.
 const invoke = (
   client: McpToolClient,
   params: { name: string; arguments: Record<string, unknown> },
   timeout: number,
   outer: AbortSignal | undefined,
+  context: McpCallContext | undefined,
 ): Promise<Outcome> =>
   new Promise<Outcome>((resolve) => {
-    if (outer?.aborted === true) {
-      resolve({ _tag: 'Aborted', reason: outer.reason })
+    const signals = [outer, context?.signal].filter((s): s is AbortSignal => s !== undefined)
+    const aborted = signals.find((s) => s.aborted)
+    if (aborted !== undefined) {
+      resolve({ _tag: 'Aborted', reason: aborted.reason })
       return
     }
     const controller = new AbortController()
     // `finish` is idempotent: a second ending (a response after the timeout) changes nothing
     const finish = (o: Outcome): void => {
       clearTimeout(timer)
-      outer?.removeEventListener('abort', onAbort)
+      for (const s of signals) s.removeEventListener('abort', onAbort)
       resolve(o)
     }
-    const onAbort = (): void => {
-      const reason: unknown = outer?.reason
+    const onAbort = (event: Event): void => {
+      const reason: unknown = (event.target as AbortSignal).reason
       finish({ _tag: 'Aborted', reason })
       controller.abort(reason)
     }
-    const timer = setTimeout(() => {
+    const onTimeout = (): void => {
       finish({ _tag: 'TimedOut' })
       controller.abort(new Error(`timed out after ${timeout} ms`))
-    }, timeout)
-    // finish removes the listener, so it runs at most once
-    outer?.addEventListener('abort', onAbort)
+    }
+    let timer = setTimeout(onTimeout, timeout)
+    // finish removes the listeners, so one runs at most once
+    for (const s of signals) s.addEventListener('abort', onAbort)
+    const onProgress = context?.onProgress
+    const options: McpRequestOptions =
+      onProgress === undefined
+        ? { timeout, signal: controller.signal }
+        : {
+            timeout,
+            signal: controller.signal,
+            resetTimeoutOnProgress: true,
+            onprogress: (p) => {
+              clearTimeout(timer)
+              timer = setTimeout(onTimeout, timeout)
+              try {
+                onProgress(progressOf(p))
+              } catch {
+                // the host's side of progress is its own; the call goes on
+              }
+            },
+          }
     let pending: Promise<unknown>
     try {
-      pending = Promise.resolve(client.callTool(params, undefined, { timeout, signal: controller.signal }))
+      pending = Promise.resolve(client.callTool(params, undefined, options))
     } catch (e) {
       pending = Promise.reject(e)
     }
@@ -557,6 +589,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       { name: p.tool.mcpName, arguments: p.args as Record<string, unknown> },
       timeout,
       signal,
+      callContextOf(p.call),
     )
     const id = callIdOf(p.call)
     try {

@@ -385,6 +385,11 @@ export const startGateway = async (
     }
   }
 
+  // a host's roots changed: every upstream may have read them (relay.ts routes roots/list to a host)
+  const rootsChanged = (): void => {
+    for (const u of upstreams) u.rootsChanged()
+  }
+
   const readiness = (): Readiness => {
     const states = config.servers.map((s, i) => ({
       name: s.name,
@@ -397,7 +402,7 @@ export const startGateway = async (
   return {
     upstreams,
     readiness,
-    newServer: () => toMcpServer(stackFor, info, { toolsChanged }),
+    newServer: () => toMcpServer(stackFor, info, { toolsChanged, rootsChanged }),
     close: async () => {
       await Promise.all(upstreams.map((u) => u.close()))
     },

@@ -15,7 +15,13 @@ import type {
   Implementation,
   RequestId,
 } from '@modelcontextprotocol/sdk/types.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  RootsListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { ContentBlock, Provider, ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import type { PermissionAnswer, PermissionRequest } from '../steps/policy/Answer.js'
 import type { Rule } from '../steps/policy/Rule.js'
@@ -26,6 +32,7 @@ import { drawRule } from '../steps/policy/Rule.js'
 import { describeError } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
 import { renderBlock } from './content.js'
+import { hostContext } from './relay.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -68,10 +75,15 @@ export interface ToMcpServerOptions {
    * (debounced), and unsubscribes when it closes.
    */
   readonly toolsChanged?: (listener: IO<void>) => IO<void>
-  /** Milliseconds a question to the host's human may take. Default 600 000 (ten minutes). */
+  /**
+   * Milliseconds a question to the host's human may take: the policy's, and an upstream's sampling,
+   * elicitation or roots request relayed to the host. Default 600 000 (ten minutes).
+   */
   readonly askTimeout?: number
   /** Instructions sent to the host when it initializes (MCP `instructions`). */
   readonly instructions?: string
+  /** Called when the host sends `notifications/roots/list_changed` (the gateway tells its upstreams). */
+  readonly rootsChanged?: IO<void>
 }
 
 // -------------------------------------------------------------------------------------
@@ -262,6 +274,8 @@ const failed = (what: string, e: unknown): McpError =>
  *   `isError: true`; a Left is a JSON-RPC error the host can show.
  * - With a function, the stack is built per session once the host has initialized, with `askHuman`
  *   when the host declared elicitation.
+ * - Each call carries the host's way back (`mcp_context`, `hostContext`): its cancellation, its progress
+ *   token, and requests to the host related to the call, for an MCP upstream below.
  *
  * @since 0.1.0
  * @category constructors
@@ -318,6 +332,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       id,
       type: 'function',
       function: { name: request.params.name, arguments: request.params.arguments ?? {} },
+      // the way back to this host for the upstream that runs the call: progress, cancellation, requests
+      mcp_context: hostContext(extra, server.getClientCapabilities(), askTimeout),
     }
     inFlight.set(id, extra.requestId)
     try {
@@ -338,6 +354,16 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       inFlight.delete(id)
     }
   })
+
+  const rootsChanged = options.rootsChanged
+  if (rootsChanged !== undefined)
+    server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+      try {
+        rootsChanged()
+      } catch {
+        // a listener that throws changes nothing for the session
+      }
+    })
 
   if (options.toolsChanged !== undefined) {
     const unsubscribe = options.toolsChanged(() => {

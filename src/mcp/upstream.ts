@@ -17,6 +17,8 @@ import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider } from './client.js'
 import { fromMcpClient } from './client.js'
 import { connectStdio } from './stdio.js'
+import type { HostRouter } from './relay.js'
+import { newHostRouter, relayHostRequests, UPSTREAM_CAPABILITIES } from './relay.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -100,12 +102,15 @@ export interface Upstream extends BatchProvider<never> {
   readonly onToolsChanged: (listener: IO<void>) => IO<void>
   /** Stops it for good. */
   readonly close: () => Promise<void>
+  /** Tells the running server its client's roots changed (`notifications/roots/list_changed`). */
+  readonly rootsChanged: IO<void>
 }
 
 interface Running {
   readonly provider: McpProvider
   readonly close: () => Promise<void>
   readonly pid: () => number | undefined
+  readonly client: Client
 }
 
 interface Connected {
@@ -120,9 +125,23 @@ const connectTo = async (
   onClose: () => void,
   onStderrLine: (line: string) => void,
   signal: AbortSignal,
+  router: HostRouter,
+): Promise<Connected> => {
+  const connected = await connectWith(spec, options, onClose, onStderrLine, signal)
+  // installed before any I/O event after the handshake, so the server's first request finds them
+  relayHostRequests(connected.client, router)
+  return connected
+}
+
+const connectWith = async (
+  spec: UpstreamSpec,
+  options: UpstreamOptions,
+  onClose: () => void,
+  onStderrLine: (line: string) => void,
+  signal: AbortSignal,
 ): Promise<Connected> => {
   if ('url' in spec) {
-    const client = new Client({ name: 'toolstack', version: '0.1.0' })
+    const client = new Client({ name: 'toolstack', version: '0.1.0' }, { capabilities: UPSTREAM_CAPABILITIES })
     client.onclose = onClose
     // imported for an HTTP upstream only: a gateway of stdio upstreams starts them sooner
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
@@ -138,6 +157,7 @@ const connectTo = async (
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     ...(options.stderr === 'log' ? { stderr: 'ignore', onStderrLine } : { stderr: options.stderr ?? 'ignore' }),
     signal,
+    capabilities: UPSTREAM_CAPABILITIES,
   })
   const previous = conn.client.onclose
   conn.client.onclose = () => {
@@ -182,6 +202,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   let startRun: Promise<void> = Promise.resolve()
   // aborted by close: a start still in its handshake ends its server at once
   const starting = new AbortController()
+  // the hosts of the calls in flight here, for the server's requests to its client
+  const router = newHostRouter()
   const listeners = new Set<IO<void>>()
   const notify = (): void => {
     for (const l of [...listeners]) {
@@ -264,6 +286,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         },
         (line) => emit({ _tag: 'Stderr', upstream: name, line }),
         starting.signal,
+        router,
       )
       const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
       provider.onToolsChanged(() => void refresh())
@@ -273,7 +296,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         await current.close()
         return
       }
-      running = { provider, close: current.close, pid: current.pid }
+      running = { provider, close: current.close, pid: current.pid, client: current.client }
       upSince = Date.now()
       const pid = current.pid()
       emit({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
@@ -309,7 +332,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`,
       )
     // fromMcpClient never returns a Left; if it did, every call would get an error result with the reason
-    const out = await now.provider.executeBatch(batch)()
+    const leave = router.enter(batch.calls)
+    const out = await now.provider.executeBatch(batch)().finally(leave)
     return out._tag === 'Left'
       ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`)
       : out
@@ -338,6 +362,9 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       return () => {
         listeners.delete(listener)
       }
+    },
+    rootsChanged: () => {
+      running?.client.sendRootsListChanged().catch(() => undefined)
     },
     close: async () => {
       closed = true
