@@ -1,0 +1,247 @@
+// The way back to the host, in process: every layer carries a call's mcp_context down
+// unchanged (the law), fromMcpClient reads it (cancellation, progress), the router picks
+// the host of a request, and hostRefusal says why a host cannot answer.
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { pipe } from 'fp-ts/lib/function.js'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { McpCallContext, McpProgress } from '../../src/mcp/index.js'
+import { fromMcpClient, hostRefusal, newHostRouter } from '../../src/mcp/index.js'
+import type { Provider, ToolCall } from '../../src/index.js'
+import { registry, withPolicy, withReasons, withUnknownKeyAudit } from '../../src/index.js'
+import { curated, newListedNames, onlyListed, recordListed } from '../../src/mcp/listed.js'
+import { decl } from '../support/fakes.js'
+import { keepsCallContext } from '../laws.js'
+import { linked } from './fixtures.js'
+
+const tools = [decl('read', ['path']), decl('write', ['path'])]
+const names = fc.constantFrom('read', 'write')
+const prefixed = fc.constantFrom('fs_read', 'fs_write')
+const allow = [{ tool: '*', decision: 'allow' as const }]
+
+// -------------------------------------------------------------------------------------
+// the law, for every layer and for the gateway's whole stack
+// -------------------------------------------------------------------------------------
+
+describe("a call's mcp_context reaches the provider below as the same object", () => {
+  const cases: ReadonlyArray<readonly [string, (p: Provider<string>) => Provider<unknown>, fc.Arbitrary<string>]> = [
+    ['registry (a renamed copy)', (p) => registry([{ prefix: 'fs', provider: p }]), prefixed],
+    ['withReasons (a copy without reason)', withReasons(), names],
+    ['withUnknownKeyAudit', withUnknownKeyAudit({ onWarn: () => () => undefined }), names],
+    ['withPolicy', withPolicy({ rules: allow }), names],
+    ['curated', curated({ exclude: ['nothing'] }), names],
+    [
+      'recordListed and onlyListed',
+      (p) => {
+        const listed = newListedNames()
+        return pipe(p, recordListed(listed), onlyListed(listed))
+      },
+      names,
+    ],
+    [
+      "the gateway's stack",
+      (p) => {
+        const listed = newListedNames()
+        return pipe(
+          registry([{ prefix: 'fs', provider: p }]),
+          withReasons(),
+          recordListed(listed),
+          withUnknownKeyAudit({ onWarn: () => () => undefined }),
+          withPolicy({ rules: allow }),
+          onlyListed(listed),
+        )
+      },
+      prefixed,
+    ],
+  ]
+  for (const [name, make, calls] of cases)
+    it(name, async () => {
+      await fc.assert(keepsCallContext(make, tools, calls))
+    })
+
+  it('the law can fail: a layer that rebuilds calls without their context breaks it', async () => {
+    const dropping = (p: Provider<string>): Provider<string> => ({
+      toolsForLlm: p.toolsForLlm,
+      executeToolCalls: (calls) => p.executeToolCalls(calls.map((c) => ({ id: c.id, function: c.function }))),
+    })
+    const out = await fc.check(keepsCallContext(dropping, tools, names))
+    expect(out.failed).toBe(true)
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// fromMcpClient reads it
+// -------------------------------------------------------------------------------------
+
+// an upstream whose `wait` tool sends `steps` progress updates `everyMs` apart (when asked for progress),
+// then answers; it records its calls' progress tokens and the ones cancelled
+const upstream = () => {
+  const tokens: Array<unknown> = []
+  const cancelled: Array<string> = []
+  const server = new McpServer({ name: 'up', version: '0' })
+  server.registerTool('wait', { description: 'waits' }, async (extra) => {
+    const token = extra._meta?.progressToken
+    tokens.push(token)
+    extra.signal.addEventListener('abort', () => void cancelled.push('wait'))
+    for (let i = 1; i <= 4; i++) {
+      await new Promise((r) => setTimeout(r, 60))
+      if (extra.signal.aborted) break
+      if (token !== undefined)
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: i, total: 4, message: `step ${i}` },
+        })
+    }
+    return { content: [{ type: 'text', text: 'waited' }] }
+  })
+  return { server, tokens, cancelled }
+}
+
+const waitCall = (mcp_context?: McpCallContext): ToolCall => ({
+  id: '1',
+  function: { name: 'wait', arguments: '{}' },
+  ...(mcp_context === undefined ? {} : { mcp_context }),
+})
+
+describe('fromMcpClient and the context of a call', () => {
+  it("sends the upstream's progress to the context, and asks for none without one", async () => {
+    const up = upstream()
+    const { client, close } = await linked(up.server)
+    try {
+      const provider = fromMcpClient(client)
+      const plain = await provider.executeToolCalls([waitCall()])()
+      expect(plain._tag === 'Right' && plain.right[0]?.content).toBe('waited')
+      const updates: Array<McpProgress> = []
+      const out = await provider.executeToolCalls([waitCall({ onProgress: (p) => void updates.push(p) })])()
+      expect(out._tag === 'Right' && out.right[0]?.content).toBe('waited')
+      expect(up.tokens[0]).toBeUndefined()
+      expect(up.tokens[1]).not.toBeUndefined()
+      expect(updates).toEqual([1, 2, 3, 4].map((i) => ({ progress: i, total: 4, message: `step ${i}` })))
+    } finally {
+      await close()
+    }
+  })
+
+  it('progress resets the timeout: a call that keeps reporting outlives it, a silent one does not', async () => {
+    const up = upstream()
+    const { client, close } = await linked(up.server)
+    try {
+      const provider = fromMcpClient(client, { timeout: 150 })
+      const reporting = await provider.executeToolCalls([waitCall({ onProgress: () => undefined })])()
+      expect(reporting._tag === 'Right' && reporting.right[0]).toMatchObject({ content: 'waited' })
+      const silent = await provider.executeToolCalls([waitCall()])()
+      expect(silent._tag === 'Right' && silent.right[0]).toMatchObject({ is_error: true })
+      expect(silent._tag === 'Right' && silent.right[0]?.content).toContain('did not answer within 150 ms')
+    } finally {
+      await close()
+    }
+  })
+
+  it("the host's abort cancels the upstream's call, and the call's result says it was aborted", async () => {
+    const up = upstream()
+    const { client, close } = await linked(up.server)
+    try {
+      const controller = new AbortController()
+      const pending = fromMcpClient(client).executeToolCalls([waitCall({ signal: controller.signal })])()
+      await new Promise((r) => setTimeout(r, 30))
+      controller.abort(new Error('the host cancelled'))
+      const out = await pending
+      expect(out._tag === 'Right' && out.right[0]).toMatchObject({ is_error: true })
+      expect(out._tag === 'Right' && out.right[0]?.content).toContain('the call was aborted (the host cancelled)')
+      await expect.poll(() => up.cancelled).toEqual(['wait'])
+    } finally {
+      await close()
+    }
+  })
+
+  it('a context of the wrong shape is ignored, member by member', async () => {
+    const up = upstream()
+    const { client, close } = await linked(up.server)
+    try {
+      const odd = { signal: 'no', onProgress: 42, requestHost: null } as unknown as McpCallContext
+      const out = await fromMcpClient(client).executeToolCalls([waitCall(odd)])()
+      expect(out._tag === 'Right' && out.right[0]?.content).toBe('waited')
+      expect(up.tokens).toEqual([undefined])
+    } finally {
+      await close()
+    }
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// the router and the refusals
+// -------------------------------------------------------------------------------------
+
+const callWith = (id: string, mcp_context: McpCallContext): ToolCall => ({
+  id,
+  function: { name: 'x', arguments: '' },
+  mcp_context,
+})
+
+describe('newHostRouter', () => {
+  it('routes to the most recent call in flight; with none, roots go to the last host with roots, anything else is refused', () => {
+    const router = newHostRouter()
+    expect(router.route('roots/list')).toEqual({
+      _tag: 'Left',
+      left: 'no host that supports roots has sent a call to this server yet',
+    })
+    const a: McpCallContext = { hostCapabilities: { roots: {} } }
+    const b: McpCallContext = { hostCapabilities: { sampling: {} } }
+    const leaveA = router.enter([callWith('1', a)])
+    const leaveB = router.enter([callWith('2', b), { id: 'no context' }, null])
+    expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: b })
+    leaveB()
+    expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: a })
+    leaveA()
+    expect(router.route('roots/list')).toEqual({ _tag: 'Right', right: a })
+    const refused = router.route('sampling/createMessage')
+    expect(refused).toEqual({
+      _tag: 'Left',
+      left: 'no call from a host is in flight at this server, so there is no host to ask (sampling/createMessage)',
+    })
+  })
+})
+
+describe('hostRefusal', () => {
+  it.each([
+    ['sampling/createMessage', {}, { sampling: {} }, undefined],
+    ['sampling/createMessage', {}, {}, 'the host of this session does not support sampling (sampling/createMessage)'],
+    [
+      'sampling/createMessage',
+      { tools: [] },
+      { sampling: {} },
+      'the host of this session does not support sampling with tools (sampling/createMessage)',
+    ],
+    ['sampling/createMessage', { tools: [] }, { sampling: { tools: {} } }, undefined],
+    ['elicitation/create', {}, { elicitation: {} }, undefined],
+    ['elicitation/create', { mode: 'url' }, { elicitation: { url: {} } }, undefined],
+    [
+      'elicitation/create',
+      { mode: 'url' },
+      { elicitation: {} },
+      'the host of this session does not support URL-mode elicitation (elicitation/create)',
+    ],
+    [
+      'elicitation/create',
+      {},
+      { elicitation: { url: {} } },
+      'the host of this session does not support form-mode elicitation (elicitation/create)',
+    ],
+    ['elicitation/create', {}, undefined, 'the host of this session does not support elicitation (elicitation/create)'],
+    ['roots/list', undefined, { roots: {} }, undefined],
+    ['roots/list', undefined, { sampling: {} }, 'the host of this session does not support roots (roots/list)'],
+  ])('%s with %j and a host with %j', (method, params, capabilities, expected) => {
+    expect(hostRefusal(method, params, capabilities)).toBe(expected)
+  })
+
+  it('names another method quoted and cut, whatever it holds', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (method) => {
+        fc.pre(!['sampling/createMessage', 'elicitation/create', 'roots/list'].includes(method))
+        const why = hostRefusal(method, undefined, {}) ?? ''
+        expect(why.length).toBeLessThan(200)
+        expect(why).not.toMatch(/[\u0000-\u001f]/)
+      }),
+    )
+  })
+})
