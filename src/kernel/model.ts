@@ -91,10 +91,14 @@ export interface McpCallContext {
   /** The capabilities the host declared when it initialized. */
   readonly hostCapabilities?: Readonly<Record<string, unknown>>
   /**
-   * Sends the host a request related to this call and resolves with its answer; rejects with a JSON-RPC
-   * error that says why when the host did not declare the capability the method needs.
+   * Sends the host a request and resolves with its answer; rejects with a JSON-RPC error that says why when
+   * the host did not declare the capability the method needs. The request is related to this call (over
+   * HTTP, sent on the call's own stream) unless `afterCall` says the call is over.
    */
-  readonly requestHost?: (request: McpHostRequest, options?: { readonly signal?: AbortSignal }) => Promise<unknown>
+  readonly requestHost?: (
+    request: McpHostRequest,
+    options?: { readonly signal?: AbortSignal; readonly afterCall?: boolean },
+  ) => Promise<unknown>
 }
 
 /**

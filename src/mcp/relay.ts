@@ -11,6 +11,7 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type {
   ClientCapabilities,
@@ -52,6 +53,26 @@ export type HostCallExtra = Pick<
 >
 
 /**
+ * The part of the SDK's `Server` serving the host a call's context uses: its capabilities, and requests
+ * to it outside the call (over HTTP, on the session's own stream).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type HostSession = Pick<Server, 'getClientCapabilities' | 'request'>
+
+/**
+ * The host a request goes to, and whether a call of that host is in flight at the upstream now.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface HostRoute {
+  readonly context: McpCallContext
+  readonly inFlight: boolean
+}
+
+/**
  * Which host an upstream's request goes to: the calls in flight at one upstream, and the last host that
  * declared roots.
  *
@@ -62,7 +83,7 @@ export interface HostRouter {
   /** Marks the contexts of `calls` in flight at the upstream; the returned effect marks them done. */
   readonly enter: (calls: ReadonlyArray<unknown>) => IO<void>
   /** The host a request with `method` goes to, or why there is none. */
-  readonly route: (method: string) => Either<string, McpCallContext>
+  readonly route: (method: string) => Either<string, HostRoute>
 }
 
 // -------------------------------------------------------------------------------------
@@ -165,11 +186,8 @@ export const progressOf = (p: {
  * @since 0.1.0
  * @category constructors
  */
-export const hostContext = (
-  extra: HostCallExtra,
-  capabilities: ClientCapabilities | undefined,
-  timeout: number,
-): McpCallContext => {
+export const hostContext = (extra: HostCallExtra, session: HostSession, timeout: number): McpCallContext => {
+  const capabilities = session.getClientCapabilities()
   const token = extra._meta?.progressToken
   const onProgress =
     token === undefined
@@ -181,17 +199,22 @@ export const hostContext = (
         }
   const requestHost = async (
     request: McpHostRequest,
-    options?: { readonly signal?: AbortSignal },
+    options?: { readonly signal?: AbortSignal; readonly afterCall?: boolean },
   ): Promise<unknown> => {
     const why = hostRefusal(request.method, request.params, capabilities)
     if (why !== undefined) throw new McpError(ErrorCode.MethodNotFound, why)
-    const signal = options?.signal === undefined ? extra.signal : AbortSignal.any([extra.signal, options.signal])
     // the upstream's SDK client already read the request with its schema; the host reads it again
-    return extra.sendRequest(request as ServerRequest, resultSchemaOf(request), {
-      timeout,
-      signal,
-      resetTimeoutOnProgress: true,
-    })
+    const wire = request as ServerRequest
+    const schema = resultSchemaOf(request)
+    // after the call, its stream is closed: the request goes on the session's own
+    if (options?.afterCall === true)
+      return session.request(wire, schema, {
+        timeout,
+        resetTimeoutOnProgress: true,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      })
+    const signal = options?.signal === undefined ? extra.signal : AbortSignal.any([extra.signal, options.signal])
+    return extra.sendRequest(wire, schema, { timeout, signal, resetTimeoutOnProgress: true })
   }
   return {
     signal: extra.signal,
@@ -232,8 +255,8 @@ export const newHostRouter = (): HostRouter => {
     route: (method) => {
       let latest: McpCallContext | undefined
       for (const e of inFlight) latest = e.context
-      if (latest !== undefined) return right(latest)
-      if (method === 'roots/list' && rootsHost !== undefined) return right(rootsHost)
+      if (latest !== undefined) return right({ context: latest, inFlight: true })
+      if (method === 'roots/list' && rootsHost !== undefined) return right({ context: rootsHost, inFlight: false })
       return left(
         method === 'roots/list'
           ? 'no host that supports roots has sent a call to this server yet'
@@ -244,27 +267,55 @@ export const newHostRouter = (): HostRouter => {
 }
 
 /**
+ * How many requests from one upstream may wait for a host's answer at once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const MAX_WAITING = 16
+
+/**
  * Installs on an upstream's `client` (which declared `UPSTREAM_CAPABILITIES`) the handlers that send its
  * sampling, elicitation and roots requests to the host `router` picks, and the host's answer back; a
- * refusal is a JSON-RPC error (`MethodNotFound`) with its reason. The upstream's text reaches the host as
+ * refusal is a JSON-RPC error (`MethodNotFound`) with its reason; beyond `MAX_WAITING` requests waiting
+ * for the host, a request is refused (`InvalidRequest`) at once. The upstream's text reaches the host as
  * data, unchanged; nothing here shows or logs it.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const relayHostRequests = (client: Client, router: HostRouter): void => {
+  let waiting = 0
   const relay = async (
+    request: { readonly method: string; readonly params?: unknown },
+    extra: { readonly signal: AbortSignal },
+  ): Promise<unknown> => {
+    // an upstream that floods its client holds at most MAX_WAITING requests open at the host
+    if (waiting >= MAX_WAITING)
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `${MAX_WAITING} requests from this server already wait for the host's answer; send this one when one is answered`,
+      )
+    waiting++
+    try {
+      return await relayed(request, extra)
+    } finally {
+      waiting--
+    }
+  }
+  const relayed = async (
     request: { readonly method: string; readonly params?: unknown },
     extra: { readonly signal: AbortSignal },
   ): Promise<unknown> => {
     const host = router.route(request.method)
     if (host._tag === 'Left') throw new McpError(ErrorCode.MethodNotFound, host.left)
-    if (host.right.requestHost === undefined)
+    const { context, inFlight } = host.right
+    if (context.requestHost === undefined)
       throw new McpError(ErrorCode.MethodNotFound, 'the host of this call cannot be asked anything')
     const params = isRecord(request.params) ? request.params : undefined
-    return host.right.requestHost(
+    return context.requestHost(
       { method: request.method, ...(params === undefined ? {} : { params }) },
-      { signal: extra.signal },
+      { signal: extra.signal, afterCall: !inFlight },
     )
   }
   // the host's answer was read with the method's result schema (`hostContext`); the SDK reads it again

@@ -333,7 +333,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       type: 'function',
       function: { name: request.params.name, arguments: request.params.arguments ?? {} },
       // the way back to this host for the upstream that runs the call: progress, cancellation, requests
-      mcp_context: hostContext(extra, server.getClientCapabilities(), askTimeout),
+      mcp_context: hostContext(extra, server, askTimeout),
     }
     inFlight.set(id, extra.requestId)
     try {

@@ -4,9 +4,18 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { McpCallContext, McpProgress } from '../../src/mcp/index.js'
-import { fromMcpClient, hostRefusal, newHostRouter } from '../../src/mcp/index.js'
+import {
+  MAX_WAITING,
+  UPSTREAM_CAPABILITIES,
+  fromMcpClient,
+  hostRefusal,
+  newHostRouter,
+  relayHostRequests,
+} from '../../src/mcp/index.js'
 import type { Provider, ToolCall } from '../../src/index.js'
 import { registry, withPolicy, withReasons, withUnknownKeyAudit } from '../../src/index.js'
 import { curated, newListedNames, onlyListed, recordListed } from '../../src/mcp/listed.js'
@@ -189,11 +198,11 @@ describe('newHostRouter', () => {
     const b: McpCallContext = { hostCapabilities: { sampling: {} } }
     const leaveA = router.enter([callWith('1', a)])
     const leaveB = router.enter([callWith('2', b), { id: 'no context' }, null])
-    expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: b })
+    expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: { context: b, inFlight: true } })
     leaveB()
-    expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: a })
+    expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: { context: a, inFlight: true } })
     leaveA()
-    expect(router.route('roots/list')).toEqual({ _tag: 'Right', right: a })
+    expect(router.route('roots/list')).toEqual({ _tag: 'Right', right: { context: a, inFlight: false } })
     const refused = router.route('sampling/createMessage')
     expect(refused).toEqual({
       _tag: 'Left',
@@ -243,5 +252,72 @@ describe('hostRefusal', () => {
         expect(why).not.toMatch(/[\u0000-\u001f]/)
       }),
     )
+  })
+})
+
+describe('relayHostRequests', () => {
+  // an upstream server and the gateway's client of it, in process, the client relaying through `router`
+  const relayed = async (router: ReturnType<typeof newHostRouter>) => {
+    const server = new McpServer({ name: 'up', version: '0' })
+    const client = new Client({ name: 'gateway', version: '0' }, { capabilities: UPSTREAM_CAPABILITIES })
+    relayHostRequests(client, router)
+    const [c, s] = InMemoryTransport.createLinkedPair()
+    await server.connect(s)
+    await client.connect(c)
+    return { server, close: () => client.close() }
+  }
+  const sample = { messages: [{ role: 'user' as const, content: { type: 'text' as const, text: 'hi' } }], maxTokens: 5 }
+  const answer = { model: 'm', role: 'assistant', content: { type: 'text', text: 'ok' } }
+
+  it(`holds at most ${MAX_WAITING} requests open at the host; the next is refused at once, saying why`, async () => {
+    const router = newHostRouter()
+    const release: Array<() => void> = []
+    const context: McpCallContext = {
+      hostCapabilities: { sampling: {} },
+      requestHost: () => new Promise((resolve) => release.push(() => resolve(answer))),
+    }
+    const leave = router.enter([callWith('1', context)])
+    const { server, close } = await relayed(router)
+    try {
+      const held = Array.from({ length: MAX_WAITING }, () => server.server.createMessage(sample))
+      await expect.poll(() => release.length).toBe(MAX_WAITING)
+      await expect(server.server.createMessage(sample)).rejects.toThrow(
+        `${MAX_WAITING} requests from this server already wait for the host's answer`,
+      )
+      for (const r of release) r()
+      expect((await Promise.all(held)).every((r) => r.model === 'm')).toBe(true)
+      // answered, they no longer count
+      release.length = 0
+      const next = server.server.createMessage(sample)
+      await expect.poll(() => release.length).toBe(1)
+      release[0]?.()
+      expect((await next).model).toBe('m')
+    } finally {
+      leave()
+      await close()
+    }
+  })
+
+  it("roots/list with no call in flight goes to the last host with roots, outside its call (the call's stream is gone)", async () => {
+    const router = newHostRouter()
+    const asked: Array<unknown> = []
+    const context: McpCallContext = {
+      hostCapabilities: { roots: {} },
+      requestHost: (request, options) => {
+        asked.push({ method: request.method, afterCall: options?.afterCall })
+        return Promise.resolve({ roots: [{ uri: 'file:///srv' }] })
+      },
+    }
+    router.enter([callWith('1', context)])()
+    const { server, close } = await relayed(router)
+    try {
+      expect(await server.server.listRoots()).toEqual({ roots: [{ uri: 'file:///srv' }] })
+      expect(asked).toEqual([{ method: 'roots/list', afterCall: true }])
+      await expect(server.server.createMessage(sample)).rejects.toThrow(
+        'no call from a host is in flight at this server, so there is no host to ask (sampling/createMessage)',
+      )
+    } finally {
+      await close()
+    }
   })
 })
