@@ -194,13 +194,18 @@ describe('progress and cancellation', () => {
 })
 
 describe('over Streamable HTTP', () => {
-  it("sampling and progress reach the host on the call's own stream", async () => {
+  const overHttp = async (handlers: Handlers) => {
     const { gateway } = await start()
     const http = await serveHttp(gateway.newServer, { port: 0, host: '127.0.0.1' })
     running.push(http)
-    const client = newHost({ sampling: () => 'sampled over http' })
+    const client = newHost(handlers)
     await client.connect(new StreamableHTTPClientTransport(new URL(http.url)))
     running.push(client)
+    return client
+  }
+
+  it("sampling and progress reach the host on the call's own stream", async () => {
+    const client = await overHttp({ sampling: () => 'sampled over http' })
     const sampled = await client.callTool({ name: 'ev_trigger-sampling-request', arguments: { prompt: 'hi' } })
     expect(text(sampled)).toContain('sampled over http')
     const updates: Array<unknown> = []
@@ -215,5 +220,16 @@ describe('over Streamable HTTP', () => {
       { progress: 1, total: 3 },
       { progress: 2, total: 3 },
     ])
+  })
+
+  it("roots asked after the call (on the host's roots/list_changed) reach the host on the session's stream", async () => {
+    let roots = [{ uri: 'file:///srv/one' }]
+    let asked = 0
+    const client = await overHttp({ roots: () => (asked++, roots) })
+    expect(text(await client.callTool({ name: 'ev_get-roots-list', arguments: {} }))).toContain('file:///srv/one')
+    roots = [{ uri: 'file:///srv/two' }]
+    await client.sendRootsListChanged()
+    await until(() => asked === 2)
+    expect(text(await client.callTool({ name: 'ev_get-roots-list', arguments: {} }))).toContain('file:///srv/two')
   })
 })
