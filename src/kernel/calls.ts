@@ -40,7 +40,9 @@ export const callContextOf = (call: unknown): McpCallContext | undefined => {
   const onProgress = memberOf(context, 'onProgress')
   const hostCapabilities = memberOf(context, 'hostCapabilities')
   const requestHost = memberOf(context, 'requestHost')
+  const session = memberOf(context, 'session')
   return {
+    ...(typeof session === 'object' && session !== null ? { session } : {}),
     ...(signal instanceof AbortSignal ? { signal } : {}),
     ...(isFunction(onProgress) ? { onProgress: onProgress as McpCallContext['onProgress'] & object } : {}),
     ...(typeof hostCapabilities === 'object' && hostCapabilities !== null

@@ -90,6 +90,8 @@ export interface McpCallContext {
   readonly onProgress?: (progress: McpProgress) => void
   /** The capabilities the host declared when it initialized. */
   readonly hostCapabilities?: Readonly<Record<string, unknown>>
+  /** The same object for every call of one host session, so calls of different hosts can be told apart. */
+  readonly session?: object
   /**
    * Sends the host a request and resolves with its answer; rejects with a JSON-RPC error that says why when
    * the host did not declare the capability the method needs. The request is related to this call (over

@@ -220,15 +220,18 @@ export const hostContext = (extra: HostCallExtra, session: HostSession, timeout:
     signal: extra.signal,
     ...(onProgress === undefined ? {} : { onProgress }),
     ...(capabilities === undefined ? {} : { hostCapabilities: capabilities }),
+    session,
     requestHost,
   }
 }
 
 /**
- * A router for one upstream: a request goes to the host of the most recent call in flight there (the
- * protocol does not say which call a request serves; with one call in flight, it is that call's); with no
- * call in flight, `roots/list` goes to the last host that declared roots and sent a call there, and
- * anything else is refused. It remembers one host besides the calls in flight.
+ * A router for one upstream: a request goes to the host whose calls are in flight there (to the most
+ * recent of them, for the stream it is sent on). MCP does not say which call a request serves, so while
+ * calls of several host sessions are in flight, a request is refused rather than sent to a host it may
+ * not concern (another user's prompt shown to the wrong human). With no call in flight, `roots/list` goes
+ * to the last host that declared roots and sent a call there, and anything else is refused. It remembers
+ * one host besides the calls in flight.
  *
  * @since 0.1.0
  * @category constructors
@@ -254,7 +257,16 @@ export const newHostRouter = (): HostRouter => {
     },
     route: (method) => {
       let latest: McpCallContext | undefined
-      for (const e of inFlight) latest = e.context
+      const sessions = new Set<unknown>()
+      for (const e of inFlight) {
+        latest = e.context
+        sessions.add(e.context.session ?? e.context)
+      }
+      if (sessions.size > 1)
+        return left(
+          `calls of ${sessions.size} host sessions are in flight at this server, and MCP does not say which call ` +
+            `a request serves, so it is refused rather than sent to a host it may not concern (${cut(method, 100)})`,
+        )
       if (latest !== undefined) return right({ context: latest, inFlight: true })
       if (method === 'roots/list' && rootsHost !== undefined) return right({ context: rootsHost, inFlight: false })
       return left(

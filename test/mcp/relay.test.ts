@@ -161,6 +161,37 @@ describe('requests from an upstream to the host', () => {
   })
 })
 
+describe('several hosts', () => {
+  it("while another host's call is in flight at the same upstream, a request is refused rather than sent to a host it may not concern", async () => {
+    const { gateway, records } = await start()
+    const sampled: Array<string> = []
+    const a = await host(gateway, { sampling: (t) => (sampled.push(`a ${t}`), 'from a') })
+    const b = await host(gateway, { sampling: (t) => (sampled.push(`b ${t}`), 'from b') })
+    const controller = new AbortController()
+    const hanging = b.callTool({ name: 'hg_hang', arguments: {} }, undefined, { signal: controller.signal })
+    await until(() => stderrLines(records, 'hg').includes('hang started'))
+    // hg and ev are different upstreams: b's call at hg does not make ev's request ambiguous
+    const alone = await a.callTool({ name: 'ev_trigger-sampling-request', arguments: { prompt: 'one' } })
+    expect(text(alone)).toContain('from a')
+    controller.abort()
+    await expect(hanging).rejects.toThrow()
+    // b's call in flight at ev: ev's request could serve either call, so no host is asked
+    const busy = new AbortController()
+    const long = b.callTool(
+      { name: 'ev_trigger-long-running-operation', arguments: { duration: 5, steps: 1 } },
+      undefined,
+      { signal: busy.signal },
+    )
+    await new Promise((r) => setTimeout(r, 200))
+    const refused = await a.callTool({ name: 'ev_trigger-sampling-request', arguments: { prompt: 'two' } })
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toContain('calls of 2 host sessions are in flight at this server')
+    busy.abort()
+    await expect(long).rejects.toThrow()
+    expect(sampled).toEqual([expect.stringContaining('a ')])
+  })
+})
+
 describe('progress and cancellation', () => {
   it("the upstream's progress reaches the host under the host's own token, and the result after it", async () => {
     const { gateway } = await start()

@@ -330,7 +330,12 @@ describe('toMcpServer: tools/call', () => {
       )
       expect(ids).toHaveLength(2)
       // no progress token was sent, so no progress goes back
-      const context = { signal: expect.any(AbortSignal), requestHost: expect.any(Function), hostCapabilities: {} }
+      const context = {
+        signal: expect.any(AbortSignal),
+        requestHost: expect.any(Function),
+        hostCapabilities: {},
+        session: expect.any(Object),
+      }
       expect(calls).toStrictEqual([
         {
           id: `mcp_${String(ids[0])}_0`,
