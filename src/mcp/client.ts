@@ -131,6 +131,12 @@ export interface FromMcpClientOptions {
   readonly readOnlyConcurrency?: number
   /** Aborts every call in flight or not yet started; each becomes an `is_error` result. */
   readonly signal?: AbortSignal
+  /**
+   * Called when a call that carries its host's context (`mcp_context`) is sent to the server, with the
+   * context to route the server's requests to that host through: its `requestHost` holds the call's
+   * timeout while the host answers (a human may take minutes). The returned effect runs when the call ends.
+   */
+  readonly onCallContext?: (context: McpCallContext) => IO<void>
 }
 
 /**
@@ -306,6 +312,9 @@ type Outcome =
   | { readonly _tag: 'TimedOut' }
   | { readonly _tag: 'Aborted'; readonly reason: unknown }
 
+// setTimeout's longest delay (anything above it is 1 ms)
+const MAX_MS = 2_147_483_647
+
 const CONNECTION_CLOSED = -32000
 const REQUEST_TIMEOUT = -32001
 
@@ -378,6 +387,7 @@ const invoke = (
   timeout: number,
   outer: AbortSignal | undefined,
   context: McpCallContext | undefined,
+  onCallContext: ((context: McpCallContext) => IO<void>) | undefined,
 ): Promise<Outcome> =>
   new Promise<Outcome>((resolve) => {
     const signals = [outer, context?.signal].filter((s): s is AbortSignal => s !== undefined)
@@ -388,9 +398,14 @@ const invoke = (
     }
     const controller = new AbortController()
     // `finish` is idempotent: a second ending (a response after the timeout) changes nothing
+    let leave: IO<void> | undefined
+    let finished = false
     const finish = (o: Outcome): void => {
       clearTimeout(timer)
+      finished = true
       for (const s of signals) s.removeEventListener('abort', onAbort)
+      leave?.()
+      leave = undefined
       resolve(o)
     }
     const onAbort = (event: Event): void => {
@@ -403,19 +418,48 @@ const invoke = (
       controller.abort(new Error(`timed out after ${timeout} ms`))
     }
     let timer = setTimeout(onTimeout, timeout)
+    const restart = (): void => {
+      clearTimeout(timer)
+      if (!finished && waiting === 0) timer = setTimeout(onTimeout, timeout)
+    }
     // finish removes the listeners, so one runs at most once
     for (const s of signals) s.addEventListener('abort', onAbort)
+    // while the host answers a request of the server's, the call's timeout waits (the request has its own)
+    let waiting = 0
+    const requestHost = context?.requestHost
+    if (context !== undefined && onCallContext !== undefined) {
+      const routed: McpCallContext =
+        requestHost === undefined
+          ? context
+          : {
+              ...context,
+              requestHost: (request, options) => {
+                waiting++
+                clearTimeout(timer)
+                return requestHost(request, options).finally(() => {
+                  waiting--
+                  restart()
+                })
+              },
+            }
+      try {
+        leave = onCallContext(routed)
+      } catch {
+        // a router that throws routes nothing; the call goes on
+      }
+    }
     const onProgress = context?.onProgress
+    // with a host that may be asked, this timer alone bounds the call: the SDK's would not wait for the host
+    const sdkTimeout = requestHost === undefined || onCallContext === undefined ? timeout : MAX_MS
     const options: McpRequestOptions =
       onProgress === undefined
-        ? { timeout, signal: controller.signal }
+        ? { timeout: sdkTimeout, signal: controller.signal }
         : {
-            timeout,
+            timeout: sdkTimeout,
             signal: controller.signal,
             resetTimeoutOnProgress: true,
             onprogress: (p) => {
-              clearTimeout(timer)
-              timer = setTimeout(onTimeout, timeout)
+              restart()
               try {
                 onProgress(progressOf(p))
               } catch {
@@ -500,6 +544,7 @@ const OptionsProps = {
   timeout: Milliseconds,
   readOnlyConcurrency: PositiveInteger,
   signal: AbortSignalCodec,
+  onCallContext: refined('a function', (u): u is (context: McpCallContext) => IO<void> => typeof u === 'function'),
 }
 
 const CLIENT_METHODS = ['listTools', 'callTool'] as const
@@ -568,6 +613,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
   const timeout: number = opts.timeout ?? DEFAULT_TIMEOUT
   const concurrency: number = opts.readOnlyConcurrency ?? 1
   const signal: AbortSignal | undefined = opts.signal
+  const onCallContext: ((context: McpCallContext) => IO<void>) | undefined = opts.onCallContext
   const requestOptions: McpRequestOptions = signal === undefined ? { timeout } : { timeout, signal }
 
   const lastRoutes: IORef<Routes | undefined> = newIORef<Routes | undefined>(undefined)()
@@ -590,6 +636,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       timeout,
       signal,
       callContextOf(p.call),
+      onCallContext,
     )
     const id = callIdOf(p.call)
     try {

@@ -33,7 +33,6 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { McpCallContext, McpHostRequest, McpProgress } from '../kernel/model.js'
-import { callContextOf } from '../kernel/calls.js'
 import { cut } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 
@@ -80,8 +79,8 @@ export interface HostRoute {
  * @category model
  */
 export interface HostRouter {
-  /** Marks the contexts of `calls` in flight at the upstream; the returned effect marks them done. */
-  readonly enter: (calls: ReadonlyArray<unknown>) => IO<void>
+  /** Marks a call of the host of `context` in flight at the upstream; the returned effect marks it done. */
+  readonly enter: (context: McpCallContext) => IO<void>
   /** The host a request with `method` goes to, or why there is none. */
   readonly route: (method: string) => Either<string, HostRoute>
 }
@@ -241,18 +240,12 @@ export const newHostRouter = (): HostRouter => {
   const inFlight = new Set<{ readonly context: McpCallContext }>()
   let rootsHost: McpCallContext | undefined
   return {
-    enter: (calls) => {
-      const entries: Array<{ readonly context: McpCallContext }> = []
-      for (const call of calls) {
-        const context = callContextOf(call)
-        if (context === undefined) continue
-        const entry = { context }
-        entries.push(entry)
-        inFlight.add(entry)
-        if (memberOf(context.hostCapabilities, 'roots') !== undefined) rootsHost = context
-      }
+    enter: (context) => {
+      const entry = { context }
+      inFlight.add(entry)
+      if (memberOf(context.hostCapabilities, 'roots') !== undefined) rootsHost = context
       return () => {
-        for (const e of entries) inFlight.delete(e)
+        inFlight.delete(entry)
       }
     },
     route: (method) => {

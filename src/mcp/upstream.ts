@@ -288,7 +288,11 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         starting.signal,
         router,
       )
-      const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
+      // each call a host sent is routed while it runs: the server's requests go to that host
+      const provider = fromMcpClient(current.client, {
+        onCallContext: router.enter,
+        ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+      })
       provider.onToolsChanged(() => void refresh())
       const tools = await relist(provider)
       // closed while starting: stop for good
@@ -332,8 +336,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`,
       )
     // fromMcpClient never returns a Left; if it did, every call would get an error result with the reason
-    const leave = router.enter(batch.calls)
-    const out = await now.provider.executeBatch(batch)().finally(leave)
+    const out = await now.provider.executeBatch(batch)()
     return out._tag === 'Left'
       ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`)
       : out

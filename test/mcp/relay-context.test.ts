@@ -7,6 +7,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { CreateMessageResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { McpCallContext, McpProgress } from '../../src/mcp/index.js'
 import {
   MAX_WAITING,
@@ -181,12 +182,6 @@ describe('fromMcpClient and the context of a call', () => {
 // the router and the refusals
 // -------------------------------------------------------------------------------------
 
-const callWith = (id: string, mcp_context: McpCallContext): ToolCall => ({
-  id,
-  function: { name: 'x', arguments: '' },
-  mcp_context,
-})
-
 describe('newHostRouter', () => {
   it('routes to the most recent call in flight; with none, roots go to the last host with roots, anything else is refused', () => {
     const router = newHostRouter()
@@ -197,8 +192,8 @@ describe('newHostRouter', () => {
     const session = {}
     const a: McpCallContext = { hostCapabilities: { roots: {} }, session }
     const b: McpCallContext = { hostCapabilities: { roots: {} }, session }
-    const leaveA = router.enter([callWith('1', a)])
-    const leaveB = router.enter([callWith('2', b), { id: 'no context' }, null])
+    const leaveA = router.enter(a)
+    const leaveB = router.enter(b)
     expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: { context: b, inFlight: true } })
     leaveB()
     expect(router.route('sampling/createMessage')).toEqual({ _tag: 'Right', right: { context: a, inFlight: true } })
@@ -214,8 +209,8 @@ describe('newHostRouter', () => {
     const router = newHostRouter()
     const a: McpCallContext = { session: {} }
     const b: McpCallContext = { session: {} }
-    const leaveA = router.enter([callWith('1', a)])
-    const leaveB = router.enter([callWith('2', b)])
+    const leaveA = router.enter(a)
+    const leaveB = router.enter(b)
     expect(router.route('elicitation/create')).toEqual({
       _tag: 'Left',
       left:
@@ -293,7 +288,7 @@ describe('relayHostRequests', () => {
       hostCapabilities: { sampling: {} },
       requestHost: () => new Promise((resolve) => release.push(() => resolve(answer))),
     }
-    const leave = router.enter([callWith('1', context)])
+    const leave = router.enter(context)
     const { server, close } = await relayed(router)
     try {
       const held = Array.from({ length: MAX_WAITING }, () => server.server.createMessage(sample))
@@ -325,7 +320,7 @@ describe('relayHostRequests', () => {
         return Promise.resolve({ roots: [{ uri: 'file:///srv' }] })
       },
     }
-    router.enter([callWith('1', context)])()
+    router.enter(context)()
     const { server, close } = await relayed(router)
     try {
       expect(await server.server.listRoots()).toEqual({ roots: [{ uri: 'file:///srv' }] })
@@ -335,6 +330,45 @@ describe('relayHostRequests', () => {
       )
     } finally {
       await close()
+    }
+  })
+})
+
+describe("the call's timeout while the host answers", () => {
+  it("waits for the host: a human who takes longer than the call's timeout does not cancel the call", async () => {
+    const server = new McpServer({ name: 'up', version: '0' })
+    server.registerTool('ask', { description: 'asks the host' }, async (extra) => {
+      const r = await extra.sendRequest(
+        { method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } },
+        CreateMessageResultSchema,
+      )
+      return { content: [{ type: 'text', text: `host said ${JSON.stringify(r.content)}` }] }
+    })
+    const router = newHostRouter()
+    const client = new Client({ name: 'gateway', version: '0' }, { capabilities: UPSTREAM_CAPABILITIES })
+    relayHostRequests(client, router)
+    const [c, s] = InMemoryTransport.createLinkedPair()
+    await server.connect(s)
+    await client.connect(c)
+    try {
+      const provider = fromMcpClient(client, { timeout: 150, onCallContext: router.enter })
+      const slowHuman: McpCallContext = {
+        requestHost: () =>
+          new Promise((resolve) =>
+            setTimeout(() => resolve({ model: 'm', role: 'assistant', content: { type: 'text', text: 'late' } }), 400),
+          ),
+      }
+      const out = await provider.executeToolCalls([
+        { id: '1', function: { name: 'ask', arguments: '{}' }, mcp_context: slowHuman },
+      ])()
+      expect(out._tag === 'Right' && out.right[0]).toMatchObject({ content: 'host said {"type":"text","text":"late"}' })
+      // without a router, the server's request finds no host to ask
+      const alone = await fromMcpClient(client, { timeout: 150 }).executeToolCalls([
+        { id: '2', function: { name: 'ask', arguments: '{}' }, mcp_context: slowHuman },
+      ])()
+      expect(alone._tag === 'Right' && alone.right[0]).toMatchObject({ is_error: true })
+    } finally {
+      await client.close()
     }
   })
 })
