@@ -1,8 +1,8 @@
 /**
  * Pass-through between an MCP host and the upstream servers its calls reach: an upstream's requests to its
- * client (sampling, elicitation, roots) go to the host whose call is in flight there, and are refused with a
- * JSON-RPC error that says why when that host did not declare the capability; progress and cancellation
- * travel with the call. The channel is the call's typed `mcp_context` (`McpCallContext`), set by
+ * client (sampling, elicitation, roots) go to the host whose call is in flight there (refused while calls
+ * of several hosts are), and are refused with a JSON-RPC error that says why when that host did not declare
+ * the capability; progress and cancellation travel with the call. The channel is the call's typed `mcp_context` (`McpCallContext`), set by
  * `toMcpServer` and read by `fromMcpClient`.
  *
  * @since 0.1.0
@@ -101,6 +101,14 @@ export const UPSTREAM_CAPABILITIES: ClientCapabilities = {
   elicitation: { form: {}, url: {} },
   roots: { listChanged: true },
 }
+
+/**
+ * How many requests from one upstream may wait for a host's answer at once.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const MAX_WAITING = 16
 
 // a host that declares `elicitation: {}` supports the form mode only (the SDK's reading too)
 const elicitationModes = (declared: unknown): { readonly form: boolean; readonly url: boolean } => {
@@ -270,14 +278,6 @@ export const newHostRouter = (): HostRouter => {
     },
   }
 }
-
-/**
- * How many requests from one upstream may wait for a host's answer at once.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const MAX_WAITING = 16
 
 /**
  * Installs on an upstream's `client` (which declared `UPSTREAM_CAPABILITIES`) the handlers that send its
