@@ -17,7 +17,6 @@ import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider } from './client.js'
 import { fromMcpClient } from './client.js'
 import { connectStdio } from './stdio.js'
-import type { HostRouter } from './relay.js'
 import { newHostRouter, relayHostRequests, UPSTREAM_CAPABILITIES } from './relay.js'
 
 // -------------------------------------------------------------------------------------
@@ -120,20 +119,6 @@ interface Connected {
 }
 
 const connectTo = async (
-  spec: UpstreamSpec,
-  options: UpstreamOptions,
-  onClose: () => void,
-  onStderrLine: (line: string) => void,
-  signal: AbortSignal,
-  router: HostRouter,
-): Promise<Connected> => {
-  const connected = await connectWith(spec, options, onClose, onStderrLine, signal)
-  // installed before any I/O event after the handshake, so the server's first request finds them
-  relayHostRequests(connected.client, router)
-  return connected
-}
-
-const connectWith = async (
   spec: UpstreamSpec,
   options: UpstreamOptions,
   onClose: () => void,
@@ -286,8 +271,9 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         },
         (line) => emit({ _tag: 'Stderr', upstream: name, line }),
         starting.signal,
-        router,
       )
+      // installed before any I/O event after the handshake, so the server's first request finds them
+      relayHostRequests(current.client, router)
       // each call a host sent is routed while it runs: the server's requests go to that host
       const provider = fromMcpClient(current.client, {
         onCallContext: router.enter,
