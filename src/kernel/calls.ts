@@ -4,7 +4,7 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import { describeError, describeValue } from './describe.js'
 import { isSafeInteger, memberOf } from './guards.js'
-import type { McpCallContext } from './model.js'
+import type { McpCallContext, ToolCall } from './model.js'
 
 // String(u) runs u's own toString, which may throw
 const textOf = (u: unknown): string => {
@@ -50,6 +50,15 @@ export const callContextOf = (call: unknown): McpCallContext | undefined => {
       : {}),
     ...(isFunction(requestHost) ? { requestHost: requestHost as McpCallContext['requestHost'] & object } : {}),
   }
+}
+
+/**
+ * `copy` with the `mcp_context` of `call` (the same object), for a layer that rebuilds a call: the way back to
+ * the host that sent it must reach the provider below.
+ */
+export const keepContext = (call: unknown, copy: ToolCall): ToolCall => {
+  const context = memberOf(call, 'mcp_context')
+  return context === undefined ? copy : { ...copy, mcp_context: context as McpCallContext }
 }
 
 /** The most calls one batch may hold: a batch is what one model turn asked for. */

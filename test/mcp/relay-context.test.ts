@@ -39,6 +39,14 @@ describe("a call's mcp_context reaches the provider below as the same object", (
     ['withReasons (a copy without reason)', withReasons(), names],
     ['withUnknownKeyAudit', withUnknownKeyAudit({ onWarn: () => () => undefined }), names],
     ['withPolicy', withPolicy({ rules: allow }), names],
+    [
+      'withPolicy, asked and allowed by the human',
+      withPolicy({
+        rules: [{ tool: '*', decision: 'ask' }],
+        onAsk: () => () => Promise.resolve({ action: 'allow-once' as const }),
+      }),
+      names,
+    ],
     ['curated', curated({ exclude: ['nothing'] }), names],
     [
       'recordListed and onlyListed',
@@ -57,7 +65,11 @@ describe("a call's mcp_context reaches the provider below as the same object", (
           withReasons(),
           recordListed(listed),
           withUnknownKeyAudit({ onWarn: () => () => undefined }),
-          withPolicy({ rules: allow }),
+          // asked: the policy sends a copy of the arguments it judged
+          withPolicy({
+            rules: [{ tool: 'fs_*', decision: 'ask' }],
+            onAsk: () => () => Promise.resolve({ action: 'allow-once' as const }),
+          }),
           onlyListed(listed),
         )
       },
