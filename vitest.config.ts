@@ -36,6 +36,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/catalog-gateway.test.ts',
   'test/mcp/gatewayReload.test.ts',
   'test/cli/reload.test.ts',
+  'test/mcp/relay.test.ts',
   'test/ai-sdk/mcp.test.ts',
   'test/ai-sdk/mastra.test.ts',
   'test/openai-agents/agents.test.ts',

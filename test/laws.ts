@@ -2,6 +2,7 @@
 import fc from 'fast-check'
 import { expect } from 'vitest'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../src/index.js'
+import { REASON_PARAM } from '../src/index.js'
 import { batchArb, lengthReadable, owedResults } from './support/arbitraries.js'
 import { okResult } from './support/fakes.js'
 
@@ -151,3 +152,38 @@ export const listingFailurePassesThrough = async (
   })
   await expect(rejecting.toolsForLlm()).rejects.toBe(reason)
 }
+
+/**
+ * Law for every layer: a call's `mcp_context` (the way back to the MCP host that sent it) reaches the
+ * inner provider as the very same object, whether the layer forwards the call itself or rebuilds it (a
+ * renamed copy, arguments without `reason`). Each call in `calls(names)` must reach the inner provider.
+ */
+export const keepsCallContext = (
+  make: (inner: Provider<string>) => Provider<unknown>,
+  declarations: ReadonlyArray<ToolDeclaration>,
+  names: fc.Arbitrary<string>,
+): fc.IAsyncPropertyWithHooks<
+  [ReadonlyArray<{ readonly name: string; readonly reason: boolean; readonly raw: boolean }>]
+> =>
+  fc.asyncProperty(
+    fc.array(fc.record({ name: names, reason: fc.boolean(), raw: fc.boolean() }), { maxLength: 6 }),
+    async (specs) => {
+      const inner = behavingProvider(declarations, () => 'ok')
+      const layer = make(inner)
+      await layer.toolsForLlm()
+      const calls: ReadonlyArray<ToolCall> = specs.map((s, i) => {
+        const args = { path: `/p${i}`, ...(s.reason ? { [REASON_PARAM]: 'the model says why' } : {}) }
+        return {
+          id: `c${i}`,
+          type: 'function',
+          function: { name: s.name, arguments: s.raw ? args : JSON.stringify(args) },
+          mcp_context: { signal: new AbortController().signal },
+        }
+      })
+      const out = await layer.executeToolCalls(calls)()
+      expect(out._tag).toBe('Right')
+      const received = inner.seen.flat()
+      expect(received.map((c) => c.id)).toEqual(calls.map((c) => c.id))
+      received.forEach((c, i) => expect(c.mcp_context).toBe(calls[i]?.mcp_context))
+    },
+  )

@@ -38,7 +38,7 @@ import { askHuman, callWithArguments } from '../steps/policy/ask.js'
 import { declaredArguments, rulesNameNoTool, withoutRefusedTools } from '../steps/policy/listing.js'
 import type { Answered, Step } from '../steps/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
-import { callIdOf, callNameOf } from '../kernel/calls.js'
+import { callIdOf, callNameOf, keepContext } from '../kernel/calls.js'
 import { memberOf } from '../kernel/guards.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
@@ -416,7 +416,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           unreadable = { _tag: 'Unreadable', message: copy.left }
           return left(unreadable)
         }
-        pass = { _tag: 'Send', to: 'inner', call: callWithArguments(named, tool, copy.right), args: right(copy.right) }
+        const sent = keepContext(named, callWithArguments(named, tool, copy.right))
+        pass = { _tag: 'Send', to: 'inner', call: sent, args: right(copy.right) }
         return copy
       }
       const verdict = judgeCall(named, tool, argsOf, scopeOf(tool))

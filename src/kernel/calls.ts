@@ -4,6 +4,7 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import { describeError, describeValue } from './describe.js'
 import { isSafeInteger, memberOf } from './guards.js'
+import type { McpCallContext, ToolCall } from './model.js'
 
 // String(u) runs u's own toString, which may throw
 const textOf = (u: unknown): string => {
@@ -24,6 +25,40 @@ export const callIdOf = (call: unknown): string => {
 export const callNameOf = (call: unknown): string | undefined => {
   const name = memberOf(memberOf(call, 'function'), 'name')
   return typeof name === 'string' ? name : undefined
+}
+
+const isFunction = (u: unknown): u is (...args: never) => unknown => typeof u === 'function'
+
+/**
+ * The call's `mcp_context` with only its well-typed members (a member of another type is left out), or
+ * `undefined` when it has none, or none that can be read.
+ */
+export const callContextOf = (call: unknown): McpCallContext | undefined => {
+  const context = memberOf(call, 'mcp_context')
+  if (typeof context !== 'object' || context === null) return undefined
+  const signal = memberOf(context, 'signal')
+  const onProgress = memberOf(context, 'onProgress')
+  const hostCapabilities = memberOf(context, 'hostCapabilities')
+  const requestHost = memberOf(context, 'requestHost')
+  const session = memberOf(context, 'session')
+  return {
+    ...(typeof session === 'object' && session !== null ? { session } : {}),
+    ...(signal instanceof AbortSignal ? { signal } : {}),
+    ...(isFunction(onProgress) ? { onProgress: onProgress as McpCallContext['onProgress'] & object } : {}),
+    ...(typeof hostCapabilities === 'object' && hostCapabilities !== null
+      ? { hostCapabilities: hostCapabilities as Readonly<Record<string, unknown>> }
+      : {}),
+    ...(isFunction(requestHost) ? { requestHost: requestHost as McpCallContext['requestHost'] & object } : {}),
+  }
+}
+
+/**
+ * `copy` with the `mcp_context` of `call` (the same object), for a layer that rebuilds a call: the way back to
+ * the host that sent it must reach the provider below.
+ */
+export const keepContext = (call: unknown, copy: ToolCall): ToolCall => {
+  const context = memberOf(call, 'mcp_context')
+  return context === undefined ? copy : { ...copy, mcp_context: context as McpCallContext }
 }
 
 /** The most calls one batch may hold: a batch is what one model turn asked for. */

@@ -52,6 +52,58 @@ export interface ToolDeclaration {
 }
 
 /**
+ * A progress update of a call in flight, as MCP's `notifications/progress` carries it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpProgress {
+  readonly progress: number
+  readonly total?: number
+  readonly message?: string
+}
+
+/**
+ * A request an upstream MCP server sends its client (`sampling/createMessage`, `elicitation/create`,
+ * `roots/list`), to be answered by the host whose call it serves.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpHostRequest {
+  readonly method: string
+  readonly params?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * What the MCP host that sent a call offers the layers below while the call runs, so an MCP upstream can
+ * reach that host: set by `toMcpServer`, carried down unchanged by every layer (a layer that rebuilds a
+ * call copies it), read by `fromMcpClient`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpCallContext {
+  /** Aborted when the host cancels the call (`notifications/cancelled`) or its session closes. */
+  readonly signal?: AbortSignal
+  /** Sends the host a progress update under the host's own token; absent when the host asked for none. */
+  readonly onProgress?: (progress: McpProgress) => void
+  /** The capabilities the host declared when it initialized. */
+  readonly hostCapabilities?: Readonly<Record<string, unknown>>
+  /** The same object for every call of one host session, so calls of different hosts can be told apart. */
+  readonly session?: object
+  /**
+   * Sends the host a request and resolves with its answer; rejects with a JSON-RPC error that says why when
+   * the host did not declare the capability the method needs. The request is related to this call (over
+   * HTTP, sent on the call's own stream) unless `afterCall` says the call is over.
+   */
+  readonly requestHost?: (
+    request: McpHostRequest,
+    options?: { readonly signal?: AbortSignal; readonly afterCall?: boolean },
+  ) => Promise<unknown>
+}
+
+/**
  * A model's tool call. `arguments` is the JSON string the call travels as, or an object a caller already
  * parsed; the empty string means "no arguments".
  *
@@ -65,6 +117,8 @@ export interface ToolCall {
     readonly name: string
     readonly arguments: string | Readonly<Record<string, unknown>>
   }
+  /** Set on calls an MCP host sent (`toMcpServer`): the way back to that host. */
+  readonly mcp_context?: McpCallContext
 }
 
 /**

@@ -12,15 +12,16 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { PaginatedResultSchema as PaginatedResultSchemaType } from '@modelcontextprotocol/sdk/types.js'
 import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { Args, Batch, BatchProvider, ToolDeclaration, ToolResult } from '../kernel/model.js'
+import type { Args, Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { drawArgsProblem, noneAsEmpty } from '../steps/Args.js'
 import { batchOf } from '../steps/Batch.js'
 import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import type { Read } from '../steps/answer.js'
 import { errorResult, failAll, readPositions } from '../steps/answer.js'
-import { callIdOf, callNameOf } from '../kernel/calls.js'
+import { callContextOf, callIdOf, callNameOf } from '../kernel/calls.js'
 import { renderCallResult } from './content.js'
+import { progressOf } from './relay.js'
 import { toolNameMapping } from './names.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 
@@ -37,6 +38,13 @@ import { isRecord, memberOf } from '../kernel/guards.js'
 export interface McpRequestOptions {
   readonly timeout?: number
   readonly signal?: AbortSignal
+  /** Set on a call whose host asked for progress (its `mcp_context`); each update resets the timeout. */
+  readonly onprogress?: (progress: {
+    readonly progress: number
+    readonly total?: number | undefined
+    readonly message?: string | undefined
+  }) => void
+  readonly resetTimeoutOnProgress?: boolean
 }
 
 /**
@@ -123,6 +131,12 @@ export interface FromMcpClientOptions {
   readonly readOnlyConcurrency?: number
   /** Aborts every call in flight or not yet started; each becomes an `is_error` result. */
   readonly signal?: AbortSignal
+  /**
+   * Called when a call that carries its host's context (`mcp_context`) is sent to the server, with the
+   * context to route the server's requests to that host through: its `requestHost` holds the call's
+   * timeout while the host answers (a human may take minutes). The returned effect runs when the call ends.
+   */
+  readonly onCallContext?: (context: McpCallContext) => IO<void>
 }
 
 /**
@@ -298,6 +312,9 @@ type Outcome =
   | { readonly _tag: 'TimedOut' }
   | { readonly _tag: 'Aborted'; readonly reason: unknown }
 
+// setTimeout's longest delay (anything above it is 1 ms)
+const MAX_MS = 2_147_483_647
+
 const CONNECTION_CLOSED = -32000
 const REQUEST_TIMEOUT = -32001
 
@@ -362,38 +379,97 @@ const describeOutcome = (outcome: Exclude<Outcome, { _tag: 'Answered' }>, timeou
 
 // The SDK gets the timeout and a signal (so it sends `notifications/cancelled`); both are also enforced
 // here, so a client that ignores its options (or a v2 client's other signature) cannot hold a batch forever.
+// `outer` is the provider's signal; `context` the host's, when an MCP host sent the call: its cancellation
+// aborts the call, and the upstream's progress goes to the host and resets the timeout, as in the SDK.
 const invoke = (
   client: McpToolClient,
   params: { name: string; arguments: Record<string, unknown> },
   timeout: number,
   outer: AbortSignal | undefined,
+  context: McpCallContext | undefined,
+  onCallContext: ((context: McpCallContext) => IO<void>) | undefined,
 ): Promise<Outcome> =>
   new Promise<Outcome>((resolve) => {
-    if (outer?.aborted === true) {
-      resolve({ _tag: 'Aborted', reason: outer.reason })
+    const signals = [outer, context?.signal].filter((s): s is AbortSignal => s !== undefined)
+    const aborted = signals.find((s) => s.aborted)
+    if (aborted !== undefined) {
+      resolve({ _tag: 'Aborted', reason: aborted.reason })
       return
     }
     const controller = new AbortController()
     // `finish` is idempotent: a second ending (a response after the timeout) changes nothing
+    let leave: IO<void> | undefined
+    let finished = false
     const finish = (o: Outcome): void => {
       clearTimeout(timer)
-      outer?.removeEventListener('abort', onAbort)
+      finished = true
+      for (const s of signals) s.removeEventListener('abort', onAbort)
+      leave?.()
+      leave = undefined
       resolve(o)
     }
-    const onAbort = (): void => {
-      const reason: unknown = outer?.reason
+    const onAbort = (event: Event): void => {
+      const reason: unknown = (event.target as AbortSignal).reason
       finish({ _tag: 'Aborted', reason })
       controller.abort(reason)
     }
-    const timer = setTimeout(() => {
+    const onTimeout = (): void => {
       finish({ _tag: 'TimedOut' })
       controller.abort(new Error(`timed out after ${timeout} ms`))
-    }, timeout)
-    // finish removes the listener, so it runs at most once
-    outer?.addEventListener('abort', onAbort)
+    }
+    let timer = setTimeout(onTimeout, timeout)
+    const restart = (): void => {
+      clearTimeout(timer)
+      if (!finished && waiting === 0) timer = setTimeout(onTimeout, timeout)
+    }
+    // finish removes the listeners, so one runs at most once
+    for (const s of signals) s.addEventListener('abort', onAbort)
+    // while the host answers a request of the server's, the call's timeout waits (the request has its own)
+    let waiting = 0
+    const requestHost = context?.requestHost
+    if (context !== undefined && onCallContext !== undefined) {
+      const routed: McpCallContext =
+        requestHost === undefined
+          ? context
+          : {
+              ...context,
+              requestHost: (request, options) => {
+                waiting++
+                clearTimeout(timer)
+                return requestHost(request, options).finally(() => {
+                  waiting--
+                  restart()
+                })
+              },
+            }
+      try {
+        leave = onCallContext(routed)
+      } catch {
+        // a router that throws routes nothing; the call goes on
+      }
+    }
+    const onProgress = context?.onProgress
+    // with a host that may be asked, this timer alone bounds the call: the SDK's would not wait for the host
+    const sdkTimeout = requestHost === undefined || onCallContext === undefined ? timeout : MAX_MS
+    const options: McpRequestOptions =
+      onProgress === undefined
+        ? { timeout: sdkTimeout, signal: controller.signal }
+        : {
+            timeout: sdkTimeout,
+            signal: controller.signal,
+            resetTimeoutOnProgress: true,
+            onprogress: (p) => {
+              restart()
+              try {
+                onProgress(progressOf(p))
+              } catch {
+                // the host's side of progress is its own; the call goes on
+              }
+            },
+          }
     let pending: Promise<unknown>
     try {
-      pending = Promise.resolve(client.callTool(params, undefined, { timeout, signal: controller.signal }))
+      pending = Promise.resolve(client.callTool(params, undefined, options))
     } catch (e) {
       pending = Promise.reject(e)
     }
@@ -468,6 +544,7 @@ const OptionsProps = {
   timeout: Milliseconds,
   readOnlyConcurrency: PositiveInteger,
   signal: AbortSignalCodec,
+  onCallContext: refined('a function', (u): u is (context: McpCallContext) => IO<void> => typeof u === 'function'),
 }
 
 const CLIENT_METHODS = ['listTools', 'callTool'] as const
@@ -536,6 +613,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
   const timeout: number = opts.timeout ?? DEFAULT_TIMEOUT
   const concurrency: number = opts.readOnlyConcurrency ?? 1
   const signal: AbortSignal | undefined = opts.signal
+  const onCallContext: ((context: McpCallContext) => IO<void>) | undefined = opts.onCallContext
   const requestOptions: McpRequestOptions = signal === undefined ? { timeout } : { timeout, signal }
 
   const lastRoutes: IORef<Routes | undefined> = newIORef<Routes | undefined>(undefined)()
@@ -557,6 +635,8 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
       { name: p.tool.mcpName, arguments: p.args as Record<string, unknown> },
       timeout,
       signal,
+      callContextOf(p.call),
+      onCallContext,
     )
     const id = callIdOf(p.call)
     try {

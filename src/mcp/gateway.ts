@@ -503,6 +503,11 @@ export const startGateway = async (
     }
   }
 
+  // a host's roots changed: every upstream may have read them (relay.ts routes roots/list to a host)
+  const rootsChanged = (): void => {
+    for (const u of current.upstreams.values()) u.rootsChanged()
+  }
+
   const readiness = (): Readiness => {
     const now = current
     const states = now.config.servers.map((s) => ({
@@ -553,7 +558,12 @@ export const startGateway = async (
     },
     readiness,
     newServer: () =>
-      toMcpServer(stackFor, info, { toolsChanged, resources: catalog.resources, prompts: catalog.prompts }),
+      toMcpServer(stackFor, info, {
+        toolsChanged,
+        rootsChanged,
+        resources: catalog.resources,
+        prompts: catalog.prompts,
+      }),
     reload,
     close: () =>
       inTurn(async () => {

@@ -15,7 +15,13 @@ import type {
   Implementation,
   RequestId,
 } from '@modelcontextprotocol/sdk/types.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  RootsListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { ContentBlock, Provider, ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import type { PermissionAnswer, PermissionRequest } from '../steps/policy/Answer.js'
 import type { Rule } from '../steps/policy/Rule.js'
@@ -28,6 +34,7 @@ import { isRecord } from '../kernel/guards.js'
 import { renderBlock } from './content.js'
 import type { ServedPrompts, ServedResources } from './catalog.js'
 import { catalogCapabilities, serveCatalog } from './catalog.js'
+import { hostContext } from './relay.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -70,7 +77,10 @@ export interface ToMcpServerOptions {
    * (debounced), and unsubscribes when it closes.
    */
   readonly toolsChanged?: (listener: IO<void>) => IO<void>
-  /** Milliseconds a question to the host's human may take. Default 600 000 (ten minutes). */
+  /**
+   * Milliseconds a question to the host's human may take: the policy's, and an upstream's sampling,
+   * elicitation or roots request relayed to the host. Default 600 000 (ten minutes).
+   */
   readonly askTimeout?: number
   /** Instructions sent to the host when it initializes (MCP `instructions`). */
   readonly instructions?: string
@@ -78,6 +88,8 @@ export interface ToMcpServerOptions {
   readonly resources?: ServedResources
   /** Prompts served besides the tools (see `newCatalog`); none when absent. */
   readonly prompts?: ServedPrompts
+  /** Called when the host sends `notifications/roots/list_changed` (the gateway tells its upstreams). */
+  readonly rootsChanged?: IO<void>
 }
 
 // -------------------------------------------------------------------------------------
@@ -268,6 +280,8 @@ const failed = (what: string, e: unknown): McpError =>
  *   `isError: true`; a Left is a JSON-RPC error the host can show.
  * - With a function, the stack is built per session once the host has initialized, with `askHuman`
  *   when the host declared elicitation.
+ * - Each call carries the host's way back (`mcp_context`, `hostContext`): its cancellation, its progress
+ *   token, and requests to the host related to the call, for an MCP upstream below.
  *
  * @since 0.1.0
  * @category constructors
@@ -328,6 +342,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       id,
       type: 'function',
       function: { name: request.params.name, arguments: request.params.arguments ?? {} },
+      // the way back to this host for the upstream that runs the call: progress, cancellation, requests
+      mcp_context: hostContext(extra, server, askTimeout),
     }
     inFlight.set(id, extra.requestId)
     try {
@@ -350,6 +366,16 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   })
 
   if (options.resources !== undefined || options.prompts !== undefined) serveCatalog(server, options)
+  const rootsChanged = options.rootsChanged
+  if (rootsChanged !== undefined)
+    server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+      try {
+        rootsChanged()
+      } catch {
+        // a listener that throws changes nothing for the session
+      }
+    })
+
   if (options.toolsChanged !== undefined) {
     const unsubscribe = options.toolsChanged(() => {
       try {

@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { describeError, escapeControls } from '../kernel/describe.js'
 import { memberOf } from '../kernel/guards.js'
 import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
@@ -48,6 +48,8 @@ export interface StdioServerCommand {
   readonly onStderrLine?: (line: string) => void
   /** How the client introduces itself. Default `{ name: 'toolstack', version: '0.1.0' }`. */
   readonly clientInfo?: { readonly name: string; readonly version: string }
+  /** The capabilities the client declares (set its request handlers on `client` once connected). Default none. */
+  readonly capabilities?: ClientCapabilities
   /**
    * Milliseconds `close` waits for the server's process group to exit once its input is closed, and again
    * after SIGTERM, before SIGKILL. Default 2000.
@@ -87,6 +89,7 @@ const ServerProps = {
   stderr: t.keyof({ inherit: null, ignore: null }),
   onStderrLine: refined('a function', (u): u is (line: string) => void => typeof u === 'function'),
   clientInfo: t.type({ name: t.string, version: t.string }),
+  capabilities: t.UnknownRecord,
   // setTimeout treats anything above 2^31 - 1 ms as 1 ms
   graceMs: wholeNumber('a whole number of milliseconds between 0 and 2147483647', 0, 2_147_483_647),
   signal: refined('an AbortSignal', (u): u is AbortSignal => u instanceof AbortSignal),
@@ -379,7 +382,10 @@ export const connectStdio = async (server: StdioServerCommand): Promise<StdioCon
           lines?.(chunk)
         },
   )
-  const client = new Client(opts.clientInfo ?? { name: 'toolstack', version: '0.1.0' })
+  const client = new Client(
+    opts.clientInfo ?? { name: 'toolstack', version: '0.1.0' },
+    opts.capabilities === undefined ? {} : { capabilities: opts.capabilities as ClientCapabilities },
+  )
   let closing: Promise<void> | undefined
   // the client's close closes the transport, which ends the server's whole process group
   const close = (): Promise<void> =>

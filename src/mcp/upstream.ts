@@ -22,6 +22,7 @@ import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider } from './client.js'
 import { fromMcpClient } from './client.js'
 import { connectStdio } from './stdio.js'
+import { newHostRouter, relayHostRequests, UPSTREAM_CAPABILITIES } from './relay.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -123,6 +124,8 @@ export interface Upstream extends BatchProvider<never> {
   readonly onNotice: (listener: (notice: UpstreamNotice) => void) => IO<void>
   /** Stops it for good. */
   readonly close: () => Promise<void>
+  /** Tells the running server its client's roots changed (`notifications/roots/list_changed`). */
+  readonly rootsChanged: IO<void>
 }
 
 interface Running {
@@ -146,7 +149,7 @@ const connectTo = async (
   signal: AbortSignal,
 ): Promise<Connected> => {
   if ('url' in spec) {
-    const client = new Client({ name: 'toolstack', version: '0.1.0' })
+    const client = new Client({ name: 'toolstack', version: '0.1.0' }, { capabilities: UPSTREAM_CAPABILITIES })
     client.onclose = onClose
     // imported for an HTTP upstream only: a gateway of stdio upstreams starts them sooner
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
@@ -162,6 +165,7 @@ const connectTo = async (
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     ...(options.stderr === 'log' ? { stderr: 'ignore', onStderrLine } : { stderr: options.stderr ?? 'ignore' }),
     signal,
+    capabilities: UPSTREAM_CAPABILITIES,
   })
   const previous = conn.client.onclose
   conn.client.onclose = () => {
@@ -206,6 +210,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   let startRun: Promise<void> = Promise.resolve()
   // aborted by close: a start still in its handshake ends its server at once
   const starting = new AbortController()
+  // the hosts of the calls in flight here, for the server's requests to its client
+  const router = newHostRouter()
   const listeners = new Set<IO<void>>()
   const noticeListeners = new Set<(notice: UpstreamNotice) => void>()
   const tell = (notice: UpstreamNotice): void => {
@@ -300,7 +306,13 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         (line) => emit({ _tag: 'Stderr', upstream: name, line }),
         starting.signal,
       )
-      const provider = fromMcpClient(current.client, options.timeout === undefined ? {} : { timeout: options.timeout })
+      // installed before any I/O event after the handshake, so the server's first request finds them
+      relayHostRequests(current.client, router)
+      // each call a host sent is routed while it runs: the server's requests go to that host
+      const provider = fromMcpClient(current.client, {
+        onCallContext: router.enter,
+        ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+      })
       provider.onToolsChanged(() => void refresh())
       // set on each new client, so a restarted upstream is heard as the first one was
       const client = current.client
@@ -388,6 +400,9 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       return () => {
         noticeListeners.delete(listener)
       }
+    },
+    rootsChanged: () => {
+      running?.client.sendRootsListChanged().catch(() => undefined)
     },
     close: async () => {
       closed = true

@@ -186,15 +186,15 @@ describe('connectStdio: options', () => {
   it.each([
     [
       { cmd: 'mcp-server-filesystem' },
-      'connectStdio: unknown option "cmd" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, graceMs, signal); did you mean "command"?',
+      'connectStdio: unknown option "cmd" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, capabilities, graceMs, signal); did you mean "command"?',
     ],
     [
       { command: 'x', stdErr: 'ignore' },
-      'connectStdio: unknown option "stdErr" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, graceMs, signal); did you mean "stderr"?',
+      'connectStdio: unknown option "stdErr" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, capabilities, graceMs, signal); did you mean "stderr"?',
     ],
     [
       { command: 'x', argv: [], arguments: [], environment: {}, grace: 1, zzz: 1 },
-      'connectStdio: unknown options "argv", "arguments", "environment", "grace", "zzz" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, graceMs, signal); did you mean "args" for "argv", "args" for "arguments", "env" for "environment", "graceMs" for "grace"?',
+      'connectStdio: unknown options "argv", "arguments", "environment", "grace", "zzz" (known options: command, args, cwd, env, stderr, onStderrLine, clientInfo, capabilities, graceMs, signal); did you mean "args" for "argv", "args" for "arguments", "env" for "environment", "graceMs" for "grace"?',
     ],
     [
       {},

@@ -319,7 +319,7 @@ describe('toMcpServer: tools/call', () => {
     }
   })
 
-  it('a call reaches the provider alone, with the arguments as sent ({} when none), under an id of its own made of the JSON-RPC id', async () => {
+  it('a call reaches the provider alone, with the arguments as sent ({} when none), under an id of its own made of the JSON-RPC id, with its host context', async () => {
     const { provider, calls } = recording([decl('t')])
     const { client, fromClient, close } = await wire(toMcpServer(provider, INFO))
     try {
@@ -329,13 +329,26 @@ describe('toMcpServer: tools/call', () => {
         'method' in message && message.method === 'tools/call' && 'id' in message ? [message.id] : [],
       )
       expect(ids).toHaveLength(2)
+      // no progress token was sent, so no progress goes back
+      const context = {
+        signal: expect.any(AbortSignal),
+        requestHost: expect.any(Function),
+        hostCapabilities: {},
+        session: expect.any(Object),
+      }
       expect(calls).toStrictEqual([
         {
           id: `mcp_${String(ids[0])}_0`,
           type: 'function',
           function: { name: 't', arguments: { a: [1, { b: null }], 'odd key': '' } },
+          mcp_context: context,
         },
-        { id: `mcp_${String(ids[1])}_1`, type: 'function', function: { name: 't', arguments: {} } },
+        {
+          id: `mcp_${String(ids[1])}_1`,
+          type: 'function',
+          function: { name: 't', arguments: {} },
+          mcp_context: context,
+        },
       ])
     } finally {
       await close()
