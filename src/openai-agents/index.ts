@@ -7,3 +7,4 @@
  */
 export * from './tools.js'
 export * from './approval.js'
+export * from './hooks.js'
