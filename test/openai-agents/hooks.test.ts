@@ -7,10 +7,12 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Agent, MCPServerStdio, Runner, run, setTracingDisabled, tool } from '@openai/agents'
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
+import { pipe } from 'fp-ts/lib/function.js'
 import { afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
-import { auditAgent, auditAgentsTools, auditRunner } from '../../src/openai-agents/index.js'
+import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
+import { auditAgent, auditAgentsTools, auditRunner, toAgentsTools } from '../../src/openai-agents/index.js'
 import { FILESYSTEM_SERVER, tempDir } from '../mcp/fixtures.js'
 import { outputsSent, text } from './support.js'
 
@@ -106,6 +108,32 @@ describe('auditAgent: an agent’s mcpServers tools and its own tools', () => {
     auditAgent(agent, { onWarn: (w) => void fromHook.push(w) })
     await run(agent, 'go')
     expect(said(fromTools)).toEqual([['read', ['ffset'], 'd1', [{ key: 'ffset', didYouMean: 'offset' }]]])
+    expect(fromHook).toEqual([])
+  })
+
+  it('next to toAgentsTools over a stack with its own audit, the stack says the pair, once', async () => {
+    const fromStack: Array<UnknownKeyWarning> = []
+    const fromHook: Array<UnknownKeyWarning> = []
+    const stack = pipe(
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } },
+          },
+          run: (a) => String(a.text),
+        },
+      ]),
+      withUnknownKeyAudit({ onWarn: (w) => () => void fromStack.push(w) }),
+    )
+    const model = new ScriptedModel([
+      [functionCall('echo', '{"text":"hi","txet":1}', { callId: 'e1' })],
+      [assistantMessage('done')],
+    ])
+    const agent = new Agent({ name: 'echo', instructions: 'echo', model, tools: await toAgentsTools(stack) })
+    auditAgent(agent, { onWarn: (w) => void fromHook.push(w) })
+    await run(agent, 'go')
+    expect(said(fromStack)).toEqual([['echo', ['txet'], 'e1', [{ key: 'txet', didYouMean: 'text' }]]])
     expect(fromHook).toEqual([])
   })
 
