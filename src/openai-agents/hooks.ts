@@ -88,14 +88,31 @@ const listen = (
  * `tools` and its `mcpServers`' tools, each call's raw arguments against that tool's own declaration,
  * with the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. Tools already
  * audited by toolstack (from `auditAgentsTools`, or `toAgentsTools` over a stack with its own audit)
- * are left to it, so a call is said once. A handoff's other agent needs its own `auditAgent`, or use
- * `auditRunner`.
+ * are left to it, so a call is said once. A handoff's other agent, or a clone (`agent.clone()` is a new
+ * agent), needs its own `auditAgent`; or use `auditRunner`.
  *
- * ```ts
- * const agent = new Agent({ name, instructions, tools, mcpServers: [fs] })
- * auditAgent(agent, { onWarn })
- * await run(agent, input)
- * ```
+ * @example
+ * import { Agent, run, setTracingDisabled, tool } from '@openai/agents'
+ * import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
+ * import { z } from 'zod'
+ * import { auditAgent } from 'toolstack/openai-agents'
+ * setTracingDisabled(true)
+ * const said: Array<string> = []
+ * const read = tool({
+ *   name: 'read',
+ *   description: 'Reads a file',
+ *   parameters: z.object({ path: z.string() }),
+ *   execute: async ({ path }) => `read ${path}`,
+ * })
+ * const model = new ScriptedModel([
+ *   [functionCall('read', '{"path":"a","pth":"b"}', { callId: 'c1' })],
+ *   [assistantMessage('done')],
+ * ])
+ * const agent = new Agent({ name: 'reader', instructions: 'Read.', model, tools: [read] }) // and mcpServers: [...]
+ * const audit = auditAgent(agent, { onWarn: (w) => void said.push(`${w.tool}: ${w.unknownKeys.join()}`) })
+ * assert.strictEqual((await run(agent, 'go')).finalOutput, 'done')
+ * assert.deepStrictEqual(said, ['read: pth'])
+ * assert.deepStrictEqual(audit.stats(), [{ tool: 'read', key: 'pth', calls: 1, firstId: 'c1' }])
  *
  * @since 0.1.0
  * @category constructors
