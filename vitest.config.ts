@@ -40,6 +40,7 @@ export const integration: ReadonlyArray<string> = [
   'test/ai-sdk/mcp.test.ts',
   'test/ai-sdk/mastra.test.ts',
   'test/openai-agents/agents.test.ts',
+  'test/openai-agents/hooks.test.ts',
   'test/langchain/langchain.test.ts',
 ]
 

@@ -1,29 +1,39 @@
 // The unknown-key alarm inside the OpenAI Agents SDK: run() over an Agent whose tools
-// are a toolstack stack on the reference filesystem MCP server, next to the user's own
-// zod tool wrapped by auditAgentsTools. The model is the SDK's ScriptedModel (no
-// network, no key); give the Agent a real model and nothing else changes.
+// are a toolstack stack on the reference filesystem MCP server, the user's own zod tool,
+// and the reference memory MCP server that the SDK runs itself (mcpServers); one line,
+// auditAgent(agent), hears the zod tool and the SDK's MCP tools, the stack hears its own,
+// and each pair is said once. The model is the SDK's ScriptedModel (no network, no key);
+// give the Agent a real model and nothing else changes.
 // Run with: npm run example:openai-agents
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Agent, run, setTracingDisabled, tool } from '@openai/agents'
+import { Agent, MCPServerStdio, run, setTracingDisabled, tool } from '@openai/agents'
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
 import { pipe } from 'fp-ts/lib/function.js'
 import { z } from 'zod'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { auditAgentsTools, toAgentsTools } from 'toolstack/openai-agents'
+import { auditAgent, toAgentsTools } from 'toolstack/openai-agents'
 
 setTracingDisabled(true)
 
 const main = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-agents-'))
   writeFileSync(join(dir, 'notes.txt'), 'Ship the adapters on Friday.\nDemo on 2 December.\nRetro after.\n')
-  const server = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
+  const resolve = createRequire(import.meta.url).resolve
+  const server = resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
   const fs = await connectStdio({ command: process.execPath, args: [server, dir], stderr: 'ignore' })
+  // an MCP server the SDK lists and calls itself: toolstack sees its calls only through the run's hooks
+  const memory = new MCPServerStdio({
+    command: process.execPath,
+    args: [resolve('@modelcontextprotocol/server-memory/dist/index.js')],
+    env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+  })
   const show = (s: string): string => s.replaceAll(dir, '<dir>').replace(/\n/g, ' | ')
   try {
+    await memory.connect()
     const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) =>
       console.log(`  ⚠ ${who}: ${show(formatWarning(w))}`)
 
@@ -39,7 +49,7 @@ const main = async (): Promise<void> => {
         ],
       }),
     )
-    // 2. the user's own zod tool, audited before zod strips what it does not declare
+    // 2. the user's own zod tool: auditAgent hears its raw arguments before zod strips what it does not declare
     const summarise = tool({
       name: 'summarise',
       description: 'Summarises a text in a few words',
@@ -50,7 +60,6 @@ const main = async (): Promise<void> => {
           .slice(0, words ?? 3)
           .join(' ')}…`,
     })
-    const own = auditAgentsTools([summarise], { onWarn: say('auditAgentsTools') })
 
     const calls = [
       functionCall(
@@ -60,6 +69,7 @@ const main = async (): Promise<void> => {
       ),
       functionCall('summarise', '{"text":"Ship the adapters on Friday","words":null,"wrods":2}', { callId: 'call_2' }),
       functionCall('write_file', JSON.stringify({ path: join(dir, 'notes.txt'), content: '' }), { callId: 'call_3' }),
+      functionCall('search_nodes', '{"query":"demo","limt":2}', { callId: 'call_4' }),
     ]
     for (const c of calls) console.log(`model → ${c.callId} ${c.name} ${show(c.arguments)}`)
     const model = new ScriptedModel([calls, [assistantMessage('The demo is on 2 December.')]])
@@ -67,21 +77,27 @@ const main = async (): Promise<void> => {
       name: 'notes',
       instructions: 'Answer from the notes.',
       model,
-      tools: [...(await toAgentsTools(stack)), ...own.tools],
+      tools: [...(await toAgentsTools(stack)), summarise],
+      mcpServers: [memory], // 3. the SDK's own MCP tools
     })
+    // one line: every tool call of this agent, but the stack's, which the stack hears itself
+    const audit = auditAgent(agent, { onWarn: say('auditAgent') })
     const result = await run(agent, 'When is the demo?')
 
     const input = model.calls[1]?.request.input
     for (const item of Array.isArray(input) ? input : []) {
       if (item.type !== 'function_call_result') continue
       const output: unknown = item.output
-      const said =
-        typeof output === 'object' && output !== null && 'text' in output ? String(output.text) : JSON.stringify(output)
+      // a text output, or (from an MCP tool) a list of them
+      const said = (Array.isArray(output) ? output : [output])
+        .map((o: unknown) => (typeof o === 'object' && o !== null && 'text' in o ? String(o.text) : JSON.stringify(o)))
+        .join('')
       console.log(`model ← ${item.callId}: ${show(said).slice(0, 120)}`)
     }
     console.log(`assistant: ${String(result.finalOutput)}`)
-    console.log(`stats: ${JSON.stringify(own.stats())}`)
+    console.log(`stats: ${JSON.stringify(audit.stats())}`)
   } finally {
+    await memory.close()
     await fs.close()
     rmSync(dir, { recursive: true, force: true })
   }

@@ -1,9 +1,11 @@
 /**
  * toolstack/openai-agents: toolstack stacks as OpenAI Agents SDK function tools, and the unknown-key
- * audit around a user's own tools. A separate entry point that uses the SDK's types only (nothing of
+ * audit of a run's tool calls (`auditAgent`, `auditRunner`: the SDK's own hooks, MCP tools included)
+ * or around a user's own tools. A separate entry point that uses the SDK's types only (nothing of
  * it is loaded at run time). Re-exports only; nothing runs at import.
  *
  * @since 0.1.0
  */
 export * from './tools.js'
 export * from './approval.js'
+export * from './hooks.js'

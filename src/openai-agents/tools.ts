@@ -24,6 +24,7 @@ import {
 import { describeError, describeValue } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 import type { PolicyApproval } from './approval.js'
+import { markHeard } from './heard.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -45,8 +46,11 @@ export interface ToAgentsToolsOptions {
  * @category model
  */
 export interface AuditedAgentsTools<T extends Tool<never>> {
-  /** The tools in their order: function tools wrapped, every other tool the same object (same reference). */
-  readonly tools: ReadonlyArray<T>
+  /**
+   * The tools in their order: function tools wrapped, every other tool the same object (same reference).
+   * A mutable array, as the SDK's `new Agent({ tools })` takes it.
+   */
+  readonly tools: Array<T>
   /** Sorted names of the audited tools (function tools declaring a property). */
   readonly auditedTools: IO<ReadonlyArray<string>>
   /** Every (tool, undeclared key) pair ever seen, with how many calls carried it. */
@@ -147,17 +151,18 @@ export const toAgentsTools = <E>(
       }
     }
 
-  const toolOf = ({ function: { name, description, parameters } }: ToolDeclaration): FunctionTool => ({
-    type: 'function',
-    name,
-    description: description ?? '',
-    parameters: (parameters ?? NO_PARAMETERS) as Parameters_,
-    strict: false,
-    invoke: invoke(name),
-    needsApproval: async (_ctx: RunContext, input: unknown) =>
-      approval !== undefined && approval.needsApproval(name, input),
-    isEnabled: async () => true,
-  })
+  const toolOf = ({ function: { name, description, parameters } }: ToolDeclaration): FunctionTool =>
+    markHeard({
+      type: 'function',
+      name,
+      description: description ?? '',
+      parameters: (parameters ?? NO_PARAMETERS) as Parameters_,
+      strict: false,
+      invoke: invoke(name),
+      needsApproval: async (_ctx: RunContext, input: unknown) =>
+        approval !== undefined && approval.needsApproval(name, input),
+      isEnabled: async () => true,
+    })
 
   return listTools(provider).then((declarations) => declarations.map(toolOf))
 }
@@ -226,7 +231,7 @@ export const auditAgentsTools = <T extends Tool<never>>(
         return t.invoke(runContext, input, details)
       },
     }
-    return audited as T
+    return markHeard(audited) as T
   })
   return { tools: wrapped, auditedTools: session.auditedTools, stats: session.stats }
 }

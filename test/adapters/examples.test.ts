@@ -22,19 +22,23 @@ describe('adapter examples', () => {
     expect(r.stdout).toMatch(/assistant: The demo is on 2 December\.\n$/)
   })
 
-  it('openai-agents: run() over a stack on server-filesystem and an audited zod tool, each warning once, the model getting text and a refusal', () => {
+  it('openai-agents: run() over a stack on server-filesystem, a zod tool and server-memory in mcpServers, each warning once, the model getting text and a refusal', () => {
     const r = runExample('openai-agents.ts')
-    expect(r.stderr).toBe('')
+    // the memory server the SDK starts writes its banner to the inherited stderr
+    expect(r.stderr.replace(/^Knowledge Graph MCP Server running on stdio\n/m, '')).toBe('')
     expect(r.status).toBe(0)
     expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
       '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
-      '  ⚠ auditAgentsTools: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
+      '  ⚠ auditAgent: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
+      '  ⚠ auditAgent: toolstack: search_nodes call call_4 carried undeclared argument key "limt" (declared: "query")',
     ])
     expect(r.stdout).toContain('model ← call_1: Ship the adapters on Friday. | Demo on 2 December.')
     expect(r.stdout).toContain('model ← call_2: Ship the adapters…')
     expect(r.stdout).toMatch(/model ← call_3: Error: The permission policy refused this call to "write_file"/)
     expect(r.stdout).toContain('assistant: The demo is on 2 December.')
-    expect(r.stdout).toContain('stats: [{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]')
+    expect(r.stdout).toContain(
+      'stats: [{"tool":"search_nodes","key":"limt","calls":1,"firstId":"call_4"},{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]',
+    )
   })
 
   it('langchain: a ToolNode over a stack on server-filesystem and a zod tool heard by the handler', () => {

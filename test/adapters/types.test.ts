@@ -2,7 +2,7 @@
 // is in its `include`); the runtime assertions are trivial, the compile is the test.
 import type { DynamicStructuredTool } from '@langchain/core/tools'
 import type { ToolNode } from '@langchain/langgraph/prebuilt'
-import type { Agent, FunctionTool } from '@openai/agents'
+import type { Agent, FunctionTool, Runner } from '@openai/agents'
 import type { LanguageModelMiddleware, ToolSet, generateText } from 'ai'
 import type { ChatCompletionToolMessageParam } from 'openai/resources/chat/completions'
 import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from 'openai/resources/responses/responses'
@@ -11,7 +11,8 @@ import type { Provider } from '../../src/index.js'
 import type { PolicyApproval, UnknownKeyAuditMiddleware } from '../../src/ai-sdk/index.js'
 import { fromAiSdkTools, toAiSdkTools } from '../../src/ai-sdk/index.js'
 import { toLangChainTools } from '../../src/langchain/index.js'
-import { auditAgentsTools, toAgentsTools } from '../../src/openai-agents/index.js'
+import type { AgentsRunAudit } from '../../src/openai-agents/index.js'
+import { auditAgent, auditAgentsTools, auditRunner, toAgentsTools } from '../../src/openai-agents/index.js'
 import type { FunctionCallOutput } from '../../src/openai/index.js'
 import { toResponsesTools, toToolMessages } from '../../src/openai/index.js'
 
@@ -25,11 +26,13 @@ describe('the adapters fit the frameworks’ types, without a cast', () => {
     expectTypeOf(fromAiSdkTools).returns.toExtend<Provider<Error>>()
   })
 
-  it('Agents SDK: toAgentsTools and auditAgentsTools give an Agent’s tools', () => {
+  it('Agents SDK: toAgentsTools and auditAgentsTools give an Agent’s tools, without a spread; auditAgent takes an Agent', () => {
     type AgentTools = NonNullable<ConstructorParameters<typeof Agent>[0]['tools']>
     expectTypeOf(toAgentsTools).returns.resolves.toExtend<AgentTools>()
-    const audited = (tools: Array<FunctionTool>) => [...auditAgentsTools(tools).tools]
+    const audited = (tools: ReadonlyArray<FunctionTool>) => auditAgentsTools(tools).tools
     expectTypeOf(audited).returns.toExtend<AgentTools>()
+    const hear = (agent: Agent, runner: Runner) => [auditAgent(agent), auditRunner(runner)]
+    expectTypeOf(hear).returns.toExtend<ReadonlyArray<AgentsRunAudit>>()
   })
 
   it('LangChain: the tools go into a ToolNode', () => {

@@ -1,0 +1,149 @@
+/**
+ * Every tool call of an Agents SDK run, heard through the SDK's own lifecycle hooks
+ * (`agent_tool_start`, on an agent or on a runner): the tools of `mcpServers`, which the SDK lists and
+ * wraps itself, as well as the agent's own `tools`. Each call's raw argument string is audited against
+ * the declaration of the very tool the SDK runs (its `parameters`: a zod tool's JSON Schema, an MCP
+ * tool's input schema). A hook only listens: the call, the tool and the run are untouched.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Agent, AgentOutputType, RunContext, Runner, Tool } from '@openai/agents'
+import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
+import type { Catalogue } from '../steps/audit/Catalogue.js'
+import type { PairStat } from '../steps/audit/SeenSet.js'
+import { auditSessions } from '../combinators/UnknownKeys.js'
+import { describeValue } from '../kernel/describe.js'
+import { isRecord } from '../kernel/guards.js'
+import { isHeard } from './heard.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A run audit listening on an agent or a runner.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AgentsRunAudit {
+  /** Every (tool, undeclared key) pair ever seen, with how many calls carried it. */
+  readonly stats: IO<ReadonlyArray<PairStat>>
+  /** Stops listening (removes the hook). */
+  readonly stop: IO<void>
+}
+
+type ToolCallDetails = { readonly toolCall: unknown }
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+// a function call's id, name and raw arguments; undefined for any other call (hosted, computer, shell)
+const functionCallOf = (toolCall: unknown): { readonly id: string; readonly arguments: string } | undefined => {
+  if (!isRecord(toolCall) || toolCall['type'] !== 'function_call') return undefined
+  const args = toolCall['arguments']
+  const id = toolCall['callId']
+  return typeof args === 'string' ? { id: typeof id === 'string' ? id : '', arguments: args } : undefined
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const listen = (
+  where: string,
+  target: unknown,
+  options: UnknownKeyAuditOptions | undefined,
+  subscribe: (onTool: (tool: Tool, details: ToolCallDetails) => void) => IO<void>,
+): AgentsRunAudit => {
+  if (!isRecord(target) || typeof target['on'] !== 'function' || typeof target['off'] !== 'function')
+    throw new TypeError(`${where}: expected an Agent or a Runner of @openai/agents, got ${describeValue(target)}`)
+  const session = auditSessions(where, options)()
+  // one catalogue per tool object: the SDK builds MCP tools again when it lists them again; weak, so none is kept
+  const catalogues = new WeakMap<object, Catalogue>()
+  const catalogueOf = (tool: Tool & { readonly type: 'function' }): Catalogue => {
+    const known = catalogues.get(tool)
+    if (known !== undefined) return known
+    const made = session.readListing([{ function: { name: tool.name, parameters: tool.parameters } }])
+    catalogues.set(tool, made)
+    return made
+  }
+  const onTool = (tool: Tool, details: ToolCallDetails): void => {
+    try {
+      if (tool.type !== 'function' || isHeard(tool)) return
+      const call = functionCallOf(details.toolCall)
+      if (call === undefined) return
+      session.check(catalogueOf(tool), { id: call.id, function: { name: tool.name, arguments: call.arguments } })
+    } catch {
+      // a hook that throws would fail the tool call: the audit adds no failure of its own
+    }
+  }
+  return { stats: session.stats, stop: subscribe(onTool) }
+}
+
+/**
+ * Audits every tool call of one agent, wherever it runs (`run(agent, …)`, streamed or not): its
+ * `tools` and its `mcpServers`' tools, each call's raw arguments against that tool's own declaration,
+ * with the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. Tools already
+ * audited by toolstack (from `auditAgentsTools`, or `toAgentsTools` over a stack with its own audit)
+ * are left to it, so a call is said once. A handoff's other agent, or a clone (`agent.clone()` is a new
+ * agent), needs its own `auditAgent`; or use `auditRunner`.
+ *
+ * @example
+ * import { Agent, run, setTracingDisabled, tool } from '@openai/agents'
+ * import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
+ * import { z } from 'zod'
+ * import { auditAgent } from 'toolstack/openai-agents'
+ * setTracingDisabled(true)
+ * const said: Array<string> = []
+ * const read = tool({
+ *   name: 'read',
+ *   description: 'Reads a file',
+ *   parameters: z.object({ path: z.string() }),
+ *   execute: async ({ path }) => `read ${path}`,
+ * })
+ * const model = new ScriptedModel([
+ *   [functionCall('read', '{"path":"a","pth":"b"}', { callId: 'c1' })],
+ *   [assistantMessage('done')],
+ * ])
+ * const agent = new Agent({ name: 'reader', instructions: 'Read.', model, tools: [read] }) // and mcpServers: [...]
+ * const audit = auditAgent(agent, { onWarn: (w) => void said.push(`${w.tool}: ${w.unknownKeys.join()}`) })
+ * assert.strictEqual((await run(agent, 'go')).finalOutput, 'done')
+ * assert.deepStrictEqual(said, ['read: pth'])
+ * assert.deepStrictEqual(audit.stats(), [{ tool: 'read', key: 'pth', calls: 1, firstId: 'c1' }])
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const auditAgent = <C, O extends AgentOutputType>(
+  agent: Agent<C, O>,
+  options?: UnknownKeyAuditOptions,
+): AgentsRunAudit =>
+  listen('auditAgent', agent, options, (onTool) => {
+    const listener = (_ctx: RunContext<C>, tool: Tool, details: ToolCallDetails): void => onTool(tool, details)
+    agent.on('agent_tool_start', listener)
+    return () => void agent.off('agent_tool_start', listener)
+  })
+
+/**
+ * Audits every tool call of every run of a `Runner`, every agent included (handoffs, agents as
+ * tools run by it), as `auditAgent` does for one agent.
+ *
+ * ```ts
+ * const runner = new Runner()
+ * auditRunner(runner, { onWarn })
+ * await runner.run(agent, input)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const auditRunner = (runner: Runner, options?: UnknownKeyAuditOptions): AgentsRunAudit =>
+  listen('auditRunner', runner, options, (onTool) => {
+    const listener = (_ctx: RunContext<unknown>, _agent: unknown, tool: Tool, details: ToolCallDetails): void =>
+      onTool(tool, details)
+    runner.on('agent_tool_start', listener)
+    return () => void runner.off('agent_tool_start', listener)
+  })
