@@ -555,13 +555,16 @@ describe('the gateway: records and options', () => {
     const t0 = Date.now()
     const { gateway } = await gatewayOf({
       mcpServers: { a: twoEchoes.a, stuck: { command: process.execPath, args: [STORM, 'hang'] } },
-      listWaitMs: 500,
+      listWaitMs: 1000,
     })
-    expect(Date.now() - t0).toBeLessThan(3000)
+    // the start waits listWaitMs for the hung one, not the SDK's 60 s
+    expect(Date.now() - t0).toBeLessThan(6000)
+    // on a loaded machine the good one may take longer than listWaitMs to start: the bound is about the hung one
+    await until(() => gateway.upstreams.find((u) => u.name === 'a')?.isUp() === true, 20_000)
     const client = await host(gateway)
     const t1 = Date.now()
     const { tools } = await client.listTools()
-    expect(Date.now() - t1).toBeLessThan(1500)
+    expect(Date.now() - t1).toBeLessThan(4000)
     expect(tools.map((t) => t.name)).toStrictEqual(['a_ping'])
     expect((await client.callTool({ name: 'a_ping', arguments: { n: 1 } })).isError).toBeFalsy()
     await client.close()
