@@ -11,14 +11,16 @@ import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessage,
+  ChatCompletionMessageCustomToolCall,
   ChatCompletionMessageFunctionToolCall,
+  ChatCompletionMessageToolCall,
   ChatCompletionMessageParam,
   ChatCompletionTool,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions'
 import { z } from 'zod'
-import type { ToolResult } from 'toolstack'
 import { fromMcpClient } from 'toolstack/mcp'
+import { executeChatToolCalls, toToolMessages } from 'toolstack/openai'
 
 // ------------------------------------------------------------------------------------
 // an MCP server with two tools
@@ -85,9 +87,15 @@ const fnCall = (id: string, name: string, args: string): ChatCompletionMessageFu
   function: { name, arguments: args },
 })
 
+const customCall = (id: string, name: string, input: string): ChatCompletionMessageCustomToolCall => ({
+  id,
+  type: 'custom',
+  custom: { name, input },
+})
+
 const assistant = (
   content: string | null,
-  tool_calls?: Array<ChatCompletionMessageFunctionToolCall>,
+  tool_calls?: Array<ChatCompletionMessageToolCall>,
 ): ChatCompletionMessage => ({
   role: 'assistant',
   content,
@@ -110,7 +118,7 @@ const scriptedModel: ChatClient = {
               completion(assistant(null, [fnCall('call_1', toolNamed(tools, 'notes_search'), '{"query":"deadline"}')])),
             )
           case 1:
-            // one good call and one the generation cut off: two results, in order
+            // one good call, one the generation cut off and one to a custom tool: three results, in order
             return Promise.resolve(
               completion(
                 assistant(null, [
@@ -120,6 +128,7 @@ const scriptedModel: ChatClient = {
                     `{"name":${JSON.stringify(String(lastTool?.content ?? ''))}}`,
                   ),
                   fnCall('call_3', toolNamed(tools, 'notes_read'), '{"name":"groc'),
+                  customCall('call_4', 'shell', 'cat plans.md'),
                 ]),
               ),
             )
@@ -140,14 +149,6 @@ const scriptedModel: ChatClient = {
 // ------------------------------------------------------------------------------------
 // the loop
 // ------------------------------------------------------------------------------------
-
-// OpenAI's API refuses properties it does not know on a message, so a result goes
-// back as role, id and content only; the error flag is said in words.
-const toToolMessage = (r: ToolResult): ChatCompletionToolMessageParam => ({
-  role: 'tool',
-  tool_call_id: r.tool_call_id,
-  content: r.is_error === true ? `Error: ${r.content}` : r.content,
-})
 
 const main = async (): Promise<void> => {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
@@ -171,23 +172,27 @@ const main = async (): Promise<void> => {
       const message = reply.choices[0]?.message
       if (message === undefined) throw new Error('the model gave no choice')
       messages.push(message)
-      const calls = (message.tool_calls ?? []).filter(
-        (c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function',
-      )
+      const calls = message.tool_calls ?? []
       if (calls.length === 0) {
         console.log(`\nassistant: ${message.content ?? ''}`)
         break
       }
       console.log(`\n── turn ${turn}`)
-      for (const c of calls) console.log(`assistant → ${c.id} ${c.function.name}(${c.function.arguments})`)
-      const results = await provider.executeToolCalls(calls)()
+      for (const c of calls)
+        console.log(
+          c.type === 'function'
+            ? `assistant → ${c.id} ${c.function.name}(${c.function.arguments})`
+            : `assistant → ${c.id} custom tool ${c.custom.name}: ${c.custom.input}`,
+        )
+      // the calls as the SDK gives them: a custom (free-text) call is answered with an error, not run
+      const results = await executeChatToolCalls(provider)(message.tool_calls)()
       if (results._tag === 'Left') throw new Error('unreachable: an MCP provider never fails a batch')
-      for (const r of results.right) {
+      for (const r of results.right)
         console.log(
           `tool      ← ${r.tool_call_id}${r.is_error === true ? ' (error)' : ''}: ${r.content.replace(/\n/g, ' | ')}`,
         )
-        messages.push(toToolMessage(r))
-      }
+      // role, tool_call_id and content only: the API refuses members it does not know
+      messages.push(...toToolMessages(results.right))
     }
   } finally {
     await client.close()

@@ -12,7 +12,7 @@ import type { ResponseInputItem } from 'openai/resources/responses/responses'
 import { pipe } from 'fp-ts/lib/function.js'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { fromResponsesCalls, toFunctionCallOutputs, toResponsesTools } from 'toolstack/openai'
+import { fromResponsesCalls, toFunctionCallOutputs, toResponsesInput, toResponsesTools } from 'toolstack/openai'
 
 // two recorded responses: the model's calls, then its answer
 const recorded = (dir: string): Array<unknown> => {
@@ -107,8 +107,8 @@ const main = async (): Promise<void> => {
       if (results._tag === 'Left') throw new Error('unreachable: the policy never fails a batch')
       const outputs = toFunctionCallOutputs(results.right)
       for (const o of outputs) console.log(`model ← ${o.call_id}: ${show(o.output).slice(0, 120)}`)
-      // the output items go back as they came; the SDK's own types disagree under exactOptionalPropertyTypes
-      input.push(...(response.output as Array<ResponseInputItem>), ...outputs)
+      // the output items go back as they came, then the outputs that answer their calls
+      input.push(...toResponsesInput(response.output), ...outputs)
     }
   } finally {
     await fs.close()

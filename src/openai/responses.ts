@@ -6,7 +6,12 @@
  *
  * @since 0.1.0
  */
-import type { FunctionTool, ResponseFunctionToolCall, ResponseInputItem } from 'openai/resources/responses/responses'
+import type {
+  FunctionTool,
+  ResponseFunctionToolCall,
+  ResponseInputItem,
+  ResponseOutputItem,
+} from 'openai/resources/responses/responses'
 import type { ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { isRecord } from '../kernel/guards.js'
 import { textForModel } from './chat.js'
@@ -134,3 +139,21 @@ export const fromResponsesCalls = (output: ReadonlyArray<unknown>): Array<ToolCa
  */
 export const toFunctionCallOutputs = (results: ReadonlyArray<ToolResult>): Array<FunctionCallOutput> =>
   results.map((r) => ({ type: 'function_call_output', call_id: r.tool_call_id, output: textForModel(r) }))
+
+/**
+ * A response's `output` as input items for the next request, each item the same object, in order: the
+ * API takes its output back as it gave it (reasoning items included, which a reasoning model needs to
+ * see again). Push them before the {@link toFunctionCallOutputs} that answer their calls.
+ *
+ * @example
+ * import { toResponsesInput } from 'toolstack/openai'
+ * const call = { type: 'function_call' as const, id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{}' }
+ * assert.deepStrictEqual(toResponsesInput([call]), [call])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const toResponsesInput = (output: ReadonlyArray<ResponseOutputItem>): Array<ResponseInputItem> =>
+  // the SDK's output and input types differ only where the API echoes more than it documents as input (a
+  // computer call output's status "failed", an additional_tools item's roles): the items go back as they came
+  output.map((item) => item as ResponseInputItem)

@@ -16,6 +16,9 @@ describe('examples', () => {
     expect(r.stdout).toMatch(
       /tool {6}← call_3 \(error\): the arguments are not valid JSON \(.+\); the tool was not called/,
     )
+    expect(r.stdout).toContain(
+      'tool      ← call_4 (error): custom tools are not served here: "shell" was not run; call a function tool instead',
+    )
     expect(r.stdout).toMatch(/assistant: From your notes: .*2 December\.\n$/)
   })
 })

@@ -10,10 +10,13 @@ import type {
   ChatCompletionTool,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions'
+import type { Response, ResponseInputItem, ResponseOutputItem } from 'openai/resources/responses/responses'
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
 import { describe, expectTypeOf, it } from 'vitest'
 import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
 import type { McpListingError, McpProvider, McpToolClient } from '../../src/mcp/index.js'
 import { fromMcpClient } from '../../src/mcp/index.js'
+import { executeChatToolCalls, toFunctionCallOutputs, toResponsesInput } from '../../src/openai/index.js'
 
 describe('OpenAI chat-completions types', () => {
   it('declarations are chat-completion tools', () => {
@@ -33,6 +36,20 @@ describe('OpenAI chat-completions types', () => {
         (message.tool_calls ?? []).filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function'),
       )
     expectTypeOf(run).returns.toExtend<ReturnType<McpProvider['executeToolCalls']>>()
+    // or all of them, as they come: executeChatToolCalls answers a custom call itself
+    const runAll = (tools: McpProvider, message: ChatCompletionMessage) =>
+      executeChatToolCalls(tools)(message.tool_calls)
+    expectTypeOf(runAll).returns.toExtend<TaskEither<McpListingError, ReadonlyArray<ToolResult>>>()
+  })
+
+  it("a response's output goes back into its input, and so do the function call outputs", () => {
+    const next = (input: Array<ResponseInputItem>, response: Response, results: ReadonlyArray<ToolResult>) => {
+      input.push(...toResponsesInput(response.output), ...toFunctionCallOutputs(results))
+      return input
+    }
+    expectTypeOf(next).returns.toEqualTypeOf<Array<ResponseInputItem>>()
+    // the SDK's own types do not allow it without the mapper
+    expectTypeOf<ResponseOutputItem>().not.toExtend<ResponseInputItem>()
   })
 
   it('results are tool messages', () => {

@@ -1,17 +1,21 @@
 // The mappings of toolstack/openai (src/openai/chat.ts, src/openai/responses.ts), value
 // by value: each field they write, each member they leave out, each input they refuse or
 // pass by, checked exactly; and, whatever the input, what each promises.
-import type { ChatCompletionToolMessageParam } from 'openai/resources/chat/completions'
-import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses'
+import type { ChatCompletionMessageToolCall, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions'
+import type { FunctionTool, ResponseInputItem, ResponseOutputItem } from 'openai/resources/responses/responses'
 import fc from 'fast-check'
+import * as TE from 'fp-ts/lib/TaskEither.js'
 import { describe, expect, it } from 'vitest'
-import type { ToolDeclaration, ToolResult } from '../../src/index.js'
+import type { Provider, ToolCall, ToolDeclaration, ToolResult } from '../../src/index.js'
 import {
+  executeChatToolCalls,
   fromResponsesCalls,
   textForModel,
   toFunctionCallOutputs,
   toResponsesTools,
+  toResponsesInput,
   toToolMessages,
+  unservedCustomCall,
 } from '../../src/openai/index.js'
 
 const result = (
@@ -209,5 +213,129 @@ describe('toFunctionCallOutputs', () => {
       { type: 'function_call_output', call_id: 'call_1', output: 'read a' },
       { type: 'function_call_output', call_id: 'call_2', output: 'Error: no such file' },
     ])
+  })
+})
+
+describe('toResponsesInput', () => {
+  it('the very output items, in order, every kind kept', () => {
+    const output: Array<ResponseOutputItem> = [
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{}' },
+      { type: 'custom_tool_call', id: 'ct_1', call_id: 'call_2', name: 'sql', input: 'select 1' },
+    ]
+    const input = toResponsesInput(output)
+    expect(input).toHaveLength(3)
+    input.forEach((item, i) => expect(item).toBe(output[i]))
+    expect(toResponsesInput([])).toStrictEqual([])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// executeChatToolCalls
+// -------------------------------------------------------------------------------------
+
+/** A provider that answers each call with its own id and records every batch it is given. */
+const echo = () => {
+  const batches: Array<ReadonlyArray<ToolCall>> = []
+  const provider: Provider<never> = {
+    toolsForLlm: TE.right([]),
+    executeToolCalls: (calls) => {
+      batches.push(calls)
+      return TE.right(calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: `ran ${c.function.name}` })))
+    },
+  }
+  return { provider, batches }
+}
+
+const callArb: fc.Arbitrary<ChatCompletionMessageToolCall> = fc.oneof(
+  fc
+    .record({ id: fc.string({ maxLength: 4 }), name: fc.string({ maxLength: 4 }) })
+    .map(({ id, name }) => ({ id, type: 'function' as const, function: { name, arguments: '{}' } })),
+  fc
+    .record({ id: fc.string({ maxLength: 4 }), name: fc.string({ maxLength: 300 }) })
+    .map(({ id, name }) => ({ id, type: 'custom' as const, custom: { name, input: 'x' } })),
+)
+
+describe('unservedCustomCall', () => {
+  it('an is_error result for the call’s id that names the tool, quoted', () => {
+    expect(
+      unservedCustomCall({ id: 'c9', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin' } }),
+    ).toStrictEqual({
+      role: 'tool',
+      tool_call_id: 'c9',
+      content: 'custom tools are not served here: "apply_patch" was not run; call a function tool instead',
+      is_error: true,
+    })
+  })
+
+  it('whatever the name: cut, no control character, direction mark or line separator left in the text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (name) => {
+        const r = unservedCustomCall({ id: 'c', type: 'custom', custom: { name, input: '' } })
+        expect(r.is_error).toBe(true)
+        expect(r.content.length).toBeLessThan(80 * 6 + 100)
+        expect(r.content).not.toMatch(
+          // eslint-disable-next-line no-control-regex
+          /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/,
+        )
+      }),
+    )
+  })
+
+  it('a name that is not a string is described, not thrown on', () => {
+    const hostile = { id: 'c', type: 'custom', custom: { name: { toString: () => 'x' }, input: '' } }
+    expect(unservedCustomCall(hostile as never).content).toBe(
+      'custom tools are not served here: an object was not run; call a function tool instead',
+    )
+  })
+})
+
+describe('executeChatToolCalls', () => {
+  it('whatever the mix: one result per call, in order; the provider gets the function calls only, the same objects, in one batch', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(callArb, { maxLength: 6 }), async (calls) => {
+        const { provider, batches } = echo()
+        const results = await executeChatToolCalls(provider)(calls)()
+        if (results._tag === 'Left') throw new Error('unreachable')
+        expect(results.right.map((r) => r.tool_call_id)).toEqual(calls.map((c) => c.id))
+        results.right.forEach((r, i) => {
+          const c = calls[i] as ChatCompletionMessageToolCall
+          expect(r).toStrictEqual(
+            c.type === 'function'
+              ? { role: 'tool', tool_call_id: c.id, content: `ran ${c.function.name}` }
+              : unservedCustomCall(c),
+          )
+        })
+        const fns = calls.filter((c) => c.type === 'function')
+        expect(batches).toEqual(fns.length === 0 ? [] : [fns])
+        batches[0]?.forEach((c, i) => expect(c).toBe(fns[i]))
+      }),
+    )
+  })
+
+  it('no tool calls (undefined, null, empty): no results and the provider is not called', async () => {
+    for (const none of [undefined, null, []]) {
+      const { provider, batches } = echo()
+      expect(await executeChatToolCalls(provider)(none)()).toStrictEqual({ _tag: 'Right', right: [] })
+      expect(batches).toEqual([])
+    }
+  })
+
+  it('a Left of the provider passes through as it came; a result the provider left out is an is_error result', async () => {
+    const failing: Provider<string> = { toolsForLlm: TE.right([]), executeToolCalls: () => TE.left('down') }
+    const call: ChatCompletionMessageToolCall = { id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }
+    expect(await executeChatToolCalls(failing)([call])()).toStrictEqual({ _tag: 'Left', left: 'down' })
+    const short: Provider<never> = { toolsForLlm: TE.right([]), executeToolCalls: () => TE.right([]) }
+    expect(await executeChatToolCalls(short)([call])()).toStrictEqual({
+      _tag: 'Right',
+      right: [
+        {
+          role: 'tool',
+          tool_call_id: 'c1',
+          content: 'the tool provider returned no result for this call',
+          is_error: true,
+        },
+      ],
+    })
   })
 })

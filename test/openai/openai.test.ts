@@ -1,13 +1,21 @@
 // The openai SDK's own client, its fetch answered with recorded responses (no network):
 // a Responses API loop and a Chat Completions loop over a toolstack stack, with the
 // mappings of toolstack/openai; and what the mappings promise whatever the results.
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
 import type { ResponseInputItem } from 'openai/resources/responses/responses'
 import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, it } from 'vitest'
 import type { ToolResult, UnknownKeyWarning } from '../../src/index.js'
 import { fromTools, withPolicy, withUnknownKeyAudit } from '../../src/index.js'
-import { fromResponsesCalls, toFunctionCallOutputs, toResponsesTools, toToolMessages } from '../../src/openai/index.js'
+import {
+  executeChatToolCalls,
+  fromResponsesCalls,
+  toFunctionCallOutputs,
+  toResponsesInput,
+  toResponsesTools,
+  toToolMessages,
+} from '../../src/openai/index.js'
 import type { RecordedCall } from './support.js'
 import { chatCalls, chatText, clientAnswering, listedTools, respCalls, respText } from './support.js'
 
@@ -75,15 +83,10 @@ describe('a Responses API loop through the SDK client', () => {
     ])
     const results = await tools.executeToolCalls(calls)()
     if (results._tag === 'Left') throw new Error('unreachable')
-    const second = await client.responses.create({
-      model: 'gpt-test',
-      // the SDK's output items go back as input; its own types disagree under exactOptionalPropertyTypes
-      input: [
-        { role: 'user', content: 'read my notes' },
-        ...(first.output as Array<ResponseInputItem>),
-        ...toFunctionCallOutputs(results.right),
-      ],
-    })
+    // the conversation as a host keeps it: the output items back as they came, then their outputs; no cast
+    const input: Array<ResponseInputItem> = [{ role: 'user', content: 'read my notes' }]
+    input.push(...toResponsesInput(first.output), ...toFunctionCallOutputs(results.right))
+    const second = await client.responses.create({ model: 'gpt-test', input })
     expect(second.output_text).toBe('done')
     expect(warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.suggestions])).toEqual([
       ['read', ['ffset'], 'call_1', [{ key: 'ffset', didYouMean: 'offset' }]],
@@ -105,8 +108,15 @@ describe('a Responses API loop through the SDK client', () => {
         strict: false,
       },
     ])
-    const input = requests[1]?.body['input'] as ReadonlyArray<Record<string, unknown>>
-    expect(input.filter((i) => i['type'] === 'function_call_output')).toEqual([
+    const sent = requests[1]?.body['input'] as ReadonlyArray<Record<string, unknown>>
+    // the reasoning item and the calls go back as the API gave them, before their outputs
+    expect(sent.slice(0, 4)).toEqual([
+      { role: 'user', content: 'read my notes' },
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+      expect.objectContaining({ type: 'function_call', id: 'fc_call_1', call_id: 'call_1' }),
+      expect.objectContaining({ type: 'function_call', id: 'fc_call_2', call_id: 'call_2' }),
+    ])
+    expect(sent.filter((i) => i['type'] === 'function_call_output')).toEqual([
       { type: 'function_call_output', call_id: 'call_1', output: 'read notes.txt' },
       {
         type: 'function_call_output',
@@ -120,26 +130,32 @@ describe('a Responses API loop through the SDK client', () => {
 })
 
 describe('a Chat Completions loop through the SDK client', () => {
-  it('the assistant’s calls go to the stack as they are; the tool messages carry role, id and content only', async () => {
+  it('the assistant’s tool_calls go in as they come, a custom call answered in words; tool messages carry role, id and content only', async () => {
     const warnings: Array<UnknownKeyWarning> = []
     const tools = stack(warnings)
     const listed = await listedTools(tools)
-    const { client, requests } = clientAnswering({ '/chat/completions': [chatCalls(notesCalls), chatText] })
-    const first = await client.chat.completions.create({
-      model: 'gpt-test',
-      messages: [{ role: 'user', content: 'read my notes' }],
-      tools: [...listed],
-    })
+    const calls: ReadonlyArray<RecordedCall> = [
+      notesCalls[0] as RecordedCall,
+      { id: 'call_c', name: 'shell\u001b[2J', arguments: 'rm -rf /', custom: true },
+      notesCalls[1] as RecordedCall,
+    ]
+    const { client, requests } = clientAnswering({ '/chat/completions': [chatCalls(calls), chatText] })
+    const messages: Array<ChatCompletionMessageParam> = [{ role: 'user', content: 'read my notes' }]
+    const first = await client.chat.completions.create({ model: 'gpt-test', messages, tools: [...listed] })
     const message = first.choices[0]?.message
     if (message === undefined) throw new Error('no choice')
-    const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function')
-    const results = await tools.executeToolCalls(calls)()
+    messages.push(message)
+    // as the README shows it: the SDK's tool_calls, custom calls and all, with no filter and no cast
+    const results = await executeChatToolCalls(tools)(message.tool_calls)()
     if (results._tag === 'Left') throw new Error('unreachable')
+    expect(results.right.map((r) => [r.tool_call_id, r.is_error === true])).toEqual([
+      ['call_1', false],
+      ['call_c', true],
+      ['call_2', true],
+    ])
     expect(results.right[0]).toMatchObject({ structured_content: { lines: 3 } })
-    const second = await client.chat.completions.create({
-      model: 'gpt-test',
-      messages: [{ role: 'user', content: 'read my notes' }, message, ...toToolMessages(results.right)],
-    })
+    messages.push(...toToolMessages(results.right))
+    const second = await client.chat.completions.create({ model: 'gpt-test', messages })
     expect(second.choices[0]?.message.content).toBe('done')
     expect(warnings.map((w) => w.unknownKeys)).toEqual([['ffset']])
     const sent = (requests[1]?.body['messages'] as ReadonlyArray<Record<string, unknown>>).filter(
@@ -147,6 +163,11 @@ describe('a Chat Completions loop through the SDK client', () => {
     )
     expect(sent).toEqual([
       { role: 'tool', tool_call_id: 'call_1', content: 'read notes.txt' },
+      {
+        role: 'tool',
+        tool_call_id: 'call_c',
+        content: 'Error: custom tools are not served here: "shell\\u001b[2J" was not run; call a function tool instead',
+      },
       { role: 'tool', tool_call_id: 'call_2', content: expect.stringMatching(/^Error: The permission policy refused/) },
     ])
   })

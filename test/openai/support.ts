@@ -20,11 +20,12 @@ export const clientAnswering = (script: Record<string, Array<unknown>>) => {
   }
 }
 
-/** A function call the model makes in a recorded response. */
+/** A call the model makes in a recorded response: a function call, or with `custom` a custom tool call whose input is `arguments`. */
 export interface RecordedCall {
   readonly id: string
   readonly name: string
   readonly arguments: string
+  readonly custom?: true
 }
 
 const respBase = {
@@ -101,11 +102,11 @@ export const chatCalls = (calls: ReadonlyArray<RecordedCall>) => ({
         role: 'assistant',
         content: null,
         refusal: null,
-        tool_calls: calls.map((c) => ({
-          id: c.id,
-          type: 'function',
-          function: { name: c.name, arguments: c.arguments },
-        })),
+        tool_calls: calls.map((c) =>
+          c.custom === true
+            ? { id: c.id, type: 'custom', custom: { name: c.name, input: c.arguments } }
+            : { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } },
+        ),
       },
     },
   ],
