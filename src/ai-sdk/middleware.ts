@@ -155,7 +155,7 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
  * @category constructors
  */
 export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
-  const session = auditSessions('unknownKeyAuditMiddleware', options)()
+  const session = auditSessions('unknownKeyAuditMiddleware', options, 'ai-sdk-middleware')()
 
   const wrapGenerate: WrapGenerate = async ({ doGenerate, params }) => {
     const catalogue = catalogueOfRequest(session, params)
