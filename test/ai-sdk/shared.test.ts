@@ -11,6 +11,7 @@ import { z } from 'zod'
 import type { UnknownKeyAuditOptions, UnknownKeyWarning } from '../../src/index.js'
 import { formatWarning, fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../../src/index.js'
 import { toAiSdkTools, unknownKeyAuditMiddleware } from '../../src/ai-sdk/index.js'
+import { warningFields } from '../../src/cli/check.js'
 import { scriptedModel } from './support.js'
 
 const stackTools = fromTools([
@@ -75,6 +76,7 @@ describe.each(Object.entries(loops))('%s: the middleware and an audited stack', 
       ['read', 'haed', 'r0', 'ai-sdk-middleware'],
       ['summarise', 'wrods', 's0', 'ai-sdk-middleware'],
     ])
+    expect(warningFields(warnings[0] as UnknownKeyWarning)).toMatchObject({ tool: 'read', via: 'ai-sdk-middleware' })
     expect(formatWarning(warnings[0] as UnknownKeyWarning)).toBe(
       'toolstack: read call r0 carried undeclared argument key "haed" (declared: "head", "path") (did you mean head?) [via ai-sdk-middleware]',
     )
@@ -101,6 +103,7 @@ describe.each(Object.entries(loops))('%s: the middleware and an audited stack', 
       ['summarise', 'wrods', 's0', undefined],
     ])
     expect(byModel[0]).not.toHaveProperty('via')
+    expect(warningFields(byModel[0] as UnknownKeyWarning)).not.toHaveProperty('via')
 
     const byStack: Array<UnknownKeyWarning> = []
     await loop(await combined({ stack: { onWarn: (w) => void byStack.push(w) } }))
