@@ -119,11 +119,18 @@ export const unknownKeyAuditProcessor = (options?: UnknownKeyAuditOptions): Unkn
       const catalogue =
         typeof messageList === 'object' && messageList !== null ? catalogues.get(messageList) : undefined
       if (catalogue !== undefined)
-        for (const c of toolCalls ?? [])
-          session.check(catalogue, {
-            id: typeof c.toolCallId === 'string' ? c.toolCallId : '',
-            function: { name: c.toolName, arguments: argumentsOf(c.args) },
-          })
+        for (const c of toolCalls ?? []) {
+          // one unreadable call does not keep the others from being heard
+          try {
+            if (!isRecord(c) || typeof c.toolName !== 'string') continue
+            session.check(catalogue, {
+              id: typeof c.toolCallId === 'string' ? c.toolCallId : '',
+              function: { name: c.toolName, arguments: argumentsOf(c.args) },
+            })
+          } catch {
+            // not audited
+          }
+        }
     } catch {
       // calls that cannot be read are not audited, and go on as they came
     }

@@ -105,3 +105,27 @@ describe('unknownKeyAuditProcessor in Mastra Agent.generate', () => {
     expect(agent.name).toBe('a')
   })
 })
+
+describe('unknownKeyAuditProcessor reading what Mastra hands it', () => {
+  it('an unreadable call is skipped, the others still heard, and the message list comes back as it was', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditProcessor({ onWarn: (w) => void warnings.push(w) })
+    const messageList = {}
+    await audit.processInputStep({ tools: { count }, messageList })
+    const hostile = Object.defineProperty({}, 'toolName', {
+      get: () => {
+        throw new Error('no')
+      },
+    })
+    const toolCalls = [
+      hostile,
+      { toolName: 7, toolCallId: 'x', args: {} },
+      { toolName: 'count', toolCallId: 'c9', args: { text: 'a', lnag: 'en' } },
+    ] as never
+    expect(audit.processOutputStep({ toolCalls, messageList })).toBe(messageList)
+    expect(warnings.map((w) => [w.tool, w.unknownKeys.join(), w.id])).toEqual([['count', 'lnag', 'c9']])
+    // another request (another list) has no catalogue yet: nothing heard
+    expect(audit.processOutputStep({ toolCalls, messageList: {} })).toEqual({})
+    expect(warnings).toHaveLength(1)
+  })
+})
