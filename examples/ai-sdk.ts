@@ -11,7 +11,14 @@ import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { pipe } from 'fp-ts/lib/function.js'
 import { z } from 'zod'
-import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
+import {
+  formatWarning,
+  readOnlyRules,
+  sharedUnknownKeyAudit,
+  withPolicy,
+  withReasons,
+  withUnknownKeyAudit,
+} from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
 import { toAiSdkTools, unknownKeyAuditMiddleware } from 'toolstack/ai-sdk'
 
@@ -26,14 +33,17 @@ const main = async (): Promise<void> => {
   const server = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
   const fs = await connectStdio({ command: process.execPath, args: [server, dir], stderr: 'ignore' })
   try {
-    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) =>
-      console.log(`  ⚠ ${who}: ${formatWarning(w).replaceAll(dir, '<dir>')}`)
+    // one audit memory for the middleware and the stack: each (tool, key) pair is said once,
+    // by the layer that heard it first (the line ends with [via …])
+    const audit = sharedUnknownKeyAudit({
+      onWarn: (w) => console.log(`  ⚠ ${formatWarning(w).replaceAll(dir, '<dir>')}`),
+    })
 
     // 1. a toolstack stack as AI SDK tools: every key the model wrote reaches the stack
     const stack = pipe(
       fromMcpClient(fs.client),
       withReasons(),
-      withUnknownKeyAudit({ onWarn: say('stack') }),
+      withUnknownKeyAudit(audit),
       withPolicy({
         rules: [
           ...readOnlyRules(''),
@@ -103,7 +113,7 @@ const main = async (): Promise<void> => {
     })
 
     // 3. the one-line drop-in: the middleware sees the raw input of every tool call
-    const audited = wrapLanguageModel({ model, middleware: unknownKeyAuditMiddleware({ onWarn: say('middleware') }) })
+    const audited = wrapLanguageModel({ model, middleware: unknownKeyAuditMiddleware(audit) })
     const r = await generateText({ model: audited, tools, prompt: 'When is the demo?', stopWhen: stepCountIs(3) })
     console.log(`assistant: ${r.text}`)
   } finally {

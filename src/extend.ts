@@ -17,7 +17,7 @@ export type { ProviderFailure, ToolOutput } from './combinators/Provider.js'
 export { providerFailure } from './combinators/Provider.js'
 
 // the audit, fed by a framework's own calls or by a command
-export type { AuditSession } from './combinators/UnknownKeys.js'
+export type { AuditMemory, AuditSession, SharedUnknownKeyAudit } from './combinators/UnknownKeys.js'
 export { auditSessions } from './combinators/UnknownKeys.js'
 export type { Catalogue } from './steps/audit/Catalogue.js'
 export { catalogueOf, emptyCatalogue, toleratedOf } from './steps/audit/Catalogue.js'

@@ -27,7 +27,7 @@ export { fromAsync, fromTools, isProviderFailure, toAsync } from './combinators/
 
 // combinators, their options and the providers they make
 export type { AuditDiagnostic, AuditedProvider, UnknownKeyAuditOptions } from './combinators/UnknownKeys.js'
-export { drawAuditDiagnostic, withUnknownKeyAudit } from './combinators/UnknownKeys.js'
+export { drawAuditDiagnostic, sharedUnknownKeyAudit, withUnknownKeyAudit } from './combinators/UnknownKeys.js'
 export type { ReasonedProvider, ReasonsOptions } from './combinators/Reasons.js'
 export { withReasons } from './combinators/Reasons.js'
 export type { RegistryEntry, RegistryError } from './combinators/Registry.js'

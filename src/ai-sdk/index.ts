@@ -8,3 +8,4 @@
 export * from './middleware.js'
 export * from './tools.js'
 export * from './approval.js'
+export * from './mastra.js'

@@ -113,7 +113,8 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
  * request, in `generateText` and `streamText` alike, and warns once per (tool, key), with the options,
  * warning and once-per-pair memory of `withUnknownKeyAudit`. It changes nothing: `wrapGenerate` returns
  * the same result object the model returned, and `wrapStream` passes on the model's parts in order,
- * each the same object (same reference).
+ * each the same object (same reference). Given the same `sharedUnknownKeyAudit` as the stack behind
+ * `toAiSdkTools`, the two keep one memory and say each pair once, each warning naming its layer (`via`).
  *
  * ```ts
  * const model = wrapLanguageModel({ model: openai('gpt-5'), middleware: unknownKeyAuditMiddleware({ onWarn }) })
@@ -155,7 +156,7 @@ const checkPart = (session: AuditSession, catalogue: Catalogue, part: unknown): 
  * @category constructors
  */
 export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
-  const session = auditSessions('unknownKeyAuditMiddleware', options)()
+  const session = auditSessions('unknownKeyAuditMiddleware', options, 'ai-sdk-middleware')()
 
   const wrapGenerate: WrapGenerate = async ({ doGenerate, params }) => {
     const catalogue = catalogueOfRequest(session, params)

@@ -42,4 +42,5 @@ export const warningFields = (w: UnknownKeyWarning): Readonly<Record<string, unk
   unknownKeys: w.unknownKeys,
   declaredKeys: w.declaredKeys,
   suggestions: w.suggestions,
+  ...(w.via === undefined ? {} : { via: w.via }),
 })

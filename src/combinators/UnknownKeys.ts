@@ -69,6 +69,33 @@ export interface UnknownKeyAuditOptions {
   readonly maxPairs?: number
   /** Called once per kind of {@link AuditDiagnostic}. Default: one line on stderr. */
   readonly onDiagnostic?: (diagnostic: AuditDiagnostic) => IO<void> | void
+  /**
+   * One seen-set shared with other layers that hear the same calls (from {@link sharedUnknownKeyAudit}):
+   * a pair one layer said is not said again by another, and each warning names its layer (`via`).
+   */
+  readonly memory?: AuditMemory
+}
+
+/**
+ * The seen-set of layers that hear the same calls (an AI SDK middleware and an audited stack, say).
+ * Opaque: made by {@link sharedUnknownKeyAudit}.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface AuditMemory {
+  readonly _tag: 'AuditMemory'
+  readonly seen: IORef<SeenSet>
+}
+
+/**
+ * Options for every layer that shares one memory: pass the same value to each.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface SharedUnknownKeyAudit extends UnknownKeyAuditOptions {
+  readonly memory: AuditMemory
 }
 
 /**
@@ -256,19 +283,31 @@ const OptionsProps = {
   tolerate: t.readonlyArray(t.string),
   maxPairs: Capacity,
   onDiagnostic: t.unknown,
+  memory: t.unknown,
 }
+
+const isAuditMemory = (u: unknown): u is AuditMemory =>
+  typeof u === 'object' && u !== null && (u as { readonly _tag?: unknown })._tag === 'AuditMemory'
 
 /**
  * The options, checked once up front (a `TypeError` naming the problem), and a maker of sessions that
- * share them.
+ * share them. With a `memory`, every session reads and writes that one seen-set, and its warnings carry
+ * `via` (the layer's name).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): IO<AuditSession> => {
+export const auditSessions = (where: string, options?: UnknownKeyAuditOptions, via?: string): IO<AuditSession> => {
   const opts = decodeOptions(where, OptionsProps, options)
   assertCallback(where, 'onWarn', opts.onWarn, 1)
   assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
+  if (opts.memory !== undefined && !isAuditMemory(opts.memory))
+    throw new TypeError(
+      `${where}: options.memory must come from sharedUnknownKeyAudit, got ${describeValue(opts.memory)}`,
+    )
+  const memory = opts.memory
+  const named = (w: UnknownKeyWarning): UnknownKeyWarning =>
+    memory === undefined || via === undefined ? w : { ...w, via }
   const onWarn = (opts.onWarn as UnknownKeyAuditOptions['onWarn']) ?? warnToStderr
   const onDiagnostic = (opts.onDiagnostic as UnknownKeyAuditOptions['onDiagnostic']) ?? diagnoseToStderr
   const ofListing = catalogueOf(toleratedOf(opts.tolerate))
@@ -283,11 +322,20 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
     // emitted after the state is written, so a callback that lists or calls again sees the new state
     const emit = (out: Emitted): void => {
       for (const d of out.diagnostics) callBack(onDiagnostic, d)
-      for (const w of out.warnings) callBack(onWarn, w)
+      for (const w of out.warnings) callBack(onWarn, named(w))
     }
+    // with a memory, the seen-set is the memory's: read and written in the same synchronous step
+    const shared =
+      (f: (s: AuditState) => readonly [Emitted, AuditState]) =>
+      (s: AuditState): readonly [Emitted, AuditState] => {
+        if (memory === undefined) return f(s)
+        const [out, next] = f({ ...s, seen: memory.seen.read() })
+        memory.seen.write(next.seen)()
+        return [out, next]
+      }
     const step = (f: (s: AuditState) => readonly [Emitted, AuditState]): void => {
       try {
-        emit(modify(f)(state)())
+        emit(modify(shared(f))(state)())
       } catch {
         // the audit adds no failure of its own
       }
@@ -305,9 +353,46 @@ export const auditSessions = (where: string, options?: UnknownKeyAuditOptions): 
       audit: (batch) => step(auditBatch(batch)),
       check: (catalogue, call) => step(auditBatch(batchOf([call]), catalogue)),
       auditedTools: () => [...(state.read().catalogue ?? emptyCatalogue).keys()].sort(),
-      stats: () => pairStats(state.read().seen),
+      stats: () => pairStats(memory === undefined ? state.read().seen : memory.seen.read()),
     }
   }
+}
+
+/**
+ * One audit for layers that hear the same calls — the AI SDK middleware on the model and
+ * `withUnknownKeyAudit` in the stack behind `toAiSdkTools`: pass the result to each as its options. They
+ * share one seen-set, so a (tool, key) pair is said once, by the first layer that heard it, and each
+ * warning's `via` names that layer. `stats` counts a call once per layer that heard it.
+ *
+ * @example
+ * import { pipe } from 'fp-ts/lib/function.js'
+ * import * as TE from 'fp-ts/lib/TaskEither.js'
+ * import { fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from 'toolstack'
+ * const said: Array<string> = []
+ * const audit = sharedUnknownKeyAudit({ onWarn: (w) => void said.push(`${w.unknownKeys.join()} via ${w.via}`) })
+ * const echo = fromTools([
+ *   {
+ *     declaration: { type: 'function', function: { name: 'echo', parameters: { type: 'object', properties: { text: {} } } } },
+ *     run: (a) => TE.right(String(a.text)),
+ *   },
+ * ])
+ * const one = pipe(echo, withUnknownKeyAudit(audit))
+ * const two = pipe(echo, withUnknownKeyAudit(audit))
+ * await one.toolsForLlm()
+ * await two.toolsForLlm()
+ * await one.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"txet":"hi"}' } }])()
+ * await two.executeToolCalls([{ id: '1', function: { name: 'echo', arguments: '{"txet":"hi"}' } }])()
+ * assert.deepStrictEqual(said, ['txet via stack'])
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sharedUnknownKeyAudit = (options?: UnknownKeyAuditOptions): SharedUnknownKeyAudit => {
+  const where = 'sharedUnknownKeyAudit'
+  // checks the options now, as each layer will
+  auditSessions(where, options)
+  const maxPairs = options?.maxPairs ?? DEFAULT_CAPACITY
+  return { ...options, memory: { _tag: 'AuditMemory', seen: newIORef(emptySeenSetOf(maxPairs))() } }
 }
 
 // -------------------------------------------------------------------------------------
@@ -351,7 +436,7 @@ export const withUnknownKeyAudit = (
   options?: UnknownKeyAuditOptions,
 ): (<E>(provider: Provider<E>) => AuditedProvider<E>) => {
   const where = 'withUnknownKeyAudit'
-  const newSession = auditSessions(where, options)
+  const newSession = auditSessions(where, options, 'stack')
 
   return <E>(provider: Provider<E>): AuditedProvider<E> => {
     assertProvider(where, provider)

@@ -3,15 +3,14 @@ import { describe, expect, it } from 'vitest'
 import { runExample } from '../support/examples.js'
 
 describe('adapter examples', () => {
-  it('ai-sdk: a generateText loop over server-filesystem warns from the middleware and the stack, and the model gets text, a stripped input’s answer and a refusal', () => {
+  it('ai-sdk: a generateText loop over server-filesystem warns once per pair (middleware and stack share one memory), and the model gets text, a stripped input’s answer and a refusal', () => {
     const r = runExample('ai-sdk.ts')
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     const warnings = r.stdout.split('\n').filter((l) => l.includes('⚠'))
     expect(warnings).toEqual([
-      '  ⚠ middleware: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
-      '  ⚠ middleware: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
-      '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+      '  ⚠ toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?) [via ai-sdk-middleware]',
+      '  ⚠ toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?) [via ai-sdk-middleware]',
     ])
     expect(r.stdout).toContain('model ← call_1 text: Ship the adapters on Friday. | Demo on 2 December.')
     // zod stripped "wrods": the summary fell back to its default length

@@ -44,6 +44,11 @@ export interface UnknownKeyWarning {
    * order of `unknownKeys`.
    */
   readonly suggestions: ReadonlyArray<Suggestion>
+  /**
+   * Which layer heard the call (`'ai-sdk-middleware'`, `'stack'`, …), set when two layers share one memory
+   * (`sharedUnknownKeyAudit`) or the layer always names itself; absent otherwise.
+   */
+  readonly via?: string
 }
 
 /**
@@ -195,6 +200,10 @@ const quoted = (s: string): string => escapeControls(JSON.stringify(cut(s, MAX_S
  *   formatWarning({ tool: 'fs_read', id: 'call_1', unknownKeys: ['ffset'], declaredKeys: ['offset', 'path'] }),
  *   'toolstack: fs_read call call_1 carried undeclared argument key "ffset" (declared: "offset", "path")',
  * )
+ * assert.strictEqual(
+ *   formatWarning({ tool: 'fs_read', id: 'c2', unknownKeys: ['x'], declaredKeys: ['path'], via: 'stack' }),
+ *   'toolstack: fs_read call c2 carried undeclared argument key "x" (declared: "path") [via stack]',
+ * )
  *
  * @since 0.1.0
  * @category utils
@@ -207,10 +216,12 @@ export const formatWarning = (
   const keys = `key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)}`
   const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument ${keys} (declared: ${quote(w.declaredKeys)})`
   const suggestions = w.suggestions ?? []
-  if (suggestions.length === 0) return line
+  // the layer's name is the library's own, but a host may set it: shown like any other name
+  const via = typeof w.via === 'string' && w.via !== '' ? ` [via ${shown(w.via)}]` : ''
+  if (suggestions.length === 0) return line + via
   const hint =
     w.unknownKeys.length === 1 && suggestions.length === 1
       ? shown((suggestions[0] as Suggestion).didYouMean)
       : suggestions.map((s) => `${shown(s.didYouMean)} for ${quoted(s.key)}`).join(', ')
-  return `${line} (did you mean ${hint}?)`
+  return `${line} (did you mean ${hint}?)${via}`
 }

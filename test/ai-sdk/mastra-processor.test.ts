@@ -1,0 +1,131 @@
+// unknownKeyAuditProcessor: the audit as a Mastra processor, so an Agent whose model is a
+// string id (Mastra's model router) is audited too. Driven through a real Agent.generate
+// loop with the AI SDK's mock model; the string form is checked by the type checker (its
+// run needs the network).
+import { Agent } from '@mastra/core/agent'
+import { createTool } from '@mastra/core/tools'
+import * as TE from 'fp-ts/lib/TaskEither.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import type { UnknownKeyWarning } from '../../src/index.js'
+import { fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../../src/index.js'
+import { toAiSdkTools, unknownKeyAuditProcessor } from '../../src/ai-sdk/index.js'
+import { scriptedModel } from './support.js'
+
+const stack = fromTools([
+  {
+    declaration: {
+      type: 'function',
+      function: { name: 'read', parameters: { type: 'object', properties: { path: {}, head: {} } } },
+    },
+    run: () => TE.right('file text'),
+  },
+])
+
+const executed: Array<unknown> = []
+const count = createTool({
+  id: 'count',
+  description: 'Counts words',
+  inputSchema: z.object({ text: z.string() }),
+  execute: async (input) => {
+    executed.push(input)
+    return { words: 2 }
+  },
+})
+
+const model = () =>
+  scriptedModel((_, turn) =>
+    turn < 2
+      ? [
+          { id: `r${turn}`, tool: 'read', input: '{"path":"/n","haed":1}' },
+          { id: `c${turn}`, tool: 'count', input: '{"text":"one two","lang":"en"}' },
+        ]
+      : 'done',
+  )
+
+describe('unknownKeyAuditProcessor in Mastra Agent.generate', () => {
+  it('warns once per pair of a Mastra tool (before zod strips it) and of a toolstack tool', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditProcessor({ onWarn: (w) => void warnings.push(w) })
+    const agent = new Agent({
+      id: 'notes',
+      name: 'notes',
+      instructions: 'be brief',
+      model: model() as never, // Mastra types a V4 model with its own copy of @ai-sdk/provider (see mastra.test.ts)
+      tools: { ...(await toAiSdkTools(stack)), count },
+      inputProcessors: [audit],
+      outputProcessors: [audit],
+    })
+    const r = await agent.generate('go', { maxSteps: 4 })
+    expect(r.text).toBe('done')
+    expect(warnings.map((w) => [w.tool, w.unknownKeys.join(), w.id, w.suggestions])).toEqual([
+      ['read', 'haed', 'r0', [{ key: 'haed', didYouMean: 'head' }]],
+      ['count', 'lang', 'c0', []],
+    ])
+    expect(executed.at(-1)).toEqual({ text: 'one two' })
+    expect(audit.auditedTools()).toEqual(['count', 'read'])
+    expect(audit.stats().map((s) => [s.tool, s.key, s.calls])).toEqual([
+      ['count', 'lang', 2],
+      ['read', 'haed', 2],
+    ])
+  })
+
+  it('sharing one memory with an audited stack, each pair is said once, via the processor', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const shared = sharedUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) })
+    const audit = unknownKeyAuditProcessor(shared)
+    const agent = new Agent({
+      id: 'notes',
+      name: 'notes',
+      instructions: 'be brief',
+      model: model() as never,
+      tools: { ...(await toAiSdkTools(pipe(stack, withUnknownKeyAudit(shared)))), count },
+      inputProcessors: [audit],
+      outputProcessors: [audit],
+    })
+    await agent.generate('go', { maxSteps: 4 })
+    expect(warnings.map((w) => [w.tool, w.via])).toEqual([
+      ['read', 'mastra-processor'],
+      ['count', 'mastra-processor'],
+    ])
+  })
+
+  it('a string model id takes the processor, under strict, without a cast', () => {
+    const audit = unknownKeyAuditProcessor({ onWarn: () => undefined })
+    const agent = new Agent({
+      id: 'a',
+      name: 'a',
+      instructions: 'x',
+      model: 'openai/gpt-5',
+      tools: { count },
+      inputProcessors: [audit],
+      outputProcessors: [audit],
+    })
+    expect(agent.name).toBe('a')
+  })
+})
+
+describe('unknownKeyAuditProcessor reading what Mastra hands it', () => {
+  it('an unreadable call is skipped, the others still heard, and the message list comes back as it was', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditProcessor({ onWarn: (w) => void warnings.push(w) })
+    const messageList = {}
+    await audit.processInputStep({ tools: { count }, messageList })
+    const hostile = Object.defineProperty({}, 'toolName', {
+      get: () => {
+        throw new Error('no')
+      },
+    })
+    const toolCalls = [
+      hostile,
+      { toolName: 7, toolCallId: 'x', args: {} },
+      { toolName: 'count', toolCallId: 'c9', args: { text: 'a', lnag: 'en' } },
+    ] as never
+    expect(audit.processOutputStep({ toolCalls, messageList })).toBe(messageList)
+    expect(warnings.map((w) => [w.tool, w.unknownKeys.join(), w.id])).toEqual([['count', 'lnag', 'c9']])
+    // another request (another list) has no catalogue yet: nothing heard
+    expect(audit.processOutputStep({ toolCalls, messageList: {} })).toEqual({})
+    expect(warnings).toHaveLength(1)
+  })
+})
