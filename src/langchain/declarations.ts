@@ -1,0 +1,15 @@
+// What the handler and the middleware share (internal: not re-exported by the entry point): a LangChain
+// tool's schema, zod or JSON Schema, as the declaration the audit reads.
+import { toJsonSchema } from '@langchain/core/utils/json_schema'
+
+/**
+ * One declaration (name, parameters) of a tool whose schema converts to JSON Schema with LangChain's own
+ * `toJsonSchema`; a tool whose schema does not (a `z.date()`, say) gives none.
+ */
+export const declarationOf = (name: string, schema: unknown): ReadonlyArray<unknown> => {
+  try {
+    return [{ function: { name, parameters: toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]) } }]
+  } catch {
+    return []
+  }
+}
