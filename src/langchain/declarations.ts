@@ -13,3 +13,10 @@ export const declarationOf = (name: string, schema: unknown): ReadonlyArray<unkn
     return []
   }
 }
+
+/**
+ * The `metadata` member that marks a tool made by `toLangChainTools`: its calls go down a toolstack
+ * stack, whose own `withUnknownKeyAudit` hears them, so the middleware leaves them to it and a pair
+ * is said once.
+ */
+export const STACK_TOOL = 'toolstack_stack_tool'

@@ -17,7 +17,7 @@ import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { argumentsOf, callOf } from '../adapter/adapter.js'
 import { memberOf } from '../kernel/guards.js'
-import { declarationOf } from './declarations.js'
+import { STACK_TOOL, declarationOf } from './declarations.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -73,7 +73,9 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
  * for it (every tool of the agent, its middleware's tools included), with the options, warning and
  * once-per-(tool, key) memory of `withUnknownKeyAudit`, then hands the very same request to the next
  * handler and returns its answer, or its rejection, unchanged. A tool whose schema declares no property
- * is not audited; an `onWarn` that throws changes nothing about the call.
+ * is not audited; nor is a tool made by `toLangChainTools`: its calls go down a toolstack stack, whose
+ * own `withUnknownKeyAudit` hears them, so each pair is said once. An `onWarn` that throws changes
+ * nothing about the call.
  *
  * ```ts
  * const agent = createAgent({ model, tools, middleware: [createMiddleware(unknownKeyAuditMiddleware({ onWarn }))] })
@@ -112,6 +114,7 @@ export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): Unk
       const toolCall = memberOf(request, 'toolCall')
       const name = memberOf(toolCall, 'name')
       if (typeof tool !== 'object' || tool === null || typeof name !== 'string') return
+      if (memberOf(memberOf(tool, 'metadata'), STACK_TOOL) === true) return
       const id = memberOf(toolCall, 'id')
       session.check(
         catalogueOf(tool),

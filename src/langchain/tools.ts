@@ -24,7 +24,7 @@ import { auditSessions } from '../combinators/UnknownKeys.js'
 import { assertProvider } from '../kernel/model.js'
 import { abortedText, argumentsOf, callOf, listTools, listedCatalogue, sendOne } from '../adapter/adapter.js'
 import { describeValue } from '../kernel/describe.js'
-import { declarationOf } from './declarations.js'
+import { STACK_TOOL, declarationOf } from './declarations.js'
 import { hasOwn, isRecord, memberOf } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -132,9 +132,10 @@ const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined =>
  * {@link permissiveSchema} of each declaration, so every key the model wrote reaches the stack. A call
  * goes down the stack with LangChain's tool-call id as its id; the response format is
  * `content_and_artifact`: the model reads the result's text, and the `ToolMessage`'s `artifact` is the
- * whole result (`structured_content` included). An `is_error` result becomes a `ToolMessage` with
- * `status: 'error'` (invoked without a tool call, it is thrown as an `Error`). A failed listing rejects
- * with a `ProviderFailure`.
+ * whole result (`structured_content` included); `metadata` marks the tool as the stack's, so
+ * `unknownKeyAuditMiddleware` leaves its calls to the stack's own audit. An `is_error` result becomes a
+ * `ToolMessage` with `status: 'error'` (invoked without a tool call, it is thrown as an `Error`). A failed
+ * listing rejects with a `ProviderFailure`.
  *
  * @example
  * import { fromTools } from 'toolstack'
@@ -186,6 +187,7 @@ export const toLangChainTools = <E>(provider: Provider<E>): Promise<Array<Dynami
       description: description ?? '',
       schema: permissiveSchema(parameters),
       responseFormat: 'content_and_artifact',
+      metadata: { [STACK_TOOL]: true },
       func: func(name),
     })
 

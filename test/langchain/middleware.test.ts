@@ -8,10 +8,12 @@ import type { ToolCall } from '@langchain/core/messages/tool'
 import type { ClientTool, ServerTool } from '@langchain/core/tools'
 import { DynamicStructuredTool, tool } from '@langchain/core/tools'
 import type { Command } from '@langchain/langgraph'
+import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
-import { unknownKeyAuditMiddleware } from '../../src/langchain/index.js'
+import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
+import { toLangChainTools, unknownKeyAuditMiddleware } from '../../src/langchain/index.js'
 
 const recordingRead = () => {
   const received: Array<unknown> = []
@@ -141,6 +143,33 @@ describe('unknownKeyAuditMiddleware', () => {
     expect(warnings.map((w) => [w.tool, w.unknownKeys, w.suggestions])).toEqual([
       ['write', ['opts.encodng'], [{ key: 'opts.encodng', didYouMean: 'opts.encoding' }]],
     ])
+  })
+
+  it('leaves a toolstack stack’s own tools to the stack’s audit: one pair, one warning', async () => {
+    const said: Array<string> = []
+    const stack = pipe(
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'fetch', parameters: { type: 'object', properties: { url: {} } } },
+          },
+          run: (a) => `fetched ${String(a['url'])}`,
+        },
+      ]),
+      withUnknownKeyAudit({ onWarn: (w) => void said.push(`stack: ${w.unknownKeys.join()}`) }),
+    )
+    const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void said.push(`middleware: ${w.unknownKeys.join()}`) })
+    const [fetchTool] = await toLangChainTools(stack)
+    const { read } = recordingRead()
+    if (fetchTool === undefined) throw new Error('no tool listed')
+    const answer = await audit.wrapToolCall(
+      { toolCall: callOf('f1', { url: 'x', utl: 'x' }, 'fetch'), tool: fetchTool },
+      runTool,
+    )
+    await audit.wrapToolCall({ toolCall: callOf('r1', { path: '/a', ffset: 3 }), tool: read }, runTool)
+    expect(answer.content).toBe('fetched x')
+    expect(said).toEqual(['stack: utl', 'middleware: ffset'])
   })
 
   it('a request it cannot read is handed on as it came', () => {
