@@ -172,6 +172,20 @@ describe('unknownKeyAuditMiddleware', () => {
     expect(said).toEqual(['stack: utl', 'middleware: ffset'])
   })
 
+  it('hears a call the tool’s strict schema then rejects, as it rejects it without the middleware', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w) })
+    const strict = tool(async () => 'ran', {
+      name: 'strict_read',
+      description: 'Reads',
+      schema: z.strictObject({ path: z.string() }),
+    })
+    const toolCall = callOf('s1', { path: '/a', pth: 1 }, 'strict_read')
+    await expect(audit.wrapToolCall({ toolCall, tool: strict }, runTool)).rejects.toThrow('Unrecognized key: "pth"')
+    await expect(runTool({ toolCall, tool: strict })).rejects.toThrow('Unrecognized key: "pth"')
+    expect(warnings.map((w) => [w.tool, w.unknownKeys])).toEqual([['strict_read', ['pth']]])
+  })
+
   it('a request it cannot read is handed on as it came', () => {
     const audit = unknownKeyAuditMiddleware({ onWarn: () => undefined })
     const hostile = {
