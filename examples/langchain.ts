@@ -1,7 +1,9 @@
-// The unknown-key alarm inside LangChain: LangGraph's ToolNode runs an AIMessage's
-// tool calls over a toolstack stack on the reference filesystem MCP server and over the
-// user's own zod tool, with UnknownKeyAuditHandler listening. The AIMessage is written
-// here (no model, no network); a chat model's bindTools(tools) produces the same.
+// The unknown-key alarm inside a LangChain v1 agent: an AIMessage's tool calls run over a
+// toolstack stack on the reference filesystem MCP server and over the user's own zod tool,
+// each through unknownKeyAuditMiddleware's wrapToolCall as createAgent's tool node hands it
+// (the call and the tool it names). With `langchain` installed that is one line:
+//   createAgent({ model, tools, middleware: [createMiddleware(audit)] })
+// The AIMessage is written here (no model, no network); a chat model produces the same.
 // Run with: npm run example:langchain
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -9,13 +11,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ToolMessage } from '@langchain/core/messages'
 import { AIMessage } from '@langchain/core/messages'
+import type { ToolCall } from '@langchain/core/messages/tool'
+import type { StructuredToolInterface } from '@langchain/core/tools'
 import { tool } from '@langchain/core/tools'
-import { ToolNode } from '@langchain/langgraph/prebuilt'
 import { pipe } from 'fp-ts/lib/function.js'
 import { z } from 'zod'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { UnknownKeyAuditHandler, toLangChainTools } from 'toolstack/langchain'
+import { toLangChainTools, unknownKeyAuditMiddleware } from 'toolstack/langchain'
 
 const main = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-langchain-'))
@@ -39,7 +42,7 @@ const main = async (): Promise<void> => {
         ],
       }),
     )
-    // 2. the user's own zod tool, heard by the handler before zod strips what it does not declare
+    // 2. the user's own zod tool, heard by the middleware before zod strips what it does not declare
     const summarise = tool(
       async ({ text, words }) =>
         `${text
@@ -52,7 +55,8 @@ const main = async (): Promise<void> => {
         schema: z.object({ text: z.string(), words: z.number().optional() }),
       },
     )
-    const audit = new UnknownKeyAuditHandler([summarise], { onWarn: say('handler') })
+    // 3. the agent's middleware: it reads each tool from the call itself, and leaves the stack's tools to the stack
+    const audit = unknownKeyAuditMiddleware({ onWarn: say('middleware') })
 
     const message = new AIMessage({
       content: '',
@@ -69,10 +73,16 @@ const main = async (): Promise<void> => {
     })
     for (const c of message.tool_calls ?? [])
       console.log(`model → ${c.id ?? ''} ${c.name} ${show(JSON.stringify(c.args))}`)
-    const node = new ToolNode([...(await toLangChainTools(stack)), summarise])
-    const out = (await node.invoke({ messages: [message] }, { callbacks: [audit] })) as { messages: Array<ToolMessage> }
-    for (const m of out.messages)
+    const tools: Array<StructuredToolInterface> = [...(await toLangChainTools(stack)), summarise]
+    // what createAgent's tool node does with each call: the request through the middleware, then the tool
+    const run = (r: { readonly toolCall: ToolCall; readonly tool: StructuredToolInterface }): Promise<ToolMessage> =>
+      r.tool.invoke(r.toolCall) as Promise<ToolMessage>
+    for (const toolCall of message.tool_calls ?? []) {
+      const named = tools.find((t) => t.name === toolCall.name)
+      if (named === undefined) continue
+      const m = await audit.wrapToolCall({ toolCall, tool: named }, run)
       console.log(`model ← ${m.tool_call_id} ${m.status ?? ''}: ${show(String(m.content)).slice(0, 120)}`)
+    }
     console.log(`stats: ${JSON.stringify(audit.stats())}`)
   } finally {
     await fs.close()

@@ -37,13 +37,13 @@ describe('adapter examples', () => {
     expect(r.stdout).toContain('stats: [{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]')
   })
 
-  it('langchain: a ToolNode over a stack on server-filesystem and a zod tool heard by the handler', () => {
+  it('langchain: tool calls over a stack on server-filesystem and a zod tool, each through the middleware, each pair said once', () => {
     const r = runExample('langchain.ts')
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
       '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
-      '  ⚠ handler: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
+      '  ⚠ middleware: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
     ])
     expect(r.stdout).toContain('model ← call_1 success: Ship the adapters on Friday. | Demo on 2 December.')
     expect(r.stdout).toContain('model ← call_2 success: Ship the adapters…')
