@@ -8,6 +8,7 @@ import type { ToolCall } from '@langchain/core/messages/tool'
 import type { ClientTool, ServerTool } from '@langchain/core/tools'
 import { DynamicStructuredTool, tool } from '@langchain/core/tools'
 import type { Command } from '@langchain/langgraph'
+import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
@@ -208,6 +209,29 @@ describe('unknownKeyAuditMiddleware', () => {
       },
     ]
     for (const request of odd) expect(audit.wrapToolCall(request, (r) => r)).toBe(request)
+  })
+
+  it('whatever the request, it is handed on as it came and the handler’s answer returned; nothing throws', () => {
+    const { read } = recordingRead()
+    const said: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void said.push(w) })
+    fc.assert(
+      fc.property(
+        fc.record({ toolCall: fc.anything(), tool: fc.oneof(fc.constant(read), fc.anything()) }, { requiredKeys: [] }),
+        fc.anything(),
+        (request, answer) => {
+          const seen: Array<unknown> = []
+          const out = audit.wrapToolCall(request as { toolCall: ToolCall }, (r) => {
+            seen.push(r)
+            return answer
+          })
+          expect(out).toBe(answer)
+          expect(seen).toHaveLength(1)
+          expect(seen[0]).toBe(request)
+        },
+      ),
+    )
+    for (const w of said) expect(w.tool).toBe('read')
   })
 
   it('options are checked at construction', () => {
