@@ -9,6 +9,7 @@
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import type { Batch, BatchProvider, Provider, ToolResult } from '../kernel/model.js'
+import { isRecord } from '../kernel/guards.js'
 import { callIdOf, callNameOf } from '../kernel/calls.js'
 import { callBack } from '../kernel/options.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
@@ -82,7 +83,8 @@ export const markReached =
     const send = runBatch(provider)
     const executeBatch = (batch: Batch) => async () => {
       const out = await send(batch)()
-      if (!isLeft(out)) for (const r of out.right) if (typeof r === 'object' && r !== null) reached.add(r)
+      // a result that is not an object (a provider's garbage) cannot be marked, and so is never `ok`
+      if (!isLeft(out)) for (const r of out.right) if (isRecord(r)) reached.add(r)
       return out
     }
     return {

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { isRecord } from '../kernel/guards.js'
 import type { GatewayConfig, GatewayServer } from './gateway.js'
 
 // -------------------------------------------------------------------------------------
@@ -47,19 +48,16 @@ export interface ConfigChange {
 // pure steps
 // -------------------------------------------------------------------------------------
 
-// two configuration values (JSON: arrays, objects, strings, numbers, booleans) alike: objects by their own members
-// whatever their order or prototype (node's isDeepStrictEqual tells a null-prototype object from a plain one)
-const isSame = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
-  if (Array.isArray(a) || Array.isArray(b))
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => isSame(x, b[i]))
-  // a member set to undefined is absent, as in JSON
-  const members = (o: object): Map<string, unknown> => new Map(Object.entries(o).filter(([, v]) => v !== undefined))
-  const ma = members(a)
-  const mb = members(b)
-  return ma.size === mb.size && [...ma].every(([k, v]) => mb.has(k) && isSame(v, mb.get(k)))
-}
+// any one order of members serves: a comparator that sorts the other way is equivalent
+// Stryker disable next-line EqualityOperator,ConditionalExpression,UnaryOperator
+const byKey = ([a]: [string, unknown], [b]: [string, unknown]): number => (a < b ? -1 : 1)
+
+// a configuration value as JSON with each object's members in one order: two entries written in another order,
+// or one decoded into a null-prototype object, read the same (node's isDeepStrictEqual tells those apart)
+const canonical = (u: unknown): string | undefined =>
+  JSON.stringify(u, (_key, v: unknown) => (isRecord(v) ? Object.fromEntries(Object.entries(v).sort(byKey)) : v))
+
+const isSame = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b)
 
 const SETTINGS: ReadonlyArray<GatewaySetting> = [
   'rules',

@@ -98,4 +98,42 @@ describe('observeCalls over markReached', () => {
       ['b', false, 'error'],
     ])
   })
+
+  it("marks only the object results of markReached's own executeToolCalls: a provider's garbage is refused, never ok, and never throws", async () => {
+    const reached = newReached()
+    const good = { role: 'tool' as const, tool_call_id: '1', content: 'x' }
+    const garbage: Provider<never> = {
+      toolsForLlm: upstream.toolsForLlm as Provider<never>['toolsForLlm'],
+      executeToolCalls: () => () => Promise.resolve({ _tag: 'Right', right: [good, null, 'x'] as never }),
+    }
+    const out = await markReached(reached)(garbage).executeToolCalls([call('1', 'a'), call('2', 'b'), call('3', 'c')])()
+    expect(out._tag === 'Right' && out.right[0]).toBe(good)
+    expect(reached.has(good)).toBe(true)
+    const told: Array<ObservedCall> = []
+    await observeCalls(newListedNames(), reached, (c) => told.push(c))(markReached(reached)(garbage)).executeToolCalls([
+      call('1', 'a'),
+      call('2', 'b'),
+      call('3', 'c'),
+    ])()
+    expect(told.map((c) => c.outcome)).toEqual(['ok', 'refused', 'refused'])
+  })
+
+  it('times each batch in milliseconds; a call without a name is told with the empty name', async () => {
+    const told: Array<ObservedCall> = []
+    const slow: Provider<never> = {
+      toolsForLlm: upstream.toolsForLlm as Provider<never>['toolsForLlm'],
+      executeToolCalls: (calls) => async () => {
+        await new Promise((r) => setTimeout(r, 20))
+        return { _tag: 'Right', right: calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: '' })) }
+      },
+    }
+    const reached = newReached()
+    await observeCalls(newListedNames(), reached, (c) => told.push(c))(markReached(reached)(slow)).executeToolCalls([
+      { id: '1', function: { arguments: '{}' } } as unknown as ToolCall,
+    ])()
+    const ms = told[0]?.ms ?? NaN
+    expect(ms).toBeGreaterThanOrEqual(15)
+    expect(ms).toBeLessThan(5_000)
+    expect(told[0]?.tool).toBe('')
+  })
 })

@@ -42,6 +42,12 @@ describe('diffConfigs', () => {
     })
   })
 
+  it('a default written out (stderr "log", required true) is the same entry as one without it', () => {
+    const written = withServer('mem', { command: 'node', args: ['mem.js'], stderr: 'log', required: true })
+    expect(diffConfigs(read(BASE))(read(written))).toMatchObject({ restarted: [], changed: [], listChanged: false })
+    expect(diffConfigs(read(written))(read(BASE))).toMatchObject({ restarted: [], changed: [], listChanged: false })
+  })
+
   it('a new argument, env value, stderr or timeout restarts that upstream only', () => {
     for (const entry of [
       { command: 'node', args: ['fs.js', '/tmp'], env: { A: '1', B: '2' } },
