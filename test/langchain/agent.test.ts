@@ -3,15 +3,14 @@
 // it, then with none), the tools are LangChain tools, and the middleware is made by
 // langchain's createMiddleware, as a user writes it.
 import type { ClientTool } from '@langchain/core/tools'
-import { tool } from '@langchain/core/tools'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { ToolMessage, WrapToolCallHook } from 'langchain'
 import { FakeToolCallingModel, createAgent, createMiddleware } from 'langchain'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
 import { toLangChainTools, unknownKeyAuditMiddleware } from '../../src/langchain/index.js'
+import { recordingRead } from './fixtures.js'
 
 interface Call {
   readonly id: string
@@ -21,22 +20,6 @@ interface Call {
 
 // the model calls these tools on its first turn, then answers with no call: the agent ends
 const modelCalling = (calls: ReadonlyArray<Call>) => new FakeToolCallingModel({ toolCalls: [[...calls], []] })
-
-const recordingRead = () => {
-  const received: Array<unknown> = []
-  const read = tool(
-    async (input) => {
-      received.push(input)
-      return `read ${input.path}`
-    },
-    {
-      name: 'read',
-      description: 'Reads a file',
-      schema: z.object({ path: z.string(), offset: z.number().optional() }),
-    },
-  )
-  return { read, received }
-}
 
 const toolMessagesOf = (result: { readonly messages: ReadonlyArray<unknown> }) =>
   result.messages

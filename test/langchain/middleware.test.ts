@@ -13,22 +13,7 @@ import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
 import { toLangChainTools, unknownKeyAuditMiddleware } from '../../src/langchain/index.js'
-
-const recordingRead = () => {
-  const received: Array<unknown> = []
-  const read = tool(
-    async (input) => {
-      received.push(input)
-      return `read ${input.path}`
-    },
-    {
-      name: 'read',
-      description: 'Reads a file',
-      schema: z.object({ path: z.string(), offset: z.number().optional() }),
-    },
-  )
-  return { read, received }
-}
+import { recordingRead } from './fixtures.js'
 
 const callOf = (id: string, args: Record<string, unknown>, name = 'read'): ToolCall => ({
   id,
