@@ -1,21 +1,21 @@
-// The unknown-key alarm inside LangChain: LangGraph's ToolNode runs an AIMessage's
-// tool calls over a toolstack stack on the reference filesystem MCP server and over the
-// user's own zod tool, with UnknownKeyAuditHandler listening. The AIMessage is written
-// here (no model, no network); a chat model's bindTools(tools) produces the same.
+// The unknown-key alarm inside a LangChain v1 agent (createAgent): its tools are a toolstack
+// stack on the reference filesystem MCP server and the user's own zod tool, and one line of
+// middleware, createMiddleware(unknownKeyAuditMiddleware(…)), hears every tool call.
+// The model is LangChain's FakeToolCallingModel, scripted with the calls a chat model would
+// make (no network); any chat model goes in its place.
 // Run with: npm run example:langchain
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ToolMessage } from '@langchain/core/messages'
-import { AIMessage } from '@langchain/core/messages'
+import type { ClientTool } from '@langchain/core/tools'
 import { tool } from '@langchain/core/tools'
-import { ToolNode } from '@langchain/langgraph/prebuilt'
 import { pipe } from 'fp-ts/lib/function.js'
+import { AIMessage, FakeToolCallingModel, ToolMessage, createAgent, createMiddleware } from 'langchain'
 import { z } from 'zod'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { UnknownKeyAuditHandler, toLangChainTools } from 'toolstack/langchain'
+import { toLangChainTools, unknownKeyAuditMiddleware } from 'toolstack/langchain'
 
 const main = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-langchain-'))
@@ -39,7 +39,7 @@ const main = async (): Promise<void> => {
         ],
       }),
     )
-    // 2. the user's own zod tool, heard by the handler before zod strips what it does not declare
+    // 2. the user's own zod tool, heard by the middleware before zod strips what it does not declare
     const summarise = tool(
       async ({ text, words }) =>
         `${text
@@ -52,27 +52,35 @@ const main = async (): Promise<void> => {
         schema: z.object({ text: z.string(), words: z.number().optional() }),
       },
     )
-    const audit = new UnknownKeyAuditHandler([summarise], { onWarn: say('handler') })
+    // 3. the agent's middleware: it reads each tool from the call itself, and leaves the stack's tools to the stack
+    const audit = unknownKeyAuditMiddleware({ onWarn: say('middleware') })
 
-    const message = new AIMessage({
-      content: '',
-      tool_calls: [
-        {
-          id: 'call_1',
-          name: 'read_text_file',
-          args: { path: join(dir, 'notes.txt'), haed: 1, reason: 'the user asked when the demo is' },
-          type: 'tool_call',
-        },
-        { id: 'call_2', name: 'summarise', args: { text: 'Ship the adapters on Friday', wrods: 2 }, type: 'tool_call' },
-        { id: 'call_3', name: 'write_file', args: { path: join(dir, 'notes.txt'), content: '' }, type: 'tool_call' },
+    // the model's first turn: three tool calls (two with a misspelt key); its second: no call, so the agent ends
+    const model = new FakeToolCallingModel({
+      toolCalls: [
+        [
+          {
+            id: 'call_1',
+            name: 'read_text_file',
+            args: { path: join(dir, 'notes.txt'), haed: 1, reason: 'the user asked when the demo is' },
+          },
+          { id: 'call_2', name: 'summarise', args: { text: 'Ship the adapters on Friday', wrods: 2 } },
+          { id: 'call_3', name: 'write_file', args: { path: join(dir, 'notes.txt'), content: '' } },
+        ],
+        [],
       ],
     })
-    for (const c of message.tool_calls ?? [])
-      console.log(`model → ${c.id ?? ''} ${c.name} ${show(JSON.stringify(c.args))}`)
-    const node = new ToolNode([...(await toLangChainTools(stack)), summarise])
-    const out = (await node.invoke({ messages: [message] }, { callbacks: [audit] })) as { messages: Array<ToolMessage> }
-    for (const m of out.messages)
-      console.log(`model ← ${m.tool_call_id} ${m.status ?? ''}: ${show(String(m.content)).slice(0, 120)}`)
+    const tools: Array<ClientTool> = [...(await toLangChainTools(stack)), summarise]
+    const agent = createAgent({ model, tools, middleware: [createMiddleware(audit)] })
+
+    const { messages } = await agent.invoke({ messages: [{ role: 'user', content: 'When is the demo?' }] })
+    for (const m of messages) {
+      if (AIMessage.isInstance(m))
+        for (const c of m.tool_calls ?? [])
+          console.log(`model → ${c.id ?? ''} ${c.name} ${show(JSON.stringify(c.args))}`)
+      if (ToolMessage.isInstance(m))
+        console.log(`model ← ${m.tool_call_id} ${m.status ?? ''}: ${show(String(m.content)).slice(0, 120)}`)
+    }
     console.log(`stats: ${JSON.stringify(audit.stats())}`)
   } finally {
     await fs.close()

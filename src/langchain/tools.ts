@@ -16,7 +16,6 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base'
 import { ToolMessage } from '@langchain/core/messages'
 import type { RunnableConfig } from '@langchain/core/runnables'
 import { DynamicStructuredTool } from '@langchain/core/tools'
-import { toJsonSchema } from '@langchain/core/utils/json_schema'
 import type { AuditSession, UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
@@ -25,6 +24,7 @@ import { auditSessions } from '../combinators/UnknownKeys.js'
 import { assertProvider } from '../kernel/model.js'
 import { abortedText, argumentsOf, callOf, listTools, listedCatalogue, sendOne } from '../adapter/adapter.js'
 import { describeValue } from '../kernel/describe.js'
+import { STACK_TOOL, declarationOf } from './declarations.js'
 import { hasOwn, isRecord, memberOf } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -132,9 +132,10 @@ const toolCallIdOf = (config: RunnableConfig | undefined): string | undefined =>
  * {@link permissiveSchema} of each declaration, so every key the model wrote reaches the stack. A call
  * goes down the stack with LangChain's tool-call id as its id; the response format is
  * `content_and_artifact`: the model reads the result's text, and the `ToolMessage`'s `artifact` is the
- * whole result (`structured_content` included). An `is_error` result becomes a `ToolMessage` with
- * `status: 'error'` (invoked without a tool call, it is thrown as an `Error`). A failed listing rejects
- * with a `ProviderFailure`.
+ * whole result (`structured_content` included); `metadata` marks the tool as the stack's, so
+ * `unknownKeyAuditMiddleware` leaves its calls to the stack's own audit. An `is_error` result becomes a
+ * `ToolMessage` with `status: 'error'` (invoked without a tool call, it is thrown as an `Error`). A failed
+ * listing rejects with a `ProviderFailure`.
  *
  * @example
  * import { fromTools } from 'toolstack'
@@ -186,6 +187,7 @@ export const toLangChainTools = <E>(provider: Provider<E>): Promise<Array<Dynami
       description: description ?? '',
       schema: permissiveSchema(parameters),
       responseFormat: 'content_and_artifact',
+      metadata: { [STACK_TOOL]: true },
       func: func(name),
     })
 
@@ -206,16 +208,9 @@ export interface AuditableTool {
   readonly schema: unknown
 }
 
-// One declaration (name, parameters) per tool whose schema converts to JSON Schema; a tool whose
-// schema does not (a `z.date()`, say) is left out.
+// one declaration per tool whose schema converts to JSON Schema
 const declarationsOf = (tools: ReadonlyArray<AuditableTool>): ReadonlyArray<unknown> =>
-  tools.flatMap((t) => {
-    try {
-      return [{ function: { name: t.name, parameters: toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]) } }]
-    } catch {
-      return []
-    }
-  })
+  tools.flatMap((t) => declarationOf(t.name, t.schema))
 
 /**
  * The unknown-key audit for a user's own LangChain tools, as a callback handler: `handleToolStart`

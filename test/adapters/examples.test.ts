@@ -40,14 +40,21 @@ describe('adapter examples', () => {
     )
   })
 
-  it('langchain: a ToolNode over a stack on server-filesystem and a zod tool heard by the handler', () => {
+  it('langchain: createAgent over a stack on server-filesystem and a zod tool, with the audit middleware, each pair said once', () => {
     const r = runExample('langchain.ts')
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+    // the agent runs the calls at once: the order of the two warnings is not the point
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => l.includes('⚠'))
+        .sort(),
+    ).toEqual([
+      '  ⚠ middleware: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
       '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
-      '  ⚠ handler: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
     ])
+    expect(r.stdout).toContain('model → call_2 summarise {"text":"Ship the adapters on Friday","wrods":2}')
     expect(r.stdout).toContain('model ← call_1 success: Ship the adapters on Friday. | Demo on 2 December.')
     expect(r.stdout).toContain('model ← call_2 success: Ship the adapters…')
     expect(r.stdout).toMatch(/model ← call_3 error: The permission policy refused this call to "write_file"/)

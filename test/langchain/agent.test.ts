@@ -1,0 +1,116 @@
+// unknownKeyAuditMiddleware inside LangChain's own createAgent: the agent's model is
+// LangChain's FakeToolCallingModel (it answers each turn with the tool calls scripted for
+// it, then with none), the tools are LangChain tools, and the middleware is made by
+// langchain's createMiddleware, as a user writes it.
+import type { ClientTool } from '@langchain/core/tools'
+import { pipe } from 'fp-ts/lib/function.js'
+import type { ToolMessage, WrapToolCallHook } from 'langchain'
+import { FakeToolCallingModel, createAgent, createMiddleware } from 'langchain'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import type { UnknownKeyWarning } from '../../src/index.js'
+import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
+import { toLangChainTools, unknownKeyAuditMiddleware } from '../../src/langchain/index.js'
+import { recordingRead } from './fixtures.js'
+
+interface Call {
+  readonly id: string
+  readonly name: string
+  readonly args: Record<string, unknown>
+}
+
+// the model calls these tools on its first turn, then answers with no call: the agent ends
+const modelCalling = (calls: ReadonlyArray<Call>) => new FakeToolCallingModel({ toolCalls: [[...calls], []] })
+
+const toolMessagesOf = (result: { readonly messages: ReadonlyArray<unknown> }) =>
+  result.messages
+    .filter((m): m is ToolMessage => (m as { type?: unknown }).type === 'tool')
+    .map((m) => ({ content: m.content, status: m.status, tool_call_id: m.tool_call_id, name: m.name }))
+
+const ask = { messages: [{ role: 'user', content: 'read /a' }] }
+
+describe('unknownKeyAuditMiddleware in createAgent', () => {
+  it('warns a misspelt key once, not again on the next invoke, not for a declared call; the tool gets what it gets without it', async () => {
+    const calls = [
+      { id: 'c1', name: 'read', args: { path: '/a', ffset: 3 } },
+      { id: 'c2', name: 'read', args: { path: '/b', offset: 1 } },
+    ]
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w) })
+    const audited = recordingRead()
+    const agent = createAgent({
+      model: modelCalling(calls),
+      tools: [audited.read],
+      middleware: [createMiddleware(audit)],
+    })
+    const first = await agent.invoke(ask)
+    const second = await agent.invoke(ask)
+
+    expect(warnings).toEqual([
+      {
+        tool: 'read',
+        unknownKeys: ['ffset'],
+        declaredKeys: ['offset', 'path'],
+        id: 'c1',
+        suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
+      },
+    ])
+    expect(audit.stats()).toEqual([{ tool: 'read', key: 'ffset', calls: 2, firstId: 'c1' }])
+
+    const bare = recordingRead()
+    const plain = createAgent({ model: modelCalling(calls), tools: [bare.read] })
+    const without = [await plain.invoke(ask), await plain.invoke(ask)]
+    expect(audited.received).toEqual([
+      { path: '/a' },
+      { path: '/b', offset: 1 },
+      { path: '/a' },
+      { path: '/b', offset: 1 },
+    ])
+    expect(audited.received).toEqual(bare.received)
+    expect([first, second].map(toolMessagesOf)).toEqual(without.map(toolMessagesOf))
+    expect(toolMessagesOf(first)).toEqual([
+      { content: 'read /a', status: 'success', tool_call_id: 'c1', name: 'read' },
+      { content: 'read /b', status: 'success', tool_call_id: 'c2', name: 'read' },
+    ])
+  })
+
+  it('over a toolstack stack’s tools and an own tool, each pair is said once: the stack’s by the stack, the own tool’s by the middleware', async () => {
+    const said: Array<string> = []
+    const stack = pipe(
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'fetch', parameters: { type: 'object', properties: { url: { type: 'string' } } } },
+          },
+          run: (a) => `fetched ${String(a['url'])}`,
+        },
+      ]),
+      withUnknownKeyAudit({ onWarn: (w) => void said.push(`stack: ${w.tool} ${w.unknownKeys.join()}`) }),
+    )
+    const { read } = recordingRead()
+    const tools: Array<ClientTool> = [...(await toLangChainTools(stack)), read]
+    const agent = createAgent({
+      model: modelCalling([
+        { id: 'f1', name: 'fetch', args: { url: 'x', utl: 'x' } },
+        { id: 'r1', name: 'read', args: { path: '/a', ffset: 3 } },
+      ]),
+      tools,
+      middleware: [
+        createMiddleware(
+          unknownKeyAuditMiddleware({ onWarn: (w) => void said.push(`middleware: ${w.tool} ${w.unknownKeys.join()}`) }),
+        ),
+      ],
+    })
+    const first = await agent.invoke(ask)
+    await agent.invoke(ask)
+    // the agent runs the two calls at once: their order is not the point
+    expect([...said].sort()).toEqual(['middleware: read ffset', 'stack: fetch utl'])
+    expect(toolMessagesOf(first).map((m) => m.content)).toEqual(['fetched x', 'read /a'])
+  })
+
+  it('its wrapToolCall is langchain’s WrapToolCallHook, and createMiddleware takes it as it is', () => {
+    const audit = unknownKeyAuditMiddleware()
+    expectTypeOf(audit.wrapToolCall).toExtend<WrapToolCallHook>()
+    expectTypeOf(createMiddleware(audit).name).toEqualTypeOf<string>()
+  })
+})
