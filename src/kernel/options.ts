@@ -11,6 +11,9 @@ import { isSafeInteger } from './guards.js'
 export const refined = <A>(name: string, is: (u: unknown) => u is A): t.Type<A, A, unknown> =>
   new t.Type<A, A, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity)
 
+/** setTimeout's longest delay in milliseconds: it treats anything above as 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647
+
 /** A codec of the whole numbers from `min` to `max`. */
 export const wholeNumber = (name: string, min: number, max: number): t.Type<number, number, unknown> =>
   refined(name, (u): u is number => isSafeInteger(u) && u >= min && u <= max)

@@ -15,7 +15,7 @@ import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@model
 import type { Args, Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { drawArgsProblem, noneAsEmpty } from '../steps/Args.js'
 import { batchOf } from '../steps/Batch.js'
-import { decodeOptions, refined, wholeNumber } from '../kernel/options.js'
+import { MAX_TIMER_MS, decodeOptions, refined, wholeNumber } from '../kernel/options.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import type { Read } from '../steps/answer.js'
 import { errorResult, failAll, readPositions } from '../steps/answer.js'
@@ -312,9 +312,6 @@ type Outcome =
   | { readonly _tag: 'TimedOut' }
   | { readonly _tag: 'Aborted'; readonly reason: unknown }
 
-// setTimeout's longest delay (anything above it is 1 ms)
-const MAX_MS = 2_147_483_647
-
 const CONNECTION_CLOSED = -32000
 const REQUEST_TIMEOUT = -32001
 
@@ -450,7 +447,7 @@ const invoke = (
     }
     const onProgress = context?.onProgress
     // with a host that may be asked, this timer alone bounds the call: the SDK's would not wait for the host
-    const sdkTimeout = requestHost === undefined || onCallContext === undefined ? timeout : MAX_MS
+    const sdkTimeout = requestHost === undefined || onCallContext === undefined ? timeout : MAX_TIMER_MS
     const options: McpRequestOptions =
       onProgress === undefined
         ? { timeout: sdkTimeout, signal: controller.signal }
@@ -535,7 +532,7 @@ const DEFAULT_TIMEOUT = 60_000
 
 // The codec's name is the text a TypeError gives for what a value "must be".
 // setTimeout treats anything above 2^31 - 1 ms as 1 ms: refused, rather than time out every call at once
-const Milliseconds = wholeNumber('a whole number of milliseconds between 1 and 2147483647', 1, 2_147_483_647)
+const Milliseconds = wholeNumber(`a whole number of milliseconds between 1 and ${MAX_TIMER_MS}`, 1, MAX_TIMER_MS)
 const PositiveInteger = wholeNumber('a whole number of at least 1', 1, Number.MAX_SAFE_INTEGER)
 
 const AbortSignalCodec = refined('an AbortSignal', (u): u is AbortSignal => u instanceof AbortSignal)

@@ -25,7 +25,7 @@ import type { QuestionQueue } from '../steps/policy/questions.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
-import { didYouMean } from '../kernel/options.js'
+import { MAX_TIMER_MS, didYouMean } from '../kernel/options.js'
 import { longestTagOf } from '../kernel/longest.js'
 import type { McpSession } from './server.js'
 import type { Readiness } from './serve.js'
@@ -139,13 +139,11 @@ const ALPHABET = /^[A-Za-z0-9_-]+$/
 const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs']
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
-// setTimeout treats anything above 2^31 - 1 ms as 1 ms
-const MAX_MS = 2_147_483_647
 
 const decodeMs = (at: string, u: unknown): Either<string, number | undefined> =>
-  u === undefined || (Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= MAX_MS)
+  u === undefined || (Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= MAX_TIMER_MS)
     ? right(u as number | undefined)
-    : left(`${at} must be a whole number of milliseconds from 1 to ${MAX_MS}, got ${describeValue(u)}`)
+    : left(`${at} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${describeValue(u)}`)
 const CURATION = ['include', 'exclude']
 
 const unknownMembers = (at: string, u: object, known: ReadonlyArray<string>): string | undefined => {
