@@ -35,6 +35,7 @@ import {
 import { cut, describeError } from '../kernel/describe.js'
 import { longestTagOf } from '../kernel/longest.js'
 import type { Upstream, UpstreamNotice } from './upstream.js'
+import { tryNotify } from './notify.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -826,14 +827,6 @@ export const catalogCapabilities = (options: {
   ...(options.resources === undefined ? {} : { resources: { subscribe: true, listChanged: true } }),
   ...(options.prompts === undefined ? {} : { prompts: { listChanged: true } }),
 })
-
-const tryNotify = (send: () => Promise<void>): void => {
-  try {
-    send().catch(() => undefined)
-  } catch {
-    // no host connected (not yet, or no longer)
-  }
-}
 
 /**
  * Sets `server`'s resource and prompt handlers (its capabilities must declare them: `catalogCapabilities`),

@@ -76,7 +76,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const labelValue = (s: string): string => escapeControls(cut(s, MAX_LABEL))
 
 /** What a question's decision says of the human's answer; `undefined` for a decision no one was asked about. */
-const answerOf = (r: Extract<GatewayRecord, { type: 'decision' }>): string | undefined => {
+const answerLabel = (r: Extract<GatewayRecord, { type: 'decision' }>): string | undefined => {
   if (r.by === 'nobody') return 'unasked'
   if (r.by !== 'human') return undefined
   if (r.outcome === 'allowed') return 'allowed'
@@ -203,7 +203,7 @@ export const gatewayMetrics = async (options: GatewayMetricsOptions = {}): Promi
         }
         return
       case 'decision': {
-        const answer = answerOf(r)
+        const answer = answerLabel(r)
         if (answer !== undefined) questions.inc({ answer })
         return
       }

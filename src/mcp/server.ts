@@ -34,6 +34,7 @@ import { isRecord } from '../kernel/guards.js'
 import { renderBlock } from './content.js'
 import type { ServedPrompts, ServedResources } from './catalog.js'
 import { catalogCapabilities, serveCatalog } from './catalog.js'
+import { tryNotify } from './notify.js'
 import { hostContext } from './relay.js'
 
 // -------------------------------------------------------------------------------------
@@ -377,13 +378,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
     })
 
   if (options.toolsChanged !== undefined) {
-    const unsubscribe = options.toolsChanged(() => {
-      try {
-        server.sendToolListChanged().catch(() => undefined)
-      } catch {
-        // no host connected (not yet, or no longer)
-      }
-    })
+    const unsubscribe = options.toolsChanged(() => tryNotify(() => server.sendToolListChanged()))
     const previous = server.onclose
     server.onclose = () => {
       unsubscribe()
