@@ -1,0 +1,64 @@
+/**
+ * What a gateway remembers beyond one session, behind one interface: the human's "always" answers (grants),
+ * which (tool, undeclared key) pairs have been said, and how many calls carried each. The default keeps them
+ * in this process; `file:` and `redis://` stores share them across restarts and across replicas.
+ *
+ * A store is never on a call's path: `grants` reads what this process knows now, and every write is made
+ * after, off the call. A store that cannot reach its backend keeps answering from this process's memory
+ * (`claim` resolves, never rejects) and says so once through `onNotice`.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Rule } from '../steps/policy/Rule.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * How many calls carried one (tool, undeclared key) pair.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface PairCount {
+  readonly tool: string
+  readonly key: string
+  readonly calls: number
+}
+
+/**
+ * What a gateway remembers beyond one session.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface GatewayStore {
+  /** The grants known now, for every session; synchronous, read at each judgement. */
+  readonly grants: IO<ReadonlyArray<Rule>>
+  /** Remembers an "always" answer: in `grants` at once, written to the backend after. */
+  readonly addGrant: (rule: Rule) => void
+  /** Calls `listener` after `grants` changed from elsewhere (another replica, a re-read); returns the unsubscribe. */
+  readonly onGrantsChanged: (listener: IO<void>) => IO<void>
+  /**
+   * Whether this process is the one to say (tool, key): true for the first claim of the pair among all the
+   * processes sharing the store. Resolves from this process's memory when the backend cannot answer.
+   */
+  readonly claim: (tool: string, key: string) => Promise<boolean>
+  /** Adds calls that carried each pair in this process (deltas), to the shared sum, after. */
+  readonly addCounts: (counts: ReadonlyArray<PairCount>) => void
+  /** The counts summed over every process sharing the store (this process's own when the backend cannot answer). */
+  readonly stats: () => Promise<ReadonlyArray<PairCount>>
+  /** Writes what is pending, then lets go of the backend. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category model
+ */
+export interface StoreOptions {
+  /** Told once when the backend becomes unreachable, and once when it is back (plain text, already bounded). */
+  readonly onNotice?: (message: string) => void
+}
