@@ -17,6 +17,7 @@ export default defineConfig({
       'test/pack.test.ts',
       'test/smoke.test.ts',
       'test/markdown.test.ts',
+      'test/snippets.test.ts',
       'test/demo.test.ts',
       'test/examples.test.ts',
       'test/mcp/examples.test.ts',

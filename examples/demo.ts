@@ -233,10 +233,9 @@ const stackFor = (connection: StdioConnection, dir: string) => {
 }
 
 const parametersOf = (d: ToolDeclaration): string => {
-  const params = d.function.parameters as
-    { properties?: Record<string, unknown>; required?: ReadonlyArray<string> } | undefined
-  const required = new Set(params?.required ?? [])
-  return Object.keys(params?.properties ?? {})
+  const { properties, required: names } = d.function.parameters ?? {}
+  const required = new Set(Array.isArray(names) ? names : [])
+  return Object.keys(typeof properties === 'object' && properties !== null ? properties : {})
     .map((k) => (required.has(k) ? k : `${k}?`))
     .join(', ')
 }

@@ -63,7 +63,7 @@ const main = async (): Promise<void> => {
   if (out._tag === 'Left') throw new Error('unreachable: this provider never fails')
   console.log('What came back (unchanged: the alarm is not a valve):')
   out.right.forEach((r, i) =>
-    console.log(`  ${r.tool_call_id}: ${turn[i]?.function.arguments as string}\n    → ${r.content}`),
+    console.log(`  ${r.tool_call_id}: ${String(turn[i]?.function.arguments)}\n    → ${r.content}`),
   )
   console.log('The third call repeated "ffset" on the same tool, so it was not said again.')
 }
