@@ -12,7 +12,13 @@ import type { ResponseInputItem } from 'openai/resources/responses/responses'
 import { pipe } from 'fp-ts/lib/function.js'
 import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
-import { fromResponsesCalls, toFunctionCallOutputs, toResponsesInput, toResponsesTools } from 'toolstack/openai'
+import {
+  fromResponsesCalls,
+  toFunctionCallOutputs,
+  toResponsesInput,
+  toResponsesTools,
+  unservedCustomCallOutputs,
+} from 'toolstack/openai'
 
 // two recorded responses: the model's calls, then its answer
 const recorded = (dir: string): Array<unknown> => {
@@ -98,7 +104,9 @@ const main = async (): Promise<void> => {
     for (let turn = 1; turn <= 4; turn++) {
       const response = await client.responses.create({ model: 'gpt-5', input, tools })
       const calls = fromResponsesCalls(response.output)
-      if (calls.length === 0) {
+      // a custom (free-text) tool call is answered, not run: toolstack serves function tools
+      const unserved = unservedCustomCallOutputs(response.output)
+      if (calls.length === 0 && unserved.length === 0) {
         console.log(`assistant: ${response.output_text}`)
         break
       }
@@ -108,7 +116,7 @@ const main = async (): Promise<void> => {
       const outputs = toFunctionCallOutputs(results.right)
       for (const o of outputs) console.log(`model ← ${o.call_id}: ${show(o.output).slice(0, 120)}`)
       // the output items go back as they came, then the outputs that answer their calls
-      input.push(...toResponsesInput(response.output), ...outputs)
+      input.push(...toResponsesInput(response.output), ...outputs, ...unserved)
     }
   } finally {
     await fs.close()

@@ -14,12 +14,9 @@ import type {
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { callIdOf } from '../kernel/calls.js'
-import { cut, describeValue, escapeControls } from '../kernel/describe.js'
 import { memberOf } from '../kernel/guards.js'
 import type { Provider, ToolCall, ToolResult } from '../kernel/model.js'
-
-// a custom tool's name comes from the model: cut before it is shown
-const MAX_NAME_SHOWN = 80
+import { unservedText } from './unserved.js'
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -84,12 +81,10 @@ export const toToolMessages = (results: ReadonlyArray<ToolResult>): Array<ChatCo
  * @category pure steps
  */
 export const unservedCustomCall = (call: ChatCompletionMessageToolCall): ToolResult => {
-  const name = memberOf(memberOf(call, 'custom'), 'name')
-  const shown = typeof name === 'string' ? JSON.stringify(cut(name, MAX_NAME_SHOWN)) : describeValue(name)
   return {
     role: 'tool',
     tool_call_id: callIdOf(call),
-    content: `custom tools are not served here: ${escapeControls(shown)} was not run; call a function tool instead`,
+    content: unservedText(memberOf(memberOf(call, 'custom'), 'name')),
     is_error: true,
   }
 }

@@ -8,13 +8,15 @@
  */
 import type {
   FunctionTool,
+  ResponseCustomToolCallOutput,
   ResponseFunctionToolCall,
   ResponseInputItem,
   ResponseOutputItem,
 } from 'openai/resources/responses/responses'
 import type { ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
-import { isRecord } from '../kernel/guards.js'
+import { isRecord, memberOf } from '../kernel/guards.js'
 import { textForModel } from './chat.js'
+import { unservedText } from './unserved.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -41,6 +43,17 @@ export interface ResponsesToolsOptions {
  * @category model
  */
 export type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & {
+  readonly call_id: string
+  readonly output: string
+}
+
+/**
+ * The answer to a custom tool call, as the Responses API takes it back.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type CustomToolCallOutput = ResponseCustomToolCallOutput & {
   readonly call_id: string
   readonly output: string
 }
@@ -157,3 +170,43 @@ export const toResponsesInput = (output: ReadonlyArray<ResponseOutputItem>): Arr
   // the SDK's output and input types differ only where the API echoes more than it documents as input (a
   // computer call output's status "failed", an additional_tools item's roles): the items go back as they came
   output.map((item) => item as ResponseInputItem)
+
+/**
+ * The answers to a response's custom (free-text) tool calls, which a provider cannot run: one
+ * `custom_tool_call_output` per `custom_tool_call` item of `output`, in order, its `call_id` the call's,
+ * its `output` saying the tool was not run because only function tools are served here (the name cut
+ * and escaped, as `unservedCustomCall` says it for Chat Completions). The API wants an answer for
+ * every call; push them with the {@link toFunctionCallOutputs}. Every other item is left out.
+ *
+ * @example
+ * import { unservedCustomCallOutputs } from 'toolstack/openai'
+ * assert.deepStrictEqual(
+ *   unservedCustomCallOutputs([
+ *     { type: 'custom_tool_call', id: 'ctc_1', call_id: 'call_1', name: 'shell', input: 'rm -rf /' },
+ *     { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'read', arguments: '{}' },
+ *   ]),
+ *   [
+ *     {
+ *       type: 'custom_tool_call_output',
+ *       call_id: 'call_1',
+ *       output: 'custom tools are not served here: "shell" was not run; call a function tool instead',
+ *     },
+ *   ],
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const unservedCustomCallOutputs = (output: ReadonlyArray<unknown>): Array<CustomToolCallOutput> => {
+  const outputs: Array<CustomToolCallOutput> = []
+  for (const item of output) {
+    if (memberOf(item, 'type') !== 'custom_tool_call') continue
+    const id = memberOf(item, 'call_id')
+    outputs.push({
+      type: 'custom_tool_call_output',
+      call_id: typeof id === 'string' ? id : '',
+      output: unservedText(memberOf(item, 'name')),
+    })
+  }
+  return outputs
+}

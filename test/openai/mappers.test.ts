@@ -16,6 +16,7 @@ import {
   toResponsesInput,
   toToolMessages,
   unservedCustomCall,
+  unservedCustomCallOutputs,
 } from '../../src/openai/index.js'
 
 const result = (
@@ -227,6 +228,76 @@ describe('toResponsesInput', () => {
     expect(input).toHaveLength(3)
     input.forEach((item, i) => expect(item).toBe(output[i]))
     expect(toResponsesInput([])).toStrictEqual([])
+  })
+})
+
+describe('unservedCustomCallOutputs', () => {
+  it('one custom_tool_call_output per custom_tool_call item, in order, saying it was not run; every other item passed by', () => {
+    const output: Array<ResponseOutputItem> = [
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+      { type: 'custom_tool_call', id: 'ct_1', call_id: 'call_1', name: 'apply_patch', input: '*** Begin' },
+      { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'read', arguments: '{}' },
+      { type: 'custom_tool_call', call_id: 'call_3', name: 'sql\u001b[2J', input: 'DROP TABLE t' },
+    ]
+    // the SDK's own input type, no cast: the items go back, then the answers to their calls
+    const input: Array<ResponseInputItem> = [
+      ...toResponsesInput(output),
+      ...toFunctionCallOutputs([result({ tool_call_id: 'call_2', content: 'read' })]),
+      ...unservedCustomCallOutputs(output),
+    ]
+    expect(input.slice(4)).toStrictEqual([
+      { type: 'function_call_output', call_id: 'call_2', output: 'read' },
+      {
+        type: 'custom_tool_call_output',
+        call_id: 'call_1',
+        output: 'custom tools are not served here: "apply_patch" was not run; call a function tool instead',
+      },
+      {
+        type: 'custom_tool_call_output',
+        call_id: 'call_3',
+        output: 'custom tools are not served here: "sql\\u001b[2J" was not run; call a function tool instead',
+      },
+    ])
+    expect(unservedCustomCallOutputs([])).toStrictEqual([])
+  })
+
+  it('says for each custom call what unservedCustomCall says for Chat Completions', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.string({ maxLength: 8 }), (name, id) => {
+        const [answer] = unservedCustomCallOutputs([{ type: 'custom_tool_call', call_id: id, name, input: '' }])
+        expect(answer).toStrictEqual({
+          type: 'custom_tool_call_output',
+          call_id: id,
+          output: unservedCustomCall({ id, type: 'custom', custom: { name, input: '' } }).content,
+        })
+      }),
+    )
+  })
+
+  it('reads hostile items without throwing: no call_id is the empty id, a name not a string is described', () => {
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap')
+        },
+      },
+    )
+    expect(
+      unservedCustomCallOutputs([
+        null,
+        'custom_tool_call',
+        trap,
+        [{ type: 'custom_tool_call' }],
+        { type: 'custom_tool_call', name: { toString: () => 'x' } },
+      ]),
+    ).toStrictEqual([
+      {
+        type: 'custom_tool_call_output',
+        call_id: '',
+        output: 'custom tools are not served here: an object was not run; call a function tool instead',
+      },
+    ])
   })
 })
 

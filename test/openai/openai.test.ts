@@ -15,6 +15,7 @@ import {
   toResponsesInput,
   toResponsesTools,
   toToolMessages,
+  unservedCustomCallOutputs,
 } from '../../src/openai/index.js'
 import type { RecordedCall } from './support.js'
 import { chatCalls, chatText, clientAnswering, listedTools, respCalls, respText } from './support.js'
@@ -124,6 +125,49 @@ describe('a Responses API loop through the SDK client', () => {
         output: expect.stringMatching(
           /^Error: The permission policy refused this call to "remove".*nothing is removed/,
         ),
+      },
+    ])
+  })
+})
+
+describe('a Responses API loop with a custom tool call', () => {
+  it('the custom call is answered, not run: a custom_tool_call_output goes back beside the function call outputs, no cast', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const tools = stack(warnings)
+    const { client, requests } = clientAnswering({
+      '/responses': [
+        respCalls('resp_1', [
+          { id: 'call_c', name: 'shell\u001b[2J', arguments: 'rm -rf /', custom: true },
+          { id: 'call_1', name: 'read', arguments: '{"path":"notes.txt"}' },
+        ]),
+        respText('resp_2'),
+      ],
+    })
+    const first = await client.responses.create({
+      model: 'gpt-test',
+      input: 'read my notes',
+      tools: toResponsesTools(await listedTools(tools), { strict: false }),
+    })
+    const results = await tools.executeToolCalls(fromResponsesCalls(first.output))()
+    if (results._tag === 'Left') throw new Error('unreachable')
+    const input: Array<ResponseInputItem> = [{ role: 'user', content: 'read my notes' }]
+    input.push(
+      ...toResponsesInput(first.output),
+      ...toFunctionCallOutputs(results.right),
+      ...unservedCustomCallOutputs(first.output),
+    )
+    const second = await client.responses.create({ model: 'gpt-test', input })
+    expect(second.output_text).toBe('done')
+    // every call the model made has its answer in what the API was sent
+    const sent = requests[1]?.body['input'] as ReadonlyArray<Record<string, unknown>>
+    expect(sent.slice(1)).toEqual([
+      { type: 'custom_tool_call', id: 'ctc_call_c', call_id: 'call_c', name: 'shell\u001b[2J', input: 'rm -rf /' },
+      expect.objectContaining({ type: 'function_call', call_id: 'call_1' }),
+      { type: 'function_call_output', call_id: 'call_1', output: 'read notes.txt' },
+      {
+        type: 'custom_tool_call_output',
+        call_id: 'call_c',
+        output: 'custom tools are not served here: "shell\\u001b[2J" was not run; call a function tool instead',
       },
     ])
   })

@@ -58,20 +58,27 @@ const chatBase = {
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 }
 
-/** A Responses API response `id` whose output is `before` (a reasoning item, say), then a function call item `fc_<call id>` for each of `calls`. */
+/**
+ * A Responses API response `id` whose output is `before` (a reasoning item, say), then for each of `calls` a
+ * function call item `fc_<call id>`, or with `custom` a custom tool call item `ctc_<call id>`.
+ */
 export const respCalls = (id: string, calls: ReadonlyArray<RecordedCall>, before: ReadonlyArray<unknown> = []) => ({
   ...respBase,
   id,
   output: [
     ...before,
-    ...calls.map((c) => ({
-      type: 'function_call',
-      id: `fc_${c.id}`,
-      call_id: c.id,
-      name: c.name,
-      arguments: c.arguments,
-      status: 'completed',
-    })),
+    ...calls.map((c) =>
+      c.custom === true
+        ? { type: 'custom_tool_call', id: `ctc_${c.id}`, call_id: c.id, name: c.name, input: c.arguments }
+        : {
+            type: 'function_call',
+            id: `fc_${c.id}`,
+            call_id: c.id,
+            name: c.name,
+            arguments: c.arguments,
+            status: 'completed',
+          },
+    ),
   ],
 })
 
