@@ -4,13 +4,14 @@
 // run needs the network).
 import { Agent } from '@mastra/core/agent'
 import { createTool } from '@mastra/core/tools'
+import { wrapLanguageModel } from 'ai'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../../src/index.js'
-import { toAiSdkTools, unknownKeyAuditProcessor } from '../../src/ai-sdk/index.js'
+import { toAiSdkTools, unknownKeyAuditMiddleware, unknownKeyAuditProcessor } from '../../src/ai-sdk/index.js'
 import { scriptedModel } from './support.js'
 
 const stack = fromTools([
@@ -103,6 +104,22 @@ describe('unknownKeyAuditProcessor in Mastra Agent.generate', () => {
       outputProcessors: [audit],
     })
     expect(agent.name).toBe('a')
+  })
+})
+
+describe('an ai 7 model object in a Mastra 1.71 Agent (docs/ai-sdk.md, "A model object and Mastra’s types")', () => {
+  it('is refused by Mastra’s types wrapped or not, so the cast is not toolstack’s; the processor needs no wrapping', () => {
+    const plain = model()
+    const wrapped = wrapLanguageModel({ model: plain, middleware: unknownKeyAuditMiddleware() })
+    const audit = unknownKeyAuditProcessor()
+    const agents = [
+      // @ts-expect-error TS2322: Mastra's copy of @ai-sdk/provider v7 has no finishReason 'interrupted'
+      new Agent({ id: 'a', name: 'a', instructions: 'x', model: plain, inputProcessors: [audit] }),
+      // @ts-expect-error TS2322: the same type, the same refusal: wrapLanguageModel gives ai's LanguageModelV4
+      new Agent({ id: 'b', name: 'b', instructions: 'x', model: wrapped }),
+    ]
+    // at run time Mastra takes either as it is
+    expect(agents.map((a) => a.name)).toEqual(['a', 'b'])
   })
 })
 
