@@ -35,6 +35,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/gateway.test.ts',
   'test/mcp/catalog-gateway.test.ts',
   'test/mcp/gatewayReload.test.ts',
+  'test/mcp/gatewayStore.test.ts',
   'test/cli/reload.test.ts',
   'test/mcp/relay.test.ts',
   'test/ai-sdk/mcp.test.ts',
