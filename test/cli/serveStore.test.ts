@@ -56,7 +56,12 @@ describe('toolstack serve --store file:PATH', () => {
   it('an "always" answer is written to the file, and after a restart the same call is not asked about', async () => {
     const { dir, config } = workspace()
     const grants = join(dir, 'grants.json')
-    const args = ['--config', config, '--store', `file:${grants}`]
+    // the command line docs/serve.md shows, its paths pointed at the workspace
+    const line = /^toolstack serve (.*--store .*?)\s+#/m.exec(readFileSync(join(root, 'docs/serve.md'), 'utf8'))?.[1]
+    const args = (line ?? '')
+      .split(/\s+/)
+      .map((a) => a.replace('toolstack.json', config).replace('/var/lib/toolstack/grants.json', grants))
+    expect(args).toEqual(['--config', config, '--store', `file:${grants}`])
     const first = await overStdio(args)
     const write = (client: Client, name: string) =>
       client.callTool({ name: 'fs_write_file', arguments: { path: join(dir, name), content: name } })
@@ -64,8 +69,16 @@ describe('toolstack serve --store file:PATH', () => {
     expect(first.asked).toHaveLength(1)
     // the host goes: the gateway writes what is pending and stops
     await first.client.close()
-    const written = JSON.parse(readFileSync(grants, 'utf8')) as unknown
-    expect(written).toEqual({ version: 1, grants: [{ tool: 'fs_write_file', decision: 'allow', under: dir }] })
+    const written = readFileSync(grants, 'utf8')
+    expect(JSON.parse(written)).toEqual({
+      version: 1,
+      grants: [{ tool: 'fs_write_file', decision: 'allow', under: dir }],
+    })
+    // docs/serve.md shows this very file, its folder as /srv/project
+    const shown = /^## Store\n[\s\S]*?^```json\n([\s\S]*?)^```$/m.exec(
+      readFileSync(join(root, 'docs/serve.md'), 'utf8'),
+    )
+    expect(written.replaceAll(JSON.stringify(dir), '"/srv/project"')).toBe(shown?.[1])
     expect(readdirSync(dir).filter((f) => f.startsWith('.') || f.endsWith('.lock'))).toEqual([])
     const second = await overStdio(args)
     expect((await write(second.client, 'b.txt')).isError).toBeFalsy()
