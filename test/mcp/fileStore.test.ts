@@ -4,7 +4,8 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import type { GatewayStore, Rule } from '../../src/mcp/index.js'
+import type { Rule } from '../../src/index.js'
+import type { GatewayStore } from '../../src/mcp/index.js'
 import {
   decodeStoreFile,
   encodeStoreFile,
