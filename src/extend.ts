@@ -26,6 +26,9 @@ export { checkCall } from './steps/audit/Check.js'
 export type { SeenSet } from './steps/audit/SeenSet.js'
 export { pairStats } from './steps/audit/SeenSet.js'
 
+// grants held outside one policy layer (a gateway's store)
+export type { SharedGrants } from './combinators/Policy.js'
+
 // the policy, as a framework's tool approval
 export type { ApprovalBridge, PolicyApprovalOptions } from './steps/policy/approvals.js'
 export { approvalBridge } from './steps/policy/approvals.js'

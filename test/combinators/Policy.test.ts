@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
+import type { SharedGrants } from '../../src/extend.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { Task } from 'fp-ts/lib/Task.js'
 import type {
@@ -10,7 +11,6 @@ import type {
   PolicyOptions,
   Provider,
   Rule,
-  SharedGrants,
   ToolCall,
   ToolResult,
 } from '../../src/index.js'
