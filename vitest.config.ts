@@ -42,6 +42,8 @@ export const integration: ReadonlyArray<string> = [
   'test/openai-agents/agents.test.ts',
   'test/openai-agents/hooks.test.ts',
   'test/langchain/langchain.test.ts',
+  // a real redis-server, started by the test
+  'test/mcp/redisStore.test.ts',
 ]
 
 /** What every test run shares, the mutation run's included. */
