@@ -273,11 +273,13 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   let up = false
   let told: 'unset' | 'down' | 'up' = 'unset'
   let closed = false
+  let isDown: IO<void> = () => undefined
   const down = (why: unknown): void => {
     up = false
     if (!closed) probeSoon()
     if (told === 'down' || closed) return
     told = 'down'
+    isDown()
     notice(
       `the store ${where.shown} cannot be reached (${cut(escapeControls(describeError(why)), 160)}); ` +
         'serving from this process’s memory, and catching up when it answers',
@@ -409,9 +411,14 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       if (r !== undefined && learn([r])) changed()
     }),
   ]).then(() => probe())
-  // serves from memory if Redis is not there in time; the clients keep trying
-  const start = await attempt(started, START_WAIT_MS)
-  if (!start.ok) down(start.why)
+  // serves from memory if Redis is refused, or not there in time; the clients keep trying
+  const start = await Promise.race([
+    attempt(started, START_WAIT_MS),
+    new Promise<undefined>((resolve) => {
+      isDown = () => resolve(undefined)
+    }),
+  ])
+  if (start !== undefined && !start.ok) down(start.why)
 
   const claim = (tool: string, key: string): Promise<boolean> => {
     if (hasSeen(tool, key)(claimed)) return Promise.resolve(false)
