@@ -220,6 +220,15 @@ describe('redisStore: what a model chooses is bounded in Redis', () => {
     expect(await raw((c) => c.hLen(`t${run}:counts`))).toBe(3)
   })
 
+  it('a notice shows the URL without its credentials or parameters', async () => {
+    const notices: Array<string> = []
+    const s = await redisStore('redis://me:pa55word@127.0.0.1:1/0?prefix=x:', { onNotice: (m) => notices.push(m) })
+    await s.close()
+    expect(notices).toHaveLength(1)
+    expect(notices[0]).toMatch(/^the store redis:\/\/127\.0\.0\.1:1\/0 cannot be reached \(.*ECONNREFUSED/)
+    expect(notices[0]).not.toMatch(/pa55word|me:|prefix/)
+  })
+
   it('a malformed URL is refused at once, naming what is wrong', async () => {
     await expect(redisStore('http://127.0.0.1:1', {})).rejects.toThrow(/redis:\/\/ or rediss:\/\//)
     await expect(redisStore(`${redis.url}?prefix=a b`, {})).rejects.toThrow(/prefix/)
