@@ -289,6 +289,29 @@ describe('redisStore: Redis dies and comes back', () => {
     expect(rejections).toEqual([])
   })
 
+  it('Redis hung (stopped, its connections open): a claim answers from memory within its wait, a slow write is said once', async () => {
+    const [a] = await pair()
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 1 }])
+    const pid = redis.pid() as number
+    process.kill(pid, 'SIGSTOP')
+    try {
+      const t0 = Date.now()
+      expect(await a.store.claim('t', 'hung')).toBe(true)
+      expect(Date.now() - t0).toBeLessThan(300)
+      a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+      // the write waits a second, then the store answers its own counts and says so
+      expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+      expect(a.notices).toHaveLength(1)
+      expect(await a.store.claim('t', 'hung2')).toBe(true)
+      expect(a.notices).toHaveLength(1)
+    } finally {
+      process.kill(pid, 'SIGCONT')
+    }
+    await until(() => a.notices.length === 2)
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+  })
+
   it('a store started while Redis is down serves from memory, says so once, and catches up', async () => {
     run++
     await redis.kill()
