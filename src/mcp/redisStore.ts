@@ -175,6 +175,16 @@ const countsOf = (entries: Iterable<readonly [string, number]>): ReadonlyArray<P
   return out.sort((a, b) => compare(a.tool, b.tool) || compare(a.key, b.key))
 }
 
+// the first `n` of `items`, without copying the rest
+const firstOf = <A>(items: Iterable<A>, n: number): Array<A> => {
+  const out: Array<A> = []
+  for (const a of items) {
+    if (out.length >= n) break
+    out.push(a)
+  }
+  return out
+}
+
 // what a command came to: its answer, or why there is none (it failed, or did not answer within `ms`; a late
 // answer is dropped)
 type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly why: unknown }
@@ -294,15 +304,6 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       if (r !== undefined) rules.push(r)
     }
     if (learn(rules)) changed()
-  }
-
-  const firstOf = <A>(items: Iterable<A>, n: number): Array<A> => {
-    const out: Array<A> = []
-    for (const a of items) {
-      if (out.length >= n) break
-      out.push(a)
-    }
-    return out
   }
 
   // Writes what is pending. Grants and claims are idempotent, so one is dropped from pending only once
