@@ -32,7 +32,13 @@ export type { ReasonedProvider, ReasonsOptions } from './combinators/Reasons.js'
 export { withReasons } from './combinators/Reasons.js'
 export type { RegistryEntry, RegistryError } from './combinators/Registry.js'
 export { drawRegistryError, registry } from './combinators/Registry.js'
-export type { PolicyDecision, PolicyDiagnostic, PolicyOptions, PolicyProvider } from './combinators/Policy.js'
+export type {
+  PolicyDecision,
+  PolicyDiagnostic,
+  PolicyOptions,
+  PolicyProvider,
+  SharedGrants,
+} from './combinators/Policy.js'
 export { defaultRules, drawPolicyDiagnostic, readOnlyRules, withPolicy } from './combinators/Policy.js'
 
 // what the audit reports

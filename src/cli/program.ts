@@ -280,6 +280,10 @@ proxy: the server's own.
     .option('--http <[host:]port>', 'serve Streamable HTTP instead of stdio (bearer token: $TOOLSTACK_TOKEN)')
     .option('--log <file>', "append JSON Lines records to FILE (instead of the configuration's log)")
     .option('--watch', 'reload the configuration when its file is written, as on SIGHUP')
+    .option(
+      '--store <url>',
+      "what is remembered beyond a session: memory, file:PATH or redis://HOST:PORT (instead of the configuration's store)",
+    )
     .addOption(
       new Option(
         '--allowed-host <name[:port]>',
@@ -310,15 +314,16 @@ proxy: the server's own.
         readonly maxSessions?: number
         readonly idleTimeout?: number
         readonly watch?: boolean
+        readonly store?: string
       }) => {
         // stdout is the MCP channel here: closed means the host is gone, not a reader; runServe stops then,
         // and a write still pending at the stop fails quietly
         process.stdout.off('error', outputClosed)
         process.stdout.on('error', () => undefined)
         const { runServe } = await import('./serve.js')
-        const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs, watch } = opts
+        const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs, watch, store } = opts
         status = await runServe(
-          { config, http, log, allowedHosts, maxSessions, idleMs, watch },
+          { config, http, log, allowedHosts, maxSessions, idleMs, watch, store },
           {
             err,
             token: env['TOOLSTACK_TOKEN'],

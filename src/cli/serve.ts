@@ -10,7 +10,7 @@ import { closeSync, openSync, readFileSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { formatWarning } from './check.js'
 import { cut, escapeControls, jsonLine } from './text.js'
-import type { ConfigChange, GatewayConfig, GatewayRecord, Readiness, UpstreamEvent } from '../mcp/index.js'
+import type { ConfigChange, Gateway, GatewayConfig, GatewayRecord, Readiness, UpstreamEvent } from '../mcp/index.js'
 import { decodeGatewayConfig, gatewayMetrics, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
 
 /**
@@ -34,6 +34,8 @@ export interface ServeOptions {
   readonly idleMs?: number | undefined
   /** Reload when the configuration file is written (as on SIGHUP). */
   readonly watch?: boolean | undefined
+  /** Overrides the configuration's `store` (`memory`, `file:PATH`, `redis://…`). */
+  readonly store?: string | undefined
 }
 
 /**
@@ -168,9 +170,11 @@ const parseListen = (s: string): { readonly host: string; readonly port: number 
   return { host: (m[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1'), port }
 }
 
-// the configuration file read and checked: its problems (each a line), or the configuration
+// the configuration file read and checked (with --store in place of its `store`): its problems (each a line), or
+// the configuration
 const readConfig = (
   file: string,
+  store: string | undefined,
 ): { readonly problems: ReadonlyArray<string> } | { readonly config: GatewayConfig } => {
   let text: string
   try {
@@ -184,7 +188,9 @@ const readConfig = (
   } catch (e) {
     return { problems: [`${file} is not JSON: ${(e as Error).message}`] }
   }
-  const config = decodeGatewayConfig(json)
+  const config = decodeGatewayConfig(
+    store === undefined || typeof json !== 'object' || json === null || Array.isArray(json) ? json : { ...json, store },
+  )
   return config._tag === 'Left'
     ? { problems: config.left.split('\n').map((l) => `${file}: ${l}`) }
     : { config: config.right }
@@ -208,7 +214,7 @@ const openLog = (file: string): number | string => {
  * @category command
  */
 export const runServe = async (options: ServeOptions, io: ServeIO): Promise<number> => {
-  const config = readConfig(options.config)
+  const config = readConfig(options.config, options.store)
   if ('problems' in config) {
     for (const line of config.problems) io.err(`toolstack serve: ${line}`)
     return 2
@@ -264,11 +270,19 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       // a failed log write must not fail the tool call
     }
   }
-  const gateway = await startGateway(config.config, record, { name: 'toolstack', version: io.version })
+  let gateway: Gateway
+  try {
+    gateway = await startGateway(config.config, record, { name: 'toolstack', version: io.version })
+  } catch (e) {
+    // the store could not be opened (a corrupt file): nothing was started
+    io.err(`toolstack serve: ${shown((e as Error).message, MAX_LOGGED)}`)
+    if (fd !== undefined) closeSync(fd)
+    return 2
+  }
   readiness = gateway.readiness
   // read, check, and apply the file again; any problem keeps the running configuration (and log) as they are
   const reloadOnce = async (): Promise<void> => {
-    const next = readConfig(options.config)
+    const next = readConfig(options.config, options.store)
     if ('problems' in next) return record({ type: 'reload', outcome: 'kept', problems: next.problems })
     const nextLog = options.log ?? next.config.log
     const reopened = nextLog === undefined ? undefined : openLog(nextLog)

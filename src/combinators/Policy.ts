@@ -61,6 +61,11 @@ export interface PolicyOptions {
   readonly grants?: ReadonlyArray<Rule>
   /** Called with the whole grant list after each "always" answer, to persist it. */
   readonly onGrant?: (grants: ReadonlyArray<Rule>) => IO<void> | void
+  /**
+   * Grants held outside this provider (by other sessions, other processes): read again at each judgement and
+   * each listing, besides this provider's own; each "always" answer is also given to `addGrant`.
+   */
+  readonly shared?: SharedGrants
   /** Tool-name prefix → directory that relative locations are resolved against. */
   readonly roots?: Roots
   /**
@@ -81,6 +86,20 @@ export interface PolicyOptions {
   readonly onDiagnostic?: (diagnostic: PolicyDiagnostic) => IO<void> | void
   /** Called with the outcome of every call and who decided it (for a decision log). */
   readonly onDecision?: (decision: PolicyDecision) => IO<void> | void
+}
+
+/**
+ * Grants kept outside one provider, so that an "always" answer given in one session applies in every other
+ * (a gateway's store). `grants` is synchronous: it answers with what is known now, never waits.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface SharedGrants {
+  /** The grants known now; read at each judgement and each listing. */
+  readonly grants: IO<ReadonlyArray<Rule>>
+  /** Told each "always" answer, once this provider has recorded it. */
+  readonly addGrant: (rule: Rule) => void
 }
 
 /**
@@ -209,6 +228,7 @@ const OptionsProps = {
   onAsk: t.unknown,
   grants: t.unknown,
   onGrant: t.unknown,
+  shared: t.unknown,
   roots: t.unknown,
   locationArgs: t.unknown,
   filterTools: t.boolean,
@@ -251,6 +271,24 @@ const decodeLocationArgs = (where: string, u: unknown): ReadonlyArray<string> =>
   }
   return Object.freeze([...new Set([...LOCATION_ARGS, ...(u as ReadonlyArray<string>)])])
 }
+
+const isSharedGrants = (u: unknown): u is SharedGrants =>
+  typeof memberOf(u, 'grants') === 'function' && typeof memberOf(u, 'addGrant') === 'function'
+
+// the shared grants known now; a source that throws, or answers with something else than an array, adds none
+const readShared = (shared: SharedGrants | undefined): ReadonlyArray<Rule> => {
+  if (shared === undefined) return []
+  try {
+    const gs = shared.grants()
+    return Array.isArray(gs) ? gs : []
+  } catch {
+    return []
+  }
+}
+
+/** This provider's own grants, then the shared ones; the same array when no grant is shared. */
+const heldGrants = (own: ReadonlyArray<Rule>, shared: ReadonlyArray<Rule>): ReadonlyArray<Rule> =>
+  shared.length === 0 ? own : own.length === 0 ? shared : [...own, ...shared]
 
 const isQueue = (u: unknown): u is QuestionQueue =>
   memberOf(u, '_tag') === 'QuestionQueue' &&
@@ -325,6 +363,12 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   }
   const ask = opts.onAsk === undefined ? undefined : askHuman(opts.onAsk as OnAsk)
   const onGrant = opts.onGrant as PolicyOptions['onGrant']
+  if (opts.shared !== undefined && !isSharedGrants(opts.shared)) {
+    throw new TypeError(
+      `${where}: option "shared" must be { grants, addGrant } (two functions), got ${describeValue(opts.shared)}`,
+    )
+  }
+  const shared = opts.shared as SharedGrants | undefined
   const filterTools = opts.filterTools ?? true
   const judgeCall = judge(rules, roots)
   // one queue (one human) for every provider built from these options, unless a queue is given
@@ -341,6 +385,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     >(undefined)()
     const scopeOf = (tool: string): LocationScope => ({ names: locationNames, declared: declared.read()?.get(tool) })
     const send = runBatch(provider)
+    // what grants judge now: this provider's own, and the shared ones read again each time
+    const grantsNow = (): ReadonlyArray<Rule> => heldGrants(grants.read(), readShared(shared))
 
     const diagnose = (listing: ReadonlyArray<ToolDeclaration>): void => {
       if (!inert(listing)) return
@@ -381,13 +427,14 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         return [next, next] as const
       })(grants)()
       callBack(onGrant, all)
+      if (shared !== undefined) callBack(shared.addGrant, rule)
     }
 
     // the previous question may have granted this one, so the grants are read again in turn
     const inTurn =
       (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>, pass: Step<'inner'>) =>
       async (): Promise<Step<'inner'>> => {
-        const granted = byGrants(grants.read(), roots)(q)
+        const granted = byGrants(grantsNow(), roots)(q)
         if (granted !== undefined) return applyVerdict(q.call, q.tool, 'grant', granted, pass)
         const answer = await asking(q, args)
         if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
@@ -426,7 +473,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
       if (verdict._tag !== 'Ask') return applyVerdict(call, tool, 'rules', verdict, pass)
       const q = verdict.question
-      const granted = byGrants(grants.read(), roots)(q)
+      const granted = byGrants(grantsNow(), roots)(q)
       if (granted !== undefined) return applyVerdict(call, tool, 'grant', granted, pass)
       if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
       // the arguments the rules saw (q.args), with no arguments read as {}
@@ -484,7 +531,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
           }
           if (!filterTools) return listed
           try {
-            const kept = withoutRefusedTools([...rules, ...grants.read()])(listed.right)
+            const kept = withoutRefusedTools([...rules, ...grantsNow()])(listed.right)
             return kept === listed.right ? listed : right(kept)
           } catch {
             return listed

@@ -11,16 +11,16 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import { identity, pipe } from 'fp-ts/lib/function.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Provider } from '../kernel/model.js'
+import type { Batch, Provider } from '../kernel/model.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import type { AuditDiagnostic } from '../combinators/UnknownKeys.js'
+import type { AuditDiagnostic, AuditedProvider } from '../combinators/UnknownKeys.js'
 import { drawAuditDiagnostic, withUnknownKeyAudit } from '../combinators/UnknownKeys.js'
 import { withReasons } from '../combinators/Reasons.js'
 import { registry } from '../combinators/Registry.js'
-import type { PolicyDecision, PolicyDiagnostic } from '../combinators/Policy.js'
+import type { PolicyDecision, PolicyDiagnostic, SharedGrants } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
 import type { Rule } from '../steps/policy/Rule.js'
-import { decodeRules, isToolGlob } from '../steps/policy/Rule.js'
+import { decodeRules, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
 import type { QuestionQueue } from '../steps/policy/questions.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import { describeValue } from '../kernel/describe.js'
@@ -40,6 +40,9 @@ import type { Catalog } from './catalog.js'
 import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
 import { diffConfigs } from './reload.js'
+import type { ListedNames } from './listed.js'
+import type { GatewayStore, PairCount } from './store.js'
+import { openStore, storeKindOf } from './openStore.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -89,6 +92,11 @@ export interface GatewayConfig {
    * ready; a late upstream's tools are announced (`list_changed`) when they arrive. Default 2 000.
    */
   readonly listWaitMs?: number
+  /**
+   * What the gateway remembers beyond one session (`memory`, `file:PATH`, `redis://…`; see `openStore`). Absent:
+   * each session keeps its own grants and says each pair once, as without a store. Read at start only.
+   */
+  readonly store?: string
 }
 
 /**
@@ -127,7 +135,9 @@ export interface Gateway {
    * when their tools may differ. Records a `reload` record; reloads run one at a time.
    */
   readonly reload: (config: GatewayConfig) => Promise<ConfigChange>
-  /** Stops every upstream. */
+  /** The store's counts of calls per (tool, undeclared key), summed over every process sharing it; `[]` without a store. */
+  readonly stats: () => Promise<ReadonlyArray<PairCount>>
+  /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
 }
 
@@ -136,7 +146,7 @@ export interface Gateway {
 // -------------------------------------------------------------------------------------
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
-const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs']
+const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs', 'store']
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
 
@@ -306,6 +316,9 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   if (isLeft(timeout)) problem(timeout.left)
   const listWaitMs = decodeMs('listWaitMs', u['listWaitMs'])
   if (isLeft(listWaitMs)) problem(listWaitMs.left)
+  const store = u['store']
+  const storeKind = store === undefined ? undefined : storeKindOf(store)
+  if (storeKind?._tag === 'Left') problem(`store ${storeKind.left}`)
   if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs)) return left(problems.join('\n'))
   // each member below was checked above, and any problem returned: the casts only restate those checks
   return right({
@@ -317,6 +330,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     log: log as string | undefined,
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
     ...(listWaitMs.right === undefined ? {} : { listWaitMs: listWaitMs.right }),
+    ...(store === undefined ? {} : { store: store as string }),
   })
 }
 
@@ -338,6 +352,53 @@ interface SessionKept {
   grants: ReadonlyArray<Rule>
 }
 
+// with a store, what the gateway knows of one session, to tell it `list_changed` when grants from elsewhere
+// change its listing: its listener, its own grants, and the names its stack was last listed
+interface SessionLink {
+  listener: IO<void> | undefined
+  kept: SessionKept | undefined
+  listed: ListedNames | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/** Whether the listing of `names` differs under `before` and `after`: a bare deny hides a tool from it. */
+const listingDiffers = (
+  names: ReadonlySet<string>,
+  before: ReadonlyArray<Rule>,
+  after: ReadonlyArray<Rule>,
+): boolean => {
+  const hides = (rules: ReadonlyArray<Rule>) => {
+    const denies = rules.filter(isBareDeny).map((r) => matchesTool(r.tool))
+    return (name: string): boolean => denies.some((matches) => matches(name))
+  }
+  const [was, is] = [hides(before), hides(after)]
+  for (const n of names) if (was(n) !== is(n)) return true
+  return false
+}
+
+/**
+ * The calls each pair gained since `sent` (the counts already sent), and the counts sent after these; pairs
+ * are looked up by tool and key.
+ */
+const countDeltas = (
+  sent: ReadonlyMap<string, number>,
+  stats: ReadonlyArray<PairCount>,
+): readonly [ReadonlyArray<PairCount>, ReadonlyMap<string, number>] => {
+  const deltas: Array<PairCount> = []
+  let next: Map<string, number> | undefined
+  for (const p of stats) {
+    const k = JSON.stringify([p.tool, p.key])
+    const calls = p.calls - (sent.get(k) ?? 0)
+    if (calls <= 0) continue
+    deltas.push({ tool: p.tool, key: p.key, calls })
+    ;(next ??= new Map(sent)).set(k, p.calls)
+  }
+  return [deltas, next ?? sent]
+}
+
 /**
  * Starts every upstream at once, waits until each has started or failed (a failed one keeps being
  * restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one host session, with a
@@ -353,6 +414,10 @@ export const startGateway = async (
   onRecord: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
 ): Promise<Gateway> => {
+  const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
+  // opened before any upstream starts: a store that cannot be opened (a corrupt file) starts nothing
+  const store = config.store === undefined ? undefined : await openStore(config.store, { onNotice: (m) => diagnose(m) })
+  const links = new Set<SessionLink>()
   // each session's listener, subscribed to every running upstream, and to each one a reload starts
   const subscriptions = new Map<IO<void>, Map<Upstream, IO<void>>>()
   const subscribe = (listener: IO<void>, upstream: Upstream): void =>
@@ -397,7 +462,6 @@ export const startGateway = async (
     ])
     clearTimeout(timer)
   }
-  const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
   // resources and prompts over a configuration's upstreams, shared by every session (no policy or audit: those
   // are about tool calls)
   const catalogOf = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Catalog =>
@@ -440,17 +504,97 @@ export const startGateway = async (
   // replaced by each reload, with each session's subscriptions
   const catalog = replaceableCatalog(catalogOf(config, first))
 
-  const stackOf = (now: Serving, session: McpSession, kept: SessionKept): Provider<unknown> => {
+  // With a store: grants are the store's, read at each judgement, and each "always" answer goes to it; a pair is
+  // said by the session that claims it first; counts reach the store after each call, off its path.
+  let sharedSeen: ReadonlyArray<Rule> = store?.grants() ?? []
+  // grants changed (an answer here, or from elsewhere): each session whose listing they change is told
+  const grantsMoved = (): void => {
+    if (store === undefined) return
+    const before = sharedSeen
+    const after = store.grants()
+    sharedSeen = after
+    if (before === after) return
+    const rules = current.config.rules
+    for (const link of [...links]) {
+      const names = link.listed?.read()
+      if (names === undefined || link.listener === undefined) continue
+      const own = [...rules, ...(link.kept?.grants ?? [])]
+      if (!listingDiffers(names, [...own, ...before], [...own, ...after])) continue
+      try {
+        link.listener()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+  const shared: SharedGrants | undefined =
+    store === undefined
+      ? undefined
+      : {
+          grants: store.grants,
+          addGrant: (rule) => {
+            store.addGrant(rule)
+            grantsMoved()
+          },
+        }
+  const offGrants = store === undefined ? () => undefined : store.onGrantsChanged(grantsMoved)
+  // a warning's keys are said only once the store says this process is the first to claim them; the call
+  // does not wait for it
+  const warnClaimed = (s: GatewayStore, w: UnknownKeyWarning, upstream: string): void =>
+    void Promise.all(w.unknownKeys.map((k) => s.claim(w.tool, k).catch(() => true))).then((claimed) => {
+      const keys = w.unknownKeys.filter((_, i) => claimed[i] === true)
+      if (keys.length === 0) return
+      const suggestions = w.suggestions.filter((x) => keys.includes(x.key))
+      onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, suggestions })
+    })
+  // the audit counts each session's calls per pair; what they gained goes to the store once the call is on its
+  // way (one read of the counts per turn of the event loop, however many calls)
+  const countedTo = (s: GatewayStore, audited: AuditedProvider<unknown>): Provider<unknown> => {
+    let sent: ReadonlyMap<string, number> = new Map()
+    let queued = false
+    const flush = (): void => {
+      queued = false
+      try {
+        const [deltas, next] = countDeltas(sent, audited.stats())
+        sent = next
+        if (deltas.length > 0) s.addCounts(deltas)
+      } catch {
+        // counts that cannot be read or sent cost no call
+      }
+    }
+    const after = <A>(run: () => A): A => {
+      const out = run()
+      if (!queued) {
+        queued = true
+        setImmediate(flush)
+      }
+      return out
+    }
+    return {
+      toolsForLlm: audited.toolsForLlm,
+      executeToolCalls: (calls) => () => after(audited.executeToolCalls(calls)),
+      executeBatch: (batch: Batch) => () => after(audited.executeBatch(batch)),
+    }
+  }
+
+  const stackOf = (now: Serving, session: McpSession, kept: SessionKept, link: SessionLink): Provider<unknown> => {
     const listed = newListedNames()
+    link.listed = listed
     const reached = newReached()
-    return pipe(
+    const audited = pipe(
       now.namespace,
       recordListed(listed),
       withUnknownKeyAudit({
         tolerate: now.config.tolerate,
-        onWarn: (w) => onRecord({ type: 'warning', upstream: now.upstreamOf(w.tool), ...w }),
+        onWarn: (w) =>
+          store === undefined
+            ? onRecord({ type: 'warning', upstream: now.upstreamOf(w.tool), ...w })
+            : warnClaimed(store, w, now.upstreamOf(w.tool)),
         onDiagnostic: (d: AuditDiagnostic) => diagnose(drawAuditDiagnostic(d)),
       }),
+    )
+    return pipe(
+      store === undefined ? audited : countedTo(store, audited),
       // what comes back from under the policy reached its upstream; the rest was refused above
       markReached(reached),
       withPolicy({
@@ -462,6 +606,7 @@ export const startGateway = async (
         onGrant: (grants) => {
           kept.grants = grants
         },
+        ...(shared === undefined ? {} : { shared }),
         onDecision: (d) => onRecord({ type: 'decision', upstream: now.upstreamOf(d.tool), ...d }),
         onDiagnostic: (d: PolicyDiagnostic) => diagnose(drawPolicyDiagnostic(d)),
       }),
@@ -476,13 +621,14 @@ export const startGateway = async (
   // locationArgs, reasons and curation judge it from then on. Its question queue and its "always" answers (the
   // grants) are kept; its audit's seen-set and listed names are not: a misspelling already said is said once
   // more, and the new stack lists before its first call.
-  const stackFor = (session: McpSession): Provider<unknown> => {
+  const stackFor = (session: McpSession, link: SessionLink): Provider<unknown> => {
     const kept: SessionKept = { questions: newQuestionQueue(), grants: [] }
+    link.kept = kept
     let built: { readonly from: Serving; readonly stack: Provider<unknown> } | undefined
     const stackNow = (): Provider<unknown> => {
       const now = current
       if (built?.from === now) return built.stack
-      const stack = stackOf(now, session, kept)
+      const stack = stackOf(now, session, kept, link)
       built = { from: now, stack }
       return stack
     }
@@ -529,6 +675,10 @@ export const startGateway = async (
     inTurn(async () => {
       if (closed) throw new Error('the gateway is closed')
       const before = current
+      if (next.store !== config.store)
+        diagnose(
+          'toolstack serve: the configuration names another store; the store opened at start is kept until the gateway restarts',
+        )
       const change = diffConfigs(before.config)(next)
       // stopped before their successors start: two copies of one server may not share its files
       await Promise.all([...change.removed, ...change.restarted].map((n) => stopUpstream(before.upstreams.get(n))))
@@ -555,19 +705,33 @@ export const startGateway = async (
       return [...current.upstreams.values()]
     },
     readiness,
-    newServer: () =>
-      toMcpServer(stackFor, info, {
-        toolsChanged,
+    newServer: () => {
+      const link: SessionLink = { listener: undefined, kept: undefined, listed: undefined }
+      return toMcpServer((session) => stackFor(session, link), info, {
+        toolsChanged: (listener) => {
+          const off = toolsChanged(listener)
+          if (store === undefined) return off
+          link.listener = listener
+          links.add(link)
+          return () => {
+            links.delete(link)
+            off()
+          }
+        },
         rootsChanged,
         resources: catalog.resources,
         prompts: catalog.prompts,
-      }),
+      })
+    },
     reload,
+    stats: () => (store === undefined ? Promise.resolve([]) : store.stats()),
     close: () =>
       inTurn(async () => {
         closed = true
+        offGrants()
         catalog.close()
         await Promise.all([...current.upstreams.values()].map(stopUpstream))
+        await store?.close()
       }),
   }
 }

@@ -5,10 +5,12 @@ import type { Task } from 'fp-ts/lib/Task.js'
 import type {
   PermissionAnswer,
   PermissionRequest,
+  PolicyDecision,
   PolicyDiagnostic,
   PolicyOptions,
   Provider,
   Rule,
+  SharedGrants,
   ToolCall,
   ToolResult,
 } from '../../src/index.js'
@@ -712,6 +714,92 @@ describe('withPolicy: ask', () => {
 // -------------------------------------------------------------------------------------
 
 const tick = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+describe('withPolicy: shared grants', () => {
+  // a store as a gateway gives one: a list every provider reads, and every "always" answer added to it
+  const sharedList = (initial: ReadonlyArray<Rule> = []) => {
+    let held: ReadonlyArray<Rule> = initial
+    const added: Array<Rule> = []
+    return {
+      added,
+      set: (gs: ReadonlyArray<Rule>) => void (held = gs),
+      shared: {
+        grants: () => held,
+        addGrant: (r: Rule) => {
+          added.push(r)
+          held = [...held, r]
+        },
+      },
+    }
+  }
+
+  it('reads the shared grants again at each judgement: one added after a call applies to the next', async () => {
+    const store = sharedList()
+    const { policy, inner } = setup({ shared: store.shared })
+    const first = await run(policy, [call('1', 'web_get', { url: 'a' })])
+    store.set([{ tool: 'web_get', decision: 'allow' }])
+    const second = await run(policy, [call('2', 'web_get', { url: 'b' })])
+    expect(first[0]?.is_error).toBe(true)
+    expect(second[0]?.is_error).toBeUndefined()
+    expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['2'])
+    // the provider's own grants stay its own
+    expect(policy.grants()).toEqual([])
+  })
+
+  it('gives each "always" answer to addGrant, and another provider sharing them is not asked', async () => {
+    const store = sharedList()
+    const one = scripted([{ action: 'always-allow' }])
+    const two = scripted([])
+    const a = setup({ shared: store.shared, onAsk: one.onAsk, questions: newQuestionQueue() })
+    const b = setup({ shared: store.shared, onAsk: two.onAsk, questions: newQuestionQueue() })
+    await run(a.policy, [call('1', 'fs_write', { path: '/tmp/a' })])
+    const out = await run(b.policy, [call('2', 'fs_write', { path: '/tmp/b' })])
+    expect(store.added).toEqual([{ tool: 'fs_write', decision: 'allow', under: '/tmp' }])
+    expect(one.requests).toHaveLength(1)
+    expect(two.requests).toHaveLength(0)
+    expect(out[0]?.is_error).toBeUndefined()
+    expect(b.inner.rec.batches.flat().map((c) => c.id)).toEqual(['2'])
+  })
+
+  it('a shared deny refuses by grant, and the listing read after it leaves the tool out', async () => {
+    const store = sharedList()
+    const decisions: Array<PolicyDecision> = []
+    const { policy } = setup({ shared: store.shared, onDecision: (d) => () => void decisions.push(d) })
+    await ready(policy)
+    store.set([{ tool: 'web_get', decision: 'deny' }])
+    const out = await run(policy, [call('1', 'web_get', { url: 'a' })])
+    const listing = await policy.toolsForLlm()
+    expect(out[0]?.is_error).toBe(true)
+    expect(decisions).toMatchObject([{ tool: 'web_get', outcome: 'refused', by: 'grant' }])
+    // fs_delete is refused by a static rule, web_get by the shared grant
+    expect(listing._tag === 'Right' && listing.right.map((d) => d.function.name)).toEqual(['fs_read', 'fs_write'])
+  })
+
+  it('a source that throws, or gives no array, adds no grant and costs no call', async () => {
+    const throwing = {
+      grants: () => {
+        throw new Error('down')
+      },
+      addGrant: () => {
+        throw new Error('down')
+      },
+    }
+    const notArray = { grants: () => 'allow' as unknown as ReadonlyArray<Rule>, addGrant: () => undefined }
+    for (const shared of [throwing, notArray]) {
+      const { onAsk } = scripted([{ action: 'always-allow' }])
+      const { policy } = setup({ shared, onAsk })
+      const out = await run(policy, [call('1', 'fs_read', { path: '/p/a' }), call('2', 'web_get', { url: 'a' })])
+      expect(out.map((r) => r.is_error)).toEqual([undefined, undefined])
+      expect(policy.grants()).toEqual([{ tool: 'web_get', decision: 'allow' }])
+    }
+  })
+
+  it('is checked at construction', () => {
+    expect(() => withPolicy({ rules: [], shared: { grants: [] } as unknown as SharedGrants })).toThrow(
+      'withPolicy: option "shared" must be { grants, addGrant } (two functions), got',
+    )
+  })
+})
 
 describe('withPolicy: one question at a time', () => {
   it('never has two questions open, across concurrent batches (property)', async () => {

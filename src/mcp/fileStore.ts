@@ -1,0 +1,339 @@
+/**
+ * The `file:PATH` store, the embedded choice for one machine: the human's "always" answers (grants) kept in one
+ * JSON file a person can read, so they survive restarts and apply to every session. Pairs and counts are the
+ * process's own (as `memoryStore`'s).
+ *
+ * Each write is atomic (a temporary file in the same directory, fsync, rename) and made under a lock file
+ * (`PATH.lock`), after reading the file again and merging what it holds: two gateways on one file never
+ * corrupt it, and neither loses the other's grants. Each gateway watches the file, so a grant written by one
+ * reaches the other's sessions. A file that cannot be read at start is refused, and never overwritten.
+ *
+ * @since 0.1.0
+ */
+import type { FSWatcher } from 'node:fs'
+import { constants, watch } from 'node:fs'
+import { access, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import type { Either } from 'fp-ts/lib/Either.js'
+import { isLeft, left, right } from 'fp-ts/lib/Either.js'
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Rule } from '../steps/policy/Rule.js'
+import { decodeRules } from '../steps/policy/Rule.js'
+import { describeError, describeValue } from '../kernel/describe.js'
+import { isRecord } from '../kernel/guards.js'
+import type { GatewayStore, StoreOptions } from './store.js'
+import { memoryStore, mergeGrants } from './memoryStore.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What the file holds: `{ "version": 1, "grants": [rules] }`, written as indented JSON.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface StoreFile {
+  readonly version: 1
+  readonly grants: ReadonlyArray<Rule>
+}
+
+/**
+ * The version of the file's format this code reads and writes.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const STORE_FILE_VERSION = 1
+
+// a lock older than this is left by a process that died while writing: every write takes milliseconds
+const STALE_LOCK_MS = 10_000
+// how long a write waits for another gateway's lock before it tries again later
+const LOCK_WAIT_MS = 2_000
+// a write that could not be made is tried again after this long
+const RETRY_MS = 1_000
+// a change to the file is read once its writes settled
+const SETTLE_MS = 50
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+/**
+ * Reads the text of a store file: its grants, or what is wrong with it (a Left naming the member).
+ *
+ * @example
+ * import { decodeStoreFile } from 'toolstack/mcp'
+ * assert.deepStrictEqual(decodeStoreFile('{"version":1,"grants":[{"tool":"x","decision":"allow"}]}'), {
+ *   _tag: 'Right',
+ *   right: { version: 1, grants: [{ tool: 'x', decision: 'allow' }] },
+ * })
+ * assert.strictEqual(decodeStoreFile('{"version":1,"gra')._tag, 'Left')
+ *
+ * @since 0.1.0
+ * @category codecs
+ */
+export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return left(`it is not JSON (${describeError(e)}); a truncated or half-written file reads so`)
+  }
+  if (!isRecord(json)) return left(`it must be an object { "version": 1, "grants": [...] }, got ${describeValue(json)}`)
+  const extra = Object.keys(json).filter((k) => k !== 'version' && k !== 'grants')
+  if (extra.length > 0) return left(`it has unknown members ${extra.map((k) => JSON.stringify(k)).join(', ')}`)
+  if (json['version'] !== STORE_FILE_VERSION)
+    return left(`its version must be ${STORE_FILE_VERSION}, got ${describeValue(json['version'])}`)
+  const grants = decodeRules(json['grants'], 'grants')
+  return isLeft(grants) ? left(grants.left) : right({ version: STORE_FILE_VERSION, grants: grants.right })
+}
+
+/**
+ * A store file's text: indented JSON, one member a line, ending with a newline.
+ *
+ * @since 0.1.0
+ * @category codecs
+ */
+export const encodeStoreFile = (grants: ReadonlyArray<Rule>): string =>
+  JSON.stringify({ version: STORE_FILE_VERSION, grants }, null, 2) + '\n'
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
+
+const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'
+
+// the file's grants; none when it does not exist yet; a Left when it cannot be read or decoded
+const readGrants = async (path: string): Promise<Either<string, ReadonlyArray<Rule>>> => {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (e) {
+    return isMissing(e) ? right([]) : left(describeError(e))
+  }
+  const decoded = decodeStoreFile(text)
+  return isLeft(decoded) ? decoded : right(decoded.right.grants)
+}
+
+// the temporary file is written and flushed to the disk before it takes the file's name, so the name always
+// holds a whole file, the old one or the new one
+const writeAtomically = async (path: string, text: string): Promise<void> => {
+  const temporary = join(
+    dirname(path),
+    `.${basename(path)}.${process.pid}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.tmp`,
+  )
+  const handle = await open(temporary, 'wx')
+  try {
+    await handle.writeFile(text, 'utf8')
+    await handle.sync()
+  } catch (e) {
+    await handle.close()
+    await unlink(temporary).catch(() => undefined)
+    throw e
+  }
+  await handle.close()
+  try {
+    await rename(temporary, path)
+  } catch (e) {
+    await unlink(temporary).catch(() => undefined)
+    throw e
+  }
+  // the rename itself is made durable with the directory; a file system that cannot sync one costs nothing
+  try {
+    const directory = await open(dirname(path), 'r')
+    await directory.sync().finally(() => directory.close())
+  } catch {
+    // not every platform syncs a directory
+  }
+}
+
+// runs `step` holding PATH.lock (created exclusively), so no two gateways read-merge-write at once; a lock left
+// by a dead process is taken over once it is older than STALE_LOCK_MS
+const withLock = async <A>(
+  path: string,
+  step: () => Promise<A>,
+): Promise<{ readonly held: true; readonly value: A } | { readonly held: false }> => {
+  const lock = `${path}.lock`
+  const until = Date.now() + LOCK_WAIT_MS
+  for (;;) {
+    try {
+      const handle = await open(lock, 'wx')
+      await handle.writeFile(`${process.pid}\n`).finally(() => handle.close())
+      break
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
+      const since = await stat(lock).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      )
+      if (since > STALE_LOCK_MS) await unlink(lock).catch(() => undefined)
+      else if (Date.now() > until) return { held: false }
+      else await sleep(10 + Math.floor(Math.random() * 20))
+    }
+  }
+  try {
+    return { held: true, value: await step() }
+  } finally {
+    await unlink(lock).catch(() => undefined)
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Opens the `file:` store at `path` (made absolute), reading the grants it holds; a file that does not exist
+ * yet is written at the first grant. Rejects, naming the path, when the file cannot be read or is not a store
+ * file (truncated, corrupt, another version), and leaves it as it is; also when its directory cannot be
+ * written.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fileStore = async (path: string, options: StoreOptions = {}): Promise<GatewayStore> => {
+  const file = resolve(path)
+  const named = JSON.stringify(file)
+  const first = await readGrants(file)
+  if (isLeft(first))
+    throw new Error(
+      `the store ${named} cannot be read: ${first.left}. It is left as it is: mend it, or move it away to start with no grants`,
+    )
+  try {
+    await access(dirname(file), constants.W_OK)
+  } catch (e) {
+    throw new Error(`the store ${named} cannot be written: its directory: ${describeError(e)}`)
+  }
+
+  const local = memoryStore()
+  let grants: ReadonlyArray<Rule> = first.right
+  // grants answered here and not yet known to be in the file
+  let pending = false
+  const listeners = new Set<IO<void>>()
+  let closed = false
+
+  // told once when the file cannot be read or written, and once when it can again
+  let failing = false
+  const notice = (problem: string | undefined): void => {
+    if ((problem !== undefined) === failing) return
+    failing = problem !== undefined
+    try {
+      options.onNotice?.(
+        problem === undefined
+          ? `toolstack: the store ${named} is read and written again`
+          : `toolstack: the store ${named}: ${problem}; grants are kept in this process meanwhile and written when it can be`,
+      )
+    } catch {
+      // a notice that cannot be told changes nothing
+    }
+  }
+
+  // grants read from the file join those held; the listeners hear of it when that added any
+  const learn = (read: ReadonlyArray<Rule>): void => {
+    const merged = mergeGrants(grants, read)
+    if (merged === grants) return
+    grants = merged
+    for (const l of [...listeners]) {
+      try {
+        l()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+
+  // under the lock: the file read again, what it lacks added, written whole; a file that cannot be read now is
+  // never overwritten
+  const writeOnce = async (): Promise<void> => {
+    pending = false
+    let problem: string | undefined
+    try {
+      const outcome = await withLock(file, async (): Promise<string | undefined> => {
+        const read = await readGrants(file)
+        if (isLeft(read)) return `it cannot be read (${read.left}), so it is not written`
+        learn(read.right)
+        // the file already holds every grant: nothing to write
+        if (mergeGrants(read.right, grants) !== read.right) await writeAtomically(file, encodeStoreFile(grants))
+        return undefined
+      })
+      problem = outcome.held ? outcome.value : `its lock ${JSON.stringify(`${file}.lock`)} is held by another process`
+    } catch (e) {
+      problem = `it cannot be written (${describeError(e)})`
+    }
+    notice(problem)
+    if (problem !== undefined) {
+      pending = true
+      retry()
+    }
+  }
+  // a write waits for the one before it
+  let writing: Promise<void> = Promise.resolve()
+  const schedule = (): void => {
+    writing = writing.then(writeOnce)
+  }
+  let retryTimer: NodeJS.Timeout | undefined
+  const retry = (): void => {
+    if (closed || retryTimer !== undefined) return
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined
+      if (pending) schedule()
+    }, RETRY_MS)
+    retryTimer.unref()
+  }
+
+  // another gateway (or a person) wrote the file: its grants are read; a write of ours made meanwhile is safe,
+  // it merged under the lock
+  const reread = async (): Promise<void> => {
+    const read = await readGrants(file)
+    if (isLeft(read)) return notice(`it cannot be read (${read.left})`)
+    if (!pending) notice(undefined)
+    learn(read.right)
+  }
+  let settle: NodeJS.Timeout | undefined
+  let watcher: FSWatcher | undefined
+  try {
+    // the directory is watched, for the name: a rename replaces the file, and a watch on the file would stop
+    watcher = watch(dirname(file), (_event, changed) => {
+      if (changed !== null && changed !== basename(file)) return
+      clearTimeout(settle)
+      settle = setTimeout(() => void reread().catch(() => undefined), SETTLE_MS)
+      settle.unref()
+    })
+    watcher.unref()
+    watcher.on('error', () => watcher?.close())
+  } catch (e) {
+    notice(
+      `its directory cannot be watched (${describeError(e)}), so grants written by another gateway reach this one at its next write`,
+    )
+  }
+
+  return {
+    ...local,
+    grants: () => grants,
+    addGrant: (rule) => {
+      const next = mergeGrants(grants, [rule])
+      if (next === grants) return
+      grants = next
+      pending = true
+      schedule()
+    },
+    onGrantsChanged: (listener) => {
+      listeners.add(listener)
+      return () => void listeners.delete(listener)
+    },
+    close: async () => {
+      closed = true
+      clearTimeout(retryTimer)
+      clearTimeout(settle)
+      watcher?.close()
+      // what is pending is written once more, then let go
+      if (pending) schedule()
+      await writing
+      await local.close()
+    },
+  }
+}

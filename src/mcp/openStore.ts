@@ -1,0 +1,86 @@
+/**
+ * A gateway's store from its URL (`toolstack serve --store URL`, the configuration's `store`): `memory`,
+ * `file:PATH`, or `redis://…` / `rediss://…`. Each backend is loaded only when its URL is opened.
+ *
+ * @since 0.1.0
+ */
+import { fileURLToPath } from 'node:url'
+import { describeValue } from '../kernel/describe.js'
+import type { GatewayStore, StoreOptions } from './store.js'
+import { memoryStore } from './memoryStore.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The kinds of store a URL can name.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type StoreKind = 'memory' | 'file' | 'redis'
+
+const EXPECTED = 'a store: "memory", "file:PATH", or "redis://HOST:PORT" ("rediss://" with TLS)'
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+/**
+ * Which kind of store a URL names, or what is wrong with it. A URL may carry a password: the message never
+ * repeats a URL that names a kind.
+ *
+ * @example
+ * import { storeKindOf } from 'toolstack/mcp'
+ * assert.deepStrictEqual(storeKindOf('file:/var/lib/toolstack/grants.json'), { _tag: 'Right', right: 'file' })
+ * assert.strictEqual(storeKindOf('postgres://db')._tag, 'Left')
+ *
+ * @since 0.1.0
+ * @category codecs
+ */
+export const storeKindOf = (
+  url: unknown,
+): { readonly _tag: 'Left'; readonly left: string } | { readonly _tag: 'Right'; readonly right: StoreKind } => {
+  if (url === 'memory') return { _tag: 'Right', right: 'memory' }
+  if (typeof url === 'string' && /^file:./.test(url)) return { _tag: 'Right', right: 'file' }
+  if (typeof url === 'string' && /^rediss?:\/\/./.test(url)) return { _tag: 'Right', right: 'redis' }
+  return {
+    _tag: 'Left',
+    left: `must be ${EXPECTED}, got ${describeValue(typeof url === 'string' ? url.slice(0, 40) : url)}`,
+  }
+}
+
+// `file:PATH` as a path: `file:///abs` is a file URL, `file:relative` or `file:/abs` a path as written
+const filePathOf = (url: string): string => (url.startsWith('file://') ? fileURLToPath(url) : url.slice('file:'.length))
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Opens the store a URL names: `memory` (this process's, `memoryStore`), `file:PATH` (`fileStore`). Throws a
+ * `TypeError` for a URL that names none; rejects when the store cannot be opened (a file that cannot be read).
+ *
+ * @example
+ * import { openStore } from 'toolstack/mcp'
+ * const store = await openStore('memory')
+ * store.addGrant({ tool: 'x', decision: 'allow' })
+ * assert.strictEqual(store.grants().length, 1)
+ * await store.close()
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const openStore = async (url: string, options: StoreOptions = {}): Promise<GatewayStore> => {
+  const kind = storeKindOf(url)
+  if (kind._tag === 'Left') throw new TypeError(`openStore: the URL ${kind.left}`)
+  switch (kind.right) {
+    case 'memory':
+      return memoryStore()
+    case 'file':
+      return (await import('./fileStore.js')).fileStore(filePathOf(url), options)
+    case 'redis':
+      throw new TypeError("openStore: the Redis store is loaded from './redisStore.js' (redisStore(url, options))")
+  }
+}
