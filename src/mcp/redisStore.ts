@@ -239,7 +239,10 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   const client = createClient({
     url: where.connect,
     disableOfflineQueue: true,
-    socket: { connectTimeout: START_WAIT_MS, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, PROBE_MS) },
+    socket: {
+      connectTimeout: START_WAIT_MS,
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, PROBE_MS),
+    },
   })
   // the subscriber's SUBSCRIBE waits in its queue until it connects; the client subscribes again after each
   // reconnection, before it is ready
