@@ -17,6 +17,7 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/proxy-sdk.test.ts',
   'test/cli/serve.test.ts',
   'test/cli/serve-catalog.test.ts',
+  'test/cli/serveStore.test.ts',
   // the built and the packed package, the examples and the docs' blocks, each in a process
   'test/smoke.test.ts',
   'test/pack.test.ts',
@@ -35,6 +36,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/gateway.test.ts',
   'test/mcp/catalog-gateway.test.ts',
   'test/mcp/gatewayReload.test.ts',
+  'test/mcp/gatewayStore.test.ts',
   'test/cli/reload.test.ts',
   'test/mcp/relay.test.ts',
   'test/ai-sdk/mcp.test.ts',

@@ -73,6 +73,7 @@ Examples:
   $ TOOLSTACK_TOKEN=s3cret toolstack serve --config toolstack.json --http 127.0.0.1:8931
   $ toolstack serve --config toolstack.json --http 0.0.0.0:8931 --allowed-host mcp.example
   $ toolstack serve --config toolstack.json --watch
+  $ toolstack serve --config toolstack.json --store file:/var/lib/toolstack/grants.json
 
 SIGHUP (or, with --watch, writing the file) reloads the configuration: only the
 upstreams whose entry changed are restarted; a bad file keeps the running one.

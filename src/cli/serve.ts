@@ -250,10 +250,15 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   // over HTTP, GET /metrics: read from the gateway and the listener once they exist
   let readiness = (): Readiness => ({ ready: false })
   let sessions = (): number => 0
+  let stats = (): ReturnType<Gateway['stats']> => Promise.resolve([])
   const metrics =
     listen === undefined
       ? undefined
-      : await gatewayMetrics({ sessions: () => sessions(), readiness: () => readiness() })
+      : await gatewayMetrics({
+          sessions: () => sessions(),
+          readiness: () => readiness(),
+          ...(config.config.store === undefined ? {} : { stats: () => stats() }),
+        })
   // replaced by each reload: a new `log` applies, and the same path is opened again after logrotate moved it
   let fd = opened
   const record = (r: GatewayRecord): void => {
@@ -280,6 +285,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     return 2
   }
   readiness = gateway.readiness
+  stats = gateway.stats
   // read, check, and apply the file again; any problem keeps the running configuration (and log) as they are
   const reloadOnce = async (): Promise<void> => {
     const next = readConfig(options.config, options.store)

@@ -541,12 +541,15 @@ export const startGateway = async (
   // a warning's keys are said only once the store says this process is the first to claim them; the call
   // does not wait for it
   const warnClaimed = (s: GatewayStore, w: UnknownKeyWarning, upstream: string): void =>
-    void Promise.all(w.unknownKeys.map((k) => s.claim(w.tool, k).catch(() => true))).then((claimed) => {
-      const keys = w.unknownKeys.filter((_, i) => claimed[i] === true)
-      if (keys.length === 0) return
-      const suggestions = w.suggestions.filter((x) => keys.includes(x.key))
-      onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, suggestions })
-    })
+    void Promise.all(w.unknownKeys.map((k) => s.claim(w.tool, k).catch(() => true)))
+      .then((claimed) => {
+        const keys = w.unknownKeys.filter((_, i) => claimed[i] === true)
+        if (keys.length === 0) return
+        const suggestions = w.suggestions.filter((x) => keys.includes(x.key))
+        onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, suggestions })
+      })
+      // a record that cannot be written is lost, as a log write that fails is; nothing rejects unhandled
+      .catch(() => undefined)
   // the audit counts each session's calls per pair; what they gained goes to the store once the call is on its
   // way (one read of the counts per turn of the event loop, however many calls)
   const countedTo = (s: GatewayStore, audited: AuditedProvider<unknown>): Provider<unknown> => {

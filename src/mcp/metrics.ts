@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client'
 import { cut, escapeControls } from '../kernel/describe.js'
 import type { GatewayRecord } from './gateway.js'
 import type { Readiness } from './serve.js'
+import type { PairCount } from './store.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -38,6 +39,8 @@ export interface GatewayMetricsOptions {
   readonly sessions?: () => number
   /** The gateway's `readiness`; each upstream's `up` is read at each scrape. */
   readonly readiness?: () => Readiness
+  /** The gateway's `stats` (its store's counts, summed over every process sharing it); read at each scrape. */
+  readonly stats?: () => Promise<ReadonlyArray<PairCount>>
   /**
    * The most label sets of calls (upstream, tool) and of warnings (tool, key) each; past it, new ones are
    * counted under `(other)`. Default 1 000.
@@ -106,7 +109,9 @@ const admit =
  * - `toolstack_questions_total{answer}`: questions to the human, `answer` one of `allowed`, `declined`,
  *   `failed` (no answer, or one that could not be read), `unasked` (no one could be asked);
  * - `toolstack_upstream_restarts_total{upstream}`; `toolstack_upstream_up{upstream}` (1 or 0);
- * - `toolstack_http_sessions`: the sessions open now.
+ * - `toolstack_http_sessions`: the sessions open now;
+ * - with `stats`, `toolstack_undeclared_key_calls{tool, key}`: calls that carried each undeclared key, as the store
+ *   sums them over every process sharing it (a gauge read at each scrape).
  *
  * @example
  * import { gatewayMetrics } from 'toolstack/mcp'
@@ -158,7 +163,32 @@ export const gatewayMetrics = async (options: GatewayMetricsOptions = {}): Promi
     labelNames: ['upstream'] as const,
     registers,
   })
-  const { sessions, readiness } = options
+  const { sessions, readiness, stats } = options
+  const maxSeries = options.maxSeries ?? 1_000
+  if (stats !== undefined)
+    new prom.Gauge({
+      name: 'toolstack_undeclared_key_calls',
+      help: "Calls that carried an undeclared key, by tool and key, summed by the gateway's store over every process sharing it",
+      labelNames: ['tool', 'key'] as const,
+      registers,
+      async collect() {
+        let counts: ReadonlyArray<PairCount>
+        try {
+          counts = await stats()
+        } catch {
+          // a store that cannot answer now leaves the last values
+          return
+        }
+        this.reset()
+        // the same bound as the counters': past it, the rest is summed under (other)
+        let other = 0
+        counts.forEach((c, i) => {
+          if (i < maxSeries) this.set({ tool: labelValue(c.tool), key: labelValue(c.key) }, c.calls)
+          else other += c.calls
+        })
+        if (other > 0) this.set({ tool: OTHER, key: OTHER }, other)
+      },
+    })
   new prom.Gauge({
     name: 'toolstack_http_sessions',
     help: 'HTTP sessions open now',

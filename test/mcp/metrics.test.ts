@@ -124,6 +124,25 @@ describe('gatewayMetrics: the fold', () => {
     expect(body).toContain('toolstack_upstream_up{upstream="ev"} 1\n')
   })
 
+  it("with stats, a gauge of the store's counts by tool and key, read at each scrape, bounded as the counters; none without", async () => {
+    let counts = [
+      { tool: 'fs_read', key: 'haed', calls: 3 },
+      { tool: 'fs_read', key: 'pth', calls: 1 },
+      { tool: 'fs_write', key: 'x\ny', calls: 2 },
+    ]
+    const m = await gatewayMetrics({ stats: () => Promise.resolve(counts), maxSeries: 2 })
+    expect(await series(m, 'toolstack_undeclared_key_calls')).toEqual([
+      [{ tool: 'fs_read', key: 'haed' }, 3],
+      [{ tool: 'fs_read', key: 'pth' }, 1],
+      [{ tool: '(other)', key: '(other)' }, 2],
+    ])
+    counts = [{ tool: 'fs_read', key: 'haed', calls: 4 }]
+    expect(await series(m, 'toolstack_undeclared_key_calls')).toEqual([[{ tool: 'fs_read', key: 'haed' }, 4]])
+    expect((await m.scrape()).body).toContain('toolstack_undeclared_key_calls{tool="fs_read",key="haed"} 4')
+    const without = await gatewayMetrics()
+    expect(without.registry.getSingleMetric('toolstack_undeclared_key_calls')).toBeUndefined()
+  })
+
   it('each gateway has a registry of its own: two count apart', async () => {
     const [a, b] = await Promise.all([gatewayMetrics(), gatewayMetrics()])
     a.record(call('fs_read', 'ok'))

@@ -1,0 +1,250 @@
+// The stores a gateway remembers with: the file store on a real directory (atomic writes, refusal of a file it
+// cannot read, two stores on one file), the memory store, and openStore's dispatch.
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import type { Rule } from '../../src/index.js'
+import type { GatewayStore } from '../../src/mcp/index.js'
+import {
+  decodeStoreFile,
+  encodeStoreFile,
+  fileStore,
+  memoryStore,
+  mergeGrants,
+  openStore,
+  storeKindOf,
+} from '../../src/mcp/index.js'
+import { cleanUpAfterEach, tempDir } from './fixtures.js'
+
+cleanUpAfterEach()
+
+const until = async (done: () => boolean, ms = 5000): Promise<void> => {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+const grantsIn = (file: string): ReadonlyArray<Rule> => {
+  const d = decodeStoreFile(readFileSync(file, 'utf8'))
+  if (d._tag === 'Left') throw new Error(d.left)
+  return d.right.grants
+}
+
+const key = (r: Rule): string => JSON.stringify([r.tool, r.decision, r.under ?? null, r.note ?? null])
+const asSet = (rs: ReadonlyArray<Rule>): ReadonlySet<string> => new Set(rs.map(key))
+
+const WRITE: Rule = { tool: 'fs_write_file', decision: 'allow', under: '/srv/p' }
+const MOVE: Rule = { tool: 'fs_move_file', decision: 'deny' }
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+describe('decodeStoreFile and encodeStoreFile', () => {
+  it('round-trips, as indented JSON with a version a person can read', () => {
+    const text = encodeStoreFile([WRITE, MOVE])
+    expect(text).toBe(
+      '{\n  "version": 1,\n  "grants": [\n    {\n      "tool": "fs_write_file",\n      "decision": "allow",\n' +
+        '      "under": "/srv/p"\n    },\n    {\n      "tool": "fs_move_file",\n      "decision": "deny"\n    }\n  ]\n}\n',
+    )
+    expect(decodeStoreFile(text)).toEqual({ _tag: 'Right', right: { version: 1, grants: [WRITE, MOVE] } })
+  })
+
+  it('refuses what is not a store file, naming the problem', () => {
+    const problem = (text: string): string => {
+      const d = decodeStoreFile(text)
+      return d._tag === 'Left' ? d.left : 'read'
+    }
+    expect(problem('')).toMatch(/^it is not JSON .*truncated/)
+    expect(problem(encodeStoreFile([WRITE]).slice(0, 30))).toMatch(/^it is not JSON/)
+    expect(problem('[]')).toMatch(/^it must be an object/)
+    expect(problem('{"version":2,"grants":[]}')).toBe('its version must be 1, got number 2')
+    expect(problem('{"version":1,"grants":[],"x":1}')).toBe('it has unknown members "x"')
+    expect(problem('{"version":1,"grants":[{"tool":"x","decision":"alow"}]}')).toMatch(/^grants\[0\]\.decision must be/)
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// fileStore
+// -------------------------------------------------------------------------------------
+
+describe('fileStore', () => {
+  it('starts with no grants when the file does not exist, and writes it at the first grant: whole, with no temporary or lock file left', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'grants.json')
+    const store = await fileStore(file)
+    expect(store.grants()).toEqual([])
+    expect(readdirSync(dir)).toEqual([])
+    store.addGrant(WRITE)
+    // in the grants at once, before any write
+    expect(store.grants()).toEqual([WRITE])
+    store.addGrant(WRITE)
+    store.addGrant(MOVE)
+    await store.close()
+    expect(readdirSync(dir)).toEqual(['grants.json'])
+    expect(grantsIn(file)).toEqual([WRITE, MOVE])
+  })
+
+  it('reads the grants a file holds: they survive a restart', async () => {
+    const file = join(tempDir(), 'grants.json')
+    const one = await fileStore(file)
+    one.addGrant(WRITE)
+    await one.close()
+    const two = await fileStore(file)
+    expect(two.grants()).toEqual([WRITE])
+    await two.close()
+  })
+
+  it.each([
+    ['a truncated file', encodeStoreFile([WRITE, MOVE]).slice(0, 40)],
+    ['an empty file', ''],
+    ['a corrupt file', '{"version":1,"grants":[{"tool":"*_x","decision":"allow"}]}'],
+    ['another version', '{"version":9,"grants":[]}'],
+  ])('refuses %s at start, naming its path, and leaves it as it is', async (_what, text) => {
+    const dir = tempDir()
+    const file = join(dir, 'grants.json')
+    writeFileSync(file, text)
+    await expect(fileStore(file)).rejects.toThrow(`the store ${JSON.stringify(file)} cannot be read: `)
+    await expect(openStore(`file:${file}`)).rejects.toThrow('It is left as it is')
+    expect(readFileSync(file, 'utf8')).toBe(text)
+    expect(readdirSync(dir)).toEqual(['grants.json'])
+  })
+
+  it('refuses a file in a directory that does not exist', async () => {
+    const file = join(tempDir(), 'no', 'grants.json')
+    await expect(fileStore(file)).rejects.toThrow(`the store ${JSON.stringify(file)} cannot be written`)
+  })
+
+  it("two stores on one file: each learns the other's grants (onGrantsChanged), and the file holds both", async () => {
+    const file = join(tempDir(), 'grants.json')
+    const a = await fileStore(file)
+    const b = await fileStore(file)
+    let heard = 0
+    b.onGrantsChanged(() => void heard++)
+    a.addGrant(WRITE)
+    await until(() => b.grants().length === 1)
+    expect(heard).toBe(1)
+    b.addGrant(MOVE)
+    await until(() => a.grants().length === 2)
+    await Promise.all([a.close(), b.close()])
+    expect(asSet(grantsIn(file))).toEqual(asSet([WRITE, MOVE]))
+    expect(asSet(a.grants())).toEqual(asSet(b.grants()))
+  })
+
+  it('a file made unreadable while running is never overwritten: one notice, the grant kept, written once the file is mended', async () => {
+    const file = join(tempDir(), 'grants.json')
+    const notices: Array<string> = []
+    const store = await fileStore(file, { onNotice: (m) => void notices.push(m) })
+    store.addGrant(WRITE)
+    await until(() => readdirSync(join(file, '..')).length === 1 && grantsIn(file).length === 1)
+    writeFileSync(file, '{"version":1,"gr')
+    await until(() => notices.length === 1)
+    store.addGrant(MOVE)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(readFileSync(file, 'utf8')).toBe('{"version":1,"gr')
+    expect(store.grants()).toEqual([WRITE, MOVE])
+    expect(notices[0]).toContain(`the store ${JSON.stringify(file)}: it cannot be read`)
+    writeFileSync(file, encodeStoreFile([WRITE]))
+    await until(() => notices.length === 2, 8000)
+    await store.close()
+    expect(notices[1]).toContain('is read and written again')
+    expect(grantsIn(file)).toEqual([WRITE, MOVE])
+  })
+
+  it('whatever grants two stores add, in whatever order, the file ends holding their union', async () => {
+    const dir = tempDir()
+    const rule = fc.record({
+      tool: fc.constantFrom('a', 'b', 'fs_*'),
+      decision: fc.constantFrom('allow' as const, 'deny' as const),
+    })
+    let run = 0
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.boolean(), rule, fc.nat(3)), { maxLength: 8 }), async (steps) => {
+        const file = join(dir, `grants-${run++}.json`)
+        const stores: ReadonlyArray<GatewayStore> = [await fileStore(file), await fileStore(file)]
+        for (const [second, r, pause] of steps) {
+          stores[second ? 1 : 0]?.addGrant(r)
+          if (pause > 0) await new Promise((done) => setTimeout(done, pause))
+        }
+        await Promise.all(stores.map((s) => s.close()))
+        const union = asSet(steps.map(([, r]) => r))
+        expect(union.size === 0 ? new Set() : asSet(grantsIn(file))).toEqual(union)
+      }),
+      { numRuns: 25 },
+    )
+    // no temporary or lock file is left
+    expect(readdirSync(dir).every((f) => /^grants-\d+\.json$/.test(f))).toBe(true)
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// memoryStore
+// -------------------------------------------------------------------------------------
+
+describe('memoryStore', () => {
+  it('shares grants, claims each pair once, sums counts, sorted by tool then key', async () => {
+    const store = memoryStore()
+    store.addGrant(WRITE)
+    store.addGrant(WRITE)
+    expect(store.grants()).toEqual([WRITE])
+    expect(await store.claim('t', 'k')).toBe(true)
+    expect(await store.claim('t', 'k')).toBe(false)
+    expect(await store.claim('t', 'j')).toBe(true)
+    store.addCounts([
+      { tool: 't', key: 'k', calls: 2 },
+      { tool: 's', key: 'z', calls: 1 },
+      { tool: 't', key: 'k', calls: 1 },
+      { tool: 't', key: 'j', calls: 0 },
+      { tool: 't', key: 'j', calls: -4 },
+    ])
+    expect(await store.stats()).toEqual([
+      { tool: 's', key: 'z', calls: 1 },
+      { tool: 't', key: 'k', calls: 3 },
+    ])
+  })
+
+  it('remembers at most maxPairs pairs: a new pair past it is said each time and not counted; a long key costs a digest', async () => {
+    const store = memoryStore({ maxPairs: 1 })
+    expect(await store.claim('t', 'k')).toBe(true)
+    expect(await store.claim('t', 'other')).toBe(true)
+    expect(await store.claim('t', 'other')).toBe(true)
+    store.addCounts([{ tool: 't', key: 'other', calls: 5 }])
+    expect(await store.stats()).toEqual([])
+    const long = memoryStore()
+    long.addCounts([{ tool: 't', key: 'x'.repeat(10_000), calls: 1 }])
+    expect((await long.stats())[0]?.key.length).toBeLessThan(120)
+    expect(() => memoryStore({ maxPairs: 0 })).toThrow('memoryStore: maxPairs must be a whole number of at least 1')
+  })
+
+  it('mergeGrants adds what is missing, in order, and returns the same list when nothing is', () => {
+    const held = [WRITE]
+    expect(mergeGrants(held, [WRITE])).toBe(held)
+    expect(mergeGrants(held, [MOVE, WRITE, MOVE])).toEqual([WRITE, MOVE])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// openStore
+// -------------------------------------------------------------------------------------
+
+describe('openStore', () => {
+  it('opens memory and file: stores, and names what a URL must be', async () => {
+    const memory = await openStore('memory')
+    memory.addGrant(MOVE)
+    expect(memory.grants()).toEqual([MOVE])
+    const file = join(tempDir(), 'g.json')
+    const onFile = await openStore(`file:${file}`)
+    onFile.addGrant(MOVE)
+    await onFile.close()
+    expect(grantsIn(file)).toEqual([MOVE])
+    await expect(openStore('postgres://db')).rejects.toThrow(
+      'openStore: the URL must be a store: "memory", "file:PATH", or "redis://HOST:PORT"',
+    )
+    await expect(openStore('redis://127.0.0.1:6379')).rejects.toThrow("loaded from './redisStore.js'")
+    expect(storeKindOf('rediss://h:1')).toEqual({ _tag: 'Right', right: 'redis' })
+    expect(storeKindOf('file:')._tag).toBe('Left')
+  })
+})
