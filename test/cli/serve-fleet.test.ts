@@ -15,7 +15,6 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { isAlive } from '../support/processes.js'
 import { startRedis } from '../support/redis.js'
 import { blocksOf } from '../support/blocks.js'
-import { redisStore } from '../../src/mcp/redisStore.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const main = join(root, 'dist/esm/cli/main.js')
@@ -148,12 +147,14 @@ describe('toolstack serve --http --store redis://: two replicas sharing one Redi
     await new Promise((r) => setTimeout(r, 300))
     expect(warned(rb)).toEqual([])
 
-    // the fleet's counts: both replicas' calls with the key, summed in Redis (read by a third store, as a
-    // third replica would: `toolstack serve` shows `stats` nowhere of its own)
-    const third = await redisStore(`${redis.url}/0?prefix=team-a:`, {})
-    cleanups.push(() => third.close())
-    await until(async () => (await third.stats()).find((p) => p.key === 'ffset')?.calls === 3)
-    expect(await third.stats()).toEqual([{ tool: 'fs_read_text_file', key: 'ffset', calls: 3 }])
+    // stats equal on both: each replica's /metrics shows the store's sum, both replicas' calls with the key
+    const calls = async (r: Replica): Promise<number> => {
+      const body = await (
+        await fetch(r.url.replace('/mcp', '/metrics'), { headers: { Authorization: 'Bearer s3cret' } })
+      ).text()
+      return Number(/^toolstack_undeclared_key_calls\{tool="fs_read_text_file",key="ffset"\} (\d+)$/m.exec(body)?.[1])
+    }
+    await until(async () => (await calls(ra)) === 3 && (await calls(rb)) === 3)
 
     // Redis dies: every call is answered, each replica says so once, neither crashes
     await redis.kill()
@@ -184,6 +185,11 @@ describe('toolstack serve --http --store redis://: two replicas sharing one Redi
       true,
     )
     expect(a.asked()).toBe(1)
+    // and B's calls with the key while it was down are the sum both show: this Redis keeps nothing, so it came
+    // back empty, and what each replica had not written is all it holds
+    await until(async () => (await calls(ra)) === 5 && (await calls(rb)) === 5).catch(async (e: unknown) => {
+      throw new Error(`${String(e)}: ${await calls(ra)} and ${await calls(rb)}`)
+    })
     expect(ra.child.exitCode).toBeNull()
     expect(rb.child.exitCode).toBeNull()
   }, 120_000)
