@@ -5,9 +5,9 @@
  *
  * Redis is never on a call's path. Grants are a local cache, read at start, followed through pub/sub and
  * written after; a claim waits for Redis at most {@link CLAIM_WAIT_MS} and then answers from this process's
- * memory; counts are batched and added off the call. When Redis is down or slow the store answers from
- * memory, says so once, reconnects in the background and, when Redis answers again, writes what it kept
- * (grants, claims, counts) and reads the grants again.
+ * memory; counts are batched and added off the call. When Redis is down, or slow (a write or read unanswered
+ * for a second), the store answers from memory, says so once, reconnects in the background and, when Redis
+ * answers again, writes what it kept (grants, claims, counts), reads the grants again, and says so once.
  *
  * In Redis, under the prefix (`toolstack:` unless the URL's `prefix` parameter says otherwise):
  * `grants` (a set of rules as JSON, announced on the channel `grants:added`), `said` (a hash whose fields are
