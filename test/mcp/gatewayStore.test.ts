@@ -87,6 +87,22 @@ describe('the gateway with a store', () => {
     }
   })
 
+  it('memory: an "always deny" in one session hides the tool from another, which is told list_changed', async () => {
+    const dir = tempDir()
+    // ec_ping is asked about; a call with no location is remembered for the tool, a deny that hides it
+    const { gateway } = await start(dir, { store: 'memory', rules: [{ tool: 'fs_read_text_file', decision: 'allow' }] })
+    const a = await host(gateway, ['always-deny'])
+    const b = await host(gateway)
+    const ping = (client: Client) => client.callTool({ name: 'ec_ping', arguments: {} })
+    await a.client.listTools()
+    expect((await b.client.listTools()).tools.map((t) => t.name)).toContain('ec_ping')
+    expect((await ping(a.client)).isError).toBe(true)
+    await until(() => b.changed() === 1)
+    expect((await b.client.listTools()).tools.map((t) => t.name)).not.toContain('ec_ping')
+    expect((await ping(b.client)).isError).toBe(true)
+    expect(b.asked).toHaveLength(0)
+  })
+
   it('memory: each (tool, key) pair is said once across sessions (once per session without a store); calls carrying it are counted in stats', async () => {
     const dir = tempDir()
     writeFileSync(join(dir, 'notes.txt'), 'one\n')
