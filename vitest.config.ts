@@ -44,6 +44,9 @@ export const integration: ReadonlyArray<string> = [
   'test/openai-agents/agents.test.ts',
   'test/openai-agents/hooks.test.ts',
   'test/langchain/langchain.test.ts',
+  // a real redis-server, started by the test
+  'test/mcp/redisStore.test.ts',
+  'test/cli/serve-fleet.test.ts',
 ]
 
 /** What every test run shares, the mutation run's included. */

@@ -30,6 +30,7 @@ const main = async (): Promise<void> => {
   await optional('./serve.ts', 'serveFigures', 'toolstack serve')
   await optional('./peers.ts', 'peerFigures', 'toolstack serve beside the npm peers mcp-proxy and supergateway')
   await optional('./bounds.ts', 'boundFigures', "toolstack serve's bounds")
+  await optional('./store.ts', 'storeFigures', 'toolstack serve --store redis:// beside the memory store')
   if ((globalThis as { gc?: unknown }).gc === undefined)
     console.log('(run with node --expose-gc for the memory figures)')
   const all: Array<Figure> = []

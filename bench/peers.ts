@@ -152,10 +152,12 @@ interface Gateway {
   readonly started: Started
 }
 
-// each started gateway is pushed on `into` at once, so a failed start still ends them all
-const startAll = async (dir: string, into: Array<Gateway>): Promise<void> => {
-  // the upstream's marker argument exists, so the fixture serves at once; it names this run's directory,
-  // so a process this run left behind can be found
+/**
+ * Writes in `dir` a gateway configuration over the echo fixture (`ec_ping`, allowed by a rule); returns its
+ * path and the fixture's marker argument. The marker exists, so the fixture serves at once; it names this
+ * run's directory, so a process this run left behind can be found.
+ */
+export const echoConfig = (dir: string): { readonly config: string; readonly marker: string } => {
   const marker = join(dir, 'marker')
   writeFileSync(marker, 'serve')
   const config = join(dir, 'toolstack.json')
@@ -166,6 +168,12 @@ const startAll = async (dir: string, into: Array<Gateway>): Promise<void> => {
       rules: [{ tool: 'ec_ping', decision: 'allow' }],
     }),
   )
+  return { config, marker }
+}
+
+// each started gateway is pushed on `into` at once, so a failed start still ends them all
+const startAll = async (dir: string, into: Array<Gateway>): Promise<void> => {
+  const { config, marker } = echoConfig(dir)
   const [a, b, c] = (await freePorts(3)) as [number, number, number]
   const gateways: ReadonlyArray<Gateway> = [
     {

@@ -59,8 +59,9 @@ const filePathOf = (url: string): string => (url.startsWith('file://') ? fileURL
 // -------------------------------------------------------------------------------------
 
 /**
- * Opens the store a URL names: `memory` (this process's, `memoryStore`), `file:PATH` (`fileStore`). Throws a
- * `TypeError` for a URL that names none; rejects when the store cannot be opened (a file that cannot be read).
+ * Opens the store a URL names: `memory` (this process's, `memoryStore`), `file:PATH` (`fileStore`),
+ * `redis://…` (`redisStore`, which loads the optional peer `redis`). Throws a `TypeError` for a URL that names
+ * none; rejects when the store cannot be opened (a file that cannot be read, a malformed Redis URL).
  *
  * @example
  * import { openStore } from 'toolstack/mcp'
@@ -81,6 +82,6 @@ export const openStore = async (url: string, options: StoreOptions = {}): Promis
     case 'file':
       return (await import('./fileStore.js')).fileStore(filePathOf(url), options)
     case 'redis':
-      throw new TypeError("openStore: the Redis store is loaded from './redisStore.js' (redisStore(url, options))")
+      return (await import('./redisStore.js')).redisStore(url, options)
   }
 }

@@ -1,0 +1,502 @@
+/**
+ * The `redis://` store: grants, said pairs and counts shared by every gateway replica through one Redis (or
+ * valkey). The only module that imports `redis`; the gateway loads it with a dynamic import, and only for a
+ * `redis://` or `rediss://` URL, so nothing else pays for the client.
+ *
+ * Redis is never on a call's path. Grants are a local cache, read at start, followed through pub/sub and
+ * written after; a claim waits for Redis at most {@link CLAIM_WAIT_MS} and then answers from this process's
+ * memory; counts are batched and added off the call. When Redis is down, or slow (a write or read unanswered
+ * for a second), the store answers from memory, says so once, reconnects in the background and, when Redis
+ * answers again, writes what it kept (grants, claims, counts), reads the grants again, and says so once.
+ *
+ * In Redis, under the prefix (`toolstack:` unless the URL's `prefix` parameter says otherwise):
+ * `grants` (a set of rules as JSON, announced on the channel `grants:added`), `said` (a hash whose fields are
+ * the claimed pairs) and `counts` (a hash of calls per pair). A pair's field is `JSON.stringify([tool, key])`,
+ * each bounded as the seen-set bounds a key, and each hash holds at most `pairs` fields (the URL's `pairs`
+ * parameter, the seen-set's capacity by default).
+ *
+ * @since 0.1.0
+ */
+import { createClient } from 'redis'
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Rule } from '../steps/policy/Rule.js'
+import { decodeRule } from '../steps/policy/Rule.js'
+import type { SeenSet } from '../steps/audit/SeenSet.js'
+import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen, rememberedKey } from '../steps/audit/SeenSet.js'
+import { cut, describeError, escapeControls } from '../kernel/describe.js'
+import type { GatewayStore, PairCount, StoreOptions } from './store.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The key prefix when the URL names none.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const DEFAULT_REDIS_PREFIX = 'toolstack:'
+
+/**
+ * How long a claim waits for Redis before it answers from this process's memory: long enough for a healthy
+ * Redis on the same network (well under a millisecond), short enough that a warning is never held up.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const CLAIM_WAIT_MS = 50
+
+// counts are batched this long: one round trip per batch, not per call
+const FLUSH_MS = 100
+// how long start waits for Redis before serving from memory, and how long close waits to write what is pending
+const START_WAIT_MS = 2_000
+const CLOSE_WAIT_MS = 1_000
+// a read or write off the call's path (the grants, a batch of counts, stats) waits this long
+const COMMAND_WAIT_MS = 1_000
+// while Redis is unreachable, how often it is asked again
+const PROBE_MS = 500
+// grants are a human's answers, so few; what Redis holds may be written by anything, so bound it
+const MAX_GRANTS = 10_000
+const MAX_GRANT_CHARS = 4_096
+// pairs per script call when pending counts or claims are written
+const CHUNK = 1_000
+
+const PREFIX = /^[A-Za-z0-9:_.-]{1,64}$/
+
+// -------------------------------------------------------------------------------------
+// scripts
+// -------------------------------------------------------------------------------------
+
+// Claims each field (ARGV[2..]) in the hash KEYS[1] unless it is there: 1 claimed now, 0 claimed before, 2 the
+// hash is full (then the caller says it, as the seen-set says a pair it can no longer remember).
+const CLAIM = `local cap = tonumber(ARGV[1]) local out = {}
+for i = 2, #ARGV do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then out[#out + 1] = 0
+  elseif redis.call('HLEN', KEYS[1]) >= cap then out[#out + 1] = 2
+  else redis.call('HSET', KEYS[1], ARGV[i], '1') out[#out + 1] = 1 end
+end
+return out`
+
+// Adds each delta (ARGV[2i+1]) to its field (ARGV[2i]) of the hash KEYS[1], unless the field is new and the
+// hash is full.
+const ADD = `local cap = tonumber(ARGV[1])
+for i = 2, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 or redis.call('HLEN', KEYS[1]) < cap then
+    redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+end
+return 0`
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+interface Where {
+  /** The URL the client connects to: the caller's, without this store's own parameters. */
+  readonly connect: string
+  /** The URL as shown in a notice: no credentials, no query. */
+  readonly shown: string
+  readonly prefix: string
+  readonly pairs: number
+}
+
+// a URL from a configuration file or a flag: checked once, with a message that names what is wrong
+const whereOf = (url: string): Where => {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    throw new TypeError(`the store URL ${JSON.stringify(cut(url, 200))} is not a URL`)
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+    throw new TypeError(`the store URL must start with redis:// or rediss://, got ${JSON.stringify(cut(url, 200))}`)
+  const prefix = u.searchParams.get('prefix') ?? DEFAULT_REDIS_PREFIX
+  if (!PREFIX.test(prefix))
+    throw new TypeError(
+      `the store URL's prefix must be 1 to 64 of A-Z a-z 0-9 : _ . -, got ${JSON.stringify(cut(prefix, 80))}`,
+    )
+  const pairsText = u.searchParams.get('pairs')
+  const pairs = pairsText === null ? DEFAULT_CAPACITY : Number(pairsText)
+  if (!Number.isSafeInteger(pairs) || pairs < 1 || !/^\d+$/.test(pairsText ?? '1'))
+    throw new TypeError(
+      `the store URL's pairs must be a whole number of at least 1, got ${JSON.stringify(cut(pairsText ?? '', 40))}`,
+    )
+  u.searchParams.delete('prefix')
+  u.searchParams.delete('pairs')
+  const connect = u.toString()
+  u.username = ''
+  u.password = ''
+  u.search = ''
+  return { connect, shown: u.toString(), prefix, pairs }
+}
+
+// what a pair is remembered by in Redis: both parts bounded as the seen-set bounds a key
+const fieldOf = (tool: string, key: string): string => JSON.stringify([rememberedKey(tool), rememberedKey(key)])
+
+const pairOf = (field: string): readonly [string, string] | undefined => {
+  try {
+    const u: unknown = JSON.parse(field)
+    return Array.isArray(u) && u.length === 2 && typeof u[0] === 'string' && typeof u[1] === 'string'
+      ? [u[0], u[1]]
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+// one text per rule, whatever order its members were written in: how grants are compared and stored
+const textOf = (r: Rule): string =>
+  JSON.stringify({
+    tool: r.tool,
+    decision: r.decision,
+    ...(r.under === undefined ? {} : { under: r.under }),
+    ...(r.note === undefined ? {} : { note: r.note }),
+  })
+
+const ruleOf = (text: string): Rule | undefined => {
+  if (text.length > MAX_GRANT_CHARS) return undefined
+  try {
+    const d = decodeRule(JSON.parse(text))
+    return d._tag === 'Right' ? d.right : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const compare = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0)
+
+const countsOf = (entries: Iterable<readonly [string, number]>): ReadonlyArray<PairCount> => {
+  const out: Array<PairCount> = []
+  for (const [field, calls] of entries) {
+    const pair = pairOf(field)
+    if (pair !== undefined && Number.isSafeInteger(calls) && calls > 0) out.push({ tool: pair[0], key: pair[1], calls })
+  }
+  return out.sort((a, b) => compare(a.tool, b.tool) || compare(a.key, b.key))
+}
+
+// the first `n` of `items`, without copying the rest
+const firstOf = <A>(items: Iterable<A>, n: number): Array<A> => {
+  const out: Array<A> = []
+  for (const a of items) {
+    if (out.length >= n) break
+    out.push(a)
+  }
+  return out
+}
+
+// what a command came to: its answer, or why there is none (it failed, or did not answer within `ms`; a late
+// answer is dropped)
+type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly why: unknown }
+
+const attempt = <A>(p: Promise<A>, ms: number): Promise<Outcome<A>> =>
+  new Promise<Outcome<A>>((resolve) => {
+    const timer = setTimeout(() => resolve({ ok: false, why: new Error(`no answer within ${ms} ms`) }), ms)
+    timer.unref()
+    p.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve({ ok: true, value })
+      },
+      (why: unknown) => {
+        clearTimeout(timer)
+        resolve({ ok: false, why })
+      },
+    )
+  })
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A store shared through the Redis at `url` (`redis://[user:password@]host[:port][/db][?prefix=P&pairs=N]`,
+ * `rediss://` for TLS): `prefix` namespaces its keys (default `toolstack:`), `pairs` caps the pairs Redis
+ * holds (default 100 000). Rejects only a malformed URL; a Redis that cannot be reached within two seconds
+ * is said through `onNotice`, and the store serves from memory until it answers.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const redisStore = async (url: string, options: StoreOptions): Promise<GatewayStore> => {
+  const where = whereOf(url)
+  const keys = {
+    grants: `${where.prefix}grants`,
+    said: `${where.prefix}said`,
+    counts: `${where.prefix}counts`,
+    channel: `${where.prefix}grants:added`,
+  }
+  const pairs = String(where.pairs)
+  const notice = (message: string): void => {
+    try {
+      options.onNotice?.(message)
+    } catch {
+      // a notice that throws changes nothing about the store
+    }
+  }
+
+  // commands fail at once while the connection is down, rather than waiting in the client's queue
+  const client = createClient({
+    url: where.connect,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: START_WAIT_MS,
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, PROBE_MS),
+    },
+  })
+  // the subscriber's SUBSCRIBE waits in its queue until it connects; the client subscribes again after each
+  // reconnection, before it is ready
+  const subscriber = client.duplicate({ disableOfflineQueue: false })
+
+  // what this process knows now
+  let grants: ReadonlyArray<Rule> = Object.freeze([])
+  const grantTexts = new Set<string>()
+  let claimed: SeenSet = emptySeenSetOf(where.pairs)
+  const own = new Map<string, number>()
+  // what is still to be written
+  const pendingGrants = new Set<string>()
+  const pendingClaims = new Set<string>()
+  const pendingCounts = new Map<string, number>()
+
+  const listeners = new Set<IO<void>>()
+  const changed = (): void => {
+    for (const l of [...listeners]) {
+      try {
+        l()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+  // adds the rules not known yet; whether there was one
+  const learn = (rules: Iterable<Rule>): boolean => {
+    const added: Array<Rule> = []
+    for (const r of rules) {
+      const text = textOf(r)
+      if (grantTexts.has(text) || grantTexts.size >= MAX_GRANTS) continue
+      grantTexts.add(text)
+      added.push(r)
+    }
+    if (added.length > 0) grants = Object.freeze([...grants, ...added])
+    return added.length > 0
+  }
+
+  // whether Redis answered the last time it was asked; 'unset' until then, so a Redis that is there at
+  // start is not announced, and each change after is told once
+  let up = false
+  let told: 'unset' | 'down' | 'up' = 'unset'
+  let closed = false
+  let isDown: IO<void> = () => undefined
+  const down = (why: unknown): void => {
+    up = false
+    if (!closed) probeSoon()
+    if (told === 'down' || closed) return
+    told = 'down'
+    isDown()
+    notice(
+      `the store ${where.shown} cannot be reached (${cut(escapeControls(describeError(why)), 160)}); ` +
+        'serving from this process’s memory, and catching up when it answers',
+    )
+  }
+
+  const readGrants = async (): Promise<void> => {
+    const texts = await client.sMembers(keys.grants)
+    const rules: Array<Rule> = []
+    for (const t of texts.slice(0, MAX_GRANTS)) {
+      const r = ruleOf(t)
+      if (r !== undefined) rules.push(r)
+    }
+    if (learn(rules)) changed()
+  }
+
+  // Writes what is pending. Grants and claims are idempotent, so one is dropped from pending only once
+  // written; a batch of counts is taken out before it is sent (so deltas added meanwhile wait for the next)
+  // and put back if it fails. A connection cut after Redis ran a batch but before it answered counts it twice.
+  const write = async (): Promise<void> => {
+    for (const text of [...pendingGrants]) {
+      await client.sAdd(keys.grants, text)
+      await client.publish(keys.channel, text)
+      pendingGrants.delete(text)
+    }
+    while (pendingClaims.size > 0) {
+      const fields = firstOf(pendingClaims, CHUNK)
+      await client.eval(CLAIM, { keys: [keys.said], arguments: [pairs, ...fields] })
+      for (const f of fields) pendingClaims.delete(f)
+    }
+    while (pendingCounts.size > 0) {
+      const batch = firstOf(pendingCounts, CHUNK)
+      for (const [f] of batch) pendingCounts.delete(f)
+      try {
+        await client.eval(ADD, {
+          keys: [keys.counts],
+          arguments: [pairs, ...batch.flatMap(([f, n]) => [f, String(n)])],
+        })
+      } catch (e) {
+        for (const [f, n] of batch) pendingCounts.set(f, (pendingCounts.get(f) ?? 0) + n)
+        throw e
+      }
+    }
+  }
+
+  // one flush at a time; one asked for while another runs runs after it
+  let flushing: Promise<void> | undefined
+  let again = false
+  const flush = (): Promise<void> => {
+    if (flushing !== undefined) {
+      again = true
+      return flushing
+    }
+    const run = async (): Promise<void> => {
+      do {
+        again = false
+        if (!up) return
+        const done = await attempt(write(), COMMAND_WAIT_MS)
+        if (!done.ok) return down(done.why)
+      } while (again)
+    }
+    flushing = run().finally(() => {
+      flushing = undefined
+    })
+    return flushing
+  }
+
+  let flushTimer: NodeJS.Timeout | undefined
+  const flushSoon = (): void => {
+    if (flushTimer !== undefined || closed) return
+    flushTimer = setTimeout(() => {
+      flushTimer = undefined
+      void flush()
+    }, FLUSH_MS)
+    flushTimer.unref()
+  }
+
+  // Redis answers again (or for the first time): write what was kept, then read the grants written meanwhile
+  let probing: Promise<void> | undefined
+  const probe = (): Promise<void> =>
+    (probing ??= (async () => {
+      if (closed || !client.isReady) return
+      const done = await attempt(
+        write().then(() => readGrants()),
+        COMMAND_WAIT_MS,
+      )
+      if (!done.ok) return down(done.why)
+      if (up) return
+      up = true
+      if (told === 'down') notice(`the store ${where.shown} answers again; what this process kept is written`)
+      told = 'up'
+    })().finally(() => {
+      probing = undefined
+    }))
+  let probeTimer: NodeJS.Timeout | undefined
+  function probeSoon(): void {
+    if (probeTimer !== undefined || closed) return
+    probeTimer = setTimeout(() => {
+      probeTimer = undefined
+      if (!up) void probe()
+    }, PROBE_MS)
+    probeTimer.unref()
+  }
+
+  client.on('error', (e: unknown) => down(e))
+  client.on('ready', () => void probe())
+  subscriber.on('error', () => {
+    // the client's own 'error' says Redis is down; the subscriber reconnects by itself
+  })
+  // subscribed again: a grant published while it was not is in the set, so read them all
+  subscriber.on('ready', () => {
+    if (client.isReady) readGrants().catch(() => undefined)
+  })
+
+  const started = Promise.all([
+    client.connect(),
+    subscriber.connect(),
+    subscriber.subscribe(keys.channel, (text: string) => {
+      const r = ruleOf(text)
+      if (r !== undefined && learn([r])) changed()
+    }),
+  ]).then(() => probe())
+  // serves from memory if Redis is refused, or not there in time; the clients keep trying
+  const start = await Promise.race([
+    attempt(started, START_WAIT_MS),
+    new Promise<undefined>((resolve) => {
+      isDown = () => resolve(undefined)
+    }),
+  ])
+  if (start !== undefined && !start.ok) down(start.why)
+
+  const claim = (tool: string, key: string): Promise<boolean> => {
+    if (hasSeen(tool, key)(claimed)) return Promise.resolve(false)
+    claimed = firstSeen(tool, [key])(claimed)[1]
+    const field = fieldOf(tool, key)
+    const later = (): boolean => {
+      if (pendingClaims.size < where.pairs) pendingClaims.add(field)
+      return true
+    }
+    if (!up) return Promise.resolve(later())
+    // slow or gone: this process says it, and the claim is written when Redis answers; a slow answer alone
+    // is no outage (a write that takes a second is)
+    return attempt(client.eval(CLAIM, { keys: [keys.said], arguments: [pairs, field] }), CLAIM_WAIT_MS).then((a) =>
+      a.ok ? !(Array.isArray(a.value) && a.value[0] === 0) : later(),
+    )
+  }
+
+  const addCounts = (counts: ReadonlyArray<PairCount>): void => {
+    for (const { tool, key, calls } of counts) {
+      if (!Number.isSafeInteger(calls) || calls <= 0) continue
+      const field = fieldOf(tool, key)
+      if (own.has(field) || own.size < where.pairs) own.set(field, (own.get(field) ?? 0) + calls)
+      if (pendingCounts.has(field) || pendingCounts.size < where.pairs)
+        pendingCounts.set(field, (pendingCounts.get(field) ?? 0) + calls)
+    }
+    if (up) flushSoon()
+  }
+
+  const stats = async (): Promise<ReadonlyArray<PairCount>> => {
+    // what this process added is written first, so that the sum includes it
+    await flush()
+    if (!up) return countsOf(own)
+    const all = await attempt(client.hGetAll(keys.counts), COMMAND_WAIT_MS)
+    if (!all.ok) {
+      down(all.why)
+      return countsOf(own)
+    }
+    const sum = new Map<string, number>()
+    for (const [f, n] of Object.entries(all.value)) sum.set(f, Number(n))
+    // deltas still pending (their write failed) are this process's, and part of the sum
+    for (const [f, n] of pendingCounts) sum.set(f, (sum.get(f) ?? 0) + n)
+    return countsOf(sum)
+  }
+
+  return {
+    grants: () => grants,
+    addGrant: (rule) => {
+      if (!learn([rule])) return
+      pendingGrants.add(textOf(rule))
+      // what another replica's human would be asked about: written at once, not batched
+      if (up) void flush()
+    },
+    onGrantsChanged: (listener) => {
+      listeners.add(listener)
+      return () => void listeners.delete(listener)
+    },
+    claim,
+    addCounts,
+    stats,
+    close: async () => {
+      if (closed) return
+      clearTimeout(flushTimer)
+      await attempt(flush(), CLOSE_WAIT_MS)
+      closed = true
+      clearTimeout(probeTimer)
+      listeners.clear()
+      for (const c of [subscriber, client]) {
+        if (c.isReady) await attempt(c.close(), CLOSE_WAIT_MS)
+        try {
+          c.destroy()
+        } catch {
+          // closed already
+        }
+      }
+    },
+  }
+}

@@ -1,0 +1,331 @@
+// The redis:// store against a real redis-server: two stores sharing one Redis, as two replicas do, and
+// what each does when Redis dies and comes back.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { createClient } from 'redis'
+import type { GatewayStore } from '../../src/mcp/store.js'
+import { redisStore } from '../../src/mcp/redisStore.js'
+import type { RedisServer } from '../support/redis.js'
+import { startRedis } from '../support/redis.js'
+import { isAlive } from '../support/processes.js'
+import { blocksOf } from '../support/blocks.js'
+
+let redis: RedisServer
+let run = 0
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  const pid = redis.pid()
+  await redis.stop()
+  if (pid !== undefined) expect(isAlive(pid)).toBe(false)
+})
+
+const opened: Array<GatewayStore> = []
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()))
+})
+
+interface Opened {
+  readonly store: GatewayStore
+  readonly notices: Array<string>
+}
+
+/** A store on the test's Redis, under a prefix of this test's own unless `prefix` is given. */
+const open = async (prefix = `t${run}:`, url = redis.url): Promise<Opened> => {
+  const notices: Array<string> = []
+  const store = await redisStore(`${url}?prefix=${prefix}`, { onNotice: (m) => notices.push(m) })
+  opened.push(store)
+  return { store, notices }
+}
+
+const pair = async (): Promise<readonly [Opened, Opened]> => {
+  run++
+  return [await open(), await open()]
+}
+
+const until = async (done: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> => {
+  const end = Date.now() + ms
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+const rawClient = () => createClient({ url: redis.url })
+
+/** `f` run with a client of the test's own, to read what the stores wrote. */
+const raw = async <A>(f: (c: ReturnType<typeof rawClient>) => Promise<A>): Promise<A> => {
+  const c = rawClient()
+  await c.connect()
+  try {
+    return await f(c)
+  } finally {
+    await c.close()
+  }
+}
+
+describe('redisStore: two stores on one Redis', () => {
+  it('a grant added through A is in B’s grants without B asking, and B’s listeners are told', async () => {
+    const [a, b] = await pair()
+    let told = 0
+    b.store.onGrantsChanged(() => told++)
+    a.store.addGrant({ tool: 'fs_write_file', decision: 'allow', under: '/srv' })
+    expect(a.store.grants()).toEqual([{ tool: 'fs_write_file', decision: 'allow', under: '/srv' }])
+    await until(() => b.store.grants().length === 1)
+    expect(b.store.grants()).toEqual([{ tool: 'fs_write_file', decision: 'allow', under: '/srv' }])
+    expect(told).toBe(1)
+    // the same grant again changes nothing anywhere
+    a.store.addGrant({ under: '/srv', decision: 'allow', tool: 'fs_write_file' })
+    await new Promise((r) => setTimeout(r, 100))
+    expect(b.store.grants()).toHaveLength(1)
+    expect(told).toBe(1)
+  })
+
+  it('a store started later reads the grants already there', async () => {
+    const [a] = await pair()
+    a.store.addGrant({ tool: 'ev_*', decision: 'allow' })
+    await until(async () => (await raw((c) => c.sCard(`t${run}:grants`))) === 1)
+    const c = await open()
+    expect(c.store.grants()).toEqual([{ tool: 'ev_*', decision: 'allow' }])
+  })
+
+  it('what Redis holds that is not a rule is skipped', async () => {
+    run++
+    await raw((c) => c.sAdd(`t${run}:grants`, ['not json', '{"tool":"x","decision":"alow"}', 'x'.repeat(10_000)]))
+    const a = await open()
+    expect(a.store.grants()).toEqual([])
+  })
+
+  it('a pair claimed by A is not claimed by B, nor by A again', async () => {
+    const [a, b] = await pair()
+    expect(await a.store.claim('fs_read', 'ffset')).toBe(true)
+    expect(await b.store.claim('fs_read', 'ffset')).toBe(false)
+    expect(await a.store.claim('fs_read', 'ffset')).toBe(false)
+    expect(await b.store.claim('fs_read', 'offset')).toBe(true)
+  })
+
+  it('whatever the interleaving of claims from two stores, each pair is won exactly once', async () => {
+    const [a, b] = await pair()
+    const stores = [a.store, b.store]
+    let round = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ by: fc.integer({ min: 0, max: 1 }), pair: fc.integer({ min: 0, max: 3 }), wait: fc.boolean() }),
+          {
+            minLength: 1,
+            maxLength: 12,
+          },
+        ),
+        async (claims) => {
+          round++
+          const asked: Array<Promise<readonly [number, boolean]>> = []
+          for (const c of claims) {
+            asked.push(
+              (stores[c.by] as GatewayStore).claim(`tool${round}`, `key${c.pair}`).then((won) => [c.pair, won]),
+            )
+            if (c.wait) await new Promise((r) => setImmediate(r))
+          }
+          const wins = new Map<number, number>()
+          for (const [p, won] of await Promise.all(asked)) wins.set(p, (wins.get(p) ?? 0) + (won ? 1 : 0))
+          for (const c of claims) expect(wins.get(c.pair)).toBe(1)
+        },
+      ),
+      { numRuns: 60 },
+    )
+  })
+
+  it('stats are summed over both stores', async () => {
+    const [a, b] = await pair()
+    a.store.addCounts([{ tool: 'fs_read', key: 'ffset', calls: 2 }])
+    b.store.addCounts([
+      { tool: 'fs_read', key: 'ffset', calls: 3 },
+      { tool: 'fs_list', key: 'deep', calls: 1 },
+    ])
+    const sum = [
+      { tool: 'fs_list', key: 'deep', calls: 1 },
+      { tool: 'fs_read', key: 'ffset', calls: 5 },
+    ]
+    // each writes its own before it reads: once both have, both read the same sum
+    await Promise.all([a.store.stats(), b.store.stats()])
+    expect(await a.store.stats()).toEqual(sum)
+    expect(await b.store.stats()).toEqual(sum)
+  })
+
+  it('close writes what is pending', async () => {
+    const [a] = await pair()
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 7 }])
+    await a.store.close()
+    const c = await open()
+    expect(await c.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 7 }])
+  })
+
+  it('stores under different prefixes share nothing', async () => {
+    run++
+    const a = await open(`left${run}:`)
+    const b = await open(`right${run}:`)
+    expect(await a.store.claim('t', 'k')).toBe(true)
+    expect(await b.store.claim('t', 'k')).toBe(true)
+  })
+})
+
+describe('docs/fleet.md', () => {
+  it('the store URL shown is accepted, and the redis-cli lines read and forget what the store wrote', async () => {
+    const [replicas = '', cli = ''] = blocksOf('docs/fleet.md', 'sh')
+    const shown = new URL(/--store '([^']+)'/.exec(replicas)?.[1] ?? '')
+    // the page's URL, its host and port this test's Redis
+    const notices: Array<string> = []
+    const a = await redisStore(`${redis.url}${shown.pathname}${shown.search}`, { onNotice: (m) => notices.push(m) })
+    opened.push(a)
+    expect(notices).toEqual([])
+    a.addGrant({ tool: 'fs_write_file', decision: 'allow' })
+    a.addCounts([{ tool: 'fs_read', key: 'ffset', calls: 2 }])
+    await a.stats()
+    const lines = [...cli.matchAll(/^redis-cli (.+)$/gm)].map((m) => (m[1] ?? '').split(' '))
+    const answers = await raw(async (c) => {
+      const out: Array<unknown> = []
+      for (const args of lines) out.push(await c.sendCommand(args))
+      return out
+    })
+    expect(answers).toEqual([['{"tool":"fs_write_file","decision":"allow"}'], { '["fs_read","ffset"]': '2' }, 1])
+  })
+})
+
+describe('redisStore: what a model chooses is bounded in Redis', () => {
+  it('a long tool name or key is remembered as its start and a digest', async () => {
+    const [a, b] = await pair()
+    const long = 'k'.repeat(100_000)
+    expect(await a.store.claim('t'.repeat(50_000), long)).toBe(true)
+    expect(await b.store.claim('t'.repeat(50_000), long)).toBe(false)
+    // another long key with the same start is another pair
+    expect(await b.store.claim('t'.repeat(50_000), long + 'x')).toBe(true)
+    a.store.addCounts([{ tool: 'x', key: long, calls: 1 }])
+    const fields = await raw(async (c) => [
+      ...(await c.hKeys(`t${run}:said`)),
+      ...(await a.store.stats().then(() => c.hKeys(`t${run}:counts`))),
+    ])
+    expect(fields).toHaveLength(3)
+    for (const f of fields) expect(f.length).toBeLessThan(400)
+  })
+
+  it('Redis holds at most `pairs` pairs; past it a new pair is still said', async () => {
+    run++
+    const a = await open(`t${run}:&pairs=3`)
+    const won = await Promise.all([1, 2, 3, 4, 5].map((i) => a.store.claim('t', `k${i}`)))
+    expect(won).toEqual([true, true, true, true, true])
+    a.store.addCounts([1, 2, 3, 4, 5].map((i) => ({ tool: 't', key: `k${i}`, calls: 1 })))
+    expect(await a.store.stats()).toHaveLength(3)
+    expect(await raw((c) => c.hLen(`t${run}:said`))).toBe(3)
+    expect(await raw((c) => c.hLen(`t${run}:counts`))).toBe(3)
+  })
+
+  it('a notice shows the URL without its credentials or parameters', async () => {
+    const notices: Array<string> = []
+    const s = await redisStore('redis://me:pa55word@127.0.0.1:1/0?prefix=x:', { onNotice: (m) => notices.push(m) })
+    await s.close()
+    expect(notices).toHaveLength(1)
+    expect(notices[0]).toMatch(/^the store redis:\/\/127\.0\.0\.1:1\/0 cannot be reached \(.*ECONNREFUSED/)
+    expect(notices[0]).not.toMatch(/pa55word|me:|prefix/)
+  })
+
+  it('a malformed URL is refused at once, naming what is wrong', async () => {
+    await expect(redisStore('http://127.0.0.1:1', {})).rejects.toThrow(/redis:\/\/ or rediss:\/\//)
+    await expect(redisStore(`${redis.url}?prefix=a b`, {})).rejects.toThrow(/prefix/)
+    await expect(redisStore(`${redis.url}?pairs=0`, {})).rejects.toThrow(/pairs/)
+  })
+})
+
+describe('redisStore: Redis dies and comes back', () => {
+  it('both keep answering from memory, say so once each, and share again when Redis is back', async () => {
+    const rejections: Array<unknown> = []
+    const onRejection = (e: unknown): void => void rejections.push(e)
+    process.on('unhandledRejection', onRejection)
+    try {
+      const [a, b] = await pair()
+      a.store.addGrant({ tool: 'before', decision: 'allow' })
+      await until(() => b.store.grants().length === 1)
+      expect(await a.store.claim('t', 'said-before')).toBe(true)
+
+      await redis.kill()
+      await until(() => a.notices.length === 1 && b.notices.length === 1)
+      expect(a.notices[0]).toMatch(/^the store redis:\/\/127\.0\.0\.1:\d+ cannot be reached/)
+
+      // every answer comes from memory, at once
+      const t0 = Date.now()
+      expect(await b.store.claim('t', 'said-before')).toBe(true)
+      expect(await a.store.claim('t', 'said-before')).toBe(false)
+      expect(await a.store.claim('t', 'during')).toBe(true)
+      expect(await a.store.claim('t', 'during')).toBe(false)
+      expect(Date.now() - t0).toBeLessThan(500)
+      b.store.addGrant({ tool: 'during', decision: 'allow' })
+      expect(a.store.grants()).toEqual([{ tool: 'before', decision: 'allow' }])
+      expect(b.store.grants()).toHaveLength(2)
+      a.store.addCounts([{ tool: 't', key: 'during', calls: 4 }])
+      expect(await a.store.stats()).toEqual([{ tool: 't', key: 'during', calls: 4 }])
+      // the clients try again meanwhile: still one notice each
+      await new Promise((r) => setTimeout(r, 1_500))
+      expect([a.notices.length, b.notices.length]).toEqual([1, 1])
+
+      await redis.restart()
+      await until(() => a.notices.length === 2 && b.notices.length === 2)
+      expect(a.notices[1]).toMatch(/answers again/)
+      // what each kept is written: B's grant reaches A, A's claim holds for B, A's counts are summed
+      await until(() => a.store.grants().length === 2)
+      expect(a.store.grants()).toEqual([
+        { tool: 'before', decision: 'allow' },
+        { tool: 'during', decision: 'allow' },
+      ])
+      expect(await b.store.claim('t', 'during')).toBe(false)
+      b.store.addCounts([{ tool: 't', key: 'during', calls: 1 }])
+      expect(await b.store.stats()).toEqual([{ tool: 't', key: 'during', calls: 5 }])
+      // and a grant added now is shared at once, as before
+      a.store.addGrant({ tool: 'after', decision: 'allow' })
+      await until(() => b.store.grants().length === 3)
+      expect([a.notices.length, b.notices.length]).toEqual([2, 2])
+    } finally {
+      process.off('unhandledRejection', onRejection)
+    }
+    expect(rejections).toEqual([])
+  })
+
+  it('Redis hung (stopped, its connections open): a claim answers from memory within its wait, a slow write is said once', async () => {
+    const [a] = await pair()
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 1 }])
+    const pid = redis.pid() as number
+    process.kill(pid, 'SIGSTOP')
+    try {
+      const t0 = Date.now()
+      expect(await a.store.claim('t', 'hung')).toBe(true)
+      expect(Date.now() - t0).toBeLessThan(300)
+      a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+      // the write waits a second, then the store answers its own counts and says so
+      expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+      expect(a.notices).toHaveLength(1)
+      expect(await a.store.claim('t', 'hung2')).toBe(true)
+      expect(a.notices).toHaveLength(1)
+    } finally {
+      process.kill(pid, 'SIGCONT')
+    }
+    await until(() => a.notices.length === 2)
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+  })
+
+  it('a store started while Redis is down serves from memory, says so once, and catches up', async () => {
+    run++
+    await redis.kill()
+    const t0 = Date.now()
+    const c = await open()
+    // refused: it does not wait for Redis
+    expect(Date.now() - t0).toBeLessThan(1_000)
+    expect(c.notices).toHaveLength(1)
+    c.store.addGrant({ tool: 'kept', decision: 'allow' })
+    expect(await c.store.claim('t', 'k')).toBe(true)
+    await redis.restart()
+    await until(() => c.notices.length === 2)
+    expect(await raw((r) => r.sMembers(`t${run}:grants`))).toEqual(['{"tool":"kept","decision":"allow"}'])
+    const d = await open()
+    expect(await d.store.claim('t', 'k')).toBe(false)
+  })
+})
