@@ -1,8 +1,9 @@
 /**
  * `toolstack serve` and `toolstack proxy` over OTLP/HTTP: when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a per-signal
  * endpoint) is set, each `tools/call` becomes a span with the audit's warnings as its events, and the calls and
- * warnings are counted. The OpenTelemetry SDK and its OTLP/HTTP exporters are optional peers, loaded by this
- * module (itself loaded only when an endpoint is set); they read the other `OTEL_*` variables themselves.
+ * warnings are counted. The OpenTelemetry SDK and its OTLP/HTTP exporters are optional peers, imported by this
+ * module only: program.ts loads it only when an endpoint is set, and says which packages to install when it
+ * cannot. The exporters read the other `OTEL_*` variables themselves.
  *
  * @since 0.1.0
  */
@@ -12,6 +13,11 @@ import type { GatewayRecord } from '../mcp/index.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import { MAX_ATTRIBUTE_CHARS, OTEL_NAMES, warningAttributes } from '../otel/index.js'
 import { cut } from '../kernel/describe.js'
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
 
 /** What the command does with its records when exporting. @since 0.1.0 */
 export interface OtlpExport {
@@ -22,16 +28,6 @@ export interface OtlpExport {
   /** Ends what is pending, sends everything, and stops the exporters (bounded in time). */
   readonly shutdown: () => Promise<void>
 }
-
-/** The packages loaded, named in the message when one is missing. @since 0.1.0 */
-export const OTLP_PACKAGES = [
-  '@opentelemetry/api',
-  '@opentelemetry/resources',
-  '@opentelemetry/sdk-trace-base',
-  '@opentelemetry/sdk-metrics',
-  '@opentelemetry/exporter-trace-otlp-http',
-  '@opentelemetry/exporter-metrics-otlp-http',
-]
 
 /** The signals to export (see `otlpSignals` in program.ts, which decides whether this module loads). @since 0.1.0 */
 export interface OtlpSignals {
@@ -60,48 +56,32 @@ const boundedCounter = (counter: Counter) => {
 const bounded = (s: string): string => cut(s, MAX_ATTRIBUTE_CHARS)
 
 /**
- * Loads the SDK and starts exporting for `service` (the default `service.name`; `OTEL_SERVICE_NAME` wins), or
- * returns why it cannot (a package missing, named with the install command).
+ * Starts exporting for `service` (the default `service.name`; `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`
+ * win).
  *
  * @since 0.1.0
  */
-export const startOtlp = async (
+export const startOtlp = (
   env: NodeJS.ProcessEnv,
   signals: OtlpSignals,
   service: string,
   version: string,
-): Promise<OtlpExport | string> => {
-  let sdk
-  try {
-    sdk = await Promise.all([
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/sdk-trace-base'),
-      import('@opentelemetry/sdk-metrics'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/exporter-metrics-otlp-http'),
-    ])
-  } catch (e) {
-    return (
-      `OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded (${cut((e as Error).message ?? String(e), 200)}); ` +
-      `install it beside toolstack (npm install ${OTLP_PACKAGES.join(' ')}); going on without exporting`
-    )
-  }
-  const [resources, traceSdk, metricsSdk, traceExporter, metricsExporter] = sdk
-  const resource = resources
-    .resourceFromAttributes({ 'service.name': service, 'service.version': version })
-    .merge(resources.detectResources({ detectors: [resources.envDetector] }))
+): OtlpExport => {
+  const resource = resourceFromAttributes({ 'service.name': service, 'service.version': version }).merge(
+    detectResources({ detectors: [envDetector] }),
+  )
   const tracerProvider = signals.traces
-    ? new traceSdk.BasicTracerProvider({
+    ? new BasicTracerProvider({
         resource,
-        spanProcessors: [new traceSdk.BatchSpanProcessor(new traceExporter.OTLPTraceExporter())],
+        spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
       })
     : undefined
   const meterProvider = signals.metrics
-    ? new metricsSdk.MeterProvider({
+    ? new MeterProvider({
         resource,
         readers: [
-          new metricsSdk.PeriodicExportingMetricReader({
-            exporter: new metricsExporter.OTLPMetricExporter(),
+          new PeriodicExportingMetricReader({
+            exporter: new OTLPMetricExporter(),
             exportIntervalMillis: Number(env['OTEL_METRIC_EXPORT_INTERVAL'] ?? '') || 60_000,
           }),
         ],

@@ -105,6 +105,16 @@ const tolerateOption = (): Option =>
     .default([] as ReadonlyArray<string>)
     .argParser(collect)
 
+/** What the OTLP export loads, named in the message when one is missing. @since 0.1.0 */
+export const OTLP_PACKAGES: ReadonlyArray<string> = [
+  '@opentelemetry/api',
+  '@opentelemetry/resources',
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/sdk-metrics',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-metrics-otlp-http',
+]
+
 const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== ''
 
 /**
@@ -133,15 +143,38 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const err = (line: string): void => {
     process.stderr.write(line + '\n')
   }
+  // set once proxy or serve subscribes to signals (see startExport)
+  let commandHandlesSignals = false
   // the OTLP export, only when an OTEL_EXPORTER_OTLP_*ENDPOINT is set: the SDK is loaded then, never otherwise
   const startExport = async (command: 'proxy' | 'serve'): Promise<OtlpExport | undefined> => {
     const signals = otlpSignals(env)
     if (!signals.traces && !signals.metrics) return undefined
-    const { startOtlp } = await import('./otlp.js')
-    const started = await startOtlp(env, signals, `toolstack-${command}`, readVersion(argv[1]))
-    if (typeof started !== 'string') return started
-    err(`${errColor.red(`toolstack ${command}:`)} ${started}`)
-    return undefined
+    try {
+      const { startOtlp } = await import('./otlp.js')
+      const started = startOtlp(env, signals, `toolstack-${command}`, readVersion(argv[1]))
+      // a host that closes stdin and sends SIGTERM soon after (the MCP SDK's client does, 2 s later) must not
+      // cut the last export short: once the command handles signals, they stop it through its own handlers
+      // only, and the stop is bounded (the export waits 5 s at most); before that, a signal ends it as ever
+      const held: Array<() => void> = (['SIGINT', 'SIGTERM'] as const).map((signal) => {
+        const hold = (): void => {
+          if (commandHandlesSignals) return
+          held.forEach((release) => release())
+          process.kill(process.pid, signal)
+        }
+        process.on(signal, hold)
+        return () => void process.off(signal, hold)
+      })
+      return {
+        ...started,
+        shutdown: () => started.shutdown().finally(() => held.forEach((release) => release())),
+      }
+    } catch (e) {
+      err(
+        `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
+          `(${describeError(e)}); install it beside toolstack (npm install ${OTLP_PACKAGES.join(' ')}); going on without exporting`,
+      )
+      return undefined
+    }
   }
 
   let status: number = ExitCode.ok
@@ -293,6 +326,7 @@ proxy: the server's own.
               },
               err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
               onSignal: (signal, handler) => {
+                commandHandlesSignals = true
                 process.on(signal, handler)
                 return () => process.off(signal, handler)
               },
@@ -356,6 +390,7 @@ proxy: the server's own.
             err,
             token: env['TOOLSTACK_TOKEN'],
             onSignal: (signal, handler) => {
+              commandHandlesSignals = true
               process.on(signal, handler)
               return () => process.off(signal, handler)
             },

@@ -4,7 +4,8 @@
 import { createServer } from 'node:http'
 import type { IncomingHttpHeaders, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -268,4 +269,52 @@ describe('toolstack proxy with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(received).toEqual([])
     expect(stderr()).not.toMatch(/OpenTelemetry|OTEL/)
   }, 90_000)
+})
+
+describe('with OTEL_EXPORTER_OTLP_ENDPOINT set and no OpenTelemetry installed', () => {
+  it('names the packages to install, and the proxy forwards as ever', () => {
+    // the built package installed alone, with only its own dependencies beside it
+    const dir = mkdtempSync(join(tmpdir(), 'toolstack-nootel-'))
+    try {
+      const pkg = join(dir, 'node_modules', 'toolstack')
+      mkdirSync(pkg, { recursive: true })
+      cpSync(join(root, 'dist'), join(pkg, 'dist'), { recursive: true })
+      cpSync(join(root, 'package.json'), join(pkg, 'package.json'))
+      for (const dep of ['commander', 'fp-ts', 'io-ts'])
+        symlinkSync(join(root, 'node_modules', dep), join(dir, 'node_modules', dep))
+      const whoami = join(root, 'test', 'mcp', 'fixtures', 'whoami-server.mjs')
+      const init = {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }
+      const r = spawnSync(
+        process.execPath,
+        [join(pkg, 'dist/esm/cli/main.js'), 'proxy', '--', process.execPath, whoami],
+        {
+          cwd: dir,
+          input: JSON.stringify(init) + '\n',
+          encoding: 'utf8',
+          timeout: 30_000,
+          env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+        },
+      )
+      expect(r.stderr).toContain('OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded')
+      for (const p of [
+        '@opentelemetry/api',
+        '@opentelemetry/sdk-trace-base',
+        '@opentelemetry/exporter-trace-otlp-http',
+        '@opentelemetry/exporter-metrics-otlp-http',
+      ])
+        expect(r.stderr).toContain(p)
+      expect(JSON.parse(r.stdout.split('\n')[0] ?? '')).toMatchObject({
+        id: 0,
+        result: { serverInfo: { name: 'whoami' } },
+      })
+      expect(r.status).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
