@@ -261,6 +261,24 @@ describe('toolstack proxy with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     ])
   }, 90_000)
 
+  it('cuts what a model chose: a key of 5,000 characters is exported as 256 and an ellipsis', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [main, 'proxy', '--', process.execPath, EVERYTHING, 'stdio'],
+      env: otelEnv(),
+    })
+    const client = new Client({ name: 'otlp-test', version: '1' })
+    await client.connect(transport)
+    await client.listTools()
+    const long = 'k'.repeat(5000)
+    await client.callTool({ name: 'echo', arguments: { message: 'hi', [long]: 1 } })
+    await client.close()
+    await until(() => spans().length >= 1 && points().length > 0)
+    const key = spans()[0]?.events[0]?.attributes['toolstack.key']
+    expect(key).toBe(`${'k'.repeat(256)}…`)
+    expect(points().map((p) => p.attributes['toolstack.key'])).toEqual([key])
+  }, 90_000)
+
   it('without an endpoint, exports nothing and says nothing about OpenTelemetry', async () => {
     const env = { ...(process.env as Record<string, string>) }
     delete env['OTEL_EXPORTER_OTLP_ENDPOINT']
