@@ -10,6 +10,7 @@ import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
 import { describeError, escapeControls, jsonLine } from './text.js'
 import { readVersion } from './version.js'
+import type { OtlpExport, OtlpSignals } from './otlp.js'
 
 // Subcommand modules are imported lazily: the library loads only for the command that needs it, and
 // the proxy starts its server before loading it.
@@ -105,6 +106,33 @@ const tolerateOption = (): Option =>
     .default([] as ReadonlyArray<string>)
     .argParser(collect)
 
+/** What the OTLP export loads, named in the message when one is missing. @since 0.1.0 */
+export const OTLP_PACKAGES: ReadonlyArray<string> = [
+  '@opentelemetry/api',
+  '@opentelemetry/resources',
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/sdk-metrics',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-metrics-otlp-http',
+]
+
+const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== ''
+
+/**
+ * Which signals the command exports over OTLP: traces when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, metrics when it or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` is.
+ * Neither: the OpenTelemetry SDK is never loaded.
+ *
+ * @since 0.1.0
+ */
+export const otlpSignals = (env: NodeJS.ProcessEnv): OtlpSignals => {
+  const any = isSet(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
+  return {
+    traces: any || isSet(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
+    metrics: any || isSet(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'),
+  }
+}
+
 /** Runs the command line `argv` (as `process.argv`) and returns the exit status. @since 0.1.0 */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const env = process.env
@@ -116,6 +144,40 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const err = (line: string): void => {
     process.stderr.write(line + '\n')
   }
+  // set once proxy or serve subscribes to signals (see startExport)
+  let commandHandlesSignals = false
+  // the OTLP export, only when an OTEL_EXPORTER_OTLP_*ENDPOINT is set: the SDK is loaded then, never otherwise
+  const startExport = async (command: 'proxy' | 'serve'): Promise<OtlpExport | undefined> => {
+    const signals = otlpSignals(env)
+    if (!signals.traces && !signals.metrics) return undefined
+    try {
+      const { startOtlp } = await import('./otlp.js')
+      const started = startOtlp(env, signals, `toolstack-${command}`, readVersion(argv[1]))
+      // a host that closes stdin and sends SIGTERM soon after (the MCP SDK's client does, 2 s later) must not
+      // cut the last export short: once the command handles signals, they stop it through its own handlers
+      // only, and the stop is bounded (the export waits 5 s at most); before that, a signal ends it as ever
+      const held: Array<() => void> = (['SIGINT', 'SIGTERM'] as const).map((signal) => {
+        const hold = (): void => {
+          if (commandHandlesSignals) return
+          held.forEach((release) => release())
+          process.kill(process.pid, signal)
+        }
+        process.on(signal, hold)
+        return () => void process.off(signal, hold)
+      })
+      return {
+        ...started,
+        shutdown: () => started.shutdown().finally(() => held.forEach((release) => release())),
+      }
+    } catch (e) {
+      err(
+        `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
+          `(${describeError(e)}); install it beside toolstack (npm install ${OTLP_PACKAGES.join(' ')}); going on without exporting`,
+      )
+      return undefined
+    }
+  }
+
   let status: number = ExitCode.ok
   // Node ignores SIGPIPE: a closed reader shows up as EPIPE on the next write, so exit quietly as a
   // Unix tool killed by SIGPIPE would. proxy and serve remove this listener (stdout is their MCP channel).
@@ -232,6 +294,7 @@ proxy: the server's own.
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
         process.stdout.off('error', outputClosed)
         const { runProxy } = await import('./proxy.js')
+        const otlp = await startExport('proxy')
         try {
           status = await runProxy(
             command,
@@ -242,6 +305,7 @@ proxy: the server's own.
               stdout: process.stdout,
               env,
               log: (record) => {
+                if (record.warning !== undefined) otlp?.warning(record.warning)
                 // names, ids and keys come from the traffic: escape them for the terminal
                 if (logFd === undefined)
                   return void process.stderr.write(
@@ -263,6 +327,7 @@ proxy: the server's own.
               },
               err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
               onSignal: (signal, handler) => {
+                commandHandlesSignals = true
                 process.on(signal, handler)
                 return () => process.off(signal, handler)
               },
@@ -270,6 +335,7 @@ proxy: the server's own.
           )
         } finally {
           if (logFd !== undefined) closeSync(logFd)
+          await otlp?.shutdown()
         }
       },
     )
@@ -323,12 +389,14 @@ proxy: the server's own.
         process.stdout.on('error', () => undefined)
         const { runServe } = await import('./serve.js')
         const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs, watch, store } = opts
+        const otlp = await startExport('serve')
         status = await runServe(
           { config, http, log, allowedHosts, maxSessions, idleMs, watch, store },
           {
             err,
             token: env['TOOLSTACK_TOKEN'],
             onSignal: (signal, handler) => {
+              commandHandlesSignals = true
               process.on(signal, handler)
               return () => process.off(signal, handler)
             },
@@ -337,8 +405,9 @@ proxy: the server's own.
               return () => process.stdout.off('error', handler)
             },
             version: readVersion(argv[1]),
+            ...(otlp === undefined ? {} : { onRecord: otlp.record }),
           },
-        )
+        ).finally(() => otlp?.shutdown())
       },
     )
 
