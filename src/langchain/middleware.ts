@@ -71,7 +71,8 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
  * The unknown-key audit for a LangChain v1 agent (`createAgent`), as the configuration of a middleware:
  * `wrapToolCall` audits each call's raw arguments against the schema of the tool the agent resolved
  * for it (every tool of the agent, its middleware's tools included), with the options, warning and
- * once-per-(tool, key) memory of `withUnknownKeyAudit`, then hands the very same request to the next
+ * once-per-(tool, key) memory of `withUnknownKeyAudit` (a `sharedUnknownKeyAudit` included: its warnings
+ * say `via: 'langchain-middleware'`), then hands the very same request to the next
  * handler and returns its answer, or its rejection, unchanged. A tool whose schema declares no property
  * is not audited; nor is a tool made by `toLangChainTools`: its calls go down a toolstack stack, whose
  * own `withUnknownKeyAudit` hears them, so each pair is said once. An `onWarn` that throws changes
@@ -105,7 +106,7 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
  * @category constructors
  */
 export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
-  const session = auditSessions('unknownKeyAuditMiddleware', options)()
+  const session = auditSessions('unknownKeyAuditMiddleware', options, 'langchain-middleware')()
   const catalogueOf = cataloguesOf(session)
 
   const audit = (request: unknown): void => {

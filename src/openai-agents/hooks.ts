@@ -60,7 +60,7 @@ const listen = (
 ): AgentsRunAudit => {
   if (!isRecord(target) || typeof target['on'] !== 'function' || typeof target['off'] !== 'function')
     throw new TypeError(`${where}: expected an Agent or a Runner of @openai/agents, got ${describeValue(target)}`)
-  const session = auditSessions(where, options)()
+  const session = auditSessions(where, options, 'openai-agents-hook')()
   // one catalogue per tool object: the SDK builds MCP tools again when it lists them again; weak, so none is kept
   const catalogues = new WeakMap<object, Catalogue>()
   const catalogueOf = (tool: Tool & { readonly type: 'function' }): Catalogue => {
@@ -86,7 +86,8 @@ const listen = (
 /**
  * Audits every tool call of one agent, wherever it runs (`run(agent, …)`, streamed or not): its
  * `tools` and its `mcpServers`' tools, each call's raw arguments against that tool's own declaration,
- * with the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. Tools already
+ * with the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit` (a
+ * `sharedUnknownKeyAudit` included: its warnings say `via: 'openai-agents-hook'`). Tools already
  * audited by toolstack (from `auditAgentsTools`, or `toAgentsTools` over a stack with its own audit)
  * are left to it, so a call is said once. A handoff's other agent, or a clone (`agent.clone()` is a new
  * agent), needs its own `auditAgent`; or use `auditRunner`.

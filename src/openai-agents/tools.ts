@@ -171,7 +171,8 @@ export const toAgentsTools = <E>(
  * A user's own Agents SDK tools with the audit around each function tool's `invoke`: the raw argument
  * string is audited against the tool's own `parameters` (the JSON Schema the SDK made of its zod
  * schema) before the tool parses it, with the options, warning and once-per-(tool, key) memory of
- * `withUnknownKeyAudit`. The tool itself is untouched: the same `invoke` runs with the same arguments,
+ * `withUnknownKeyAudit` (a `sharedUnknownKeyAudit` included: its warnings say `via: 'openai-agents-tools'`).
+ * The tool itself is untouched: the same `invoke` runs with the same arguments,
  * and whatever it returns or throws reaches the SDK unchanged; every other tool is passed on as is.
  *
  * @example
@@ -214,7 +215,7 @@ export const auditAgentsTools = <T extends Tool<never>>(
 ): AuditedAgentsTools<T> => {
   const where = 'auditAgentsTools'
   if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools, got ${describeValue(tools)}`)
-  const session = auditSessions(where, options)()
+  const session = auditSessions(where, options, 'openai-agents-tools')()
   const isFunctionTool = (t: unknown): t is FunctionTool<never> =>
     isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
   const functionTools = tools.filter(isFunctionTool)

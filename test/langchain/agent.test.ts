@@ -8,8 +8,8 @@ import type { ToolMessage, WrapToolCallHook } from 'langchain'
 import { FakeToolCallingModel, createAgent, createMiddleware } from 'langchain'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/index.js'
-import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
-import { toLangChainTools, unknownKeyAuditMiddleware } from '../../src/langchain/index.js'
+import { fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../../src/index.js'
+import { UnknownKeyAuditHandler, toLangChainTools, unknownKeyAuditMiddleware } from '../../src/langchain/index.js'
 import { recordingRead } from './fixtures.js'
 
 interface Call {
@@ -106,6 +106,49 @@ describe('unknownKeyAuditMiddleware in createAgent', () => {
     // the agent runs the two calls at once: their order is not the point
     expect([...said].sort()).toEqual(['middleware: read ffset', 'stack: fetch utl'])
     expect(toolMessagesOf(first).map((m) => m.content)).toEqual(['fetched x', 'read /a'])
+  })
+
+  it('given one sharedUnknownKeyAudit, each pair is said once, by the first layer that heard it, and its warning names that layer (via)', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = sharedUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) })
+    const stack = pipe(
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'fetch', parameters: { type: 'object', properties: { url: { type: 'string' } } } },
+          },
+          run: (a) => `fetched ${String(a['url'])}`,
+        },
+      ]),
+      withUnknownKeyAudit(audit),
+    )
+    const { read } = recordingRead()
+    const tools: Array<ClientTool> = [...(await toLangChainTools(stack)), read]
+    const calls = [
+      { id: 'f1', name: 'fetch', args: { url: 'x', utl: 'x' } },
+      { id: 'r1', name: 'read', args: { path: '/a', ffset: 3 } },
+    ]
+    // the handler hears read too, after the middleware: the pair is the middleware's, said once
+    const handler = new UnknownKeyAuditHandler([read], audit)
+    const agent = createAgent({
+      model: modelCalling(calls),
+      tools,
+      middleware: [createMiddleware(unknownKeyAuditMiddleware(audit))],
+    })
+    await agent.invoke(ask, { callbacks: [handler] })
+    // the agent runs the two calls at once: sorted by tool
+    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.via]).sort()).toEqual([
+      ['fetch', ['utl'], 'stack'],
+      ['read', ['ffset'], 'langchain-middleware'],
+    ])
+
+    // the callback handler alone names itself
+    const alone: Array<UnknownKeyWarning> = []
+    const own = sharedUnknownKeyAudit({ onWarn: (w) => void alone.push(w) })
+    const plain = createAgent({ model: modelCalling(calls.slice(1)), tools: [read] })
+    await plain.invoke(ask, { callbacks: [new UnknownKeyAuditHandler([read], own)] })
+    expect(alone.map((w) => [w.tool, w.unknownKeys, w.via])).toEqual([['read', ['ffset'], 'langchain-callbacks']])
   })
 
   it('its wrapToolCall is langchain’s WrapToolCallHook, and createMiddleware takes it as it is', () => {
