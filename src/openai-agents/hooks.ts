@@ -9,13 +9,14 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Agent, AgentOutputType, RunContext, Runner, Tool } from '@openai/agents'
-import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { describeValue } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
 import { isHeard } from './heard.js'
+import type { AgentsAuditOptions } from './trace.js'
+import { tracedOptions } from './trace.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -55,12 +56,12 @@ const functionCallOf = (toolCall: unknown): { readonly id: string; readonly argu
 const listen = (
   where: string,
   target: unknown,
-  options: UnknownKeyAuditOptions | undefined,
+  options: AgentsAuditOptions | undefined,
   subscribe: (onTool: (tool: Tool, details: ToolCallDetails) => void) => IO<void>,
 ): AgentsRunAudit => {
   if (!isRecord(target) || typeof target['on'] !== 'function' || typeof target['off'] !== 'function')
     throw new TypeError(`${where}: expected an Agent or a Runner of @openai/agents, got ${describeValue(target)}`)
-  const session = auditSessions(where, options, 'openai-agents-hook')()
+  const session = auditSessions(where, tracedOptions(where, options), 'openai-agents-hook')()
   // one catalogue per tool object: the SDK builds MCP tools again when it lists them again; weak, so none is kept
   const catalogues = new WeakMap<object, Catalogue>()
   const catalogueOf = (tool: Tool & { readonly type: 'function' }): Catalogue => {
@@ -120,7 +121,7 @@ const listen = (
  */
 export const auditAgent = <C, O extends AgentOutputType>(
   agent: Agent<C, O>,
-  options?: UnknownKeyAuditOptions,
+  options?: AgentsAuditOptions,
 ): AgentsRunAudit =>
   listen('auditAgent', agent, options, (onTool) => {
     const listener = (_ctx: RunContext<C>, tool: Tool, details: ToolCallDetails): void => onTool(tool, details)
@@ -141,7 +142,7 @@ export const auditAgent = <C, O extends AgentOutputType>(
  * @since 0.1.0
  * @category constructors
  */
-export const auditRunner = (runner: Runner, options?: UnknownKeyAuditOptions): AgentsRunAudit =>
+export const auditRunner = (runner: Runner, options?: AgentsAuditOptions): AgentsRunAudit =>
   listen('auditRunner', runner, options, (onTool) => {
     const listener = (_ctx: RunContext<unknown>, _agent: unknown, tool: Tool, details: ToolCallDetails): void =>
       onTool(tool, details)

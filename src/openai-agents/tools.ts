@@ -7,7 +7,6 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { FunctionTool, RunContext, Tool } from '@openai/agents'
-import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import type { Provider, ToolDeclaration } from '../kernel/model.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
@@ -25,6 +24,8 @@ import { describeError, describeValue } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 import type { PolicyApproval } from './approval.js'
 import { markHeard } from './heard.js'
+import type { AgentsAuditOptions } from './trace.js'
+import { tracedOptions } from './trace.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -211,11 +212,11 @@ export const toAgentsTools = <E>(
  */
 export const auditAgentsTools = <T extends Tool<never>>(
   tools: ReadonlyArray<T>,
-  options?: UnknownKeyAuditOptions,
+  options?: AgentsAuditOptions,
 ): AuditedAgentsTools<T> => {
   const where = 'auditAgentsTools'
   if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools, got ${describeValue(tools)}`)
-  const session = auditSessions(where, options, 'openai-agents-tools')()
+  const session = auditSessions(where, tracedOptions(where, options), 'openai-agents-tools')()
   const isFunctionTool = (t: unknown): t is FunctionTool<never> =>
     isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
   const functionTools = tools.filter(isFunctionTool)
