@@ -11,13 +11,15 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { ToolCall } from '@langchain/core/messages/tool'
-import type { AuditSession, UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
+import type { AuditSession } from '../combinators/UnknownKeys.js'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { argumentsOf, callOf } from '../adapter/adapter.js'
 import { memberOf } from '../kernel/guards.js'
 import { STACK_TOOL, declarationOf } from './declarations.js'
+import type { LangChainAuditOptions } from './events.js'
+import { eventOptions } from './events.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -105,8 +107,9 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
  * @since 0.1.0
  * @category constructors
  */
-export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
-  const session = auditSessions('unknownKeyAuditMiddleware', options, 'langchain-middleware')()
+export const unknownKeyAuditMiddleware = (options?: LangChainAuditOptions): UnknownKeyAuditMiddleware => {
+  const where = 'unknownKeyAuditMiddleware'
+  const session = auditSessions(where, eventOptions(where, options), 'langchain-middleware')()
   const catalogueOf = cataloguesOf(session)
 
   const audit = (request: unknown): void => {
