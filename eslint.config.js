@@ -14,7 +14,7 @@ const COMBINATORS = [
   'combinators/Registry.ts',
   'combinators/Policy.ts',
 ]
-const ADAPTERS = ['mcp', 'ai-sdk', 'openai', 'openai-agents', 'langchain']
+const ADAPTERS = ['mcp', 'ai-sdk', 'openai', 'openai-agents', 'langchain', 'otel']
 const ABOVE_COMBINATORS = ['index.ts', 'extend.ts', 'adapter', ...ADAPTERS, 'cli']
 const at = (paths) => paths.map((p) => `./src/${p}`)
 
@@ -61,8 +61,16 @@ const zones = [
   {
     target: at(['cli']),
     from: './src',
-    except: ['./extend.ts', './steps/audit', './cli', './mcp/index.ts', './kernel/describe.ts', './kernel/guards.ts'],
-    message: 'cli/ imports extend, mcp/index, the audit steps and the kernel’s describe and guards only',
+    except: [
+      './extend.ts',
+      './steps/audit',
+      './cli',
+      './mcp/index.ts',
+      './otel/index.ts',
+      './kernel/describe.ts',
+      './kernel/guards.ts',
+    ],
+    message: 'cli/ imports extend, mcp/index, otel/index, the audit steps and the kernel’s describe and guards only',
   },
 ]
 

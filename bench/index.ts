@@ -2,6 +2,7 @@
 //   --check    exit 1 when a figure misses its target
 //   --lenient  with --check: only a tenfold miss counts (for CI on a noisy machine)
 //   --quick    fewer rounds and smaller sizes
+//   --only TEXT  only the sections whose title contains TEXT (e.g. --only OpenTelemetry)
 import { existsSync } from 'node:fs'
 import { auditFigures } from './audit.js'
 import type { Figure } from './measure.js'
@@ -11,6 +12,7 @@ const argv = process.argv.slice(2)
 const check = argv.includes('--check')
 const slack = argv.includes('--lenient') ? 10 : 1
 const quick = argv.includes('--quick')
+const only = argv.includes('--only') ? (argv[argv.indexOf('--only') + 1] ?? '') : undefined
 
 const sections: Array<readonly [string, () => Promise<ReadonlyArray<Figure>>]> = [
   ['withUnknownKeyAudit', () => auditFigures(quick)],
@@ -30,10 +32,11 @@ const main = async (): Promise<void> => {
   await optional('./serve.ts', 'serveFigures', 'toolstack serve')
   await optional('./peers.ts', 'peerFigures', 'toolstack serve beside the npm peers mcp-proxy and supergateway')
   await optional('./bounds.ts', 'boundFigures', "toolstack serve's bounds")
+  await optional('./otel.ts', 'otelFigures', 'withUnknownKeyAudit with OpenTelemetry registered')
   if ((globalThis as { gc?: unknown }).gc === undefined)
     console.log('(run with node --expose-gc for the memory figures)')
   const all: Array<Figure> = []
-  for (const [title, run] of sections) {
+  for (const [title, run] of sections.filter(([t]) => only === undefined || t.includes(only))) {
     console.log(`\n${title}`)
     for (const f of await run()) {
       all.push(f)

@@ -209,6 +209,16 @@ const { tools } = m.auditAgentsTools([t], { onWarn: (w) => { said.push(w.unknown
 tools[0].invoke({}, '{"a":1,"b":2}').then((r) => console.log(JSON.stringify({ same: r === 'ran', said, exports: Object.keys(m).sort() })))`,
   },
   {
+    subpath: 'toolstack/otel',
+    probe: `
+const audit = m.otelAudit()
+audit.onWarn({ tool: 't', id: 'c1', unknownKeys: ['b'], declaredKeys: ['a'], suggestions: [] })
+audit.onDiagnostic({ _tag: 'CalledBeforeListing' })
+const stop = m.observeUnknownKeys({ stats: () => [{ tool: 't', key: 'b', calls: 1, firstId: 'c1' }] })
+const said = m.warningAttributes({ tool: 't', id: 'c1', unknownKeys: ['b'], declaredKeys: ['a'], suggestions: [] }).map((a) => a['toolstack.key'])
+console.log(JSON.stringify({ same: stop() === undefined, said, exports: Object.keys(m).sort() }))`,
+  },
+  {
     subpath: 'toolstack/langchain',
     probe: `
 const said = []

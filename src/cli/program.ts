@@ -10,6 +10,7 @@ import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
 import { describeError, escapeControls, jsonLine } from './text.js'
 import { readVersion } from './version.js'
+import type { OtlpExport, OtlpSignals } from './otlp.js'
 
 // Subcommand modules are imported lazily: the library loads only for the command that needs it, and
 // the proxy starts its server before loading it.
@@ -104,6 +105,23 @@ const tolerateOption = (): Option =>
     .default([] as ReadonlyArray<string>)
     .argParser(collect)
 
+const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== ''
+
+/**
+ * Which signals the command exports over OTLP: traces when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, metrics when it or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` is.
+ * Neither: the OpenTelemetry SDK is never loaded.
+ *
+ * @since 0.1.0
+ */
+export const otlpSignals = (env: NodeJS.ProcessEnv): OtlpSignals => {
+  const any = isSet(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
+  return {
+    traces: any || isSet(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
+    metrics: any || isSet(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'),
+  }
+}
+
 /** Runs the command line `argv` (as `process.argv`) and returns the exit status. @since 0.1.0 */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const env = process.env
@@ -115,6 +133,17 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const err = (line: string): void => {
     process.stderr.write(line + '\n')
   }
+  // the OTLP export, only when an OTEL_EXPORTER_OTLP_*ENDPOINT is set: the SDK is loaded then, never otherwise
+  const startExport = async (command: 'proxy' | 'serve'): Promise<OtlpExport | undefined> => {
+    const signals = otlpSignals(env)
+    if (!signals.traces && !signals.metrics) return undefined
+    const { startOtlp } = await import('./otlp.js')
+    const started = await startOtlp(env, signals, `toolstack-${command}`, readVersion(argv[1]))
+    if (typeof started !== 'string') return started
+    err(`${errColor.red(`toolstack ${command}:`)} ${started}`)
+    return undefined
+  }
+
   let status: number = ExitCode.ok
   // Node ignores SIGPIPE: a closed reader shows up as EPIPE on the next write, so exit quietly as a
   // Unix tool killed by SIGPIPE would. proxy and serve remove this listener (stdout is their MCP channel).
@@ -231,6 +260,7 @@ proxy: the server's own.
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
         process.stdout.off('error', outputClosed)
         const { runProxy } = await import('./proxy.js')
+        const otlp = await startExport('proxy')
         try {
           status = await runProxy(
             command,
@@ -241,6 +271,7 @@ proxy: the server's own.
               stdout: process.stdout,
               env,
               log: (record) => {
+                if (record.warning !== undefined) otlp?.warning(record.warning)
                 // names, ids and keys come from the traffic: escape them for the terminal
                 if (logFd === undefined)
                   return void process.stderr.write(
@@ -269,6 +300,7 @@ proxy: the server's own.
           )
         } finally {
           if (logFd !== undefined) closeSync(logFd)
+          await otlp?.shutdown()
         }
       },
     )
@@ -317,6 +349,7 @@ proxy: the server's own.
         process.stdout.on('error', () => undefined)
         const { runServe } = await import('./serve.js')
         const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs, watch } = opts
+        const otlp = await startExport('serve')
         status = await runServe(
           { config, http, log, allowedHosts, maxSessions, idleMs, watch },
           {
@@ -331,8 +364,9 @@ proxy: the server's own.
               return () => process.stdout.off('error', handler)
             },
             version: readVersion(argv[1]),
+            ...(otlp === undefined ? {} : { onRecord: otlp.record }),
           },
-        )
+        ).finally(() => otlp?.shutdown())
       },
     )
 

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type { UnknownKeyWarning } from './check.js'
 import { formatWarning, warningFields } from './check.js'
 import { textOf } from './lines.js'
 import type { Direction, Event, SideChannel } from './sidechannel.js'
@@ -20,6 +21,8 @@ export interface ProxyAuditOptions {
 export interface LogRecord {
   readonly text: string
   readonly fields: Readonly<Record<string, unknown>>
+  /** The warning itself, when the record is one (for the OTLP export). */
+  readonly warning?: UnknownKeyWarning
 }
 
 /** @since 0.1.0 */
@@ -90,7 +93,8 @@ const LONG_STRING = 1 << 12
  * @since 0.1.0
  */
 export const recordOf = (e: Event): LogRecord => {
-  if (e._tag === 'Warning') return { text: formatWarning(e.warning), fields: warningFields(e.warning) }
+  if (e._tag === 'Warning')
+    return { text: formatWarning(e.warning), fields: warningFields(e.warning), warning: e.warning }
   const call = e.id === '' ? 'without an id' : e.id
   const message =
     `the host called ${JSON.stringify(e.tool)} (call ${call}) before any tools/list was answered: ` +

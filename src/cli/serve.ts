@@ -51,6 +51,8 @@ export interface ServeIO {
   /** Subscribes to the host closing this process's stdout (EPIPE on a write); returns the unsubscribe. */
   readonly onOutputClosed: (handler: () => void) => () => void
   readonly version: string
+  /** Called with every record too (the OTLP export, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set). */
+  readonly onRecord?: (record: GatewayRecord) => void
 }
 
 // what a model or an upstream wrote (a tool name, an error) is cut to these many characters: on stderr,
@@ -252,6 +254,11 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   let fd = opened
   const record = (r: GatewayRecord): void => {
     metrics?.record(r)
+    try {
+      io.onRecord?.(r)
+    } catch {
+      // an export failure must not fail the tool call
+    }
     try {
       // the log gets every record; stderr leaves out the calls the rules allowed and the call records, noise to a
       // person watching (each refusal has its decision line)

@@ -1,0 +1,271 @@
+// `toolstack serve` and `toolstack proxy` export OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set: a receiver of
+// our own on 127.0.0.1 decodes what the real exporters send (JSON, their default) and checks the spans, their
+// warning events and the counters, from the built command driven by a real SDK client over stdio.
+import { createServer } from 'node:http'
+import type { IncomingHttpHeaders, Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const main = join(root, 'dist/esm/cli/main.js')
+const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js')
+
+interface Received {
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly body: unknown
+}
+
+// OTLP/JSON values, as the exporters write them
+type AnyValue = { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number }
+type KeyValue = { key: string; value: AnyValue }
+const valueOf = (v: AnyValue): unknown =>
+  v.stringValue ?? (v.intValue === undefined ? undefined : Number(v.intValue)) ?? v.boolValue ?? v.doubleValue
+const attrs = (kvs: ReadonlyArray<KeyValue> | undefined): Record<string, unknown> =>
+  Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]))
+
+interface Span {
+  readonly name: string
+  readonly attributes: Record<string, unknown>
+  readonly events: ReadonlyArray<{ readonly name: string; readonly attributes: Record<string, unknown> }>
+  readonly resource: Record<string, unknown>
+}
+interface Point {
+  readonly metric: string
+  readonly attributes: Record<string, unknown>
+  readonly value: number
+}
+
+let received: Array<Received> = []
+let server: Server
+let endpoint = ''
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({
+        path: req.url ?? '',
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown,
+      })
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+beforeEach(() => {
+  received = []
+})
+
+const spans = (): Array<Span> =>
+  received
+    .filter((r) => r.path === '/v1/traces')
+    .flatMap((r) =>
+      (
+        r.body as {
+          resourceSpans: Array<{
+            resource: { attributes: Array<KeyValue> }
+            scopeSpans: Array<{
+              spans: Array<{
+                name: string
+                attributes: Array<KeyValue>
+                events?: Array<{ name: string; attributes: Array<KeyValue> }>
+              }>
+            }>
+          }>
+        }
+      ).resourceSpans.flatMap((rs) =>
+        rs.scopeSpans.flatMap((ss) =>
+          ss.spans.map((s) => ({
+            name: s.name,
+            attributes: attrs(s.attributes),
+            events: (s.events ?? []).map((e) => ({ name: e.name, attributes: attrs(e.attributes) })),
+            resource: attrs(rs.resource.attributes),
+          })),
+        ),
+      ),
+    )
+
+const points = (): Array<Point> =>
+  received
+    .filter((r) => r.path === '/v1/metrics')
+    .flatMap((r) =>
+      (
+        r.body as {
+          resourceMetrics: Array<{
+            scopeMetrics: Array<{
+              metrics: Array<{
+                name: string
+                sum?: { dataPoints: Array<{ attributes: Array<KeyValue>; asInt?: number | string; asDouble?: number }> }
+              }>
+            }>
+          }>
+        }
+      ).resourceMetrics.flatMap((rm) =>
+        rm.scopeMetrics.flatMap((sm) =>
+          sm.metrics.flatMap((m) =>
+            (m.sum?.dataPoints ?? []).map((p) => ({
+              metric: m.name,
+              attributes: attrs(p.attributes),
+              value: Number(p.asInt ?? p.asDouble),
+            })),
+          ),
+        ),
+      ),
+    )
+
+const otelEnv = (): Record<string, string> => ({
+  ...(process.env as Record<string, string>),
+  OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+  OTEL_EXPORTER_OTLP_HEADERS: 'x-otlp-test=yes',
+  OTEL_SERVICE_NAME: 'gateway-under-test',
+})
+
+const until = async (done: () => boolean, ms = 40_000): Promise<void> => {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting for the export')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+const run = async (args: ReadonlyArray<string>, env: Record<string, string>, tool: string) => {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [main, ...args], env, stderr: 'pipe' })
+  let stderr = ''
+  transport.stderr?.on('data', (c: Buffer) => void (stderr += c.toString('utf8')))
+  const client = new Client({ name: 'otlp-test', version: '1' })
+  await client.connect(transport)
+  await client.listTools()
+  const call = (id: number, args: Record<string, unknown>) =>
+    client.callTool({ name: tool, arguments: args }).then(() => id)
+  await call(1, { message: 'hi', mesage: 1 })
+  await call(2, { message: 'hi', mesage: 1, zz: 2 })
+  await call(3, { message: 'hi' })
+  await client.close()
+  return () => stderr
+}
+
+describe('toolstack serve with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  let dir = ''
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'toolstack-otlp-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('sends a span per tools/call with the warnings as events, and counts calls and warnings', async () => {
+    const config = join(dir, 'toolstack.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+        rules: [{ tool: 'ev_*', decision: 'allow' }],
+        log: join(dir, 'toolstack.jsonl'),
+        listWaitMs: 30_000,
+      }),
+    )
+    await run(['serve', '--config', config], otelEnv(), 'ev_echo')
+    await until(() => spans().length >= 3 && points().some((p) => p.metric === 'toolstack.tool.calls'))
+    expect(received.every((r) => r.headers['x-otlp-test'] === 'yes')).toBe(true)
+    expect(received.every((r) => String(r.headers['content-type']).startsWith('application/json'))).toBe(true)
+    const calls = spans().filter((s) => s.name === 'execute_tool ev_echo')
+    expect(calls).toHaveLength(3)
+    for (const s of calls) {
+      expect(s.resource['service.name']).toBe('gateway-under-test')
+      expect(s.attributes).toMatchObject({
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'ev_echo',
+        'toolstack.upstream': 'ev',
+        'toolstack.outcome': 'ok',
+      })
+    }
+    const ids = calls.map((s) => s.attributes['gen_ai.tool.call.id'])
+    expect(new Set(ids).size).toBe(3)
+    // the first call said `mesage`, the second only `zz` (each pair once), the third nothing
+    const events = calls.map((s) => s.events.map((e) => e.attributes))
+    expect(events).toContainEqual([
+      {
+        'gen_ai.tool.name': 'ev_echo',
+        'gen_ai.tool.call.id': expect.any(String),
+        'toolstack.key': 'mesage',
+        'toolstack.did_you_mean': 'message',
+      },
+    ])
+    expect(events).toContainEqual([
+      { 'gen_ai.tool.name': 'ev_echo', 'gen_ai.tool.call.id': expect.any(String), 'toolstack.key': 'zz' },
+    ])
+    expect(events).toContainEqual([])
+    for (const s of calls)
+      for (const e of s.events) {
+        expect(e.name).toBe('toolstack.unknown_key')
+        expect(e.attributes['gen_ai.tool.call.id']).toBe(s.attributes['gen_ai.tool.call.id'])
+      }
+    const latest = (metric: string, a: Record<string, unknown>) =>
+      points()
+        .filter((p) => p.metric === metric && Object.entries(a).every(([k, v]) => p.attributes[k] === v))
+        .at(-1)?.value
+    expect(latest('toolstack.tool.calls', { 'gen_ai.tool.name': 'ev_echo', 'toolstack.outcome': 'ok' })).toBe(3)
+    expect(latest('toolstack.unknown_key.warnings', { 'gen_ai.tool.name': 'ev_echo', 'toolstack.key': 'mesage' })).toBe(
+      1,
+    )
+    expect(latest('toolstack.unknown_key.warnings', { 'gen_ai.tool.name': 'ev_echo', 'toolstack.key': 'zz' })).toBe(1)
+  }, 90_000)
+})
+
+describe('toolstack proxy with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  it('sends each warning as a span with its events, and counts the warnings', async () => {
+    // the SDK client's JSON-RPC ids: initialize 0, tools/list 1, the calls 2, 3 and 4
+    await run(['proxy', '--', process.execPath, EVERYTHING, 'stdio'], otelEnv(), 'echo')
+    await until(() => spans().length >= 2 && points().length > 0)
+    const said = spans().map((s) => [s.name, s.resource['service.name'], s.events.map((e) => [e.name, e.attributes])])
+    expect(said).toEqual([
+      [
+        'execute_tool echo',
+        'gateway-under-test',
+        [
+          [
+            'toolstack.unknown_key',
+            {
+              'gen_ai.tool.name': 'echo',
+              'gen_ai.tool.call.id': '2',
+              'toolstack.key': 'mesage',
+              'toolstack.did_you_mean': 'message',
+            },
+          ],
+        ],
+      ],
+      [
+        'execute_tool echo',
+        'gateway-under-test',
+        [['toolstack.unknown_key', { 'gen_ai.tool.name': 'echo', 'gen_ai.tool.call.id': '3', 'toolstack.key': 'zz' }]],
+      ],
+    ])
+    expect(
+      points()
+        .filter((p) => p.metric === 'toolstack.unknown_key.warnings')
+        .map((p) => [p.attributes['toolstack.key'], p.value]),
+    ).toEqual([
+      ['mesage', 1],
+      ['zz', 1],
+    ])
+  }, 90_000)
+
+  it('without an endpoint, exports nothing and says nothing about OpenTelemetry', async () => {
+    const env = { ...(process.env as Record<string, string>) }
+    delete env['OTEL_EXPORTER_OTLP_ENDPOINT']
+    const stderr = await run(['proxy', '--', process.execPath, EVERYTHING, 'stdio'], env, 'echo')
+    await new Promise((r) => setTimeout(r, 500))
+    expect(received).toEqual([])
+    expect(stderr()).not.toMatch(/OpenTelemetry|OTEL/)
+  }, 90_000)
+})

@@ -1,0 +1,95 @@
+// otelAudit in a real AI SDK loop (generateText and streamText over the SDK's own mock model), with the real
+// OpenTelemetry SDK registered: the warnings of the middleware and of an audited stack behind toAiSdkTools land
+// as events on the span active around the loop, each pair once, each naming its layer.
+// (AI SDK 7 makes spans of its own only through the `@ai-sdk/otel` integration, not installed here: with it,
+// the active span during a tool's execute is its tool-call span; that case is not tested.)
+import { trace } from '@opentelemetry/api'
+import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai'
+import type { ToolSet } from 'ai'
+import * as TE from 'fp-ts/lib/TaskEither.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../../src/index.js'
+import { toAiSdkTools, unknownKeyAuditMiddleware } from '../../src/ai-sdk/index.js'
+import { otelAudit } from '../../src/otel/index.js'
+import { scriptedModel } from '../ai-sdk/support.js'
+import type { Sdk } from './sdk.js'
+import { registerSdk } from './sdk.js'
+
+const stackTools = fromTools([
+  {
+    declaration: {
+      type: 'function',
+      function: {
+        name: 'read',
+        parameters: { type: 'object', properties: { path: { type: 'string' }, head: { type: 'number' } } },
+      },
+    },
+    run: () => TE.right('file text'),
+  },
+])
+
+const script = (_: unknown, turn: number) =>
+  turn < 1
+    ? [{ id: 'r0', tool: 'read', input: '{"path":"/notes.txt","haed":1}' }]
+    : turn < 2
+      ? [{ id: 'r1', tool: 'read', input: '{"path":"/notes.txt","tali":1}' }]
+      : 'done'
+
+const loops = {
+  generateText: async (model: Parameters<typeof generateText>[0]['model'], tools: ToolSet) =>
+    (await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(5) })).text,
+  streamText: async (model: Parameters<typeof generateText>[0]['model'], tools: ToolSet) =>
+    streamText({ model, tools, prompt: 'go', stopWhen: stepCountIs(5) }).text,
+}
+
+describe.each(Object.entries(loops))('%s with otelAudit', (_, loop) => {
+  let sdk: Sdk
+  beforeAll(() => {
+    sdk = registerSdk()
+  })
+  afterAll(() => sdk.unregister())
+  beforeEach(() => sdk.reset())
+
+  it('puts each pair once on the active span, naming the layer that heard it', async () => {
+    const audit = sharedUnknownKeyAudit(otelAudit())
+    const stack = pipe(stackTools, withUnknownKeyAudit(audit))
+    const tools = await toAiSdkTools(stack)
+    const model = wrapLanguageModel({ model: scriptedModel(script), middleware: unknownKeyAuditMiddleware(audit) })
+    const text = await trace.getTracer('host').startActiveSpan('agent turn', async (span) => {
+      // the second call goes to the stack directly, not through the model: only the stack hears it
+      const out = await loop(model, tools)
+      await stack.executeToolCalls([{ id: 'd1', function: { name: 'read', arguments: '{"path":"x","taill":1}' } }])()
+      span.end()
+      return out
+    })
+    expect(text).toBe('done')
+    const spans = sdk.spans()
+    expect(spans.map((s) => s.name)).toEqual(['agent turn'])
+    expect(spans[0]?.events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'toolstack.unknown_key',
+        {
+          'gen_ai.tool.name': 'read',
+          'gen_ai.tool.call.id': 'r0',
+          'toolstack.key': 'haed',
+          'toolstack.did_you_mean': 'head',
+          'toolstack.via': 'ai-sdk-middleware',
+        },
+      ],
+      [
+        'toolstack.unknown_key',
+        {
+          'gen_ai.tool.name': 'read',
+          'gen_ai.tool.call.id': 'r1',
+          'toolstack.key': 'tali',
+          'toolstack.via': 'ai-sdk-middleware',
+        },
+      ],
+      [
+        'toolstack.unknown_key',
+        { 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'd1', 'toolstack.key': 'taill', 'toolstack.via': 'stack' },
+      ],
+    ])
+  })
+})
