@@ -78,7 +78,8 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
  * handler and returns its answer, or its rejection, unchanged. A tool whose schema declares no property
  * is not audited; nor is a tool made by `toLangChainTools`: its calls go down a toolstack stack, whose
  * own `withUnknownKeyAudit` hears them, so each pair is said once. An `onWarn` that throws changes
- * nothing about the call.
+ * nothing about the call. Each warning is also a custom event `toolstack.unknown_key` in the run of the
+ * tool call (`telemetry`, on by default).
  *
  * ```ts
  * const agent = createAgent({ model, tools, middleware: [createMiddleware(unknownKeyAuditMiddleware({ onWarn }))] })

@@ -91,7 +91,8 @@ const listen = (
  * `sharedUnknownKeyAudit` included: its warnings say `via: 'openai-agents-hook'`). Tools already
  * audited by toolstack (from `auditAgentsTools`, or `toAgentsTools` over a stack with its own audit)
  * are left to it, so a call is said once. A handoff's other agent, or a clone (`agent.clone()` is a new
- * agent), needs its own `auditAgent`; or use `auditRunner`.
+ * agent), needs its own `auditAgent`; or use `auditRunner`. Each warning is also a custom span
+ * `toolstack.unknown_key` under the call's function span in the run's trace (`telemetry`, on by default).
  *
  * @example
  * import { Agent, run, setTracingDisabled, tool } from '@openai/agents'

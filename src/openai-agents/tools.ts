@@ -172,7 +172,8 @@ export const toAgentsTools = <E>(
  * A user's own Agents SDK tools with the audit around each function tool's `invoke`: the raw argument
  * string is audited against the tool's own `parameters` (the JSON Schema the SDK made of its zod
  * schema) before the tool parses it, with the options, warning and once-per-(tool, key) memory of
- * `withUnknownKeyAudit` (a `sharedUnknownKeyAudit` included: its warnings say `via: 'openai-agents-tools'`).
+ * `withUnknownKeyAudit` (a `sharedUnknownKeyAudit` included: its warnings say `via: 'openai-agents-tools'`),
+ * each also a custom span in the run's trace, as `auditAgent`'s (`telemetry`).
  * The tool itself is untouched: the same `invoke` runs with the same arguments,
  * and whatever it returns or throws reaches the SDK unchanged; every other tool is passed on as is.
  *
