@@ -123,6 +123,19 @@ describe('auditAgent: a warning is a custom span in the run’s trace', () => {
     expect(customSpans().map(dataOf)).toMatchObject([{ tool: 'read', call_id: 'r1', unknown_keys: ['x'] }])
   })
 
+  it('a run that keeps sensitive data out of its trace (traceIncludeSensitiveData: false) gets no keys in the span', async () => {
+    const agent = new Agent({
+      name: 'reader',
+      instructions: 'read',
+      model: scripted('{"path":"/a","offset":null,"secret_token_here":3}', 's1'),
+      tools: [readTool()],
+    })
+    auditAgent(agent, { onWarn: () => {} })
+    await new Runner({ traceIncludeSensitiveData: false }).run(agent, 'go')
+    expect(customSpans().map(dataOf)).toEqual([{ tool: 'read', call_id: 's1', unknown_key_count: 1 }])
+    expect(JSON.stringify(ended.map((s) => s.spanData))).not.toContain('secret_token_here')
+  })
+
   it('with the SDK’s tracing off, the run and the warning are as ever and nothing is recorded', async () => {
     setTracingDisabled(true)
     const warnings: Array<UnknownKeyWarning> = []
