@@ -1,6 +1,9 @@
 // The unknown-key alarm inside a LangChain v1 agent (createAgent): its tools are a toolstack
 // stack on the reference filesystem MCP server and the user's own zod tool, and one line of
-// middleware, createMiddleware(unknownKeyAuditMiddleware(…)), hears every tool call.
+// middleware, createMiddleware(unknownKeyAuditMiddleware(…)), hears every tool call; one
+// sharedUnknownKeyAudit for it and the stack, so each pair is said once, naming the layer
+// that heard it. The middleware's warnings are also custom events in the run of their tool
+// call (toolstack.unknown_key), which a callback handler of our own prints.
 // The model is LangChain's FakeToolCallingModel, scripted with the calls a chat model would
 // make (no network); any chat model goes in its place.
 // Run with: npm run example:langchain
@@ -8,12 +11,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { CallbackHandlerMethods } from '@langchain/core/callbacks/base'
+import { awaitAllCallbacks } from '@langchain/core/callbacks/promises'
 import type { ClientTool } from '@langchain/core/tools'
 import { tool } from '@langchain/core/tools'
 import { pipe } from 'fp-ts/lib/function.js'
 import { AIMessage, FakeToolCallingModel, ToolMessage, createAgent, createMiddleware } from 'langchain'
 import { z } from 'zod'
-import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
+import {
+  formatWarning,
+  readOnlyRules,
+  sharedUnknownKeyAudit,
+  withPolicy,
+  withReasons,
+  withUnknownKeyAudit,
+} from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
 import { toLangChainTools, unknownKeyAuditMiddleware } from 'toolstack/langchain'
 
@@ -24,14 +36,14 @@ const main = async (): Promise<void> => {
   const fs = await connectStdio({ command: process.execPath, args: [server, dir], stderr: 'ignore' })
   const show = (s: string): string => s.replaceAll(dir, '<dir>').replace(/\n/g, ' | ')
   try {
-    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) =>
-      console.log(`  ⚠ ${who}: ${show(formatWarning(w))}`)
+    // one memory for the stack and the middleware: each pair said once, the line ending [via <layer>]
+    const shared = sharedUnknownKeyAudit({ onWarn: (w) => console.log(`  ⚠ ${show(formatWarning(w))}`) })
 
     // 1. a toolstack stack as LangChain tools: their schemas let every key through to the stack
     const stack = pipe(
       fromMcpClient(fs.client),
       withReasons(),
-      withUnknownKeyAudit({ onWarn: say('stack') }),
+      withUnknownKeyAudit(shared),
       withPolicy({
         rules: [
           ...readOnlyRules(''),
@@ -53,7 +65,7 @@ const main = async (): Promise<void> => {
       },
     )
     // 3. the agent's middleware: it reads each tool from the call itself, and leaves the stack's tools to the stack
-    const audit = unknownKeyAuditMiddleware({ onWarn: say('middleware') })
+    const audit = unknownKeyAuditMiddleware(shared)
 
     // the model's first turn: three tool calls (two with a misspelt key); its second: no call, so the agent ends
     const model = new FakeToolCallingModel({
@@ -73,7 +85,23 @@ const main = async (): Promise<void> => {
     const tools: Array<ClientTool> = [...(await toLangChainTools(stack)), summarise]
     const agent = createAgent({ model, tools, middleware: [createMiddleware(audit)] })
 
-    const { messages } = await agent.invoke({ messages: [{ role: 'user', content: 'When is the demo?' }] })
+    // what LangChain's callbacks carry: the tool runs, and the warnings' custom events in the run of their call
+    const toolRuns = new Map<string, string>()
+    const events: Array<{ readonly name: string; readonly data: unknown; readonly runId: string }> = []
+    const handler: CallbackHandlerMethods = {
+      handleToolStart: (_tool, _input, _runId, parentRunId, _tags, _metadata, runName) =>
+        void toolRuns.set(parentRunId ?? '', runName ?? ''),
+      handleCustomEvent: (name, data, runId) => void events.push({ name, data, runId }),
+    }
+    const { messages } = await agent.invoke(
+      { messages: [{ role: 'user', content: 'When is the demo?' }] },
+      { callbacks: [handler] },
+    )
+    await awaitAllCallbacks()
+    for (const e of events)
+      console.log(
+        `  event: ${e.name} ${JSON.stringify(e.data)}, in the run of the ${toolRuns.get(e.runId) ?? '?'} call`,
+      )
     for (const m of messages) {
       if (AIMessage.isInstance(m))
         for (const c of m.tool_calls ?? [])

@@ -1,23 +1,54 @@
 // The unknown-key alarm inside the OpenAI Agents SDK: run() over an Agent whose tools
 // are a toolstack stack on the reference filesystem MCP server, the user's own zod tool,
 // and the reference memory MCP server that the SDK runs itself (mcpServers); one line,
-// auditAgent(agent), hears the zod tool and the SDK's MCP tools, the stack hears its own,
-// and each pair is said once. The model is the SDK's ScriptedModel (no network, no key);
-// give the Agent a real model and nothing else changes.
+// auditAgent(agent), hears the zod tool and the SDK's MCP tools, the stack hears its own;
+// one sharedUnknownKeyAudit, so each pair is said once, naming the layer that heard it.
+// Each warning is also a custom span in the run's trace, under its tool call: a trace
+// processor of our own prints them (in place of the SDK's exporter, so nothing is sent).
+// The model is the SDK's ScriptedModel (no network, no key); give the Agent a real model
+// and nothing else changes.
 // Run with: npm run example:openai-agents
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Agent, MCPServerStdio, run, setTracingDisabled, tool } from '@openai/agents'
+import { Agent, MCPServerStdio, run, setTraceProcessors, setTracingDisabled, tool } from '@openai/agents'
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
 import { pipe } from 'fp-ts/lib/function.js'
 import { z } from 'zod'
-import { formatWarning, readOnlyRules, withPolicy, withReasons, withUnknownKeyAudit } from 'toolstack'
+import {
+  formatWarning,
+  readOnlyRules,
+  sharedUnknownKeyAudit,
+  withPolicy,
+  withReasons,
+  withUnknownKeyAudit,
+} from 'toolstack'
 import { connectStdio, fromMcpClient } from 'toolstack/mcp'
 import { auditAgent, toAgentsTools } from 'toolstack/openai-agents'
 
-setTracingDisabled(true)
+// the run's trace, seen by this processor only (no exporter): the warnings' custom spans, printed as they end,
+// with the function span they are in; tracing on even under NODE_ENV=test, where the SDK turns it off
+setTracingDisabled(false)
+const functionSpans = new Map<string, string>()
+setTraceProcessors([
+  {
+    onSpanStart: async (span) => {
+      if (span.spanData.type === 'function') functionSpans.set(span.spanId, span.spanData.name)
+    },
+    onSpanEnd: async (span) => {
+      const d = span.spanData
+      if (d.type === 'custom' && d.name === 'toolstack.unknown_key')
+        console.log(
+          `  trace: ${d.name} in function span ${functionSpans.get(span.parentId ?? '')}: ${JSON.stringify(d.data)}`,
+        )
+    },
+    onTraceStart: async () => {},
+    onTraceEnd: async () => {},
+    shutdown: async () => {},
+    forceFlush: async () => {},
+  },
+])
 
 const main = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-agents-'))
@@ -34,14 +65,14 @@ const main = async (): Promise<void> => {
   const show = (s: string): string => s.replaceAll(dir, '<dir>').replace(/\n/g, ' | ')
   try {
     await memory.connect()
-    const say = (who: string) => (w: Parameters<typeof formatWarning>[0]) =>
-      console.log(`  ⚠ ${who}: ${show(formatWarning(w))}`)
+    // one memory for the stack and the run's hook: each pair said once, the line ending [via <layer>]
+    const audit = sharedUnknownKeyAudit({ onWarn: (w) => console.log(`  ⚠ ${show(formatWarning(w))}`) })
 
     // 1. a toolstack stack as the SDK's function tools (strict: false, raw arguments to the stack)
     const stack = pipe(
       fromMcpClient(fs.client),
       withReasons(),
-      withUnknownKeyAudit({ onWarn: say('stack') }),
+      withUnknownKeyAudit(audit),
       withPolicy({
         rules: [
           ...readOnlyRules(''),
@@ -81,7 +112,7 @@ const main = async (): Promise<void> => {
       mcpServers: [memory], // 3. the SDK's own MCP tools
     })
     // one line: every tool call of this agent, but the stack's, which the stack hears itself
-    const audit = auditAgent(agent, { onWarn: say('auditAgent') })
+    const heard = auditAgent(agent, audit)
     const result = await run(agent, 'When is the demo?')
 
     const input = model.calls[1]?.request.input
@@ -95,7 +126,7 @@ const main = async (): Promise<void> => {
       console.log(`model ← ${item.callId}: ${show(said).slice(0, 120)}`)
     }
     console.log(`assistant: ${String(result.finalOutput)}`)
-    console.log(`stats: ${JSON.stringify(audit.stats())}`)
+    console.log(`stats: ${JSON.stringify(heard.stats())}`)
   } finally {
     await memory.close()
     await fs.close()

@@ -7,3 +7,4 @@
  */
 export * from './tools.js'
 export * from './middleware.js'
+export type { LangChainAuditOptions } from './events.js'

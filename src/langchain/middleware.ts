@@ -11,13 +11,15 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { ToolCall } from '@langchain/core/messages/tool'
-import type { AuditSession, UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
+import type { AuditSession } from '../combinators/UnknownKeys.js'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { argumentsOf, callOf } from '../adapter/adapter.js'
 import { memberOf } from '../kernel/guards.js'
 import { STACK_TOOL, declarationOf } from './declarations.js'
+import type { LangChainAuditOptions } from './events.js'
+import { eventOptions } from './events.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -71,11 +73,13 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
  * The unknown-key audit for a LangChain v1 agent (`createAgent`), as the configuration of a middleware:
  * `wrapToolCall` audits each call's raw arguments against the schema of the tool the agent resolved
  * for it (every tool of the agent, its middleware's tools included), with the options, warning and
- * once-per-(tool, key) memory of `withUnknownKeyAudit`, then hands the very same request to the next
+ * once-per-(tool, key) memory of `withUnknownKeyAudit` (a `sharedUnknownKeyAudit` included: its warnings
+ * say `via: 'langchain-middleware'`), then hands the very same request to the next
  * handler and returns its answer, or its rejection, unchanged. A tool whose schema declares no property
  * is not audited; nor is a tool made by `toLangChainTools`: its calls go down a toolstack stack, whose
  * own `withUnknownKeyAudit` hears them, so each pair is said once. An `onWarn` that throws changes
- * nothing about the call.
+ * nothing about the call. Each warning is also a custom event `toolstack.unknown_key` in the run of the
+ * tool call (`telemetry`, on by default).
  *
  * ```ts
  * const agent = createAgent({ model, tools, middleware: [createMiddleware(unknownKeyAuditMiddleware({ onWarn }))] })
@@ -104,8 +108,9 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
  * @since 0.1.0
  * @category constructors
  */
-export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
-  const session = auditSessions('unknownKeyAuditMiddleware', options)()
+export const unknownKeyAuditMiddleware = (options?: LangChainAuditOptions): UnknownKeyAuditMiddleware => {
+  const where = 'unknownKeyAuditMiddleware'
+  const session = auditSessions(where, eventOptions(where, options), 'langchain-middleware')()
   const catalogueOf = cataloguesOf(session)
 
   const audit = (request: unknown): void => {

@@ -216,7 +216,8 @@ const declarationsOf = (tools: ReadonlyArray<AuditableTool>): ReadonlyArray<unkn
  * The unknown-key audit for a user's own LangChain tools, as a callback handler: `handleToolStart`
  * receives the call's arguments as the model wrote them (a JSON string, before the tool's zod schema
  * strips them) and the tool's name (`runName`); they are audited against that tool's own schema, with
- * the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. It only listens.
+ * the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit` (a `sharedUnknownKeyAudit`
+ * included: its warnings say `via: 'langchain-callbacks'`). It only listens.
  *
  * LangChain validates a call before any callback fires: a call its schema rejects (a
  * `z.strictObject`, a JSON Schema with `additionalProperties: false`) never reaches this handler. It
@@ -266,7 +267,7 @@ export class UnknownKeyAuditHandler extends BaseCallbackHandler {
     const where = 'UnknownKeyAuditHandler'
     if (!Array.isArray(tools))
       throw new TypeError(`${where}: expected an array of tools (with name and schema), got ${describeValue(tools)}`)
-    this.#session = auditSessions(where, options)()
+    this.#session = auditSessions(where, options, 'langchain-callbacks')()
     this.#catalogue = listedCatalogue(this.#session, declarationsOf(tools))
     this.stats = this.#session.stats
     this.auditedTools = this.#session.auditedTools

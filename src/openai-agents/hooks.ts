@@ -9,13 +9,14 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Agent, AgentOutputType, RunContext, Runner, Tool } from '@openai/agents'
-import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { describeValue } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
 import { isHeard } from './heard.js'
+import type { AgentsAuditOptions } from './trace.js'
+import { tracedOptions } from './trace.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -55,12 +56,12 @@ const functionCallOf = (toolCall: unknown): { readonly id: string; readonly argu
 const listen = (
   where: string,
   target: unknown,
-  options: UnknownKeyAuditOptions | undefined,
+  options: AgentsAuditOptions | undefined,
   subscribe: (onTool: (tool: Tool, details: ToolCallDetails) => void) => IO<void>,
 ): AgentsRunAudit => {
   if (!isRecord(target) || typeof target['on'] !== 'function' || typeof target['off'] !== 'function')
     throw new TypeError(`${where}: expected an Agent or a Runner of @openai/agents, got ${describeValue(target)}`)
-  const session = auditSessions(where, options)()
+  const session = auditSessions(where, tracedOptions(where, options), 'openai-agents-hook')()
   // one catalogue per tool object: the SDK builds MCP tools again when it lists them again; weak, so none is kept
   const catalogues = new WeakMap<object, Catalogue>()
   const catalogueOf = (tool: Tool & { readonly type: 'function' }): Catalogue => {
@@ -86,10 +87,12 @@ const listen = (
 /**
  * Audits every tool call of one agent, wherever it runs (`run(agent, …)`, streamed or not): its
  * `tools` and its `mcpServers`' tools, each call's raw arguments against that tool's own declaration,
- * with the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit`. Tools already
+ * with the options, warning and once-per-(tool, key) memory of `withUnknownKeyAudit` (a
+ * `sharedUnknownKeyAudit` included: its warnings say `via: 'openai-agents-hook'`). Tools already
  * audited by toolstack (from `auditAgentsTools`, or `toAgentsTools` over a stack with its own audit)
  * are left to it, so a call is said once. A handoff's other agent, or a clone (`agent.clone()` is a new
- * agent), needs its own `auditAgent`; or use `auditRunner`.
+ * agent), needs its own `auditAgent`; or use `auditRunner`. Each warning is also a custom span
+ * `toolstack.unknown_key` under the call's function span in the run's trace (`telemetry`, on by default).
  *
  * @example
  * import { Agent, run, setTracingDisabled, tool } from '@openai/agents'
@@ -119,7 +122,7 @@ const listen = (
  */
 export const auditAgent = <C, O extends AgentOutputType>(
   agent: Agent<C, O>,
-  options?: UnknownKeyAuditOptions,
+  options?: AgentsAuditOptions,
 ): AgentsRunAudit =>
   listen('auditAgent', agent, options, (onTool) => {
     const listener = (_ctx: RunContext<C>, tool: Tool, details: ToolCallDetails): void => onTool(tool, details)
@@ -140,7 +143,7 @@ export const auditAgent = <C, O extends AgentOutputType>(
  * @since 0.1.0
  * @category constructors
  */
-export const auditRunner = (runner: Runner, options?: UnknownKeyAuditOptions): AgentsRunAudit =>
+export const auditRunner = (runner: Runner, options?: AgentsAuditOptions): AgentsRunAudit =>
   listen('auditRunner', runner, options, (onTool) => {
     const listener = (_ctx: RunContext<unknown>, _agent: unknown, tool: Tool, details: ToolCallDetails): void =>
       onTool(tool, details)

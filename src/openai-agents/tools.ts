@@ -7,7 +7,6 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { FunctionTool, RunContext, Tool } from '@openai/agents'
-import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import type { Provider, ToolDeclaration } from '../kernel/model.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
@@ -25,6 +24,8 @@ import { describeError, describeValue } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 import type { PolicyApproval } from './approval.js'
 import { markHeard } from './heard.js'
+import type { AgentsAuditOptions } from './trace.js'
+import { tracedOptions } from './trace.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -171,7 +172,9 @@ export const toAgentsTools = <E>(
  * A user's own Agents SDK tools with the audit around each function tool's `invoke`: the raw argument
  * string is audited against the tool's own `parameters` (the JSON Schema the SDK made of its zod
  * schema) before the tool parses it, with the options, warning and once-per-(tool, key) memory of
- * `withUnknownKeyAudit`. The tool itself is untouched: the same `invoke` runs with the same arguments,
+ * `withUnknownKeyAudit` (a `sharedUnknownKeyAudit` included: its warnings say `via: 'openai-agents-tools'`),
+ * each also a custom span in the run's trace, as `auditAgent`'s (`telemetry`).
+ * The tool itself is untouched: the same `invoke` runs with the same arguments,
  * and whatever it returns or throws reaches the SDK unchanged; every other tool is passed on as is.
  *
  * @example
@@ -210,11 +213,11 @@ export const toAgentsTools = <E>(
  */
 export const auditAgentsTools = <T extends Tool<never>>(
   tools: ReadonlyArray<T>,
-  options?: UnknownKeyAuditOptions,
+  options?: AgentsAuditOptions,
 ): AuditedAgentsTools<T> => {
   const where = 'auditAgentsTools'
   if (!Array.isArray(tools)) throw new TypeError(`${where}: expected an array of tools, got ${describeValue(tools)}`)
-  const session = auditSessions(where, options)()
+  const session = auditSessions(where, tracedOptions(where, options), 'openai-agents-tools')()
   const isFunctionTool = (t: unknown): t is FunctionTool<never> =>
     isRecord(t) && t['type'] === 'function' && typeof t['name'] === 'string' && typeof t['invoke'] === 'function'
   const functionTools = tools.filter(isFunctionTool)

@@ -26,17 +26,33 @@ describe('adapter examples', () => {
     // the memory server the SDK starts writes its banner to the inherited stderr
     expect(r.stderr.replace(/^Knowledge Graph MCP Server running on stdio\n/m, '')).toBe('')
     expect(r.status).toBe(0)
-    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
-      '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
-      '  ⚠ auditAgent: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
-      '  ⚠ auditAgent: toolstack: search_nodes call call_4 carried undeclared argument key "limt" (declared: "query")',
+    // the calls run at once: the order of the lines is not the point
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => l.includes('⚠'))
+        .sort(),
+    ).toEqual([
+      '  ⚠ toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?) [via stack]',
+      '  ⚠ toolstack: search_nodes call call_4 carried undeclared argument key "limt" (declared: "query") [via openai-agents-hook]',
+      '  ⚠ toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?) [via openai-agents-hook]',
+    ])
+    // the hook's warnings in the run's trace, each in its call's function span (the MCP server's tool's included)
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => l.includes('trace:'))
+        .sort(),
+    ).toEqual([
+      '  trace: toolstack.unknown_key in function span search_nodes: {"tool":"search_nodes","call_id":"call_4","unknown_keys":["limt"],"unknown_key_count":1,"suggestions":[],"via":"openai-agents-hook"}',
+      '  trace: toolstack.unknown_key in function span summarise: {"tool":"summarise","call_id":"call_2","unknown_keys":["wrods"],"unknown_key_count":1,"suggestions":[{"key":"wrods","did_you_mean":"words"}],"via":"openai-agents-hook"}',
     ])
     expect(r.stdout).toContain('model ← call_1: Ship the adapters on Friday. | Demo on 2 December.')
     expect(r.stdout).toContain('model ← call_2: Ship the adapters…')
     expect(r.stdout).toMatch(/model ← call_3: Error: The permission policy refused this call to "write_file"/)
     expect(r.stdout).toContain('assistant: The demo is on 2 December.')
     expect(r.stdout).toContain(
-      'stats: [{"tool":"search_nodes","key":"limt","calls":1,"firstId":"call_4"},{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]',
+      'stats: [{"tool":"read_text_file","key":"haed","calls":1,"firstId":"call_1"},{"tool":"search_nodes","key":"limt","calls":1,"firstId":"call_4"},{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]',
     )
   })
 
@@ -51,14 +67,20 @@ describe('adapter examples', () => {
         .filter((l) => l.includes('⚠'))
         .sort(),
     ).toEqual([
-      '  ⚠ middleware: toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?)',
-      '  ⚠ stack: toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?)',
+      '  ⚠ toolstack: read_text_file call call_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?) [via stack]',
+      '  ⚠ toolstack: summarise call call_2 carried undeclared argument key "wrods" (declared: "text", "words") (did you mean words?) [via langchain-middleware]',
+    ])
+    // the middleware's warning as a custom event, in the run of its own call
+    expect(r.stdout.split('\n').filter((l) => l.includes('event:'))).toEqual([
+      '  event: toolstack.unknown_key {"tool":"summarise","call_id":"call_2","unknown_keys":["wrods"],"unknown_key_count":1,"suggestions":[{"key":"wrods","did_you_mean":"words"}],"via":"langchain-middleware"}, in the run of the summarise call',
     ])
     expect(r.stdout).toContain('model → call_2 summarise {"text":"Ship the adapters on Friday","wrods":2}')
     expect(r.stdout).toContain('model ← call_1 success: Ship the adapters on Friday. | Demo on 2 December.')
     expect(r.stdout).toContain('model ← call_2 success: Ship the adapters…')
     expect(r.stdout).toMatch(/model ← call_3 error: The permission policy refused this call to "write_file"/)
-    expect(r.stdout).toContain('stats: [{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]')
+    expect(r.stdout).toContain(
+      'stats: [{"tool":"read_text_file","key":"haed","calls":1,"firstId":"call_1"},{"tool":"summarise","key":"wrods","calls":1,"firstId":"call_2"}]',
+    )
   })
 
   it('openai-responses: the openai client (recorded fetch) in a Responses loop over a stack on server-filesystem', () => {

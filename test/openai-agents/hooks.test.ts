@@ -11,7 +11,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import { afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
-import { fromTools, withUnknownKeyAudit } from '../../src/index.js'
+import { fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../../src/index.js'
 import { auditAgent, auditAgentsTools, auditRunner, toAgentsTools } from '../../src/openai-agents/index.js'
 import { FILESYSTEM_SERVER, tempDir } from '../mcp/fixtures.js'
 import { outputsSent, text } from './support.js'
@@ -135,6 +135,52 @@ describe('auditAgent: an agent’s mcpServers tools and its own tools', () => {
     await run(agent, 'go')
     expect(said(fromStack)).toEqual([['echo', ['txet'], 'e1', [{ key: 'txet', didYouMean: 'text' }]]])
     expect(fromHook).toEqual([])
+  })
+
+  it('given one sharedUnknownKeyAudit with the stack and auditAgentsTools, each warning names its layer (via)', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = sharedUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) })
+    const stack = pipe(
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } },
+          },
+          run: (a) => String(a.text),
+        },
+      ]),
+      withUnknownKeyAudit(audit),
+    )
+    const wrapped = auditAgentsTools(
+      [
+        tool({
+          name: 'write',
+          description: 'Writes a file',
+          parameters: z.object({ path: z.string() }),
+          execute: async (input) => `wrote ${input.path}`,
+        }),
+      ],
+      audit,
+    )
+    const model = new ScriptedModel([
+      [
+        functionCall('echo', '{"text":"hi","txet":1}', { callId: 'v1' }),
+        functionCall('read', '{"path":"/a","offset":null,"ffset":3}', { callId: 'v2' }),
+        functionCall('write', '{"path":"/a","pth":"/b"}', { callId: 'v3' }),
+      ],
+      [assistantMessage('done')],
+    ])
+    const tools = [...(await toAgentsTools(stack)), readTool(), ...wrapped.tools]
+    const agent = new Agent({ name: 'notes', instructions: 'read', model, tools })
+    auditAgent(agent, audit)
+    await run(agent, 'go')
+    // the SDK runs the three calls at once: sorted by tool
+    expect(warnings.map((w) => [w.tool, w.unknownKeys, w.via]).sort()).toEqual([
+      ['echo', ['txet'], 'stack'],
+      ['read', ['ffset'], 'openai-agents-hook'],
+      ['write', ['pth'], 'openai-agents-tools'],
+    ])
   })
 
   it('refuses what is not an agent or a runner, and checks the options up front', () => {
