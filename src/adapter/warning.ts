@@ -9,7 +9,7 @@
 import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import { warnToStderr } from '../combinators/UnknownKeys.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import { cut, describeValue, escapeControls } from '../kernel/describe.js'
+import { cut, describeValue, escapeControls, MAX_TELEMETRY_CHARS, MAX_TELEMETRY_KEYS } from '../kernel/describe.js'
 import { assertCallback } from '../kernel/options.js'
 import { isRecord } from '../kernel/guards.js'
 
@@ -51,16 +51,13 @@ export const WARNING_EVENT = 'toolstack.unknown_key'
  * @since 0.1.0
  * @category model
  */
-export const MAX_RECORDED_KEYS = 20
-
-// the longest name, id or key recorded, as formatWarning shows it
-const MAX_CHARS = 200
+export const MAX_RECORDED_KEYS = MAX_TELEMETRY_KEYS
 
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
 
-const bounded = (s: string): string => escapeControls(cut(s, MAX_CHARS))
+const bounded = (s: string): string => escapeControls(cut(s, MAX_TELEMETRY_CHARS))
 
 /**
  * A warning as a bounded record.

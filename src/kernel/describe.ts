@@ -1,5 +1,11 @@
 // Values and failures as words, for error messages a human or a model reads. Imports nothing of the library.
 
+// A warning sent to telemetry (an OpenTelemetry event, an Agents trace span, a LangChain custom event) is
+// bounded the same way everywhere: each name, key or id from a model cut to this many characters, and at most
+// this many keys from one call.
+export const MAX_TELEMETRY_CHARS = 256
+export const MAX_TELEMETRY_KEYS = 16
+
 /** `s` cut at `max` characters, with `…` where it was cut. */
 export const cut = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s)
 

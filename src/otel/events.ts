@@ -12,7 +12,7 @@ import type { AuditDiagnostic } from '../combinators/UnknownKeys.js'
 import { diagnoseToStderr, drawAuditDiagnostic, warnToStderr } from '../combinators/UnknownKeys.js'
 import type { PolicyDiagnostic } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic } from '../combinators/Policy.js'
-import { cut } from '../kernel/describe.js'
+import { cut, MAX_TELEMETRY_CHARS, MAX_TELEMETRY_KEYS } from '../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -80,7 +80,7 @@ export const OTEL_NAMES = {
  * @since 0.1.0
  * @category constants
  */
-export const MAX_ATTRIBUTE_CHARS = 256
+export const MAX_ATTRIBUTE_CHARS = MAX_TELEMETRY_CHARS
 
 /**
  * The most events one warning adds (one per key); the last says how many keys were left out.
@@ -88,7 +88,7 @@ export const MAX_ATTRIBUTE_CHARS = 256
  * @since 0.1.0
  * @category constants
  */
-export const MAX_EVENTS_PER_WARNING = 16
+export const MAX_EVENTS_PER_WARNING = MAX_TELEMETRY_KEYS
 
 // -------------------------------------------------------------------------------------
 // utils

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { auditSessions } from '../../src/combinators/UnknownKeys.js'
 import { MAX_RECORDED_KEYS, recordingOptions, warningRecord } from '../../src/adapter/warning.js'
+import { MAX_TELEMETRY_CHARS } from '../../src/kernel/describe.js'
 
 const warning = (over: Partial<UnknownKeyWarning> = {}): UnknownKeyWarning => ({
   tool: 'read',
@@ -40,7 +41,7 @@ describe('warningRecord', () => {
     expect(warningRecord(warning({ via: 'stack' }))).toMatchObject({ via: 'stack' })
   })
 
-  it('whatever the model sent: at most 20 keys and suggestions, every string cut and escaped, the count exact', () => {
+  it('whatever the model sent: at most MAX_RECORDED_KEYS keys and suggestions, every string cut and escaped, the count exact', () => {
     const text = fc.string({ unit: 'binary', maxLength: 600 })
     fc.assert(
       fc.property(
@@ -58,8 +59,8 @@ describe('warningRecord', () => {
           expect(r.suggestions.length).toBeLessThanOrEqual(MAX_RECORDED_KEYS)
           for (const s of strings(r)) {
             expect(s).not.toMatch(UNSAFE)
-            // 200 characters and the ellipsis, each at most \uXXXX
-            expect(s.length).toBeLessThanOrEqual(201 * 6)
+            // MAX_TELEMETRY_CHARS characters and the ellipsis, each at most \uXXXX
+            expect(s.length).toBeLessThanOrEqual((MAX_TELEMETRY_CHARS + 1) * 6)
           }
         },
       ),

@@ -78,7 +78,7 @@ describe('auditAgent: a warning is a custom span in the run’s trace', () => {
     expect(custom?.traceId).toBe(parent?.traceId)
   })
 
-  it('a hostile call records a bounded span: at most 20 keys of at most 200 characters, escaped, and the count', async () => {
+  it('a hostile call records a bounded span: at most 16 keys of at most 256 characters, escaped, and the count', async () => {
     const keys = Array.from({ length: 100 }, (_, i) => `\u001b]0;${'k'.repeat(5_000)}${i}`)
     const args = JSON.stringify({ path: '/a', offset: null, ...Object.fromEntries(keys.map((k) => [k, 1])) })
     const agent = new Agent({ name: 'reader', instructions: 'read', model: scripted(args), tools: [readTool()] })
@@ -88,12 +88,12 @@ describe('auditAgent: a warning is a custom span in the run’s trace', () => {
     const data = dataOf(custom)
     expect(data?.['unknown_key_count']).toBe(100)
     const recorded = data?.['unknown_keys'] as ReadonlyArray<string>
-    expect(recorded).toHaveLength(20)
+    expect(recorded).toHaveLength(16)
     for (const k of recorded) {
       // the audit writes such a key as a quoted path; no control character reaches the trace
       expect(k.startsWith('["\\u001b]0;kkk')).toBe(true)
       expect(k).not.toMatch(/\p{Cc}/u)
-      expect(k.length).toBeLessThan(220)
+      expect(k.length).toBeLessThan(280)
     }
     expect(JSON.stringify(custom?.spanData).length).toBeLessThan(10_000)
   })
