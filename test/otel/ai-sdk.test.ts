@@ -1,10 +1,11 @@
 // otelAudit in a real AI SDK loop (generateText and streamText over the SDK's own mock model), with the real
 // OpenTelemetry SDK registered: the warnings of the middleware and of an audited stack behind toAiSdkTools land
 // as events on the span active around the loop, each pair once, each naming its layer.
-// (AI SDK 7 makes spans of its own only through the `@ai-sdk/otel` integration, not installed here: with it,
-// the active span during a tool's execute is its tool-call span; that case is not tested.)
+// AI SDK 7 makes spans of its own only through its `@ai-sdk/otel` integration: with it registered (the last
+// describe), each event lands on the SDK's own span.
 import { trace } from '@opentelemetry/api'
-import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai'
+import { generateText, registerTelemetry, stepCountIs, streamText, wrapLanguageModel } from 'ai'
+import { OpenTelemetry } from '@ai-sdk/otel'
 import type { ToolSet } from 'ai'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -91,5 +92,65 @@ describe.each(Object.entries(loops))('%s with otelAudit', (_, loop) => {
         { 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'd1', 'toolstack.key': 'taill', 'toolstack.via': 'stack' },
       ],
     ])
+  })
+})
+
+// With the AI SDK's own OpenTelemetry integration registered (`@ai-sdk/otel`), the SDK makes a span per model
+// call (`chat <model>`) and per tool execution (`execute_tool <tool>`): the middleware's warning lands on the
+// model call that produced the tool call, and the stack's on the tool's own span, whose call id is the warning's.
+describe("with the AI SDK's own telemetry (@ai-sdk/otel registered)", () => {
+  let sdk: Sdk
+  beforeAll(() => {
+    sdk = registerSdk()
+    registerTelemetry(new OpenTelemetry())
+  })
+  afterAll(async () => {
+    // registerTelemetry adds to a global list and has no inverse: empty it, so no other file sees it
+    ;(globalThis as { AI_SDK_TELEMETRY_INTEGRATIONS?: Array<unknown> }).AI_SDK_TELEMETRY_INTEGRATIONS = []
+    await sdk.unregister()
+  })
+  beforeEach(() => sdk.reset())
+
+  const eventsOn = (name: string) =>
+    sdk
+      .spans()
+      .filter((s) => s.name === name)
+      .map((s) => ({
+        call: s.attributes['gen_ai.tool.call.id'],
+        events: s.events.filter((e) => e.name === 'toolstack.unknown_key').map((e) => e.attributes),
+      }))
+
+  it.each(Object.entries(loops))(
+    "%s: the stack's warning is an event on the SDK's execute_tool span",
+    async (_, loop) => {
+      const tools = await toAiSdkTools(pipe(stackTools, withUnknownKeyAudit(otelAudit())))
+      expect(await loop(scriptedModel(script), tools)).toBe('done')
+      expect(eventsOn('execute_tool read')).toEqual([
+        {
+          call: 'r0',
+          events: [
+            {
+              'gen_ai.tool.name': 'read',
+              'gen_ai.tool.call.id': 'r0',
+              'toolstack.key': 'haed',
+              'toolstack.did_you_mean': 'head',
+            },
+          ],
+        },
+        { call: 'r1', events: [{ 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'r1', 'toolstack.key': 'tali' }] },
+      ])
+      // no span of toolstack's own: every event is on a span the SDK made
+      expect(sdk.spans().filter((s) => s.name.startsWith('toolstack'))).toEqual([])
+    },
+  )
+
+  it.each(Object.entries(loops))("%s: the middleware's warning is an event on the SDK's chat span", async (_, loop) => {
+    const model = wrapLanguageModel({
+      model: scriptedModel(script),
+      middleware: unknownKeyAuditMiddleware(otelAudit()),
+    })
+    expect(await loop(model, await toAiSdkTools(stackTools))).toBe('done')
+    const chats = eventsOn('chat mock-model-id').map((c) => c.events.map((e) => e['toolstack.key']))
+    expect(chats).toEqual([['haed'], ['tali'], []])
   })
 })
