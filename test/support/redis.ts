@@ -56,6 +56,8 @@ const exited = (child: ChildProcess): Promise<void> =>
 
 /** Starts a redis-server on a free port of 127.0.0.1 and waits until it answers PING. */
 export const startRedis = async (): Promise<RedisServer> => {
+  // a machine without it fails here, saying what to install, not later on a refused connection
+  if (!hasRedisServer()) throw new Error('redis-server is not on PATH: apt-get install -y redis-server (see README)')
   const port = await freePort()
   let child: ChildProcess | undefined
   const launch = async (): Promise<void> => {
