@@ -150,7 +150,7 @@ describe("with the AI SDK's own telemetry (@ai-sdk/otel registered)", () => {
       middleware: unknownKeyAuditMiddleware(otelAudit()),
     })
     expect(await loop(model, await toAiSdkTools(stackTools))).toBe('done')
-    const chats = eventsOn('chat mock-model-id').map((c) => c.events.map((e) => e['toolstack.key']))
+    const chats = eventsOn('chat mock-model-id').map((c) => c.events.map((e) => e?.['toolstack.key']))
     expect(chats).toEqual([['haed'], ['tali'], []])
   })
 })
