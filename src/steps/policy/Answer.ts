@@ -324,6 +324,12 @@ export const decodeAnswer = (
     if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
     const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
     const given: unknown = own(u, 'rule')
+    // the suggested rule names the tool the model called; a name with `*` would be read back as a wildcard, so
+    // an "always" over it would cover tools no one was asked about
+    if (given === undefined && suggestedRule.tool.includes('*'))
+      return invalid(
+        `the tool's name ${quote(suggestedRule.tool)} holds "*", which a rule reads as a wildcard: answer once`,
+      )
     const source: unknown = given === undefined ? suggestedRule : given
     if (typeof source !== 'object' || source === null || Array.isArray(source))
       return invalid(`rule must be a rule, got ${describeValue(source)}`)

@@ -23,6 +23,28 @@ describe('decodeAnswer', () => {
     expect(out._tag === 'Left' && out.left.problem).toContain(what)
   })
 
+  it('refuses to remember "always" over a tool name holding "*" (the name a model called, read back as a wildcard); once is fine', () => {
+    for (const tool of ['*', 'fs_*', 'a*b']) {
+      const fromModel: Rule = { tool, decision: 'allow' }
+      for (const action of ['always-allow', 'always-deny']) {
+        const out = decodeAnswer({ action }, fromModel)
+        expect(out._tag === 'Left' && out.left._tag).toBe('InvalidRule')
+        expect(out._tag === 'Left' && out.left.problem).toContain(JSON.stringify(tool))
+      }
+      expect(decodeAnswer({ action: 'allow-once' }, fromModel)).toEqual({
+        _tag: 'Right',
+        right: { action: 'allow-once', grant: undefined },
+      })
+    }
+    // a rule the human's host gives on purpose is still theirs to give
+    expect(
+      decodeAnswer({ action: 'always-allow', rule: { tool: 'fs_*' } }, { tool: 'fs_*', decision: 'allow' }),
+    ).toEqual({
+      _tag: 'Right',
+      right: { action: 'always-allow', grant: { tool: 'fs_*', decision: 'allow' } },
+    })
+  })
+
   it('names every unknown member, apart', () => {
     expect(decodeAnswer({ action: 'allow-once', scope: 'x', ttl: 3 }, suggestedRule)).toEqual({
       _tag: 'Left',
