@@ -13,8 +13,9 @@ import { identity, pipe } from 'fp-ts/lib/function.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Batch, Provider } from '../kernel/model.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
+import type { SeenSet } from '../steps/audit/SeenSet.js'
 import type { AuditDiagnostic, AuditedProvider } from '../combinators/UnknownKeys.js'
-import { drawAuditDiagnostic, withUnknownKeyAudit } from '../combinators/UnknownKeys.js'
+import { drawAuditDiagnostic, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../combinators/UnknownKeys.js'
 import { withReasons } from '../combinators/Reasons.js'
 import { registry } from '../combinators/Registry.js'
 import type { PolicyDecision, PolicyDiagnostic, SharedGrants } from '../combinators/Policy.js'
@@ -146,6 +147,8 @@ export interface Gateway {
 // -------------------------------------------------------------------------------------
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
+// how often a session's counts may be read and sent to the store (each read costs O(pairs))
+const COUNTS_EVERY_MS = 1_000
 const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs', 'store']
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
@@ -550,13 +553,21 @@ export const startGateway = async (
       })
       // a record that cannot be written is lost, as a log write that fails is; nothing rejects unhandled
       .catch(() => undefined)
-  // the audit counts each session's calls per pair; what they gained goes to the store once the call is on its
-  // way (one read of the counts per turn of the event loop, however many calls)
-  const countedTo = (s: GatewayStore, audited: AuditedProvider<unknown>): Provider<unknown> => {
+  // the audit counts each session's calls per pair; what they gained goes to the store after the calls, off their
+  // path. Reading the counts costs O(pairs), and a model chooses how many pairs there are: so they are read only
+  // when the session's seen-set changed (a call with no undeclared key leaves it the same object), and at most
+  // once every COUNTS_EVERY_MS, however many calls come
+  const countedTo = (s: GatewayStore, audited: AuditedProvider<unknown>, seen: IO<SeenSet>): Provider<unknown> => {
     let sent: ReadonlyMap<string, number> = new Map()
-    let queued = false
+    let read = seen()
+    let timer: NodeJS.Timeout | undefined
+    let last = 0
     const flush = (): void => {
-      queued = false
+      timer = undefined
+      const now = seen()
+      if (now === read) return
+      read = now
+      last = Date.now()
       try {
         const [deltas, next] = countDeltas(sent, audited.stats())
         sent = next
@@ -567,9 +578,9 @@ export const startGateway = async (
     }
     const after = <A>(run: () => A): A => {
       const out = run()
-      if (!queued) {
-        queued = true
-        setImmediate(flush)
+      if (timer === undefined) {
+        timer = setTimeout(flush, Math.max(0, last + COUNTS_EVERY_MS - Date.now()))
+        timer.unref()
       }
       return out
     }
@@ -584,20 +595,19 @@ export const startGateway = async (
     const listed = newListedNames()
     link.listed = listed
     const reached = newReached()
-    const audited = pipe(
-      now.namespace,
-      recordListed(listed),
-      withUnknownKeyAudit({
-        tolerate: now.config.tolerate,
-        onWarn: (w) =>
-          store === undefined
-            ? onRecord({ type: 'warning', upstream: now.upstreamOf(w.tool), ...w })
-            : warnClaimed(store, w, now.upstreamOf(w.tool)),
-        onDiagnostic: (d: AuditDiagnostic) => diagnose(drawAuditDiagnostic(d)),
-      }),
-    )
+    // the session's seen-set in a memory of its own, so the counts above can tell by reference that it changed
+    const audit = sharedUnknownKeyAudit({
+      tolerate: now.config.tolerate,
+      // a memory's warnings name their layer; here there is one layer, so the record is the plain warning
+      onWarn: ({ via: _, ...w }) =>
+        store === undefined
+          ? onRecord({ type: 'warning', upstream: now.upstreamOf(w.tool), ...w })
+          : warnClaimed(store, w, now.upstreamOf(w.tool)),
+      onDiagnostic: (d: AuditDiagnostic) => diagnose(drawAuditDiagnostic(d)),
+    })
+    const audited = pipe(now.namespace, recordListed(listed), withUnknownKeyAudit(audit))
     return pipe(
-      store === undefined ? audited : countedTo(store, audited),
+      store === undefined ? audited : countedTo(store, audited, audit.memory.seen.read),
       // what comes back from under the policy reached its upstream; the rest was refused above
       markReached(reached),
       withPolicy({
