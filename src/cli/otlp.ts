@@ -39,6 +39,13 @@ export interface OtlpSignals {
 const MAX_SERIES = 1000
 // the most calls whose warnings wait for the call's end (a warning is emitted before its call's record)
 const MAX_PENDING = 1000
+
+// OTEL_METRIC_EXPORT_INTERVAL when it is a delay a timer can keep (1 ms to 2^31 - 1), else the SDK's 60 s: a
+// value out of range would make the reader throw, or Node fire its timer every millisecond
+const exportInterval = (text: string | undefined): number => {
+  const ms = Number(text)
+  return Number.isInteger(ms) && ms >= 1 && ms <= 2 ** 31 - 1 ? ms : 60_000
+}
 // how long exiting waits for the last export (a collector that is down must not hold the command)
 const SHUTDOWN_MS = 5000
 
@@ -82,7 +89,7 @@ export const startOtlp = (
         readers: [
           new PeriodicExportingMetricReader({
             exporter: new OTLPMetricExporter(),
-            exportIntervalMillis: Number(env['OTEL_METRIC_EXPORT_INTERVAL'] ?? '') || 60_000,
+            exportIntervalMillis: exportInterval(env['OTEL_METRIC_EXPORT_INTERVAL']),
           }),
         ],
       })
@@ -110,6 +117,9 @@ export const startOtlp = (
 
   // warnings by their call, until its record ends its span; the oldest go out alone when too many wait
   const pending = new Map<string, Array<Attributes>>()
+  // the calls whose span has ended, the latest MAX_PENDING: a warning that comes after its call (with a store, it
+  // waits for the claim) goes out alone, never onto a later call's span
+  const ended = new Set<string>()
   const callKey = (tool: string, id: string): string => `${tool}\u0000${id}`
   const alone = (tool: string, id: string, events: ReadonlyArray<Attributes>): void => {
     if (tracer === undefined) return
@@ -131,6 +141,7 @@ export const startOtlp = (
         countWarning(r)
         if (tracer === undefined) return
         const k = callKey(r.tool, r.id)
+        if (ended.has(k)) return alone(r.tool, r.id, warningAttributes(r))
         const events = pending.get(k) ?? []
         pending.delete(k)
         pending.set(k, [...events, ...warningAttributes(r)])
@@ -156,6 +167,8 @@ export const startOtlp = (
       const k = callKey(r.tool, r.id)
       const events = pending.get(k) ?? []
       pending.delete(k)
+      ended.add(k)
+      if (ended.size > MAX_PENDING) ended.delete(ended.values().next().value as string)
       const end = Date.now()
       const span = tracer.startSpan(`execute_tool ${name}`, {
         kind: SpanKind.INTERNAL,

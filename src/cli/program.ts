@@ -10,7 +10,9 @@ import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
 import { describeError, escapeControls, jsonLine } from './text.js'
 import { readVersion } from './version.js'
-import type { OtlpExport, OtlpSignals } from './otlp.js'
+// types only: the module, and the SDK it imports, load when an OTLP endpoint is set
+import type { OtlpExport, OtlpSignals, startOtlp as StartOtlpFn } from './otlp.js'
+type StartOtlp = typeof StartOtlpFn
 
 // Subcommand modules are imported lazily: the library loads only for the command that needs it, and
 // the proxy starts its server before loading it.
@@ -150,8 +152,17 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const startExport = async (command: 'proxy' | 'serve'): Promise<OtlpExport | undefined> => {
     const signals = otlpSignals(env)
     if (!signals.traces && !signals.metrics) return undefined
+    let startOtlp: StartOtlp
     try {
-      const { startOtlp } = await import('./otlp.js')
+      ;({ startOtlp } = await import('./otlp.js'))
+    } catch (e) {
+      err(
+        `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
+          `(${describeError(e)}); install it beside toolstack (npm install ${OTLP_PACKAGES.join(' ')}); going on without exporting`,
+      )
+      return undefined
+    }
+    try {
       const started = startOtlp(env, signals, `toolstack-${command}`, readVersion(argv[1]))
       // a host that closes stdin and sends SIGTERM soon after (the MCP SDK's client does, 2 s later) must not
       // cut the last export short: once the command handles signals, they stop it through its own handlers
@@ -170,9 +181,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         shutdown: () => started.shutdown().finally(() => held.forEach((release) => release())),
       }
     } catch (e) {
+      // the SDK loaded but refused the settings (an OTEL_* variable it cannot use)
       err(
-        `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
-          `(${describeError(e)}); install it beside toolstack (npm install ${OTLP_PACKAGES.join(' ')}); going on without exporting`,
+        `${errColor.red(`toolstack ${command}:`)} the OpenTelemetry export could not start (${describeError(e)}); ` +
+          'check the OTEL_* variables; going on without exporting',
       )
       return undefined
     }

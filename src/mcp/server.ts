@@ -37,6 +37,9 @@ import { catalogCapabilities, serveCatalog } from './catalog.js'
 import { tryNotify } from './notify.js'
 import { hostContext } from './relay.js'
 
+// the calls every server of this process has taken, numbering their ids (see the tools/call handler)
+let nextCall = 0
+
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
@@ -301,7 +304,6 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   // the host's JSON-RPC id of each call in flight, so a question about the call is sent on that call's
   // own stream (over HTTP, the only stream sure to reach the host)
   const inFlight = new Map<string, RequestId>()
-  let nextCall = 0
 
   const askHuman: OnAsk = async (request) => {
     const relatedRequestId = inFlight.get(request.call.id)
@@ -337,7 +339,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
   })
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    // a unique id, so two calls in flight never share one
+    // an id unique in the process, not only in the session: every session's client numbers its requests from 0,
+    // and the log, the metrics and the OTLP spans of many sessions tell calls apart by it
     const id = `mcp_${String(extra.requestId)}_${nextCall++}`
     const call: ToolCall = {
       id,

@@ -336,3 +336,48 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set and no OpenTelemetry installed', 
     }
   }, 60_000)
 })
+
+describe('startOtlp in process', () => {
+  it('a warning that comes after its call has ended goes out on a span of its own, never on a later call with that id', async () => {
+    const { startOtlp } = await import('../../src/cli/otlp.js')
+    // the SDK's exporters read the process's environment, as in the command
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_METRIC_EXPORT_INTERVAL: '-1' }
+    Object.assign(process.env, env)
+    const otlp = (() => {
+      try {
+        return startOtlp(process.env, { traces: true, metrics: true }, 'toolstack-test', '0.0.0')
+      } finally {
+        for (const k of Object.keys(env)) delete process.env[k]
+      }
+    })()
+    const call = {
+      type: 'call',
+      upstream: 'up',
+      tool: 'fs_read',
+      listed: true,
+      id: 'mcp_2_0',
+      outcome: 'ok',
+      ms: 1,
+    } as const
+    otlp.record(call)
+    // with a store, the warning is recorded once its pair is claimed: after its call's record
+    otlp.record({
+      type: 'warning',
+      upstream: 'up',
+      tool: 'fs_read',
+      id: 'mcp_2_0',
+      unknownKeys: ['late'],
+      suggestions: [],
+    })
+    otlp.record(call)
+    await otlp.shutdown()
+    const read = spans().filter((s) => s.name === 'execute_tool fs_read')
+    expect(read).toHaveLength(3)
+    const withEvents = read.filter((s) => s.events.length > 0)
+    expect(withEvents).toHaveLength(1)
+    expect(withEvents[0]?.attributes['toolstack.outcome']).toBeUndefined()
+    expect(withEvents[0]?.events.map((e) => e.attributes['toolstack.key'])).toEqual(['late'])
+    // an interval the SDK would refuse (-1) fell back to its default: the export ran
+    expect(points().some((p) => p.metric === 'toolstack.tool.calls')).toBe(true)
+  })
+})

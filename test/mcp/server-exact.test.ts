@@ -307,6 +307,26 @@ describe('toMcpServer: tools/call', () => {
     }
   })
 
+  it('two sessions whose clients number their requests alike still give their calls different ids', async () => {
+    const { provider, calls } = recording([decl('t')])
+    const one = await wire(toMcpServer(provider, INFO))
+    const two = await wire(toMcpServer(provider, INFO))
+    try {
+      await one.client.callTool({ name: 't', arguments: {} })
+      await two.client.callTool({ name: 't', arguments: {} })
+      const requests = [one, two].map((w) =>
+        w.fromClient.flatMap(({ message }) =>
+          'method' in message && message.method === 'tools/call' && 'id' in message ? [message.id] : [],
+        ),
+      )
+      expect(requests[0]).toEqual(requests[1])
+      expect(new Set(calls.map((c) => c.id)).size).toBe(2)
+    } finally {
+      await one.close()
+      await two.close()
+    }
+  })
+
   it('a call after a listing does not list again', async () => {
     const { provider, log } = recording([decl('t')])
     const { client, close } = await wire(toMcpServer(provider, INFO))
@@ -336,15 +356,17 @@ describe('toMcpServer: tools/call', () => {
         hostCapabilities: {},
         session: expect.any(Object),
       }
+      // ids number the process's calls: the first here is whatever number came next
+      const first = Number(String(calls[0]?.id).split('_').at(-1))
       expect(calls).toStrictEqual([
         {
-          id: `mcp_${String(ids[0])}_0`,
+          id: `mcp_${String(ids[0])}_${first}`,
           type: 'function',
           function: { name: 't', arguments: { a: [1, { b: null }], 'odd key': '' } },
           mcp_context: context,
         },
         {
-          id: `mcp_${String(ids[1])}_1`,
+          id: `mcp_${String(ids[1])}_${first + 1}`,
           type: 'function',
           function: { name: 't', arguments: {} },
           mcp_context: context,
