@@ -256,3 +256,22 @@ describe('the framework adapters, built, in plain Node', () => {
     })
   }
 })
+
+describe('toolstack/openai-agents at load', () => {
+  it('leaves the trace processors an app set as they are, when loaded by require after @openai/agents by import', () => {
+    const probe = `
+import { setTraceProcessors, setTracingDisabled, withTrace } from '@openai/agents'
+import { createRequire } from 'node:module'
+let hits = 0
+const noop = async () => {}
+setTracingDisabled(false)
+setTraceProcessors([{ onTraceStart: async () => void hits++, onTraceEnd: noop, onSpanStart: noop, onSpanEnd: noop, shutdown: noop, forceFlush: noop }])
+createRequire(import.meta.url)('toolstack/openai-agents')
+await withTrace('t', async () => {})
+console.log(JSON.stringify({ hits }))
+`
+    const r = node(['--input-type=module', '-e', probe])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('{"hits":1}')
+  })
+})

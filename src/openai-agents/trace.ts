@@ -5,7 +5,9 @@
  *
  * @since 0.1.0
  */
-import { createCustomSpan, getCurrentSpan } from '@openai/agents'
+// from agents-core, not @openai/agents: loading the latter sets its default trace exporter, replacing the
+// processors a user set (a side effect at import)
+import { createCustomSpan, getCurrentSpan } from '@openai/agents-core'
 import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import type { WarningRecord } from '../adapter/warning.js'

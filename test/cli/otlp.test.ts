@@ -367,6 +367,7 @@ describe('startOtlp in process', () => {
       tool: 'fs_read',
       id: 'mcp_2_0',
       unknownKeys: ['late'],
+      declaredKeys: ['path'],
       suggestions: [],
     })
     otlp.record(call)
