@@ -285,13 +285,18 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     retryTimer.unref()
   }
 
-  // another gateway (or a person) wrote the file: its grants are read; a write of ours made meanwhile is safe,
-  // it merged under the lock
+  // another gateway (or a person) wrote the file: its grants are read; a write of ours made meanwhile merged under
+  // the lock, but a lock taken over as stale while we held it can let the other's rename replace ours: a file that
+  // lacks a grant this store holds is written again, so no grant is lost for good
   const reread = async (): Promise<void> => {
     const read = await readGrants(file)
     if (isLeft(read)) return notice(`it cannot be read (${read.left})`)
     if (!pending) notice(undefined)
     learn(read.right)
+    if (!closed && !pending && mergeGrants(read.right, grants) !== read.right) {
+      pending = true
+      schedule()
+    }
   }
   let settle: NodeJS.Timeout | undefined
   let watcher: FSWatcher | undefined

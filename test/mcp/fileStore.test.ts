@@ -1,6 +1,6 @@
 // The stores a gateway remembers with: the file store on a real directory (atomic writes, refusal of a file it
 // cannot read, two stores on one file), the memory store, and openStore's dispatch.
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
@@ -132,6 +132,28 @@ describe('fileStore', () => {
     await Promise.all([a.close(), b.close()])
     expect(asSet(grantsIn(file))).toEqual(asSet([WRITE, MOVE]))
     expect(asSet(a.grants())).toEqual(asSet(b.grants()))
+  })
+
+  it('a file rewritten without a grant this store holds (a lost update) gets the grant back', async () => {
+    const file = join(tempDir(), 'grants.json')
+    const a = await fileStore(file)
+    const held = (n: number) => () => {
+      try {
+        return grantsIn(file).length === n
+      } catch {
+        return false // not written yet
+      }
+    }
+    a.addGrant(WRITE)
+    await until(held(1))
+    // another writer's rename replaced the file with what it had read before A's write
+    const other = `${file}.other`
+    writeFileSync(other, encodeStoreFile([MOVE]))
+    renameSync(other, file)
+    await until(held(2))
+    expect(asSet(grantsIn(file))).toEqual(asSet([WRITE, MOVE]))
+    expect(asSet(a.grants())).toEqual(asSet([WRITE, MOVE]))
+    await a.close()
   })
 
   it('a file made unreadable while running is never overwritten: one notice, the grant kept, written once the file is mended', async () => {
