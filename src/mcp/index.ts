@@ -20,6 +20,7 @@ export type { McpCallContext, McpHostRequest, McpProgress } from '../kernel/mode
 export type { Curation } from './listed.js'
 export * from './catalog.js'
 export type { GatewayStore, PairCount, StoreOptions } from './store.js'
+export { shownStoreUrl } from './store.js'
 export * from './memoryStore.js'
 export * from './fileStore.js'
 export * from './openStore.js'

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url'
 import { describeValue } from '../kernel/describe.js'
 import type { GatewayStore, StoreOptions } from './store.js'
+import { shownStoreUrl } from './store.js'
 import { memoryStore } from './memoryStore.js'
 
 // -------------------------------------------------------------------------------------
@@ -47,7 +48,7 @@ export const storeKindOf = (
   if (typeof url === 'string' && /^rediss?:\/\/./.test(url)) return { _tag: 'Right', right: 'redis' }
   return {
     _tag: 'Left',
-    left: `must be ${EXPECTED}, got ${describeValue(typeof url === 'string' ? url.slice(0, 40) : url)}`,
+    left: `must be ${EXPECTED}, got ${describeValue(typeof url === 'string' ? shownStoreUrl(url).slice(0, 40) : url)}`,
   }
 }
 

@@ -25,6 +25,7 @@ import type { SeenSet } from '../steps/audit/SeenSet.js'
 import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen, rememberedKey } from '../steps/audit/SeenSet.js'
 import { cut, describeError, escapeControls } from '../kernel/describe.js'
 import type { GatewayStore, PairCount, StoreOptions } from './store.js'
+import { shownStoreUrl } from './store.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -107,10 +108,12 @@ const whereOf = (url: string): Where => {
   try {
     u = new URL(url)
   } catch {
-    throw new TypeError(`the store URL ${JSON.stringify(cut(url, 200))} is not a URL`)
+    throw new TypeError(`the store URL ${JSON.stringify(cut(shownStoreUrl(url), 200))} is not a URL`)
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
-    throw new TypeError(`the store URL must start with redis:// or rediss://, got ${JSON.stringify(cut(url, 200))}`)
+    throw new TypeError(
+      `the store URL must start with redis:// or rediss://, got ${JSON.stringify(cut(shownStoreUrl(url), 200))}`,
+    )
   const prefix = u.searchParams.get('prefix') ?? DEFAULT_REDIS_PREFIX
   if (!PREFIX.test(prefix))
     throw new TypeError(

@@ -62,3 +62,22 @@ export interface StoreOptions {
   /** Told once when the backend becomes unreachable, and once when it is back (plain text, already bounded). */
   readonly onNotice?: (message: string) => void
 }
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+/**
+ * A store URL as an error message may show it: what stands before an `@` after the scheme (a user and a
+ * password, however many slashes were typed) is replaced by `***`.
+ *
+ * @example
+ * import { shownStoreUrl } from 'toolstack/mcp'
+ * assert.strictEqual(shownStoreUrl('redis:/user:s3cret@host:6379'), 'redis:/***@host:6379')
+ * assert.strictEqual(shownStoreUrl('valkey://:s3cret@host'), 'valkey://***@host')
+ * assert.strictEqual(shownStoreUrl('file:/var/lib/grants.json'), 'file:/var/lib/grants.json')
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const shownStoreUrl = (url: string): string => url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/*)[^/?#]*@/, '$1***@')

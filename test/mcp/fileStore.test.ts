@@ -241,6 +241,22 @@ describe('memoryStore', () => {
     expect(() => memoryStore({ maxPairs: 0 })).toThrow('memoryStore: maxPairs must be a whole number of at least 1')
   })
 
+  it('an error about a store URL never shows the password it carries', async () => {
+    for (const url of [
+      'redis:/user:s3cret@host:6379',
+      'valkey://:s3cret@host',
+      'rediss://u:s3cret@[::1',
+      'redis://u:s3cret@h?pairs=0',
+    ]) {
+      const refused = await openStore(url).then(
+        () => 'opened',
+        (e: unknown) => String(e),
+      )
+      expect(refused).toMatch(/TypeError/)
+      expect(refused).not.toContain('s3cret')
+    }
+  })
+
   it('mergeGrants adds what is missing, in order, and returns the same list when nothing is', () => {
     const held = [WRITE]
     expect(mergeGrants(held, [WRITE])).toBe(held)
