@@ -361,7 +361,6 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       `${where}: option "questions" must be a queue made by newQuestionQueue(), got ${describeValue(opts.questions)}`,
     )
   }
-  const ask = opts.onAsk === undefined ? undefined : askHuman(opts.onAsk as OnAsk)
   const onGrant = opts.onGrant as PolicyOptions['onGrant']
   if (opts.shared !== undefined && !isSharedGrants(opts.shared)) {
     throw new TypeError(
@@ -369,6 +368,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     )
   }
   const shared = opts.shared as SharedGrants | undefined
+  // the human is told how long an "always" lasts: this session, or every session sharing the grants
+  const ask =
+    opts.onAsk === undefined ? undefined : askHuman(opts.onAsk as OnAsk, shared === undefined ? 'session' : 'shared')
   const filterTools = opts.filterTools ?? true
   const judgeCall = judge(rules, roots)
   // one queue (one human) for every provider built from these options, unless a queue is given

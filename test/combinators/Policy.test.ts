@@ -17,6 +17,7 @@ import type {
 import {
   decodeRules,
   defaultRules,
+  drawPermissionRequest,
   drawPolicyDiagnostic,
   drawRefusal,
   newQuestionQueue,
@@ -469,6 +470,7 @@ describe('withPolicy: ask', () => {
       why: 'rule',
       paths: ['/p/docs/a.md'],
       suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/p/docs' },
+      remembered: 'session',
       locations: [{ _tag: 'Known', arg: { text: 'path', cut: 0 }, path: { text: '/p/docs/a.md', cut: 0 } }],
       shown: [
         { key: { text: '"path"', cut: 0 }, value: { text: '"docs/a.md"', cut: 0 } },
@@ -756,6 +758,12 @@ describe('withPolicy: shared grants', () => {
     const out = await run(b.policy, [call('2', 'fs_write', { path: '/tmp/b' })])
     expect(store.added).toEqual([{ tool: 'fs_write', decision: 'allow', under: '/tmp' }])
     expect(one.requests).toHaveLength(1)
+    // the human is told the answer outlives the session
+    const asked = one.requests[0] as PermissionRequest
+    expect(asked.remembered).toBe('shared')
+    expect(drawPermissionRequest(asked).join('\n')).toContain(
+      '"Always" remembers: allow "fs_write" under /tmp, for every session sharing these grants, until removed.',
+    )
     expect(two.requests).toHaveLength(0)
     expect(out[0]?.is_error).toBeUndefined()
     expect(b.inner.rec.batches.flat().map((c) => c.id)).toEqual(['2'])

@@ -104,6 +104,11 @@ export interface PermissionRequest {
   readonly paths: ReadonlyArray<string>
   /** The rule an "always" answer records when it gives none. */
   readonly suggestedRule: Rule
+  /**
+   * How long an "always" answer lasts: this session (the default), or every session sharing the grants (a
+   * gateway's store, across restarts and replicas).
+   */
+  readonly remembered?: 'session' | 'shared'
   // the three below are optional only so that a request written by hand (a host's test) still type-checks:
   // `requestFor` always gives them
   /**
@@ -236,7 +241,10 @@ export const showFacts = (
  * @category destructors
  */
 export const drawPermissionRequest = (
-  request: Pick<PermissionRequest, 'tool' | 'paths' | 'suggestedRule' | 'locations' | 'shown' | 'reason'> & {
+  request: Pick<
+    PermissionRequest,
+    'tool' | 'paths' | 'suggestedRule' | 'remembered' | 'locations' | 'shown' | 'reason'
+  > & {
     readonly arguments?: Args
   },
 ): ReadonlyArray<string> => {
@@ -270,7 +278,9 @@ export const drawPermissionRequest = (
             (a) => `  ${shownMore(a.key)}: ${a.key.text === quote(REASON_PARAM) ? '(shown last)' : shownMore(a.value)}`,
           ),
         ]),
-    `"Always" remembers: ${escapeControls(drawRule(request.suggestedRule))}, for this session.`,
+    `"Always" remembers: ${escapeControls(drawRule(request.suggestedRule))}, ${
+      request.remembered === 'shared' ? 'for every session sharing these grants, until removed' : 'for this session'
+    }.`,
     ...(reason === undefined ? [] : [`The model's reason, in its own words (not checked): ${shownMore(reason)}`]),
   ]
 }

@@ -73,7 +73,11 @@ const copyCall = (call: object, tool: string, args: Args): ToolCall => {
  * @since 0.1.0
  * @category pure steps
  */
-export const requestFor = (q: Question, args: Args): PermissionRequest => {
+export const requestFor = (
+  q: Question,
+  args: Args,
+  remembered: 'session' | 'shared' = 'session',
+): PermissionRequest => {
   const copy = copyOf(args)
   return {
     kind: 'permission',
@@ -84,6 +88,7 @@ export const requestFor = (q: Question, args: Args): PermissionRequest => {
     why: q.evaluation.why,
     paths: q.evaluation.paths,
     suggestedRule: q.evaluation.suggestedRule,
+    remembered,
     ...showFacts(q.evaluation.locations, copy),
   }
 }
@@ -101,12 +106,12 @@ export const requestFor = (q: Question, args: Args): PermissionRequest => {
  * @category effects
  */
 export const askHuman =
-  (onAsk: OnAsk) =>
+  (onAsk: OnAsk, remembered: 'session' | 'shared' = 'session') =>
   async (q: Question, args: Args): Promise<Either<Refusal, DecodedAnswer>> => {
     const failed = (error: string): Either<Refusal, DecodedAnswer> => left({ _tag: 'AskFailed', tool: q.tool, error })
     let request: PermissionRequest
     try {
-      request = requestFor(q, args)
+      request = requestFor(q, args, remembered)
     } catch (e) {
       return failed(`the call could not be shown to the human (${describeError(e)})`)
     }
