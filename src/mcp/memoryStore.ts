@@ -11,7 +11,8 @@ import { newIORef } from 'fp-ts/lib/IORef.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { recordGrant } from '../steps/policy/Answer.js'
 import { DEFAULT_CAPACITY, rememberedKey } from '../steps/audit/SeenSet.js'
-import type { GatewayStore, PairCount } from './store.js'
+import type { GatewayStore } from './store.js'
+import { byToolThenKey, pairField } from './store.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -40,12 +41,6 @@ interface Pair {
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
-
-// pairs are looked up by tool and key, each as remembered (a long key by its start and a digest)
-const pairKey = (tool: string, key: string): string => JSON.stringify([rememberedKey(tool), rememberedKey(key)])
-
-const byToolThenKey = (a: PairCount, b: PairCount): number =>
-  a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
 
 /**
  * The grant list with each of `more` added that it does not hold yet, in order; the same list (same reference)
@@ -93,7 +88,7 @@ export const memoryStore = (options: MemoryStoreOptions = {}): GatewayStore => {
   const pairs = new Map<string, Pair>()
   // a pair past the cap is not remembered: undefined
   const pairOf = (tool: string, key: string): readonly [string, Pair] | undefined => {
-    const k = pairKey(tool, key)
+    const k = pairField(tool, key)
     const held = pairs.get(k)
     if (held !== undefined) return [k, held]
     if (pairs.size >= max) return undefined

@@ -22,10 +22,10 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRule } from '../steps/policy/Rule.js'
 import type { SeenSet } from '../steps/audit/SeenSet.js'
-import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen, rememberedKey } from '../steps/audit/SeenSet.js'
+import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen } from '../steps/audit/SeenSet.js'
 import { cut, describeError, escapeControls } from '../kernel/describe.js'
 import type { GatewayStore, PairCount, StoreOptions } from './store.js'
-import { shownStoreUrl } from './store.js'
+import { byToolThenKey, pairField, shownStoreUrl } from './store.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -134,9 +134,7 @@ const whereOf = (url: string): Where => {
   return { connect, shown: u.toString(), prefix, pairs }
 }
 
-// what a pair is remembered by in Redis: both parts bounded as the seen-set bounds a key
-const fieldOf = (tool: string, key: string): string => JSON.stringify([rememberedKey(tool), rememberedKey(key)])
-
+// a pair's field in Redis is its pairField (store.ts); read back, it is the pair or nothing
 const pairOf = (field: string): readonly [string, string] | undefined => {
   try {
     const u: unknown = JSON.parse(field)
@@ -167,15 +165,13 @@ const ruleOf = (text: string): Rule | undefined => {
   }
 }
 
-const compare = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0)
-
 const countsOf = (entries: Iterable<readonly [string, number]>): ReadonlyArray<PairCount> => {
   const out: Array<PairCount> = []
   for (const [field, calls] of entries) {
     const pair = pairOf(field)
     if (pair !== undefined && Number.isSafeInteger(calls) && calls > 0) out.push({ tool: pair[0], key: pair[1], calls })
   }
-  return out.sort((a, b) => compare(a.tool, b.tool) || compare(a.key, b.key))
+  return out.sort(byToolThenKey)
 }
 
 // the first `n` of `items`, without copying the rest
@@ -430,7 +426,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   const claim = (tool: string, key: string): Promise<boolean> => {
     if (hasSeen(tool, key)(claimed)) return Promise.resolve(false)
     claimed = firstSeen(tool, [key])(claimed)[1]
-    const field = fieldOf(tool, key)
+    const field = pairField(tool, key)
     const later = (): boolean => {
       if (pendingClaims.size < where.pairs) pendingClaims.add(field)
       return true
@@ -446,7 +442,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   const addCounts = (counts: ReadonlyArray<PairCount>): void => {
     for (const { tool, key, calls } of counts) {
       if (!Number.isSafeInteger(calls) || calls <= 0) continue
-      const field = fieldOf(tool, key)
+      const field = pairField(tool, key)
       if (own.has(field) || own.size < where.pairs) own.set(field, (own.get(field) ?? 0) + calls)
       if (pendingCounts.has(field) || pendingCounts.size < where.pairs)
         pendingCounts.set(field, (pendingCounts.get(field) ?? 0) + calls)

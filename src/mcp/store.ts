@@ -11,6 +11,7 @@
  */
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Rule } from '../steps/policy/Rule.js'
+import { rememberedKey } from '../steps/audit/SeenSet.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -66,6 +67,15 @@ export interface StoreOptions {
 // -------------------------------------------------------------------------------------
 // utils
 // -------------------------------------------------------------------------------------
+
+// A pair as every store remembers it: tool and key each as the seen-set remembers a key (a long one by its start
+// and a digest), as one text, so no two pairs share one
+export const pairField = (tool: string, key: string): string =>
+  JSON.stringify([rememberedKey(tool), rememberedKey(key)])
+
+// the order `stats` answers in: by tool, then by key
+export const byToolThenKey = (a: PairCount, b: PairCount): number =>
+  a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
 
 /**
  * A store URL as an error message may show it: what stands before an `@` after the scheme (a user and a
