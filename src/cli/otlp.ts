@@ -11,7 +11,7 @@ import type { Attributes, Counter, Tracer } from '@opentelemetry/api'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { GatewayRecord } from '../mcp/index.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import { MAX_ATTRIBUTE_CHARS, OTEL_NAMES, warningAttributes } from '../otel/index.js'
+import { MAX_ATTRIBUTE_CHARS, MAX_EVENTS_PER_WARNING, OTEL_NAMES, warningAttributes } from '../otel/index.js'
 import { cut } from '../kernel/describe.js'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
@@ -131,7 +131,7 @@ export const startOtlp = (
     span.end()
   }
   const countWarning = (w: UnknownKeyWarning): void => {
-    for (const k of w.unknownKeys.slice(0, 16))
+    for (const k of w.unknownKeys.slice(0, MAX_EVENTS_PER_WARNING))
       warned?.({ [OTEL_NAMES.toolName]: bounded(w.tool), [OTEL_NAMES.key]: bounded(k) })
   }
 
