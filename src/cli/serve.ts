@@ -284,7 +284,13 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   }
   let gateway: Gateway
   try {
-    gateway = await startGateway(config.config, record, { name: 'toolstack', version: io.version })
+    // its own files (the configuration, the log) are kept from every call, as the store's are
+    gateway = await startGateway(
+      config.config,
+      record,
+      { name: 'toolstack', version: io.version },
+      { config: options.config, ...(options.log === undefined ? {} : { log: options.log }) },
+    )
   } catch (e) {
     // the store could not be opened (a corrupt file): nothing was started
     io.err(`toolstack serve: ${shown((e as Error).message, MAX_LOGGED)}`)

@@ -23,9 +23,12 @@ import { assertProvider } from '../kernel/model.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
 import { noneAsEmpty } from '../steps/Args.js'
 import type { Rule } from '../steps/policy/Rule.js'
-import { decodeRules } from '../steps/policy/Rule.js'
+import { decodeRules, matchesTool } from '../steps/policy/Rule.js'
 import type { LocationScope, Roots } from '../kernel/paths.js'
-import { LOCATION_ARGS, normalizeAbsolute } from '../kernel/paths.js'
+import { LOCATION_ARGS, normalizeAbsolute, unreadLocations } from '../kernel/paths.js'
+import type { LocationResolver } from '../kernel/resolve.js'
+import { filesystemResolver, lexicalResolver } from '../kernel/resolve.js'
+import type { ProtectedFile } from '../steps/policy/evaluate.js'
 import type { Refusal } from '../steps/policy/Refusal.js'
 import { drawRefusal } from '../steps/policy/Refusal.js'
 import { recordGrant } from '../steps/policy/Answer.js'
@@ -38,9 +41,9 @@ import { askHuman, callWithArguments } from '../steps/policy/ask.js'
 import { declaredArguments, rulesNameNoTool, withoutRefusedTools } from '../steps/policy/listing.js'
 import type { Answered, Step } from '../steps/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
-import { callIdOf, callNameOf, keepContext } from '../kernel/calls.js'
+import { callIdOf, callNameOf, keepContext, stableArgumentsText } from '../kernel/calls.js'
 import { memberOf } from '../kernel/guards.js'
-import { describeError, describeValue } from '../kernel/describe.js'
+import { cut, describeError, describeValue, escapeControls } from '../kernel/describe.js'
 import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
 import { modify } from '../kernel/ref.js'
 
@@ -69,10 +72,26 @@ export interface PolicyOptions {
   /** Tool-name prefix → directory that relative locations are resolved against. */
   readonly roots?: Roots
   /**
-   * More argument names to read as locations, besides `LOCATION_ARGS`. Only those a
-   * tool declares are read; one it does not declare makes `under` rules fail closed.
+   * More argument names to read as locations, besides `LOCATION_ARGS`; a name written `!name` is not a
+   * location (never read, never suspected, even one of `LOCATION_ARGS`). Only those a tool declares are read;
+   * one it does not declare makes `under` rules fail closed, and so does a declared argument whose name looks
+   * like a location (`LOCATION_WORDS`) that is neither read nor said not to be one.
    */
   readonly locationArgs?: ReadonlyArray<string>
+  /**
+   * How a location is put in the form compared with a rule's directory, for every tool or per tool:
+   * `'lexical'` (the default: as written, in NFC and normal form), or `'filesystem'` where this process
+   * shares the server's filesystem (symbolic links followed, a name mapped onto its NFC twin, case folded on
+   * a volume that ignores it), as the gateway does for the servers it starts; or a resolver of one's own
+   * (`filesystemResolver({ caseInsensitive: true })` from `toolstack/extend`).
+   */
+  readonly resolver?: 'lexical' | 'filesystem' | LocationResolver | ((tool: string) => LocationResolver)
+  /**
+   * Files no call may touch, each with what it is (the gateway's own configuration, store and log): a call
+   * whose location is one, lies in one, or holds one is refused whatever the rules say, and so is a call
+   * with a location that cannot be checked against them.
+   */
+  readonly protect?: ReadonlyArray<ProtectedFile>
   /** Leave tools refused by a bare deny rule out of the listing. Default `true`. */
   readonly filterTools?: boolean
   /**
@@ -120,36 +139,65 @@ export interface PolicyDecision {
 }
 
 /**
- * Something about the policy itself, reported once per provider: the rules name none of the listed
- * tools (e.g. `defaultRules` behind a registry prefix), so every call will be asked about or refused.
+ * Something about the policy itself, each said once per provider:
+ * - `RulesNameNoTool`: the rules name none of the listed tools (e.g. `defaultRules` behind a registry
+ *   prefix), so every call will be asked about or refused;
+ * - `UnreadLocation` (once per tool and argument): a listed tool declares an argument whose name looks like a
+ *   location and that is not read as one, while an `under` rule names the tool, so those rules fail closed
+ *   for every call to it;
+ * - `UnresolvedLocation`: a location could not be resolved on the filesystem (a loop of links, a directory
+ *   that cannot be read), so it was judged as written.
  *
  * @since 0.1.0
  * @category model
  */
-export interface PolicyDiagnostic {
-  readonly _tag: 'RulesNameNoTool'
-  /** The rules' tool patterns. */
-  readonly patterns: ReadonlyArray<string>
-  /** Some of the listed names, to compare with. */
-  readonly tools: ReadonlyArray<string>
-}
+export type PolicyDiagnostic =
+  | {
+      readonly _tag: 'RulesNameNoTool'
+      /** The rules' tool patterns. */
+      readonly patterns: ReadonlyArray<string>
+      /** Some of the listed names, to compare with. */
+      readonly tools: ReadonlyArray<string>
+    }
+  | { readonly _tag: 'UnreadLocation'; readonly tool: string; readonly arg: string }
+  | { readonly _tag: 'UnresolvedLocation'; readonly problem: string }
+
+const POLICY_DIAGNOSTICS: ReadonlySet<string> = new Set(['RulesNameNoTool', 'UnreadLocation', 'UnresolvedLocation'])
 
 /**
- * A diagnostic in one line.
+ * Whether a diagnostic is the policy's (the others are the audit's).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isPolicyDiagnostic = <D extends { readonly _tag: string }>(
+  d: D | PolicyDiagnostic,
+): d is PolicyDiagnostic => POLICY_DIAGNOSTICS.has(d._tag)
+
+/**
+ * A diagnostic in one line, escaped and bounded (tool and argument names come from a server).
  *
  * @since 0.1.0
  * @category utils
  */
 export const drawPolicyDiagnostic = (d: PolicyDiagnostic): string => {
-  const few = (xs: ReadonlyArray<string>): string =>
-    xs
-      .slice(0, 4)
-      .map((x) => JSON.stringify(x))
-      .join(', ') + (xs.length > 4 ? ', …' : '')
-  return (
-    `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), ` +
-    "so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))"
-  )
+  const name = (x: string): string => escapeControls(JSON.stringify(cut(x, 200)))
+  const few = (xs: ReadonlyArray<string>): string => xs.slice(0, 4).map(name).join(', ') + (xs.length > 4 ? ', …' : '')
+  switch (d._tag) {
+    case 'RulesNameNoTool':
+      return (
+        `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), ` +
+        "so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))"
+      )
+    case 'UnreadLocation':
+      return (
+        `toolstack: ${name(d.tool)} declares ${name(d.arg)}, which looks like a location but is not read as one, ` +
+        `so its "under" rules fail closed on every call; add ${name(d.arg)} to locationArgs to read it, ` +
+        `or ${name(`!${d.arg}`)} if it is not a location`
+      )
+    case 'UnresolvedLocation':
+      return `toolstack: a location ${escapeControls(cut(d.problem, 300))}, so it was judged as written (later ones are not said)`
+  }
 }
 
 /**
@@ -231,6 +279,8 @@ const OptionsProps = {
   shared: t.unknown,
   roots: t.unknown,
   locationArgs: t.unknown,
+  resolver: t.unknown,
+  protect: t.unknown,
   filterTools: t.boolean,
   questions: t.unknown,
   onDiagnostic: t.unknown,
@@ -262,14 +312,83 @@ const decodeRoots = (where: string, u: unknown): Roots => {
   return Object.freeze(out)
 }
 
-const decodeLocationArgs = (where: string, u: unknown): ReadonlyArray<string> => {
-  if (u === undefined) return LOCATION_ARGS
-  if (!Array.isArray(u) || !u.every((n) => typeof n === 'string' && n !== '')) {
+/**
+ * The names read as locations (`LOCATION_ARGS` and `locationArgs`), and those said not to be one (`!name`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const locationNames = (
+  where: string,
+  u: unknown,
+): { readonly names: ReadonlyArray<string>; readonly notLocations: ReadonlySet<string> } => {
+  if (u === undefined) return { names: LOCATION_ARGS, notLocations: new Set() }
+  if (!Array.isArray(u) || !u.every((n) => typeof n === 'string' && n !== '' && n !== '!')) {
     throw new TypeError(
-      `${where}: option "locationArgs" must be an array of argument names (non-empty strings), added to ${LOCATION_ARGS.join(', ')}; got ${describeValue(u)}`,
+      `${where}: option "locationArgs" must be an array of argument names (non-empty strings; "!name" for a name ` +
+        `that is not a location), added to ${LOCATION_ARGS.join(', ')}; got ${describeValue(u)}`,
     )
   }
-  return Object.freeze([...new Set([...LOCATION_ARGS, ...(u as ReadonlyArray<string>)])])
+  const given = u as ReadonlyArray<string>
+  const notLocations = new Set(given.filter((n) => n.startsWith('!')).map((n) => n.slice(1)))
+  const both = given.filter((n) => notLocations.has(n))
+  if (both.length > 0)
+    throw new TypeError(
+      `${where}: option "locationArgs" both reads and refuses ${JSON.stringify(both[0])}: keep "${both[0] ?? ''}" or "!${both[0] ?? ''}"`,
+    )
+  const names = [...new Set([...LOCATION_ARGS, ...given.filter((n) => !n.startsWith('!'))])]
+  return { names: Object.freeze(names.filter((n) => !notLocations.has(n))), notLocations }
+}
+
+const isResolver = (u: unknown): u is LocationResolver => typeof memberOf(u, 'resolve') === 'function'
+
+const decodeResolver = (where: string, u: unknown): ((tool: string) => LocationResolver) => {
+  if (u === undefined || u === 'lexical') {
+    const lexical = lexicalResolver()
+    return () => lexical
+  }
+  if (u === 'filesystem') {
+    const shared = filesystemResolver()
+    return () => shared
+  }
+  if (isResolver(u)) return () => u
+  if (typeof u === 'function' && u.length <= 1) {
+    const fallback = lexicalResolver()
+    // a per-tool choice that throws, or answers with something else, is the lexical form
+    return (tool) => {
+      try {
+        const r: unknown = (u as (tool: string) => unknown)(tool)
+        return isResolver(r) ? r : fallback
+      } catch {
+        return fallback
+      }
+    }
+  }
+  throw new TypeError(
+    `${where}: option "resolver" must be "lexical", "filesystem", a LocationResolver, or a function from a tool name to one, got ${describeValue(u)}`,
+  )
+}
+
+const decodeProtect = (where: string, u: unknown): ReadonlyArray<ProtectedFile> => {
+  if (u === undefined) return []
+  const ok =
+    Array.isArray(u) &&
+    u.every(
+      (f) =>
+        typeof memberOf(f, 'what') === 'string' &&
+        typeof memberOf(f, 'path') === 'string' &&
+        normalizeAbsolute(memberOf(f, 'path') as string)._tag === 'Right',
+    )
+  if (!ok)
+    throw new TypeError(
+      `${where}: option "protect" must be an array of { path, what }, each path a clean absolute path, got ${describeValue(u)}`,
+    )
+  return Object.freeze(
+    (u as ReadonlyArray<ProtectedFile>).map((f) => {
+      const path = normalizeAbsolute(f.path)
+      return Object.freeze({ path: path._tag === 'Right' ? path.right : f.path, what: f.what })
+    }),
+  )
 }
 
 const isSharedGrants = (u: unknown): u is SharedGrants =>
@@ -344,7 +463,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   const initialGrants =
     opts.grants === undefined ? Object.freeze([]) : orThrow(where, decodeRules(opts.grants, 'grants'))
   const roots = decodeRoots(where, opts.roots)
-  const locationNames = decodeLocationArgs(where, opts.locationArgs)
+  const { names, notLocations } = locationNames(where, opts.locationArgs)
+  const resolverOf = decodeResolver(where, opts.resolver)
+  const protect = decodeProtect(where, opts.protect)
   assertCallback(where, 'onAsk', opts.onAsk, 1)
   assertCallback(where, 'onGrant', opts.onGrant, 1)
   assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
@@ -372,7 +493,9 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   const ask =
     opts.onAsk === undefined ? undefined : askHuman(opts.onAsk as OnAsk, shared === undefined ? 'session' : 'shared')
   const filterTools = opts.filterTools ?? true
-  const judgeCall = judge(rules, roots)
+  // the tools an `under` rule names: a location they declare and the rules cannot read makes those rules
+  // fail closed, which is said once per tool and argument
+  const scopedRules = rules.filter((r) => r.under !== undefined).map((r) => matchesTool(r.tool))
   // one queue (one human) for every provider built from these options, unless a queue is given
   const questions: QuestionQueue = (opts.questions as QuestionQueue | undefined) ?? newQuestionQueue()
 
@@ -380,16 +503,45 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     assertProvider(where, provider)
     const grants: IORef<ReadonlyArray<Rule>> = newIORef(initialGrants)()
     const inertReported: IORef<boolean> = newIORef(false)()
+    // what has been said once: "tool\u0000arg" of each unread location, and whether a location went unresolved
+    const said: IORef<ReadonlySet<string>> = newIORef<ReadonlySet<string>>(new Set())()
+    const sayOnce = (key: string, d: PolicyDiagnostic): void => {
+      const first = modify((s: ReadonlySet<string>): readonly [boolean, ReadonlySet<string>] =>
+        s.has(key) ? [false, s] : [true, new Set([...s, key])],
+      )(said)()
+      if (first) callBack(onDiagnostic, d)
+    }
+    // each tool's resolver, told to say once that a location could not be resolved
+    const resolverFor = (tool: string): LocationResolver => {
+      const inner = resolverOf(tool)
+      return {
+        resolve: (path) => {
+          const r = inner.resolve(path)
+          if (r.problem !== undefined) sayOnce('\u0000unresolved', { _tag: 'UnresolvedLocation', problem: r.problem })
+          return r
+        },
+      }
+    }
+    const judgeCall = judge({ rules, roots, resolverFor, protect })
     // each tool's declared argument names from the last listing that went through here;
     // undefined until then, and while undefined every `under` rule fails closed
     const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<
       ReadonlyMap<string, ReadonlySet<string>> | undefined
     >(undefined)()
-    const scopeOf = (tool: string): LocationScope => ({ names: locationNames, declared: declared.read()?.get(tool) })
+    const scopeOf = (tool: string): LocationScope => ({ names, notLocations, declared: declared.read()?.get(tool) })
     const send = runBatch(provider)
     // what grants judge now: this provider's own, and the shared ones read again each time
     const grantsNow = (): ReadonlyArray<Rule> => heldGrants(grants.read(), readShared(shared))
 
+    // each listed tool an `under` rule names, with a location it declares that the rules cannot read: said once
+    const unread = (listed: ReadonlyMap<string, ReadonlySet<string>>): void => {
+      if (scopedRules.length === 0) return
+      for (const [tool, args] of listed) {
+        if (!scopedRules.some((matches) => matches(tool))) continue
+        for (const arg of unreadLocations({ names, notLocations, declared: args }))
+          sayOnce(`${tool}\u0000${arg}`, { _tag: 'UnreadLocation', tool, arg })
+      }
+    }
     const diagnose = (listing: ReadonlyArray<ToolDeclaration>): void => {
       if (!inert(listing)) return
       const first = modify((done: boolean): readonly [boolean, boolean] => [!done, true])(inertReported)()
@@ -434,11 +586,17 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
 
     // the previous question may have granted this one, so the grants are read again in turn
     const inTurn =
-      (q: Question, args: NonNullable<Question['args']>, asking: NonNullable<typeof ask>, pass: Step<'inner'>) =>
+      (
+        q: Question,
+        args: NonNullable<Question['args']>,
+        asking: NonNullable<typeof ask>,
+        pass: Step<'inner'>,
+        text: string | undefined,
+      ) =>
       async (): Promise<Step<'inner'>> => {
         const granted = byGrants(grantsNow(), roots)(q)
         if (granted !== undefined) return applyVerdict(q.call, q.tool, 'grant', granted, pass)
-        const answer = await asking(q, args)
+        const answer = await asking(q, args, text)
         if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
         const { action, grant } = answer.right
         if (grant !== undefined) remember(grant)
@@ -453,13 +611,15 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       if (tool === undefined) return refuse(call, '', 'rules', { _tag: 'MalformedCall' })
       // callNameOf reads a name only from an object
       const named = call as object
-      // object arguments are judged as a plain copy, read once, and that copy is sent, so a getter or a
-      // Proxy cannot show the tool other values later; string arguments parse to plain data, sent unchanged
+      // arguments are read once: a string held as plain data is the same for every layer below, so the call
+      // goes on unchanged; any other (object arguments, a getter, a Proxy) is judged as a plain copy of what was
+      // read, and that copy is sent, so nothing can show the tool other values later
+      const text = stableArgumentsText(call)
       let pass: Step<'inner'> = FORWARD
       let unreadable: ArgsProblem | undefined
       const argsOf = (): Either<ArgsProblem, Args> => {
         const parsed = batch.argsAt(i)
-        if (isLeft(parsed) || typeof memberOf(memberOf(call, 'function'), 'arguments') === 'string') return parsed
+        if (isLeft(parsed) || text !== undefined) return parsed
         const copy = plainArguments(parsed.right)
         if (isLeft(copy)) {
           unreadable = { _tag: 'Unreadable', message: copy.left }
@@ -484,7 +644,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem: readable.left })
       // asked from inside onAsk, this question would wait for the one it is part of
       if (questions.asking()) return refuse(call, tool, 'nobody', { _tag: 'AskedWhileAsking', tool })
-      return questions.inTurn(inTurn(q, readable.right, ask, pass))()
+      return questions.inTurn(inTurn(q, readable.right, ask, pass, text))()
     }
 
     const executeBatch = (batch: Batch) => async (): Promise<Either<E, ReadonlyArray<ToolResult>>> => {
@@ -522,7 +682,11 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         provider.toolsForLlm().then((listed) => {
           if (typeof listed !== 'object' || listed === null || listed._tag !== 'Right') return listed
           try {
-            if (Array.isArray(listed.right)) declared.write(declaredArguments(listed.right))()
+            if (Array.isArray(listed.right)) {
+              const args = declaredArguments(listed.right)
+              declared.write(args)()
+              unread(args)
+            }
           } catch {
             // a listing that cannot be read leaves the last one in place
           }

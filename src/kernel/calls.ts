@@ -1,5 +1,6 @@
 // Reading calls and batches from models and hosts: every read is guarded, so a throwing getter, a Proxy or a
 // hole costs only the call it is in, never the batch. Imports nothing above the kernel.
+import { types } from 'node:util'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import { describeError, describeValue } from './describe.js'
@@ -25,6 +26,27 @@ export const callIdOf = (call: unknown): string => {
 export const callNameOf = (call: unknown): string | undefined => {
   const name = memberOf(memberOf(call, 'function'), 'name')
   return typeof name === 'string' ? name : undefined
+}
+
+// an own data property of an object that is not a Proxy, read without running any code of the caller's (no
+// getter, no trap); NOT_DATA for anything else
+const NOT_DATA: unique symbol = Symbol('not data')
+const dataMember = (u: unknown, key: string): unknown => {
+  if (typeof u !== 'object' || u === null || types.isProxy(u)) return NOT_DATA
+  const d = Object.getOwnPropertyDescriptor(u, key)
+  return d !== undefined && 'value' in d ? (d.value as unknown) : NOT_DATA
+}
+
+/**
+ * The call's `function.arguments` when it is a string held as plain data (own data properties, no getter, no
+ * Proxy): then every layer that reads it reads the same string. `undefined` for anything else (object
+ * arguments, a getter, a Proxy), which a layer that judges the arguments must read once and pass on as it
+ * read them.
+ */
+export const stableArgumentsText = (call: unknown): string | undefined => {
+  const fn = dataMember(call, 'function')
+  const text = fn === NOT_DATA ? NOT_DATA : dataMember(fn, 'arguments')
+  return typeof text === 'string' ? text : undefined
 }
 
 const isFunction = (u: unknown): u is (...args: never) => unknown => typeof u === 'function'

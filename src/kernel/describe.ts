@@ -43,18 +43,28 @@ export const describeError = (e: unknown): string => {
   }
 }
 
-// what a terminal or a page acts on: C0, DEL and C1, the line and paragraph separators, direction marks and
-// overrides, the BOM
-// eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g
+// what a terminal or a page acts on, and what a human cannot see: C0, DEL and C1; every format character
+// (Unicode Cf: direction marks and overrides, zero-width spaces and joiners, the BOM, the soft hyphen, the tag
+// characters); a lone surrogate; the line and paragraph separators; and the invisible fillers and selectors
+// that are letters or marks by category (Hangul fillers, the combining grapheme joiner, Khmer inherent vowels,
+// Mongolian and Unicode variation selectors), so that "pa\u200bth" never reads as "path"
+const UNSAFE =
+  // each a code point of its own, matched alone on purpose: a combining selector is what is being escaped
+  // eslint-disable-next-line no-misleading-character-class
+  /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]/gu
+
+// one UTF-16 unit as JSON writes it
+const unit = (u: number): string => `\\u${u.toString(16).padStart(4, '0')}`
 
 /**
- * `s` with every control character (C0, DEL and C1), line or paragraph separator, direction mark or override
- * and BOM written as `\uXXXX`, so text from a model or a log cannot move a terminal's cursor, retitle it,
- * ring it, or reorder what a human reads.
+ * `s` with every control character (C0, DEL and C1), format character (direction marks and overrides,
+ * zero-width characters, the BOM, tag characters), line or paragraph separator, and invisible filler or
+ * selector written as `\uXXXX` (a character beyond the BMP as its two UTF-16 escapes, as JSON writes it), so
+ * text from a model or a log cannot move a terminal's cursor, retitle it, ring it, reorder what a human
+ * reads, or hide a character in plain sight.
  */
 export const escapeControls = (s: string): string =>
-  s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  s.replace(UNSAFE, (c) => (c.length === 1 ? unit(c.charCodeAt(0)) : unit(c.charCodeAt(0)) + unit(c.charCodeAt(1))))
 
 // a listing can be long: the message names the first few; the name called comes from a model: cut
 const MAX_NAMES_SHOWN = 30

@@ -1,10 +1,13 @@
 /**
- * Where a call acts, read lexically: location arguments made absolute against the tool's root and compared
- * with a directory segment by segment. Nothing here touches the filesystem, so a symlink is never followed
- * and a path that cannot be read cleanly is *unknown*, never guessed.
+ * Where a call acts, read as a server will read it: each location argument in Unicode NFC, a `file:` URL as
+ * the path it names, a relative path against the tool's root, in normal form. Anything that is not plainly a
+ * path on this machine (another URL, an e-mail address, a `..` segment, a value that is not a string) is
+ * never guessed: it is *unknown*, or *elsewhere*. Nothing here touches the filesystem; `resolve.ts` adds what
+ * only the filesystem can tell (symbolic links, the case rules of a volume).
  *
  * @since 0.1.0
  */
+import { fileURLToPath } from 'node:url'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
 import { hasOwn } from './guards.js'
@@ -33,12 +36,51 @@ export const LOCATION_ARGS: ReadonlyArray<string> = Object.freeze([
   'target',
   'directory',
   'dir',
+  'uri',
+  'url',
 ])
 
 /**
- * What `locate` knows of the tool a call is for: the argument names read as locations, and the top-level
- * argument names the tool declares (the keys of its `parameters.properties`), or `undefined` when its
- * declaration is not known (no listing of it went through the policy): then every `under` rule fails closed.
+ * The words that make an argument's name look like a location when it ends with one (`repo_path`, `filePath`,
+ * `workingDir`, `output-files`), and the names that are one whole (`cwd`, `root`, `workdir`). A declared
+ * argument whose name looks like a location and is not read as one (`LOCATION_ARGS`, `locationArgs`) makes
+ * `under` rules fail closed for its tool, until `locationArgs` reads it or says it is not a location.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const LOCATION_WORDS: ReadonlyArray<string> = Object.freeze([
+  'path',
+  'paths',
+  'pathname',
+  'filepath',
+  'filepaths',
+  'file',
+  'files',
+  'filename',
+  'filenames',
+  'dir',
+  'dirs',
+  'directory',
+  'directories',
+  'folder',
+  'folders',
+  'uri',
+  'uris',
+  'url',
+  'urls',
+  'cwd',
+  'root',
+  'roots',
+  'workdir',
+])
+
+/**
+ * What `locate` knows of the tool a call is for: the argument names read as locations; the names said not to
+ * be locations (never read, never suspected); and the top-level argument names the tool declares (the keys of
+ * its `parameters.properties`), or `undefined` when its declaration is not known (no listing of it went
+ * through the policy): then every location name the call gives is read, and a call that gives none has an
+ * unknown location.
  *
  * @since 0.1.0
  * @category model
@@ -46,16 +88,18 @@ export const LOCATION_ARGS: ReadonlyArray<string> = Object.freeze([
 export interface LocationScope {
   readonly names: ReadonlyArray<string>
   readonly declared: ReadonlySet<string> | undefined
+  readonly notLocations?: ReadonlySet<string>
 }
 
 /**
- * Whether a location lies inside a directory. `unknown` when the location cannot be read cleanly: the policy
- * treats it as inside for deny and ask, outside for allow.
+ * Whether a location lies inside a directory, holds it (the directory is inside the location: a move or a
+ * delete of the location carries the directory along), or neither. `unknown` when the location cannot be
+ * read as a path: the policy treats it as inside for deny and ask, outside for allow.
  *
  * @since 0.1.0
  * @category model
  */
-export type Containment = 'inside' | 'outside' | 'unknown'
+export type Containment = 'inside' | 'holds' | 'outside' | 'unknown'
 
 /**
  * Tool-name prefix → the directory its relative paths are resolved against. The longest matching prefix wins;
@@ -67,16 +111,42 @@ export type Containment = 'inside' | 'outside' | 'unknown'
 export type Roots = Readonly<Record<string, string>>
 
 /**
- * One location argument of a call: an absolute, normalised path, or why it cannot be read.
+ * One location argument of a call, as read:
+ * - `Known`: an absolute path in canonical form; `sent` is the string the model wrote, when it differs.
+ * - `Unknown`: it cannot be read as a path (why: `problem`), so it may be anywhere.
+ * - `Elsewhere`: plainly not a path on this machine (a URL of another scheme, an e-mail address). Unknown to
+ *   every `under` rule, but it cannot name a file here.
+ * - `Unread`: a declared argument whose name looks like a location, not read as one by the rules (unknown to
+ *   every `under` rule); `reading` is what it would be if it were read.
+ * - `Missing`: the call gives no location argument; a tool may well default to somewhere.
  *
  * @since 0.1.0
  * @category model
  */
 export type PathLocation =
-  | { readonly _tag: 'Known'; readonly arg: string; readonly path: string }
+  Reading | { readonly _tag: 'Unread'; readonly arg: string; readonly reading: Reading } | { readonly _tag: 'Missing' }
+
+/**
+ * One value read as a location (see `PathLocation`).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Reading =
+  | { readonly _tag: 'Known'; readonly arg: string; readonly path: string; readonly sent?: string }
   | { readonly _tag: 'Unknown'; readonly arg: string; readonly problem: string }
-  /** The call gives no location argument; a tool may well default to somewhere. */
-  | { readonly _tag: 'Missing' }
+  | { readonly _tag: 'Elsewhere'; readonly arg: string; readonly problem: string }
+
+/**
+ * Why a value is not a path, and whether it plainly names a place that is not on this machine.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface NotAPath {
+  readonly problem: string
+  readonly elsewhere: boolean
+}
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -87,6 +157,8 @@ export type PathLocation =
 const problemOf = (p: string): string | undefined => {
   if (p === '') return 'is empty'
   if (p.includes('\u0000')) return 'contains a NUL character'
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0001-\u001f\u007f-\u009f]/.test(p)) return 'contains a control character'
   if (p.includes('\\')) return 'contains a backslash'
   if (p.startsWith('~')) return 'starts with "~", which only a shell expands'
   if (p.split('/').includes('..')) return 'has a ".." segment'
@@ -98,12 +170,14 @@ const segmentsOf = (p: string): ReadonlyArray<string> => p.split('/').filter((s)
 const fromSegments = (segments: ReadonlyArray<string>): string => '/' + segments.join('/')
 
 /**
- * A clean absolute path in normal form (no `.` or empty segments, no trailing slash), or why it is not one.
+ * A clean absolute path in normal form (Unicode NFC, no `.` or empty segments, no trailing slash), or why it
+ * is not one.
  *
  * @example
  * import { normalizeAbsolute } from './paths.js'
  * assert.deepStrictEqual(normalizeAbsolute('/tmp//root/./a/'), { _tag: 'Right', right: '/tmp/root/a' })
  * assert.deepStrictEqual(normalizeAbsolute('/tmp/../etc'), { _tag: 'Left', left: 'has a ".." segment' })
+ * assert.deepStrictEqual(normalizeAbsolute('/caf\u0065\u0301'), { _tag: 'Right', right: '/caf\u00e9' })
  *
  * @since 0.1.0
  * @category pure steps
@@ -112,7 +186,7 @@ export const normalizeAbsolute = (p: string): Either<string, string> => {
   const problem = problemOf(p)
   if (problem !== undefined) return left(problem)
   if (!p.startsWith('/')) return left('is not absolute')
-  return right(fromSegments(segmentsOf(p)))
+  return right(fromSegments(segmentsOf(p.normalize('NFC'))))
 }
 
 /**
@@ -141,9 +215,75 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
   return best?.dir
 }
 
+const unknown = (problem: string): Either<NotAPath, string> => left({ problem, elsewhere: false })
+const elsewhere = (problem: string): Either<NotAPath, string> => left({ problem, elsewhere: true })
+
+// a URL's scheme followed by "//" (https://host/…), and a bare e-mail address; both name a place off this
+// machine's filesystem
+const NETWORK_URL = /^([a-z][a-z0-9+.-]*):\/\//i
+const MAILTO = /^mailto:/i
+const EMAIL = /^[^/@:\s]+@[^/@:\s]+$/
+
+// the path a file: URL names, read as Node's fileURLToPath reads it (percent-decoded, dot segments resolved);
+// one naming another host, or holding an encoded "/", names no path here
+const fileUrlPath = (s: string): Either<NotAPath, string> => {
+  try {
+    return right(fileURLToPath(s))
+  } catch (e) {
+    return unknown(`is a file: URL that names no local path (${e instanceof Error ? e.message : 'unreadable'})`)
+  }
+}
+
 /**
- * A raw location argument as an absolute, normalised path: absolute paths as they are, relative ones against
- * `root`. Anything that cannot be read cleanly is a Left giving the reason.
+ * A raw location value as the absolute path a server will resolve, in normal form: NFC, a `file:` URL read
+ * as its path, a relative path against `root`. A Left says why it is not plainly a path, and whether it
+ * plainly names a place off this machine (another URL, an e-mail address).
+ *
+ * @example
+ * import { readLocation } from './paths.js'
+ * assert.deepStrictEqual(readLocation('src/a.ts', '/proj'), { _tag: 'Right', right: '/proj/src/a.ts' })
+ * assert.deepStrictEqual(readLocation('file:///etc/passwd', '/proj'), { _tag: 'Right', right: '/etc/passwd' })
+ * assert.deepStrictEqual(readLocation('a@evil.example', '/proj'), {
+ *   _tag: 'Left',
+ *   left: { problem: 'is an e-mail address, not a path', elsewhere: true },
+ * })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const readLocation = (raw: unknown, root: string | undefined): Either<NotAPath, string> => {
+  if (typeof raw !== 'string')
+    return unknown(
+      raw === undefined
+        ? 'is missing'
+        : `is not a string (${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`,
+    )
+  if (raw.trim() !== raw) return unknown('begins or ends with white space')
+  let path = raw
+  if (/^file:/i.test(raw)) {
+    const named = fileUrlPath(raw)
+    if (named._tag === 'Left') return named
+    path = named.right
+  } else {
+    const scheme = NETWORK_URL.exec(raw)
+    if (scheme !== null) return elsewhere(`is a URL (${JSON.stringify(`${scheme[1] ?? ''}:`)}), not a path`)
+    if (MAILTO.test(raw) || EMAIL.test(raw)) return elsewhere('is an e-mail address, not a path')
+    const colon = raw.indexOf(':')
+    if (colon !== -1 && (raw.indexOf('/') === -1 || colon < raw.indexOf('/')))
+      return unknown('holds a ":" before any "/", so it may be a URL or a drive, not plainly a path')
+  }
+  const problem = problemOf(path)
+  if (problem !== undefined) return unknown(problem)
+  const nfc = path.normalize('NFC')
+  if (nfc.startsWith('/')) return right(fromSegments(segmentsOf(nfc)))
+  if (root === undefined) return unknown('is relative and this tool has no root')
+  const base = normalizeAbsolute(root)
+  if (base._tag === 'Left') return unknown('is relative and this tool has no usable root')
+  return right(fromSegments([...segmentsOf(base.right), ...segmentsOf(nfc)]))
+}
+
+/**
+ * A raw location argument as an absolute, normalised path (see `readLocation`), or why it cannot be read.
  *
  * @example
  * import { absolutise } from './paths.js'
@@ -157,45 +297,93 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
  * @category pure steps
  */
 export const absolutise = (raw: unknown, root: string | undefined): Either<string, string> => {
-  if (typeof raw !== 'string')
-    return left(
-      raw === undefined
-        ? 'is missing'
-        : `is not a string (${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`,
-    )
-  const problem = problemOf(raw)
-  if (problem !== undefined) return left(problem)
-  if (raw.startsWith('/')) return right(fromSegments(segmentsOf(raw)))
-  if (root === undefined) return left('is relative and this tool has no root')
-  const base = normalizeAbsolute(root)
-  if (base._tag === 'Left') return left('is relative and this tool has no usable root')
-  return right(fromSegments([...segmentsOf(base.right), ...segmentsOf(raw)]))
+  const read = readLocation(raw, root)
+  return read._tag === 'Right' ? read : left(read.left.problem)
 }
 
-// one location argument's value: a string, or each string of an array (named by its position, so the human
-// sees which one)
-const valuesOf = (arg: string, raw: unknown, root: string | undefined): ReadonlyArray<PathLocation> => {
-  const one = (name: string, v: unknown): PathLocation => {
-    const path = absolutise(v, root)
-    return path._tag === 'Right'
-      ? { _tag: 'Known', arg: name, path: path.right }
-      : { _tag: 'Unknown', arg: name, problem: path.left }
-  }
-  return Array.isArray(raw) ? raw.map((v: unknown, i) => one(`${arg}[${i}]`, v)) : [one(arg, raw)]
+// the words of an argument's name: snake_case, kebab-case, dotted and camelCase split, lower-cased
+const wordsOf = (name: string): ReadonlyArray<string> =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== '')
+    .map((w) => w.toLowerCase())
+
+/**
+ * Whether an argument's name looks like a location: its last word is one of `LOCATION_WORDS`, or the whole
+ * name is (`repo_path`, `filePath`, `cwd`, `output_dir`).
+ *
+ * @example
+ * import { looksLikeLocation } from './paths.js'
+ * assert.deepStrictEqual(['repo_path', 'filePath', 'cwd', 'workingDir', 'pathway', 'name'].map(looksLikeLocation), [
+ *   true,
+ *   true,
+ *   true,
+ *   true,
+ *   false,
+ *   false,
+ * ])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const looksLikeLocation = (name: string): boolean => {
+  const words = wordsOf(name)
+  const last = words[words.length - 1]
+  return last !== undefined && (LOCATION_WORDS.includes(last) || LOCATION_WORDS.includes(words.join('')))
 }
 
 /**
- * Every location of a call, in the order of `scope.names` (default `LOCATION_ARGS`): each name the tool
- * declares and the call gives, a string or each string of an array. A name the call gives and the tool does
- * not declare is an unknown location, listed after those (a decoy decides nothing); so are arguments that are
- * not an object, and every location of a tool whose declaration is not known. A call that gives none is one
- * missing location. Without `scope` (a caller that has no declaration) every name the call gives is read.
+ * The declared argument names that look like locations and are neither read as one nor said not to be one:
+ * the arguments `under` rules cannot judge, so a tool that has any fails closed.
+ *
+ * @example
+ * import { unreadLocations } from './paths.js'
+ * const scope = { names: ['path'], declared: new Set(['path', 'repo_path', 'message']), notLocations: new Set() }
+ * assert.deepStrictEqual(unreadLocations(scope), ['repo_path'])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const unreadLocations = (scope: LocationScope): ReadonlyArray<string> =>
+  [...(scope.declared ?? [])].filter(
+    (n) => looksLikeLocation(n) && !scope.names.includes(n) && !(scope.notLocations?.has(n) ?? false),
+  )
+
+// one value read as a location, named by its argument
+const readingOf = (arg: string, v: unknown, root: string | undefined): Reading => {
+  const read = readLocation(v, root)
+  if (read._tag === 'Right')
+    return typeof v === 'string' && v !== read.right
+      ? { _tag: 'Known', arg, path: read.right, sent: v }
+      : { _tag: 'Known', arg, path: read.right }
+  return read.left.elsewhere
+    ? { _tag: 'Elsewhere', arg, problem: read.left.problem }
+    : { _tag: 'Unknown', arg, problem: read.left.problem }
+}
+
+// one argument's value: a string, or each element of an array (named by its position, so the human sees which)
+const readingsOf = (arg: string, raw: unknown, root: string | undefined): ReadonlyArray<Reading> =>
+  Array.isArray(raw) ? raw.map((v: unknown, i) => readingOf(`${arg}[${i}]`, v, root)) : [readingOf(arg, raw, root)]
+
+const NOT_DECLARED = 'is not an argument this tool declares'
+
+/**
+ * Every location of a call, in this order: the values of each name of `scope.names` (default `LOCATION_ARGS`)
+ * the tool declares and the call gives, a string or each element of an array; then each declared argument
+ * whose name looks like a location but is not read (`Unread`, with what it would read as, whether or not the
+ * call gives it); then each location name, or name that looks like one, that the call gives and the tool
+ * does not declare (an unknown decoy, deciding nothing). When the tool's declaration is not known, every
+ * location name the call gives is read, and every other key that looks like a location is `Unread`. A call
+ * that gives none is one missing location when the tool is known (unknown when it is not). Arguments that are
+ * not an object are one unknown location. Without `scope` (a caller that has no declaration) every name the
+ * call gives is read, as when the declaration is not known.
  *
  * @example
  * import { locate } from './paths.js'
  * const scope = { names: ['source', 'destination', 'path'], declared: new Set(['source', 'destination']) }
  * assert.deepStrictEqual(locate({ source: 'a', destination: '/b', path: '/p' }, 'fs_move', { fs_: '/p' }, scope), [
- *   { _tag: 'Known', arg: 'source', path: '/p/a' },
+ *   { _tag: 'Known', arg: 'source', path: '/p/a', sent: 'a' },
  *   { _tag: 'Known', arg: 'destination', path: '/b' },
  *   { _tag: 'Unknown', arg: 'path', problem: 'is not an argument this tool declares' },
  * ])
@@ -212,29 +400,42 @@ export const locate = (
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return [{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read as a JSON object' }]
   }
-  if (scope !== undefined && scope.declared === undefined) {
-    return [
-      {
-        _tag: 'Unknown',
-        arg: 'arguments',
-        problem:
-          "cannot be located: this tool's declaration is not known (its tools were not listed through the policy)",
-      },
-    ]
-  }
   try {
     const root = rootFor(roots, tool)
+    const names = scope?.names ?? LOCATION_ARGS
+    const declared = scope?.declared
+    const notLocations = scope?.notLocations
+    const given = args as Readonly<Record<string, unknown>>
     const out: Array<PathLocation> = []
-    // the decoys after the tool's own locations, so a human reads those first
-    const decoys: Array<PathLocation> = []
-    for (const arg of scope?.names ?? LOCATION_ARGS) {
-      if (!hasOwn(args, arg)) continue
-      if (scope?.declared !== undefined && !scope.declared.has(arg))
-        decoys.push({ _tag: 'Unknown', arg, problem: 'is not an argument this tool declares' })
-      else out.push(...valuesOf(arg, (args as Readonly<Record<string, unknown>>)[arg], root))
-    }
-    out.push(...decoys)
-    return out.length > 0 ? out : [{ _tag: 'Missing' }]
+    for (const arg of names)
+      if (hasOwn(args, arg) && (declared?.has(arg) ?? true)) out.push(...readingsOf(arg, given[arg], root))
+    // what the rules cannot read: declared names that look like locations (the tool's own), or, with no
+    // declaration, such keys the call gives
+    const unread =
+      declared === undefined
+        ? Object.keys(args).filter(
+            (k) => looksLikeLocation(k) && !names.includes(k) && !(notLocations?.has(k) ?? false),
+          )
+        : unreadLocations({ names, declared, ...(notLocations === undefined ? {} : { notLocations }) })
+    for (const arg of unread)
+      for (const reading of readingsOf(arg, hasOwn(args, arg) ? given[arg] : undefined, root))
+        out.push({ _tag: 'Unread', arg, reading })
+    // the decoys last, so a human reads the tool's own locations first
+    if (declared !== undefined)
+      for (const k of Object.keys(args))
+        if (!declared.has(k) && !(notLocations?.has(k) ?? false) && (names.includes(k) || looksLikeLocation(k)))
+          out.push({ _tag: 'Unknown', arg: k, problem: NOT_DECLARED })
+    if (out.length > 0) return out
+    return declared === undefined && scope !== undefined
+      ? [
+          {
+            _tag: 'Unknown',
+            arg: 'arguments',
+            problem:
+              "give no location, and this tool's declaration is not known (its tools were not listed through the policy)",
+          },
+        ]
+      : [{ _tag: 'Missing' }]
   } catch {
     // a Proxy or a throwing getter: nothing about its location can be trusted
     return [{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read' }]
@@ -257,29 +458,28 @@ export const isInside = (dir: string, path: string): boolean =>
   dir === '/' ? path.startsWith('/') : path === dir || path.startsWith(dir + '/')
 
 /**
- * Where one location stands against a directory. A directory that is not a clean absolute path makes every
- * result `unknown`.
+ * Where a canonical path stands against a canonical directory: inside it (itself included), holding it (an
+ * ancestor of it), or neither.
+ *
+ * @example
+ * import { standing } from './paths.js'
+ * assert.deepStrictEqual(['/d/x', '/d', '/', '/e'].map((p) => standing('/d', p)), ['inside', 'inside', 'holds', 'outside'])
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const locationWithin =
-  (dir: string) =>
-  (location: PathLocation): Containment => {
-    if (location._tag !== 'Known') return 'unknown'
-    const d = normalizeAbsolute(dir)
-    if (d._tag === 'Left') return 'unknown'
-    return isInside(d.right, location.path) ? 'inside' : 'outside'
-  }
+export const standing = (dir: string, path: string): Exclude<Containment, 'unknown'> =>
+  isInside(dir, path) ? 'inside' : isInside(path, dir) ? 'holds' : 'outside'
 
 /**
- * Tri-state containment of a raw location argument in `dir`, relative paths read against `root`. A `..`
- * segment, a NUL, a backslash, a relative path with no root, a missing or non-string argument: each is
- * `unknown`.
+ * Tri-state containment of a raw location argument in `dir`, read lexically (`readLocation`), relative paths
+ * against `root`: `inside`, `holds` (the location is an ancestor of `dir`), `outside`, or `unknown` for
+ * anything that is not plainly a path.
  *
  * @example
  * import { containment } from './paths.js'
  * assert.strictEqual(containment('/tmp/root', '/tmp/root/a.txt'), 'inside')
+ * assert.strictEqual(containment('/tmp/root', '/tmp'), 'holds')
  * assert.strictEqual(containment('/tmp/root', '/tmp/root2'), 'outside')
  * assert.strictEqual(containment('/tmp/root', '/tmp/root/../etc'), 'unknown')
  * assert.strictEqual(containment('/tmp/root', 'a.txt', '/tmp/root'), 'inside')
@@ -288,9 +488,10 @@ export const locationWithin =
  * @category pure steps
  */
 export const containment = (dir: string, raw: unknown, root?: string): Containment => {
-  const path = absolutise(raw, root)
-  if (path._tag === 'Left') return 'unknown'
-  return locationWithin(dir)({ _tag: 'Known', arg: 'path', path: path.right })
+  const path = readLocation(raw, root)
+  const d = normalizeAbsolute(dir)
+  if (path._tag === 'Left' || d._tag === 'Left') return 'unknown'
+  return standing(d.right, path.right)
 }
 
 /**
@@ -331,3 +532,19 @@ export const commonDirectory = (paths: ReadonlyArray<string>): string | undefine
  * @category pure steps
  */
 export const parentDirectory = (path: string): string => fromSegments(segmentsOf(path).slice(0, -1))
+
+/**
+ * The segments of a normalised absolute path (`[]` for `/`), and the path they make.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const pathSegments = segmentsOf
+
+/**
+ * The absolute path the segments make.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const joinSegments = fromSegments

@@ -6,6 +6,8 @@
  *
  * @since 0.1.0
  */
+import { resolve as resolvePath } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Either } from 'fp-ts/lib/Either.js'
 import type { IO } from 'fp-ts/lib/IO.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
@@ -24,6 +26,9 @@ import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
 import type { QuestionQueue } from '../steps/policy/questions.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
+import type { ProtectedFile } from '../steps/policy/evaluate.js'
+import type { LocationResolver } from '../kernel/resolve.js'
+import { filesystemResolver, lexicalResolver } from '../kernel/resolve.js'
 import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
 import { MAX_TIMER_MS, didYouMean } from '../kernel/options.js'
@@ -140,6 +145,20 @@ export interface Gateway {
   readonly stats: () => Promise<ReadonlyArray<PairCount>>
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
+}
+
+/**
+ * Where the gateway's own files are, besides those its configuration names (`store`, `log`): no call may
+ * touch any of them.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface GatewayFiles {
+  /** The configuration file it was started from (and reloads). */
+  readonly config?: string
+  /** The log, when it is given apart from the configuration (`--log`); the configuration's `log` otherwise. */
+  readonly log?: string
 }
 
 // -------------------------------------------------------------------------------------
@@ -347,6 +366,10 @@ interface Serving {
   readonly upstreams: ReadonlyMap<string, Upstream>
   readonly namespace: Provider<unknown>
   readonly upstreamOf: (tool: string) => string
+  /** How a tool's locations are resolved: on this filesystem for a command's tools (it shares it), else as written. */
+  readonly resolverOf: (tool: string) => LocationResolver
+  /** The gateway's own files, which no call may touch. */
+  readonly protect: ReadonlyArray<ProtectedFile>
 }
 
 // what a session keeps across reloads: one question at a time, and the human's "always" answers
@@ -366,6 +389,40 @@ interface SessionLink {
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
+
+/**
+ * The files no call may touch: the configuration, the log, and a `file:` store with its lock, each made
+ * absolute against the working directory, in a configuration's terms.
+ *
+ * @example
+ * import { ownFiles } from './gateway.js'
+ * const config = { servers: [], rules: [], tolerate: [], locationArgs: [], reasons: true, log: '/var/log/ts.jsonl', store: 'file:/srv/grants.json' }
+ * assert.deepStrictEqual(
+ *   ownFiles(config, { config: '/etc/ts.json' }).map((f) => f.path),
+ *   ['/etc/ts.json', '/var/log/ts.jsonl', '/srv/grants.json', '/srv/grants.json.lock'],
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const ownFiles = (config: GatewayConfig, files: GatewayFiles = {}): ReadonlyArray<ProtectedFile> => {
+  const at = (p: string): string => resolvePath(p)
+  const log = files.log ?? config.log
+  const store =
+    config.store === undefined || !config.store.startsWith('file:')
+      ? undefined
+      : at(config.store.startsWith('file://') ? fileURLToPath(config.store) : config.store.slice('file:'.length))
+  return [
+    ...(files.config === undefined ? [] : [{ path: at(files.config), what: "the gateway's configuration" }]),
+    ...(log === undefined ? [] : [{ path: at(log), what: "the gateway's log" }]),
+    ...(store === undefined
+      ? []
+      : [
+          { path: store, what: "the gateway's store of grants" },
+          { path: `${store}.lock`, what: "the lock of the gateway's store" },
+        ]),
+  ]
+}
 
 /** Whether the listing of `names` differs under `before` and `after`: a bare deny hides a tool from it. */
 const listingDiffers = (
@@ -416,6 +473,7 @@ export const startGateway = async (
   config: GatewayConfig,
   onRecord: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
+  files: GatewayFiles = {},
 ): Promise<Gateway> => {
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
   // opened before any upstream starts: a store that cannot be opened (a corrupt file) starts nothing
@@ -481,6 +539,9 @@ export const startGateway = async (
       { diagnose, listWaitMs: c.listWaitMs ?? 2_000 },
     )
 
+  // a command upstream runs here and shares this filesystem: its locations are judged where they lead
+  const onThisMachine = filesystemResolver()
+  const asWritten = lexicalResolver()
   // what sessions are served from; one ref, replaced whole by a reload, so a session sees one configuration
   const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
     // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
@@ -489,6 +550,11 @@ export const startGateway = async (
       config: c,
       upstreams,
       upstreamOf: (tool) => serverOf(tool)?.name ?? '',
+      resolverOf: (tool) => {
+        const spec = serverOf(tool)?.spec
+        return spec !== undefined && hasOwn(spec, 'command') ? onThisMachine : asWritten
+      },
+      protect: ownFiles(c, files),
       // shared by every session; per-session state (seen-set, listed names) is built in stackOf
       namespace: pipe(
         registry(
@@ -613,6 +679,8 @@ export const startGateway = async (
       withPolicy({
         rules: now.config.rules,
         locationArgs: now.config.locationArgs,
+        resolver: now.resolverOf,
+        protect: now.protect,
         onAsk: session.askHuman,
         questions: kept.questions,
         grants: kept.grants,
@@ -635,7 +703,9 @@ export const startGateway = async (
   // grants) are kept; its audit's seen-set and listed names are not: a misspelling already said is said once
   // more, and the new stack lists before its first call.
   const stackFor = (session: McpSession, link: SessionLink): Provider<unknown> => {
-    const kept: SessionKept = { questions: newQuestionQueue(), grants: [] }
+    // one host, one human: a call that would be asked about while its question is open is refused at once (the
+    // host's own elicitation handler may be the caller, and would wait for itself)
+    const kept: SessionKept = { questions: newQuestionQueue({ whileOpen: 'refuse' }), grants: [] }
     link.kept = kept
     let built: { readonly from: Serving; readonly stack: Provider<unknown> } | undefined
     const stackNow = (): Provider<unknown> => {

@@ -213,13 +213,26 @@ const ruleShown = (r: Rule): string => showText(drawRule(r), 2000).text
 /**
  * The `elicitation/create` form that asks the host's human about one call: the question, facts first
  * (`drawPermissionRequest`: the tool, every location with its argument, every argument, what "always"
- * remembers, and last the model's `reason`, escaped on one line), and the four possible answers.
+ * remembers, and last the model's `reason`, escaped on one line), and the possible answers: "always" only
+ * when the request offers a rule.
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const elicitationFor = (request: PermissionRequest): ElicitRequestFormParams => {
   const lines = drawPermissionRequest(request)
+  const rule = request.suggestedRule
+  // "always" only when the request offers a rule: one it does not offer would cover more than was shown
+  const choices: ReadonlyArray<readonly [PermissionAnswer['action'], string]> = [
+    ['allow-once', 'Allow once'],
+    ['deny-once', 'Deny once'],
+    ...(rule === undefined
+      ? []
+      : ([
+          ['always-allow', `Always allow (${ruleShown(rule)})`],
+          ['always-deny', `Always deny (${ruleShown({ ...rule, decision: 'deny' })})`],
+        ] as const)),
+  ]
   return {
     message: lines.join('\n'),
     requestedSchema: {
@@ -228,13 +241,8 @@ export const elicitationFor = (request: PermissionRequest): ElicitRequestFormPar
         action: {
           type: 'string',
           title: 'Your answer',
-          enum: [...ACTIONS],
-          enumNames: [
-            'Allow once',
-            'Deny once',
-            `Always allow (${ruleShown(request.suggestedRule)})`,
-            `Always deny (${ruleShown({ ...request.suggestedRule, decision: 'deny' })})`,
-          ],
+          enum: choices.map(([a]) => a),
+          enumNames: choices.map(([, name]) => name),
         },
       },
       required: ['action'],

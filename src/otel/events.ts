@@ -11,7 +11,7 @@ import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import type { AuditDiagnostic } from '../combinators/UnknownKeys.js'
 import { diagnoseToStderr, drawAuditDiagnostic, warnToStderr } from '../combinators/UnknownKeys.js'
 import type { PolicyDiagnostic } from '../combinators/Policy.js'
-import { drawPolicyDiagnostic } from '../combinators/Policy.js'
+import { drawPolicyDiagnostic, isPolicyDiagnostic } from '../combinators/Policy.js'
 import { cut, MAX_TELEMETRY_CHARS, MAX_TELEMETRY_KEYS } from '../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ export const warningAttributes = (w: UnknownKeyWarning): ReadonlyArray<Attribute
 export const diagnosticAttributes = (d: AnyDiagnostic): Attributes => ({
   [OTEL_NAMES.diagnosticKind]: d._tag,
   [OTEL_NAMES.diagnosticMessage]: cut(
-    d._tag === 'RulesNameNoTool' ? drawPolicyDiagnostic(d) : drawAuditDiagnostic(d),
+    isPolicyDiagnostic(d) ? drawPolicyDiagnostic(d) : drawAuditDiagnostic(d),
     4 * MAX_ATTRIBUTE_CHARS,
   ),
 })
@@ -204,9 +204,7 @@ export const otelAudit = (options?: OtelAuditOptions): OtelAudit => {
       onSpan(tracer, (span) => span.addEvent(OTEL_NAMES.diagnosticEvent, diagnosticAttributes(d)))
       if (stderr)
         run(
-          d._tag === 'RulesNameNoTool'
-            ? () => void process.stderr.write(drawPolicyDiagnostic(d) + '\n')
-            : diagnoseToStderr(d),
+          isPolicyDiagnostic(d) ? () => void process.stderr.write(drawPolicyDiagnostic(d) + '\n') : diagnoseToStderr(d),
         )
     },
   }

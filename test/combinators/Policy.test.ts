@@ -45,7 +45,7 @@ const DECLS = [
   decl('fs_read', ['path']),
   decl('fs_write', ['path', 'content']),
   decl('fs_delete', ['path']),
-  decl('web_get', ['url']),
+  decl('web_get', ['query']),
 ]
 
 const RULES: ReadonlyArray<Rule> = [
@@ -471,7 +471,17 @@ describe('withPolicy: ask', () => {
       paths: ['/p/docs/a.md'],
       suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/p/docs' },
       remembered: 'session',
-      locations: [{ _tag: 'Known', arg: { text: 'path', cut: 0 }, path: { text: '/p/docs/a.md', cut: 0 } }],
+      locations: [
+        {
+          _tag: 'Known',
+          arg: { text: 'path', cut: 0 },
+          path: { text: '/p/docs/a.md', cut: 0 },
+          // what the model sent, beside what it resolves to
+          sent: { text: '"docs/a.md"', cut: 0 },
+          // it lies in the directory of the rule that asks
+          concern: 'touches',
+        },
+      ],
       shown: [
         { key: { text: '"path"', cut: 0 }, value: { text: '"docs/a.md"', cut: 0 } },
         { key: { text: '"content"', cut: 0 }, value: { text: '"x"', cut: 0 } },
@@ -524,10 +534,11 @@ describe('withPolicy: ask', () => {
     const { requests, onAsk } = scripted([{ action: 'deny-once' }, { action: 'deny-once' }])
     // no deny under a directory here: it would refuse the unreadable path outright
     const { policy } = setup({ onAsk, rules: [{ tool: 'fs_write', decision: 'allow', under: '/p/src' }] })
-    await run(policy, [call('1', 'web_get', { url: 'https://x' }), call('2', 'fs_write', { path: 7 })])
+    await run(policy, [call('1', 'web_get', { query: 'https://x' }), call('2', 'fs_write', { path: 7 })])
     expect(requests.map((r) => [r.why, r.rule, r.paths, r.suggestedRule])).toEqual([
       ['no-match', undefined, [], { tool: 'web_get', decision: 'allow' }],
-      ['unevaluable-path', undefined, [], { tool: 'fs_write', decision: 'allow', under: '/p' }],
+      // a location that could not be read: "always" is not offered, for no rule would say what was shown
+      ['unevaluable-path', undefined, [], undefined],
     ])
   })
 
@@ -559,8 +570,8 @@ describe('withPolicy: ask', () => {
   it('always-deny records a deny grant: later calls are refused without asking, naming the user', async () => {
     const { requests, onAsk } = scripted([{ action: 'always-deny' }])
     const { inner, policy } = setup({ onAsk })
-    const first = await run(policy, [call('1', 'web_get', { url: 'a' })])
-    const second = await run(policy, [call('2', 'web_get', { url: 'b' })])
+    const first = await run(policy, [call('1', 'web_get', { query: 'a' })])
+    const second = await run(policy, [call('2', 'web_get', { query: 'b' })])
     expect(requests).toHaveLength(1)
     expect(inner.rec.batches).toHaveLength(0)
     expect(first[0]?.content).toContain('and refused calls like it for this session (rule: deny "web_get")')
@@ -594,7 +605,7 @@ describe('withPolicy: ask', () => {
 
   it('initial grants answer without anyone to ask', async () => {
     const { policy, inner } = setup({ grants: [{ tool: 'web_get', decision: 'allow' }] })
-    const out = await run(policy, [call('1', 'web_get', { url: 'x' })])
+    const out = await run(policy, [call('1', 'web_get', { query: 'x' })])
     expect(out[0]?.is_error).toBeUndefined()
     expect(inner.rec.batches).toHaveLength(1)
     expect(policy.grants()).toEqual([{ tool: 'web_get', decision: 'allow' }])
@@ -602,7 +613,7 @@ describe('withPolicy: ask', () => {
 
   it('headless (no onAsk): refuses each asked call only, in words the model can act on', async () => {
     const { policy, inner } = setup()
-    const out = await run(policy, [call('1', 'web_get', { url: 'x' }), call('2', 'fs_read', { path: '/a' })])
+    const out = await run(policy, [call('1', 'web_get', { query: 'x' }), call('2', 'fs_read', { path: '/a' })])
     expect(out[0]).toMatchObject({ tool_call_id: '1', is_error: true })
     expect(out[0]?.content).toBe(
       'This call to "web_get" needs the user\'s permission, and no one is available to give it, so it was not run. Use a tool the policy allows, or ask the user to allow "web_get".',
@@ -683,7 +694,7 @@ describe('withPolicy: ask', () => {
   it('refuses without asking a call whose arguments cannot be shown', async () => {
     const { requests, onAsk } = scripted([{ action: 'allow-once' }])
     const { policy } = setup({ onAsk })
-    const out = await run(policy, [call('1', 'web_get', '{"url":'), call('2', 'web_get', [1], true)])
+    const out = await run(policy, [call('1', 'web_get', '{"query":'), call('2', 'web_get', [1], true)])
     expect(requests).toHaveLength(0)
     expect(out[0]?.content).toContain('but it cannot be shown to them: the arguments are not valid JSON')
     expect(out[1]?.content).toContain('the arguments must be a JSON object, but they are an array')
@@ -704,7 +715,7 @@ describe('withPolicy: ask', () => {
         throw new Error('disk full')
       },
     })
-    const out = await run(policy, [call('1', 'web_get', { url: 'x' })])
+    const out = await run(policy, [call('1', 'web_get', { query: 'x' })])
     expect(out[0]?.is_error).toBeUndefined()
     expect(inner.rec.batches).toHaveLength(1)
     expect(policy.grants()).toHaveLength(1)
@@ -738,9 +749,9 @@ describe('withPolicy: shared grants', () => {
   it('reads the shared grants again at each judgement: one added after a call applies to the next', async () => {
     const store = sharedList()
     const { policy, inner } = setup({ shared: store.shared })
-    const first = await run(policy, [call('1', 'web_get', { url: 'a' })])
+    const first = await run(policy, [call('1', 'web_get', { query: 'a' })])
     store.set([{ tool: 'web_get', decision: 'allow' }])
-    const second = await run(policy, [call('2', 'web_get', { url: 'b' })])
+    const second = await run(policy, [call('2', 'web_get', { query: 'b' })])
     expect(first[0]?.is_error).toBe(true)
     expect(second[0]?.is_error).toBeUndefined()
     expect(inner.rec.batches.flat().map((c) => c.id)).toEqual(['2'])
@@ -775,7 +786,7 @@ describe('withPolicy: shared grants', () => {
     const { policy } = setup({ shared: store.shared, onDecision: (d) => () => void decisions.push(d) })
     await ready(policy)
     store.set([{ tool: 'web_get', decision: 'deny' }])
-    const out = await run(policy, [call('1', 'web_get', { url: 'a' })])
+    const out = await run(policy, [call('1', 'web_get', { query: 'a' })])
     const listing = await policy.toolsForLlm()
     expect(out[0]?.is_error).toBe(true)
     expect(decisions).toMatchObject([{ tool: 'web_get', outcome: 'refused', by: 'grant' }])
@@ -796,7 +807,7 @@ describe('withPolicy: shared grants', () => {
     for (const shared of [throwing, notArray]) {
       const { onAsk } = scripted([{ action: 'always-allow' }])
       const { policy } = setup({ shared, onAsk })
-      const out = await run(policy, [call('1', 'fs_read', { path: '/p/a' }), call('2', 'web_get', { url: 'a' })])
+      const out = await run(policy, [call('1', 'fs_read', { path: '/p/a' }), call('2', 'web_get', { query: 'a' })])
       expect(out.map((r) => r.is_error)).toEqual([undefined, undefined])
       expect(policy.grants()).toEqual([{ tool: 'web_get', decision: 'allow' }])
     }
@@ -877,8 +888,8 @@ describe('withPolicy: one question at a time', () => {
     const told: Array<unknown> = []
     const { policy, inner } = setup({ onAsk: slow, onDecision: (d) => () => void told.push(d) })
     const [x, y] = await Promise.all([
-      run(policy, [call('a', 'web_get', { url: '1' })]),
-      run(policy, [call('b', 'web_get', { url: '2' })]),
+      run(policy, [call('a', 'web_get', { query: '1' })]),
+      run(policy, [call('b', 'web_get', { query: '2' })]),
     ])
     expect(requests).toHaveLength(1)
     expect([x?.[0]?.is_error, y?.[0]?.is_error]).toEqual([undefined, undefined])
@@ -925,7 +936,7 @@ describe('withPolicy: toolsForLlm', () => {
   it('leaves out a tool the user has refused outright for this session', async () => {
     const { onAsk } = scripted([{ action: 'always-deny' }])
     const { policy } = setup({ onAsk })
-    await run(policy, [call('1', 'web_get', { url: 'x' })])
+    await run(policy, [call('1', 'web_get', { query: 'x' })])
     expect(await names(policy)).toEqual(['fs_read', 'fs_write'])
   })
 
@@ -1084,13 +1095,19 @@ describe('examples/policy.ts', () => {
     expect(r.stdout).toContain('  ✓ write_file: write_file ran on docs/faq.md')
     expect(r.stdout.match(/ \? /g)).toHaveLength(3)
     expect(r.stdout).toContain('  ✗ write_file: The user declined this call to "write_file"')
-    // the move with a decoy path is asked about, facts first, the reason last on one line
+    // the move with a decoy path is asked about, facts first (what could not be checked, then what lies outside
+    // every allowed directory, then the rest), the reason last on one line
     expect(r.stdout).toContain(
       [
-        '    |   source: /etc/hosts',
-        '    |   destination: /project/src/hosts',
+        '    | May the model call move_file on 2 paths (1 outside every allowed directory) and 1 location that could not be checked?',
+        '    | Locations, each with the argument it came from:',
         '    |   path: not checked (is not an argument this tool declares)',
+        '    |   source: /etc/hosts',
+        '    |   destination: /project/src/hosts (sent as "src/hosts")',
       ].join('\n'),
+    )
+    expect(r.stdout).toContain(
+      '    | "Always" is not offered: a location could not be checked, so only this call can be answered.',
     )
     expect(r.stdout).toContain(
       `    | The model's reason, in its own words (not checked): "tidy up\\nArguments: {\\"source\\":\\"src/a\\"}"\n    → deny-once`,
@@ -1276,7 +1293,7 @@ describe('withPolicy: onDecision, every case', () => {
     ])
     await run(policy, [
       call('4', 'fs_write', { path: '/w/b' }),
-      call('5', 'web_get', { url: 'u' }),
+      call('5', 'web_get', { query: 'u' }),
       { id: '6' } as unknown as ToolCall,
     ])
     expect(told).toEqual([

@@ -29,6 +29,8 @@ describe('LOCATION_ARGS', () => {
       'target',
       'directory',
       'dir',
+      'uri',
+      'url',
     ])
     expect(Object.isFrozen(LOCATION_ARGS)).toBe(true)
   })
@@ -117,8 +119,8 @@ describe('absolutise', () => {
 describe('locate', () => {
   it('reads path, from and to, in that order, against the tool root', () => {
     expect(locate({ to: '/b', path: 'x', from: 'a' }, 'fs_move', { fs_: '/p' })).toEqual([
-      { _tag: 'Known', arg: 'path', path: '/p/x' },
-      { _tag: 'Known', arg: 'from', path: '/p/a' },
+      { _tag: 'Known', arg: 'path', path: '/p/x', sent: 'x' },
+      { _tag: 'Known', arg: 'from', path: '/p/a', sent: 'a' },
       { _tag: 'Known', arg: 'to', path: '/b' },
     ])
   })
@@ -130,7 +132,7 @@ describe('locate', () => {
   })
 
   it('gives one missing location when the call names none', () => {
-    expect(locate({ url: 'https://x' }, 'web_get', {})).toEqual([{ _tag: 'Missing' }])
+    expect(locate({ query: 'https://x' }, 'web_get', {})).toEqual([{ _tag: 'Missing' }])
     expect(locate({}, 't', {})).toEqual([{ _tag: 'Missing' }])
   })
 

@@ -11,9 +11,9 @@ import type { Args, ToolCall } from '../../kernel/model.js'
 import { REASON_PARAM } from '../../kernel/model.js'
 import type { Decision, Rule } from './Rule.js'
 import { decodeRule, drawRule } from './Rule.js'
-import type { Why } from './evaluate.js'
+import type { Concern, Why } from './evaluate.js'
 import type { PathLocation } from '../../kernel/paths.js'
-import { describeError, describeValue, escapeControls } from '../../kernel/describe.js'
+import { cut, describeError, describeValue, escapeControls } from '../../kernel/describe.js'
 import { hasOwn, own, ownCopy } from '../../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -63,14 +63,21 @@ export interface Shown {
 }
 
 /**
- * One location of a call, as shown: the argument it came from, and where it points (absolute, normalised) or
- * why it could not be checked.
+ * One location of a call, as shown: the argument it came from, and where it points (in the form judged: the
+ * path the server will resolve, with what the model sent when that differs) or why it could not be checked;
+ * and what a human should look at first (`concern`).
  *
  * @since 0.1.0
  * @category model
  */
 export type ShownLocation =
-  | { readonly _tag: 'Known'; readonly arg: Shown; readonly path: Shown }
+  | {
+      readonly _tag: 'Known'
+      readonly arg: Shown
+      readonly path: Shown
+      readonly sent?: Shown
+      readonly concern: Concern
+    }
   | { readonly _tag: 'Unknown'; readonly arg: Shown; readonly problem: string }
 
 /**
@@ -102,8 +109,11 @@ export interface PermissionRequest {
   readonly rule: Rule | undefined
   readonly why: Why
   readonly paths: ReadonlyArray<string>
-  /** The rule an "always" answer records when it gives none. */
-  readonly suggestedRule: Rule
+  /**
+   * The rule an "always" answer records when it gives none; `undefined` when "always" is not offered (a
+   * location could not be checked, so no rule would say only what was shown): answer once.
+   */
+  readonly suggestedRule: Rule | undefined
   /**
    * How long an "always" answer lasts: this session (the default), or every session sharing the grants (a
    * gateway's store, across restarts and replicas).
@@ -112,8 +122,9 @@ export interface PermissionRequest {
   // the three below are optional only so that a request written by hand (a host's test) still type-checks:
   // `requestFor` always gives them
   /**
-   * Every location the policy judged, with the argument it came from; a key the tool does not declare is
-   * listed as unknown.
+   * Every location the policy judged, with the argument it came from, those a human should look at first
+   * first (unknown, then touching a guarded directory, then outside every allowed one); a key the tool does
+   * not declare is listed as unknown.
    */
   readonly locations?: ReadonlyArray<ShownLocation>
   /** Every argument key, in the call's order, with its value; `reason` among them, its value shown below. */
@@ -134,7 +145,16 @@ const quote = (s: string): string => JSON.stringify(s)
  * @since 0.1.0
  * @category model
  */
-export const SHOWN_LIMITS = Object.freeze({ tool: 200, key: 100, value: 200, path: 500, reason: 500 })
+export const SHOWN_LIMITS = Object.freeze({
+  tool: 200,
+  key: 100,
+  value: 200,
+  path: 500,
+  reason: 500,
+  /** Lines of locations, then of arguments, a question shows before "and N more". */
+  locations: 12,
+  arguments: 30,
+})
 
 const bounded = (escaped: string, max: number): Shown => {
   if (escaped.length <= max) return { text: escaped, cut: 0 }
@@ -182,9 +202,20 @@ export const showValue = (u: unknown, max: number): Shown => {
 
 const shownMore = (s: Shown): string => (s.cut === 0 ? s.text : `${s.text}… (${s.cut} more characters not shown)`)
 
+const RANK: Readonly<Record<Concern, number>> = { unknown: 0, touches: 1, outside: 2, inside: 3 }
+
+// a location's problem, as shown: its words are the policy's, but they may quote a model's argument name
+const problemOf = (l: Exclude<PathLocation, { readonly _tag: 'Known' | 'Missing' }>): string => {
+  if (l._tag !== 'Unread') return l.problem
+  const reads = l.reading._tag === 'Known' ? `; it reads as ${l.reading.path}` : ''
+  return `looks like a location and is not read as one: a locationArgs entry ${JSON.stringify(cut(l.arg, 100))} reads it${reads}`
+}
+
 /**
  * The locations, arguments and reason of a request, shown: the facts a human decides on, each escaped and
- * bounded.
+ * bounded; the locations in the order a human should read them (`concerns`, one per location: unknown first,
+ * then touching a guarded directory, then outside every allowed one, then the rest), each kind in the call's
+ * order.
  *
  * @since 0.1.0
  * @category pure steps
@@ -192,16 +223,22 @@ const shownMore = (s: Shown): string => (s.cut === 0 ? s.text : `${s.text}… ($
 export const showFacts = (
   locations: ReadonlyArray<PathLocation>,
   args: Args,
+  concerns: ReadonlyArray<Concern> = [],
 ): Required<Pick<PermissionRequest, 'locations' | 'shown' | 'reason'>> => ({
-  locations: locations.flatMap((l): ReadonlyArray<ShownLocation> => {
-    if (l._tag === 'Missing') return []
-    const arg = showText(l.arg, SHOWN_LIMITS.key)
-    return [
-      l._tag === 'Known'
-        ? { _tag: 'Known', arg, path: showText(l.path, SHOWN_LIMITS.path) }
-        : { _tag: 'Unknown', arg, problem: l.problem },
-    ]
-  }),
+  locations: locations
+    .map((l, i) => ({ l, concern: concerns[i] ?? (l._tag === 'Known' ? 'inside' : 'unknown') }))
+    .sort((a, b) => RANK[a.concern] - RANK[b.concern])
+    .flatMap(({ l, concern }): ReadonlyArray<ShownLocation> => {
+      if (l._tag === 'Missing') return []
+      const arg = showText(l.arg, SHOWN_LIMITS.key)
+      if (l._tag !== 'Known') return [{ _tag: 'Unknown', arg, problem: problemOf(l) }]
+      const path = showText(l.path, SHOWN_LIMITS.path)
+      return [
+        l.sent === undefined
+          ? { _tag: 'Known', arg, path, concern }
+          : { _tag: 'Known', arg, path, sent: showValue(l.sent, SHOWN_LIMITS.path), concern },
+      ]
+    }),
   shown: Object.keys(args).map((k) => ({
     key: showValue(k, SHOWN_LIMITS.key),
     value: showValue(args[k], SHOWN_LIMITS.value),
@@ -209,11 +246,53 @@ export const showFacts = (
   reason: hasOwn(args, REASON_PARAM) ? showValue(args[REASON_PARAM], SHOWN_LIMITS.reason) : undefined,
 })
 
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
+
+// the first line: the tool and where, short whatever the call: one path is named, more are counted, with how
+// many a human should look at first, and how many locations could not be checked at all
+const firstLine = (tool: string, paths: ReadonlyArray<string>, locations: ReadonlyArray<ShownLocation>): string => {
+  const unchecked = locations.filter((l) => l._tag === 'Unknown').length
+  const [only] = paths
+  if (unchecked === 0 && paths.length === 1 && only !== undefined)
+    return `May the model call ${tool} on ${shownMore(showText(only, SHOWN_LIMITS.path))}?`
+  const count = (c: Concern): number => locations.filter((l) => l._tag === 'Known' && l.concern === c).length
+  const notes = [
+    [count('touches'), 'in a guarded directory'],
+    [count('outside'), 'outside every allowed directory'],
+  ] as const
+  const said = notes.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`)
+  const where = [
+    ...(paths.length === 0
+      ? []
+      : [`${plural(paths.length, 'path')}${said.length === 0 ? '' : ` (${said.join(', ')})`}`]),
+    ...(unchecked === 0 ? [] : [`${plural(unchecked, 'location')} that could not be checked`]),
+  ]
+  return `May the model call ${tool}${where.length === 0 ? '' : ` on ${where.join(' and ')}`}?`
+}
+
+// at most `max` lines of `items`, then one saying how many more there are
+const capped = <A>(
+  items: ReadonlyArray<A>,
+  max: number,
+  line: (a: A) => string,
+  more: string,
+): ReadonlyArray<string> =>
+  items.length <= max
+    ? items.map(line)
+    : [...items.slice(0, max).map(line), `  … and ${items.length - max} more ${more} not shown`]
+
+const locationLine = (l: ShownLocation): string =>
+  l._tag === 'Known'
+    ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}${l.sent === undefined ? '' : ` (sent as ${shownMore(l.sent)})`}`
+    : `  ${shownMore(l.arg)}: not checked (${escapeControls(l.problem)})`
+
 /**
- * A request as the lines of a question, facts first: the tool (and the paths), every location with its
- * argument, every argument with its value, what "always" would remember, and last, on one line, the model's
- * reason, labelled as its own words. Nothing a model wrote can start a line of its own, or push a fact out of
- * sight.
+ * A request as the lines of a question, facts first: a short first line (the tool, and its one path or how
+ * many paths, and how many a human should look at first), every location with its argument (those to look at
+ * first first, at most `SHOWN_LIMITS.locations` lines, then how many more), every argument with its value (at
+ * most `SHOWN_LIMITS.arguments` lines), what "always" would remember (or that it is not offered), and last,
+ * on one line, the model's reason, labelled as its own words. Nothing a model wrote can start a line of its
+ * own, or push a fact out of sight.
  *
  * @example
  * import { drawPermissionRequest } from 'toolstack'
@@ -249,38 +328,39 @@ export const drawPermissionRequest = (
   },
 ): ReadonlyArray<string> => {
   const tool = shownMore(showText(request.tool, SHOWN_LIMITS.tool))
-  const paths = request.paths.map((p) => shownMore(showText(p, SHOWN_LIMITS.path)))
   // a request written by hand (no `shown`): its facts are derived from its arguments
   const { shown, reason } =
     request.shown === undefined
       ? showFacts([], request.arguments ?? {})
       : { shown: request.shown, reason: request.reason }
   const locations = request.locations
+  const always = request.suggestedRule
   return [
-    `May the model call ${tool}${paths.length === 0 ? '' : ` on ${paths.join(', ')}`}?`,
+    firstLine(tool, request.paths, locations ?? []),
     ...(locations === undefined
       ? []
       : locations.length === 0
         ? ['Locations: none (the call gives no location argument the tool declares)']
         : [
             'Locations, each with the argument it came from:',
-            ...locations.map((l) =>
-              l._tag === 'Known'
-                ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}`
-                : `  ${shownMore(l.arg)}: not checked (${escapeControls(l.problem)})`,
-            ),
+            ...capped(locations, SHOWN_LIMITS.locations, locationLine, 'locations'),
           ]),
     ...(shown.length === 0
       ? ['Arguments: none']
       : [
           'Arguments:',
-          ...shown.map(
+          ...capped(
+            shown,
+            SHOWN_LIMITS.arguments,
             (a) => `  ${shownMore(a.key)}: ${a.key.text === quote(REASON_PARAM) ? '(shown last)' : shownMore(a.value)}`,
+            'arguments',
           ),
         ]),
-    `"Always" remembers: ${escapeControls(drawRule(request.suggestedRule))}, ${
-      request.remembered === 'shared' ? 'for every session sharing these grants, until removed' : 'for this session'
-    }.`,
+    always === undefined
+      ? '"Always" is not offered: a location could not be checked, so only this call can be answered.'
+      : `"Always" remembers: ${escapeControls(drawRule(always))}, ${
+          request.remembered === 'shared' ? 'for every session sharing these grants, until removed' : 'for this session'
+        }.`,
     ...(reason === undefined ? [] : [`The model's reason, in its own words (not checked): ${shownMore(reason)}`]),
   ]
 }
@@ -317,7 +397,7 @@ const Action = t.keyof({ 'allow-once': null, 'deny-once': null, 'always-allow': 
  */
 export const decodeAnswer = (
   u: unknown,
-  suggestedRule: Rule,
+  suggestedRule: Rule | undefined,
 ): Either<{ readonly _tag: 'UnclearAnswer' | 'InvalidRule'; readonly problem: string }, DecodedAnswer> => {
   const unclear = (problem: string) => left({ _tag: 'UnclearAnswer' as const, problem })
   const invalid = (problem: string) => left({ _tag: 'InvalidRule' as const, problem })
@@ -334,9 +414,12 @@ export const decodeAnswer = (
     if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
     const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
     const given: unknown = own(u, 'rule')
+    // no rule was offered: one would cover more than the human was shown
+    if (given === undefined && suggestedRule === undefined)
+      return invalid('"always" was not offered for this call (a location could not be checked): answer once')
     // the suggested rule names the tool the model called; a name with `*` would be read back as a wildcard, so
     // an "always" over it would cover tools no one was asked about
-    if (given === undefined && suggestedRule.tool.includes('*'))
+    if (given === undefined && suggestedRule !== undefined && suggestedRule.tool.includes('*'))
       return invalid(
         `the tool's name ${quote(suggestedRule.tool)} holds "*", which a rule reads as a wildcard: answer once`,
       )

@@ -8,6 +8,7 @@ import type { ArgsProblem } from '../../kernel/model.js'
 import { drawArgsProblem } from '../Args.js'
 import type { Rule } from './Rule.js'
 import { drawRule } from './Rule.js'
+import type { ProtectedFile } from './evaluate.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -28,6 +29,10 @@ export type Refusal =
       readonly unevaluable: ReadonlyArray<string>
     }
   | { readonly _tag: 'DeniedByGrant'; readonly tool: string; readonly rule: Rule }
+  /** A location touches a file no call may (the gateway's own: configuration, store, log). */
+  | { readonly _tag: 'ProtectedFile'; readonly tool: string; readonly arg: string; readonly file: ProtectedFile }
+  /** A location could not be checked against the files no call may touch. */
+  | { readonly _tag: 'ProtectedUnchecked'; readonly tool: string; readonly unevaluable: ReadonlyArray<string> }
   | { readonly _tag: 'DeclinedByUser'; readonly tool: string; readonly remembered: Rule | undefined }
   | { readonly _tag: 'NoOneToAsk'; readonly tool: string }
   /** Asked from inside `onAsk` (a callback that calls its own stack): it cannot wait for the answer it is part of. */
@@ -87,6 +92,18 @@ export const drawRefusal = (r: Refusal): string => {
         'It was not run; do not retry it, and ask the user if you need it.'
       )
     }
+    case 'ProtectedFile':
+      return (
+        `The permission policy refused this call to ${quote(r.tool)}: its ${quote(r.arg)} reaches ${r.file.path}, ` +
+        `${r.file.what}, which no tool call may touch (read, write, move or delete, itself or a directory holding it). ` +
+        'It was not run; do not retry it.'
+      )
+    case 'ProtectedUnchecked':
+      return (
+        `The permission policy refused this call to ${quote(r.tool)}: its location could not be checked against ` +
+        `the files no tool call may touch (${r.unevaluable.join('; ')}). It was not run; ` +
+        'send each location as a clean absolute path.'
+      )
     case 'DeclinedByUser':
       return r.remembered === undefined
         ? `The user declined this call to ${quote(r.tool)}. ` +
@@ -100,9 +117,8 @@ export const drawRefusal = (r: Refusal): string => {
       )
     case 'AskedWhileAsking':
       return (
-        `${needsPermission(r.tool)}, and it was made while the user was being asked about another call ` +
-        '(from the code that asks them), so it cannot wait for an answer; it was not run. ' +
-        'Make it once that question is answered.'
+        `${needsPermission(r.tool)}, and it was made while the user was being asked about another call, ` +
+        'so it cannot wait for an answer; it was not run. Make it once that question is answered.'
       )
     case 'UnreadableArguments':
       return (

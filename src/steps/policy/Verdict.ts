@@ -9,9 +9,10 @@ import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { Args, ArgsProblem } from '../../kernel/model.js'
 import { noneAsEmpty } from '../Args.js'
 import type { Rule } from './Rule.js'
-import type { Evaluation } from './evaluate.js'
-import { decisionByName, evaluate } from './evaluate.js'
-import type { LocationScope, Roots } from '../../kernel/paths.js'
+import type { Evaluation, Located, ProtectedFile } from './evaluate.js'
+import { decide, decisionByName, guardFiles, locateCall } from './evaluate.js'
+import type { LocationScope, PathLocation, Roots } from '../../kernel/paths.js'
+import type { LocationResolver } from '../../kernel/resolve.js'
 import type { Refusal } from './Refusal.js'
 import { describeError } from '../../kernel/describe.js'
 import { isRecord } from '../../kernel/guards.js'
@@ -35,8 +36,8 @@ export interface Question {
   /** What the rules saw: `{}` for no arguments, `undefined` for unreadable ones. */
   readonly args: Args | undefined
   readonly evaluation: Evaluation
-  /** How its locations were read: the grants read them the same way. */
-  readonly scope: LocationScope | undefined
+  /** Its locations, read once: the grants judge the same ones. */
+  readonly located: Located
 }
 
 /**
@@ -57,24 +58,54 @@ const NOT_READ: Either<ArgsProblem, Args> = right({})
 // pure steps
 // -------------------------------------------------------------------------------------
 
-const unevaluable = (evaluation: Evaluation): ReadonlyArray<string> =>
-  evaluation.locations.flatMap((l) =>
-    l._tag === 'Unknown'
-      ? [`${l.arg} ${l.problem}`]
-      : l._tag === 'Missing'
-        ? ['it gives no location argument the tool declares']
-        : [],
-  )
+/**
+ * Why each location that is not a known path could not be judged, one phrase each (`path is relative and this
+ * tool has no root`).
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const unevaluable = (locations: ReadonlyArray<PathLocation>): ReadonlyArray<string> =>
+  locations.flatMap((l) => {
+    switch (l._tag) {
+      case 'Known':
+        return []
+      case 'Missing':
+        return ['it gives no location argument the tool declares']
+      case 'Unread':
+        return [
+          `${l.arg} looks like a location and is not read as one (a locationArgs entry ${JSON.stringify(l.arg)} reads it)`,
+        ]
+      default:
+        return [`${l.arg} ${l.problem}`]
+    }
+  })
 
 /**
- * What the static rules decide about a call to `tool`. When the rules decide by the tool's name alone, its
- * arguments are not read (`argsOf` is not called): an allowed call is parsed once, by the layer below that
- * needs it, and a refused one never. Its locations are read with `scope` (see `locate`).
+ * What a policy judges a call with: its rules and roots, the resolver that puts locations in the form the
+ * server will touch, and the files no call may touch.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Judging {
+  readonly rules: ReadonlyArray<Rule>
+  readonly roots: Roots
+  readonly resolverFor?: (tool: string) => LocationResolver
+  readonly protect?: ReadonlyArray<ProtectedFile>
+}
+
+/**
+ * What the static rules decide about a call to `tool`. When the rules decide by the tool's name alone (and no
+ * file is protected), its arguments are not read (`argsOf` is not called): an allowed call is parsed once, by
+ * the layer below that needs it, and a refused one never. Otherwise its locations are read once with `scope`
+ * (see `locate`) and the tool's resolver; a call touching a protected file, or whose location cannot be
+ * checked against them, is refused whatever the rules say.
  *
  * @example
  * import { judge } from './Verdict.js'
  * const call = { id: '1', function: { name: 'rm', arguments: '{}' } }
- * const v = judge([{ tool: 'rm', decision: 'deny', note: 'never' }], {})(call, 'rm', () => ({
+ * const v = judge({ rules: [{ tool: 'rm', decision: 'deny', note: 'never' }], roots: {} })(call, 'rm', () => ({
  *   _tag: 'Right',
  *   right: {},
  * }))
@@ -84,22 +115,36 @@ const unevaluable = (evaluation: Evaluation): ReadonlyArray<string> =>
  * @category pure steps
  */
 export const judge = (
-  rules: ReadonlyArray<Rule>,
-  roots: Roots,
+  judging: Judging,
 ): ((call: object, tool: string, argsOf: () => Either<ArgsProblem, Args>, scope?: LocationScope) => Verdict) => {
+  const { rules, roots } = judging
   const decideByName = decisionByName(rules)
+  const files = judging.protect ?? []
+  const guard = guardFiles(files)
   return (call, tool, argsOf, scope) => {
     const byName = decideByName(tool)
-    if (byName === 'allow') return ALLOW
+    if (byName === 'allow' && files.length === 0) return ALLOW
     const parsed = byName === 'deny' ? NOT_READ : argsOf()
     const readable = noneAsEmpty(parsed)
     const args = isLeft(readable) ? undefined : readable.right
-    const evaluation = evaluate(rules, tool, args, roots, scope)
+    const located = locateCall(tool, args, roots, scope, judging.resolverFor?.(tool))
+    if (byName !== 'deny' && files.length > 0) {
+      const guarded = guard(located)
+      if (guarded !== undefined)
+        return {
+          _tag: 'Refuse',
+          refusal:
+            guarded._tag === 'Touches'
+              ? { _tag: 'ProtectedFile', tool, arg: guarded.arg, file: guarded.file }
+              : { _tag: 'ProtectedUnchecked', tool, unevaluable: guarded.unevaluable },
+        }
+    }
+    const evaluation = decide(rules, located, roots)
     switch (evaluation.decision) {
       case 'allow':
         return ALLOW
       case 'ask':
-        return { _tag: 'Ask', question: { call, tool, parsed, args, evaluation, scope } }
+        return { _tag: 'Ask', question: { call, tool, parsed, args, evaluation, located } }
       case 'deny':
         return {
           _tag: 'Refuse',
@@ -107,7 +152,7 @@ export const judge = (
             _tag: 'DeniedByRule',
             tool,
             rule: evaluation.rule,
-            unevaluable: evaluation.why === 'unevaluable-path' ? unevaluable(evaluation) : [],
+            unevaluable: evaluation.why === 'unevaluable-path' ? unevaluable(evaluation.locations) : [],
           },
         }
     }
@@ -115,8 +160,8 @@ export const judge = (
 }
 
 /**
- * What the session's grants decide about a question: allowed, refused by a grant, or `undefined` when no
- * grant decides it and the human must be asked.
+ * What the session's grants decide about a question, on the locations the rules judged: allowed, refused by a
+ * grant, or `undefined` when no grant decides it and the human must be asked.
  *
  * @since 0.1.0
  * @category pure steps
@@ -124,7 +169,7 @@ export const judge = (
 export const byGrants =
   (grants: ReadonlyArray<Rule>, roots: Roots) =>
   (q: Question): Verdict | undefined => {
-    const g = evaluate(grants, q.tool, q.args, roots, q.scope)
+    const g = decide(grants, q.located, roots)
     if (g.decision === 'ask') return undefined
     return g.decision === 'allow'
       ? ALLOW

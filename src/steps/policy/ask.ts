@@ -56,19 +56,15 @@ export const callWithArguments = (call: object, tool: string, args: string | Arg
   function: { name: tool, arguments: args },
 })
 
-// the call a human is shown: the raw arguments string as the model wrote it, or a copy of the parsed object;
-// a call that cannot be read gets no `type`, and the parsed arguments stand in for its own
-const copyCall = (call: object, tool: string, args: Args): ToolCall => {
-  const unreadable = {}
-  const fn = memberOf(call, 'function', unreadable)
-  const raw = fn === unreadable ? unreadable : memberOf(fn, 'arguments', unreadable)
-  if (raw === unreadable) return { id: callIdOf(call), function: { name: tool, arguments: copyOf(args) } }
-  return callWithArguments(call, tool, typeof raw === 'string' ? raw : copyOf(args))
-}
+// the call a human is shown: the arguments string as the model wrote it (read once, by the policy), or a copy
+// of the arguments as parsed
+const copyCall = (call: object, tool: string, args: Args, text: string | undefined): ToolCall =>
+  callWithArguments(call, tool, text ?? copyOf(args))
 
 /**
  * The request for a question whose arguments could be read: everything a human needs to decide, every part a
- * copy, and the facts shown (`showFacts`) from the locations the rules judged.
+ * copy, and the facts shown (`showFacts`) from the locations the rules judged. `text` is the call's arguments
+ * string, when the policy read one as plain data: the call shown carries it, not a second read.
  *
  * @since 0.1.0
  * @category pure steps
@@ -77,19 +73,20 @@ export const requestFor = (
   q: Question,
   args: Args,
   remembered: 'session' | 'shared' = 'session',
+  text?: string,
 ): PermissionRequest => {
   const copy = copyOf(args)
   return {
     kind: 'permission',
     tool: q.tool,
     arguments: copy,
-    call: copyCall(q.call, q.tool, args),
+    call: copyCall(q.call, q.tool, args, text),
     rule: q.evaluation.rule,
     why: q.evaluation.why,
     paths: q.evaluation.paths,
     suggestedRule: q.evaluation.suggestedRule,
     remembered,
-    ...showFacts(q.evaluation.locations, copy),
+    ...showFacts(q.evaluation.locations, copy, q.evaluation.concerns),
   }
 }
 
@@ -107,11 +104,11 @@ export const requestFor = (
  */
 export const askHuman =
   (onAsk: OnAsk, remembered: 'session' | 'shared' = 'session') =>
-  async (q: Question, args: Args): Promise<Either<Refusal, DecodedAnswer>> => {
+  async (q: Question, args: Args, text?: string): Promise<Either<Refusal, DecodedAnswer>> => {
     const failed = (error: string): Either<Refusal, DecodedAnswer> => left({ _tag: 'AskFailed', tool: q.tool, error })
     let request: PermissionRequest
     try {
-      request = requestFor(q, args, remembered)
+      request = requestFor(q, args, remembered, text)
     } catch (e) {
       return failed(`the call could not be shown to the human (${describeError(e)})`)
     }

@@ -1,13 +1,24 @@
 /**
- * The rule engine: one pure function from rules and a call to a decision. Every rule is evaluated and the
- * strongest wins, so the order rules are written in never matters.
+ * The rule engine: a call's locations read once, in the form the server will resolve them (`locateCall`),
+ * then one pure function from rules and those locations to a decision (`decide`). Every rule is evaluated and
+ * the strongest wins, so the order rules are written in never matters.
  *
  * @since 0.1.0
  */
 import type { Decision, Rule } from './Rule.js'
 import { matchesTool, strength } from './Rule.js'
-import type { LocationScope, PathLocation, Roots } from '../../kernel/paths.js'
-import { commonDirectory, isInside, locate, locationWithin, parentDirectory, rootFor } from '../../kernel/paths.js'
+import type { Containment, LocationScope, PathLocation, Reading, Roots } from '../../kernel/paths.js'
+import {
+  LOCATION_ARGS,
+  commonDirectory,
+  isInside,
+  locate,
+  parentDirectory,
+  rootFor,
+  standing,
+} from '../../kernel/paths.js'
+import type { LocationResolver } from '../../kernel/resolve.js'
+import { lexicalResolver } from '../../kernel/resolve.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -22,20 +33,52 @@ import { commonDirectory, isInside, locate, locationWithin, parentDirectory, roo
  */
 export type Why = 'rule' | 'no-match' | 'unevaluable-path'
 
+/**
+ * What a human should look at first in one location: one that could not be checked (`unknown`), one that
+ * lies in or holds the directory of a deny or ask rule for this tool (`touches`), one outside every
+ * directory an allow rule for this tool names (`outside`), or one of the rest (`inside`).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Concern = 'unknown' | 'touches' | 'outside' | 'inside'
+
+/**
+ * A call's locations, read once and in the form compared: each known path resolved (`resolver`), and the
+ * same resolver for a rule's directory (`dir`, remembered for the call), so both sides are alike.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Located {
+  readonly tool: string
+  readonly locations: ReadonlyArray<PathLocation>
+  /** A clean absolute directory (a rule's `under`, a root) in the form the locations are in. */
+  readonly dir: (directory: string) => string
+  /**
+   * Whether the tool declares a location argument the rules read: `false` only when its declaration is known
+   * and declares none, so a call with no location cannot be pointed anywhere.
+   */
+  readonly declaresLocations: boolean
+}
+
 interface EvaluationOf<D extends Decision, R extends Rule | undefined> {
   readonly decision: D
   /** The rule that decided, when one did: always, unless the human is asked because none did. */
   readonly rule: R
   readonly why: Why
-  /** The call's locations that could be read, absolute and normalised, without repeats. */
+  /** The call's locations that could be read, in the form compared, without repeats. */
   readonly paths: ReadonlyArray<string>
   /** Every location `locate` found, each with the argument it came from (or why it is unknown). */
   readonly locations: ReadonlyArray<PathLocation>
+  /** For each of `locations`, what a human should look at first. */
+  readonly concerns: ReadonlyArray<Concern>
   /**
    * The rule an "always allow" answer would record: this tool, under the deepest directory holding every path
-   * the call names (each path's own directory), never above the tool's root.
+   * the call names (each path's own directory), never above the tool's root. `undefined` when "always" is not
+   * offered: a location could not be read, so no rule could say what was shown.
    */
-  readonly suggestedRule: Rule
+  readonly suggestedRule: Rule | undefined
 }
 
 /**
@@ -47,9 +90,84 @@ interface EvaluationOf<D extends Decision, R extends Rule | undefined> {
  */
 export type Evaluation = EvaluationOf<'ask', Rule | undefined> | EvaluationOf<'allow' | 'deny', Rule>
 
+/**
+ * A file no call may touch, and what it is, in words for the refusal.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ProtectedFile {
+  readonly path: string
+  readonly what: string
+}
+
+/**
+ * What the protected files say about a call: one is touched (by a known location, inside it or holding it),
+ * or a location could not be checked against them (why, per location).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type Guarded =
+  | { readonly _tag: 'Touches'; readonly arg: string; readonly file: ProtectedFile }
+  | { readonly _tag: 'Unchecked'; readonly unevaluable: ReadonlyArray<string> }
+
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
+
+const LEXICAL: LocationResolver = lexicalResolver()
+
+// a reading with its path in the resolved form; `sent` keeps what the model wrote when that differs
+const resolvedReading =
+  (resolver: LocationResolver) =>
+  (r: Reading): Reading => {
+    if (r._tag !== 'Known') return r
+    const { path } = resolver.resolve(r.path)
+    const sent = r.sent ?? r.path
+    return sent === path ? { _tag: 'Known', arg: r.arg, path } : { _tag: 'Known', arg: r.arg, path, sent }
+  }
+
+/**
+ * A call's locations (`locate`, with `scope`), each known path resolved by `resolver` (default: lexical), and
+ * the resolver kept for the rules' directories.
+ *
+ * @example
+ * import { locateCall } from './evaluate.js'
+ * const located = locateCall('fs_read', { path: 'a/./b' }, { '': '/w' })
+ * assert.deepStrictEqual(located.locations, [{ _tag: 'Known', arg: 'path', path: '/w/a/b', sent: 'a/./b' }])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const locateCall = (
+  tool: string,
+  args: unknown,
+  roots: Roots,
+  scope?: LocationScope,
+  resolver: LocationResolver = LEXICAL,
+): Located => {
+  const resolve = resolvedReading(resolver)
+  const locations = locate(args, tool, roots, scope).map((l): PathLocation => {
+    if (l._tag === 'Unread') return { ...l, reading: resolve(l.reading) }
+    return l._tag === 'Missing' ? l : resolve(l)
+  })
+  const dirs = new Map<string, string>()
+  const dir = (d: string): string => {
+    let out = dirs.get(d)
+    if (out === undefined) dirs.set(d, (out = resolver.resolve(d).path))
+    return out
+  }
+  const declared = scope?.declared
+  const names = scope?.names ?? LOCATION_ARGS
+  return { tool, locations, dir, declaresLocations: declared === undefined || names.some((n) => declared.has(n)) }
+}
+
+// where one location stands against a rule's directory; anything but a known path is unknown
+const where =
+  (located: Located, under: string) =>
+  (l: PathLocation): Containment =>
+    l._tag === 'Known' ? standing(located.dir(under), l.path) : 'unknown'
 
 interface Fired {
   readonly rule: Rule
@@ -59,17 +177,18 @@ interface Fired {
 
 /**
  * Whether a rule fires for a call to a tool it matches, given the call's locations. Allow-with-under needs
- * every location inside; deny and ask with under fire on any location inside or unknown.
+ * every location inside; deny and ask with under fire on any location inside, holding the directory (a move
+ * or a delete of a parent carries it along), or unknown.
  */
-const fire = (rule: Rule, locations: ReadonlyArray<PathLocation>): Fired | 'blocked-by-unknown' | undefined => {
+const fire = (rule: Rule, located: Located): Fired | 'blocked-by-unknown' | undefined => {
   if (rule.under === undefined) return { rule, failedClosed: false }
-  const where = locations.map(locationWithin(rule.under))
+  const at = located.locations.map(where(located, rule.under))
   if (rule.decision === 'allow') {
-    if (where.every((c) => c === 'inside')) return { rule, failedClosed: false }
-    return where.includes('unknown') ? 'blocked-by-unknown' : undefined
+    if (at.every((c) => c === 'inside')) return { rule, failedClosed: false }
+    return at.includes('unknown') ? 'blocked-by-unknown' : undefined
   }
-  if (where.includes('inside')) return { rule, failedClosed: false }
-  return where.includes('unknown') ? { rule, failedClosed: true } : undefined
+  if (at.includes('inside') || at.includes('holds')) return { rule, failedClosed: false }
+  return at.includes('unknown') ? { rule, failedClosed: true } : undefined
 }
 
 const depth = (dir: string | undefined): number =>
@@ -96,31 +215,75 @@ const compareFired = (a: Fired, b: Fired): number =>
   textually(canonical(a.rule), canonical(b.rule))
 
 // The rule an "always" answer records (see `suggestedRule`): each path contributes the directory it is in, so
-// the next file beside it is covered too.
-const suggest = (
-  tool: string,
-  locations: ReadonlyArray<PathLocation>,
-  paths: ReadonlyArray<string>,
-  roots: Roots,
-): Rule => {
-  if (locations.every((l) => l._tag === 'Missing')) return { tool, decision: 'allow' }
-  const root = rootFor(roots, tool)
-  const holding = commonDirectory(paths.map(parentDirectory))
-  // a location that cannot be read still belongs somewhere: the tool's root, or, at the least, only clean
-  // absolute paths (an allow under "/" never covers a ".." path)
-  const under =
-    holding === undefined
-      ? (root ?? '/')
-      : root !== undefined && holding !== root && isInside(holding, root)
-        ? root
-        : holding
+// the next file beside it is covered too. Offered only when every location is a known path, or when the tool
+// takes none: a grant must not cover more than the human was shown.
+const suggest = (located: Located, paths: ReadonlyArray<string>, roots: Roots): Rule | undefined => {
+  const { tool, locations } = located
+  if (locations.some((l) => l._tag !== 'Known' && l._tag !== 'Missing')) return undefined
+  if (locations.some((l) => l._tag === 'Missing'))
+    return located.declaresLocations ? undefined : { tool, decision: 'allow' }
+  const given = rootFor(roots, tool)
+  const root = given === undefined ? undefined : located.dir(given)
+  const holding = commonDirectory(paths.map(parentDirectory)) as string
+  const under = root !== undefined && holding !== root && isInside(holding, root) ? root : holding
   return { tool, decision: 'allow', under }
 }
 
+// what a human should look at first in each location (see `Concern`), against every rule for this tool
+const concernsOf = (rules: ReadonlyArray<Rule>, located: Located): ReadonlyArray<Concern> => {
+  const scoped = rules.filter((r) => r.under !== undefined && matchesTool(r.tool)(located.tool))
+  const allows = scoped.filter((r) => r.decision === 'allow')
+  const guards = scoped.filter((r) => r.decision !== 'allow')
+  return located.locations.map((l): Concern => {
+    if (l._tag !== 'Known') return 'unknown'
+    if (guards.some((r) => where(located, r.under as string)(l) !== 'outside')) return 'touches'
+    if (allows.length > 0 && !allows.some((r) => where(located, r.under as string)(l) === 'inside')) return 'outside'
+    return 'inside'
+  })
+}
+
 /**
- * Decides one call. Every rule whose `tool` matches is evaluated; the strongest that fires wins (deny > ask >
- * allow); no rule firing means ask. The call's locations are read by `locate` with `scope`: give it the
- * tool's declared arguments (as `withPolicy` does), so that a key the tool does not declare decides nothing.
+ * Decides one call from its located arguments. Every rule whose `tool` matches is evaluated; the strongest
+ * that fires wins (deny > ask > allow); no rule firing means ask.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const decide = (rules: ReadonlyArray<Rule>, located: Located, roots: Roots = {}): Evaluation => {
+  const { tool, locations } = located
+  const paths = [...new Set(locations.flatMap((l) => (l._tag === 'Known' ? [l.path] : [])))]
+  let best: Fired | undefined
+  let blocked = false
+  for (const rule of rules) {
+    if (!matchesTool(rule.tool)(tool)) continue
+    const f = fire(rule, located)
+    if (f === undefined) continue
+    if (f === 'blocked-by-unknown') {
+      blocked = true
+      continue
+    }
+    if (best === undefined || compareFired(f, best) < 0) best = f
+  }
+  const common = {
+    paths,
+    locations,
+    concerns: concernsOf(rules, located),
+    suggestedRule: suggest(located, paths, roots),
+  }
+  if (best === undefined)
+    return { decision: 'ask', rule: undefined, why: blocked ? 'unevaluable-path' : 'no-match', ...common }
+  return {
+    decision: best.rule.decision,
+    rule: best.rule,
+    why: best.failedClosed ? 'unevaluable-path' : 'rule',
+    ...common,
+  }
+}
+
+/**
+ * Decides one call: `decide` over `locateCall`. The call's locations are read with `scope`: give it the
+ * tool's declared arguments (as `withPolicy` does), so that a key the tool does not declare decides nothing;
+ * and with `resolver` where the policy shares the server's filesystem (`filesystemResolver`).
  *
  * @example
  * import { evaluate } from 'toolstack/extend'
@@ -130,8 +293,10 @@ const suggest = (
  * ] as const
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: 'src/a.ts' }, { fs_: '/p' }).decision, 'allow')
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: '/p/.git/HEAD' }, {}).decision, 'deny')
+ * // a move of a parent carries the denied directory along
+ * assert.strictEqual(evaluate(rules, 'fs_move', { source: '/p', destination: '/q' }, {}).decision, 'deny')
  * const e = evaluate(rules, 'fs_write', { path: '/elsewhere/a' }, {})
- * assert.deepStrictEqual([e.decision, e.why, e.suggestedRule.under], ['ask', 'no-match', '/elsewhere'])
+ * assert.deepStrictEqual([e.decision, e.why, e.suggestedRule?.under], ['ask', 'no-match', '/elsewhere'])
  *
  * @since 0.1.0
  * @category pure steps
@@ -142,40 +307,42 @@ export const evaluate = (
   args: unknown,
   roots: Roots = {},
   scope?: LocationScope,
-): Evaluation => {
-  const locations = locate(args, tool, roots, scope)
-  const paths = [...new Set(locations.flatMap((l) => (l._tag === 'Known' ? [l.path] : [])))]
-  let best: Fired | undefined
-  let blocked = false
-  for (const rule of rules) {
-    if (!matchesTool(rule.tool)(tool)) continue
-    const f = fire(rule, locations)
-    if (f === undefined) continue
-    if (f === 'blocked-by-unknown') {
-      blocked = true
-      continue
+  resolver?: LocationResolver,
+): Evaluation => decide(rules, locateCall(tool, args, roots, scope, resolver), roots)
+
+const describeReading = (r: Reading): ReadonlyArray<string> => (r._tag === 'Known' ? [] : [`${r.arg} ${r.problem}`])
+
+/**
+ * What the protected files say about a call (see `Guarded`), or `undefined` when none is touched and every
+ * location was checked. A location the rules do not read (`Unread`) is checked by what it reads as; one that
+ * plainly names a place off this machine (`Elsewhere`), or no location at all, cannot touch a file here.
+ *
+ * @example
+ * import { guardFiles, locateCall } from './evaluate.js'
+ * const files = [{ path: '/etc/toolstack/grants.json', what: 'the store of grants' }]
+ * const touch = guardFiles(files)(locateCall('fs_move', { source: '/etc/toolstack' }, {}))
+ * assert.deepStrictEqual(touch, { _tag: 'Touches', arg: 'source', file: files[0] })
+ * assert.strictEqual(guardFiles(files)(locateCall('fs_read', { path: '/srv/a' }, {})), undefined)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const guardFiles =
+  (files: ReadonlyArray<ProtectedFile>) =>
+  (located: Located): Guarded | undefined => {
+    const unevaluable: Array<string> = []
+    for (const l of located.locations) {
+      const r = l._tag === 'Unread' ? l.reading : l
+      if (r._tag === 'Missing' || r._tag === 'Elsewhere') continue
+      if (r._tag === 'Unknown') {
+        unevaluable.push(...describeReading(r))
+        continue
+      }
+      for (const file of files)
+        if (standing(located.dir(file.path), r.path) !== 'outside') return { _tag: 'Touches', arg: r.arg, file }
     }
-    if (best === undefined || compareFired(f, best) < 0) best = f
+    return unevaluable.length === 0 ? undefined : { _tag: 'Unchecked', unevaluable }
   }
-  const suggestedRule = suggest(tool, locations, paths, roots)
-  if (best === undefined)
-    return {
-      decision: 'ask',
-      rule: undefined,
-      why: blocked ? 'unevaluable-path' : 'no-match',
-      paths,
-      locations,
-      suggestedRule,
-    }
-  return {
-    decision: best.rule.decision,
-    rule: best.rule,
-    why: best.failedClosed ? 'unevaluable-path' : 'rule',
-    paths,
-    locations,
-    suggestedRule,
-  }
-}
 
 /**
  * The decision when it does not depend on the call's arguments: when no rule that matches `tool` has an

@@ -14,7 +14,7 @@ const CALL = { id: '1', function: { name: 'fs_write', arguments: '{}' } }
 
 /** The question the rules leave to the human about `args`. */
 const questionAbout = (args: Args, tool = 'fs_write'): Question => {
-  const v = judge([{ tool, decision: 'ask' }], {})(CALL, tool, readable(args))
+  const v = judge({ rules: [{ tool, decision: 'ask' }], roots: {} })(CALL, tool, readable(args))
   if (v._tag !== 'Ask') throw new Error(`expected a question, got ${v._tag}`)
   return v.question
 }
@@ -28,7 +28,7 @@ describe('judge', () => {
 
   it('refuses by name alone without reading the arguments', () => {
     const argsOf = vi.fn(readable({ path: '/p/a' }))
-    expect(judge([{ tool: 'rm', decision: 'deny' }], {})(CALL, 'rm', argsOf)).toEqual({
+    expect(judge({ rules: [{ tool: 'rm', decision: 'deny' }], roots: {} })(CALL, 'rm', argsOf)).toEqual({
       _tag: 'Refuse',
       refusal: { _tag: 'DeniedByRule', tool: 'rm', rule: { tool: 'rm', decision: 'deny' }, unevaluable: [] },
     })
@@ -36,7 +36,7 @@ describe('judge', () => {
   })
 
   it('says which locations a deny under a directory could not check, and only those', () => {
-    const v = judge([GIT], {})(CALL, 'fs_move', readable({ from: '/q/a', to: 'rel/b' }))
+    const v = judge({ rules: [GIT], roots: {} })(CALL, 'fs_move', readable({ from: '/q/a', to: 'rel/b' }))
     expect(v).toEqual({
       _tag: 'Refuse',
       refusal: {
@@ -49,7 +49,7 @@ describe('judge', () => {
   })
 
   it('says a call naming no location names none', () => {
-    const v = judge([GIT], {})(CALL, 'fs_write', readable({ content: 'x' }))
+    const v = judge({ rules: [GIT], roots: {} })(CALL, 'fs_write', readable({ content: 'x' }))
     expect(v).toEqual({
       _tag: 'Refuse',
       refusal: {
@@ -64,7 +64,7 @@ describe('judge', () => {
   })
 
   it('lists nothing unchecked when a location is inside the denied directory', () => {
-    const v = judge([GIT], {})(CALL, 'fs_move', readable({ from: '/p/.git/HEAD', to: 'rel/b' }))
+    const v = judge({ rules: [GIT], roots: {} })(CALL, 'fs_move', readable({ from: '/p/.git/HEAD', to: 'rel/b' }))
     expect(v).toMatchObject({ _tag: 'Refuse', refusal: { _tag: 'DeniedByRule', unevaluable: [] } })
   })
 
@@ -77,7 +77,7 @@ describe('judge', () => {
           const args: Record<string, unknown> = {}
           for (const k of clean) args[k] = '/elsewhere/x'
           for (const k of unknown) args[k] = 'relative'
-          const v = judge([GIT], {})(CALL, 'fs_write', readable(args))
+          const v = judge({ rules: [GIT], roots: {} })(CALL, 'fs_write', readable(args))
           const expected = ['path', 'from', 'to']
             .filter((k) => unknown.includes(k))
             .map((k) => `${k} is relative and this tool has no root`)

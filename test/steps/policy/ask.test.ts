@@ -6,7 +6,10 @@ import { askHuman, requestFor } from '../../../src/steps/policy/ask.js'
 
 /** The question the rules leave to the human about `call`. */
 const questionAbout = (call: object, args: Args): Question => {
-  const v = judge([{ tool: 'fs_write', decision: 'ask' }], {})(call, 'fs_write', () => ({ _tag: 'Right', right: args }))
+  const v = judge({ rules: [{ tool: 'fs_write', decision: 'ask' }], roots: {} })(call, 'fs_write', () => ({
+    _tag: 'Right',
+    right: args,
+  }))
   if (v._tag !== 'Ask') throw new Error(`expected a question, got ${v._tag}`)
   return v.question
 }
@@ -19,20 +22,21 @@ describe('requestFor', () => {
   it('copies the type of the call only when it says "function"', () => {
     const args = { path: '/p/a' }
     const typed = { id: '1', type: 'function', function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } }
-    expect(requestFor(questionAbout(typed, args), args).call).toEqual(typed)
+    // the arguments string the policy read once (as plain data) is what the copy carries
+    expect(requestFor(questionAbout(typed, args), args, 'session', typed.function.arguments).call).toEqual(typed)
     for (const type of [undefined, 'tool', 3]) {
       const call = {
         id: '2',
         ...(type === undefined ? {} : { type }),
         function: { name: 'fs_write', arguments: '{"path":"/p/a"}' },
       }
-      const request = requestFor(questionAbout(call, args), args)
+      const request = requestFor(questionAbout(call, args), args, 'session', call.function.arguments)
       expect(request.call).toEqual({ id: '2', function: { name: 'fs_write', arguments: '{"path":"/p/a"}' } })
       expect(request.call).not.toHaveProperty('type')
     }
   })
 
-  it('trusts nothing of a call it cannot read: the arguments read stand in, and no type is claimed', () => {
+  it('never reads the arguments again: without the text the policy read, the arguments as parsed stand in', () => {
     const args = { path: '/p/a' }
     const unreadable = {
       id: '3',
@@ -45,8 +49,7 @@ describe('requestFor', () => {
       },
     }
     const request = requestFor(questionAbout(unreadable, args), args)
-    expect(request.call).toEqual({ id: '3', function: { name: 'fs_write', arguments: args } })
-    expect(request.call).not.toHaveProperty('type')
+    expect(request.call).toEqual({ id: '3', type: 'function', function: { name: 'fs_write', arguments: args } })
     expect(request.call.function.arguments).not.toBe(args)
   })
 })

@@ -109,10 +109,21 @@ describe('a decoy location decides nothing', () => {
       call('1', 'move_file', { source: '/srv/project/a', destination: '/srv/project/b', path: '/srv/project' }),
     ])
     expect(asked[0]?.why).toBe('unevaluable-path')
+    // what could not be checked comes first
     expect(asked[0]?.locations).toEqual([
-      { _tag: 'Known', arg: { text: 'source', cut: 0 }, path: { text: '/srv/project/a', cut: 0 } },
-      { _tag: 'Known', arg: { text: 'destination', cut: 0 }, path: { text: '/srv/project/b', cut: 0 } },
       { _tag: 'Unknown', arg: { text: 'path', cut: 0 }, problem: 'is not an argument this tool declares' },
+      {
+        _tag: 'Known',
+        arg: { text: 'source', cut: 0 },
+        path: { text: '/srv/project/a', cut: 0 },
+        concern: 'inside',
+      },
+      {
+        _tag: 'Known',
+        arg: { text: 'destination', cut: 0 },
+        path: { text: '/srv/project/b', cut: 0 },
+        concern: 'inside',
+      },
     ])
     expect(drawPermissionRequest(asked[0] as PermissionRequest)).toContain(
       '  path: not checked (is not an argument this tool declares)',
@@ -146,19 +157,27 @@ describe('a decoy location decides nothing', () => {
     ).toBe('deny')
   })
 
-  it('fails closed before any listing, and for a tool the last listing did not hold', async () => {
+  it('before any listing, and for a tool the last listing did not hold, reads every location name the call gives', async () => {
     const rules: ReadonlyArray<Rule> = [{ tool: '*', decision: 'allow', under: '/srv' }]
     const inner = recordingProvider([decl('write', ['path'])])
     const policy = withPolicy({ rules })(inner)
-    const before = await results(policy, [call('1', 'write', { path: '/srv/a' })])
-    expect(before[0]?.is_error).toBe(true)
+    const before = await results(policy, [
+      // every location inside: allowed
+      call('1', 'write', { path: '/srv/a' }),
+      // one outside, one that looks like a location and is not read, none at all: not allowed
+      call('1b', 'write', { path: '/srv/a', target: '/etc/x' }),
+      call('1c', 'write', { path: '/srv/a', repo_path: '/srv/r' }),
+      call('1d', 'write', { content: 'x' }),
+    ])
+    expect(before.map((r) => r.is_error)).toEqual([undefined, true, true, true])
     await policy.toolsForLlm()
     const after = await results(policy, [
       call('2', 'write', { path: '/srv/a' }),
       call('3', 'other', { path: '/srv/a' }),
+      call('3b', 'other', { path: '/etc/a' }),
     ])
-    expect(after.map((r) => r.is_error)).toEqual([undefined, true])
-    expect(forwarded(inner).map((c) => c.id)).toEqual(['2'])
+    expect(after.map((r) => r.is_error)).toEqual([undefined, undefined, true])
+    expect(forwarded(inner).map((c) => c.id)).toEqual(['1', '2', '3'])
     // a deny under a directory fires on it, saying why
     const denying = withPolicy({
       rules: [
@@ -166,9 +185,9 @@ describe('a decoy location decides nothing', () => {
         { tool: '*', decision: 'allow' },
       ],
     })(recordingProvider([]))
-    const [d] = await results(denying, [call('4', 'write', { path: '/srv/a' })])
+    const [d] = await results(denying, [call('4', 'write', { content: 'x' })])
     expect(d?.content).toContain(
-      "Its location could not be checked (arguments cannot be located: this tool's declaration is not known (its tools were not listed through the policy))",
+      "Its location could not be checked (arguments give no location, and this tool's declaration is not known (its tools were not listed through the policy))",
     )
   })
 
@@ -487,14 +506,17 @@ describe('the question a human is shown', () => {
     expect(request.reason?.cut).toBeGreaterThan(9_000)
   })
 
-  it('escapes what the model controls among the facts too: a key, a value, the tool name', async () => {
-    const request = await askedAbout({ 'evil\nkey': 'a\nb', source: '/srv/a\nb' })
+  it('escapes what the model controls among the facts too: a key, a value, the tool name, a path', async () => {
+    const request = await askedAbout({ 'evil\nkey': 'a\nb', source: '/srv/a\u200bb\u202ec' })
     const lines = drawPermissionRequest(request)
     expect(lines).toContain('  "evil\\nkey": "a\\nb"')
-    expect(lines).toContain('  source: /srv/a\\u000ab')
+    expect(lines).toContain('  source: /srv/a\\u200bb\\u202ec')
     expect(drawPermissionRequest({ ...request, tool: 'x\ny' })[0]).toBe(
-      'May the model call x\\u000ay on /srv/a\\u000ab?',
+      'May the model call x\\u000ay on /srv/a\\u200bb\\u202ec?',
     )
+    // a control character in a location makes it no plain path: not checked, and said
+    const controlled = await askedAbout({ source: '/srv/a\nb' })
+    expect(drawPermissionRequest(controlled)).toContain('  source: not checked (contains a control character)')
   })
 })
 
@@ -674,7 +696,7 @@ describe('showFacts and drawPermissionRequest', () => {
       '"Always" remembers: allow "t", for this session.',
     ])
     expect(drawPermissionRequest({ tool: 't', paths: ['/a', '/b'], suggestedRule })[0]).toBe(
-      'May the model call t on /a, /b?',
+      'May the model call t on 2 paths?',
     )
   })
 
@@ -760,7 +782,7 @@ describe('plainArguments and locate, every case', () => {
       locate({ paths: ['/a', 'b', 3] }, 't', { '': '/r' }, { names: LOCATION_ARGS, declared: new Set(['paths']) }),
     ).toEqual([
       { _tag: 'Known', arg: 'paths[0]', path: '/a' },
-      { _tag: 'Known', arg: 'paths[1]', path: '/r/b' },
+      { _tag: 'Known', arg: 'paths[1]', path: '/r/b', sent: 'b' },
       { _tag: 'Unknown', arg: 'paths[2]', problem: 'is not a string (number)' },
     ])
   })
@@ -769,7 +791,8 @@ describe('plainArguments and locate, every case', () => {
 describe('withPolicy, every case of the new options and steps', () => {
   it('locationArgs must be names, every one; the message names the defaults it adds to', () => {
     expect(() => withPolicy({ rules: [], locationArgs: ['ok', 1] as never })).toThrow(
-      'withPolicy: option "locationArgs" must be an array of argument names (non-empty strings), added to path, paths, source, destination, from, to, file, files, target, directory, dir; got an array',
+      'withPolicy: option "locationArgs" must be an array of argument names (non-empty strings; "!name" for a name ' +
+        'that is not a location), added to path, paths, source, destination, from, to, file, files, target, directory, dir, uri, url; got an array',
     )
   })
 

@@ -5,7 +5,7 @@ import type { Decision } from '../../../src/steps/policy/Rule.js'
 import type { Evaluation } from '../../../src/steps/policy/evaluate.js'
 import { matchesTool } from '../../../src/steps/policy/Rule.js'
 import { decisionWithoutArgs, evaluate } from '../../../src/steps/policy/evaluate.js'
-import { containment } from '../../../src/kernel/paths.js'
+import { LOCATION_ARGS, containment } from '../../../src/kernel/paths.js'
 
 const allow = (tool: string, under?: string): Rule =>
   under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under }
@@ -27,6 +27,7 @@ describe('evaluate', () => {
         why: 'no-match',
         paths: ['/p/a'],
         locations: [{ _tag: 'Known', arg: 'path', path: '/p/a' }],
+        concerns: ['inside'],
         suggestedRule: { tool: 'fs_write', decision: 'allow', under: '/p' },
       })
       expect(evaluate([], 'x', {}, {}).why).toBe('no-match')
@@ -175,32 +176,34 @@ describe('evaluate', () => {
       })
     })
 
-    it('suggests the bare tool when the call names no location', () => {
-      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestedRule).toEqual({
+    it('suggests the bare tool only for a tool known to take no location', () => {
+      const declaresNone = { names: LOCATION_ARGS, declared: new Set(['query']) }
+      expect(evaluate([], 'web_get', { query: 'x' }, {}, declaresNone).suggestedRule).toEqual({
         tool: 'web_get',
         decision: 'allow',
       })
+      // a tool that takes one, called without it, may act anywhere its server chooses: no "always"
+      const declaresOne = { names: LOCATION_ARGS, declared: new Set(['path']) }
+      expect(evaluate([], 'fs_list', {}, {}, declaresOne).suggestedRule).toBeUndefined()
+      // nor when its declaration is not known
+      expect(
+        evaluate([], 'web_get', { query: 'x' }, {}, { names: LOCATION_ARGS, declared: undefined }).suggestedRule,
+      ).toBeUndefined()
     })
 
-    it('never suggests the bare tool for a location it could not read', () => {
-      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestedRule).toEqual({
-        tool: 'fs_read',
-        decision: 'allow',
-        under: '/p',
-      })
-      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestedRule).toEqual({
-        tool: 'fs_read',
-        decision: 'allow',
-        under: '/',
-      })
-      expect(evaluate([], 'fs_read', 'garbage', {}).suggestedRule.under).toBe('/')
+    it('offers no "always" for a location it could not read, or one off this machine', () => {
+      expect(evaluate([], 'fs_read', { path: '../x' }, { fs_: '/p' }).suggestedRule).toBeUndefined()
+      expect(evaluate([], 'fs_read', { path: '../x' }, {}).suggestedRule).toBeUndefined()
+      expect(evaluate([], 'fs_read', 'garbage', {}).suggestedRule).toBeUndefined()
+      expect(evaluate([], 'web_get', { url: 'https://x' }, {}).suggestedRule).toBeUndefined()
+      expect(evaluate([], 'fs_move', { source: '/p/a', destination: 'rel' }, {}).suggestedRule).toBeUndefined()
     })
 
     it("suggests the directory a path is in, so the next file beside it is covered too, never above the tool's root", () => {
-      const under = (args: unknown, roots = {}) => evaluate([], 'fs_write', args, roots).suggestedRule.under
+      const under = (args: unknown, roots = {}) => evaluate([], 'fs_write', args, roots).suggestedRule?.under
       expect(under({ path: '/w/a' })).toBe('/w')
       const always = evaluate([], 'fs_write', { path: '/w/a' }, {}).suggestedRule
-      expect(evaluate([always], 'fs_write', { path: '/w/b' }, {}).decision).toBe('allow')
+      expect(evaluate(always === undefined ? [] : [always], 'fs_write', { path: '/w/b' }, {}).decision).toBe('allow')
       expect(under({ from: '/w/src/a.ts', to: '/w/lib/b.ts' })).toBe('/w')
       expect(under({ path: 'a.txt' }, { fs_: '/w' })).toBe('/w')
       // the root itself named: its parent would be above the root, so the root it is
@@ -213,7 +216,11 @@ describe('evaluate', () => {
     it('a suggestedRule matches the very call it was made for', () => {
       const args = { from: '/p/src/a', to: '/p/lib/b' }
       const { suggestedRule } = evaluate([], 'fs_move', args, {})
-      expect(evaluate([suggestedRule], 'fs_move', args, {})).toMatchObject({ decision: 'allow', why: 'rule' })
+      expect(suggestedRule).toBeDefined()
+      expect(evaluate(suggestedRule === undefined ? [] : [suggestedRule], 'fs_move', args, {})).toMatchObject({
+        decision: 'allow',
+        why: 'rule',
+      })
     })
   })
 })

@@ -1,0 +1,224 @@
+/**
+ * What only the filesystem can tell about a location: where its symbolic links lead, which entry a name in
+ * another Unicode spelling maps onto, and whether its volume ignores case. A `LocationResolver` turns a
+ * lexical path (`paths.ts`) into the form a server resolving it will touch, so a rule's directory and a
+ * call's location are compared in that one form. The filesystem is a capability passed in.
+ *
+ * @since 0.1.0
+ */
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs'
+import { describeError } from './describe.js'
+import { joinSegments, pathSegments } from './paths.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A location in the form compared: `path`, and `problem` when it could not be resolved (then `path` is the
+ * lexical form, judged as it is).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Resolved {
+  readonly path: string
+  readonly problem?: string
+}
+
+/**
+ * Turns a clean absolute path (NFC, normal form) into the form locations are compared in. The same resolver
+ * reads a rule's directory and a call's location.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface LocationResolver {
+  readonly resolve: (path: string) => Resolved
+}
+
+/**
+ * What a resolver asks of the filesystem, synchronously: a judgement is one step (a few of these calls cost
+ * microseconds), so a verdict never waits on I/O. Each throws as `node:fs` does (`ENOENT` for a missing entry).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ResolverFs {
+  /** The entry itself, a link not followed; `undefined` when it does not exist. */
+  readonly lstat: (path: string) => { readonly dev: number; readonly ino: number; readonly link: boolean } | undefined
+  readonly readlink: (path: string) => string
+  readonly readdir: (path: string) => ReadonlyArray<string>
+}
+
+/**
+ * `caseInsensitive`: fold case before comparing (`true`), never (`false`), or, for `filesystemResolver`,
+ * `'detect'` it per volume (the default there).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ResolverOptions {
+  readonly caseInsensitive?: boolean | 'detect'
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const fold = (p: string): string => p.toLowerCase()
+
+/**
+ * The lexical resolver: a path is compared as written (already NFC and in normal form), case folded when
+ * `caseInsensitive` is true. The default where the policy does not share the server's filesystem.
+ *
+ * @example
+ * import { lexicalResolver } from './resolve.js'
+ * assert.deepStrictEqual(lexicalResolver().resolve('/Srv/A'), { path: '/Srv/A' })
+ * assert.deepStrictEqual(lexicalResolver({ caseInsensitive: true }).resolve('/Srv/A'), { path: '/srv/a' })
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const lexicalResolver = (options: ResolverOptions = {}): LocationResolver => {
+  const folding = options.caseInsensitive === true
+  return { resolve: (path) => ({ path: folding ? fold(path) : path }) }
+}
+
+// a missing entry, or a path through something that is not a directory: nothing there to resolve
+const absent = (e: unknown): boolean => {
+  const code = (e as { readonly code?: unknown } | null)?.code
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
+/**
+ * `node:fs`, as a resolver reads it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const nodeFs: ResolverFs = {
+  lstat: (path) => {
+    try {
+      const s = lstatSync(path)
+      return { dev: s.dev, ino: s.ino, link: s.isSymbolicLink() }
+    } catch (e) {
+      if (absent(e)) return undefined
+      throw e
+    }
+  },
+  readlink: (path) => readlinkSync(path),
+  readdir: (path) => readdirSync(path),
+}
+
+// how many symbolic links one resolution follows before it gives up (Linux's own limit)
+const MAX_LINKS = 40
+
+// segments of a link's target joined onto the directory it is in; ".." there is taken lexically, which is
+// right because that directory is itself already resolved (holds no link)
+const linkTarget = (dir: ReadonlyArray<string>, target: string): Array<string> => {
+  const out = target.startsWith('/') ? [] : [...dir]
+  for (const s of target.split('/')) {
+    if (s === '' || s === '.') continue
+    if (s === '..') out.pop()
+    else out.push(s)
+  }
+  return out
+}
+
+// a name with its letters' case swapped, or undefined when it has none that changes
+const swapCase = (s: string): string | undefined => {
+  const swapped = [...s].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('')
+  return swapped === s ? undefined : swapped
+}
+
+/**
+ * The resolver for a policy that shares the server's filesystem (as a gateway does with the servers it
+ * starts): the longest existing prefix of a path is resolved as the server will resolve it, each symbolic
+ * link followed (a dangling one included: a write creates its target), a name missing in its exact spelling
+ * mapped onto the one entry that is the same in NFC (as the reference filesystem server does); what does not
+ * exist yet is kept as written. Case is folded on a volume that ignores it (`caseInsensitive: 'detect'`, the
+ * default: a name of the deepest existing directory looked up with its case swapped), or as told. A path
+ * that cannot be resolved (a loop of links, an unreadable directory) is judged lexically, with the problem
+ * said.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const filesystemResolver = (options: ResolverOptions = {}, fs: ResolverFs = nodeFs): LocationResolver => {
+  const mode = options.caseInsensitive ?? 'detect'
+  // whether the volume holding `segments` (a resolved, existing path) ignores case: its deepest name with a
+  // letter, looked up with the case swapped, is the same entry; a path with no such name says nothing, and
+  // the platform's habit decides
+  const ignoresCase = (segments: ReadonlyArray<string>): boolean => {
+    for (let i = segments.length - 1; i >= 0; i--) {
+      const swapped = swapCase(segments[i] as string)
+      if (swapped === undefined) continue
+      const real = fs.lstat(joinSegments(segments.slice(0, i + 1)))
+      const other = fs.lstat(joinSegments([...segments.slice(0, i), swapped]))
+      return real !== undefined && other !== undefined && real.dev === other.dev && real.ino === other.ino
+    }
+    return process.platform === 'darwin' || process.platform === 'win32'
+  }
+  // a directory's entries; none when it is not one (a path through a file), or is gone
+  const entriesOf = (dir: string): ReadonlyArray<string> => {
+    try {
+      return fs.readdir(dir)
+    } catch (e) {
+      if (absent(e)) return []
+      throw e
+    }
+  }
+  const resolveSegments = (start: ReadonlyArray<string>): Resolved & { readonly existing: ReadonlyArray<string> } => {
+    let rest = [...start]
+    let done: Array<string> = []
+    let links = 0
+    while (rest.length > 0) {
+      const name = rest[0] as string
+      let entry = [...done, name]
+      let seen = fs.lstat(joinSegments(entry))
+      if (seen === undefined) {
+        // the server maps a spelling that does not exist onto the one entry equal to it in NFC
+        const same = entriesOf(joinSegments(done)).filter((e) => e !== name && e.normalize('NFC') === name)
+        if (same.length > 1)
+          return {
+            path: joinSegments([...done, ...rest]),
+            existing: done,
+            problem: `two entries are spelled ${JSON.stringify(name)} in NFC`,
+          }
+        if (same.length === 1) {
+          entry = [...done, same[0] as string]
+          seen = fs.lstat(joinSegments(entry))
+        }
+      }
+      if (seen === undefined) return { path: joinSegments([...done, ...rest]), existing: done }
+      if (seen.link) {
+        if (++links > MAX_LINKS)
+          return { path: joinSegments([...done, ...rest]), existing: done, problem: 'too many symbolic links' }
+        rest = [...linkTarget(done, fs.readlink(joinSegments(entry))), ...rest.slice(1)]
+        done = []
+        continue
+      }
+      done = entry
+      rest = rest.slice(1)
+    }
+    return { path: joinSegments(done), existing: done }
+  }
+  return {
+    resolve: (path) => {
+      try {
+        const out = resolveSegments(pathSegments(path))
+        const nfc = out.path.normalize('NFC')
+        const folded = mode === true || (mode === 'detect' && ignoresCase(out.existing)) ? fold(nfc) : nfc
+        return out.problem === undefined ? { path: folded } : { path: folded, problem: out.problem }
+      } catch (e) {
+        // a directory or a link that cannot be read (EACCES, ELOOP, a link removed while being read): judged as
+        // written, and said
+        return {
+          path: mode === true ? fold(path) : path,
+          problem: `could not be resolved (${describeError(e)})`,
+        }
+      }
+    },
+  }
+}
