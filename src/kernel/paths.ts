@@ -133,9 +133,32 @@ export type PathLocation =
  * @category model
  */
 export type Reading =
-  | { readonly _tag: 'Known'; readonly arg: string; readonly path: string; readonly sent?: string }
+  | {
+      readonly _tag: 'Known'
+      readonly arg: string
+      /** Where it leads: the form compared (see `resolve.ts`). */
+      readonly path: string
+      /** What the model wrote, when that differs from `path`. */
+      readonly sent?: string
+      /** The other ways the same location reaches the filesystem, each judged too (see `LocationForms`). */
+      readonly forms?: LocationForms
+    }
   | { readonly _tag: 'Unknown'; readonly arg: string; readonly problem: string }
   | { readonly _tag: 'Elsewhere'; readonly arg: string; readonly problem: string }
+
+/**
+ * The ways one location reaches the filesystem besides where it leads, when they differ from it: as written
+ * (normal form, before any link is followed: compared with a rule's directory as written), the link its last
+ * name is (a move or a delete acts on it), and each other link passed through on the way.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface LocationForms {
+  readonly written?: string
+  readonly link?: string
+  readonly through?: ReadonlyArray<string>
+}
 
 /**
  * Why a value is not a path, and whether it plainly names a place that is not on this machine.

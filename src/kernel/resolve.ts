@@ -23,6 +23,13 @@ import { joinSegments, pathSegments } from './paths.js'
  */
 export interface Resolved {
   readonly path: string
+  /**
+   * When the path's last name is a symbolic link: the link itself (its directory resolved). A read or a write
+   * goes where the link leads (`path`); a move or a delete acts on the link, in its own directory.
+   */
+  readonly entry?: string
+  /** Each other symbolic link passed through on the way (itself, resolved): the directories it lies in are traversed. */
+  readonly through?: ReadonlyArray<string>
   readonly problem?: string
 }
 
@@ -135,7 +142,8 @@ const swapCase = (s: string): string | undefined => {
 /**
  * The resolver for a policy that shares the server's filesystem (as a gateway does with the servers it
  * starts): the longest existing prefix of a path is resolved as the server will resolve it, each symbolic
- * link followed (a dangling one included: a write creates its target), a name missing in its exact spelling
+ * link followed (a dangling one included: a write creates its target; a last name that is a link is also
+ * given as itself, `entry`, for a move or a delete acts on it), a name missing in its exact spelling
  * mapped onto the one entry that is the same in NFC (as the reference filesystem server does); what does not
  * exist yet is kept as written. Case is folded on a volume that ignores it (`caseInsensitive: 'detect'`, the
  * default: a name of the deepest existing directory looked up with its case swapped), or as told. A path
@@ -173,10 +181,15 @@ export const filesystemResolver = (options: ResolverOptions = {}, fs: ResolverFs
     let rest = [...start]
     let done: Array<string> = []
     let links = 0
+    // the link the path's own last name is, once met: what a move or a delete of the path acts on
+    let entry: string | undefined
+    let lastIsOwn = true
+    const through: Array<string> = []
+    const met = () => ({ ...(entry === undefined ? {} : { entry }), ...(through.length === 0 ? {} : { through }) })
     while (rest.length > 0) {
       const name = rest[0] as string
-      let entry = [...done, name]
-      let seen = fs.lstat(joinSegments(entry))
+      let at = [...done, name]
+      let seen = fs.lstat(joinSegments(at))
       if (seen === undefined) {
         // the server maps a spelling that does not exist onto the one entry equal to it in NFC
         const same = entriesOf(joinSegments(done)).filter((e) => e !== name && e.normalize('NFC') === name)
@@ -184,33 +197,47 @@ export const filesystemResolver = (options: ResolverOptions = {}, fs: ResolverFs
           return {
             path: joinSegments([...done, ...rest]),
             existing: done,
-            problem: `two entries are spelled ${JSON.stringify(name)} in NFC`,
+            problem: `names two entries that are both ${JSON.stringify(name)} in NFC`,
           }
         if (same.length === 1) {
-          entry = [...done, same[0] as string]
-          seen = fs.lstat(joinSegments(entry))
+          at = [...done, same[0] as string]
+          seen = fs.lstat(joinSegments(at))
         }
       }
-      if (seen === undefined) return { path: joinSegments([...done, ...rest]), existing: done }
+      if (seen === undefined)
+        return { path: joinSegments([...done, ...rest]), existing: done, ...(entry === undefined ? {} : { entry }) }
       if (seen.link) {
+        if (rest.length === 1 && lastIsOwn) {
+          entry = joinSegments(at)
+          lastIsOwn = false
+        } else through.push(joinSegments(at))
         if (++links > MAX_LINKS)
-          return { path: joinSegments([...done, ...rest]), existing: done, problem: 'too many symbolic links' }
-        rest = [...linkTarget(done, fs.readlink(joinSegments(entry))), ...rest.slice(1)]
+          return {
+            path: joinSegments([...done, ...rest]),
+            existing: done,
+            problem: 'passes through too many symbolic links',
+          }
+        rest = [...linkTarget(done, fs.readlink(joinSegments(at))), ...rest.slice(1)]
         done = []
         continue
       }
-      done = entry
+      done = at
       rest = rest.slice(1)
     }
-    return { path: joinSegments(done), existing: done }
+    return { path: joinSegments(done), existing: done, ...met() }
   }
   return {
     resolve: (path) => {
       try {
         const out = resolveSegments(pathSegments(path))
-        const nfc = out.path.normalize('NFC')
-        const folded = mode === true || (mode === 'detect' && ignoresCase(out.existing)) ? fold(nfc) : nfc
-        return out.problem === undefined ? { path: folded } : { path: folded, problem: out.problem }
+        const folding = mode === true || (mode === 'detect' && ignoresCase(out.existing))
+        const form = (p: string): string => (folding ? fold(p.normalize('NFC')) : p.normalize('NFC'))
+        return {
+          path: form(out.path),
+          ...(out.entry === undefined ? {} : { entry: form(out.entry) }),
+          ...(out.through === undefined ? {} : { through: out.through.map(form) }),
+          ...(out.problem === undefined ? {} : { problem: out.problem }),
+        }
       } catch (e) {
         // a directory or a link that cannot be read (EACCES, ELOOP, a link removed while being read): judged as
         // written, and said

@@ -7,7 +7,7 @@
  */
 import type { Decision, Rule } from './Rule.js'
 import { matchesTool, strength } from './Rule.js'
-import type { Containment, LocationScope, PathLocation, Reading, Roots } from '../../kernel/paths.js'
+import type { LocationScope, PathLocation, Reading, Roots } from '../../kernel/paths.js'
 import {
   LOCATION_ARGS,
   commonDirectory,
@@ -118,19 +118,34 @@ export type Guarded =
 
 const LEXICAL: LocationResolver = lexicalResolver()
 
-// a reading with its path in the resolved form; `sent` keeps what the model wrote when that differs
+type Known = Extract<Reading, { readonly _tag: 'Known' }>
+
+// a reading with its path in the resolved form; `sent` keeps what the model wrote, and `forms` the other ways
+// the location reaches the filesystem (as written, the link it ends on, the links it passes through)
 const resolvedReading =
   (resolver: LocationResolver) =>
   (r: Reading): Reading => {
     if (r._tag !== 'Known') return r
-    const { path } = resolver.resolve(r.path)
+    const { path, entry, through } = resolver.resolve(r.path)
     const sent = r.sent ?? r.path
-    return sent === path ? { _tag: 'Known', arg: r.arg, path } : { _tag: 'Known', arg: r.arg, path, sent }
+    const forms = {
+      ...(r.path === path ? {} : { written: r.path }),
+      ...(entry === undefined || entry === path ? {} : { link: entry }),
+      ...(through === undefined ? {} : { through }),
+    }
+    return {
+      _tag: 'Known',
+      arg: r.arg,
+      path,
+      ...(sent === path ? {} : { sent }),
+      ...(Object.keys(forms).length === 0 ? {} : { forms }),
+    }
   }
 
 /**
- * A call's locations (`locate`, with `scope`), each known path resolved by `resolver` (default: lexical), and
- * the resolver kept for the rules' directories.
+ * A call's locations (`locate`, with `scope`), each known path resolved by `resolver` (default: lexical), with
+ * the other ways it reaches the filesystem kept (`LocationForms`); and the resolver kept for the rules'
+ * directories.
  *
  * @example
  * import { locateCall } from './evaluate.js'
@@ -163,11 +178,26 @@ export const locateCall = (
   return { tool, locations, dir, declaresLocations: declared === undefined || names.some((n) => declared.has(n)) }
 }
 
-// where one location stands against a rule's directory; anything but a known path is unknown
-const where =
-  (located: Located, under: string) =>
-  (l: PathLocation): Containment =>
-    l._tag === 'Known' ? standing(located.dir(under), l.path) : 'unknown'
+// Where a known location stands against a directory `under` (as written; `dir` resolves it). It is inside when
+// where it leads and the link it ends on both are (a path spelled through /proc/self/root, or through a link
+// from elsewhere, is judged where it leads). It touches the directory when any way it reaches the filesystem
+// lies in it or holds it: where it leads, the link it ends on, the path as written (against the directory as
+// written), or a link it passes through on the way.
+const inside = (located: Located, under: string, l: Known): boolean => {
+  const dir = located.dir(under)
+  return isInside(dir, l.path) && (l.forms?.link === undefined || isInside(dir, l.forms.link))
+}
+
+const touching = (located: Located, under: string, l: Known): boolean => {
+  const dir = located.dir(under)
+  const f = l.forms
+  return (
+    standing(dir, l.path) !== 'outside' ||
+    (f?.link !== undefined && standing(dir, f.link) !== 'outside') ||
+    (f?.written !== undefined && standing(under, f.written) !== 'outside') ||
+    (f?.through ?? []).some((t) => isInside(dir, t))
+  )
+}
 
 interface Fired {
   readonly rule: Rule
@@ -181,14 +211,16 @@ interface Fired {
  * or a delete of a parent carries it along), or unknown.
  */
 const fire = (rule: Rule, located: Located): Fired | 'blocked-by-unknown' | undefined => {
-  if (rule.under === undefined) return { rule, failedClosed: false }
-  const at = located.locations.map(where(located, rule.under))
+  const under = rule.under
+  if (under === undefined) return { rule, failedClosed: false }
+  const { locations } = located
+  const unknown = locations.some((l) => l._tag !== 'Known')
   if (rule.decision === 'allow') {
-    if (at.every((c) => c === 'inside')) return { rule, failedClosed: false }
-    return at.includes('unknown') ? 'blocked-by-unknown' : undefined
+    if (locations.every((l) => l._tag === 'Known' && inside(located, under, l))) return { rule, failedClosed: false }
+    return unknown ? 'blocked-by-unknown' : undefined
   }
-  if (at.includes('inside') || at.includes('holds')) return { rule, failedClosed: false }
-  return at.includes('unknown') ? { rule, failedClosed: true } : undefined
+  if (locations.some((l) => l._tag === 'Known' && touching(located, under, l))) return { rule, failedClosed: false }
+  return unknown ? { rule, failedClosed: true } : undefined
 }
 
 const depth = (dir: string | undefined): number =>
@@ -236,8 +268,8 @@ const concernsOf = (rules: ReadonlyArray<Rule>, located: Located): ReadonlyArray
   const guards = scoped.filter((r) => r.decision !== 'allow')
   return located.locations.map((l): Concern => {
     if (l._tag !== 'Known') return 'unknown'
-    if (guards.some((r) => where(located, r.under as string)(l) !== 'outside')) return 'touches'
-    if (allows.length > 0 && !allows.some((r) => where(located, r.under as string)(l) === 'inside')) return 'outside'
+    if (guards.some((r) => touching(located, r.under as string, l))) return 'touches'
+    if (allows.length > 0 && !allows.some((r) => inside(located, r.under as string, l))) return 'outside'
     return 'inside'
   })
 }
@@ -338,8 +370,7 @@ export const guardFiles =
         unevaluable.push(...describeReading(r))
         continue
       }
-      for (const file of files)
-        if (standing(located.dir(file.path), r.path) !== 'outside') return { _tag: 'Touches', arg: r.arg, file }
+      for (const file of files) if (touching(located, file.path, r)) return { _tag: 'Touches', arg: r.arg, file }
     }
     return unevaluable.length === 0 ? undefined : { _tag: 'Unchecked', unevaluable }
   }

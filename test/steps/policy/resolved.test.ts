@@ -1,0 +1,234 @@
+// Issue 34: the guard judges what the server will touch, not the string it was sent. A property over random
+// directory trees the test makes (names in NFC and NFD, case variants, symbolic links), random rules, and
+// random calls spelled every way a model can (links, the other Unicode form, ".", "//", file: URLs, relative
+// paths): whatever the oracle says touches a denied directory, or the protected file, is never run. The oracle
+// knows nothing of the policy's strings: it walks the tree as the reference filesystem server does (a name by
+// its exact spelling, else its one NFC twin) and compares files by device and inode, following links with the
+// kernel's own stat.
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import type { Rule, ToolCall, ToolResult } from '../../../src/index.js'
+import { withPolicy } from '../../../src/index.js'
+import { call, decl, recordingProvider } from '../../support/fakes.js'
+
+// -------------------------------------------------------------------------------------
+// the oracle
+// -------------------------------------------------------------------------------------
+
+const identity = (p: string): string | undefined => {
+  try {
+    const s = statSync(p)
+    return `${s.dev}:${s.ino}`
+  } catch {
+    return undefined
+  }
+}
+
+// the absolute path the server reads a location as: a file: URL decoded, a relative path against the root
+const serverPath = (raw: string, root: string): string =>
+  raw.startsWith('file:') ? decodeURIComponent(new URL(raw).pathname) : raw.startsWith('/') ? raw : `${root}/${raw}`
+
+// the files the server's walk passes through (each by identity), and the one it ends on when it exists
+const walk = (abs: string): { readonly chain: ReadonlyArray<string>; readonly last: string | undefined } => {
+  const chain: Array<string> = []
+  let cur = '/'
+  chain.push(identity(cur) as string)
+  for (const seg of abs.split('/').filter((s) => s !== '' && s !== '.')) {
+    let entries: ReadonlyArray<string> = []
+    try {
+      entries = readdirSync(cur)
+    } catch {
+      return { chain, last: undefined }
+    }
+    const twins = entries.filter((e) => e.normalize('NFC') === seg.normalize('NFC'))
+    const name = entries.includes(seg) ? seg : twins.length === 1 ? twins[0] : undefined
+    if (name === undefined) return { chain, last: undefined }
+    cur = join(cur, name)
+    const id = identity(cur)
+    if (id === undefined) return { chain, last: undefined }
+    chain.push(id)
+  }
+  return { chain, last: chain[chain.length - 1] }
+}
+
+// every directory above `dir` and itself, by identity
+const lineage = (dir: string): ReadonlyArray<string> => {
+  const real = realpathSync(dir)
+  const out: Array<string> = []
+  let at = real
+  for (;;) {
+    out.push(identity(at) as string)
+    if (at === '/') return out
+    at = join(at, '..')
+  }
+}
+
+/** Whether a location, as the server reads it, lies in `target` or holds it (a move or delete carries it). */
+const touches = (raw: string, root: string, target: string): boolean => {
+  const { chain, last } = walk(serverPath(raw, root))
+  const id = identity(target)
+  return chain.includes(id as string) || (last !== undefined && lineage(target).includes(last))
+}
+
+// -------------------------------------------------------------------------------------
+// the generated world
+// -------------------------------------------------------------------------------------
+
+const NAMES = ['a', 'b', 'B', '\u00e9', 'e\u0301', 'x'] as const
+const nameArb = fc.constantFrom(...NAMES)
+
+interface World {
+  readonly dirs: ReadonlyArray<ReadonlyArray<string>>
+  readonly links: ReadonlyArray<{
+    readonly at: number
+    readonly name: string
+    readonly to: number
+    readonly relative: boolean
+  }>
+  readonly denied: ReadonlyArray<number>
+  readonly calls: ReadonlyArray<{
+    readonly tool: 'read' | 'write' | 'move'
+    readonly spellings: ReadonlyArray<Spelling>
+  }>
+}
+
+interface Spelling {
+  readonly base: number
+  readonly tail: ReadonlyArray<string>
+  readonly other: ReadonlyArray<boolean>
+  readonly dots: boolean
+  readonly form: 'absolute' | 'relative' | 'url'
+}
+
+const spellingArb: fc.Arbitrary<Spelling> = fc.record({
+  base: fc.nat(30),
+  tail: fc.array(fc.oneof(nameArb, fc.constant('new')), { maxLength: 2 }),
+  other: fc.array(fc.boolean(), { maxLength: 6 }),
+  dots: fc.boolean(),
+  form: fc.constantFrom('absolute', 'relative', 'url'),
+})
+
+const worldArb: fc.Arbitrary<World> = fc.record({
+  dirs: fc.array(fc.array(nameArb, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 8 }),
+  links: fc.array(
+    fc.record({ at: fc.nat(8), name: fc.constantFrom('l1', 'l2', 'L1'), to: fc.nat(8), relative: fc.boolean() }),
+    { maxLength: 3 },
+  ),
+  denied: fc.array(fc.nat(8), { minLength: 1, maxLength: 2 }),
+  calls: fc.array(
+    fc.oneof(
+      fc.record({ tool: fc.constant('read' as const), spellings: fc.tuple(spellingArb) }),
+      fc.record({ tool: fc.constant('write' as const), spellings: fc.tuple(spellingArb) }),
+      fc.record({ tool: fc.constant('move' as const), spellings: fc.tuple(spellingArb, spellingArb) }),
+    ),
+    { minLength: 1, maxLength: 4 },
+  ),
+})
+
+// the other Unicode form of a name, where it has one
+const otherForm = (s: string): string => (s.normalize('NFC') === s ? s.normalize('NFD') : s.normalize('NFC'))
+
+const ARGS = { read: ['path'], write: ['path'], move: ['source', 'destination'] } as const
+
+// -------------------------------------------------------------------------------------
+// the property
+// -------------------------------------------------------------------------------------
+
+describe('the guard judges what the server will touch', () => {
+  it('never runs a call the oracle says touches a denied directory or the protected file, however it is spelled', async () => {
+    let allowed = 0
+    let judged = 0
+    await fc.assert(
+      fc.asyncProperty(worldArb, async (world) => {
+        const root = realpathSync(mkdtempSync(join(tmpdir(), 'toolstack-touch-')))
+        try {
+          const dirs = world.dirs.map((segs) => join(root, ...segs))
+          for (const d of dirs) mkdirSync(d, { recursive: true })
+          mkdirSync(join(root, 'own'))
+          const store = join(root, 'own', 'store.json')
+          writeFileSync(store, '{}')
+          const links: Array<string> = []
+          for (const l of world.links) {
+            const at = dirs[l.at % dirs.length] as string
+            const to = dirs[l.to % dirs.length] as string
+            const path = join(at, l.name)
+            try {
+              symlinkSync(l.relative ? relative(at, to) || '.' : to, path)
+              links.push(path)
+            } catch {
+              // a name already taken: no link
+            }
+          }
+          const bases = [root, ...dirs, ...links, join(root, 'own'), store]
+          const denied = [...new Set(world.denied.map((i) => dirs[i % dirs.length] as string))]
+          const rules: ReadonlyArray<Rule> = [
+            { tool: '*', decision: 'allow', under: root },
+            ...denied.map((d): Rule => ({ tool: '*', decision: 'deny', under: d })),
+          ]
+          const spell = (s: Spelling): string => {
+            const base = bases[s.base % bases.length] as string
+            const segs = [
+              ...relative(root, base)
+                .split('/')
+                .filter((x) => x !== ''),
+              ...s.tail,
+            ].map((seg, i) => (s.other[i] === true ? otherForm(seg) : seg))
+            const withDots = s.dots ? segs.flatMap((seg) => ['.', seg]) : segs
+            if (s.form === 'relative') return withDots.length === 0 ? '.' : withDots.join('/')
+            const abs = `${root}/${withDots.join('/')}`
+            return s.form === 'url' ? pathToFileURL(abs).href : abs
+          }
+          const calls: Array<ToolCall> = []
+          const expectRefused: Array<boolean> = []
+          world.calls.forEach((c, i) => {
+            const raws = c.spellings.map(spell)
+            const args = Object.fromEntries(ARGS[c.tool].map((a, j) => [a, raws[j]]))
+            calls.push(call(`c${i}`, c.tool, args))
+            expectRefused.push(raws.some((r) => [...denied, store].some((t) => touches(r, root, t))))
+          })
+          const inner = recordingProvider([
+            decl('read', ['path']),
+            decl('write', ['path', 'content']),
+            decl('move', ['source', 'destination']),
+          ])
+          const policy = withPolicy({
+            rules,
+            roots: { '': root },
+            resolver: 'filesystem',
+            protect: [{ path: store, what: 'the store' }],
+            onDiagnostic: () => undefined,
+          })(inner)
+          await policy.toolsForLlm()
+          const out = await policy.executeToolCalls(calls)()
+          const results = out._tag === 'Right' ? out.right : ([] as ReadonlyArray<ToolResult>)
+          const ran = new Set(inner.rec.batches.flat().map((c) => c.id))
+          results.forEach((r, i) => {
+            judged++
+            if (ran.has(r.tool_call_id)) allowed++
+            if (expectRefused[i] === true) {
+              expect(r.is_error, `${JSON.stringify(calls[i]?.function.arguments)} touches a guarded place`).toBe(true)
+              expect(ran.has(r.tool_call_id)).toBe(false)
+            }
+          })
+        } finally {
+          rmSync(root, { recursive: true, force: true })
+        }
+      }),
+    )
+    // the guard is not one that refuses everything: many calls the oracle clears do run
+    expect(allowed / judged).toBeGreaterThan(0.15)
+  })
+})
