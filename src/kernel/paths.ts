@@ -10,6 +10,7 @@
 import { fileURLToPath } from 'node:url'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { left, right } from 'fp-ts/lib/Either.js'
+import { cut, describeError } from './describe.js'
 import { hasOwn } from './guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -253,7 +254,7 @@ const fileUrlPath = (s: string): Either<NotAPath, string> => {
   try {
     return right(fileURLToPath(s))
   } catch (e) {
-    return unknown(`is a file: URL that names no local path (${e instanceof Error ? e.message : 'unreadable'})`)
+    return unknown(`is a file: URL that names no local path (${cut(describeError(e), 120)})`)
   }
 }
 
@@ -289,7 +290,7 @@ export const readLocation = (raw: unknown, root: string | undefined): Either<Not
     path = named.right
   } else {
     const scheme = NETWORK_URL.exec(raw)
-    if (scheme !== null) return elsewhere(`is a URL (${JSON.stringify(`${scheme[1] ?? ''}:`)}), not a path`)
+    if (scheme !== null) return elsewhere(`is a URL (${JSON.stringify(`${cut(scheme[1] ?? '', 20)}:`)}), not a path`)
     if (MAILTO.test(raw) || EMAIL.test(raw)) return elsewhere('is an e-mail address, not a path')
     const colon = raw.indexOf(':')
     if (colon !== -1 && (raw.indexOf('/') === -1 || colon < raw.indexOf('/')))

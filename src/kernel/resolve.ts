@@ -198,14 +198,14 @@ export const filesystemResolver = (options: ResolverOptions = {}, fs: ResolverFs
             path: joinSegments([...done, ...rest]),
             existing: done,
             problem: `names two entries that are both ${JSON.stringify(name)} in NFC`,
+            ...met(),
           }
         if (same.length === 1) {
           at = [...done, same[0] as string]
           seen = fs.lstat(joinSegments(at))
         }
       }
-      if (seen === undefined)
-        return { path: joinSegments([...done, ...rest]), existing: done, ...(entry === undefined ? {} : { entry }) }
+      if (seen === undefined) return { path: joinSegments([...done, ...rest]), existing: done, ...met() }
       if (seen.link) {
         if (rest.length === 1 && lastIsOwn) {
           entry = joinSegments(at)
@@ -216,6 +216,7 @@ export const filesystemResolver = (options: ResolverOptions = {}, fs: ResolverFs
             path: joinSegments([...done, ...rest]),
             existing: done,
             problem: 'passes through too many symbolic links',
+            ...met(),
           }
         rest = [...linkTarget(done, fs.readlink(joinSegments(at))), ...rest.slice(1)]
         done = []

@@ -21,7 +21,7 @@ import { drawAuditDiagnostic, sharedUnknownKeyAudit, withUnknownKeyAudit } from 
 import { withReasons } from '../combinators/Reasons.js'
 import { registry } from '../combinators/Registry.js'
 import type { PolicyDecision, PolicyDiagnostic, SharedGrants } from '../combinators/Policy.js'
-import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
+import { drawPolicyDiagnostic, locationNames, withPolicy } from '../combinators/Policy.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
 import type { QuestionQueue } from '../steps/policy/questions.js'
@@ -327,8 +327,12 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string'))
     problem(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
   const locationArgs = u['locationArgs'] ?? []
-  if (!Array.isArray(locationArgs) || !locationArgs.every((n) => typeof n === 'string' && n !== ''))
-    problem(`locationArgs must be an array of argument names (non-empty strings), got ${describeValue(locationArgs)}`)
+  try {
+    locationNames('locationArgs', locationArgs)
+  } catch (e) {
+    // the policy's own check, so the file and withPolicy agree on what a name may be
+    problem((e as Error).message.replace(/^locationArgs: option "locationArgs"/, 'locationArgs'))
+  }
   const reasons = u['reasons'] ?? true
   if (typeof reasons !== 'boolean') problem(`reasons must be true or false, got ${describeValue(reasons)}`)
   const log = u['log']

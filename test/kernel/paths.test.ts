@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
+import type { LocationScope } from '../../src/kernel/paths.js'
 import {
   LOCATION_ARGS,
   absolutise,
@@ -7,8 +8,12 @@ import {
   containment,
   isInside,
   locate,
+  looksLikeLocation,
   normalizeAbsolute,
+  readLocation,
   rootFor,
+  standing,
+  unreadLocations,
 } from '../../src/kernel/paths.js'
 
 // -------------------------------------------------------------------------------------
@@ -271,5 +276,194 @@ describe('absolutise and rootFor: roots that cannot be used', () => {
     const roots = JSON.parse('{"":"/srv","fs_":3,"fs_read_more":"/long","web_":"/web"}') as Record<string, string>
     expect(rootFor(roots, 'fs_read')).toBe('/srv')
     expect(rootFor({ fs_: null, web_: '/web' } as unknown as Record<string, string>, 'fs_read')).toBeUndefined()
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// issue 34: a location read as the server will read it
+// -------------------------------------------------------------------------------------
+
+describe('readLocation', () => {
+  const elsewhere = (problem: string) => ({ _tag: 'Left', left: { problem, elsewhere: true } })
+  const unknown = (problem: string) => ({ _tag: 'Left', left: { problem, elsewhere: false } })
+
+  it('reads a file: URL as the path it names, percent-decoded, its dot segments resolved', () => {
+    expect(readLocation('file:///etc/passwd', '/p')).toEqual({ _tag: 'Right', right: '/etc/passwd' })
+    expect(readLocation('file://localhost/srv/a%20b', '/p')).toEqual({ _tag: 'Right', right: '/srv/a b' })
+    expect(readLocation('FILE:///srv/x/%2e%2e/y', '/p')).toEqual({ _tag: 'Right', right: '/srv/y' })
+    expect(readLocation('file:///srv/caf%C3%A9', undefined)).toEqual({ _tag: 'Right', right: '/srv/caf\u00e9' })
+  })
+
+  it('refuses a file: URL that names no path here', () => {
+    const other = readLocation('file://otherhost/srv/a', '/p')
+    expect(other._tag === 'Left' && other.left.problem.startsWith('is a file: URL that names no local path')).toBe(true)
+    const slash = readLocation('file:///srv/a%2Fb', '/p')
+    expect(slash._tag === 'Left' && !slash.left.elsewhere).toBe(true)
+    expect(readLocation('file:///srv/a%00b', '/p')).toEqual(unknown('contains a NUL character'))
+  })
+
+  it('says a URL of another scheme, or an e-mail address, is elsewhere', () => {
+    expect(readLocation('https://evil.example/x', '/p')).toEqual(elsewhere('is a URL ("https:"), not a path'))
+    expect(readLocation('s3://bucket/key', '/p')).toEqual(elsewhere('is a URL ("s3:"), not a path'))
+    expect(readLocation('attacker@evil.example', '/p')).toEqual(elsewhere('is an e-mail address, not a path'))
+    expect(readLocation('mailto:a@b.c', '/p')).toEqual(elsewhere('is an e-mail address, not a path'))
+  })
+
+  it('cuts a long scheme in what it says', () => {
+    const long = readLocation(`${'a'.repeat(5000)}://x`, '/p')
+    expect(long._tag === 'Left' && long.left.problem.length).toBeLessThan(100)
+  })
+
+  it('says what is not plainly a path is unknown: a colon before any slash, white space at an end, a control character', () => {
+    const colon = 'holds a ":" before any "/", so it may be a URL or a drive, not plainly a path'
+    expect(readLocation('C:/Windows', '/p')).toEqual(unknown(colon))
+    expect(readLocation('notes:2024.txt', '/p')).toEqual(unknown(colon))
+    expect(readLocation(' /etc/passwd', '/p')).toEqual(unknown('begins or ends with white space'))
+    expect(readLocation('/etc/passwd\n', '/p')).toEqual(unknown('begins or ends with white space'))
+    expect(readLocation('/srv/a\u001bb', '/p')).toEqual(unknown('contains a control character'))
+    // a colon after the first slash is a name like any other
+    expect(readLocation('/srv/a:b', '/p')).toEqual({ _tag: 'Right', right: '/srv/a:b' })
+    // "@" in a path with a slash is a name like any other
+    expect(readLocation('node_modules/@scope/pkg', '/p')).toEqual({
+      _tag: 'Right',
+      right: '/p/node_modules/@scope/pkg',
+    })
+  })
+
+  it('gives NFC, so both spellings of a name are one location', () => {
+    expect(readLocation('/srv/cafe\u0301', undefined)).toEqual({ _tag: 'Right', right: '/srv/caf\u00e9' })
+    expect(readLocation('cafe\u0301/x', '/r')).toEqual({ _tag: 'Right', right: '/r/caf\u00e9/x' })
+  })
+
+  it('whatever the value, a path it gives is absolute, in NFC and normal form, with no ".." segment (property)', () => {
+    const segment = fc.oneof(
+      fc.constantFrom('.', '..', '', 'a', 'e\u0301', '\u00e9', '~', 'a:b', 'x@y', '%2e%2e', ' '),
+      fc.string({ maxLength: 4 }),
+    )
+    const raw = fc.oneof(
+      fc.array(segment, { maxLength: 6 }).map((s) => s.join('/')),
+      fc.array(segment, { maxLength: 6 }).map((s) => '/' + s.join('/')),
+      fc.array(segment, { maxLength: 6 }).map((s) => 'file:///' + s.join('/')),
+      fc.anything(),
+    )
+    fc.assert(
+      fc.property(raw, fc.option(fc.constantFrom('/r', '/r/s', 'relative'), { nil: undefined }), (v, root) => {
+        const read = readLocation(v, root)
+        if (read._tag === 'Left') return
+        const p = read.right
+        expect(p.startsWith('/')).toBe(true)
+        expect(p.normalize('NFC')).toBe(p)
+        if (p !== '/') expect(p.endsWith('/')).toBe(false)
+        expect(
+          p
+            .split('/')
+            .slice(1)
+            .filter((s) => s === '' || s === '.' || s === '..'),
+        ).toEqual(p === '/' ? [''] : [])
+      }),
+    )
+  })
+})
+
+describe('looksLikeLocation and unreadLocations', () => {
+  it('knows a location by the last word of its name', () => {
+    const yes = [
+      'repo_path',
+      'filePath',
+      'cwd',
+      'workingDir',
+      'output-files',
+      'root',
+      'projectRoot',
+      'file_uri',
+      'sourceUrl',
+      'workdir',
+      'target_directory',
+      'FOLDER',
+    ]
+    const no = ['pathway', 'name', 'content', 'rooted', 'profile', 'urlencoded', '', '_', 'directoryListing']
+    expect(yes.filter((n) => !looksLikeLocation(n))).toEqual([])
+    expect(no.filter((n) => looksLikeLocation(n))).toEqual([])
+  })
+
+  it('names the declared arguments that look like locations and that the rules neither read nor set aside', () => {
+    const declared = new Set(['path', 'repo_path', 'cwd', 'message', 'url'])
+    expect(unreadLocations({ names: LOCATION_ARGS, declared })).toEqual(['repo_path', 'cwd'])
+    expect(
+      unreadLocations({ names: [...LOCATION_ARGS, 'repo_path'], declared, notLocations: new Set(['cwd']) }),
+    ).toEqual([])
+    expect(unreadLocations({ names: LOCATION_ARGS, declared: undefined })).toEqual([])
+  })
+})
+
+describe('standing and containment: a directory is touched by what holds it', () => {
+  it('says inside, holds or outside, segment by segment', () => {
+    expect(standing('/d/e', '/d/e/f')).toBe('inside')
+    expect(standing('/d/e', '/d/e')).toBe('inside')
+    expect(standing('/d/e', '/d')).toBe('holds')
+    expect(standing('/d/e', '/')).toBe('holds')
+    expect(standing('/d/e', '/d/ef')).toBe('outside')
+    expect(standing('/d/e', '/d/f')).toBe('outside')
+    expect(standing('/', '/x')).toBe('inside')
+  })
+
+  it('reads a raw location for containment as readLocation does', () => {
+    expect(containment('/tmp/root', 'file:///tmp')).toBe('holds')
+    expect(containment('/tmp/root', 'https://x/tmp/root')).toBe('unknown')
+    expect(containment('relative', '/tmp')).toBe('unknown')
+  })
+})
+
+describe('locate: what the rules cannot read', () => {
+  const scope = (declared: ReadonlyArray<string> | undefined, extra: Partial<LocationScope> = {}): LocationScope => ({
+    names: LOCATION_ARGS,
+    declared: declared === undefined ? undefined : new Set(declared),
+    ...extra,
+  })
+
+  it('gives each declared argument that looks like a location, and is not read, as unread, given or not', () => {
+    expect(
+      locate({ files: ['a'], repo_path: '/other' }, 'git_add', { '': '/r' }, scope(['repo_path', 'files'])),
+    ).toEqual([
+      { _tag: 'Known', arg: 'files[0]', path: '/r/a', sent: 'a' },
+      { _tag: 'Unread', arg: 'repo_path', reading: { _tag: 'Known', arg: 'repo_path', path: '/other' } },
+    ])
+    expect(locate({ files: ['/r/a'] }, 'git_add', {}, scope(['repo_path', 'files']))).toEqual([
+      { _tag: 'Known', arg: 'files[0]', path: '/r/a' },
+      { _tag: 'Unread', arg: 'repo_path', reading: { _tag: 'Unknown', arg: 'repo_path', problem: 'is missing' } },
+    ])
+  })
+
+  it('reads nothing a name said not to be a location, and suspects nothing of it', () => {
+    expect(
+      locate(
+        { cwd: '/x', to: 'a@b.c' },
+        't',
+        {},
+        scope(['cwd', 'to'], { names: LOCATION_ARGS.filter((n) => n !== 'to'), notLocations: new Set(['cwd', 'to']) }),
+      ),
+    ).toEqual([{ _tag: 'Missing' }])
+  })
+
+  it('gives a key the tool does not declare, that looks like a location, as an unknown decoy', () => {
+    expect(locate({ path: '/r/a', work_dir: '/etc' }, 't', {}, scope(['path']))).toEqual([
+      { _tag: 'Known', arg: 'path', path: '/r/a' },
+      { _tag: 'Unknown', arg: 'work_dir', problem: 'is not an argument this tool declares' },
+    ])
+  })
+
+  it('without a declaration, reads every location name the call gives, and suspects every other that looks like one', () => {
+    expect(locate({ path: '/r/a', repo_path: '/x', msg: 'hi' }, 't', {}, scope(undefined))).toEqual([
+      { _tag: 'Known', arg: 'path', path: '/r/a' },
+      { _tag: 'Unread', arg: 'repo_path', reading: { _tag: 'Known', arg: 'repo_path', path: '/x' } },
+    ])
+    expect(locate({ msg: 'hi' }, 't', {}, scope(undefined))).toEqual([
+      {
+        _tag: 'Unknown',
+        arg: 'arguments',
+        problem:
+          "give no location, and this tool's declaration is not known (its tools were not listed through the policy)",
+      },
+    ])
   })
 })

@@ -47,21 +47,28 @@ describe('filesystemResolver', () => {
     expect(resolve('/')).toEqual({ path: '/' })
   })
 
-  it('follows a link to where it leads, relative or absolute, at any depth', () => {
-    expect(resolve(`${root}/link/a.txt`)).toEqual({ path: `${root}/x/secret/a.txt` })
-    expect(resolve(`${root}/link`)).toEqual({ path: `${root}/x/secret` })
-    expect(resolve(`${root}/abs/secret/new`)).toEqual({ path: `${root}/x/secret/new` })
+  it('follows a link to where it leads, relative or absolute, at any depth, naming the links on the way', () => {
+    expect(resolve(`${root}/link/a.txt`)).toEqual({ path: `${root}/x/secret/a.txt`, through: [`${root}/link`] })
+    expect(resolve(`${root}/abs/secret/new`)).toEqual({ path: `${root}/x/secret/new`, through: [`${root}/abs`] })
     // a link whose target climbs with "..": taken from the link's own (resolved) directory
-    expect(resolve(`${root}/link/up/secret`)).toEqual({ path: `${root}/x/secret` })
+    expect(resolve(`${root}/link/up/secret`)).toEqual({
+      path: `${root}/x/secret`,
+      through: [`${root}/link`, `${root}/x/secret/up`],
+    })
+  })
+
+  it('gives a last name that is a link as itself too: a move or a delete acts on the link', () => {
+    expect(resolve(`${root}/link`)).toEqual({ path: `${root}/x/secret`, entry: `${root}/link` })
+    expect(resolve(`${root}/x/secret/up`)).toEqual({ path: `${root}/x`, entry: `${root}/x/secret/up` })
   })
 
   it('follows a dangling link: a write through it creates its target', () => {
-    expect(resolve(`${root}/dangling`)).toEqual({ path: `${root}/out/new` })
-    expect(resolve(`${root}/dangling/more`)).toEqual({ path: `${root}/out/new/more` })
+    expect(resolve(`${root}/dangling`)).toEqual({ path: `${root}/out/new`, entry: `${root}/dangling` })
+    expect(resolve(`${root}/dangling/more`)).toEqual({ path: `${root}/out/new/more`, through: [`${root}/dangling`] })
   })
 
   it('sees /proc/self/root and every other way round as where it leads', () => {
-    expect(resolve(`/proc/self/root${root}/link/a.txt`)).toEqual({ path: `${root}/x/secret/a.txt` })
+    expect(resolve(`/proc/self/root${root}/link/a.txt`)).toMatchObject({ path: `${root}/x/secret/a.txt` })
   })
 
   it('maps a name missing in its spelling onto the one entry equal to it in NFC, as the server does', () => {
@@ -72,7 +79,7 @@ describe('filesystemResolver', () => {
   })
 
   it('judges as written, and says why, what it cannot resolve: a loop of links, two NFC twins', () => {
-    expect(resolve(`${root}/loop1/x`)).toEqual({
+    expect(resolve(`${root}/loop1/x`)).toMatchObject({
       path: `${root}/loop1/x`,
       problem: 'passes through too many symbolic links',
     })
@@ -139,7 +146,7 @@ describe('filesystemResolver on a volume that ignores case', () => {
     const r = filesystemResolver({}, fs)
     expect(r.resolve('/Vol/Project/SECRET/a')).toEqual({ path: '/vol/project/secret/a' })
     expect(r.resolve('/vol/project/secret/A')).toEqual({ path: '/vol/project/secret/a' })
-    expect(r.resolve('/VOL/PROJECT/LINK/x')).toEqual({ path: '/vol/project/secret/x' })
+    expect(r.resolve('/VOL/PROJECT/LINK/x')).toEqual({ path: '/vol/project/secret/x', through: ['/vol/project/link'] })
   })
 
   it('folds when told, and never when told not to', () => {

@@ -325,8 +325,8 @@ export const decide = (rules: ReadonlyArray<Rule>, located: Located, roots: Root
  * ] as const
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: 'src/a.ts' }, { fs_: '/p' }).decision, 'allow')
  * assert.strictEqual(evaluate(rules, 'fs_write', { path: '/p/.git/HEAD' }, {}).decision, 'deny')
- * // a move of a parent carries the denied directory along
- * assert.strictEqual(evaluate(rules, 'fs_move', { source: '/p', destination: '/q' }, {}).decision, 'deny')
+ * // a call on a parent reaches the denied directory too (a move or a delete of it carries it along)
+ * assert.strictEqual(evaluate(rules, 'fs_write', { path: '/p' }, {}).decision, 'deny')
  * const e = evaluate(rules, 'fs_write', { path: '/elsewhere/a' }, {})
  * assert.deepStrictEqual([e.decision, e.why, e.suggestedRule?.under], ['ask', 'no-match', '/elsewhere'])
  *
