@@ -18,6 +18,7 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/serve.test.ts',
   'test/cli/serve-catalog.test.ts',
   'test/cli/serveStore.test.ts',
+  'test/cli/serve-guard.test.ts',
   'test/cli/otlp.test.ts',
   // the built and the packed package, the examples and the docs' blocks, each in a process
   'test/smoke.test.ts',
