@@ -144,7 +144,13 @@ export type Reading =
       /** The other ways the same location reaches the filesystem, each judged too (see `LocationForms`). */
       readonly forms?: LocationForms
     }
-  | { readonly _tag: 'Unknown'; readonly arg: string; readonly problem: string }
+  | {
+      readonly _tag: 'Unknown'
+      readonly arg: string
+      readonly problem: string
+      /** A key the tool does not declare (a decoy): unknown to every rule; the server does not take it. */
+      readonly undeclared?: true
+    }
   | { readonly _tag: 'Elsewhere'; readonly arg: string; readonly problem: string }
 
 /**
@@ -409,7 +415,7 @@ const NOT_DECLARED = 'is not an argument this tool declares'
  * assert.deepStrictEqual(locate({ source: 'a', destination: '/b', path: '/p' }, 'fs_move', { fs_: '/p' }, scope), [
  *   { _tag: 'Known', arg: 'source', path: '/p/a', sent: 'a' },
  *   { _tag: 'Known', arg: 'destination', path: '/b' },
- *   { _tag: 'Unknown', arg: 'path', problem: 'is not an argument this tool declares' },
+ *   { _tag: 'Unknown', arg: 'path', problem: 'is not an argument this tool declares', undeclared: true },
  * ])
  *
  * @since 0.1.0
@@ -448,7 +454,7 @@ export const locate = (
     if (declared !== undefined)
       for (const k of Object.keys(args))
         if (!declared.has(k) && !(notLocations?.has(k) ?? false) && (names.includes(k) || looksLikeLocation(k)))
-          out.push({ _tag: 'Unknown', arg: k, problem: NOT_DECLARED })
+          out.push({ _tag: 'Unknown', arg: k, problem: NOT_DECLARED, undeclared: true })
     if (out.length > 0) return out
     return declared === undefined && scope !== undefined
       ? [

@@ -448,7 +448,7 @@ describe('locate: what the rules cannot read', () => {
   it('gives a key the tool does not declare, that looks like a location, as an unknown decoy', () => {
     expect(locate({ path: '/r/a', work_dir: '/etc' }, 't', {}, scope(['path']))).toEqual([
       { _tag: 'Known', arg: 'path', path: '/r/a' },
-      { _tag: 'Unknown', arg: 'work_dir', problem: 'is not an argument this tool declares' },
+      { _tag: 'Unknown', arg: 'work_dir', problem: 'is not an argument this tool declares', undeclared: true },
     ])
   })
 

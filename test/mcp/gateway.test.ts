@@ -248,11 +248,15 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: { a: { command: 'x' } }, log: '' }, 'log must be a file path, got the string ""'],
     [
       { mcpServers: { a: { command: 'x' } }, locationArgs: 'src' },
-      'locationArgs must be an array of argument names (non-empty strings), got the string "src"',
+      'locationArgs must be an array of argument names (non-empty strings; "!name" for a name that is not a location), added to path, paths, source, destination, from, to, file, files, target, directory, dir, uri, url; got the string "src"',
     ],
     [
       { mcpServers: { a: { command: 'x' } }, locationArgs: ['src', ''] },
-      'locationArgs must be an array of argument names (non-empty strings), got an array',
+      'locationArgs must be an array of argument names (non-empty strings; "!name" for a name that is not a location), added to path, paths, source, destination, from, to, file, files, target, directory, dir, uri, url; got an array',
+    ],
+    [
+      { mcpServers: { a: { command: 'x' } }, locationArgs: ['cwd', '!cwd'] },
+      'locationArgs both reads and refuses "cwd": keep "cwd" or "!cwd"',
     ],
     [{ mcpServers: { a: { command: 'x' } }, log: 1 }, 'log must be a file path, got number 1'],
     [

@@ -195,7 +195,7 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
     const form = elicitationFor(request({ path: '/w/a', reason: 'to save the notes' }, ['/w/a', '/w/b']))
     expect(form.message).toBe(
       [
-        'May the model call fs_write on /w/a, /w/b?',
+        'May the model call fs_write on 2 paths?',
         'Arguments:',
         '  "path": "/w/a"',
         '  "reason": (shown last)',
@@ -219,6 +219,15 @@ describe('toMcpTool, toCallToolResult, elicitationFor and answerOf', () => {
         },
       },
       required: ['action'],
+    })
+  })
+
+  it('elicitationFor: offers only "once" when the request offers no rule to remember', () => {
+    const form = elicitationFor({ ...request({ path: 'rel' }, []), suggestedRule: undefined })
+    expect(form.message).toContain('"Always" is not offered')
+    expect(form.requestedSchema.properties['action']).toMatchObject({
+      enum: ['allow-once', 'deny-once'],
+      enumNames: ['Allow once', 'Deny once'],
     })
   })
 

@@ -347,7 +347,8 @@ const describeReading = (r: Reading): ReadonlyArray<string> => (r._tag === 'Know
 /**
  * What the protected files say about a call (see `Guarded`), or `undefined` when none is touched and every
  * location was checked. A location the rules do not read (`Unread`) is checked by what it reads as; one that
- * plainly names a place off this machine (`Elsewhere`), or no location at all, cannot touch a file here.
+ * plainly names a place off this machine (`Elsewhere`), a key the tool does not declare (the server does not
+ * take it; the rules fail closed on it), or no location at all, cannot touch a file here.
  *
  * @example
  * import { guardFiles, locateCall } from './evaluate.js'
@@ -365,7 +366,8 @@ export const guardFiles =
     const unevaluable: Array<string> = []
     for (const l of located.locations) {
       const r = l._tag === 'Unread' ? l.reading : l
-      if (r._tag === 'Missing' || r._tag === 'Elsewhere') continue
+      // nothing here, plainly elsewhere, or a key the server does not take (the rules ask about it)
+      if (r._tag === 'Missing' || r._tag === 'Elsewhere' || (r._tag === 'Unknown' && r.undeclared === true)) continue
       if (r._tag === 'Unknown') {
         unevaluable.push(...describeReading(r))
         continue
