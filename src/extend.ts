@@ -34,5 +34,9 @@ export type { ApprovalBridge, PolicyApprovalOptions } from './steps/policy/appro
 export { approvalBridge } from './steps/policy/approvals.js'
 export type { Evaluation } from './steps/policy/evaluate.js'
 export { evaluate } from './steps/policy/evaluate.js'
+
+// where a location leads, for a policy that shares the server's filesystem (withPolicy's `resolver`)
+export type { LocationResolver, ResolverFs, ResolverOptions } from './kernel/resolve.js'
+export { filesystemResolver, lexicalResolver } from './kernel/resolve.js'
 export type { Shown } from './steps/policy/Answer.js'
 export { showText } from './steps/policy/Answer.js'
