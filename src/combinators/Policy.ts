@@ -512,16 +512,17 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       if (first) callBack(onDiagnostic, d)
     }
     // each tool's resolver, told to say once that a location could not be resolved
-    const resolverFor = (tool: string): LocationResolver => {
-      const inner = resolverOf(tool)
-      return {
-        resolve: (path) => {
-          const r = inner.resolve(path)
-          if (r.problem !== undefined) sayOnce('\u0000unresolved', { _tag: 'UnresolvedLocation', problem: r.problem })
-          return r
-        },
-      }
-    }
+    const noticing = (inner: LocationResolver): LocationResolver => ({
+      resolve: (path) => {
+        const r = inner.resolve(path)
+        if (r.problem !== undefined) sayOnce('\u0000unresolved', { _tag: 'UnresolvedLocation', problem: r.problem })
+        return r
+      },
+      ...(inner.forOneJudgement === undefined
+        ? {}
+        : { forOneJudgement: () => noticing((inner.forOneJudgement as () => LocationResolver)()) }),
+    })
+    const resolverFor = (tool: string): LocationResolver => noticing(resolverOf(tool))
     const judgeCall = judge({ rules, roots, resolverFor, protect })
     // each tool's declared argument names from the last listing that went through here;
     // undefined until then, and while undefined every `under` rule fails closed

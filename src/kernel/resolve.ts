@@ -42,6 +42,11 @@ export interface Resolved {
  */
 export interface LocationResolver {
   readonly resolve: (path: string) => Resolved
+  /**
+   * A resolver for one judgement, which may remember what it reads until the judgement is made (a call's
+   * locations and the rules' directories share most of their prefixes). Absent: `resolve` is used as it is.
+   */
+  readonly forOneJudgement?: () => LocationResolver
 }
 
 /**
@@ -107,8 +112,9 @@ const absent = (e: unknown): boolean => {
 export const nodeFs: ResolverFs = {
   lstat: (path) => {
     try {
-      const s = lstatSync(path)
-      return { dev: s.dev, ino: s.ino, link: s.isSymbolicLink() }
+      // a missing entry is the common answer: no Error is made for it (making one costs more than the call)
+      const s = lstatSync(path, { throwIfNoEntry: false })
+      return s === undefined ? undefined : { dev: s.dev, ino: s.ino, link: s.isSymbolicLink() }
     } catch (e) {
       if (absent(e)) return undefined
       throw e
@@ -153,8 +159,27 @@ const swapCase = (s: string): string | undefined => {
  * @since 0.1.0
  * @category constructors
  */
-export const filesystemResolver = (options: ResolverOptions = {}, fs: ResolverFs = nodeFs): LocationResolver => {
-  const mode = options.caseInsensitive ?? 'detect'
+export const filesystemResolver = (options: ResolverOptions = {}, fs: ResolverFs = nodeFs): LocationResolver => ({
+  ...resolverOver(options.caseInsensitive ?? 'detect', fs),
+  // what one judgement reads is read once: its locations and the rules' directories share their prefixes
+  forOneJudgement: () => resolverOver(options.caseInsensitive ?? 'detect', rememberingFs(fs)),
+})
+
+// `fs` with each answer kept, for the span of one judgement (nothing outlives it, so nothing goes stale)
+const rememberingFs = (fs: ResolverFs): ResolverFs => {
+  const once = <A>(read: (path: string) => A): ((path: string) => A) => {
+    const seen = new Map<string, A>()
+    return (path) => {
+      if (seen.has(path)) return seen.get(path) as A
+      const a = read(path)
+      seen.set(path, a)
+      return a
+    }
+  }
+  return { lstat: once(fs.lstat), readlink: once(fs.readlink), readdir: once(fs.readdir) }
+}
+
+const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolver => {
   // whether the volume holding `segments` (a resolved, existing path) ignores case: its deepest name with a
   // letter, looked up with the case swapped, is the same entry; a path with no such name says nothing, and
   // the platform's habit decides

@@ -160,8 +160,9 @@ export const locateCall = (
   args: unknown,
   roots: Roots,
   scope?: LocationScope,
-  resolver: LocationResolver = LEXICAL,
+  given: LocationResolver = LEXICAL,
 ): Located => {
+  const resolver = given.forOneJudgement?.() ?? given
   const resolve = resolvedReading(resolver)
   const locations = locate(args, tool, roots, scope).map((l): PathLocation => {
     if (l._tag === 'Unread') return { ...l, reading: resolve(l.reading) }
