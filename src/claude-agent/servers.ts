@@ -10,7 +10,7 @@
 import type { McpServerConfig } from '@anthropic-ai/claude-agent-sdk'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { describeError } from '../kernel/describe.js'
+import { cut, describeError, escapeControls } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -126,6 +126,8 @@ export const observedServers = (
 // -------------------------------------------------------------------------------------
 
 const MCP_SDK = '@modelcontextprotocol/sdk'
+// a server's name as an error shows it: quoted, cut, its control characters escaped
+const shown = (name: string): string => escapeControls(JSON.stringify(cut(name, 80)))
 // a server that does not answer does not hold the host's start-up for ever
 const LIST_TIMEOUT_MS = 30_000
 
@@ -183,7 +185,7 @@ export const listServer = async (
     } while (cursor !== undefined)
     return tools
   } catch (e) {
-    throw new Error(`toolstack/claude-agent: the MCP server "${name}" could not be listed: ${describeError(e)}`)
+    throw new Error(`toolstack/claude-agent: the MCP server ${shown(name)} could not be listed: ${describeError(e)}`)
   } finally {
     await mcp.close().catch(() => undefined)
   }
