@@ -111,8 +111,8 @@ export const declarationsOfServers = (
  * and warns once per (tool, key), with the options, warning and once-per-pair memory of `withUnknownKeyAudit`
  * (a `sharedUnknownKeyAudit` included: its warnings say `via: 'claude-agent-hook'`). It only listens: it
  * returns no decision and changes no input, and nothing it does throws into the session. Claude Code's own
- * tools (Read, Bash, …) are not audited: their schemas are not published to the host. Rejects, naming the
- * server, when a server cannot be listed.
+ * tools (Read, Bash, …) are not audited: their schemas are not published to the host. Options it cannot use
+ * throw a `TypeError` at once; a server that cannot be listed rejects, naming the server.
  *
  * ```ts
  * const audit = await claudeAgentAudit({ mcpServers, onWarn })
@@ -134,7 +134,7 @@ export const declarationsOfServers = (
  * @since 0.1.0
  * @category constructors
  */
-export const claudeAgentAudit = async (options?: ClaudeAgentAuditOptions): Promise<ClaudeAgentAudit> => {
+export const claudeAgentAudit = (options?: ClaudeAgentAuditOptions): Promise<ClaudeAgentAudit> => {
   const where = 'claudeAgentAudit'
   if (options !== undefined && !isRecord(options))
     throw new TypeError(`${where}: options must be an object, got ${describeValue(options)}`)
@@ -156,13 +156,6 @@ export const claudeAgentAudit = async (options?: ClaudeAgentAuditOptions): Promi
     session.recordListing(catalogue, declarations.length)
   }
 
-  const servers = Object.entries(mcpServers as Readonly<Record<string, McpServerConfig>>)
-  const lists = await Promise.all(servers.map(([name, config]) => listServer(name, config)))
-  servers.forEach(([name], i) => {
-    const tools = lists[i]
-    if (tools !== undefined) onListing(name, tools)
-  })
-
   const hook: HookCallback = (input) => {
     try {
       if (memberOf(input, 'hook_event_name') === 'PreToolUse') {
@@ -181,11 +174,20 @@ export const claudeAgentAudit = async (options?: ClaudeAgentAuditOptions): Promi
   }
   const preToolUse: HookCallbackMatcher = { hooks: [hook] }
   const observed = observedServers(mcpServers as Readonly<Record<string, McpServerConfig>>, onListing)
-  return {
+  const audit: ClaudeAgentAudit = {
     mcpServers: observed,
     preToolUse,
     options: { mcpServers: observed, hooks: { PreToolUse: [preToolUse] } },
     auditedTools: session.auditedTools,
     stats: session.stats,
   }
+  // the options were checked above, at once; only the listing is awaited
+  const servers = Object.entries(mcpServers as Readonly<Record<string, McpServerConfig>>)
+  return Promise.all(servers.map(([name, config]) => listServer(name, config))).then((lists) => {
+    servers.forEach(([name], i) => {
+      const tools = lists[i]
+      if (tools !== undefined) onListing(name, tools)
+    })
+    return audit
+  })
 }

@@ -109,12 +109,13 @@ describe('claudeAgentAudit', () => {
     )
   })
 
-  it('refuses options it cannot use, at once', async () => {
-    await expect(claudeAgentAudit('x' as never)).rejects.toThrow('claudeAgentAudit: options must be an object')
-    await expect(claudeAgentAudit({ mcpServers: [] as never })).rejects.toThrow(
+  it('refuses options it cannot use at once: a TypeError, not a rejection', async () => {
+    expect(() => claudeAgentAudit('x' as never)).toThrow('claudeAgentAudit: options must be an object')
+    expect(() => claudeAgentAudit({ mcpServers: [] as never })).toThrow(
       'claudeAgentAudit: option "mcpServers" must be a record of server configs',
     )
-    await expect(claudeAgentAudit({ onWran: 1 } as never)).rejects.toThrow(/unknown option "onWran"/)
+    expect(() => claudeAgentAudit({ onWran: 1 } as never)).toThrow(/unknown option "onWran"/)
+    await expect(claudeAgentAudit()).resolves.toMatchObject({ mcpServers: {} })
   })
 })
 
