@@ -14,7 +14,17 @@ const COMBINATORS = [
   'combinators/Registry.ts',
   'combinators/Policy.ts',
 ]
-const ADAPTERS = ['mcp', 'ai-sdk', 'openai', 'openai-agents', 'langchain', 'otel']
+const ADAPTERS = [
+  'mcp',
+  'ai-sdk',
+  'openai',
+  'openai-agents',
+  'langchain',
+  'anthropic',
+  'google',
+  'claude-agent',
+  'otel',
+]
 const ABOVE_COMBINATORS = ['index.ts', 'extend.ts', 'adapter', ...ADAPTERS, 'cli']
 const at = (paths) => paths.map((p) => `./src/${p}`)
 

@@ -46,6 +46,8 @@ export const integration: ReadonlyArray<string> = [
   'test/openai-agents/agents.test.ts',
   'test/openai-agents/hooks.test.ts',
   'test/langchain/langchain.test.ts',
+  // the Claude Agent SDK's bundled Claude Code CLI, started by query()
+  'test/claude-agent/session.test.ts',
   // a real redis-server, started by the test
   'test/mcp/redisStore.test.ts',
   'test/cli/serve-fleet.test.ts',

@@ -1,9 +1,9 @@
 /**
  * toolstack/extend: for authors of adapters and layers, not for composing a stack. What the framework
- * adapters (`toolstack/ai-sdk`, `/openai-agents`, `/langchain`, `/mcp`) and the `toolstack` command
- * build on: the batch that carries one parse of each call down a stack, the construction check every
- * layer makes, an audit session fed with a framework's own calls, the audit's catalogue and one-call
- * check, and the bridge between a policy's rules and a framework's tool approval.
+ * adapters (`toolstack/ai-sdk`, `/openai-agents`, `/langchain`, `/anthropic`, `/google`, `/claude-agent`,
+ * `/mcp`) and the `toolstack` command build on: the batch that carries one parse of each call down a stack,
+ * the construction check every layer makes, an audit session fed with a framework's own calls, the audit's
+ * catalogue and one-call check, and the bridge between a policy's rules and a framework's tool approval.
  * Re-exports only; nothing runs at import.
  *
  * @since 0.1.0

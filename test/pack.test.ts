@@ -108,6 +108,34 @@ describe('the packed package, installed as a user installs it', () => {
     expect(cjs.stdout.trim()).toBe('function')
   })
 
+  it('loads the Anthropic, Google and Claude Agent entry points without their SDKs (types only); a listing that needs the MCP SDK names the command that installs it', () => {
+    for (const [subpath, name] of [
+      ['toolstack/anthropic', 'executeToolUses'],
+      ['toolstack/google', 'executeFunctionCalls'],
+      ['toolstack/claude-agent', 'claudeAgentAudit'],
+    ] as const) {
+      const esm = inUser([
+        '--input-type=module',
+        '-e',
+        `const m = await import('${subpath}'); console.log(typeof m.${name})`,
+      ])
+      expect(esm.stderr, subpath).toBe('')
+      expect(esm.stdout.trim()).toBe('function')
+      const cjs = inUser(['-e', `console.log(typeof require('${subpath}').${name})`])
+      expect(cjs.stderr, subpath).toBe('')
+      expect(cjs.stdout.trim()).toBe('function')
+    }
+    expect(existsSync(join(user, 'node_modules', '@modelcontextprotocol', 'sdk'))).toBe(false)
+    const listing = inUser([
+      '--input-type=module',
+      '-e',
+      "const m = await import('toolstack/claude-agent'); await m.claudeAgentAudit({ mcpServers: { fs: { command: 'fs-server' } } }).catch((e) => console.log(e.message))",
+    ])
+    expect(listing.stdout).toMatch(
+      /^toolstack\/claude-agent: listing an MCP server needs @modelcontextprotocol\/sdk \(.*\); install it beside toolstack: npm install @modelcontextprotocol\/sdk\n$/,
+    )
+  })
+
   it('refuses a module that is not an entry point: what is not in exports stays internal', () => {
     const esm = inUser(['--input-type=module', '-e', "await import('toolstack/dist/esm/kernel/model.js')"])
     expect(esm.stderr).toMatch(/ERR_PACKAGE_PATH_NOT_EXPORTED/)

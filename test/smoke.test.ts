@@ -209,6 +209,40 @@ const { tools } = m.auditAgentsTools([t], { onWarn: (w) => { said.push(w.unknown
 tools[0].invoke({}, '{"a":1,"b":2}').then((r) => console.log(JSON.stringify({ same: r === 'ran', said, exports: Object.keys(m).sort() })))`,
   },
   {
+    subpath: 'toolstack/anthropic',
+    probe: `
+const said = []
+const mw = m.unknownKeyAuditMiddleware({ onWarn: (w) => { said.push(w.unknownKeys.join()) } })
+const message = { content: [{ type: 'tool_use', id: 't1', name: 't', input: { a: 1, b: 2 } }] }
+const response = new Response('{}')
+const body = { tools: [{ name: 't', input_schema: { type: 'object', properties: { a: {} } } }] }
+const ctx = { options: { method: 'post', path: '/v1/messages', body }, parse: async () => message }
+mw({ body: '' }, async () => response, ctx).then((r) => console.log(JSON.stringify({ same: r === response, said, exports: Object.keys(m).sort() })))`,
+  },
+  {
+    subpath: 'toolstack/google',
+    probe: `
+const said = []
+const reply = { candidates: [{ content: { parts: [{ functionCall: { id: 'c1', name: 't', args: { a: 1, b: 2 } } }] } }] }
+const response = new Response(JSON.stringify(reply))
+const audited = m.unknownKeyAuditFetch({ onWarn: (w) => { said.push(w.unknownKeys.join()) }, fetch: async () => response })
+const body = JSON.stringify({ tools: [{ functionDeclarations: [{ name: 't', parametersJsonSchema: { type: 'object', properties: { a: {} } } }] }] })
+audited('http://127.0.0.1:1/v1beta/models/g:generateContent', { method: 'POST', body }).then((r) => console.log(JSON.stringify({ same: r === response, said, exports: Object.keys(m).sort() })))`,
+  },
+  {
+    subpath: 'toolstack/claude-agent',
+    probe: `
+const said = []
+const listing = { jsonrpc: '2.0', id: 1, result: { tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: {} } } }] } }
+const instance = { connect: async (transport) => { await transport.send(listing) } }
+m.claudeAgentAudit({ mcpServers: { n: { type: 'sdk', name: 'n', instance } }, onWarn: (w) => { said.push(w.unknownKeys.join()) } }).then(async (audit) => {
+  await audit.mcpServers.n.instance.connect({ send: async () => {} })
+  const input = { hook_event_name: 'PreToolUse', tool_name: 'mcp__n__t', tool_input: { a: 1, b: 2 }, tool_use_id: 'c1' }
+  const out = await audit.preToolUse.hooks[0](input, 'c1', {})
+  console.log(JSON.stringify({ same: Object.keys(out).length === 0, said, exports: Object.keys(m).sort() }))
+})`,
+  },
+  {
     subpath: 'toolstack/otel',
     probe: `
 const audit = m.otelAudit()

@@ -1,8 +1,8 @@
 // Code as the docs show it compiles: every TypeScript block of README.md and docs/*.md, and every
 // examples/*.ts, in one TypeScript program, under the repository's strict flags (strict,
 // exactOptionalPropertyTypes, noUncheckedIndexedAccess, verbatimModuleSyntax), against the
-// frameworks installed (ai, @mastra/core, @openai/agents, langchain, openai, the MCP SDK), with
-// `toolstack/…` imported as a user imports it (the root tsconfig's `paths` map it to src/). Each
+// frameworks installed (ai, @mastra/core, @openai/agents, langchain, openai, @anthropic-ai/sdk, @google/genai,
+// @anthropic-ai/claude-agent-sdk, the MCP SDK), with `toolstack/…` imported as a user imports it (the root tsconfig's `paths` map it to src/). Each
 // block is a module of its own. None holds a type assertion: what the docs show needs no cast.
 // A failure names the page and its line. Conventions: test/support/snippets.ts, docs/README.md.
 import { readdirSync } from 'node:fs'

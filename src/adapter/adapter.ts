@@ -9,6 +9,8 @@ import { providerFailure } from '../combinators/Provider.js'
 import { answerFor } from '../steps/answer.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
+import type { Rule } from '../steps/policy/Rule.js'
+import { drawRule } from '../steps/policy/Rule.js'
 
 // -------------------------------------------------------------------------------------
 // options
@@ -105,3 +107,16 @@ export const sendApprovable =
   (approval: Approval | undefined, send: (call: ToolCall) => Promise<ToolResult>) =>
   (call: ToolCall, approved: () => boolean): Promise<ToolResult> =>
     approval !== undefined && approved() ? approval.approvedWhile(call.id, () => send(call)) : send(call)
+
+// -------------------------------------------------------------------------------------
+// approvals
+// -------------------------------------------------------------------------------------
+
+/**
+ * Why the rules ask a human about a call, in the words a framework's prompt shows them: the rule and its
+ * note, or that no rule allows the call.
+ */
+export const askReason = (rule: Rule | undefined): string =>
+  rule === undefined
+    ? 'no rule allows this call'
+    : `${drawRule(rule)}${rule.note === undefined ? '' : `: ${rule.note}`}`

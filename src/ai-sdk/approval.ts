@@ -8,7 +8,7 @@
  */
 import type { PolicyApprovalOptions } from '../steps/policy/approvals.js'
 import type { OnAsk } from '../steps/policy/ask.js'
-import { drawRule } from '../steps/policy/Rule.js'
+import { askReason } from '../adapter/adapter.js'
 import { approvalBridge } from '../steps/policy/approvals.js'
 import { evaluate } from '../steps/policy/evaluate.js'
 import { isRecord } from '../kernel/guards.js'
@@ -136,11 +136,7 @@ export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval =
       try {
         const e = evaluate(rules, toolCall.toolName, toolCall.input, roots)
         if (e.decision !== 'ask') return 'not-applicable'
-        const reason =
-          e.rule === undefined
-            ? 'no rule allows this call'
-            : `${drawRule(e.rule)}${e.rule.note === undefined ? '' : `: ${e.rule.note}`}`
-        return { type: 'user-approval', reason }
+        return { type: 'user-approval', reason: askReason(e.rule) }
       } catch {
         return { type: 'user-approval', reason: 'the call could not be evaluated' }
       }

@@ -94,4 +94,47 @@ describe('adapter examples', () => {
     expect(r.stdout).toMatch(/model ← call_2: Error: The permission policy refused this call to "write_file"/)
     expect(r.stdout).toMatch(/assistant: The demo is on 2 December\.\n$/)
   })
+
+  it('anthropic: the Anthropic client (a stand-in server of recorded responses) in a Messages loop over a stack on server-filesystem', () => {
+    const r = runExample('anthropic.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+      '  ⚠ toolstack: read_text_file call toolu_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?) [via anthropic-middleware]',
+    ])
+    expect(r.stdout).toContain("model ran web_search on the API's side: left alone")
+    expect(r.stdout).toContain('model ← toolu_1: Ship the adapters on Friday. | Demo on 2 December.')
+    expect(r.stdout).toMatch(/model ← toolu_2 error: The permission policy refused this call to "write_file"/)
+    expect(r.stdout).toContain('assistant: The demo is on 2 December.')
+  })
+
+  it('google: the @google/genai client (a stand-in server of recorded responses) in a generateContent loop over a stack on server-filesystem', () => {
+    const r = runExample('google.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+      '  ⚠ toolstack: read_text_file call fc_1 carried undeclared argument key "haed" (declared: "head", "path", "reason", "tail") (did you mean head?) [via google-fetch]',
+    ])
+    expect(r.stdout).toContain('model ← fc_1 {"output":"Ship the adapters on Friday.')
+    expect(r.stdout).toMatch(/model ← fc_2 \{"error":"The permission policy refused this call to \\"write_file\\"/)
+    expect(r.stdout).toContain('assistant: The demo is on 2 December.')
+  })
+
+  it('claude-agent: a real query() session (its CLI against a stand-in server), the audit hearing both servers’ calls and the policy deciding', () => {
+    const r = runExample('claude-agent.ts')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout.split('\n').filter((l) => l.includes('⚠'))).toEqual([
+      '  ⚠ toolstack: mcp__notes__search call toolu_1 carried undeclared argument key "opts.limmit" (declared: "opts", "query") (did you mean opts.limit?)',
+      '  ⚠ toolstack: mcp__fs__read_text_file call toolu_3 carried undeclared argument key "haed" (declared: "head", "path", "tail") (did you mean head?)',
+    ])
+    // the host's own tool received what its zod schema kept: the misspelt key was dropped without a word
+    expect(r.stdout).toContain('  notes.search received {"query":"demo","opts":{}}')
+    expect(r.stdout).toMatch(/model ← toolu_2 error: .*The permission policy refused this call to "mcp__notes__write"/)
+    expect(r.stdout).toContain(
+      '  host asked: mcp__fs__read_text_file (the permission policy asks: ask "mcp__fs__*" under <dir>: reads of the workspace need a human): yes',
+    )
+    expect(r.stdout).toContain('model ← toolu_3: {"content":"Ship the adapters on Friday.')
+    expect(r.stdout).toContain('assistant: The demo is on 2 December.')
+  })
 })

@@ -6,6 +6,12 @@ import type { Agent, FunctionTool, Runner } from '@openai/agents'
 import type { LanguageModelMiddleware, ToolSet, generateText } from 'ai'
 import type { ChatCompletionToolMessageParam } from 'openai/resources/chat/completions'
 import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from 'openai/resources/responses/responses'
+import type { Middleware } from '@anthropic-ai/sdk'
+import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolRunner'
+import type { MessageCreateParamsNonStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages'
+import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
+import type { CallableTool, Content, GenerateContentConfig, HttpOptions, Tool } from '@google/genai'
+import type { CanUseTool, Options as ClaudeAgentOptions } from '@anthropic-ai/claude-agent-sdk'
 import { describe, expectTypeOf, it } from 'vitest'
 import type { Provider } from '../../src/index.js'
 import type { PolicyApproval, UnknownKeyAuditMiddleware } from '../../src/ai-sdk/index.js'
@@ -15,6 +21,11 @@ import type { AgentsRunAudit } from '../../src/openai-agents/index.js'
 import { auditAgent, auditAgentsTools, auditRunner, toAgentsTools } from '../../src/openai-agents/index.js'
 import type { FunctionCallOutput } from '../../src/openai/index.js'
 import { toResponsesTools, toToolMessages } from '../../src/openai/index.js'
+import type { ToolResultBlock, UnknownKeyAuditMiddleware as AnthropicMiddleware } from '../../src/anthropic/index.js'
+import { toAnthropicTools, toRunnableTools } from '../../src/anthropic/index.js'
+import type { FunctionResponsePart, UnknownKeyAuditFetch } from '../../src/google/index.js'
+import { toCallableTool, toFunctionDeclarations } from '../../src/google/index.js'
+import type { ClaudeAgentAudit, ClaudeAgentPolicy } from '../../src/claude-agent/index.js'
 
 type GenerateOptions = Parameters<typeof generateText>[0]
 
@@ -44,5 +55,32 @@ describe('the adapters fit the frameworks’ types, without a cast', () => {
     expectTypeOf(toToolMessages).returns.toExtend<Array<ChatCompletionToolMessageParam>>()
     expectTypeOf(toResponsesTools).returns.toExtend<NonNullable<ResponseCreateParamsNonStreaming['tools']>>()
     expectTypeOf<FunctionCallOutput>().toExtend<ResponseInputItem>()
+  })
+
+  it('Anthropic: the tools, the tool_result turn, the runner’s tools and the middleware are what the client takes', () => {
+    expectTypeOf(toAnthropicTools).returns.toExtend<NonNullable<MessageCreateParamsNonStreaming['tools']>>()
+    expectTypeOf<{ role: 'user'; content: Array<ToolResultBlock> }>().toExtend<MessageParam>()
+    expectTypeOf<{ role: 'user'; content: Array<ToolResultBlock> }>().toExtend<BetaMessageParam>()
+    expectTypeOf(toRunnableTools).returns.resolves.toExtend<BetaToolRunnerParams['tools']>()
+    expectTypeOf<AnthropicMiddleware>().toExtend<Middleware>()
+  })
+
+  it('Google: the declarations, the response parts, the callable tool and the fetch are what the client takes', () => {
+    expectTypeOf(toFunctionDeclarations).returns.toExtend<NonNullable<Tool['functionDeclarations']>>()
+    expectTypeOf<{ functionDeclarations: ReturnType<typeof toFunctionDeclarations> }>().toExtend<
+      NonNullable<GenerateContentConfig['tools']>[number]
+    >()
+    expectTypeOf<{ role: 'user'; parts: Array<FunctionResponsePart> }>().toExtend<Content>()
+    expectTypeOf(toCallableTool).returns.toExtend<CallableTool>()
+    expectTypeOf<UnknownKeyAuditFetch>().toExtend<NonNullable<HttpOptions['fetch']>>()
+  })
+
+  it('Claude Agent SDK: the audit’s options spread into query()’s; the policy’s canUseTool and hook are the SDK’s', () => {
+    expectTypeOf<ClaudeAgentAudit['options']>().toExtend<ClaudeAgentOptions>()
+    expectTypeOf<ClaudeAgentPolicy['canUseTool']>().toExtend<NonNullable<ClaudeAgentOptions['canUseTool']>>()
+    expectTypeOf<ClaudeAgentPolicy['preToolUse']>().toExtend<
+      NonNullable<NonNullable<ClaudeAgentOptions['hooks']>['PreToolUse']>[number]
+    >()
+    expectTypeOf<CanUseTool>().toExtend<ClaudeAgentPolicy['canUseTool']>()
   })
 })

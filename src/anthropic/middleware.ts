@@ -1,0 +1,247 @@
+/**
+ * `unknownKeyAuditMiddleware`: the unknown-key audit inside the Anthropic SDK, for code that keeps its own
+ * tools. The client's `middleware` sees every Messages API request with its `tools` and the response to it;
+ * each `tool_use` block of the response is heard against the `input_schema` of its tool in that very request,
+ * before any code of the host's parses the `input`. It passes the request and the response through unchanged.
+ *
+ * @since 0.1.0
+ */
+import type { IO } from 'fp-ts/lib/IO.js'
+import type { Middleware, MiddlewareContext } from '@anthropic-ai/sdk'
+import type { AuditSession, UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
+import type { Catalogue } from '../steps/audit/Catalogue.js'
+import type { PairStat } from '../steps/audit/SeenSet.js'
+import type { ToolDeclaration } from '../kernel/model.js'
+import { auditSessions } from '../combinators/UnknownKeys.js'
+import { argumentsOf, callOf, listedCatalogue } from '../adapter/adapter.js'
+import { isRecord, memberOf } from '../kernel/guards.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A client middleware plus what it audits.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKeyAuditMiddleware extends Middleware {
+  /** Sorted names of the tools audited in the most recent request (custom tools declaring a property). */
+  readonly auditedTools: IO<ReadonlyArray<string>>
+  /** Every (tool, undeclared key) pair ever seen, with how many calls carried it; sorted by tool, then key. */
+  readonly stats: IO<ReadonlyArray<PairStat>>
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * The custom tools of a Messages API request (`tools`, of `messages.create` or of the beta) as declarations:
+ * each tool's `input_schema` as its `parameters`. Server tools (`web_search`, `code_execution`, an MCP
+ * toolset, …) and the versioned client tools (`bash`, `text_editor`, …) are left out: they carry a `type`,
+ * and their inputs are the API's to define.
+ *
+ * @example
+ * import { declarationsOfTools } from 'toolstack/anthropic'
+ * assert.deepStrictEqual(
+ *   declarationsOfTools([
+ *     { name: 'read', input_schema: { type: 'object', properties: { path: {} } } },
+ *     { type: 'web_search_20250305', name: 'web_search' },
+ *   ]),
+ *   [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: {} } } } }],
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const declarationsOfTools = (tools: unknown): ReadonlyArray<ToolDeclaration> => {
+  if (!Array.isArray(tools)) return []
+  const out: Array<ToolDeclaration> = []
+  for (const t of tools as ReadonlyArray<unknown>) {
+    try {
+      if (!isRecord(t) || typeof t['name'] !== 'string' || !isRecord(t['input_schema'])) continue
+      const type = t['type']
+      if (type !== undefined && type !== null && type !== 'custom') continue
+      out.push({ type: 'function', function: { name: t['name'], parameters: t['input_schema'] } })
+    } catch {
+      // a tool that cannot be read is not audited
+    }
+  }
+  return out
+}
+
+/** The most threads whose tools the middleware remembers (see `unknownKeyAuditMiddleware`). */
+const MAX_THREADS = 1024
+
+// a Messages API call: POST /v1/messages (the beta adds ?beta=true), not count_tokens nor batches
+const isMessagesCall = (ctx: MiddlewareContext): boolean => {
+  const o = ctx.options
+  return o !== undefined && o.method === 'post' && o.path.split('?')[0] === '/v1/messages'
+}
+
+// the request's body as the SDK holds it (an object), or as it was encoded
+const requestBody = (ctx: MiddlewareContext, body: unknown): unknown => {
+  if (isRecord(ctx.options?.body)) return ctx.options.body
+  if (typeof body !== 'string') return undefined
+  try {
+    return JSON.parse(body) as unknown
+  } catch {
+    return undefined
+  }
+}
+
+const isAsyncIterable = (u: unknown): u is AsyncIterable<unknown> =>
+  typeof u === 'object' &&
+  u !== null &&
+  typeof (u as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+
+interface Use {
+  readonly id: unknown
+  readonly name: unknown
+  /** The block's own `input`: what a streamed block starts with. */
+  readonly input: unknown
+  /** The streamed input's JSON text, in the order its deltas came. */
+  readonly json: string
+}
+
+// -------------------------------------------------------------------------------------
+// constructor
+// -------------------------------------------------------------------------------------
+
+// audits one tool_use block against the tools of its request: its input object, or the JSON text it was streamed as
+const hear = (session: AuditSession, catalogue: Catalogue, use: Use): void => {
+  if (typeof use.name !== 'string') return
+  const args = use.json === '' ? argumentsOf(use.input) : use.json
+  session.check(catalogue, callOf(typeof use.id === 'string' ? use.id : '', use.name, args))
+}
+
+const hearMessage = (session: AuditSession, catalogue: Catalogue, message: unknown): void => {
+  const content = isRecord(message) ? message['content'] : undefined
+  if (!Array.isArray(content)) return
+  for (const block of content as ReadonlyArray<unknown>) {
+    if (isRecord(block) && block['type'] === 'tool_use')
+      hear(session, catalogue, { id: block['id'], name: block['name'], input: block['input'], json: '' })
+  }
+}
+
+// a streamed message: each tool_use block is heard at its content_block_stop, its input the JSON its deltas built
+const hearStream = async (
+  session: AuditSession,
+  catalogue: Catalogue,
+  events: AsyncIterable<unknown>,
+  onMessage: (id: unknown) => void,
+) => {
+  const open = new Map<unknown, Use>()
+  for await (const e of events) {
+    if (!isRecord(e)) continue
+    const index = e['index']
+    if (e['type'] === 'message_start') onMessage(memberOf(e['message'], 'id'))
+    else if (e['type'] === 'content_block_start') {
+      const b = e['content_block']
+      if (isRecord(b) && b['type'] === 'tool_use')
+        open.set(index, { id: b['id'], name: b['name'], input: b['input'], json: '' })
+    } else if (e['type'] === 'content_block_delta') {
+      const use = open.get(index)
+      const d = e['delta']
+      if (use !== undefined && isRecord(d) && d['type'] === 'input_json_delta' && typeof d['partial_json'] === 'string')
+        open.set(index, { ...use, json: use.json + d['partial_json'] })
+    } else if (e['type'] === 'content_block_stop') {
+      const use = open.get(index)
+      open.delete(index)
+      if (use !== undefined) hear(session, catalogue, use)
+    }
+  }
+}
+
+/**
+ * A client middleware (`new Anthropic({ middleware: [unknownKeyAuditMiddleware({ onWarn })] })`) that audits
+ * each `tool_use` block of every Messages API response — `messages.create`, `messages.stream`, the beta's and
+ * its tool runner's alike — against the `tools` of its own request, and warns once per (tool, key), with the
+ * options, warning and once-per-pair memory of `withUnknownKeyAudit` (a `sharedUnknownKeyAudit` included:
+ * its warnings say `via: 'anthropic-middleware'`). It changes nothing: the request goes on as it came and
+ * the response the client gets is the very object `next` returned. A streamed response is heard from the
+ * SDK's own copy of it (`ctx.parse`), each block when it ends. A request that continues a thread (`thread:
+ * { type: 'continue' }`, as the tool runner sends) without tools is heard against the tools its thread began
+ * with. Server tools' blocks are not audited: the API ran them. Under the SDK's OpenTelemetry tracing, a
+ * warning is said inside the call's own span, so an `otelAudit()` as the options puts it there.
+ *
+ * @example
+ * import { unknownKeyAuditMiddleware } from 'toolstack/anthropic'
+ * const said: Array<string> = []
+ * const mw = unknownKeyAuditMiddleware({ onWarn: (w) => void said.push(`${w.tool}: ${w.unknownKeys.join()}`) })
+ * const message = { content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a', opts: { encodng: 'utf8' } } }] }
+ * const response = new Response(JSON.stringify(message), { headers: { 'content-type': 'application/json' } })
+ * const opts = { type: 'object', properties: { encoding: {} } }
+ * const body = { tools: [{ name: 'read', input_schema: { type: 'object', properties: { path: {}, opts } } }] }
+ * const ctx = { options: { method: 'post', path: '/v1/messages', body }, logger: console, parse: async () => message } as const
+ * const request = { url: 'https://api.anthropic.com/v1/messages', method: 'POST', headers: new Headers(), body: JSON.stringify(body) }
+ * assert.strictEqual(await mw(request, async () => response, ctx as never), response)
+ * assert.deepStrictEqual(said, ['read: opts.encodng'])
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
+  const session = auditSessions('unknownKeyAuditMiddleware', options, 'anthropic-middleware')()
+  // A thread's tools are sent in its first request only (the tool runner's default): each response of a thread
+  // remembers the catalogue it was heard against, by its id, for the request that continues from it. Bounded:
+  // the most recent MAX_THREADS, the oldest dropped first. Changed in one synchronous step, never across an await.
+  const threads = new Map<string, Catalogue>()
+  const remember = (id: unknown, catalogue: Catalogue): void => {
+    if (typeof id !== 'string') return
+    threads.delete(id)
+    threads.set(id, catalogue)
+    if (threads.size > MAX_THREADS) threads.delete(threads.keys().next().value as string)
+  }
+
+  // the request's own tools, or those of the thread it continues
+  const catalogueOf = (body: unknown): Catalogue | undefined => {
+    if (!isRecord(body)) return undefined
+    const tools = body['tools']
+    const thread = body['thread']
+    if (tools === undefined && isRecord(thread) && thread['type'] === 'continue') {
+      const previous = thread['previous_message_id']
+      const known = typeof previous === 'string' ? threads.get(previous) : undefined
+      if (known !== undefined) session.recordListing(known, known.size)
+      return known
+    }
+    return listedCatalogue(session, declarationsOfTools(tools))
+  }
+
+  const middleware: Middleware = async (request, next, ctx) => {
+    let catalogue: Catalogue | undefined
+    let threaded = false
+    try {
+      if (isMessagesCall(ctx)) {
+        const body = requestBody(ctx, request.body)
+        catalogue = catalogueOf(body)
+        threaded = isRecord(body) && isRecord(body['thread'])
+      }
+    } catch {
+      // a request that cannot be read is not audited
+    }
+    const response = await next(request)
+    if (catalogue === undefined || catalogue.size === 0 || !response.ok) return response
+    const heard = catalogue
+    const onMessage = (id: unknown): void => {
+      if (threaded) remember(id, heard)
+    }
+    try {
+      const parsed: unknown = await ctx.parse(response)
+      if (ctx.options?.stream === true) {
+        // heard as the client reads its own copy: the response is not held back for it
+        if (isAsyncIterable(parsed)) hearStream(session, heard, parsed, onMessage).catch(() => undefined)
+      } else {
+        onMessage(memberOf(parsed, 'id'))
+        hearMessage(session, heard, parsed)
+      }
+    } catch {
+      // a response that cannot be read is not audited, and goes on as it came
+    }
+    return response
+  }
+
+  return Object.assign(middleware, { auditedTools: session.auditedTools, stats: session.stats })
+}
