@@ -145,8 +145,9 @@ export const claudeAgentPolicy = (options: ClaudeAgentPolicyOptions): ClaudeAgen
   if (host !== undefined && typeof host !== 'function')
     throw new TypeError(`${where}: option "canUseTool" must be a function, got ${describeValue(host)}`)
   const ask = host as CanUseTool | undefined
+  const judgeCall = judge({ rules, roots })
   const verdictOf = (tool: string, input: unknown): Verdict =>
-    judge(rules, roots)(Object(input) as object, tool, () => parseArgs(argumentsOf(input)), SCOPE)
+    judgeCall(Object(input) as object, tool, () => parseArgs(argumentsOf(input)), SCOPE)
 
   const hook: HookCallback = (input) => {
     try {
