@@ -708,7 +708,8 @@ describe('superviseUpstream: bounded', () => {
     const u = superviseUpstream(
       'flap',
       { command: process.execPath, args: [STORM, 'flap'] },
-      { backoffMs: 50, stableMs: 100, onEvent: (e) => void events.push(e) },
+      // up for 150 ms and more each run (from its first listing), so a run of 50 ms counts as stable
+      { backoffMs: 50, stableMs: 50, onEvent: (e) => void events.push(e) },
     )
     started.push(u)
     await until(() => events.filter((e) => e._tag === 'Restarting').length >= 3, 20_000)
