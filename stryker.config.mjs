@@ -23,6 +23,8 @@ export default {
   ignorePatterns: ['dist', 'coverage', 'bench', 'reports', 'test/.docs', 'test/.md', '.stryker-tmp*'],
   concurrency: 2,
   timeoutMS: 10_000,
+  // the first run of the whole suite, with coverage, on a busy two-core machine takes more than the default 5 minutes
+  dryRunTimeoutMinutes: 30,
   reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },

@@ -3,13 +3,17 @@
 // the command (src/cli is not mutated), tests that run a separate process over the
 // built package or an example (a mutant lives only in this process), and the README
 // and docs checks. One project, not the unit/integration pair of vitest.config.ts.
+// MUTATION_TESTS (comma-separated globs) narrows the tests for a run over a few files, e.g.
+// MUTATION_TESTS='test/steps/policy/**,test/kernel/**' with `--mutate src/steps/policy/*.ts`.
 import { defineConfig } from 'vitest/config'
 import { shared } from './vitest.config.js'
+
+const only = process.env['MUTATION_TESTS']?.split(',').filter((g) => g !== '')
 
 export default defineConfig({
   test: {
     ...shared,
-    include: ['test/**/*.test.ts'],
+    include: only ?? ['test/**/*.test.ts'],
     isolate: false,
     exclude: [
       'node_modules/**',
