@@ -8,7 +8,10 @@
  * Built from `steps/policy/`: each call is judged (`judge`, then `byGrants`), a question is asked in
  * turn (`QuestionQueue`, `askHuman`) and its answer remembered (`recordGrant`); the allowed calls go
  * down as one batch, and the results are put back in the caller's order (the step `registry` shares);
- * the listing hides the tools a bare deny refuses (`withoutRefusedTools`).
+ * the listing hides the tools a bare deny refuses (`withoutRefusedTools`). Its options are checked by
+ * `steps/policy/options.ts`, and what it says of itself is `steps/policy/diagnostics.ts`. Over 500 lines
+ * because the combinator is one closure (its refs, the judgement, asking in turn, the listing) and half of
+ * the file is its options' and types' reference documentation.
  *
  * @since 0.1.0
  */
@@ -25,10 +28,12 @@ import { noneAsEmpty } from '../steps/Args.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules, matchesTool } from '../steps/policy/Rule.js'
 import type { LocationScope, Roots } from '../kernel/paths.js'
-import { LOCATION_ARGS, normalizeAbsolute, unreadLocations } from '../kernel/paths.js'
+import { unreadLocations } from '../kernel/paths.js'
 import type { LocationResolver } from '../kernel/resolve.js'
-import { filesystemResolver, lexicalResolver } from '../kernel/resolve.js'
 import type { ProtectedFile } from '../steps/policy/evaluate.js'
+import { decodeProtect, decodeResolver, decodeRoots, locationNames } from '../steps/policy/options.js'
+import type { PolicyDiagnostic } from '../steps/policy/diagnostics.js'
+import { drawPolicyDiagnostic } from '../steps/policy/diagnostics.js'
 import type { Refusal } from '../steps/policy/Refusal.js'
 import { drawRefusal } from '../steps/policy/Refusal.js'
 import { recordGrant } from '../steps/policy/Answer.js'
@@ -43,9 +48,12 @@ import type { Answered, Step } from '../steps/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
 import { callIdOf, callNameOf, keepContext, stableArgumentsText } from '../kernel/calls.js'
 import { memberOf } from '../kernel/guards.js'
-import { cut, describeError, describeValue, escapeControls } from '../kernel/describe.js'
+import { describeError, describeValue } from '../kernel/describe.js'
 import { assertCallback, callBack, decodeOptions } from '../kernel/options.js'
 import { modify } from '../kernel/ref.js'
+
+export type { PolicyDiagnostic } from '../steps/policy/diagnostics.js'
+export { drawPolicyDiagnostic, isPolicyDiagnostic } from '../steps/policy/diagnostics.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -139,68 +147,6 @@ export interface PolicyDecision {
 }
 
 /**
- * Something about the policy itself, each said once per provider:
- * - `RulesNameNoTool`: the rules name none of the listed tools (e.g. `defaultRules` behind a registry
- *   prefix), so every call will be asked about or refused;
- * - `UnreadLocation` (once per tool and argument): a listed tool declares an argument whose name looks like a
- *   location and that is not read as one, while an `under` rule names the tool, so those rules fail closed
- *   for every call to it;
- * - `UnresolvedLocation`: a location could not be resolved on the filesystem (a loop of links, a directory
- *   that cannot be read), so it was judged as written.
- *
- * @since 0.1.0
- * @category model
- */
-export type PolicyDiagnostic =
-  | {
-      readonly _tag: 'RulesNameNoTool'
-      /** The rules' tool patterns. */
-      readonly patterns: ReadonlyArray<string>
-      /** Some of the listed names, to compare with. */
-      readonly tools: ReadonlyArray<string>
-    }
-  | { readonly _tag: 'UnreadLocation'; readonly tool: string; readonly arg: string }
-  | { readonly _tag: 'UnresolvedLocation'; readonly problem: string }
-
-const POLICY_DIAGNOSTICS: ReadonlySet<string> = new Set(['RulesNameNoTool', 'UnreadLocation', 'UnresolvedLocation'])
-
-/**
- * Whether a diagnostic is the policy's (the others are the audit's).
- *
- * @since 0.1.0
- * @category utils
- */
-export const isPolicyDiagnostic = <D extends { readonly _tag: string }>(
-  d: D | PolicyDiagnostic,
-): d is PolicyDiagnostic => POLICY_DIAGNOSTICS.has(d._tag)
-
-/**
- * A diagnostic in one line, escaped and bounded (tool and argument names come from a server).
- *
- * @since 0.1.0
- * @category utils
- */
-export const drawPolicyDiagnostic = (d: PolicyDiagnostic): string => {
-  const name = (x: string): string => escapeControls(JSON.stringify(cut(x, 200)))
-  const few = (xs: ReadonlyArray<string>): string => xs.slice(0, 4).map(name).join(', ') + (xs.length > 4 ? ', …' : '')
-  switch (d._tag) {
-    case 'RulesNameNoTool':
-      return (
-        `toolstack: the policy's rules (${few(d.patterns)}) name none of the listed tools (${few(d.tools)}), ` +
-        "so every call will be asked about or refused; behind a registry, name tools with their prefix (readOnlyRules('fs_'))"
-      )
-    case 'UnreadLocation':
-      return (
-        `toolstack: ${name(d.tool)} declares ${name(d.arg)}, which looks like a location but is not read as one, ` +
-        `so its "under" rules fail closed on every call; add ${name(d.arg)} to locationArgs to read it, ` +
-        `or ${name(`!${d.arg}`)} if it is not a location`
-      )
-    case 'UnresolvedLocation':
-      return `toolstack: a location ${escapeControls(cut(d.problem, 300))}, so it was judged as written (later ones are not said)`
-  }
-}
-
-/**
  * A provider plus the session's grants.
  *
  * @since 0.1.0
@@ -268,8 +214,6 @@ export const defaultRules: ReadonlyArray<Rule> = readOnlyRules('')
 // combinator
 // -------------------------------------------------------------------------------------
 
-const quote = (s: string): string => JSON.stringify(s)
-
 // callbacks are left to assertCallback, whose error names what a callback must be
 const OptionsProps = {
   rules: t.unknown,
@@ -290,105 +234,6 @@ const OptionsProps = {
 const orThrow = <A>(where: string, e: Either<string, A>): A => {
   if (isLeft(e)) throw new TypeError(`${where}: ${e.left}`)
   return e.right
-}
-
-const decodeRoots = (where: string, u: unknown): Roots => {
-  if (u === undefined) return {}
-  if (typeof u !== 'object' || u === null || Array.isArray(u)) {
-    throw new TypeError(
-      `${where}: roots must be an object mapping a tool-name prefix to a directory, got ${describeValue(u)}`,
-    )
-  }
-  const out: Record<string, string> = {}
-  for (const [prefix, dir] of Object.entries(u)) {
-    const clean = typeof dir === 'string' ? normalizeAbsolute(dir) : undefined
-    if (clean === undefined || isLeft(clean)) {
-      throw new TypeError(
-        `${where}: roots[${quote(prefix)}] must be an absolute POSIX path without "..", NUL, backslash or "~", got ${describeValue(dir)}`,
-      )
-    }
-    Object.defineProperty(out, prefix, { value: clean.right, enumerable: true })
-  }
-  return Object.freeze(out)
-}
-
-/**
- * The names read as locations (`LOCATION_ARGS` and `locationArgs`), and those said not to be one (`!name`).
- *
- * @since 0.1.0
- * @category utils
- */
-export const locationNames = (
-  where: string,
-  u: unknown,
-): { readonly names: ReadonlyArray<string>; readonly notLocations: ReadonlySet<string> } => {
-  if (u === undefined) return { names: LOCATION_ARGS, notLocations: new Set() }
-  if (!Array.isArray(u) || !u.every((n) => typeof n === 'string' && n !== '' && n !== '!')) {
-    throw new TypeError(
-      `${where}: option "locationArgs" must be an array of argument names (non-empty strings; "!name" for a name ` +
-        `that is not a location), added to ${LOCATION_ARGS.join(', ')}; got ${describeValue(u)}`,
-    )
-  }
-  const given = u as ReadonlyArray<string>
-  const notLocations = new Set(given.filter((n) => n.startsWith('!')).map((n) => n.slice(1)))
-  const both = given.filter((n) => notLocations.has(n))
-  if (both.length > 0)
-    throw new TypeError(
-      `${where}: option "locationArgs" both reads and refuses ${JSON.stringify(both[0])}: keep "${both[0] ?? ''}" or "!${both[0] ?? ''}"`,
-    )
-  const names = [...new Set([...LOCATION_ARGS, ...given.filter((n) => !n.startsWith('!'))])]
-  return { names: Object.freeze(names.filter((n) => !notLocations.has(n))), notLocations }
-}
-
-const isResolver = (u: unknown): u is LocationResolver => typeof memberOf(u, 'resolve') === 'function'
-
-const decodeResolver = (where: string, u: unknown): ((tool: string) => LocationResolver) => {
-  if (u === undefined || u === 'lexical') {
-    const lexical = lexicalResolver()
-    return () => lexical
-  }
-  if (u === 'filesystem') {
-    const shared = filesystemResolver()
-    return () => shared
-  }
-  if (isResolver(u)) return () => u
-  if (typeof u === 'function' && u.length <= 1) {
-    const fallback = lexicalResolver()
-    // a per-tool choice that throws, or answers with something else, is the lexical form
-    return (tool) => {
-      try {
-        const r: unknown = (u as (tool: string) => unknown)(tool)
-        return isResolver(r) ? r : fallback
-      } catch {
-        return fallback
-      }
-    }
-  }
-  throw new TypeError(
-    `${where}: option "resolver" must be "lexical", "filesystem", a LocationResolver, or a function from a tool name to one, got ${describeValue(u)}`,
-  )
-}
-
-const decodeProtect = (where: string, u: unknown): ReadonlyArray<ProtectedFile> => {
-  if (u === undefined) return []
-  const ok =
-    Array.isArray(u) &&
-    u.every(
-      (f) =>
-        typeof memberOf(f, 'what') === 'string' &&
-        typeof memberOf(f, 'path') === 'string' &&
-        normalizeAbsolute(memberOf(f, 'path') as string)._tag === 'Right',
-    )
-  if (!ok)
-    throw new TypeError(
-      `${where}: option "protect" must be an array of { path, what }, each path a clean absolute path, got ${describeValue(u)}`,
-    )
-  return Object.freeze(
-    (u as ReadonlyArray<ProtectedFile>).map((f) => {
-      const path = normalizeAbsolute(f.path)
-      return Object.freeze({ path: path._tag === 'Right' ? path.right : f.path, what: f.what })
-    }),
-  )
 }
 
 const isSharedGrants = (u: unknown): u is SharedGrants =>
