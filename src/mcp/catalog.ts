@@ -33,7 +33,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { cut, describeError } from '../kernel/describe.js'
-import { longestTagOf } from '../kernel/longest.js'
+import { longestTagOf, namespaceOf } from '../kernel/longest.js'
 import type { Upstream, UpstreamNotice } from './upstream.js'
 import { tryNotify } from './notify.js'
 
@@ -230,12 +230,12 @@ export const templateOwners = (
 }
 
 /**
- * A prompt's published name: the tools' rule, `prefix_name`.
+ * A prompt's published name: the tools' rule, `prefix_name` (the name itself under the empty prefix).
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const promptName = (prefix: string, name: string): string => `${prefix}_${name}`
+export const promptName = (prefix: string, name: string): string => namespaceOf(prefix) + name
 
 /**
  * The upstream (its index) and the upstream's own name a published prompt name routes to: the longest

@@ -32,7 +32,7 @@ import { filesystemResolver, lexicalResolver } from '../kernel/resolve.js'
 import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
 import { MAX_TIMER_MS, didYouMean } from '../kernel/options.js'
-import { longestTagOf } from '../kernel/longest.js'
+import { longestTagOf, namespaceOf } from '../kernel/longest.js'
 import type { McpSession } from './server.js'
 import type { Readiness } from './serve.js'
 import { toMcpServer } from './server.js'
@@ -216,9 +216,10 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   const at = `mcpServers.${name}`
   if (!isRecord(u)) return left(`${at} must be an object { command, args?, env? } or { url }, got ${describeValue(u)}`)
   const prefix = hasOwn(u, 'prefix') ? u['prefix'] : name
-  if (typeof prefix !== 'string' || !ALPHABET.test(prefix)) {
+  // "" keeps the upstream's own names (at most one upstream may have it: both would own every name)
+  if (typeof prefix !== 'string' || (prefix !== '' && !ALPHABET.test(prefix))) {
     return left(
-      `${at}.prefix must be letters, digits, "_" and "-"` +
+      `${at}.prefix must be letters, digits, "_" and "-", or "" to keep the server's own names` +
         (hasOwn(u, 'prefix') ? '' : ` (it defaults to the server's key, ${JSON.stringify(name)}; give one)`) +
         `, got ${describeValue(prefix)}`,
     )
@@ -549,7 +550,7 @@ export const startGateway = async (
   // what sessions are served from; one ref, replaced whole by a reload, so a session sees one configuration
   const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
     // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
-    const serverOf = longestTagOf(c.servers, (s) => `${s.prefix}_`)
+    const serverOf = longestTagOf(c.servers, (s) => namespaceOf(s.prefix))
     return {
       config: c,
       upstreams,

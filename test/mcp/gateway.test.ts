@@ -166,7 +166,7 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { 'my.fs': { command: 'x' } } },
-      'mcpServers.my.fs.prefix must be letters, digits, "_" and "-" (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"',
+      'mcpServers.my.fs.prefix must be letters, digits, "_" and "-", or "" to keep the server\'s own names (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"',
     ],
     [
       { mcpServers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } },
@@ -192,15 +192,15 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', prefix: 'f.s' } } },
-      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string "f.s"',
+      'mcpServers.fs.prefix must be letters, digits, "_" and "-", or "" to keep the server\'s own names, got the string "f.s"',
     ],
     [
-      { mcpServers: { fs: { command: 'x', prefix: '' } } },
-      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string ""',
+      { mcpServers: { a: { command: 'x', prefix: '' }, b: { url: 'http://127.0.0.1:1/mcp', prefix: '' } } },
+      'mcpServers.a and mcpServers.b both use the prefix ""',
     ],
     [
       { mcpServers: { fs: { command: 'x', prefix: 7 } } },
-      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got number 7',
+      'mcpServers.fs.prefix must be letters, digits, "_" and "-", or "" to keep the server\'s own names, got number 7',
     ],
     [
       { mcpServers: { fs: { command: '' } } },
@@ -697,6 +697,28 @@ describe('the gateway: records and options', () => {
     } finally {
       await serving.close()
     }
+  })
+
+  it('"prefix": "" serves an upstream\'s tools under their own names, beside a prefixed one, each call routed to its own', async () => {
+    const records: Array<GatewayRecord> = []
+    const config = decodeGatewayConfig({
+      mcpServers: {
+        bare: { command: process.execPath, args: [ECHO], prefix: '' },
+        ec: { command: process.execPath, args: [ECHO] },
+      },
+    })
+    if (config._tag === 'Left') throw new Error(config.left)
+    const gateway = await startGateway(config.right, (r) => void records.push(r))
+    running.push(gateway)
+    const client = await host(gateway)
+    expect((await client.listTools()).tools.map((t) => t.name)).toStrictEqual(['ping', 'ec_ping'])
+    await client.callTool({ name: 'ping', arguments: { nn: 1 } })
+    await client.callTool({ name: 'ec_ping', arguments: { nn: 1 } })
+    expect(records.flatMap((r) => (r.type === 'call' ? [[r.tool, r.upstream]] : []))).toEqual([
+      ['ping', 'bare'],
+      ['ec_ping', 'ec'],
+    ])
+    await client.close()
   })
 
   it('names the upstream the call went to when one prefix starts another: the longest, as the registry routes', async () => {
