@@ -45,10 +45,11 @@ import { markReached, newReached, observeCalls } from './observed.js'
 import type { Catalog } from './catalog.js'
 import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
-import { diffConfigs } from './reload.js'
+import { diffConfigs, sessionsOf } from './reload.js'
 import type { ListedNames } from './listed.js'
 import type { GatewayStore, PairCount } from './store.js'
 import { openStore, storeKindOf } from './openStore.js'
+import { newLogHub } from './logging.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -73,6 +74,11 @@ export interface GatewayServer {
   readonly required?: boolean
   /** A command's stderr: each line a record (`'log'`, the default), copied to the gateway's, or dropped. */
   readonly stderr?: 'log' | 'inherit' | 'ignore'
+  /**
+   * Whether each host session gets an upstream session of its own for its calls (`'per-host'`: for a command, a
+   * process of its own), or all share one (`'shared'`). Default: per host for a `url`, shared for a command.
+   */
+  readonly sessions?: 'per-host' | 'shared'
 }
 
 /**
@@ -169,8 +175,8 @@ const ALPHABET = /^[A-Za-z0-9_-]+$/
 // how often a session's counts may be read and sent to the store (each read costs O(pairs))
 const COUNTS_EVERY_MS = 1_000
 const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs', 'store']
-const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr']
-const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
+const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr', 'sessions']
+const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required', 'sessions']
 
 const decodeMs = (at: string, u: unknown): Either<string, number | undefined> =>
   u === undefined || (Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= MAX_TIMER_MS)
@@ -231,7 +237,11 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   const required = u['required']
   if (required !== undefined && typeof required !== 'boolean')
     return left(`${at}.required must be true or false, got ${describeValue(required)}`)
+  const sessions = u['sessions']
+  if (sessions !== undefined && sessions !== 'per-host' && sessions !== 'shared')
+    return left(`${at}.sessions must be "per-host" or "shared", got ${describeValue(sessions)}`)
   const curation = {
+    ...(sessions === undefined ? {} : { sessions: sessions as 'per-host' | 'shared' }),
     ...(tools.right === undefined ? {} : { tools: tools.right }),
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
     ...(required === undefined ? {} : { required }),
@@ -497,17 +507,27 @@ export const startGateway = async (
       }
     }
   }
+  // logs passed through: each host session's level, the most verbose of them asked of every upstream
+  const logs = newLogHub()
   const startUpstream = (c: GatewayConfig, s: GatewayServer): Upstream => {
     const timeout = s.timeout ?? c.timeout
     const upstream = superviseUpstream(s.name, s.spec, {
       onEvent: (e) => onRecord({ type: 'upstream', ...e }),
       listWaitMs: c.listWaitMs ?? 2_000,
       stderr: s.stderr ?? 'log',
+      sessionPerHost: sessionsOf(s) === 'per-host',
+      // a message of the shared session while no call is in flight there: every host may be concerned
+      onLog: logs.broadcast,
       ...(timeout === undefined ? {} : { timeout }),
     })
+    const level = logs.level()
+    if (level !== undefined) upstream.setLogLevel(level)
     for (const listener of subscriptions.keys()) subscribe(listener, upstream)
     return upstream
   }
+  const offLevel = logs.onLevel((level) => {
+    for (const u of current.upstreams.values()) u.setLogLevel(level)
+  })
   const stopUpstream = async (upstream: Upstream | undefined): Promise<void> => {
     if (upstream === undefined) return
     for (const offs of subscriptions.values()) {
@@ -795,7 +815,7 @@ export const startGateway = async (
     readiness,
     newServer: () => {
       const link: SessionLink = { listener: undefined, kept: undefined, listed: undefined }
-      return toMcpServer((session) => stackFor(session, link), info, {
+      const server = toMcpServer((session) => stackFor(session, link), info, {
         toolsChanged: (listener) => {
           const off = toolsChanged(listener)
           if (store === undefined) return off
@@ -809,7 +829,16 @@ export const startGateway = async (
         rootsChanged,
         resources: catalog.resources,
         prompts: catalog.prompts,
+        completions: catalog.complete,
+        logging: logs,
       })
+      // the host session's own upstream sessions end with it
+      const previous = server.onclose
+      server.onclose = () => {
+        previous?.()
+        for (const u of current.upstreams.values()) u.endSession(server)
+      }
+      return server
     },
     reload,
     stats: () => (store === undefined ? Promise.resolve([]) : store.stats()),
@@ -817,6 +846,7 @@ export const startGateway = async (
       inTurn(async () => {
         closed = true
         offGrants()
+        offLevel()
         catalog.close()
         await Promise.all([...current.upstreams.values()].map(stopUpstream))
         await store?.close()
