@@ -164,6 +164,11 @@ export interface ToolResult {
   readonly structured_content?: unknown
   /** An MCP tool's content blocks, kept as they came (images, audio and resources included). */
   readonly mcp_content?: ReadonlyArray<ContentBlock>
+  /**
+   * Set on the answer to a call that names no tool the provider serves (`content` says so), so a layer that
+   * serves MCP can answer it as the specification has it: a JSON-RPC error, not a tool's result.
+   */
+  readonly unknown_tool?: true
 }
 
 /**

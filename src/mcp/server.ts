@@ -394,6 +394,9 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
           content: [{ type: 'text', text: 'the tool provider returned no result for this call' }],
           isError: true,
         }
+      // a tool that does not exist is a protocol error (MCP: "Unknown tool"), with the words the model got before
+      if (result.unknown_tool === true)
+        throw Object.assign(new Error(result.content), { code: ErrorCode.InvalidParams })
       // the blocks are the upstream's own, checked by `servable`; the SDK's type is stricter than the wire
       return toCallToolResult(result) as CallToolResult
     } finally {
