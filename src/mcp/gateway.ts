@@ -29,7 +29,7 @@ import { newQuestionQueue } from '../steps/policy/questions.js'
 import type { ProtectedFile } from '../steps/policy/evaluate.js'
 import type { LocationResolver } from '../kernel/resolve.js'
 import { filesystemResolver, lexicalResolver } from '../kernel/resolve.js'
-import { describeValue } from '../kernel/describe.js'
+import { cut, describeValue, escapeControls } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
 import { MAX_TIMER_MS, didYouMean } from '../kernel/options.js'
 import { longestTagOf, namespaceOf } from '../kernel/longest.js'
@@ -298,7 +298,9 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
  * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
  *   _tag: 'Left',
- *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command"?',
+ *   left:
+ *     'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, ' +
+ *     'stderr, sessions); did you mean "command"?',
  * })
  *
  * @since 0.1.0
@@ -437,6 +439,49 @@ export const ownFiles = (config: GatewayConfig, files: GatewayFiles = {}): Reado
           { path: `${store}.lock`, what: "the lock of the gateway's store" },
         ]),
   ]
+}
+
+/**
+ * The `serverInfo` a host is given: the gateway's name and version, and a description of what it fronts, each
+ * upstream by its key with the name and version its server gave (an upstream's text, escaped and cut), or "not
+ * running".
+ *
+ * @example
+ * import { gatewayInfo } from './gateway.js'
+ * assert.deepStrictEqual(
+ *   gatewayInfo({ name: 'toolstack', version: '0.1.0' }, [
+ *     { name: 'ev', server: { name: 'everything', version: '2.0.0' } },
+ *     { name: 'fs', server: undefined },
+ *   ]),
+ *   {
+ *     name: 'toolstack',
+ *     version: '0.1.0',
+ *     title: 'toolstack gateway',
+ *     description: 'toolstack serve, a gateway in front of: ev (everything 2.0.0), fs (not running)',
+ *   },
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const gatewayInfo = (
+  info: { readonly name: string; readonly version: string },
+  fronts: ReadonlyArray<{
+    readonly name: string
+    readonly server: { readonly name: string; readonly version: string } | undefined
+  }>,
+): { readonly name: string; readonly version: string; readonly title: string; readonly description: string } => {
+  const shown = (s: string): string => escapeControls(cut(s, 200))
+  const each = fronts.map(
+    (f) =>
+      `${f.name} (${f.server === undefined ? 'not running' : `${shown(f.server.name)} ${shown(f.server.version)}`})`,
+  )
+  return {
+    name: info.name,
+    version: info.version,
+    title: 'toolstack gateway',
+    description: `toolstack serve, a gateway in front of: ${each.join(', ')}`,
+  }
 }
 
 /** Whether the listing of `names` differs under `before` and `after`: a bare deny hides a tool from it. */
@@ -815,7 +860,12 @@ export const startGateway = async (
     readiness,
     newServer: () => {
       const link: SessionLink = { listener: undefined, kept: undefined, listed: undefined }
-      const server = toMcpServer((session) => stackFor(session, link), info, {
+      // what the gateway fronts now, said to each host as it initializes
+      const fronts = current.config.servers.map((s) => ({
+        name: s.name,
+        server: current.upstreams.get(s.name)?.client()?.getServerVersion(),
+      }))
+      const server = toMcpServer((session) => stackFor(session, link), gatewayInfo(info, fronts), {
         toolsChanged: (listener) => {
           const off = toolsChanged(listener)
           if (store === undefined) return off
