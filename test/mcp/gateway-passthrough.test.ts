@@ -125,7 +125,7 @@ const gatewayOver = async (mcpServers: Record<string, unknown>): Promise<Gateway
 
 interface Host {
   readonly client: Client
-  readonly logs: Array<{ readonly level: string; readonly logger?: string; readonly data: unknown }>
+  readonly logs: Array<{ readonly level: string; readonly logger?: string | undefined; readonly data: unknown }>
   readonly close: () => Promise<void>
 }
 
