@@ -223,8 +223,9 @@ const totals = (results) => {
 // main
 // -------------------------------------------------------------------------------------
 
-installTools()
+// the reference server first: without it (CI on a new machine) nothing is installed
 if (!installServer()) process.exit(0)
+installTools()
 if (!existsSync(join(repo, 'dist', 'esm', 'cli', 'main.js'))) fail('dist/ is not built: run npm run build first')
 
 const work = mkdtempSync(join(tmpdir(), 'toolstack-conformance-'))
