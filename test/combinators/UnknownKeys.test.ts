@@ -1199,8 +1199,8 @@ describe('withUnknownKeyAudit: stats', () => {
           if (proto !== Object.prototype && proto !== null) continue
           for (const k of Object.keys(args)) {
             if (keys.includes(k) || k === 'reason') continue
-            // a top-level key is its own path unless it is empty or holds . [ ] "
-            const path = k === '' || /[.[\]"]/.test(k) ? `[${JSON.stringify(k)}]` : k
+            // a top-level key is its own path unless it is empty or is `*` or holds . [ ] "
+            const path = k === '' || k === '*' || /[.[\]"]/.test(k) ? `[${JSON.stringify(k)}]` : k
             const slot = JSON.stringify([tool, path])
             const had = naive.get(slot)
             naive.set(slot, {

@@ -212,11 +212,12 @@ const flatDiff = (
     const unknown = top(args)
     if (unknown.length === 0) return NO_KEYS
     // sorted by path, which a quoted key (`["a.b"]`) can put in another order than the keys
-    return unknown.map((key) => ({ path: pathOf('', key), key, at: '', declared: keys })).sort(byPath)
+    return unknown.map((key) => ({ path: pathOf('', key), key, at: '', place: NO_PLACE, declared: keys })).sort(byPath)
   }
 }
 
 const NO_KEYS: ReadonlyArray<UnknownKey> = Object.freeze([])
+const NO_PLACE: ReadonlyArray<never> = Object.freeze([])
 
 // a tool is audited when it declares a top-level key that is not tolerated (every key below sits under one)
 // or a top-level pattern

@@ -10,14 +10,16 @@ import type { AuditDiagnostic, ToolCall, UnknownKeyWarning } from '../../../src/
 import { compileSchema, diffKeys, fromTools, pathOf, withUnknownKeyAudit } from '../../../src/index.js'
 import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
 import { byPath } from '../../../src/steps/audit/Schema.js'
+import { ELEMENT as PATH_ELEMENT, ENTRY as PATH_ENTRY, renderPlace } from '../../../src/steps/audit/Path.js'
 
 // -------------------------------------------------------------------------------------
 // the oracle: a schema and a value built together, with the paths of the keys the value
 // carries that the schema does not declare
 // -------------------------------------------------------------------------------------
 
-type Segment = string | typeof ELEMENT
+type Segment = string | typeof ELEMENT | typeof ENTRY
 const ELEMENT = Symbol('element')
+const ENTRY = Symbol('entry')
 
 interface Built {
   readonly schema: unknown
@@ -26,13 +28,14 @@ interface Built {
   readonly unknown: ReadonlyArray<ReadonlyArray<Segment>>
 }
 
-// written apart from pathOf: top-level keys bare unless empty or holding . [ ] ",
-// deeper names bare unless empty or holding . [ ] " or a space
+// written apart from pathOf: top-level keys bare unless empty, `*` or holding . [ ] ",
+// deeper names bare unless empty, `*` or holding . [ ] " or a space
 const render = (segments: ReadonlyArray<Segment>): string => {
   let out = ''
   segments.forEach((s, i) => {
     if (s === ELEMENT) out += '[]'
-    else if (s === '' || (i === 0 ? /[.[\]"]/ : /[.[\]" ]/).test(s)) out += `[${JSON.stringify(s)}]`
+    else if (s === ENTRY) out += i === 0 ? '*' : '.*'
+    else if (s === '' || s === '*' || (i === 0 ? /[.[\]"]/ : /[.[\]" ]/).test(s)) out += `[${JSON.stringify(s)}]`
     else out += i === 0 ? s : `.${s}`
   })
   return out
@@ -41,7 +44,7 @@ const render = (segments: ReadonlyArray<Segment>): string => {
 // declared names are lower-case words; undeclared ones come from another alphabet, so
 // they are never declared anywhere, and some need quoting
 const declaredName = fc.constantFrom('path', 'mode', 'text', 'items', 'opts', 'name', 'kind', 'size', 'tags', 'meta')
-const strayName = fc.constantFrom('Stray', 'ZZ', 'a.b', 'two words', 'x[0]', '"q"', '', '__proto__', 'constructor')
+const strayName = fc.constantFrom('Stray', 'ZZ', 'a.b', 'two words', 'x[0]', '"q"', '', '*', '__proto__', 'constructor')
 
 const leaf: fc.Arbitrary<Built> = fc.constantFrom<Built>(
   { schema: { type: 'string' }, value: 's', unknown: [] },
@@ -211,10 +214,11 @@ const toolArb = fc.tuple(objectOf(builtArb(3)), fc.boolean()).map(([o, reason]) 
 
 describe('pathOf', () => {
   it('names top-level keys as they are, unless they could be taken for a path', () => {
-    expect(['haed', 'the rest', '', 'a.b', 'x[0]', '"q"', '__proto__'].map((k) => pathOf('', k))).toEqual([
+    expect(['haed', 'the rest', '', '*', 'a.b', 'x[0]', '"q"', '__proto__'].map((k) => pathOf('', k))).toEqual([
       'haed',
       'the rest',
       '[""]',
+      '["*"]',
       '["a.b"]',
       '["x[0]"]',
       '["\\"q\\""]',
@@ -234,14 +238,19 @@ describe('pathOf', () => {
   })
 
   it('gives no two places the same path, whatever the names (model: the segments themselves)', () => {
-    const seg = fc.oneof(fc.constant<Segment>(ELEMENT), fc.string({ maxLength: 4 }), strayName)
+    const seg = fc.oneof(
+      fc.constant<Segment>(ELEMENT),
+      fc.constant<Segment>(ENTRY),
+      fc.string({ maxLength: 4 }),
+      strayName,
+    )
     const pathArb = fc
-      .tuple(fc.string({ maxLength: 4 }), fc.array(seg, { maxLength: 3 }))
+      .tuple(fc.oneof(fc.string({ maxLength: 4 }), fc.constant<Segment>(ENTRY)), fc.array(seg, { maxLength: 3 }))
       .map(([first, rest]) => [first, ...rest] as Array<Segment>)
     fc.assert(
       fc.property(pathArb, pathArb, (a, b) => {
         const build = (ss: ReadonlyArray<Segment>) =>
-          ss.reduce<string>((at, s, i) => (s === ELEMENT ? `${at}[]` : pathOf(i === 0 ? '' : at, s)), '')
+          renderPlace(ss.map((s) => (s === ELEMENT ? PATH_ELEMENT : s === ENTRY ? PATH_ENTRY : s)))
         expect(build(a) === build(b)).toBe(JSON.stringify(a.map(String)) === JSON.stringify(b.map(String)))
       }),
     )
@@ -706,7 +715,7 @@ describe('compileSchema: what decides a place', () => {
 
 describe('byPath', () => {
   it('orders by path, equal paths equal', () => {
-    const k = (path: string) => ({ path, key: path, at: '', declared: new Set<string>() })
+    const k = (path: string) => ({ path, key: path, at: '', place: [], declared: new Set<string>() })
     expect([byPath(k('a'), k('b')), byPath(k('b'), k('a')), byPath(k('a'), k('a'))]).toEqual([-1, 1, 0])
   })
 })
