@@ -18,7 +18,7 @@ import { buildGraph } from './Graph.js'
 import type { Checker } from './Codegen.js'
 import { generate } from './Codegen.js'
 import type { Scratch, UnknownKey } from './Walk.js'
-import { walkObject } from './Walk.js'
+import { walk } from './Walk.js'
 
 export type { UnknownKey } from './Walk.js'
 export type { Segment } from './Path.js'
@@ -85,7 +85,7 @@ const asCheck = (c: Checker): CompiledCheck => c as unknown as CompiledCheck
 const interpreted =
   (root: Node): Checker =>
   (args, s) =>
-    walkObject(s, args, [root], 0)
+    walk(s, args, [root], 0)
 
 const topKeys = (root: Node): ReadonlySet<string> => {
   const keys = new Set<string>()
