@@ -253,6 +253,7 @@ describe('auditBatch', () => {
       sorted: ['a'],
       diff: (args) => (diffed.push(args), []),
       suggest: () => [],
+      generated: true,
     }
     const s: AuditState = { ...state, catalogue: new Map([['t', spy]]) }
     auditBatch(batchOf([call('1', 't', '[1]', true), call('2', 't', '', true), call('3', 't', { a: 1 })]))(s)

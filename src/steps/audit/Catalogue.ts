@@ -11,7 +11,7 @@ import { REASON_PARAM, ReadableDeclaration } from '../../kernel/model.js'
 import type { Suggestion } from '../../kernel/Suggest.js'
 import { suggestKey } from '../../kernel/Suggest.js'
 import type { Shape, UnknownKey } from './Schema.js'
-import { byPath, compileSchema, diffKeys, pathOf } from './Schema.js'
+import { byPath, compileSchema, diffKeys, isGenerated, pathOf } from './Schema.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -34,6 +34,8 @@ export interface Declared {
   readonly diff: (args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>
   /** The "did you mean" of each reported key, against the keys declared at its own place, as paths. */
   readonly suggest: (keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>
+  /** Whether its check is generated code; `false` where the runtime refused it (the interpreter walks). */
+  readonly generated: boolean
 }
 
 /**
@@ -270,6 +272,7 @@ export const catalogueOf =
         sorted: Object.freeze([...keys].sort()),
         diff: shape.flat ? flatDiff(keys, tolerated) : diffKeys(shape, tolerated),
         suggest: suggester(),
+        generated: isGenerated(shape),
       })
     }
     return out

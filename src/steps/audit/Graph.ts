@@ -330,6 +330,8 @@ export const buildGraph = (parameters: unknown): Graph => {
     // the schema itself, its allOf branches and what its $ref names (main), and its conditionals, each once;
     // a schema met both ways is main
     const conjuncts = new Map<Readonly<Record<string, unknown>>, boolean>()
+    // up to draft 7, a schema with `$ref` is only what it names
+    const refOnly = new Set<object>()
     const todo: Array<readonly [unknown, boolean]> = [[schema, false]]
     while (todo.length > 0) {
       const [s, aux] = todo.pop() as readonly [unknown, boolean]
@@ -347,7 +349,10 @@ export const buildGraph = (parameters: unknown): Graph => {
         }
         if (target === false && !aux) Object.assign(p, { object: false, array: false })
         todo.push([target, aux])
-        if (!reads.refSiblings) continue
+        if (!reads.refSiblings) {
+          refOnly.add(s)
+          continue
+        }
       }
       todo.push(...arrayOf(s, 'allOf').map((b) => [b, aux] as const))
       // the conditionals' keys count as declared (a key named only in `if` is the model's to send), but their
@@ -359,7 +364,7 @@ export const buildGraph = (parameters: unknown): Graph => {
       ]
       for (const d of dependent) if (isRecord(d)) for (const v of Object.values(d)) todo.push([v, true])
     }
-    for (const c of conjuncts) fold(p, c, depth)
+    for (const c of conjuncts) if (!refOnly.has(c[0])) fold(p, c, depth)
     return p
   }
 
