@@ -317,6 +317,10 @@ describe('withUnknownKeyAudit: when a call is audited', () => {
       {
         tool: 'fs_read',
         unknownKeys: ['ffset', 'the rest'],
+        keys: [
+          { path: 'ffset', key: 'ffset', place: [] },
+          { path: 'the rest', key: 'the rest', place: [] },
+        ],
         declaredKeys: ['length', 'offset', 'path'],
         id: 'call_1',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
