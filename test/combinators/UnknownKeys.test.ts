@@ -15,7 +15,7 @@ import {
 } from '../../src/index.js'
 import { batchOf } from '../../src/steps/Batch.js'
 import { auditBatch, notAnEither } from '../../src/combinators/UnknownKeys.js'
-import { catalogueOf, toleratedOf, diffTopKeys } from '../../src/steps/audit/Catalogue.js'
+import { catalogueOf, toleratedOf } from '../../src/steps/audit/Catalogue.js'
 import { pairStats, hasSeen } from '../../src/steps/audit/SeenSet.js'
 import { batchArb, plainBatchArb, keyArb, rawArgsArb, toolNameArb } from '../support/arbitraries.js'
 import { call, decl, failingProvider, recordingProvider, rejectingProvider } from '../support/fakes.js'
@@ -93,6 +93,15 @@ describe('extractDeclarations', () => {
 
 describe('diffKeys', () => {
   const declared = new Set(['path', 'offset'])
+  // the top level of a tool declaring `set`, diffed through its catalogue's compiled check
+  const diffTopKeys = (set: ReadonlySet<string>) => (keys: ReadonlyArray<string>) => {
+    const parameters = { type: 'object', properties: Object.fromEntries([...set, 'zz_always'].map((k) => [k, {}])) }
+    const c = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 't', parameters } }]).get('t')
+    const args: Record<string, unknown> = {}
+    for (const k of keys)
+      Object.defineProperty(args, k, { value: 1, enumerable: true, writable: true, configurable: true })
+    return (c?.diff(args) ?? []).map((k) => k.key).sort()
+  }
 
   it('returns the undeclared keys in default sort order', () => {
     expect(diffTopKeys(declared)(['zeta', 'path', 'Alpha', 'the rest', 'ffset'])).toEqual([
