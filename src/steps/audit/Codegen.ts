@@ -76,7 +76,9 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
     return `C[${constants.length - 1}]`
   }
 
-  // the function that reads a value at `places` (an object or an array), its name; generated on first use
+  // the function that reads a value at `places` (an object or an array), its name; generated on first use.
+  // Only the root's function can run at depth 0, where `reason` and the tolerated names are skipped
+  const rootKey = keyOf([root])
   const valueFn = (places: ReadonlyArray<Node>): string => {
     const set = unique(places)
     const key = keyOf(set)
@@ -84,7 +86,7 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
     if (had !== undefined) return had
     const name = `v${values.size}`
     values.set(key, name)
-    const onObject = objectBody(set)
+    const onObject = objectBody(set, key === rootKey)
     const onArray = arrayBody(set)
     functions.push(
       `function ${name}(x, s, d) {\n  if (typeof x !== 'object' || x === null || d > ${MAX_DEPTH}) return\n` +
@@ -97,7 +99,8 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
   const descend = (places: ReadonlyArray<Node>, value: string, indent: string): string =>
     speaksAny(places) ? `${indent}${valueFn(places)}(${value}, s, d + 1)` : ''
 
-  const objectBody = (places: ReadonlyArray<Node>): string => {
+  const objectBody = (places: ReadonlyArray<Node>, top: boolean): string => {
+    const tol = top ? '(d !== 0 || !R.tol(s, d, k))' : ''
     const deciding: Array<Node> = []
     const open = expand(places, OBJECT, undefined, (p) => deciding.push(p), true)
     // a discriminator picks by the call's own value: the interpreter decides this place
@@ -113,7 +116,7 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
       cases.push(
         go === ''
           ? `      case ${JSON.stringify(k)}: break`
-          : `      case ${JSON.stringify(k)}:\n        if (!R.tol(s, d, k)) {\n          s.stack[d] = k\n${go}\n        }\n        break`,
+          : `      case ${JSON.stringify(k)}:\n        ${tol === '' ? '{' : `if (${tol}) {`}\n          s.stack[d] = k\n${go}\n        }\n        break`,
       )
     }
     const patterned = deciding.some((p) => p.patterns.length > 0)
@@ -124,9 +127,9 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
       ? '        R.keyAt(s, x, k, ' + decidingC + ', d)'
       : rests.length > 0
         ? speaksAny(rests)
-          ? `        if (!R.tol(s, d, k)) {\n          s.stack[d] = R.ENTRY\n${descend(rests, 'R.valueAt(x, k)', '          ')}\n        }`
+          ? `        ${tol === '' ? '{' : `if (${tol}) {`}\n          s.stack[d] = R.ENTRY\n${descend(rests, 'R.valueAt(x, k)', '          ')}\n        }`
           : ''
-        : `        if (!R.tol(s, d, k) && R.own(x, k)) R.report(s, d, k, () => R.declaredAt(${decidingC}))`
+        : `        if (${tol === '' ? '' : `${tol} && `}R.own(x, k)) R.report(s, d, k, () => R.declaredAt(${decidingC}))`
     return `    for (const k in x) {\n      switch (k) {\n${cases.join('\n')}\n      default:\n${miss}\n      }\n    }`
   }
 

@@ -177,16 +177,15 @@ const SUBSCHEMA_MORE = ['else', 'unevaluatedProperties', 'unevaluatedItems', 'co
 const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items']
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']
 
-/** Every schema position below `s`: what the index of identifiers walks. */
-const subschemasOf = (s: Readonly<Record<string, unknown>>): ReadonlyArray<unknown> => {
-  const out: Array<unknown> = []
-  for (const k of [...SUBSCHEMA, ...SUBSCHEMA_MORE]) out.push(memberOf(s, k))
-  for (const k of SUBSCHEMA_LISTS) out.push(...arrayOf(s, k))
+/** Calls `f` on every schema position below `s`: what the index of identifiers walks. */
+const eachSubschema = (s: Readonly<Record<string, unknown>>, f: (sub: unknown) => void): void => {
+  for (const k of SUBSCHEMA) f(memberOf(s, k))
+  for (const k of SUBSCHEMA_MORE) f(memberOf(s, k))
+  for (const k of SUBSCHEMA_LISTS) for (const sub of arrayOf(s, k)) f(sub)
   for (const k of SUBSCHEMA_MAPS) {
     const m = memberOf(s, k)
-    if (isRecord(m)) out.push(...Object.values(m))
+    if (isRecord(m)) for (const key of Object.keys(m)) f(m[key])
   }
-  return out
 }
 
 const absolute = (ref: string, base: string): string | undefined => {
@@ -237,7 +236,7 @@ const indexOf = (root: unknown, reads: Reads): Index => {
       if (typeof anchor === 'string') index.anchors.set(`${here}#${anchor}`, s)
     }
     index.bases.set(s, here)
-    for (const sub of subschemasOf(s)) visit(sub, here, depth + 1)
+    eachSubschema(s, (sub) => visit(sub, here, depth + 1))
   }
   index.resources.set(DEFAULT_BASE, root)
   visit(root, DEFAULT_BASE, 0)
@@ -264,7 +263,9 @@ const pointer = (doc: unknown, fragment: string): unknown => {
 
 /** What `ref`, met in schema `from`, names: in this document (by pointer, anchor or `$id`), else not found. */
 const resolve = (index: Index, from: object, ref: string): unknown => {
-  const uri = absolute(ref, index.bases.get(from) ?? DEFAULT_BASE)
+  const base = index.bases.get(from) ?? DEFAULT_BASE
+  // a fragment alone stays in the base's document: no URI to parse (the common `#/$defs/…`)
+  const uri = ref.startsWith('#') ? withoutFragment(base) + ref : absolute(ref, base)
   if (uri === undefined) return NOT_FOUND
   const hash = uri.indexOf('#')
   const doc = hash < 0 ? uri : uri.slice(0, hash)
@@ -436,11 +437,11 @@ export const buildGraph = (parameters: unknown): Graph => {
   // key through `additionalProperties`), or at a place below it; propagated up to the parents
   const parents = new Map<Node, Array<Node>>()
   for (const p of nodes) {
-    for (const c of childrenOf(p)) {
+    eachChild(p, (c) => {
       const had = parents.get(c)
       if (had === undefined) parents.set(c, [p])
-      else had.push(p)
-    }
+      else if (had[had.length - 1] !== p) had.push(p)
+    })
   }
   const todo = nodes.filter(reportsHere)
   for (const p of todo) p.speaks = true
@@ -457,14 +458,14 @@ export const buildGraph = (parameters: unknown): Graph => {
 
 // the places below a place whose keys can make it speak: union branches, property, pattern and record values,
 // items, prefix items
-const childrenOf = (p: Node): ReadonlyArray<Node> => [
-  ...p.unions.flatMap((u) => u.branches),
-  ...[...p.props.values()].flat(),
-  ...p.patterns.map(([, q]) => q),
-  ...p.rests.map((r) => r.node),
-  ...p.items,
-  ...p.prefix.flat(),
-]
+const eachChild = (p: Node, f: (c: Node) => void): void => {
+  for (const u of p.unions) for (const b of u.branches) f(b)
+  for (const ps of p.props.values()) for (const c of ps) f(c)
+  for (const [, q] of p.patterns) f(q)
+  for (const r of p.rests) f(r.node)
+  for (const c of p.items) f(c)
+  for (const ps of p.prefix) for (const c of ps) f(c)
+}
 
 /** Whether a key can be reported at the place itself. */
 export const reportsHere = (p: Node): boolean => (p.props.size > 0 || p.patterns.length > 0) && p.rests.length === 0

@@ -200,6 +200,6 @@ export const diffKeys = (
     const found = s.found
     if (found === undefined) return NONE
     s.found = undefined
-    return [...found.values()].sort(byPath)
+    return found.size === 1 ? [...found.values()] : [...found.values()].sort(byPath)
   }
 }
