@@ -179,7 +179,59 @@ const builtArb: (depth: number) => fc.Arbitrary<Built> = (depth) => {
     value: { name: 'n', x_1: b.value, x_2: b.value, Stray: 1 },
     unknown: [['Stray'], ...b.unknown.map((u) => ['x_1', ...u]), ...b.unknown.map((u) => ['x_2', ...u])],
   }))
-  return fc.oneof({ weight: 3, arbitrary: object }, array, tuple, anyOf, tagged, allOf, ref, patterned)
+  // a record (additionalProperties with a schema): every key declared, each entry's value one place (`*`)
+  const record = objectOf(child).map((o): Built => ({
+    schema: { type: 'object', additionalProperties: o.schema },
+    value: { r1: o.value, r2: o.value },
+    unknown: unknownOf(o).map((u) => [ENTRY, ...u]),
+  }))
+  // a draft-7 tuple: a position, then additionalItems for the rest
+  const additionalItems = fc.tuple(child, child).map(([a, b]): Built => ({
+    schema: { type: 'array', items: [a.schema], additionalItems: b.schema },
+    value: [a.value, b.value, b.value],
+    unknown: [...a.unknown, ...b.unknown].map((u) => [ELEMENT, ...u]),
+  }))
+  // a discriminated union inside a discriminated union: the tag picks through both levels
+  const nestedTagged = fc.tuple(objectOf(child), objectOf(child), objectOf(child)).map(([a, b, c]): Built => {
+    for (const o of [a, b, c]) o.props.delete('kind')
+    const branch = (tag: string, o: typeof a) => ({
+      type: 'object',
+      properties: { kind: { const: tag }, ...Object.fromEntries([...o.props].map(([k, x]) => [k, x.schema])) },
+    })
+    const value: Record<string, unknown> = { kind: 'b' }
+    for (const [k, x] of b.props) withOwn(value, k, x.value)
+    const others = [...new Set([...a.props.keys(), ...c.props.keys()])].filter((k) => !b.props.has(k))
+    for (const k of others) withOwn(value, k, 0)
+    return {
+      schema: { oneOf: [branch('a', a), { oneOf: [branch('b', b), branch('c', c)] }] },
+      value,
+      unknown: [...others.map((k) => [k]), ...[...b.props].flatMap(([k, x]) => x.unknown.map((u) => [k, ...u]))],
+    }
+  })
+  // a key named only by `if` is declared
+  const conditional = objectOf(child).map((o): Built => {
+    const value = { ...o.value }
+    withOwn(value, 'onlyif', 1)
+    return {
+      schema: { ...o.schema, if: { properties: { onlyif: { const: 1 } } }, then: { properties: { onlythen: {} } } },
+      value,
+      unknown: unknownOf(o),
+    }
+  })
+  return fc.oneof(
+    { weight: 3, arbitrary: object },
+    array,
+    tuple,
+    anyOf,
+    tagged,
+    allOf,
+    ref,
+    patterned,
+    record,
+    additionalItems,
+    nestedTagged,
+    conditional,
+  )
 }
 
 const DEF = Symbol('def')
