@@ -53,10 +53,12 @@ export interface Scratch {
 export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
   depth === 0 && (key === REASON_PARAM || s.tolerated.has(key))
 
+const TOP: ReadonlyArray<Segment> = Object.freeze([])
+
 /** Records `key` as undeclared in the object at `stack[0..depth)`. */
 export const report = (s: Scratch, depth: number, key: string, declared: () => ReadonlySet<string>): void => {
-  const place = s.stack.slice(0, depth)
-  const at = renderPlace(place)
+  const place = depth === 0 ? TOP : s.stack.slice(0, depth)
+  const at = depth === 0 ? '' : renderPlace(place)
   const path = pathOf(at, key)
   // a path seen again (in another element of the same array, another entry of a record) is one key
   ;(s.found ??= new Map()).set(path, { path, key, at, place, declared: declared() })
