@@ -33,10 +33,20 @@ import {
 // model
 // -------------------------------------------------------------------------------------
 
-/** A compiled check: walks `args` from the root, recording what it finds in the scratch. */
+/**
+ * A compiled check: walks `args` from the root, recording what it finds in the scratch.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export type Checker = (args: Readonly<Record<string, unknown>>, s: Scratch) => void
 
-/** A compiled check and the source it was made from (kept for debugging). */
+/**
+ * A compiled check and the source it was made from (kept for debugging).
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export interface Generated {
   readonly check: Checker
   readonly source: string
@@ -66,6 +76,9 @@ const keyOf = (places: ReadonlyArray<Node>): string => places.map((p) => p.id).j
 /**
  * The source of a check specialised to the places below `root`, and the constants it reads (`C[i]`: lists of
  * places, handed to the interpreter where the call decides).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const sourceOf = (root: Node): { readonly source: string; readonly constants: ReadonlyArray<unknown> } => {
   const constants: Array<unknown> = []
@@ -157,6 +170,9 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
 /**
  * The check of the places below `root`, as generated code; `undefined` where the runtime refuses to compile
  * code from a string (a `--disallow-code-generation-from-strings` process, a policy that forbids `eval`).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const generate = (root: Node): Generated | undefined => {
   const { source, constants } = sourceOf(root)

@@ -13,17 +13,32 @@ import { hasOwn, isRecord } from '../../kernel/guards.js'
 // model
 // -------------------------------------------------------------------------------------
 
-/** A value a discriminator can pin. */
+/**
+ * A value a discriminator can pin.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export type Primitive = string | number | boolean | null
 
-/** `additionalProperties` with a schema: every key its own schema object declares neither by name nor pattern. */
+/**
+ * `additionalProperties` with a schema: every key its own schema object declares neither by name nor pattern.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export interface Rest {
   readonly node: Node
   readonly own: ReadonlySet<string>
   readonly patterns: ReadonlyArray<RegExp>
 }
 
-/** One position of a schema, with `allOf`, `$ref` and the conditional keywords folded in. */
+/**
+ * One position of a schema, with `allOf`, `$ref` and the conditional keywords folded in.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export interface Node {
   readonly id: number
   /** Declared property → the places its value is checked against (one per declaring schema). */
@@ -52,28 +67,51 @@ export interface Node {
   declared: ReadonlySet<string>
 }
 
-/** The branches of an `anyOf` or `oneOf`. */
+/**
+ * The branches of an `anyOf` or `oneOf`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export type Branches = readonly [Node, ...ReadonlyArray<Node>]
 
 /**
  * An `anyOf` or `oneOf`: its branches, and, when every branch pins one shared property (a discriminated
  * union, nested ones included), that property and the branches each value picks.
+ *
+ * @since 0.1.0
+ * @category model
  */
 export interface Union {
   readonly branches: Branches
   readonly tag: Tag | undefined
 }
 
-/** A discriminator: the property, and the branches each of its values picks. */
+/**
+ * A discriminator: the property, and the branches each of its values picks.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export interface Tag {
   readonly key: string
   readonly picks: ReadonlyMap<Primitive, ReadonlyArray<Node>>
 }
 
-/** Which draft's spelling decides where the drafts differ; `undefined`: both are read. */
+/**
+ * Which draft's spelling decides where the drafts differ; `undefined`: both are read.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export type Draft = 4 | 6 | 7 | 2019 | 2020 | undefined
 
-/** The places of one schema. */
+/**
+ * The places of one schema.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export interface Graph {
   readonly root: Node
   readonly nodes: ReadonlyArray<Node>
@@ -84,7 +122,12 @@ export interface Graph {
 // constructors
 // -------------------------------------------------------------------------------------
 
-/** Deeper than this, a schema or an argument is not read (bounds the stack; not a limit users should hit). */
+/**
+ * Deeper than this, a schema or an argument is not read (bounds the stack; not a limit users should hit).
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export const MAX_DEPTH = 64
 
 const blank = (takes: boolean, id: number): Node => ({
@@ -103,11 +146,27 @@ const blank = (takes: boolean, id: number): Node => ({
   declared: new Set(),
 })
 
-/** `{}`, `true`, an unresolved reference: takes anything, declares nothing. */
+/**
+ * `{}`, `true`, an unresolved reference: takes anything, declares nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const FREE: Node = Object.freeze(blank(true, -1))
-/** `false`: takes nothing. */
+/**
+ * `false`: takes nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const NOTHING: Node = Object.freeze(blank(false, -2))
 
+/**
+ * Whether a value is one a discriminator can pin (a string, a number, a boolean or `null`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const isPrimitive = (u: unknown): u is Primitive =>
   u === null || typeof u === 'string' || typeof u === 'number' || typeof u === 'boolean'
 
@@ -311,6 +370,9 @@ type Conjunct = readonly [Readonly<Record<string, unknown>>, boolean]
 /**
  * Compiles a schema into places. Never throws on a schema it cannot read: what it cannot read declares
  * nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const buildGraph = (parameters: unknown): Graph => {
   const draft = draftOf(parameters)
@@ -467,10 +529,20 @@ const eachChild = (p: Node, f: (c: Node) => void): void => {
   for (const ps of p.prefix) for (const c of ps) f(c)
 }
 
-/** Whether a key can be reported at the place itself. */
+/**
+ * Whether a key can be reported at the place itself.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const reportsHere = (p: Node): boolean => (p.props.size > 0 || p.patterns.length > 0) && p.rests.length === 0
 
-/** Whether the place says which keys an object may hold (by name, pattern or `additionalProperties`). */
+/**
+ * Whether the place says which keys an object may hold (by name, pattern or `additionalProperties`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const declaresKeys = (p: Node): boolean => p.props.size > 0 || p.patterns.length > 0 || p.rests.length > 0
 
 // the values a branch pins `key` to: its own `const` or one-value `enum`, or, through a union of its own

@@ -38,6 +38,9 @@ export interface UnknownKey {
 /**
  * What one check carries while it walks: the tolerated top-level names, the segments of the place it is at
  * (`stack[0..depth)`, written in place, so a clean walk allocates nothing), and what it found.
+ *
+ * @since 0.1.0
+ * @category model
  */
 export interface Scratch {
   readonly tolerated: ReadonlySet<string>
@@ -49,13 +52,23 @@ export interface Scratch {
 // pure steps
 // -------------------------------------------------------------------------------------
 
-/** Whether a top-level key is never reported: `reason` or a tolerated name. */
+/**
+ * Whether a top-level key is never reported: `reason` or a tolerated name.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
   depth === 0 && (key === REASON_PARAM || s.tolerated.has(key))
 
 const TOP: ReadonlyArray<Segment> = Object.freeze([])
 
-/** Records `key` as undeclared in the object at `stack[0..depth)`. */
+/**
+ * Records `key` as undeclared in the object at `stack[0..depth)`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
 export const report = (s: Scratch, depth: number, key: string, declared: () => ReadonlySet<string>): void => {
   const place = depth === 0 ? TOP : s.stack.slice(0, depth)
   const at = depth === 0 ? '' : renderPlace(place)
@@ -64,7 +77,12 @@ export const report = (s: Scratch, depth: number, key: string, declared: () => R
   ;(s.found ??= new Map()).set(path, { path, key, at, place, declared: declared() })
 }
 
-/** `o[key]` as an own member: `__proto__` included, which a plain read takes from the prototype. */
+/**
+ * `o[key]` as an own member: `__proto__` included, which a plain read takes from the prototype.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const valueAt = (o: Readonly<Record<string, unknown>>, key: string): unknown =>
   key === '__proto__' ? Object.getOwnPropertyDescriptor(o, key)?.value : o[key]
 
@@ -75,9 +93,19 @@ interface Kind {
   readonly declares: (p: Node) => boolean
 }
 
-/** What decides an object's keys. */
+/**
+ * What decides an object's keys.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export const OBJECT: Kind = { holds: (p) => p.object, declares: declaresKeys }
-/** What decides an array's elements. */
+/**
+ * What decides an array's elements.
+ *
+ * @since 0.1.0
+ * @category model
+ */
 export const ARRAY: Kind = { holds: (p) => p.array, declares: (p) => p.items.length > 0 || p.prefix.length > 0 }
 
 /**
@@ -86,6 +114,9 @@ export const ARRAY: Kind = { holds: (p) => p.array, declares: (p) => p.items.len
  * branch takes any such value, which makes the place open (nothing reported). Without `obj`, no discriminator
  * picks: every branch that may hold the value is visited, except those of a tagged union when `stopAtTags`
  * says so (it then returns `undefined`: what decides depends on the call).
+ *
+ * @since 0.1.0
+ * @category pure steps
  */
 export const expand = (
   places: ReadonlyArray<Node>,
@@ -115,13 +146,23 @@ export const expand = (
   return tagged ? undefined : open
 }
 
-/** Whether any of the places can report a key, there or below. */
+/**
+ * Whether any of the places can report a key, there or below.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const speaksAny = (places: ReadonlyArray<Node>): boolean => {
   for (const q of places) if (q.speaks) return true
   return false
 }
 
-/** The keys declared by name at the deciding places: what "did you mean" compares with. */
+/**
+ * The keys declared by name at the deciding places: what "did you mean" compares with.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const declaredAt = (places: ReadonlyArray<Node>): ReadonlySet<string> =>
   places.length === 1 ? (places[0] as Node).declared : new Set(places.flatMap((p) => [...p.declared]))
 
@@ -129,6 +170,9 @@ export const declaredAt = (places: ReadonlyArray<Node>): ReadonlySet<string> =>
  * The places a key's value is checked against, and whether a name or a pattern declares it (else only
  * `additionalProperties` does: the key is a record's, written `*` in paths); `undefined` when nothing
  * declares it.
+ *
+ * @since 0.1.0
+ * @category pure steps
  */
 export const childrenAt = (
   deciding: ReadonlyArray<Node>,
@@ -155,7 +199,12 @@ export const childrenAt = (
   return places === undefined ? undefined : { places, named }
 }
 
-/** One key of an object whose deciding places are `deciding`: reported, or its value walked. */
+/**
+ * One key of an object whose deciding places are `deciding`: reported, or its value walked.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
 export const keyAt = (
   s: Scratch,
   obj: Readonly<Record<string, unknown>>,
@@ -171,7 +220,12 @@ export const keyAt = (
   walk(s, valueAt(obj, key), children.places, depth + 1)
 }
 
-/** The keys of an object at `places`. */
+/**
+ * The keys of an object at `places`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
 export const walkObject = (
   s: Scratch,
   obj: Readonly<Record<string, unknown>>,
@@ -183,7 +237,12 @@ export const walkObject = (
   for (const key of Object.keys(obj)) keyAt(s, obj, key, deciding, depth)
 }
 
-/** The elements of an array at `places`. */
+/**
+ * The elements of an array at `places`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
 export const walkArray = (
   s: Scratch,
   arr: ReadonlyArray<unknown>,
@@ -199,7 +258,12 @@ export const walkArray = (
   })
 }
 
-/** A value at `places`, `depth` steps below the arguments' root. */
+/**
+ * A value at `places`, `depth` steps below the arguments' root.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
 export const walk = (s: Scratch, value: unknown, places: ReadonlyArray<Node>, depth: number): void => {
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return
   if (Array.isArray(value)) walkArray(s, value, places, depth)
