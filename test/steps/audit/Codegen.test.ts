@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AuditDiagnostic, UnknownKeyWarning } from '../../../src/index.js'
-import { compileSchema, diffKeys, fromTools, withUnknownKeyAudit } from '../../../src/index.js'
+import { compileSchema, diffKeys, drawAuditDiagnostic, fromTools, withUnknownKeyAudit } from '../../../src/index.js'
 import { buildGraph } from '../../../src/steps/audit/Graph.js'
 import { generate } from '../../../src/steps/audit/Codegen.js'
 import type { Scratch, UnknownKey } from '../../../src/steps/audit/Walk.js'
@@ -158,6 +158,11 @@ describe('where code generation is refused', () => {
     await tools.executeToolCalls([{ id: 'c1', function: { name: 'one', arguments: '{"a":1,"zz":2}' } }])()
     expect(diagnostics).toEqual([{ _tag: 'CodeGenerationRefused', tools: 2 }])
     expect(said.map((w) => w.unknownKeys)).toEqual([['zz']])
+    expect(drawAuditDiagnostic({ _tag: 'CodeGenerationRefused', tools: 2 })).toBe(
+      'toolstack: this runtime refuses code generated from strings (new Function), so the calls of 2 tools are ' +
+        'audited by the interpreter: the same keys are heard, more slowly',
+    )
+    expect(drawAuditDiagnostic({ _tag: 'CodeGenerationRefused', tools: 1 })).toContain('the calls of 1 tool are')
   })
 
   it('says nothing where code generation works', async () => {
