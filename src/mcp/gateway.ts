@@ -686,7 +686,8 @@ export const startGateway = async (
         const keys = w.unknownKeys.filter((_, i) => claimed[i] === true)
         if (keys.length === 0) return
         const suggestions = w.suggestions.filter((x) => keys.includes(x.key))
-        onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, suggestions })
+        const reported = w.keys.filter((k) => keys.includes(k.path))
+        onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, keys: reported, suggestions })
       })
       // a record that cannot be written is lost, as a log write that fails is; nothing rejects unhandled
       .catch(() => undefined)
