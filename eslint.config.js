@@ -5,7 +5,8 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 
 // The layering of src/, kept by lint (see docs/architecture.md): each folder is one layer,
 // and imports flow one way:
-//   kernel/ → steps/ → combinators/ (never each other) → index.ts, extend.ts → adapter/ → mcp/, the framework adapters → cli/
+//   kernel/ → steps/ → combinators/ (never each other) → index.ts, extend.ts → adapter/ → mcp/, the framework adapters
+//   → gateway/ (over mcp/ only) → cli/
 // and nothing in src/ imports the root (index.ts): it is for users, so it can shrink freely
 const COMBINATORS = [
   'combinators/Provider.ts',
@@ -25,7 +26,7 @@ const ADAPTERS = [
   'claude-agent',
   'otel',
 ]
-const ABOVE_COMBINATORS = ['index.ts', 'extend.ts', 'adapter', ...ADAPTERS, 'cli']
+const ABOVE_COMBINATORS = ['index.ts', 'extend.ts', 'adapter', ...ADAPTERS, 'gateway', 'cli']
 const at = (paths) => paths.map((p) => `./src/${p}`)
 
 const zones = [
@@ -47,7 +48,7 @@ const zones = [
   })),
   {
     target: at(['index.ts', 'extend.ts']),
-    from: at(['adapter', ...ADAPTERS, 'cli']),
+    from: at(['adapter', ...ADAPTERS, 'gateway', 'cli']),
     message: 'index and extend re-export the library only',
   },
   {
@@ -58,15 +59,21 @@ const zones = [
   // what the framework adapters share (list once, call one): above the combinators, below the adapters
   {
     target: './src/adapter',
-    from: at([...ADAPTERS, 'cli']),
+    from: at([...ADAPTERS, 'gateway', 'cli']),
     message: 'adapter/ (the adapters’ shared steps) imports the library, not an adapter or the command',
   },
   // adapters stand beside one another, below the command
   ...ADAPTERS.map((a) => ({
     target: at([a]),
-    from: at([...ADAPTERS.filter((o) => o !== a), 'cli']),
-    message: 'an adapter imports the library, not another adapter or the command',
+    from: at([...ADAPTERS.filter((o) => o !== a), 'gateway', 'cli']),
+    message: 'an adapter imports the library, not another adapter, the gateway or the command',
   })),
+  // the gateway stands on the MCP adapters, below the command
+  {
+    target: at(['gateway']),
+    from: at([...ADAPTERS.filter((o) => o !== 'mcp'), 'cli']),
+    message: 'gateway/ imports the library and mcp/, not another adapter or the command',
+  },
   // the command uses the public API and the audit's shared steps
   {
     target: at(['cli']),
@@ -76,11 +83,13 @@ const zones = [
       './steps/audit',
       './cli',
       './mcp/index.ts',
+      './gateway/index.ts',
       './otel/index.ts',
       './kernel/describe.ts',
       './kernel/guards.ts',
     ],
-    message: 'cli/ imports extend, mcp/index, otel/index, the audit steps and the kernel’s describe and guards only',
+    message:
+      'cli/ imports extend, mcp/index, gateway/index, otel/index, the audit steps and the kernel’s describe and guards only',
   },
 ]
 

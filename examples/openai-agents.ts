@@ -61,6 +61,8 @@ const main = async (): Promise<void> => {
     command: process.execPath,
     args: [resolve('@modelcontextprotocol/server-memory/dist/index.js')],
     env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+    // the SDK's 5 s for each request is short for a process starting on a busy machine
+    timeout: 30_000,
   })
   const show = (s: string): string => s.replaceAll(dir, '<dir>').replace(/\n/g, ' | ')
   try {

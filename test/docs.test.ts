@@ -63,7 +63,7 @@ describe('@example blocks', () => {
       const body = ex.code
         .replace(/from '(\.\.?\/[^']*)\.js'/g, (_, p: string) => `from '${to(join(dirname(ex.file), `${p}.ts`))}'`)
         .replace(
-          /from 'toolstack\/(mcp|ai-sdk|openai|openai-agents|langchain|anthropic|google|claude-agent|otel)'/g,
+          /from 'toolstack\/(mcp|gateway|ai-sdk|openai|openai-agents|langchain|anthropic|google|claude-agent|otel)'/g,
           (_, n: string) => `from '${to(join(root, 'src', n, 'index.ts'))}'`,
         )
         .replace(/from 'toolstack\/extend'/g, `from '${to(join(root, 'src', 'extend.ts'))}'`)

@@ -68,6 +68,7 @@ describe('the packed package, installed as a user installs it', () => {
     expect(packed).toContain('dist/cjs/index.js')
     expect(packed).toContain('dist/esm/index.d.ts')
     expect(packed).toContain('dist/esm/mcp/index.js')
+    expect(packed).toContain('dist/esm/gateway/index.js')
     expect(packed).toContain('dist/esm/cli/main.js')
     expect(packed.some((f) => f.startsWith('src/') || f.startsWith('test/'))).toBe(false)
   })
@@ -104,6 +105,19 @@ describe('the packed package, installed as a user installs it', () => {
     expect(esm.stderr).toBe('')
     expect(esm.stdout.trim()).toBe('function undefined')
     const cjs = inUser(['-e', "const t = require('toolstack/extend'); console.log(typeof t.batchOf)"])
+    expect(cjs.stderr).toBe('')
+    expect(cjs.stdout.trim()).toBe('function')
+  })
+
+  it('loads toolstack/gateway (the gateway) and toolstack/mcp (the adapters) apart, with import and require()', () => {
+    const esm = inUser([
+      '--input-type=module',
+      '-e',
+      "const g = await import('toolstack/gateway'); const m = await import('toolstack/mcp'); console.log(typeof g.startGateway, typeof m.startGateway, typeof m.toMcpServer)",
+    ])
+    expect(esm.stderr).toBe('')
+    expect(esm.stdout.trim()).toBe('function undefined function')
+    const cjs = inUser(['-e', "const g = require('toolstack/gateway'); console.log(typeof g.openStore)"])
     expect(cjs.stderr).toBe('')
     expect(cjs.stdout.trim()).toBe('function')
   })

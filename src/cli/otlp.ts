@@ -9,7 +9,7 @@
  */
 import type { Attributes, Counter, Tracer } from '@opentelemetry/api'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
-import type { GatewayRecord } from '../mcp/index.js'
+import type { GatewayRecord } from '../gateway/index.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import { MAX_ATTRIBUTE_CHARS, MAX_EVENTS_PER_WARNING, OTEL_NAMES, warningAttributes } from '../otel/index.js'
 import { cut } from '../kernel/describe.js'

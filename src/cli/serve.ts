@@ -10,8 +10,10 @@ import { closeSync, openSync, readFileSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { formatWarning } from './check.js'
 import { cut, escapeControls, jsonLine } from './text.js'
-import type { ConfigChange, Gateway, GatewayConfig, GatewayRecord, Readiness, UpstreamEvent } from '../mcp/index.js'
-import { decodeGatewayConfig, gatewayMetrics, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
+import type { Readiness } from '../mcp/index.js'
+import type { ConfigChange, Gateway, GatewayConfig, GatewayRecord, UpstreamEvent } from '../gateway/index.js'
+import { serveHttp, serveStdio } from '../mcp/index.js'
+import { decodeGatewayConfig, gatewayMetrics, startGateway } from '../gateway/index.js'
 
 /**
  * @since 0.1.0

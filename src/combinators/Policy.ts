@@ -9,7 +9,7 @@
  * turn (`QuestionQueue`, `askHuman`) and its answer remembered (`recordGrant`); the allowed calls go
  * down as one batch, and the results are put back in the caller's order (the step `registry` shares);
  * the listing hides the tools a bare deny refuses (`withoutRefusedTools`). Its options are checked by
- * `steps/policy/options.ts`, and what it says of itself is `steps/policy/diagnostics.ts`. Over 500 lines
+ * `steps/policy/options.ts`, and what it says of itself is `steps/policy/diagnostics.ts`. One file: over 500 lines
  * because the combinator is one closure (its refs, the judgement, asking in turn, the listing) and half of
  * the file is its options' and types' reference documentation.
  *

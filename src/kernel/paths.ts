@@ -5,6 +5,9 @@
  * never guessed: it is *unknown*, or *elsewhere*. Nothing here touches the filesystem; `resolve.ts` adds what
  * only the filesystem can tell (symbolic links, the case rules of a volume).
  *
+ * One file: over 500 lines because reading a location (what a name is, what a value is, where it stands
+ * against a rule) is one decision the guard must make the same way everywhere; half the file is its documentation.
+ *
  * @since 0.1.0
  */
 import { fileURLToPath } from 'node:url'

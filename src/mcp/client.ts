@@ -3,6 +3,9 @@
  * stable names and returns exactly one result for every call: whatever a server, a transport or a
  * model does wrong becomes an `is_error` result for that call, never a failed batch.
  *
+ * One file: over 500 lines because every fault of a server or transport is turned into a result in one place
+ * (pages, names, timeouts, cancellation, the host's requests relayed), so no call can slip between two files.
+ *
  * @since 0.1.0
  */
 import type { IO } from 'fp-ts/lib/IO.js'

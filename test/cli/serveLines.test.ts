@@ -3,7 +3,7 @@
 // unbounded.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { GatewayRecord } from '../../src/mcp/index.js'
+import type { GatewayRecord } from '../../src/gateway/index.js'
 import { logLine, stderrLine } from '../../src/cli/serve.js'
 
 // written apart from the code: C0, DEL, C1, line and paragraph separators, bidi marks and overrides, BOM

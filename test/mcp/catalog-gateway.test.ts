@@ -13,8 +13,9 @@ import {
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, serveHttp, startGateway } from '../../src/mcp/index.js'
+import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
+import { serveHttp } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, spawnServer, tempDir } from './fixtures.js'
 
 cleanUpAfterEach()

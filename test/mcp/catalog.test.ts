@@ -10,7 +10,14 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { claimFirst, newCatalog, pickOwner, promptName, routePrompt, templateOwners } from '../../src/mcp/catalog.js'
+import {
+  claimFirst,
+  newCatalog,
+  pickOwner,
+  promptName,
+  routePrompt,
+  templateOwners,
+} from '../../src/gateway/catalog.js'
 import { toMcpServer } from '../../src/mcp/server.js'
 import { fromTools } from '../../src/index.js'
 import { linked } from './fixtures.js'

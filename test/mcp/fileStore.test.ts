@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Rule } from '../../src/index.js'
-import type { GatewayStore } from '../../src/mcp/index.js'
+import type { GatewayStore } from '../../src/gateway/index.js'
 import {
   decodeStoreFile,
   encodeStoreFile,
@@ -14,7 +14,7 @@ import {
   mergeGrants,
   openStore,
   storeKindOf,
-} from '../../src/mcp/index.js'
+} from '../../src/gateway/index.js'
 import { cleanUpAfterEach, tempDir } from './fixtures.js'
 
 cleanUpAfterEach()

@@ -19,8 +19,10 @@ import {
   McpError,
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { Gateway, GatewayRecord, HttpServing } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, serveHttp, startGateway } from '../../src/mcp/index.js'
+import type { HttpServing } from '../../src/mcp/index.js'
+import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
+import { serveHttp } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 
 const running: Array<{ close: () => Promise<void> }> = []
 afterEach(async () => {

@@ -11,8 +11,9 @@ import { ElicitRequestSchema, McpError, ToolListChangedNotificationSchema } from
 import { right } from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Provider, ToolDeclaration } from '../../src/index.js'
-import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, gatewayMetrics, serveHttp, startGateway, toMcpServer } from '../../src/mcp/index.js'
+import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
+import { serveHttp, toMcpServer } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, gatewayMetrics, startGateway } from '../../src/gateway/index.js'
 import { FILESYSTEM_SERVER, tempDir } from './fixtures.js'
 import { cleanUpAfterEach } from './fixtures.js'
 

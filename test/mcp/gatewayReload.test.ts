@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { Gateway, GatewayConfig, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, startGateway } from '../../src/mcp/index.js'
+import type { Gateway, GatewayConfig, GatewayRecord } from '../../src/gateway/index.js'
+import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 import { cleanUpAfterEach, isAlive } from './fixtures.js'
 
 cleanUpAfterEach()

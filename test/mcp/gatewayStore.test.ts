@@ -8,8 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, decodeStoreFile, encodeStoreFile, startGateway } from '../../src/mcp/index.js'
+import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
+import { decodeGatewayConfig, decodeStoreFile, encodeStoreFile, startGateway } from '../../src/gateway/index.js'
 import { FILESYSTEM_SERVER, cleanUpAfterEach, tempDir } from './fixtures.js'
 
 cleanUpAfterEach()

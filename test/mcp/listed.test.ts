@@ -2,7 +2,7 @@
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { Provider, ToolCall } from '../../src/index.js'
 import { fromTools } from '../../src/index.js'
-import { curated, isServed, newListedNames, onlyListed, recordListed } from '../../src/mcp/listed.js'
+import { curated, isServed, newListedNames, onlyListed, recordListed } from '../../src/gateway/listed.js'
 import { describe, expect, it } from 'vitest'
 
 const tool = (name: string) => ({

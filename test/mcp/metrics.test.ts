@@ -2,8 +2,8 @@
 // text a scrape gives; the label bounds whatever names and keys a model sends.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { GatewayMetrics, GatewayRecord } from '../../src/mcp/index.js'
-import { gatewayMetrics } from '../../src/mcp/index.js'
+import type { GatewayMetrics, GatewayRecord } from '../../src/gateway/index.js'
+import { gatewayMetrics } from '../../src/gateway/index.js'
 
 type Labels = Readonly<Record<string, string | number>>
 

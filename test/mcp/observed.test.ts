@@ -5,9 +5,9 @@ import { left } from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
 import type { LocalTool, Provider, ToolCall } from '../../src/index.js'
 import { fromTools, withPolicy } from '../../src/index.js'
-import { newListedNames, onlyListed, recordListed } from '../../src/mcp/listed.js'
-import type { ObservedCall } from '../../src/mcp/observed.js'
-import { markReached, newReached, observeCalls } from '../../src/mcp/observed.js'
+import { newListedNames, onlyListed, recordListed } from '../../src/gateway/listed.js'
+import type { ObservedCall } from '../../src/gateway/observed.js'
+import { markReached, newReached, observeCalls } from '../../src/gateway/observed.js'
 
 const tool = (name: string, run: LocalTool['run']): LocalTool => ({
   declaration: { type: 'function' as const, function: { name, parameters: { type: 'object', properties: {} } } },

@@ -19,7 +19,7 @@ import {
 } from '../../src/mcp/index.js'
 import type { Provider, ToolCall } from '../../src/index.js'
 import { registry, withPolicy, withReasons, withUnknownKeyAudit } from '../../src/index.js'
-import { curated, newListedNames, onlyListed, recordListed } from '../../src/mcp/listed.js'
+import { curated, newListedNames, onlyListed, recordListed } from '../../src/gateway/listed.js'
 import { decl } from '../support/fakes.js'
 import { keepsCallContext } from '../laws.js'
 import { linked } from './fixtures.js'

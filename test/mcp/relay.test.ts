@@ -14,8 +14,9 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { Gateway, GatewayRecord } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, serveHttp, startGateway } from '../../src/mcp/index.js'
+import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
+import { serveHttp } from '../../src/mcp/index.js'
+import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 import { cleanUpAfterEach, EVERYTHING_SERVER } from './fixtures.js'
 
 cleanUpAfterEach()
@@ -140,11 +141,13 @@ describe('requests from an upstream to the host', () => {
     const first = await client.callTool({ name: 'ev_get-roots-list', arguments: {} })
     expect(first.isError).not.toBe(true)
     expect(text(first)).toContain('file:///srv/one')
-    expect(asked).toBe(1)
+    // at least the call's own request; the upstream may also have read them when this host arrived
+    expect(asked).toBeGreaterThanOrEqual(1)
+    const before = asked
     roots = [{ uri: 'file:///srv/two', name: 'two' }]
     await client.sendRootsListChanged()
     // the upstream reads its roots again on list_changed, outside any call: the last host with roots answers
-    await until(() => asked === 2)
+    await until(() => asked > before)
     const second = await client.callTool({ name: 'ev_get-roots-list', arguments: {} })
     expect(text(second)).toContain('file:///srv/two')
   })

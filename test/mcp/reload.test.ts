@@ -2,8 +2,8 @@
 // property against an oracle that compares entries by canonical JSON instead of structural equality.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { GatewayConfig, GatewayServer } from '../../src/mcp/index.js'
-import { decodeGatewayConfig, diffConfigs } from '../../src/mcp/index.js'
+import type { GatewayConfig, GatewayServer } from '../../src/gateway/index.js'
+import { decodeGatewayConfig, diffConfigs } from '../../src/gateway/index.js'
 
 const read = (u: unknown): GatewayConfig => {
   const c = decodeGatewayConfig(u)

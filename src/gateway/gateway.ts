@@ -34,9 +34,9 @@ import { cut, describeValue, escapeControls } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
 import { MAX_TIMER_MS, didYouMean } from '../kernel/options.js'
 import { longestTagOf, namespaceOf } from '../kernel/longest.js'
-import type { McpSession } from './server.js'
-import type { Readiness } from './serve.js'
-import { toMcpServer } from './server.js'
+import type { McpSession } from '../mcp/server.js'
+import type { Readiness } from '../mcp/serve.js'
+import { toMcpServer } from '../mcp/server.js'
 import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
 import type { Curation } from './listed.js'
@@ -48,9 +48,9 @@ import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
 import { diffConfigs, sessionsOf } from './reload.js'
 import type { ListedNames } from './listed.js'
-import type { GatewayStore, PairCount } from './store.js'
-import { openStore, storeKindOf } from './openStore.js'
-import { newLogHub } from './logging.js'
+import type { GatewayStore, PairCount } from './stores/store.js'
+import { openStore, storeKindOf } from './stores/openStore.js'
+import { newLogHub } from '../mcp/logging.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -292,7 +292,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * starts half a gateway.
  *
  * @example
- * import { decodeGatewayConfig } from 'toolstack/mcp'
+ * import { decodeGatewayConfig } from 'toolstack/gateway'
  * const ok = decodeGatewayConfig({
  *   mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'] } },
  * })

@@ -17,10 +17,10 @@ import { basename, dirname, join, resolve } from 'node:path'
 import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { IO } from 'fp-ts/lib/IO.js'
-import type { Rule } from '../steps/policy/Rule.js'
-import { decodeRules } from '../steps/policy/Rule.js'
-import { describeError, describeValue } from '../kernel/describe.js'
-import { isRecord } from '../kernel/guards.js'
+import type { Rule } from '../../steps/policy/Rule.js'
+import { decodeRules } from '../../steps/policy/Rule.js'
+import { describeError, describeValue } from '../../kernel/describe.js'
+import { isRecord } from '../../kernel/guards.js'
 import type { GatewayStore, StoreOptions } from './store.js'
 import { memoryStore, mergeGrants } from './memoryStore.js'
 
@@ -64,7 +64,7 @@ const SETTLE_MS = 50
  * Reads the text of a store file: its grants, or what is wrong with it (a Left naming the member).
  *
  * @example
- * import { decodeStoreFile } from 'toolstack/mcp'
+ * import { decodeStoreFile } from 'toolstack/gateway'
  * assert.deepStrictEqual(decodeStoreFile('{"version":1,"grants":[{"tool":"x","decision":"allow"}]}'), {
  *   _tag: 'Right',
  *   right: { version: 1, grants: [{ tool: 'x', decision: 'allow' }] },

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { fileURLToPath } from 'node:url'
-import { describeValue } from '../kernel/describe.js'
+import { describeValue } from '../../kernel/describe.js'
 import type { GatewayStore, StoreOptions } from './store.js'
 import { shownStoreUrl } from './store.js'
 import { memoryStore } from './memoryStore.js'
@@ -33,7 +33,7 @@ const EXPECTED = 'a store: "memory", "file:PATH", or "redis://HOST:PORT" ("redis
  * repeats a URL that names a kind.
  *
  * @example
- * import { storeKindOf } from 'toolstack/mcp'
+ * import { storeKindOf } from 'toolstack/gateway'
  * assert.deepStrictEqual(storeKindOf('file:/var/lib/toolstack/grants.json'), { _tag: 'Right', right: 'file' })
  * assert.strictEqual(storeKindOf('postgres://db')._tag, 'Left')
  *
@@ -65,7 +65,7 @@ const filePathOf = (url: string): string => (url.startsWith('file://') ? fileURL
  * none; rejects when the store cannot be opened (a file that cannot be read, a malformed Redis URL).
  *
  * @example
- * import { openStore } from 'toolstack/mcp'
+ * import { openStore } from 'toolstack/gateway'
  * const store = await openStore('memory')
  * store.addGrant({ tool: 'x', decision: 'allow' })
  * assert.strictEqual(store.grants().length, 1)

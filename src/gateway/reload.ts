@@ -75,7 +75,7 @@ const SETTINGS: ReadonlyArray<GatewaySetting> = [
  * be a surprise).
  *
  * @example
- * import { sessionsOf } from 'toolstack/mcp'
+ * import { sessionsOf } from 'toolstack/gateway'
  * assert.strictEqual(sessionsOf({ name: 'w', prefix: 'w', spec: { url: 'http://127.0.0.1:1/mcp' } }), 'per-host')
  * assert.strictEqual(sessionsOf({ name: 'fs', prefix: 'fs', spec: { command: 'npx' } }), 'shared')
  *
@@ -108,7 +108,7 @@ const isSeenDifferently = (before: GatewayServer, after: GatewayServer): boolean
  * entry written again with its members in another order is the same entry.
  *
  * @example
- * import { decodeGatewayConfig, diffConfigs } from 'toolstack/mcp'
+ * import { decodeGatewayConfig, diffConfigs } from 'toolstack/gateway'
  * const read = (u: unknown) => {
  *   const c = decodeGatewayConfig(u)
  *   if (c._tag === 'Left') throw new Error(c.left)

@@ -10,8 +10,8 @@
  * @since 0.1.0
  */
 import type { IO } from 'fp-ts/lib/IO.js'
-import type { Rule } from '../steps/policy/Rule.js'
-import { rememberedKey } from '../steps/audit/SeenSet.js'
+import type { Rule } from '../../steps/policy/Rule.js'
+import { rememberedKey } from '../../steps/audit/SeenSet.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -82,7 +82,7 @@ export const byToolThenKey = (a: PairCount, b: PairCount): number =>
  * password, however many slashes were typed) is replaced by `***`.
  *
  * @example
- * import { shownStoreUrl } from 'toolstack/mcp'
+ * import { shownStoreUrl } from 'toolstack/gateway'
  * assert.strictEqual(shownStoreUrl('redis:/user:s3cret@host:6379'), 'redis:/***@host:6379')
  * assert.strictEqual(shownStoreUrl('valkey://:s3cret@host'), 'valkey://***@host')
  * assert.strictEqual(shownStoreUrl('file:/var/lib/grants.json'), 'file:/var/lib/grants.json')

@@ -8,9 +8,9 @@
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
-import type { Rule } from '../steps/policy/Rule.js'
-import { recordGrant } from '../steps/policy/Answer.js'
-import { DEFAULT_CAPACITY, rememberedKey } from '../steps/audit/SeenSet.js'
+import type { Rule } from '../../steps/policy/Rule.js'
+import { recordGrant } from '../../steps/policy/Answer.js'
+import { DEFAULT_CAPACITY, rememberedKey } from '../../steps/audit/SeenSet.js'
 import type { GatewayStore } from './store.js'
 import { byToolThenKey, pairField } from './store.js'
 
@@ -67,7 +67,7 @@ export const mergeGrants = (grants: ReadonlyArray<Rule>, more: ReadonlyArray<Rul
  * counts summed in this process. Nothing is written anywhere; nothing can fail.
  *
  * @example
- * import { memoryStore } from 'toolstack/mcp'
+ * import { memoryStore } from 'toolstack/gateway'
  * const store = memoryStore()
  * store.addGrant({ tool: 'fs_write', decision: 'allow', under: '/tmp' })
  * assert.deepStrictEqual(store.grants(), [{ tool: 'fs_write', decision: 'allow', under: '/tmp' }])

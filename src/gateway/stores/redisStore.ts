@@ -15,15 +15,18 @@
  * each bounded as the seen-set bounds a key, and each hash holds at most `pairs` fields (the URL's `pairs`
  * parameter, the seen-set's capacity by default).
  *
+ * One file: over 500 lines because the store is one connection's life (its outage, the reconnection and the
+ * write-back of what it kept) over the three kinds of record, each step reading the same refs.
+ *
  * @since 0.1.0
  */
 import { createClient } from 'redis'
 import type { IO } from 'fp-ts/lib/IO.js'
-import type { Rule } from '../steps/policy/Rule.js'
-import { decodeRule } from '../steps/policy/Rule.js'
-import type { SeenSet } from '../steps/audit/SeenSet.js'
-import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen } from '../steps/audit/SeenSet.js'
-import { cut, describeError, escapeControls } from '../kernel/describe.js'
+import type { Rule } from '../../steps/policy/Rule.js'
+import { decodeRule } from '../../steps/policy/Rule.js'
+import type { SeenSet } from '../../steps/audit/SeenSet.js'
+import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen } from '../../steps/audit/SeenSet.js'
+import { cut, describeError, escapeControls } from '../../kernel/describe.js'
 import type { GatewayStore, PairCount, StoreOptions } from './store.js'
 import { byToolThenKey, pairField, shownStoreUrl } from './store.js'
 

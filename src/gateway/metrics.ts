@@ -12,8 +12,8 @@
 import type { Registry } from 'prom-client'
 import { cut, escapeControls } from '../kernel/describe.js'
 import type { GatewayRecord } from './gateway.js'
-import type { Readiness } from './serve.js'
-import type { PairCount } from './store.js'
+import type { Readiness } from '../mcp/serve.js'
+import type { PairCount } from './stores/store.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -114,7 +114,7 @@ const admit =
  *   sums them over every process sharing it (a gauge read at each scrape).
  *
  * @example
- * import { gatewayMetrics } from 'toolstack/mcp'
+ * import { gatewayMetrics } from 'toolstack/gateway'
  * const metrics = await gatewayMetrics({ sessions: () => 2 })
  * metrics.record({ type: 'call', upstream: 'fs', tool: 'fs_read', listed: true, id: '1', outcome: 'ok', ms: 3 })
  * const { body } = await metrics.scrape()

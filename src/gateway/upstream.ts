@@ -4,6 +4,9 @@
  * listed and return `is_error` results naming it, so the other upstreams keep working and the model is
  * told why; when it is back, or its tools changed, its listeners are notified.
  *
+ * One file: over 500 lines because one supervisor holds a child's whole life (start, the first listing,
+ * watching, back-off, restart, the noise of its stderr), and each step reads the same state.
+ *
  * @since 0.1.0
  */
 import type { IO } from 'fp-ts/lib/IO.js'
@@ -20,13 +23,13 @@ import type { Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult 
 import { batchOf } from '../steps/Batch.js'
 import { describeError } from '../kernel/describe.js'
 import { errorResult, readPositions } from '../steps/answer.js'
-import type { McpProvider } from './client.js'
-import { fromMcpClient } from './client.js'
-import { connectStdio } from './stdio.js'
-import type { HostRouter } from './relay.js'
-import { newHostRouter, relayHostRequests, UPSTREAM_CAPABILITIES } from './relay.js'
-import type { LogLevel, LogMessage } from './logging.js'
-import { boundLogMessage } from './logging.js'
+import type { McpProvider } from '../mcp/client.js'
+import { fromMcpClient } from '../mcp/client.js'
+import { connectStdio } from '../mcp/stdio.js'
+import type { HostRouter } from '../mcp/relay.js'
+import { newHostRouter, relayHostRequests, UPSTREAM_CAPABILITIES } from '../mcp/relay.js'
+import type { LogLevel, LogMessage } from '../mcp/logging.js'
+import { boundLogMessage } from '../mcp/logging.js'
 import { callContextOf } from '../kernel/calls.js'
 
 // -------------------------------------------------------------------------------------

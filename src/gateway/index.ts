@@ -1,0 +1,19 @@
+/**
+ * toolstack/gateway: what `toolstack serve` is made of, for code that runs a gateway itself — upstreams
+ * supervised, their tools, resources and prompts served as one namespace, configuration read and reloaded,
+ * metrics, and the stores replicas share. Re-exports only; nothing runs at import.
+ *
+ * @since 0.1.0
+ */
+export * from './upstream.js'
+export * from './gateway.js'
+export * from './metrics.js'
+export type { CallOutcome, ObservedCall } from './observed.js'
+export * from './reload.js'
+export type { Curation } from './listed.js'
+export * from './catalog.js'
+export type { GatewayStore, PairCount, StoreOptions } from './stores/store.js'
+export { shownStoreUrl } from './stores/store.js'
+export * from './stores/memoryStore.js'
+export * from './stores/fileStore.js'
+export * from './stores/openStore.js'
