@@ -9,7 +9,7 @@
 import type { UnknownKeyAuditOptions } from '../combinators/UnknownKeys.js'
 import { warnToStderr } from '../combinators/UnknownKeys.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import { cut, describeValue, escapeControls, MAX_TELEMETRY_CHARS, MAX_TELEMETRY_KEYS } from '../kernel/describe.js'
+import { describeValue, escapeControls, MAX_TELEMETRY_KEYS, telemetryText } from '../kernel/describe.js'
 import { assertCallback } from '../kernel/options.js'
 import { isRecord } from '../kernel/guards.js'
 
@@ -57,7 +57,8 @@ export const MAX_RECORDED_KEYS = MAX_TELEMETRY_KEYS
 // pure steps
 // -------------------------------------------------------------------------------------
 
-const bounded = (s: string): string => escapeControls(cut(s, MAX_TELEMETRY_CHARS))
+// shown by the frameworks' own tracing UIs, so escaped as well as cut
+const shown = (s: string): string => escapeControls(telemetryText(s))
 
 /**
  * A warning as a bounded record.
@@ -66,14 +67,14 @@ const bounded = (s: string): string => escapeControls(cut(s, MAX_TELEMETRY_CHARS
  * @category pure steps
  */
 export const warningRecord = (w: UnknownKeyWarning): WarningRecord => ({
-  tool: bounded(w.tool),
-  call_id: bounded(w.id),
-  unknown_keys: w.unknownKeys.slice(0, MAX_RECORDED_KEYS).map(bounded),
+  tool: shown(w.tool),
+  call_id: shown(w.id),
+  unknown_keys: w.unknownKeys.slice(0, MAX_RECORDED_KEYS).map(shown),
   unknown_key_count: w.unknownKeys.length,
   suggestions: w.suggestions
     .slice(0, MAX_RECORDED_KEYS)
-    .map((s) => ({ key: bounded(s.key), did_you_mean: bounded(s.didYouMean) })),
-  ...(w.via === undefined ? {} : { via: bounded(w.via) }),
+    .map((s) => ({ key: shown(s.key), did_you_mean: shown(s.didYouMean) })),
+  ...(w.via === undefined ? {} : { via: shown(w.via) }),
 })
 
 // -------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ import type { Attributes, Counter, Tracer } from '@opentelemetry/api'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { GatewayRecord } from '../gateway/index.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import { MAX_ATTRIBUTE_CHARS, MAX_EVENTS_PER_WARNING, OTEL_NAMES, warningAttributes } from '../otel/index.js'
-import { cut } from '../kernel/describe.js'
+import { MAX_EVENTS_PER_WARNING, OTEL_NAMES, warningAttributes } from '../otel/index.js'
+import { telemetryText } from '../kernel/describe.js'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
@@ -59,8 +59,6 @@ const boundedCounter = (counter: Counter) => {
     counter.add(1, attributes)
   }
 }
-
-const bounded = (s: string): string => cut(s, MAX_ATTRIBUTE_CHARS)
 
 /**
  * Starts exporting for `service` (the default `service.name`; `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`
@@ -123,7 +121,7 @@ export const startOtlp = (
   const callKey = (tool: string, id: string): string => `${tool}\u0000${id}`
   const alone = (tool: string, id: string, events: ReadonlyArray<Attributes>): void => {
     if (tracer === undefined) return
-    const span = tracer.startSpan(`execute_tool ${bounded(tool)}`, {
+    const span = tracer.startSpan(`execute_tool ${telemetryText(tool)}`, {
       kind: SpanKind.INTERNAL,
       attributes: callAttributes(tool, id),
     })
@@ -132,7 +130,7 @@ export const startOtlp = (
   }
   const countWarning = (w: UnknownKeyWarning): void => {
     for (const k of w.unknownKeys.slice(0, MAX_EVENTS_PER_WARNING))
-      warned?.({ [OTEL_NAMES.toolName]: bounded(w.tool), [OTEL_NAMES.key]: bounded(k) })
+      warned?.({ [OTEL_NAMES.toolName]: telemetryText(w.tool), [OTEL_NAMES.key]: telemetryText(k) })
   }
 
   return {
@@ -157,10 +155,10 @@ export const startOtlp = (
       }
       if (r.type !== 'call') return
       // a model chooses the name it calls: unlisted names are counted under one name
-      const name = r.listed ? bounded(r.tool) : '(unlisted)'
+      const name = r.listed ? telemetryText(r.tool) : '(unlisted)'
       calls?.({
         [OTEL_NAMES.toolName]: name,
-        'toolstack.upstream': bounded(r.upstream),
+        'toolstack.upstream': telemetryText(r.upstream),
         'toolstack.outcome': r.outcome,
       })
       if (tracer === undefined) return
@@ -175,7 +173,7 @@ export const startOtlp = (
         startTime: end - r.ms,
         attributes: {
           ...callAttributes(r.tool, r.id),
-          'toolstack.upstream': bounded(r.upstream),
+          'toolstack.upstream': telemetryText(r.upstream),
           'toolstack.outcome': r.outcome,
         },
       })
@@ -207,6 +205,6 @@ export const startOtlp = (
 
 const callAttributes = (tool: string, id: string): Attributes => ({
   'gen_ai.operation.name': 'execute_tool',
-  [OTEL_NAMES.toolName]: bounded(tool),
-  ...(id === '' ? {} : { [OTEL_NAMES.callId]: bounded(id) }),
+  [OTEL_NAMES.toolName]: telemetryText(tool),
+  ...(id === '' ? {} : { [OTEL_NAMES.callId]: telemetryText(id) }),
 })

@@ -9,6 +9,9 @@ export const MAX_TELEMETRY_KEYS = 16
 /** `s` cut at `max` characters, with `…` where it was cut. */
 export const cut = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s)
 
+/** A name, key or id from a model as telemetry carries it: cut at {@link MAX_TELEMETRY_CHARS}. */
+export const telemetryText = (s: string): string => cut(s, MAX_TELEMETRY_CHARS)
+
 /** A short, human description of a value, for error messages. */
 export const describeValue = (u: unknown): string => {
   if (u === null) return 'null'

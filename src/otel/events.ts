@@ -12,7 +12,7 @@ import type { AuditDiagnostic } from '../combinators/UnknownKeys.js'
 import { diagnoseToStderr, drawAuditDiagnostic, warnToStderr } from '../combinators/UnknownKeys.js'
 import type { PolicyDiagnostic } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, isPolicyDiagnostic } from '../combinators/Policy.js'
-import { cut, MAX_TELEMETRY_CHARS, MAX_TELEMETRY_KEYS } from '../kernel/describe.js'
+import { cut, MAX_TELEMETRY_CHARS, MAX_TELEMETRY_KEYS, telemetryText } from '../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -94,8 +94,6 @@ export const MAX_EVENTS_PER_WARNING = MAX_TELEMETRY_KEYS
 // utils
 // -------------------------------------------------------------------------------------
 
-const bounded = (s: string): string => cut(s, MAX_ATTRIBUTE_CHARS)
-
 /**
  * The attributes of each `toolstack.unknown_key` event a warning makes: one per reported key, at most
  * {@link MAX_EVENTS_PER_WARNING}, every value cut to {@link MAX_ATTRIBUTE_CHARS}.
@@ -115,14 +113,14 @@ const bounded = (s: string): string => cut(s, MAX_ATTRIBUTE_CHARS)
  * @category utils
  */
 export const warningAttributes = (w: UnknownKeyWarning): ReadonlyArray<Attributes> => {
-  const common: Attributes = { [OTEL_NAMES.toolName]: bounded(w.tool) }
-  if (w.id !== '') common[OTEL_NAMES.callId] = bounded(w.id)
-  if (typeof w.via === 'string' && w.via !== '') common[OTEL_NAMES.via] = bounded(w.via)
+  const common: Attributes = { [OTEL_NAMES.toolName]: telemetryText(w.tool) }
+  if (w.id !== '') common[OTEL_NAMES.callId] = telemetryText(w.id)
+  if (typeof w.via === 'string' && w.via !== '') common[OTEL_NAMES.via] = telemetryText(w.via)
   const keys = w.unknownKeys.slice(0, MAX_EVENTS_PER_WARNING)
   return keys.map((key, i) => {
-    const a: Attributes = { ...common, [OTEL_NAMES.key]: bounded(key) }
+    const a: Attributes = { ...common, [OTEL_NAMES.key]: telemetryText(key) }
     const hint = w.suggestions.find((s) => s.key === key)
-    if (hint !== undefined) a[OTEL_NAMES.didYouMean] = bounded(hint.didYouMean)
+    if (hint !== undefined) a[OTEL_NAMES.didYouMean] = telemetryText(hint.didYouMean)
     if (i === keys.length - 1 && w.unknownKeys.length > keys.length)
       a[OTEL_NAMES.moreKeys] = w.unknownKeys.length - keys.length
     return a

@@ -7,7 +7,7 @@ import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api'
 import { metrics } from '@opentelemetry/api'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
-import { cut } from '../kernel/describe.js'
+import { telemetryText } from '../kernel/describe.js'
 import { MAX_ATTRIBUTE_CHARS, OTEL_NAMES } from './events.js'
 
 // -------------------------------------------------------------------------------------
@@ -80,8 +80,8 @@ export const observeUnknownKeys = (audited: HasStats, options?: ObserveOptions):
     for (const s of audited.stats()) {
       result.observe(s.calls, {
         ...extra,
-        [OTEL_NAMES.toolName]: cut(s.tool, MAX_ATTRIBUTE_CHARS),
-        [OTEL_NAMES.key]: cut(s.key, MAX_ATTRIBUTE_CHARS),
+        [OTEL_NAMES.toolName]: telemetryText(s.tool),
+        [OTEL_NAMES.key]: telemetryText(s.key),
       })
     }
   }
