@@ -8,7 +8,7 @@ import { metrics } from '@opentelemetry/api'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { telemetryText } from '../kernel/describe.js'
-import { MAX_ATTRIBUTE_CHARS, OTEL_NAMES } from './events.js'
+import { OTEL_NAMES } from './events.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -55,7 +55,7 @@ export const UNKNOWN_KEY_CALLS = 'toolstack.unknown_key.calls'
  * Observes an audit's `stats()` as the cumulative counter {@link UNKNOWN_KEY_CALLS}, one series per remembered
  * (tool, key) pair: read only when the SDK collects, so a call costs nothing more, and counts from many
  * processes add up in any backend. The series are as many as the seen-set's pairs (bounded by `maxPairs`),
- * names cut to {@link MAX_ATTRIBUTE_CHARS}. Returns the function that stops observing.
+ * names cut to `MAX_ATTRIBUTE_CHARS`. Returns the function that stops observing.
  *
  * @example
  * import { pipe } from 'fp-ts/lib/function.js'
