@@ -8,7 +8,7 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
-import { describeError, escapeControls, jsonLine } from './text.js'
+import { describeError, escapeControls, installCommand, jsonLine } from './text.js'
 import { readVersion } from './version.js'
 // types only: the module, and the SDK it imports, load when an OTLP endpoint is set
 import type { OtlpExport, OtlpSignals, startOtlp as StartOtlpFn } from './otlp.js'
@@ -158,7 +158,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     } catch (e) {
       err(
         `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
-          `(${describeError(e)}); install it beside toolstack (npm install ${OTLP_PACKAGES.join(' ')}); going on without exporting`,
+          `(${describeError(e)}); install it: ${installCommand(OTLP_PACKAGES)}; going on without exporting`,
       )
       return undefined
     }
