@@ -36,10 +36,10 @@ import { longestTagOf } from '../kernel/longest.js'
 import type { McpSession } from './server.js'
 import type { Readiness } from './serve.js'
 import { toMcpServer } from './server.js'
-import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
+import type { Upstream, UpstreamEvent, UpstreamSpec, UpstreamStatus } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
 import type { Curation } from './listed.js'
-import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
+import { curated, isServed, newListedNames, onlyListed, recordListed } from './listed.js'
 import type { ObservedCall } from './observed.js'
 import { markReached, newReached, observeCalls } from './observed.js'
 import type { Catalog } from './catalog.js'
@@ -94,10 +94,17 @@ export interface GatewayConfig {
   /** Milliseconds each request to an upstream may take, unless its entry says otherwise (the SDK's 60 s when absent). */
   readonly timeout?: number
   /**
-   * Milliseconds the gateway waits for slow upstreams, at start and on each listing, before it serves what is
-   * ready; a late upstream's tools are announced (`list_changed`) when they arrive. Default 2 000.
+   * Milliseconds a listing waits for an upstream that is slow to list again (and a reload for the upstreams it
+   * starts) before it serves what is ready; a late upstream's tools are announced (`list_changed`) when they
+   * arrive. Default 2 000.
    */
   readonly listWaitMs?: number
+  /**
+   * Milliseconds from the gateway's start during which a listing waits for the upstreams still starting (launched,
+   * not yet listed), so that the first listing has their tools; one that does not answer within it never delays a
+   * listing beyond it. Default 30 000.
+   */
+  readonly startupMs?: number
   /**
    * What the gateway remembers beyond one session (`memory`, `file:PATH`, `redis://…`; see `openStore`). Absent:
    * each session keeps its own grants and says each pair once, as without a store. Read at start only.
@@ -143,8 +150,33 @@ export interface Gateway {
   readonly reload: (config: GatewayConfig) => Promise<ConfigChange>
   /** The store's counts of calls per (tool, undeclared key), summed over every process sharing it; `[]` without a store. */
   readonly stats: () => Promise<ReadonlyArray<PairCount>>
+  /**
+   * Resolves once every upstream of the first configuration has listed its tools or failed to start, or once
+   * `startupMs` has passed (for a start summary). Until then, a listing waits for the upstreams still starting.
+   */
+  readonly started: Promise<void>
+  /** Each upstream of the configuration in force, in its order, with the tools it serves under its prefix. */
+  readonly status: IO<ReadonlyArray<GatewayUpstreamStatus>>
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
+}
+
+/**
+ * One upstream of a running gateway, as a start summary or a page shows it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface GatewayUpstreamStatus {
+  readonly name: string
+  readonly prefix: string
+  readonly required: boolean
+  readonly state: UpstreamStatus['state']
+  readonly pid?: number
+  readonly restarts: number
+  readonly why?: string
+  /** The tools it serves (its configuration's `tools` applied), by the names hosts call them. */
+  readonly tools: ReadonlyArray<{ readonly name: string; readonly description?: string }>
 }
 
 /**
@@ -166,9 +198,31 @@ export interface GatewayFiles {
 // -------------------------------------------------------------------------------------
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
+
+// lines upstreams write to stderr that say nothing wrong, each said once per upstream with why (the reference
+// filesystem server asks for roots when it starts: the gateway can answer only once a host with roots has called)
+const HARMLESS: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> = [
+  {
+    pattern: /^Failed to request initial roots from client/,
+    why:
+      'harmless: it asks for the roots of a host before any host with roots has called it, and keeps its ' +
+      'own directories; said once',
+  },
+]
 // how often a session's counts may be read and sent to the store (each read costs O(pairs))
 const COUNTS_EVERY_MS = 1_000
-const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs', 'store']
+const TOP = [
+  'mcpServers',
+  'rules',
+  'tolerate',
+  'locationArgs',
+  'reasons',
+  'log',
+  'timeout',
+  'listWaitMs',
+  'startupMs',
+  'store',
+]
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
 
@@ -342,10 +396,13 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   if (isLeft(timeout)) problem(timeout.left)
   const listWaitMs = decodeMs('listWaitMs', u['listWaitMs'])
   if (isLeft(listWaitMs)) problem(listWaitMs.left)
+  const startupMs = decodeMs('startupMs', u['startupMs'])
+  if (isLeft(startupMs)) problem(startupMs.left)
   const store = u['store']
   const storeKind = store === undefined ? undefined : storeKindOf(store)
   if (storeKind?._tag === 'Left') problem(`store ${storeKind.left}`)
-  if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs)) return left(problems.join('\n'))
+  if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs) || isLeft(startupMs))
+    return left(problems.join('\n'))
   // each member below was checked above, and any problem returned: the casts only restate those checks
   return right({
     servers,
@@ -356,6 +413,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     log: log as string | undefined,
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
     ...(listWaitMs.right === undefined ? {} : { listWaitMs: listWaitMs.right }),
+    ...(startupMs.right === undefined ? {} : { startupMs: startupMs.right }),
     ...(store === undefined ? {} : { store: store as string }),
   })
 }
@@ -464,11 +522,12 @@ const countDeltas = (
 }
 
 /**
- * Starts every upstream at once, waits until each has started or failed (a failed one keeps being
- * restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one host session, with a
- * stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is false),
- * `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation.
- * `reload` applies a new configuration without dropping a session (docs/serve.md, "Reloading").
+ * Opens the store, starts every upstream at once, waits until each has started or failed (a failed one keeps
+ * being restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one
+ * host session, with a stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is
+ * false), `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation. Until every
+ * upstream has listed or failed once (`started`), or `startupMs` has passed, a listing waits for those still
+ * starting. `reload` applies a new configuration without dropping a session (docs/serve.md, "Reloading").
  *
  * @since 0.1.0
  * @category constructors
@@ -496,10 +555,24 @@ export const startGateway = async (
       }
     }
   }
+  // what an upstream says that is no trouble is said once per upstream, with why
+  const saidHarmless = new Set<string>()
+  const upstreamEvent = (e: UpstreamEvent): void => {
+    if (e._tag === 'Stderr') {
+      const known = HARMLESS.findIndex((h) => h.pattern.test(e.line))
+      if (known >= 0) {
+        const key = `${e.upstream}\u0000${known}`
+        if (saidHarmless.has(key)) return
+        saidHarmless.add(key)
+        return onRecord({ type: 'upstream', ...e, line: `${e.line} (${HARMLESS[known]?.why ?? ''})` })
+      }
+    }
+    onRecord({ type: 'upstream', ...e })
+  }
   const startUpstream = (c: GatewayConfig, s: GatewayServer): Upstream => {
     const timeout = s.timeout ?? c.timeout
     const upstream = superviseUpstream(s.name, s.spec, {
-      onEvent: (e) => onRecord({ type: 'upstream', ...e }),
+      onEvent: upstreamEvent,
       listWaitMs: c.listWaitMs ?? 2_000,
       stderr: s.stderr ?? 'log',
       ...(timeout === undefined ? {} : { timeout }),
@@ -516,7 +589,7 @@ export const startGateway = async (
     await upstream.close()
   }
   // a hung upstream does not hold the others back: serve what is ready; a late one's tools are announced
-  const waitReady = async (upstreams: ReadonlyArray<Upstream>, ms: number): Promise<void> => {
+  const waitReady = async (upstreams: ReadonlyArray<Pick<Upstream, 'ready'>>, ms: number): Promise<void> => {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
       Promise.all(upstreams.map((u) => u.ready)),
@@ -572,8 +645,28 @@ export const startGateway = async (
     }
   }
   const first = new Map(config.servers.map((s) => [s.name, startUpstream(config, s)]))
-  await waitReady([...first.values()], config.listWaitMs ?? 2_000)
   let current = serving(config, first)
+  // The start-up window: until every upstream has listed or failed once, or startupMs has passed, a listing waits
+  // for the upstreams still starting, so a host that lists once (and ignores list_changed) gets their tools; one
+  // that hangs holds no listing past the window. The gateway serves meanwhile: a host's initialize is answered.
+  const startupMs = config.startupMs ?? 30_000
+  const startupEnds = Date.now() + startupMs
+  let startingUp = true
+  const started = waitReady([...first.values()], startupMs).then(() => {
+    startingUp = false
+  })
+  // as before the window existed: the gateway resolves once each upstream has started or failed, or listWaitMs has
+  // passed (a host's initialize waits no longer than that; its first listing waits for the window)
+  await waitReady([...first.values()], config.listWaitMs ?? 2_000)
+  const startupWait = async (): Promise<void> => {
+    if (!startingUp) return
+    const starting = [...current.upstreams.values()].filter((u) => u.status().state === 'starting')
+    if (starting.length > 0)
+      await waitReady(
+        starting.map((u) => ({ ready: u.settled() })),
+        startupEnds - Date.now(),
+      )
+  }
   // replaced by each reload, with each session's subscriptions
   const catalog = replaceableCatalog(catalogOf(config, first))
 
@@ -720,7 +813,7 @@ export const startGateway = async (
       return stack
     }
     return {
-      toolsForLlm: () => stackNow().toolsForLlm(),
+      toolsForLlm: () => startupWait().then(() => stackNow().toolsForLlm()),
       executeToolCalls: (calls) => () => stackNow().executeToolCalls(calls)(),
     }
   }
@@ -806,8 +899,41 @@ export const startGateway = async (
           }
         },
         rootsChanged,
-        resources: catalog.resources,
-        prompts: catalog.prompts,
+        // what an upstream still starting lists is waited for too, as its tools are
+        resources: {
+          ...catalog.resources,
+          list: () => startupWait().then(catalog.resources.list),
+          listTemplates: () => startupWait().then(catalog.resources.listTemplates),
+          read: (uri) => startupWait().then(() => catalog.resources.read(uri)),
+        },
+        prompts: {
+          ...catalog.prompts,
+          list: () => startupWait().then(catalog.prompts.list),
+          get: (name, args) => startupWait().then(() => catalog.prompts.get(name, args)),
+        },
+      })
+    },
+    started,
+    status: () => {
+      const now = current
+      return now.config.servers.map((s): GatewayUpstreamStatus => {
+        const st = (now.upstreams.get(s.name) as Upstream).status()
+        const served = s.tools === undefined ? () => true : isServed(s.tools)
+        return {
+          name: s.name,
+          prefix: s.prefix,
+          required: s.required ?? true,
+          state: st.state,
+          ...(st.pid === undefined ? {} : { pid: st.pid }),
+          restarts: st.restarts,
+          ...(st.why === undefined ? {} : { why: st.why }),
+          tools: st.tools
+            .filter((d) => served(d.function.name))
+            .map((d) => ({
+              name: `${s.prefix}_${d.function.name}`,
+              ...(typeof d.function.description === 'string' ? { description: d.function.description } : {}),
+            })),
+        }
       })
     },
     reload,

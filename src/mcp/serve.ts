@@ -9,6 +9,8 @@ import { randomUUID, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -86,6 +88,18 @@ export interface ServeHttpOptions {
    * `Origin` and token checks, as `/mcp` is: it names the tools and keys a model sent.
    */
   readonly metrics?: () => Promise<{ readonly contentType: string; readonly body: string }>
+  /**
+   * The most connections open at once; one more is closed as soon as it is accepted, so that a client holding
+   * connections open cannot take every file the process may open (its upstreams' pipes, its log, its store). Default
+   * `defaultMaxConnections()`, sized to the process's limit on open files.
+   */
+  readonly maxConnections?: number
+  /**
+   * Milliseconds a client may take to send a request's headers before its connection is closed (408). Default 10 000.
+   */
+  readonly headersTimeoutMs?: number
+  /** Told, at most once a minute, that connections are being refused (plain text). */
+  readonly onNotice?: (message: string) => void
 }
 
 /**
@@ -121,6 +135,40 @@ interface Session {
 }
 
 const MAX_BODY = 4 * 1024 * 1024
+
+// the process's limit on open files (the soft one): Linux says it in /proc; elsewhere the shell's `ulimit -n`
+const fileLimit = (): number | undefined => {
+  try {
+    const line = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+    if (line !== undefined) return line === 'unlimited' ? Infinity : Number(line)
+  } catch {
+    // not Linux
+  }
+  try {
+    const text = execFileSync('/bin/sh', ['-c', 'ulimit -n'], { encoding: 'utf8', timeout: 2_000 }).trim()
+    return text === 'unlimited' ? Infinity : Number(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The connections `serveHttp` keeps open at most when not told: three quarters of the process's limit on open
+ * files (at least 16, at most 100 000; 768 when the limit cannot be read), the rest left to its upstreams, its log
+ * and its store.
+ *
+ * @example
+ * import { defaultMaxConnections } from 'toolstack/mcp'
+ * assert.ok(defaultMaxConnections() >= 16)
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const defaultMaxConnections = (): number => {
+  const limit = fileLimit()
+  if (limit === undefined || !(limit > 0)) return 768
+  return Math.max(16, Math.min(100_000, Math.floor(limit * 0.75)))
+}
 
 const refuse = (
   res: ServerResponse,
@@ -191,7 +239,10 @@ const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableH
  * @since 0.1.0
  * @category serving
  */
-export const serveHttp = async (newServer: () => Server, options: ServeHttpOptions): Promise<HttpServing> => {
+export const serveHttp = async (
+  newServer: () => Server | Promise<Server>,
+  options: ServeHttpOptions,
+): Promise<HttpServing> => {
   const { StreamableHTTPServerTransport } = await httpTransport()
   const host = options.host ?? '127.0.0.1'
   const path = options.path ?? '/mcp'
@@ -200,7 +251,28 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   // initializes being answered now: they count against maxSessions before their id is known
   let opening = 0
   const sessions = new Map<string, Session>()
-  const http = createServer()
+  const headersTimeout = options.headersTimeoutMs ?? 10_000
+  // a client that sends its headers slowly, or never, holds a connection for headersTimeout at most (Node checks
+  // every connectionsCheckingInterval); a body, 4 MiB at most, gets a minute
+  const http = createServer({
+    headersTimeout,
+    requestTimeout: Math.max(headersTimeout, 60_000),
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+  })
+  http.maxConnections = options.maxConnections ?? defaultMaxConnections()
+  let saidRefused = 0
+  http.on('drop', () => {
+    const now = Date.now()
+    if (now - saidRefused < 60_000) return
+    saidRefused = now
+    try {
+      options.onNotice?.(
+        `${http.maxConnections} connections are open, the most this server keeps; refusing more (said at most once a minute)`,
+      )
+    } catch {
+      // a notice that cannot be told changes nothing
+    }
+  })
   let port = options.port
 
   const ownHosts = (): ReadonlySet<string> => {
@@ -251,7 +323,7 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   }
 
   const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    const server = newServer()
+    const server = await newServer()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

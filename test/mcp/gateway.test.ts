@@ -158,7 +158,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [] },
-      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, store); did you mean "rules"?',
+      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "rules"?',
     ],
     [
       { mcpServers: { fs: { args: ['a'] } } },
@@ -184,7 +184,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' },
-      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, store); did you mean "rules" for "rulez", "log" for "lgo"?',
+      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "rules" for "rulez", "log" for "lgo"?',
     ],
     [
       { mcpServers: { fs: 'npx' } },
@@ -310,7 +310,7 @@ describe('decodeGatewayConfig', () => {
     expect(decoded).toStrictEqual({
       _tag: 'Left',
       left: [
-        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, store); did you mean "log"?',
+        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "log"?',
         'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
@@ -554,12 +554,13 @@ describe('the gateway: records and options', () => {
     await client.close()
   })
 
-  it('an upstream that never answers holds nothing back: the gateway starts and lists the others within listWaitMs', async () => {
+  it('an upstream that never answers holds nothing back: the gateway starts within listWaitMs and lists the others once startupMs is over', async () => {
     const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
     const t0 = Date.now()
     const { gateway } = await gatewayOf({
       mcpServers: { a: twoEchoes.a, stuck: { command: process.execPath, args: [STORM, 'hang'] } },
       listWaitMs: 1000,
+      startupMs: 3000,
     })
     // the start waits listWaitMs for the hung one, not the SDK's 60 s
     expect(Date.now() - t0).toBeLessThan(6000)
