@@ -42,6 +42,7 @@ import type { Curation } from './listed.js'
 import { curated, isServed, newListedNames, onlyListed, recordListed } from './listed.js'
 import type { ObservedCall } from './observed.js'
 import { markReached, newReached, observeCalls } from './observed.js'
+import { answerSendable } from './sendable.js'
 import type { Catalog } from './catalog.js'
 import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
@@ -771,6 +772,8 @@ export const startGateway = async (
     const audited = pipe(now.namespace, recordListed(listed), withUnknownKeyAudit(audit))
     return pipe(
       store === undefined ? audited : countedTo(store, audited, audit.memory.seen.read),
+      // a result too deep to be sent is an error, answered and logged as one
+      answerSendable,
       // what comes back from under the policy reached its upstream; the rest was refused above
       markReached(reached),
       withPolicy({

@@ -36,6 +36,7 @@ import type { ServedPrompts, ServedResources } from './catalog.js'
 import { catalogCapabilities, serveCatalog } from './catalog.js'
 import { tryNotify } from './notify.js'
 import { hostContext } from './relay.js'
+import { unsendable } from './sendable.js'
 
 // the calls every server of this process has taken, numbering their ids (see the tools/call handler)
 let nextCall = 0
@@ -370,6 +371,9 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
           content: [{ type: 'text', text: 'the tool provider returned no result for this call' }],
           isError: true,
         }
+      // a result nested too deep could never be written: the host gets an error instead of no answer at all
+      const why = unsendable(result)
+      if (why !== undefined) return { content: [{ type: 'text', text: why }], isError: true }
       // the blocks are the upstream's own, checked by `servable`; the SDK's type is stricter than the wire
       return toCallToolResult(result) as CallToolResult
     } finally {

@@ -204,3 +204,43 @@ describe('toolstack serve: the terminal', () => {
     expect(lines.some((l) => l.includes('stderr: frame'))).toBe(false)
   }, 60_000)
 })
+
+describe('toolstack serve --http: connections', () => {
+  it('under a file limit of 128, a client holding 200 connections cannot take the files the gateway needs: one past the cap is refused, said once, and a reload still starts its upstream', async () => {
+    const dir = workspace()
+    const upstream = (x: string) => ({
+      mcpServers: { who: { command: process.execPath, args: [WHOAMI], env: { X: x } } },
+    })
+    const file = configFile(dir, upstream('1'))
+    const child = track(
+      '/bin/sh',
+      [
+        '-c',
+        'ulimit -n 128 && exec "$0" "$@"',
+        process.execPath,
+        ...cliArgs('serve', '--config', file, '--http', '127.0.0.1:0'),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    )
+    let err = ''
+    child.stderr?.on('data', (b: Buffer) => (err += b.toString()))
+    await eventually(() => /listening on (\S+)/.test(err) || child.exitCode !== null, 30_000, 'the start')
+    const url = new URL(/listening on (\S+)/.exec(err)?.[1] ?? '')
+    const { connect } = await import('node:net')
+    const held = Array.from({ length: 200 }, () => {
+      const socket = connect(Number(url.port), url.hostname)
+      socket.on('error', () => undefined)
+      return socket
+    })
+    cleanups.push(() => held.forEach((s) => s.destroy()))
+    await eventually(() => err.includes('connections are open, the most this server keeps'), 15_000, 'the refusal')
+    // the gateway still has files to spare: a reload restarts its upstream, with new pipes
+    writeFileSync(file, JSON.stringify(upstream('2')))
+    child.kill('SIGHUP')
+    await eventually(() => err.includes('restarted "who"'), 15_000, 'the reload')
+    await eventually(() => (err.match(/upstream "who" (started|failed)/g) ?? []).length >= 2, 15_000, 'the restart')
+    // started twice: at the start, and by the reload; never failed for want of a file
+    expect(err.match(/upstream "who" (started|failed)/g)).toEqual(['upstream "who" started', 'upstream "who" started'])
+    expect(err.match(/connections are open/g)).toHaveLength(1)
+  }, 60_000)
+})

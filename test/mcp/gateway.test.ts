@@ -575,6 +575,27 @@ describe('the gateway: records and options', () => {
     await client.close()
   })
 
+  it('a result nested too deep to be sent (8,000 levels) is answered with an error, and logged as one; 900 levels are sent', async () => {
+    const SLOW = fileURLToPath(new URL('./fixtures/slow-server.mjs', import.meta.url))
+    const { gateway, records } = await gatewayOf({
+      mcpServers: { deep: { command: process.execPath, args: [SLOW], env: { SLOW_MS: '0' } } },
+    })
+    const client = await host(gateway)
+    await client.listTools()
+    const deep = await client.callTool({ name: 'deep_deep', arguments: { depth: 8000 } })
+    expect(deep.isError).toBe(true)
+    expect(text(deep)).toContain(
+      'the tool ran, but its result could not be sent to the host: it is nested more than 1000 levels deep',
+    )
+    const fine = await client.callTool({ name: 'deep_deep', arguments: { depth: 900 } })
+    expect(fine.isError).toBeFalsy()
+    let nested: unknown = fine.structuredContent
+    for (let i = 0; i < 900; i++) nested = (nested as { a: unknown }).a
+    expect(nested).toBe(1)
+    expect(records.filter((r) => r.type === 'call').map((r) => r.type === 'call' && r.outcome)).toEqual(['error', 'ok'])
+    await client.close()
+  })
+
   it("timeout: a gateway default, and an upstream's own, reach its calls", async () => {
     const FAULTY = fileURLToPath(new URL('./fixtures/faulty-server.mjs', import.meta.url))
     const { gateway } = await gatewayOf({

@@ -4,6 +4,7 @@
 // (fake clock), failures while answering, and closing.
 import type { ServerResponse } from 'node:http'
 import { request } from 'node:http'
+import { readFileSync } from 'node:fs'
 import { connect as tcpConnect } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -13,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { HttpServing } from '../../src/mcp/index.js'
-import { serveHttp, serveStdio } from '../../src/mcp/index.js'
+import { defaultMaxConnections, serveHttp, serveStdio } from '../../src/mcp/index.js'
 
 const MAX_BODY = 4 * 1024 * 1024
 
@@ -765,5 +766,61 @@ describe('serveHttp: close', () => {
       new Error(`port ${port} on 127.0.0.1 is already in use`),
     )
     expect(vi.getTimerCount()).toBe(0)
+  })
+})
+
+describe('serveHttp: connections', () => {
+  // a raw connection: resolves once the server has taken it (a request answered on it), with a way to see it closed
+  const socketTo = (url: string) => {
+    const { hostname, port } = new URL(url)
+    const socket = tcpConnect(Number(port), hostname)
+    let data = ''
+    socket.setEncoding('utf8').on('data', (s: string) => (data += s))
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    socket.on('error', () => undefined)
+    return { socket, closed, data: () => data }
+  }
+  const healthz = async (s: ReturnType<typeof socketTo>, host: string): Promise<void> => {
+    s.socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`)
+    const until = Date.now() + 5000
+    while (!s.data().includes('alive') && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+  }
+
+  it('keeps maxConnections open at most: one more is closed at once, said once; a connection let go makes room', async () => {
+    const notices: Array<string> = []
+    const serving = await serve({ port: 0, maxConnections: 3, onNotice: (m) => void notices.push(m) })
+    const host = new URL(serving.url).host
+    const held = [socketTo(serving.url), socketTo(serving.url), socketTo(serving.url)]
+    for (const s of held) await healthz(s, host)
+    expect(held.every((s) => s.data().includes('200 OK'))).toBe(true)
+    const extra = [socketTo(serving.url), socketTo(serving.url)]
+    await Promise.all(extra.map((s) => s.closed))
+    expect(extra.map((s) => s.data())).toEqual(['', ''])
+    expect(notices).toEqual([
+      '3 connections are open, the most this server keeps; refusing more (said at most once a minute)',
+    ])
+    held[0]?.socket.destroy()
+    await held[0]?.closed
+    await new Promise((r) => setTimeout(r, 50))
+    const again = socketTo(serving.url)
+    await healthz(again, host)
+    expect(again.data()).toContain('200 OK')
+    for (const s of [...held, again]) s.socket.destroy()
+  })
+
+  it('closes a connection whose headers do not come within headersTimeoutMs (408)', async () => {
+    const serving = await serve({ port: 0, headersTimeoutMs: 300 })
+    const slow = socketTo(serving.url)
+    slow.socket.write(`POST /mcp HTTP/1.1\r\nHost: ${new URL(serving.url).host}\r\nX-Half: `)
+    const t0 = Date.now()
+    await slow.closed
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(slow.data()).toMatch(/^HTTP\/1\.1 408/)
+  })
+
+  it('by default, keeps as many connections as the file limit allows, less a quarter for the rest of the process', () => {
+    const limit = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+    const expected = limit === undefined ? 768 : Math.max(16, Math.min(100_000, Math.floor(Number(limit) * 0.75)))
+    expect(defaultMaxConnections()).toBe(expected)
   })
 })
