@@ -23,7 +23,7 @@ import { registry } from '../combinators/Registry.js'
 import type { PolicyDecision, PolicyDiagnostic, SharedGrants } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, locationNames, withPolicy } from '../combinators/Policy.js'
 import type { Rule } from '../steps/policy/Rule.js'
-import { decodeRules, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
+import { decodeRules, drawRule, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
 import type { QuestionQueue } from '../steps/policy/questions.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import type { ProtectedFile } from '../steps/policy/evaluate.js'
@@ -50,6 +50,9 @@ import { diffConfigs } from './reload.js'
 import type { ListedNames } from './listed.js'
 import type { GatewayStore, PairCount } from './store.js'
 import { openStore, storeKindOf } from './openStore.js'
+import { grantId } from './store.js'
+import { mergeGrants } from './memoryStore.js'
+import { forgetGrant, showText } from '../steps/policy/Answer.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -158,8 +161,32 @@ export interface Gateway {
   readonly started: Promise<void>
   /** Each upstream of the configuration in force, in its order, with the tools it serves under its prefix. */
   readonly status: IO<ReadonlyArray<GatewayUpstreamStatus>>
+  /** The grants held now: the store's, or without a store each open session's own. */
+  readonly grants: IO<ReadonlyArray<HeldGrant>>
+  /**
+   * Takes back the grant named `id` (its `grantId`): from the store (and so from every process sharing it) and from
+   * every session that holds it, whose next call is judged without it; a diagnostic says so, naming `by`. Returns
+   * the rule taken back, `undefined` when no grant has that id.
+   */
+  readonly revokeGrant: (id: string, by: string) => Rule | undefined
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
+}
+
+/**
+ * A grant a running gateway holds: an "always" answer, as a rule.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface HeldGrant {
+  readonly rule: Rule
+  /** Its `grantId`: how it is named to take it back. */
+  readonly id: string
+  /** How many open sessions hold it as their own answer (with a store, every session also reads the store's). */
+  readonly sessions: number
+  /** Whether it is in the gateway's store (shared by every session, and every process on the store). */
+  readonly stored: boolean
 }
 
 /**
@@ -435,14 +462,16 @@ interface Serving {
   readonly protect: ReadonlyArray<ProtectedFile>
 }
 
-// what a session keeps across reloads: one question at a time, and the human's "always" answers
+// what a session keeps across reloads: one question at a time, and the human's "always" answers; `taken` counts
+// the grants taken back from it, each of which has its stack built again (the policy holds its own copy)
 interface SessionKept {
   readonly questions: QuestionQueue
   grants: ReadonlyArray<Rule>
+  taken: number
 }
 
-// with a store, what the gateway knows of one session, to tell it `list_changed` when grants from elsewhere
-// change its listing: its listener, its own grants, and the names its stack was last listed
+// what the gateway knows of one session, to tell it `list_changed` when grants from elsewhere change its listing,
+// and to take a grant back from it: its listener, its own grants, and the names its stack was last listed
 interface SessionLink {
   listener: IO<void> | undefined
   kept: SessionKept | undefined
@@ -674,25 +703,60 @@ export const startGateway = async (
   // With a store: grants are the store's, read at each judgement, and each "always" answer goes to it; a pair is
   // said by the session that claims it first; counts reach the store after each call, off its path.
   let sharedSeen: ReadonlyArray<Rule> = store?.grants() ?? []
-  // grants changed (an answer here, or from elsewhere): each session whose listing they change is told
-  const grantsMoved = (): void => {
-    if (store === undefined) return
+  // a grant taken back leaves every session that holds it as its own too (its policy keeps a copy): their stacks
+  // are built again, at their next listing or call
+  const takeBack = (removed: ReadonlyArray<Rule>): void => {
+    for (const link of links) {
+      const kept = link.kept
+      if (kept === undefined) continue
+      const next = removed.reduce((gs, r) => forgetGrant(r)(gs), kept.grants)
+      if (next === kept.grants) continue
+      kept.grants = next
+      kept.taken++
+    }
+  }
+  // grants changed (an answer here, one taken back, or either from elsewhere): each session whose listing they change
+  // is told
+  const grantsMoved = (taken: ReadonlyArray<Rule> = []): void => {
     const before = sharedSeen
-    const after = store.grants()
+    const after = store?.grants() ?? []
     sharedSeen = after
-    if (before === after) return
+    const removed = [...before.filter((g) => forgetGrant(g)(after) === after), ...taken]
+    const owned = new Map([...links].map((l) => [l, l.kept?.grants ?? []] as const))
+    takeBack(removed)
+    if (before === after && removed.length === 0) return
     const rules = current.config.rules
     for (const link of [...links]) {
       const names = link.listed?.read()
       if (names === undefined || link.listener === undefined) continue
-      const own = [...rules, ...(link.kept?.grants ?? [])]
-      if (!listingDiffers(names, [...own, ...before], [...own, ...after])) continue
+      const was = [...rules, ...(owned.get(link) ?? []), ...before]
+      const is = [...rules, ...(link.kept?.grants ?? []), ...after]
+      if (!listingDiffers(names, was, is)) continue
       try {
         link.listener()
       } catch {
         // one listener that throws costs the others nothing
       }
     }
+  }
+  // the grants held now: the store's, or without one each session's own; with how many sessions hold each as theirs
+  const heldGrants = (): ReadonlyArray<HeldGrant> => {
+    const own = [...links].flatMap((l) => l.kept?.grants ?? [])
+    const all = mergeGrants(store?.grants() ?? [], own)
+    return all.map((rule) => ({
+      rule,
+      id: grantId(rule),
+      sessions: [...links].filter((l) => (l.kept?.grants ?? []).some((g) => grantId(g) === grantId(rule))).length,
+      stored: store !== undefined,
+    }))
+  }
+  const revokeGrant = (id: string, by: string): Rule | undefined => {
+    const held = heldGrants().find((h) => h.id === id)
+    if (held === undefined) return undefined
+    store?.revokeGrant(held.rule)
+    grantsMoved([held.rule])
+    diagnose(`toolstack serve: a grant was taken back (${by}): ${showText(drawRule(held.rule), 500).text}`)
+    return held.rule
   }
   const shared: SharedGrants | undefined =
     store === undefined
@@ -704,7 +768,7 @@ export const startGateway = async (
             grantsMoved()
           },
         }
-  const offGrants = store === undefined ? () => undefined : store.onGrantsChanged(grantsMoved)
+  const offGrants = store === undefined ? () => undefined : store.onGrantsChanged(() => grantsMoved())
   // a warning's keys are said only once the store says this process is the first to claim them; the call
   // does not wait for it
   const warnClaimed = (s: GatewayStore, w: UnknownKeyWarning, upstream: string): void =>
@@ -805,14 +869,14 @@ export const startGateway = async (
   const stackFor = (session: McpSession, link: SessionLink): Provider<unknown> => {
     // one host, one human: a call that would be asked about while its question is open is refused at once (the
     // host's own elicitation handler may be the caller, and would wait for itself)
-    const kept: SessionKept = { questions: newQuestionQueue({ whileOpen: 'refuse' }), grants: [] }
+    const kept: SessionKept = { questions: newQuestionQueue({ whileOpen: 'refuse' }), grants: [], taken: 0 }
     link.kept = kept
-    let built: { readonly from: Serving; readonly stack: Provider<unknown> } | undefined
+    let built: { readonly from: Serving; readonly taken: number; readonly stack: Provider<unknown> } | undefined
     const stackNow = (): Provider<unknown> => {
       const now = current
-      if (built?.from === now) return built.stack
+      if (built?.from === now && built.taken === kept.taken) return built.stack
       const stack = stackOf(now, session, kept, link)
-      built = { from: now, stack }
+      built = { from: now, taken: kept.taken, stack }
       return stack
     }
     return {
@@ -893,7 +957,6 @@ export const startGateway = async (
       return toMcpServer((session) => stackFor(session, link), info, {
         toolsChanged: (listener) => {
           const off = toolsChanged(listener)
-          if (store === undefined) return off
           link.listener = listener
           links.add(link)
           return () => {
@@ -917,6 +980,8 @@ export const startGateway = async (
       })
     },
     started,
+    grants: heldGrants,
+    revokeGrant,
     status: () => {
       const now = current
       return now.config.servers.map((s): GatewayUpstreamStatus => {

@@ -21,7 +21,7 @@ export type { McpCallContext, McpHostRequest, McpProgress } from '../kernel/mode
 export type { Curation } from './listed.js'
 export * from './catalog.js'
 export type { GatewayStore, PairCount, StoreOptions } from './store.js'
-export { shownStoreUrl } from './store.js'
+export { grantId, grantText, shownStoreUrl } from './store.js'
 export * from './memoryStore.js'
 export * from './fileStore.js'
 export * from './openStore.js'
