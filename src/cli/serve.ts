@@ -19,7 +19,15 @@ import type {
   HttpServing,
   UpstreamEvent,
 } from '../mcp/index.js'
-import { decodeGatewayConfig, gatewayMetrics, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
+import {
+  decodeGatewayConfig,
+  gatewayMetrics,
+  gatewayPage,
+  serveHttp,
+  serveStdio,
+  shownStoreUrl,
+  startGateway,
+} from '../mcp/index.js'
 
 /**
  * @since 0.1.0
@@ -289,6 +297,11 @@ const terminal = (err: (line: string) => void) => {
   }
 }
 
+// what `GET /` says in the moment before the gateway has opened its store
+const STARTING_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>toolstack serve</title></head>' +
+  '<body><p>toolstack serve is starting; <a href="/">reload</a> in a moment.</p></body></html>'
+
 // `2 upstreams, 22 tools`, naming those not up
 const startSummary = (upstreams: ReadonlyArray<GatewayUpstreamStatus>): string => {
   const notUp = upstreams
@@ -344,6 +357,14 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   }
   // the gateway, once started; the HTTP side (bound first) reads it through these
   let gateway: Gateway | undefined
+  const pageOf = (g: Gateway) =>
+    gatewayPage(g, {
+      name: 'toolstack',
+      version: io.version,
+      pid: io.pid,
+      store: config.config.store === undefined ? undefined : shownStoreUrl(config.config.store),
+      sessions: () => serving?.sessions() ?? 0,
+    })
   let markStarted: (g: Gateway | undefined) => void = () => undefined
   const whenStarted = new Promise<Gateway | undefined>((resolve) => {
     markStarted = resolve
@@ -404,6 +425,14 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
           ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
           ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
           onNotice: (message) => record({ type: 'diagnostic', message: `toolstack serve: ${message}` }),
+          // the page, drawn from the gateway once it has started
+          page: {
+            render: (query, csrf) => (gateway === undefined ? STARTING_PAGE : pageOf(gateway).render(query, csrf)),
+            actions: {
+              'grants/revoke': (form) =>
+                gateway === undefined ? '/' : (pageOf(gateway).actions['grants/revoke']?.(form) ?? '/'),
+            },
+          },
           // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
           allowedOrigins: allowedHosts.flatMap((h) =>
             /:\d+$/.test(h) || listen.port === 0 ? [`https://${h}`] : [`https://${h}`, `https://${h}:${listen.port}`],
@@ -469,7 +498,8 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     const where =
       serving === undefined
         ? `serving over stdio (pid ${io.pid})`
-        : `listening on ${serving.url} (${io.token === undefined ? '' : 'bearer token required; '}pid ${io.pid})`
+        : `listening on ${serving.url} (the page: ${new URL('/', serving.url).href}; ` +
+          `${io.token === undefined ? '' : 'bearer token required, the page asks for it as a password; '}pid ${io.pid})`
     io.err(`toolstack serve: ${startSummary(running.status())}, ${where}`)
   })
   try {

@@ -43,6 +43,8 @@ import { curated, isServed, newListedNames, onlyListed, recordListed } from './l
 import type { ObservedCall } from './observed.js'
 import { markReached, newReached, observeCalls } from './observed.js'
 import { answerSendable } from './sendable.js'
+import type { Heard, RecentDecision } from './heard.js'
+import { emptyHeard, hearCounts, hearWarning, remember } from './heard.js'
 import type { Catalog } from './catalog.js'
 import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
@@ -169,6 +171,10 @@ export interface Gateway {
    * the rule taken back, `undefined` when no grant has that id.
    */
   readonly revokeGrant: (id: string, by: string) => Rule | undefined
+  /** What the audit heard in this process: each undeclared (tool, key) pair, with its calls and first call. */
+  readonly heard: IO<Heard>
+  /** The guard's latest decisions in this process, oldest first (at most `MAX_RECENT`). */
+  readonly recent: IO<ReadonlyArray<RecentDecision>>
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
 }
@@ -564,10 +570,37 @@ const countDeltas = (
  */
 export const startGateway = async (
   config: GatewayConfig,
-  onRecord: (record: GatewayRecord) => void,
+  record: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
   files: GatewayFiles = {},
 ): Promise<Gateway> => {
+  // what a page shows, kept from the records as they pass: what the alarm heard, the guard's latest decisions
+  let heard: Heard = emptyHeard
+  let recent: ReadonlyArray<RecentDecision> = []
+  const onRecord = (r: GatewayRecord): void => {
+    if (r.type === 'warning') heard = hearWarning(r, r.upstream, Date.now())(heard)
+    else if (r.type === 'decision') {
+      const { tool, id, upstream, outcome, by } = r
+      recent = remember({
+        time: Date.now(),
+        tool,
+        id,
+        upstream,
+        outcome,
+        by,
+        ...(r.refusal === undefined ? {} : { refusal: r.refusal }),
+      })(recent)
+    } else if (r.type === 'call' && !r.listed && r.outcome === 'refused')
+      recent = remember({
+        time: Date.now(),
+        tool: r.tool,
+        id: r.id,
+        upstream: r.upstream,
+        outcome: 'refused',
+        by: 'unlisted',
+      })(recent)
+    record(r)
+  }
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
   // opened before any upstream starts: a store that cannot be opened (a corrupt file) starts nothing
   const store = config.store === undefined ? undefined : await openStore(config.store, { onNotice: (m) => diagnose(m) })
@@ -785,7 +818,15 @@ export const startGateway = async (
   // path. Reading the counts costs O(pairs), and a model chooses how many pairs there are: so they are read only
   // when the session's seen-set changed (a call with no undeclared key leaves it the same object), and at most
   // once every COUNTS_EVERY_MS, however many calls come
-  const countedTo = (s: GatewayStore, audited: AuditedProvider<unknown>, seen: IO<SeenSet>): Provider<unknown> => {
+  const counted = (deltas: ReadonlyArray<PairCount>): void => {
+    heard = hearCounts(deltas)(heard)
+    store?.addCounts(deltas)
+  }
+  const countedTo = (
+    addCounts: (deltas: ReadonlyArray<PairCount>) => void,
+    audited: AuditedProvider<unknown>,
+    seen: IO<SeenSet>,
+  ): Provider<unknown> => {
     let sent: ReadonlyMap<string, number> = new Map()
     let read = seen()
     let timer: NodeJS.Timeout | undefined
@@ -799,7 +840,7 @@ export const startGateway = async (
       try {
         const [deltas, next] = countDeltas(sent, audited.stats())
         sent = next
-        if (deltas.length > 0) s.addCounts(deltas)
+        if (deltas.length > 0) addCounts(deltas)
       } catch {
         // counts that cannot be read or sent cost no call
       }
@@ -835,7 +876,7 @@ export const startGateway = async (
     })
     const audited = pipe(now.namespace, recordListed(listed), withUnknownKeyAudit(audit))
     return pipe(
-      store === undefined ? audited : countedTo(store, audited, audit.memory.seen.read),
+      countedTo(counted, audited, audit.memory.seen.read),
       // a result too deep to be sent is an error, answered and logged as one
       answerSendable,
       // what comes back from under the policy reached its upstream; the rest was refused above
@@ -982,6 +1023,8 @@ export const startGateway = async (
     started,
     grants: heldGrants,
     revokeGrant,
+    heard: () => heard,
+    recent: () => recent,
     status: () => {
       const now = current
       return now.config.servers.map((s): GatewayUpstreamStatus => {

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto'
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -100,6 +100,29 @@ export interface ServeHttpOptions {
   readonly headersTimeoutMs?: number
   /** Told, at most once a minute, that connections are being refused (plain text). */
   readonly onNotice?: (message: string) => void
+  /**
+   * A page for people, at `GET /` (e.g. `gatewayPage(gateway, …)`), with its actions (`POST /NAME`); absent: 404.
+   * Behind the `Host`, `Origin` and token checks, as `/mcp` is; a browser gives the token as the password of HTTP
+   * Basic authentication (any user name), which a 401 for the page asks for. An action also needs the page's CSRF
+   * token among its form's fields, and is refused from another site (`Origin`, `Sec-Fetch-Site`).
+   */
+  readonly page?: HttpPage
+}
+
+/**
+ * A page `serveHttp` serves at `/`, and the actions its forms post to.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface HttpPage {
+  /** The page's HTML for `GET /`, given the query and the CSRF token its forms must send back (field `csrf`). */
+  readonly render: (query: URLSearchParams, csrf: string) => string
+  /**
+   * For each action (`POST /NAME`, a form of `application/x-www-form-urlencoded`), what it does with the form's fields;
+   * it returns where the browser goes next (a 303), e.g. `/?done=1`.
+   */
+  readonly actions: Readonly<Record<string, (form: URLSearchParams) => string>>
 }
 
 /**
@@ -209,6 +232,28 @@ const readBody = (req: IncomingMessage): Promise<Body> =>
 // RFC 7235: the scheme is case-insensitive; RFC 6750: one token68 after it
 const bearerOf = (authorization: string | undefined): string | undefined =>
   /^bearer +([^ ]+) *$/i.exec(authorization ?? '')?.[1]
+
+// RFC 7617: a browser sends the token as Basic's password; the user name is anything
+const basicPasswordOf = (authorization: string | undefined): string | undefined => {
+  const encoded = /^basic +([A-Za-z0-9+/=]+) *$/i.exec(authorization ?? '')?.[1]
+  if (encoded === undefined) return undefined
+  const text = Buffer.from(encoded, 'base64').toString('utf8')
+  const colon = text.indexOf(':')
+  return colon < 0 ? undefined : text.slice(colon + 1)
+}
+
+// what the page's responses say about themselves: nothing loads from anywhere, no script runs, no site frames it
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  // not no-referrer: with it, a browser sends its own page's form posts with Origin: null
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+}
+// a form is a few fields
+const MAX_FORM = 16 * 1024
 
 // `name:port` or `[v6]:port`; a bare IPv6 address has colons but no port
 const hasPort = (host: string): boolean => (host.startsWith('[') ? /\]:\d+$/ : /^[^:]+:\d+$/).test(host)
@@ -358,11 +403,56 @@ export const serveHttp = async (
     res.end(req.method === 'HEAD' ? undefined : body)
   }
 
+  // the page's forms carry this process's token: another site's page cannot know it
+  const csrf = randomBytes(32).toString('hex')
+  const pageOf = (pathname: string): 'page' | string | undefined => {
+    const page = options.page
+    if (page === undefined || pathname === path) return undefined
+    if (pathname === '/') return 'page'
+    const action = pathname.slice(1)
+    return Object.hasOwn(page.actions, action) ? action : undefined
+  }
+  const servePage = async (req: IncomingMessage, res: ServerResponse, url: URL, which: string): Promise<void> => {
+    const page = options.page as HttpPage
+    if (which === 'page') {
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return refuse(res, 405, 'Method Not Allowed: the page answers GET', { allow: 'GET, HEAD' })
+      const html = page.render(url.searchParams, csrf)
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS })
+      return void res.end(req.method === 'HEAD' ? undefined : html)
+    }
+    if (req.method !== 'POST') return refuse(res, 405, 'Method Not Allowed: an action answers POST', { allow: 'POST' })
+    // a browser says where a request comes from: a page of another site never acts here, whatever it sends
+    const site = req.headers['sec-fetch-site']
+    if (site !== undefined && site !== 'same-origin' && site !== 'none')
+      return refuse(res, 403, `Forbidden: a request from another site (Sec-Fetch-Site: ${JSON.stringify(site)})`)
+    if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? ''))
+      return refuse(res, 415, 'Unsupported Media Type: an action takes a form (application/x-www-form-urlencoded)')
+    const chunks: Array<Buffer> = []
+    let size = 0
+    for await (const c of req as AsyncIterable<Buffer>) {
+      size += c.length
+      if (size > MAX_FORM) return refuse(res, 413, 'Payload Too Large: a form is at most 16 KiB')
+      chunks.push(c)
+    }
+    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+    if (!sameSecret(form.get('csrf') ?? '', csrf))
+      return refuse(
+        res,
+        403,
+        'Forbidden: the form does not carry this page’s CSRF token; reload the page and try again',
+      )
+    const next = (page.actions[which] as (form: URLSearchParams) => string)(form)
+    res.writeHead(303, { location: next, ...PAGE_HEADERS })
+    res.end()
+  }
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname === '/healthz' || url.pathname === '/readyz') return probe(req, res, url.pathname)
     const metrics = url.pathname === '/metrics' && url.pathname !== path ? options.metrics : undefined
-    if (url.pathname !== path && metrics === undefined)
+    const page = metrics === undefined ? pageOf(url.pathname) : undefined
+    if (url.pathname !== path && metrics === undefined && page === undefined)
       return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
     if (hostHeaders(req) > 1) return refuse(res, 400, 'Bad Request: more than one Host header')
     const hostHeader = req.headers.host ?? ''
@@ -371,10 +461,18 @@ export const serveHttp = async (
     const origin = req.headers.origin
     if (origin !== undefined && !ownOrigins().has(origin.toLowerCase()))
       return refuse(res, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
-    if (options.token !== undefined && !sameSecret(bearerOf(req.headers.authorization) ?? '', options.token)) {
-      return refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
+    if (options.token !== undefined) {
+      const given =
+        bearerOf(req.headers.authorization) ??
+        (page === undefined ? undefined : basicPasswordOf(req.headers.authorization))
+      // a browser asks its user for the token (as a password) when the page says Basic
+      if (!sameSecret(given ?? '', options.token))
+        return refuse(res, 401, 'Unauthorized: a bearer token is required', {
+          'www-authenticate': page === undefined ? 'Bearer' : 'Basic realm="toolstack serve", charset="UTF-8"',
+        })
     }
     if (metrics !== undefined) return scrape(req, res, metrics)
+    if (page !== undefined) return servePage(req, res, url, page)
     const id = req.headers['mcp-session-id']
     if (typeof id !== 'string') return open(req, res)
     const s = sessions.get(id)
