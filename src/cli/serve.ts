@@ -16,6 +16,7 @@ import type {
   GatewayConfig,
   GatewayRecord,
   GatewayUpstreamStatus,
+  HttpPage,
   HttpServing,
   UpstreamEvent,
 } from '../mcp/index.js'
@@ -357,14 +358,8 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   }
   // the gateway, once started; the HTTP side (bound first) reads it through these
   let gateway: Gateway | undefined
-  const pageOf = (g: Gateway) =>
-    gatewayPage(g, {
-      name: 'toolstack',
-      version: io.version,
-      pid: io.pid,
-      store: config.config.store === undefined ? undefined : shownStoreUrl(config.config.store),
-      sessions: () => serving?.sessions() ?? 0,
-    })
+  // the page, once the gateway has started (until then, one that says it is starting)
+  let page: HttpPage | undefined
   let markStarted: (g: Gateway | undefined) => void = () => undefined
   const whenStarted = new Promise<Gateway | undefined>((resolve) => {
     markStarted = resolve
@@ -427,11 +422,8 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
           onNotice: (message) => record({ type: 'diagnostic', message: `toolstack serve: ${message}` }),
           // the page, drawn from the gateway once it has started
           page: {
-            render: (query, csrf) => (gateway === undefined ? STARTING_PAGE : pageOf(gateway).render(query, csrf)),
-            actions: {
-              'grants/revoke': (form) =>
-                gateway === undefined ? '/' : (pageOf(gateway).actions['grants/revoke']?.(form) ?? '/'),
-            },
+            render: (query, csrf) => page?.render(query, csrf) ?? STARTING_PAGE,
+            actions: { 'grants/revoke': (form) => page?.actions['grants/revoke']?.(form) ?? '/' },
           },
           // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
           allowedOrigins: allowedHosts.flatMap((h) =>
@@ -463,6 +455,13 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     return 2
   }
   const running = gateway
+  page = gatewayPage(running, {
+    name: 'toolstack',
+    version: io.version,
+    pid: io.pid,
+    store: config.config.store === undefined ? undefined : shownStoreUrl(config.config.store),
+    sessions: () => serving?.sessions() ?? 0,
+  })
   markStarted(running)
   // read, check, and apply the file again; any problem keeps the running configuration (and log) as they are
   const reloadOnce = async (): Promise<void> => {

@@ -25,6 +25,7 @@ import { drawPolicyDiagnostic, locationNames, withPolicy } from '../combinators/
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules, drawRule, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
 import type { QuestionQueue } from '../steps/policy/questions.js'
+import type { OnAsk } from '../steps/policy/ask.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import type { ProtectedFile } from '../steps/policy/evaluate.js'
 import type { LocationResolver } from '../kernel/resolve.js'
@@ -43,8 +44,8 @@ import { curated, isServed, newListedNames, onlyListed, recordListed } from './l
 import type { ObservedCall } from './observed.js'
 import { markReached, newReached, observeCalls } from './observed.js'
 import { answerSendable } from './sendable.js'
-import type { Heard, RecentDecision } from './heard.js'
-import { emptyHeard, hearCounts, hearWarning, remember } from './heard.js'
+import type { Heard, Pending, RecentDecision } from './heard.js'
+import { answered, asked, emptyHeard, hearCounts, hearWarning, noPending, remember } from './heard.js'
 import type { Catalog } from './catalog.js'
 import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
@@ -175,6 +176,8 @@ export interface Gateway {
   readonly heard: IO<Heard>
   /** The guard's latest decisions in this process, oldest first (at most `MAX_RECENT`). */
   readonly recent: IO<ReadonlyArray<RecentDecision>>
+  /** The questions put to a host's human in this process and not answered yet. */
+  readonly pending: IO<Pending>
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
 }
@@ -580,7 +583,7 @@ export const startGateway = async (
   const onRecord = (r: GatewayRecord): void => {
     if (r.type === 'warning') heard = hearWarning(r, r.upstream, Date.now())(heard)
     else if (r.type === 'decision') {
-      const { tool, id, upstream, outcome, by } = r
+      const { tool, id, upstream, outcome, by, refusal } = r
       recent = remember({
         time: Date.now(),
         tool,
@@ -588,19 +591,30 @@ export const startGateway = async (
         upstream,
         outcome,
         by,
-        ...(r.refusal === undefined ? {} : { refusal: r.refusal }),
+        ...(refusal === undefined ? {} : { refusal }),
       })(recent)
-    } else if (r.type === 'call' && !r.listed && r.outcome === 'refused')
-      recent = remember({
-        time: Date.now(),
-        tool: r.tool,
-        id: r.id,
-        upstream: r.upstream,
-        outcome: 'refused',
-        by: 'unlisted',
-      })(recent)
+    } else if (r.type === 'call' && !r.listed && r.outcome === 'refused') {
+      const { tool, id, upstream } = r
+      recent = remember({ time: Date.now(), tool, id, upstream, outcome: 'refused', by: 'unlisted' })(recent)
+    }
     record(r)
   }
+  // the questions open now, each under a number of its own
+  let pending: Pending = noPending
+  let questionsAsked = 0
+  const trackedWhileOpen =
+    (ask: OnAsk, upstreamOf: (tool: string) => string): OnAsk =>
+    async (request) => {
+      const n = ++questionsAsked
+      const { tool, paths } = request
+      pending = asked(n, { since: Date.now(), tool, id: request.call.id, upstream: upstreamOf(tool), paths })(pending)
+      try {
+        const answer = ask(request)
+        return await (typeof answer === 'function' ? answer() : answer)
+      } finally {
+        pending = answered(n)(pending)
+      }
+    }
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
   // opened before any upstream starts: a store that cannot be opened (a corrupt file) starts nothing
   const store = config.store === undefined ? undefined : await openStore(config.store, { onNotice: (m) => diagnose(m) })
@@ -886,7 +900,7 @@ export const startGateway = async (
         locationArgs: now.config.locationArgs,
         resolver: now.resolverOf,
         protect: now.protect,
-        onAsk: session.askHuman,
+        onAsk: session.askHuman === undefined ? undefined : trackedWhileOpen(session.askHuman, now.upstreamOf),
         questions: kept.questions,
         grants: kept.grants,
         onGrant: (grants) => {
@@ -1025,6 +1039,7 @@ export const startGateway = async (
     revokeGrant,
     heard: () => heard,
     recent: () => recent,
+    pending: () => pending,
     status: () => {
       const now = current
       return now.config.servers.map((s): GatewayUpstreamStatus => {

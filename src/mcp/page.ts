@@ -10,7 +10,7 @@
 import { cut, escapeControls } from '../kernel/describe.js'
 import { drawRule } from '../steps/policy/Rule.js'
 import type { Gateway, GatewayUpstreamStatus, HeldGrant } from './gateway.js'
-import type { Heard, RecentDecision } from './heard.js'
+import type { Heard, Pending, RecentDecision } from './heard.js'
 import type { HttpPage } from './serve.js'
 
 // -------------------------------------------------------------------------------------
@@ -34,6 +34,7 @@ export interface PageData {
   readonly upstreams: ReadonlyArray<GatewayUpstreamStatus>
   readonly heard: Heard
   readonly recent: ReadonlyArray<RecentDecision>
+  readonly pending: Pending
   readonly grants: ReadonlyArray<HeldGrant>
   /** A line to show first, after an action (already in plain words; escaped here). */
   readonly notice?: string
@@ -76,7 +77,7 @@ const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<st
 const STYLE = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:70rem;padding:0 1rem;color:#1b1b1b}
 h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eee;vertical-align:top}
-code,td.mono{font-family:ui-monospace,monospace;word-break:break-all}.none{color:#666}
+code{font-family:ui-monospace,monospace;word-break:break-all}.none{color:#666}
 .up{color:#17692c}.down{color:#a11}.starting{color:#8a5a00}.notice{background:#eef6ff;padding:.5rem;border-radius:4px}
 button{cursor:pointer}`
 
@@ -86,7 +87,7 @@ const upstreamsOf = (ups: ReadonlyArray<GatewayUpstreamStatus>): string =>
     ups.map((u) => [
       htmlText(u.name),
       `<code>${htmlText(u.prefix)}</code>`,
-      `<span class="${u.state}">${u.state}</span>${u.required ? '' : ' (not required)'}`,
+      `<span class="${htmlText(u.state)}">${htmlText(u.state)}</span>${u.required ? '' : ' (not required)'}`,
       u.pid === undefined ? '' : String(u.pid),
       String(u.tools.length),
       String(u.restarts),
@@ -95,6 +96,9 @@ const upstreamsOf = (ups: ReadonlyArray<GatewayUpstreamStatus>): string =>
     'No upstream.',
   )
 
+// an upstream chooses how many tools it lists: the page names the first MAX_TOOLS_SHOWN of each
+const MAX_TOOLS_SHOWN = 500
+
 const toolsOf = (ups: ReadonlyArray<GatewayUpstreamStatus>): string =>
   ups
     .map(
@@ -102,9 +106,12 @@ const toolsOf = (ups: ReadonlyArray<GatewayUpstreamStatus>): string =>
         `<details${u.tools.length <= 30 ? ' open' : ''}><summary>${htmlText(u.name)}: ${u.tools.length} tools</summary>` +
         table(
           ['tool', 'description'],
-          u.tools.map((t) => [`<code>${htmlText(t.name)}</code>`, htmlText(t.description ?? '', 300)]),
+          u.tools
+            .slice(0, MAX_TOOLS_SHOWN)
+            .map((t) => [`<code>${htmlText(t.name)}</code>`, htmlText(t.description ?? '', 300)]),
           'None listed (yet).',
         ) +
+        (u.tools.length > MAX_TOOLS_SHOWN ? `<p>And ${u.tools.length - MAX_TOOLS_SHOWN} more.</p>` : '') +
         '</details>',
     )
     .join('')
@@ -148,6 +155,19 @@ const recentOf = (recent: ReadonlyArray<RecentDecision>): string =>
     'No decision yet.',
   )
 
+const pendingOf = (pending: Pending): string =>
+  table(
+    ['asked at', 'tool', 'call', 'upstream', 'locations'],
+    [...pending.questions.values()].map((q) => [
+      time(q.since),
+      `<code>${htmlText(q.tool)}</code>`,
+      `<code>${htmlText(q.id)}</code>`,
+      htmlText(q.upstream),
+      q.paths.map((p) => `<code>${htmlText(p)}</code>`).join('<br>'),
+    ]),
+    'None: no human is being asked anything.',
+  ) + (pending.others === 0 ? '' : `<p>And ${pending.others} more questions open.</p>`)
+
 const grantsOf = (grants: ReadonlyArray<HeldGrant>, csrf: string): string =>
   table(
     ['grant', 'held by', 'take it back'],
@@ -174,11 +194,14 @@ export const renderPage = (d: PageData, csrf: string): string =>
   `<title>${htmlText(d.name)} serve</title><style>${STYLE}</style></head><body>` +
   `<h1>${htmlText(d.name)} serve ${htmlText(d.version)}</h1>` +
   (d.notice === undefined ? '' : `<p class="notice" role="status">${htmlText(d.notice, 1000)}</p>`) +
-  `<p>pid ${d.pid} · ${d.sessions} sessions open · store: ${d.store === undefined ? 'none (each session keeps its own grants)' : htmlText(d.store)} · drawn ${time(d.now)} · <a href="/">refresh</a></p>` +
+  `<p>pid ${d.pid} · ${d.sessions} sessions open · store: ` +
+  (d.store === undefined ? 'none (each session keeps its own grants)' : `<code>${htmlText(d.store)}</code>`) +
+  ` · drawn ${time(d.now)} · <a href="/">refresh</a></p>` +
   `<h2 id="upstreams">Upstreams</h2>${upstreamsOf(d.upstreams)}` +
   `<h2 id="tools">Tools</h2>${toolsOf(d.upstreams)}` +
   `<h2 id="heard">What the alarm heard</h2>${heardOf(d.heard)}` +
-  `<h2 id="decisions">Recent decisions and questions</h2>${recentOf(d.recent)}` +
+  `<h2 id="questions">Questions waiting for an answer</h2>${pendingOf(d.pending)}` +
+  `<h2 id="decisions">Recent decisions</h2>${recentOf(d.recent)}` +
   `<h2 id="grants">Grants</h2>${grantsOf(d.grants, csrf)}` +
   '</body></html>'
 
@@ -195,7 +218,7 @@ export const renderPage = (d: PageData, csrf: string): string =>
  * @category constructors
  */
 export const gatewayPage = (
-  gateway: Pick<Gateway, 'status' | 'heard' | 'recent' | 'grants' | 'revokeGrant'>,
+  gateway: Pick<Gateway, 'status' | 'heard' | 'recent' | 'pending' | 'grants' | 'revokeGrant'>,
   about: {
     readonly name: string
     readonly version: string
@@ -208,7 +231,7 @@ export const gatewayPage = (
     // what an action says, from a link anyone could make: only a grant's id, or that none was taken back
     const revoked = query.get('revoked') ?? ''
     const notice = /^[0-9a-f]{16}$/.test(revoked)
-      ? `The grant ${revoked} was taken back: from the store, and from every session that held it.`
+      ? `The grant ${revoked} was taken back: ${about.store === undefined ? '' : 'from the store, and '}from every session that held it.`
       : revoked === 'none'
         ? 'No grant was taken back: it was not held (any more).'
         : undefined
@@ -219,6 +242,7 @@ export const gatewayPage = (
         upstreams: gateway.status(),
         heard: gateway.heard(),
         recent: gateway.recent(),
+        pending: gateway.pending(),
         grants: gateway.grants(),
         now: Date.now(),
         ...(notice === undefined ? {} : { notice }),

@@ -209,25 +209,28 @@ type Body =
 
 // a body past the bound is drained, not cut: cutting the connection would leave the client an ECONNRESET
 // instead of the 413 that says why
-const readBody = (req: IncomingMessage): Promise<Body> =>
+const readText = (req: IncomingMessage, max: number): Promise<string | undefined> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0
     req.on('data', (c: Buffer) => {
       size += c.length
-      if (size <= MAX_BODY) chunks.push(c)
+      if (size <= max) chunks.push(c)
       else chunks.length = 0
     })
-    req.on('end', () => {
-      if (size > MAX_BODY) return resolve({ _tag: 'TooLarge' })
-      try {
-        resolve({ _tag: 'Json', value: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
-      } catch {
-        resolve({ _tag: 'NotJson' })
-      }
-    })
+    req.on('end', () => resolve(size > max ? undefined : Buffer.concat(chunks).toString('utf8')))
     req.on('error', reject)
   })
+
+const readBody = async (req: IncomingMessage): Promise<Body> => {
+  const text = await readText(req, MAX_BODY)
+  if (text === undefined) return { _tag: 'TooLarge' }
+  try {
+    return { _tag: 'Json', value: JSON.parse(text) }
+  } catch {
+    return { _tag: 'NotJson' }
+  }
+}
 
 // RFC 7235: the scheme is case-insensitive; RFC 6750: one token68 after it
 const bearerOf = (authorization: string | undefined): string | undefined =>
@@ -245,7 +248,7 @@ const basicPasswordOf = (authorization: string | undefined): string | undefined 
 // what the page's responses say about themselves: nothing loads from anywhere, no script runs, no site frames it
 const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   // not no-referrer: with it, a browser sends its own page's form posts with Origin: null
@@ -278,8 +281,10 @@ const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableH
  * `Host` or `Origin` is not this server's (403, against DNS rebinding; compared without regard to case),
  * one with two `Host` headers (400), one without the bearer token when one is set (401; the scheme in
  * any case), a body over 4 MiB outside a session (413), and an unknown session (404). Idle sessions are
- * closed. With `metrics`, `GET /metrics` answers them, past the same checks. Rejects, with the reason, when
- * the port cannot be bound.
+ * closed. With `metrics`, `GET /metrics` answers them, past the same checks. With `page`, `GET /` answers it and
+ * `POST /NAME` its actions, past the same checks (a browser gives the token as Basic's password); an action also
+ * needs the page's CSRF token and is refused from another site. Rejects, with the reason, when the port cannot be
+ * bound.
  *
  * @since 0.1.0
  * @category serving
@@ -405,19 +410,22 @@ export const serveHttp = async (
 
   // the page's forms carry this process's token: another site's page cannot know it
   const csrf = randomBytes(32).toString('hex')
-  const pageOf = (pathname: string): 'page' | string | undefined => {
+  // what a path of the page is: the page itself, one of its actions, or neither
+  type PageRoute =
+    { readonly _tag: 'Page' } | { readonly _tag: 'Action'; readonly run: (form: URLSearchParams) => string }
+  const pageRouteOf = (pathname: string): PageRoute | undefined => {
     const page = options.page
     if (page === undefined || pathname === path) return undefined
-    if (pathname === '/') return 'page'
-    const action = pathname.slice(1)
-    return Object.hasOwn(page.actions, action) ? action : undefined
+    if (pathname === '/') return { _tag: 'Page' }
+    const name = pathname.slice(1)
+    const run = Object.hasOwn(page.actions, name) ? page.actions[name] : undefined
+    return run === undefined ? undefined : { _tag: 'Action', run }
   }
-  const servePage = async (req: IncomingMessage, res: ServerResponse, url: URL, which: string): Promise<void> => {
-    const page = options.page as HttpPage
-    if (which === 'page') {
+  const servePage = async (req: IncomingMessage, res: ServerResponse, url: URL, route: PageRoute): Promise<void> => {
+    if (route._tag === 'Page') {
       if (req.method !== 'GET' && req.method !== 'HEAD')
         return refuse(res, 405, 'Method Not Allowed: the page answers GET', { allow: 'GET, HEAD' })
-      const html = page.render(url.searchParams, csrf)
+      const html = (options.page as HttpPage).render(url.searchParams, csrf)
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS })
       return void res.end(req.method === 'HEAD' ? undefined : html)
     }
@@ -428,22 +436,16 @@ export const serveHttp = async (
       return refuse(res, 403, `Forbidden: a request from another site (Sec-Fetch-Site: ${JSON.stringify(site)})`)
     if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? ''))
       return refuse(res, 415, 'Unsupported Media Type: an action takes a form (application/x-www-form-urlencoded)')
-    const chunks: Array<Buffer> = []
-    let size = 0
-    for await (const c of req as AsyncIterable<Buffer>) {
-      size += c.length
-      if (size > MAX_FORM) return refuse(res, 413, 'Payload Too Large: a form is at most 16 KiB')
-      chunks.push(c)
-    }
-    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+    const text = await readText(req, MAX_FORM)
+    if (text === undefined) return refuse(res, 413, 'Payload Too Large: a form is at most 16 KiB')
+    const form = new URLSearchParams(text)
     if (!sameSecret(form.get('csrf') ?? '', csrf))
       return refuse(
         res,
         403,
         'Forbidden: the form does not carry this page’s CSRF token; reload the page and try again',
       )
-    const next = (page.actions[which] as (form: URLSearchParams) => string)(form)
-    res.writeHead(303, { location: next, ...PAGE_HEADERS })
+    res.writeHead(303, { location: route.run(form), ...PAGE_HEADERS })
     res.end()
   }
 
@@ -451,7 +453,7 @@ export const serveHttp = async (
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname === '/healthz' || url.pathname === '/readyz') return probe(req, res, url.pathname)
     const metrics = url.pathname === '/metrics' && url.pathname !== path ? options.metrics : undefined
-    const page = metrics === undefined ? pageOf(url.pathname) : undefined
+    const page = metrics === undefined ? pageRouteOf(url.pathname) : undefined
     if (url.pathname !== path && metrics === undefined && page === undefined)
       return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
     if (hostHeaders(req) > 1) return refuse(res, 400, 'Bad Request: more than one Host header')
@@ -465,11 +467,14 @@ export const serveHttp = async (
       const given =
         bearerOf(req.headers.authorization) ??
         (page === undefined ? undefined : basicPasswordOf(req.headers.authorization))
-      // a browser asks its user for the token (as a password) when the page says Basic
       if (!sameSecret(given ?? '', options.token))
-        return refuse(res, 401, 'Unauthorized: a bearer token is required', {
-          'www-authenticate': page === undefined ? 'Bearer' : 'Basic realm="toolstack serve", charset="UTF-8"',
-        })
+        return page === undefined
+          ? refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
+          : // a browser asks its user for the token, as a password, when the page says Basic
+            refuse(res, 401, 'Unauthorized: the token is required (any user name, the token as the password)', {
+              'www-authenticate': 'Basic realm="toolstack serve", charset="UTF-8"',
+              ...PAGE_HEADERS,
+            })
     }
     if (metrics !== undefined) return scrape(req, res, metrics)
     if (page !== undefined) return servePage(req, res, url, page)
