@@ -92,8 +92,6 @@ describe('hearWarning', () => {
     expect([heard.pairs.size, heard.others]).toStrictEqual([MAX_HEARD_PAIRS, 51])
     const counted = hearCounts([{ tool: 't', key: 'k0', calls: 1 }])(heard)
     expect([...counted.pairs.values()].find((p) => p.key === 'k0')?.calls).toBe(1)
-      1,
-    )
   })
 
   it('keeps every text a model chose cut to MAX_TEXT, and tells apart two long keys that share their start', () => {
