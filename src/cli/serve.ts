@@ -446,6 +446,13 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       { name: 'toolstack', version: io.version },
       { config: options.config, ...(options.log === undefined ? {} : { log: options.log }) },
     )
+    page = gatewayPage(gateway, {
+      name: 'toolstack',
+      version: io.version,
+      pid: io.pid,
+      store: config.config.store === undefined ? undefined : shownStoreUrl(config.config.store),
+      sessions: () => serving?.sessions() ?? 0,
+    })
   } catch (e) {
     // the store could not be opened (a corrupt file, a package missing): nothing was started
     markStarted(undefined)
@@ -455,13 +462,6 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     return 2
   }
   const running = gateway
-  page = gatewayPage(running, {
-    name: 'toolstack',
-    version: io.version,
-    pid: io.pid,
-    store: config.config.store === undefined ? undefined : shownStoreUrl(config.config.store),
-    sessions: () => serving?.sessions() ?? 0,
-  })
   markStarted(running)
   // read, check, and apply the file again; any problem keeps the running configuration (and log) as they are
   const reloadOnce = async (): Promise<void> => {

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { HttpServing } from '../../src/mcp/index.js'
+import type { HttpPage, HttpServing } from '../../src/mcp/index.js'
 import { defaultMaxConnections, serveHttp, serveStdio } from '../../src/mcp/index.js'
 
 const MAX_BODY = 4 * 1024 * 1024
@@ -515,6 +515,147 @@ describe('serveHttp: the bearer token', () => {
     const serving = await serve({ port: 0 })
     expect((await send(serving.url)).status).toBe(200)
     expect((await send(serving.url, { headers: { authorization: 'Bearer whatever' } })).status).toBe(200)
+  })
+})
+
+describe('serveHttp: the page', () => {
+  const CSP =
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+  const basic = (password: string, user = 'me') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
+  /** A page that shows the query's `n` and records each action's `what`; `csrf` is the token it was drawn with. */
+  const pageServing = async (token?: string) => {
+    const acted: Array<string> = []
+    let csrf = ''
+    const page: HttpPage = {
+      render: (query, token) => {
+        csrf = token
+        return `<p>page ${query.get('n') ?? ''}</p>`
+      },
+      actions: {
+        'things/do': (form) => {
+          acted.push(form.get('what') ?? '')
+          return '/?done=1'
+        },
+      },
+    }
+    const serving = await serve({ port: 0, page, ...(token === undefined ? {} : { token }) })
+    const root = new URL('/', serving.url).href
+    const auth = token === undefined ? {} : { authorization: basic(token) }
+    // the page drawn once, so its CSRF token is known
+    await send(root, { method: 'GET', headers: auth })
+    const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      send(`${root}things/do`, {
+        headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      })
+    return { serving, root, auth, acted, csrf: () => csrf, form }
+  }
+
+  it('GET / answers the page with headers that let nothing load, run or frame it, and nothing be kept; HEAD has no body; POST is a 405', async () => {
+    const { root, auth } = await pageServing('s3cret')
+    const ok = await send(`${root}?n=7`, { method: 'GET', headers: auth })
+    expect([ok.status, ok.body]).toStrictEqual([200, '<p>page 7</p>'])
+    expect(ok.headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': CSP,
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'same-origin',
+      'cache-control': 'no-store',
+    })
+    expect((await send(root, { method: 'HEAD', headers: auth })).body).toBe('')
+    expectRefused(await send(root, { headers: auth }), 405, 'Method Not Allowed: the page answers GET')
+  })
+
+  it('takes the token as the password of Basic (any user name) or as a bearer token; without it, 401 asking a browser for it', async () => {
+    const { root, serving } = await pageServing('s3cret')
+    expect((await send(root, { method: 'GET', headers: { authorization: basic('s3cret', '') } })).status).toBe(200)
+    expect((await send(root, { method: 'GET', headers: { authorization: 'Bearer s3cret' } })).status).toBe(200)
+    for (const authorization of [undefined, basic('s3creT'), basic('s3cret!'), basic('me'), 'Basic s3cret', 'Basic']) {
+      const r = await send(root, { method: 'GET', headers: authorization === undefined ? {} : { authorization } })
+      expectRefused(r, 401, 'Unauthorized: the token is required (any user name, the token as the password)')
+      expect(r.headers['www-authenticate']).toBe('Basic realm="toolstack serve", charset="UTF-8"')
+      expect(r.headers['cache-control']).toBe('no-store')
+    }
+    // Basic is the page's only: the MCP endpoint still wants the bearer token
+    const mcp = await send(serving.url, { headers: { authorization: basic('s3cret') } })
+    expectRefused(mcp, 401, 'Unauthorized: a bearer token is required')
+  })
+
+  it('is behind the Host and Origin checks as the endpoint is', async () => {
+    const { root, auth } = await pageServing('s3cret')
+    expect((await send(root, { method: 'GET', headers: { ...auth, host: 'evil.example:80' } })).status).toBe(403)
+    expect((await send(root, { method: 'GET', headers: { ...auth, origin: 'http://evil.example' } })).status).toBe(403)
+  })
+
+  it("an action runs with the page's CSRF token among its fields, and answers 303 to where it says", async () => {
+    const { form, csrf, acted } = await pageServing('s3cret')
+    const done = await form({ csrf: csrf(), what: 'it' })
+    expect([done.status, done.headers.location, done.headers['cache-control']]).toStrictEqual([
+      303,
+      '/?done=1',
+      'no-store',
+    ])
+    expect(acted).toStrictEqual(['it'])
+  })
+
+  it('an action without the CSRF token, or with another, is refused (403) and does nothing', async () => {
+    const { form, csrf, acted } = await pageServing('s3cret')
+    const message = 'Forbidden: the form does not carry this page’s CSRF token; reload the page and try again'
+    expectRefused(await form({ what: 'it' }), 403, message)
+    expectRefused(await form({ csrf: `${csrf()}0`, what: 'it' }), 403, message)
+    expectRefused(await form({ csrf: csrf().toUpperCase(), what: 'it' }), 403, message)
+    expect(acted).toStrictEqual([])
+  })
+
+  it('an action from another origin or another site is refused (403), even with the CSRF token; from its own page it runs', async () => {
+    const { form, csrf, acted, root } = await pageServing('s3cret')
+    const own = new URL(root).origin
+    expectRefused(
+      await form({ csrf: csrf() }, { origin: 'http://127.0.0.1:1' }),
+      403,
+      'Forbidden: Origin "http://127.0.0.1:1" is not allowed',
+    )
+    expectRefused(await form({ csrf: csrf() }, { origin: 'null' }), 403, 'Forbidden: Origin "null" is not allowed')
+    for (const site of ['cross-site', 'same-site'])
+      expectRefused(
+        await form({ csrf: csrf() }, { origin: own, 'sec-fetch-site': site }),
+        403,
+        `Forbidden: a request from another site (Sec-Fetch-Site: "${site}")`,
+      )
+    expect(acted).toStrictEqual([])
+    expect((await form({ csrf: csrf(), what: 'own' }, { origin: own, 'sec-fetch-site': 'same-origin' })).status).toBe(
+      303,
+    )
+    expect(acted).toStrictEqual(['own'])
+  })
+
+  it('an action takes a form of at most 16 KiB, by POST; an unknown action, and any path without a page, is a 404', async () => {
+    const { form, csrf, acted, root, auth } = await pageServing()
+    expectRefused(
+      await form({ csrf: csrf() }, { 'content-type': 'application/json' }),
+      415,
+      'Unsupported Media Type: an action takes a form (application/x-www-form-urlencoded)',
+    )
+    expectRefused(
+      await form({ csrf: csrf(), what: 'x'.repeat(16 * 1024) }),
+      413,
+      'Payload Too Large: a form is at most 16 KiB',
+    )
+    expectRefused(
+      await send(`${root}things/do`, { method: 'GET', headers: auth }),
+      405,
+      'Method Not Allowed: an action answers POST',
+    )
+    for (const path of ['things/undo', '__proto__', 'constructor', 'things'])
+      expectRefused(await send(`${root}${path}`, { headers: auth }), 404, 'Not Found: the MCP endpoint is /mcp')
+    expect(acted).toStrictEqual([])
+    const bare = await serve({ port: 0 })
+    expectRefused(
+      await send(new URL('/', bare.url).href, { method: 'GET' }),
+      404,
+      'Not Found: the MCP endpoint is /mcp',
+    )
   })
 })
 
