@@ -20,6 +20,9 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/serveStore.test.ts',
   'test/cli/serve-guard.test.ts',
   'test/cli/otlp.test.ts',
+  'test/cli/serve-start.test.ts',
+  // a real browser (Debian's chromium) driven by playwright-core
+  'test/cli/page.test.ts',
   // the built and the packed package, the examples and the docs' blocks, each in a process
   'test/smoke.test.ts',
   'test/pack.test.ts',

@@ -2,7 +2,7 @@
 // clone is) is packed with `npm pack`, whose `prepare` script builds it; the tarball is
 // installed into a new project, whose code then loads it with `import` and
 // `require()` and runs its `toolstack` bin. A git install runs the same `prepare`.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import {
   cpSync,
   existsSync,
@@ -122,7 +122,7 @@ describe('the packed package, installed as a user installs it', () => {
     expect(cjs.stdout.trim()).toBe('function')
   })
 
-  it('loads the Anthropic, Google and Claude Agent entry points without their SDKs (types only); a listing that needs the MCP SDK names the command that installs it', () => {
+  it('loads the Anthropic, Google and Claude Agent entry points without their SDKs (types only); the MCP SDK comes with toolstack', () => {
     for (const [subpath, name] of [
       ['toolstack/anthropic', 'executeToolUses'],
       ['toolstack/google', 'executeFunctionCalls'],
@@ -139,16 +139,98 @@ describe('the packed package, installed as a user installs it', () => {
       expect(cjs.stderr, subpath).toBe('')
       expect(cjs.stdout.trim()).toBe('function')
     }
-    expect(existsSync(join(user, 'node_modules', '@modelcontextprotocol', 'sdk'))).toBe(false)
-    const listing = inUser([
+    // a dependency: the command needs it, and a global install gets no optional peer
+    expect(existsSync(join(user, 'node_modules', '@modelcontextprotocol', 'sdk'))).toBe(true)
+    const mcp = inUser([
       '--input-type=module',
       '-e',
-      "const m = await import('toolstack/claude-agent'); await m.claudeAgentAudit({ mcpServers: { fs: { command: 'fs-server' } } }).catch((e) => console.log(e.message))",
+      "const m = await import('toolstack/mcp'); console.log(typeof m.startGateway)",
     ])
-    expect(listing.stdout).toMatch(
-      /^toolstack\/claude-agent: listing an MCP server needs @modelcontextprotocol\/sdk \(.*\); install it beside toolstack: npm install @modelcontextprotocol\/sdk\n$/,
-    )
+    expect(mcp.stderr).toBe('')
+    expect(mcp.stdout.trim()).toBe('function')
   })
+
+  it('an entry point whose framework is missing says which package, and the command that installs it, by import and by require', () => {
+    for (const [subpath, needs, install] of [
+      ['toolstack/ai-sdk', 'ai', 'ai'],
+      ['toolstack/langchain', '@langchain/core', '@langchain/core'],
+      ['toolstack/openai-agents', '@openai/agents-core (from @openai/agents)', '@openai/agents'],
+      ['toolstack/otel', '@opentelemetry/api', '@opentelemetry/api'],
+    ] as const) {
+      const said = `${subpath} needs ${needs}, which is not installed; install it: npm install ${install} (with a global toolstack: npm install -g ${install})`
+      const esm = inUser([
+        '--input-type=module',
+        '-e',
+        `await import('${subpath}').catch((e) => console.log(e.message))`,
+      ])
+      expect(esm.stdout.startsWith(said), esm.stdout + esm.stderr).toBe(true)
+      const cjs = inUser(['-e', `try { require('${subpath}') } catch (e) { console.log(e.message) }`])
+      expect(cjs.stdout.startsWith(said), cjs.stdout + cjs.stderr).toBe(true)
+    }
+    // what needs nothing optional still loads: the root, and the MCP entry point
+    expect(inUser(['-e', "require('toolstack'); require('toolstack/mcp')"]).status).toBe(0)
+  })
+
+  it('installed globally (what a host configuration with "command": "toolstack" runs), serves; a redis:// store names the package, which installed globally beside it is found', async () => {
+    const prefix = join(work, 'global')
+    const npmGlobal = (...args: ReadonlyArray<string>) =>
+      execFileSync(npm, ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', ...args], {
+        cwd: work,
+        stdio: 'ignore',
+        env: { ...process.env, npm_config_ignore_scripts: 'true' },
+      })
+    npmGlobal(tarball)
+    const bin = join(prefix, 'bin', 'toolstack')
+    const config = join(work, 'global.json')
+    const whoami = join(root, 'test', 'mcp', 'fixtures', 'whoami-server.mjs')
+    writeFileSync(config, JSON.stringify({ mcpServers: { who: { command: process.execPath, args: [whoami] } } }))
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'host', version: '1' } },
+    })
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+    const initialized = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    // a host: initializes, lists, and closes stdin once the listing is answered (or the command exits)
+    const serve = (...more: ReadonlyArray<string>) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(bin, ['serve', '--config', config, ...more], { cwd: work, stdio: ['pipe', 'pipe', 'pipe'] })
+        let stdout = ''
+        let stderr = ''
+        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+        child.stdout.setEncoding('utf8').on('data', (s: string) => {
+          stdout += s
+          if (stdout.includes('"id":1')) child.stdin.end()
+        })
+        child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s))
+        child.stdin.on('error', () => undefined)
+        child.stdin.write(`${init}\n${initialized}\n${list}\n`)
+        child.once('close', (status) => {
+          clearTimeout(timer)
+          resolve({ status, stdout, stderr })
+        })
+      })
+    const served = await serve()
+    const listed = served.stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { id?: number; result?: { tools?: Array<{ name: string }> } })
+      .find((m) => m.id === 1)
+    expect(
+      listed?.result?.tools?.map((t) => t.name),
+      served.stderr,
+    ).toContain('who_whoami')
+    const noRedis = await serve('--store', 'redis://127.0.0.1:1')
+    expect(noRedis.status).toBe(2)
+    expect(noRedis.stderr).toContain(
+      'a redis:// store needs the package redis, which is not installed; install it: npm install redis (with a global toolstack: npm install -g redis)',
+    )
+    npmGlobal('redis')
+    const withRedis = await serve('--store', 'redis://127.0.0.1:1')
+    expect(withRedis.stderr).not.toContain('needs the package redis')
+    expect(withRedis.stderr).toContain('cannot be reached')
+  }, 240_000)
 
   it('refuses a module that is not an entry point: what is not in exports stays internal', () => {
     const esm = inUser(['--input-type=module', '-e', "await import('toolstack/dist/esm/kernel/model.js')"])

@@ -10,7 +10,7 @@
 import type { McpServerConfig } from '@anthropic-ai/claude-agent-sdk'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { cut, describeError, escapeControls } from '../kernel/describe.js'
+import { cut, describeError, escapeControls, missingPackageError } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -141,9 +141,7 @@ const loadClient = async () => {
     ])
     return { client, stdio, http, sse }
   } catch (e) {
-    throw new Error(
-      `toolstack/claude-agent: listing an MCP server needs ${MCP_SDK} (${describeError(e)}); install it beside toolstack: npm install ${MCP_SDK}`,
-    )
+    throw missingPackageError('toolstack/claude-agent: listing an MCP server', MCP_SDK, [MCP_SDK], e)
   }
 }
 

@@ -8,7 +8,7 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
-import { describeError, escapeControls, jsonLine } from './text.js'
+import { describeError, escapeControls, installCommand, isMissingPackage, jsonLine } from './text.js'
 import { readVersion } from './version.js'
 // types only: the module, and the SDK it imports, load when an OTLP endpoint is set
 import type { OtlpExport, OtlpSignals, startOtlp as StartOtlpFn } from './otlp.js'
@@ -85,6 +85,8 @@ Exit status: 0 when ended by the host or a signal; 2 when it could not start (a 
 configuration, named by field; a port in use).
 `
 
+const MCP_SDK = '@modelcontextprotocol/sdk'
+
 const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
 
 const wholeNumber =
@@ -158,7 +160,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     } catch (e) {
       err(
         `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
-          `(${describeError(e)}); install it beside toolstack (npm install ${OTLP_PACKAGES.join(' ')}); going on without exporting`,
+          `(${describeError(e)}); install it: ${installCommand(OTLP_PACKAGES)}; going on without exporting`,
       )
       return undefined
     }
@@ -185,6 +187,21 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
       err(
         `${errColor.red(`toolstack ${command}:`)} the OpenTelemetry export could not start (${describeError(e)}); ` +
           'check the OTEL_* variables; going on without exporting',
+      )
+      return undefined
+    }
+  }
+
+  // a subcommand's module, or a line saying which package is missing and how to install it (the MCP SDK is a
+  // dependency, so only a broken install lacks it)
+  const loadCommand = async <A>(command: string, load: () => Promise<A>): Promise<A | undefined> => {
+    try {
+      return await load()
+    } catch (e) {
+      if (!isMissingPackage(e, MCP_SDK)) throw e
+      err(
+        `${errColor.red(`toolstack ${command}:`)} the MCP SDK (${MCP_SDK}) is missing from this install of toolstack ` +
+          `(${describeError(e)}); install it: ${installCommand([MCP_SDK])}`,
       )
       return undefined
     }
@@ -383,6 +400,13 @@ proxy: the server's own.
         'with --http: close a session idle this long (default 1800000: 30 minutes)',
       ).argParser(wholeNumber(1000, 2_147_483_647, 'a whole number of milliseconds, from 1000 to 2147483647')),
     )
+    .addOption(
+      new Option(
+        '--max-connections <n>',
+        'with --http: the most connections open at once; more are closed at once (default: 3/4 of the open-file limit)',
+      ).argParser(wholeNumber(1, 1_000_000, 'a whole number of connections, from 1 to 1000000')),
+    )
+    .option('--quiet', 'say nothing on stderr but the start, a reload, and why it stops (the log still gets all)')
     .addHelpText('after', SERVE_EXAMPLES)
     .action(
       async (opts: {
@@ -392,6 +416,8 @@ proxy: the server's own.
         readonly allowedHost: ReadonlyArray<string>
         readonly maxSessions?: number
         readonly idleTimeout?: number
+        readonly maxConnections?: number
+        readonly quiet?: boolean
         readonly watch?: boolean
         readonly store?: string
       }) => {
@@ -399,13 +425,17 @@ proxy: the server's own.
         // and a write still pending at the stop fails quietly
         process.stdout.off('error', outputClosed)
         process.stdout.on('error', () => undefined)
-        const { runServe } = await import('./serve.js')
+        const loaded = await loadCommand('serve', () => import('./serve.js'))
+        if (loaded === undefined) return void (status = ExitCode.unusable)
+        const { runServe } = loaded
         const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs, watch, store } = opts
+        const { maxConnections, quiet } = opts
         const otlp = await startExport('serve')
         status = await runServe(
-          { config, http, log, allowedHosts, maxSessions, idleMs, watch, store },
+          { config, http, log, allowedHosts, maxSessions, idleMs, watch, store, maxConnections, quiet },
           {
             err,
+            pid: process.pid,
             token: env['TOOLSTACK_TOKEN'],
             onSignal: (signal, handler) => {
               commandHandlesSignals = true

@@ -9,11 +9,18 @@ import type { FSWatcher } from 'node:fs'
 import { closeSync, openSync, readFileSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { formatWarning } from './check.js'
-import { cut, escapeControls, jsonLine } from './text.js'
-import type { Readiness } from '../mcp/index.js'
-import type { ConfigChange, Gateway, GatewayConfig, GatewayRecord, UpstreamEvent } from '../gateway/index.js'
+import { cut, escapeControls, jsonLine, plural } from './text.js'
+import type { HttpPage, HttpServing } from '../mcp/index.js'
+import type {
+  ConfigChange,
+  Gateway,
+  GatewayConfig,
+  GatewayRecord,
+  GatewayUpstreamStatus,
+  UpstreamEvent,
+} from '../gateway/index.js'
 import { serveHttp, serveStdio } from '../mcp/index.js'
-import { decodeGatewayConfig, gatewayMetrics, startGateway } from '../gateway/index.js'
+import { decodeGatewayConfig, gatewayMetrics, gatewayPage, shownStoreUrl, startGateway } from '../gateway/index.js'
 
 /**
  * @since 0.1.0
@@ -38,6 +45,10 @@ export interface ServeOptions {
   readonly watch?: boolean | undefined
   /** Overrides the configuration's `store` (`memory`, `file:PATH`, `redis://…`). */
   readonly store?: string | undefined
+  /** With `http`: the most connections open at once (serveHttp's default, sized to the file limit, when absent). */
+  readonly maxConnections?: number | undefined
+  /** Nothing on stderr but the start summary, a reload's outcome and what stops it (the log still gets everything). */
+  readonly quiet?: boolean | undefined
 }
 
 /**
@@ -55,6 +66,8 @@ export interface ServeIO {
   /** Subscribes to the host closing this process's stdout (EPIPE on a write); returns the unsubscribe. */
   readonly onOutputClosed: (handler: () => void) => () => void
   readonly version: string
+  /** This process's id, named in the start summary (SIGHUP goes to it). */
+  readonly pid: number
   /** Called with every record too (the OTLP export, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set). */
   readonly onRecord?: (record: GatewayRecord) => void
 }
@@ -108,11 +121,20 @@ export const stderrLine = (r: GatewayRecord): string => {
     case 'warning':
       return formatWarning(r)
     case 'decision': {
-      const refusal = r.refusal === undefined ? '' : ` (${r.refusal})`
+      const refusal =
+        r.refusal === undefined
+          ? ''
+          : r.refusal === 'NoOneToAsk'
+            ? ' (NoOneToAsk: no one could be asked; the host does not support MCP elicitation)'
+            : ` (${r.refusal})`
       return `toolstack serve: ${shown(r.tool)} call ${r.id === '' ? '(no id)' : shown(r.id)} ${r.outcome} by ${r.by}${refusal}`
     }
-    case 'call':
-      return `toolstack serve: ${shown(r.tool)} call ${r.id === '' ? '(no id)' : shown(r.id)} ${r.outcome} in ${r.ms} ms`
+    case 'call': {
+      const call = `toolstack serve: ${shown(r.tool)} call ${r.id === '' ? '(no id)' : shown(r.id)}`
+      return !r.listed && r.outcome === 'refused'
+        ? `${call} refused: no tool of that name is listed (unknown, misspelt, or hidden)`
+        : `${call} ${r.outcome} in ${r.ms} ms`
+    }
     case 'diagnostic':
       return shown(r.message, MAX_LOGGED)
     case 'upstream':
@@ -209,10 +231,84 @@ const openLog = (file: string): number | string => {
   }
 }
 
+// What reaches stderr, with a log or without: one line per warning, refusal (a tool the session was not listed
+// included), question answered, diagnostic and upstream event; not the calls the rules allowed, nor the call
+// records (noise to a person watching). A failure or an exit and the restart it leads to are one line, and a start
+// that fails as the one before it says so in a few words, so a crashing upstream is one short line per back-off step.
+const terminal = (err: (line: string) => void) => {
+  const lastFailure = new Map<string, string>()
+  // the upstreams up now: the tools a start lists are said by its own line, not as a change
+  const up = new Set<string>()
+  let held: { readonly upstream: string; readonly line: string } | undefined
+  const flush = (): void => {
+    if (held !== undefined) err(held.line)
+    held = undefined
+  }
+  const upstream = (r: Extract<GatewayRecord, { type: 'upstream' }>): void => {
+    const who = `toolstack serve: upstream ${shown(JSON.stringify(r.upstream))}`
+    switch (r._tag) {
+      case 'Failed': {
+        up.delete(r.upstream)
+        flush()
+        const again = lastFailure.get(r.upstream) === r.error
+        lastFailure.set(r.upstream, r.error)
+        held = { upstream: r.upstream, line: again ? `${who} failed to start again, the same way` : stderrLine(r) }
+        // its restart is told in the same step; closing, there is none
+        return queueMicrotask(flush)
+      }
+      case 'Exited':
+        up.delete(r.upstream)
+        flush()
+        held = { upstream: r.upstream, line: stderrLine(r) }
+        return queueMicrotask(flush)
+      case 'Restarting':
+        if (held?.upstream === r.upstream) {
+          err(`${held.line}; restarts in ${r.inMs} ms`)
+          held = undefined
+          return
+        }
+        break
+      case 'Started':
+        lastFailure.delete(r.upstream)
+        up.add(r.upstream)
+        break
+      case 'ToolsChanged':
+        if (!up.has(r.upstream)) return
+        break
+      default:
+        break
+    }
+    flush()
+    err(stderrLine(r))
+  }
+  return (r: GatewayRecord): void => {
+    if (r.type === 'upstream') return upstream(r)
+    if (r.type === 'call' && !(r.outcome === 'refused' && !r.listed)) return
+    if (r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules') return
+    flush()
+    err(stderrLine(r))
+  }
+}
+
+// what `GET /` says in the moment before the gateway has opened its store
+const STARTING_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>toolstack serve</title></head>' +
+  '<body><p>toolstack serve is starting; <a href="/">reload</a> in a moment.</p></body></html>'
+
+// `2 upstreams, 22 tools`, naming those not up
+const startSummary = (upstreams: ReadonlyArray<GatewayUpstreamStatus>): string => {
+  const notUp = upstreams
+    .filter((u) => u.state !== 'up')
+    .map((u) => `${shown(JSON.stringify(u.name))} ${u.state === 'starting' ? 'still starting' : 'down'}`)
+  const tools = upstreams.reduce((n, u) => n + u.tools.length, 0)
+  return `${plural(upstreams.length, 'upstream')}${notUp.length === 0 ? '' : ` (${notUp.join(', ')})`}, ${plural(tools, 'tool')}`
+}
+
 /**
  * Runs the gateway until the host disconnects (stdio) or a signal arrives, and returns the exit
  * status: 0 when it ended normally, 2 when it could not start (a bad configuration, a port in use),
- * after reporting why to `io.err`.
+ * after reporting why to `io.err`. Over HTTP the port is bound before any upstream starts; once every upstream
+ * has listed or failed (or the start-up window has passed), one line sums it up.
  *
  * @since 0.1.0
  * @category command
@@ -240,6 +336,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     ...(allowedHosts.length > 0 ? ['--allowed-host'] : []),
     ...(options.maxSessions !== undefined ? ['--max-sessions'] : []),
     ...(options.idleMs !== undefined ? ['--idle-timeout'] : []),
+    ...(options.maxConnections !== undefined ? ['--max-connections'] : []),
   ]
   if (listen === undefined && httpOnly.length > 0) {
     io.err(`toolstack serve: ${httpOnly.join(', ')} ${httpOnly.length === 1 ? 'applies' : 'apply'} to --http only`)
@@ -251,20 +348,25 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     io.err(`toolstack serve: ${opened}`)
     return 2
   }
-  // over HTTP, GET /metrics: read from the gateway and the listener once they exist
-  let readiness = (): Readiness => ({ ready: false })
-  let sessions = (): number => 0
-  let stats = (): ReturnType<Gateway['stats']> => Promise.resolve([])
+  // the gateway, once started; the HTTP side (bound first) reads it through these
+  let gateway: Gateway | undefined
+  // the page, once the gateway has started (until then, one that says it is starting)
+  let page: HttpPage | undefined
+  let markStarted: (g: Gateway | undefined) => void = () => undefined
+  const whenStarted = new Promise<Gateway | undefined>((resolve) => {
+    markStarted = resolve
+  })
   const metrics =
     listen === undefined
       ? undefined
       : await gatewayMetrics({
-          sessions: () => sessions(),
-          readiness: () => readiness(),
-          ...(config.config.store === undefined ? {} : { stats: () => stats() }),
+          sessions: () => serving?.sessions() ?? 0,
+          readiness: () => gateway?.readiness() ?? { ready: false },
+          ...(config.config.store === undefined ? {} : { stats: () => gateway?.stats() ?? Promise.resolve([]) }),
         })
   // replaced by each reload: a new `log` applies, and the same path is opened again after logrotate moved it
   let fd = opened
+  const toTerminal = options.quiet === true ? () => undefined : terminal(io.err)
   const record = (r: GatewayRecord): void => {
     metrics?.record(r)
     try {
@@ -273,18 +375,61 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       // an export failure must not fail the tool call
     }
     try {
-      // the log gets every record; stderr leaves out the calls the rules allowed and the call records, noise to a
-      // person watching (each refusal has its decision line)
+      // the log gets every record
       if (fd !== undefined) writeSync(fd, logLine(r, new Date()) + '\n')
-      else if (r.type !== 'call' && !(r.type === 'decision' && r.outcome === 'allowed' && r.by === 'rules'))
-        io.err(stderrLine(r))
-      // a reload's outcome answers the person who asked for it, on stderr, even with a log
-      if (fd !== undefined && r.type === 'reload') io.err(stderrLine(r))
     } catch {
       // a failed log write must not fail the tool call
     }
+    try {
+      // a reload's outcome answers the person who asked for it, even when told to be quiet
+      if (options.quiet === true && r.type === 'reload') io.err(stderrLine(r))
+      else toTerminal(r)
+    } catch {
+      // nor a failed write to stderr
+    }
   }
-  let gateway: Gateway
+  const closeLog = (): void => {
+    if (fd !== undefined) closeSync(fd)
+  }
+
+  // over HTTP, the port is bound before anything starts: a port in use is said at once; a request that comes
+  // before the gateway has opened its store waits for it
+  let serving: HttpServing | undefined
+  if (listen !== undefined) {
+    try {
+      serving = await serveHttp(
+        () =>
+          whenStarted.then((g) => {
+            if (g === undefined) throw new Error('the gateway did not start')
+            return g.newServer()
+          }),
+        {
+          ...listen,
+          allowedHosts,
+          readiness: () => gateway?.readiness() ?? { ready: false },
+          ...(metrics === undefined ? {} : { metrics: metrics.scrape }),
+          ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
+          ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
+          ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+          onNotice: (message) => record({ type: 'diagnostic', message: `toolstack serve: ${message}` }),
+          // the page, drawn from the gateway once it has started
+          page: {
+            render: (query, csrf) => page?.render(query, csrf) ?? STARTING_PAGE,
+            actions: { 'grants/revoke': (form) => page?.actions['grants/revoke']?.(form) ?? '/' },
+          },
+          // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
+          allowedOrigins: allowedHosts.flatMap((h) =>
+            /:\d+$/.test(h) || listen.port === 0 ? [`https://${h}`] : [`https://${h}`, `https://${h}:${listen.port}`],
+          ),
+          ...(io.token === undefined ? {} : { token: io.token }),
+        },
+      )
+    } catch (e) {
+      io.err(`toolstack serve: ${(e as Error).message}`)
+      closeLog()
+      return 2
+    }
+  }
   try {
     // its own files (the configuration, the log) are kept from every call, as the store's are
     gateway = await startGateway(
@@ -293,14 +438,23 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
       { name: 'toolstack', version: io.version },
       { config: options.config, ...(options.log === undefined ? {} : { log: options.log }) },
     )
+    page = gatewayPage(gateway, {
+      name: 'toolstack',
+      version: io.version,
+      pid: io.pid,
+      store: config.config.store === undefined ? undefined : shownStoreUrl(config.config.store),
+      sessions: () => serving?.sessions() ?? 0,
+    })
   } catch (e) {
-    // the store could not be opened (a corrupt file): nothing was started
+    // the store could not be opened (a corrupt file, a package missing): nothing was started
+    markStarted(undefined)
     io.err(`toolstack serve: ${shown((e as Error).message, MAX_LOGGED)}`)
-    if (fd !== undefined) closeSync(fd)
+    await serving?.close()
+    closeLog()
     return 2
   }
-  readiness = gateway.readiness
-  stats = gateway.stats
+  const running = gateway
+  markStarted(running)
   // read, check, and apply the file again; any problem keeps the running configuration (and log) as they are
   const reloadOnce = async (): Promise<void> => {
     const next = readConfig(options.config, options.store)
@@ -315,7 +469,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     } catch {
       // the old log is done with either way
     }
-    await gateway.reload(next.config)
+    await running.reload(next.config)
   }
   let reloading: Promise<void> = Promise.resolve()
   const reload = (): void => {
@@ -329,39 +483,27 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
   if (options.watch === true) offs.push(watchFile(options.config, reload, io.err))
   // over stdio, a closed stdout means the host is gone, as a closed stdin does: an orderly stop, status 0
   if (listen === undefined) offs.push(io.onOutputClosed(stop))
+  // one line once every upstream has listed or failed (or the start-up window passed): what a person starting it
+  // waits to read, with the pid a SIGHUP goes to (under `npx`, `$!` is npm's, which does not pass SIGHUP on)
+  void running.started.then(() => {
+    const where =
+      serving === undefined
+        ? `serving over stdio (pid ${io.pid})`
+        : `listening on ${serving.url} (the page: ${new URL('/', serving.url).href}; ` +
+          `${io.token === undefined ? '' : 'bearer token required, the page asks for it as a password; '}pid ${io.pid})`
+    io.err(`toolstack serve: ${startSummary(running.status())}, ${where}`)
+  })
   try {
-    if (listen === undefined) {
-      await Promise.race([serveStdio(gateway.newServer()), ended])
-      return 0
+    if (serving === undefined) await Promise.race([serveStdio(running.newServer()), ended])
+    else {
+      await ended
+      await serving.close()
     }
-    let serving
-    try {
-      serving = await serveHttp(gateway.newServer, {
-        ...listen,
-        allowedHosts,
-        readiness: gateway.readiness,
-        ...(metrics === undefined ? {} : { metrics: metrics.scrape }),
-        ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
-        ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
-        // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
-        allowedOrigins: allowedHosts.flatMap((h) =>
-          /:\d+$/.test(h) || listen.port === 0 ? [`https://${h}`] : [`https://${h}`, `https://${h}:${listen.port}`],
-        ),
-        ...(io.token === undefined ? {} : { token: io.token }),
-      })
-    } catch (e) {
-      io.err(`toolstack serve: ${(e as Error).message}`)
-      return 2
-    }
-    sessions = serving.sessions
-    io.err(`toolstack serve: listening on ${serving.url}${io.token === undefined ? '' : ' (bearer token required)'}`)
-    await ended
-    await serving.close()
     return 0
   } finally {
     for (const off of offs) off()
     await reloading
-    await gateway.close()
-    if (fd !== undefined) closeSync(fd)
+    await running.close()
+    closeLog()
   }
 }

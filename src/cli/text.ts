@@ -7,7 +7,7 @@
  */
 import { escapeControls } from '../kernel/describe.js'
 
-export { cut, describeError, escapeControls } from '../kernel/describe.js'
+export { cut, describeError, escapeControls, installCommand, isMissingPackage } from '../kernel/describe.js'
 export { isRecord, own } from '../kernel/guards.js'
 
 /** `n` and a noun, plural unless `n` is 1. @since 0.1.0 */

@@ -131,14 +131,19 @@ export const claimFirst =
   }
 
 /**
- * The upstream a URI goes to: of those whose listing holds it (`owners`, in config order), the first that
- * is up, else the first (so a read names the upstream that is down); `undefined` when none holds it.
+ * The upstream a URI goes to: of those whose listing holds it (`owners`, in config order), the first, up or down.
+ * A URI keeps its owner while the owner is down (a read names it, and no other upstream's copy or catch-all
+ * template answers in its place); it moves only when the owner, listing again, no longer holds it, or on a reload.
+ *
+ * @example
+ * import { pickOwner } from 'toolstack/gateway'
+ * assert.strictEqual(pickOwner([0, 2]), 0)
+ * assert.strictEqual(pickOwner([]), undefined)
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const pickOwner = (owners: ReadonlyArray<number>, isUp: (i: number) => boolean): number | undefined =>
-  owners.find(isUp) ?? owners[0]
+export const pickOwner = (owners: ReadonlyArray<number>): number | undefined => owners[0]
 
 /**
  * Every upstream whose template matches `uri`, in config order. A template the SDK cannot parse matches
@@ -285,7 +290,6 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   }
   const say = (message: string): void => options.diagnose?.(message)
   const nameOf = (i: number): string => JSON.stringify(entries[i]?.name ?? '')
-  const isUp = (i: number): boolean => entries[i]?.upstream.client() !== undefined
 
   const resourcesListeners = new Set<IO<void>>()
   const promptsListeners = new Set<IO<void>>()
@@ -403,7 +407,10 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   ): Promise<ReadonlyArray<A>> => {
     const listings = await listEach('resources', `${what}s`, last, resourcesListeners, page, itemsOf)
     reindex()
-    return servedOnce(what, keyOf, listings)
+    // claimed over what each upstream listed last, down or not: a down upstream keeps its URIs, so another's copy
+    // stays hidden; what is served is what the upstreams that answered now listed
+    const served = new Set(servedOnce(what, keyOf, last))
+    return listings.flatMap((l) => l ?? []).filter((item) => served.has(item))
   }
   const listResources = (): Promise<ReadonlyArray<Resource>> =>
     listServed(
@@ -423,7 +430,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     )
 
   const ownerOf = (uri: string): number | undefined =>
-    pickOwner(uriOwners.get(uri) ?? [], isUp) ?? pickOwner(templateRoute(uri), isUp)
+    pickOwner(uriOwners.get(uri) ?? []) ?? pickOwner(templateRoute(uri))
 
   // one re-listing in flight for every read that missed the index
   let relisting: Promise<void> | undefined
@@ -437,7 +444,15 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
       },
     ))
 
+  // an upstream up and never listed may own a URI another's template matches: it is listed before it is passed over
+  const unlisted = (): boolean =>
+    entries.some(
+      (_, i) =>
+        clientWith(i, 'resources') !== undefined && (lastResources[i] === undefined || lastTemplates[i] === undefined),
+    )
+
   const route = async (uri: string): Promise<number> => {
+    if (!uriOwners.has(uri) && unlisted()) await relist()
     const known = ownerOf(uri)
     if (known !== undefined) return known
     await relist()
@@ -596,6 +611,8 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     switch (n._tag) {
       case 'Up':
         resubscribe(i)
+        // what it owns is known from its listing: listed as it comes up, so a read meanwhile finds its owner
+        void relist()
         tellAll(resourcesListeners)
         tellAll(promptsListeners)
         return
@@ -667,10 +684,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   // order) that lists that template, else to the one its URI would be read from. An upstream that offers no
   // completion has no suggestions.
   const templateOwner = (uri: string): number | undefined =>
-    pickOwner(
-      lastTemplates.flatMap((ts, i) => (ts?.some((t) => t.uriTemplate === uri) === true ? [i] : [])),
-      isUp,
-    )
+    pickOwner(lastTemplates.flatMap((ts, i) => (ts?.some((t) => t.uriTemplate === uri) === true ? [i] : [])))
   const complete = async (params: CompleteRequest['params']): Promise<CompleteResult> => {
     const ref = params.ref
     let i: number

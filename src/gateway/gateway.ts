@@ -24,8 +24,9 @@ import type { PolicyDecision, PolicyDiagnostic, SharedGrants } from '../combinat
 import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
 import { locationNames } from '../steps/policy/options.js'
 import type { Rule } from '../steps/policy/Rule.js'
-import { decodeRules, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
+import { decodeRules, drawRule, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
 import type { QuestionQueue } from '../steps/policy/questions.js'
+import type { OnAsk } from '../steps/policy/ask.js'
 import { newQuestionQueue } from '../steps/policy/questions.js'
 import type { ProtectedFile } from '../steps/policy/evaluate.js'
 import type { LocationResolver } from '../kernel/resolve.js'
@@ -37,12 +38,15 @@ import { longestTagOf, namespaceOf } from '../kernel/longest.js'
 import type { McpSession } from '../mcp/server.js'
 import type { Readiness } from '../mcp/serve.js'
 import { toMcpServer } from '../mcp/server.js'
-import type { Upstream, UpstreamEvent, UpstreamSpec } from './upstream.js'
+import type { Upstream, UpstreamEvent, UpstreamSpec, UpstreamStatus } from './upstream.js'
 import { superviseUpstream } from './upstream.js'
 import type { Curation } from './listed.js'
-import { curated, newListedNames, onlyListed, recordListed } from './listed.js'
+import { curated, isServed, newListedNames, onlyListed, recordListed } from './listed.js'
 import type { ObservedCall } from './observed.js'
 import { markReached, newReached, observeCalls } from './observed.js'
+import { answerSendable } from '../mcp/sendable.js'
+import type { Heard, Pending, RecentDecision } from './heard.js'
+import { answered, asked, emptyHeard, hearCounts, hearWarning, noPending, remember } from './heard.js'
 import type { Catalog } from './catalog.js'
 import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
@@ -50,7 +54,10 @@ import { diffConfigs, sessionsOf } from './reload.js'
 import type { ListedNames } from './listed.js'
 import type { GatewayStore, PairCount } from './stores/store.js'
 import { openStore, storeKindOf } from './stores/openStore.js'
+import { grantId } from './stores/store.js'
+import { mergeGrants } from './stores/memoryStore.js'
 import { newLogHub } from '../mcp/logging.js'
+import { forgetGrant, showText } from '../steps/policy/Answer.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -101,10 +108,17 @@ export interface GatewayConfig {
   /** Milliseconds each request to an upstream may take, unless its entry says otherwise (the SDK's 60 s when absent). */
   readonly timeout?: number
   /**
-   * Milliseconds the gateway waits for slow upstreams, at start and on each listing, before it serves what is
-   * ready; a late upstream's tools are announced (`list_changed`) when they arrive. Default 2 000.
+   * Milliseconds a listing waits for an upstream that is slow to list again (and a reload for the upstreams it
+   * starts) before it serves what is ready; a late upstream's tools are announced (`list_changed`) when they
+   * arrive. Default 2 000.
    */
   readonly listWaitMs?: number
+  /**
+   * Milliseconds from the gateway's start during which a listing waits for the upstreams still starting (launched,
+   * not yet listed), so that the first listing has their tools; one that does not answer within it never delays a
+   * listing beyond it. Default 30 000.
+   */
+  readonly startupMs?: number
   /**
    * What the gateway remembers beyond one session (`memory`, `file:PATH`, `redis://…`; see `openStore`). Absent:
    * each session keeps its own grants and says each pair once, as without a store. Read at start only.
@@ -150,8 +164,63 @@ export interface Gateway {
   readonly reload: (config: GatewayConfig) => Promise<ConfigChange>
   /** The store's counts of calls per (tool, undeclared key), summed over every process sharing it; `[]` without a store. */
   readonly stats: () => Promise<ReadonlyArray<PairCount>>
+  /**
+   * Resolves once every upstream of the first configuration has listed its tools or failed to start, or once
+   * `startupMs` has passed (for a start summary). Until then, a listing waits for the upstreams still starting.
+   */
+  readonly started: Promise<void>
+  /** Each upstream of the configuration in force, in its order, with the tools it serves under its prefix. */
+  readonly status: IO<ReadonlyArray<GatewayUpstreamStatus>>
+  /** The grants held now: the store's, or without a store each open session's own. */
+  readonly grants: IO<ReadonlyArray<HeldGrant>>
+  /**
+   * Takes back the grant named `id` (its `grantId`): from the store (and so from every process sharing it) and from
+   * every session that holds it, whose next call is judged without it; a diagnostic says so, naming `by`. Returns
+   * the rule taken back, `undefined` when no grant has that id.
+   */
+  readonly revokeGrant: (id: string, by: string) => Rule | undefined
+  /** What the audit heard in this process: each undeclared (tool, key) pair, with its calls and first call. */
+  readonly heard: IO<Heard>
+  /** The guard's latest decisions in this process, oldest first (at most `MAX_RECENT`). */
+  readonly recent: IO<ReadonlyArray<RecentDecision>>
+  /** The questions put to a host's human in this process and not answered yet. */
+  readonly pending: IO<Pending>
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
+}
+
+/**
+ * A grant a running gateway holds: an "always" answer, as a rule.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface HeldGrant {
+  readonly rule: Rule
+  /** Its `grantId`: how it is named to take it back. */
+  readonly id: string
+  /** How many open sessions hold it as their own answer (with a store, every session also reads the store's). */
+  readonly sessions: number
+  /** Whether it is in the gateway's store (shared by every session, and every process on the store). */
+  readonly stored: boolean
+}
+
+/**
+ * One upstream of a running gateway, as a start summary or a page shows it.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface GatewayUpstreamStatus {
+  readonly name: string
+  readonly prefix: string
+  readonly required: boolean
+  readonly state: UpstreamStatus['state']
+  readonly pid?: number
+  readonly restarts: number
+  readonly why?: string
+  /** The tools it serves (its configuration's `tools` applied), by the names hosts call them. */
+  readonly tools: ReadonlyArray<{ readonly name: string; readonly description?: string }>
 }
 
 /**
@@ -173,9 +242,31 @@ export interface GatewayFiles {
 // -------------------------------------------------------------------------------------
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
+
+// lines upstreams write to stderr that say nothing wrong, each said once per upstream with why (the reference
+// filesystem server asks for roots when it starts: the gateway can answer only once a host with roots has called)
+const HARMLESS: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> = [
+  {
+    pattern: /^Failed to request initial roots from client/,
+    why:
+      'harmless: it asks for the roots of a host before any host with roots has called it, and keeps its ' +
+      'own directories; said once',
+  },
+]
 // how often a session's counts may be read and sent to the store (each read costs O(pairs))
 const COUNTS_EVERY_MS = 1_000
-const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs', 'store']
+const TOP = [
+  'mcpServers',
+  'rules',
+  'tolerate',
+  'locationArgs',
+  'reasons',
+  'log',
+  'timeout',
+  'listWaitMs',
+  'startupMs',
+  'store',
+]
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr', 'sessions']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required', 'sessions']
 
@@ -356,10 +447,13 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   if (isLeft(timeout)) problem(timeout.left)
   const listWaitMs = decodeMs('listWaitMs', u['listWaitMs'])
   if (isLeft(listWaitMs)) problem(listWaitMs.left)
+  const startupMs = decodeMs('startupMs', u['startupMs'])
+  if (isLeft(startupMs)) problem(startupMs.left)
   const store = u['store']
   const storeKind = store === undefined ? undefined : storeKindOf(store)
   if (storeKind?._tag === 'Left') problem(`store ${storeKind.left}`)
-  if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs)) return left(problems.join('\n'))
+  if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs) || isLeft(startupMs))
+    return left(problems.join('\n'))
   // each member below was checked above, and any problem returned: the casts only restate those checks
   return right({
     servers,
@@ -370,6 +464,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     log: log as string | undefined,
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
     ...(listWaitMs.right === undefined ? {} : { listWaitMs: listWaitMs.right }),
+    ...(startupMs.right === undefined ? {} : { startupMs: startupMs.right }),
     ...(store === undefined ? {} : { store: store as string }),
   })
 }
@@ -390,14 +485,16 @@ interface Serving {
   readonly protect: ReadonlyArray<ProtectedFile>
 }
 
-// what a session keeps across reloads: one question at a time, and the human's "always" answers
+// what a session keeps across reloads: one question at a time, and the human's "always" answers; `taken` counts
+// the grants taken back from it, each of which has its stack built again (the policy holds its own copy)
 interface SessionKept {
   readonly questions: QuestionQueue
   grants: ReadonlyArray<Rule>
+  taken: number
 }
 
-// with a store, what the gateway knows of one session, to tell it `list_changed` when grants from elsewhere
-// change its listing: its listener, its own grants, and the names its stack was last listed
+// what the gateway knows of one session, to tell it `list_changed` when grants from elsewhere change its listing,
+// and to take a grant back from it: its listener, its own grants, and the names its stack was last listed
 interface SessionLink {
   listener: IO<void> | undefined
   kept: SessionKept | undefined
@@ -521,21 +618,60 @@ const countDeltas = (
 }
 
 /**
- * Starts every upstream at once, waits until each has started or failed (a failed one keeps being
- * restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one host session, with a
- * stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is false),
- * `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation.
- * `reload` applies a new configuration without dropping a session (docs/serve.md, "Reloading").
+ * Opens the store, starts every upstream at once, waits until each has started or failed (a failed one keeps
+ * being restarted), or `listWaitMs` has passed, and returns a gateway whose `newServer` makes a server for one
+ * host session, with a stack of its own: `registry` over the upstreams, then `withReasons` (unless `reasons` is
+ * false), `withUnknownKeyAudit`, and `withPolicy` asking the session's human through elicitation. Until every
+ * upstream has listed or failed once (`started`), or `startupMs` has passed, a listing waits for those still
+ * starting. `reload` applies a new configuration without dropping a session (docs/serve.md, "Reloading").
  *
  * @since 0.1.0
  * @category constructors
  */
 export const startGateway = async (
   config: GatewayConfig,
-  onRecord: (record: GatewayRecord) => void,
+  record: (record: GatewayRecord) => void,
   info: { readonly name: string; readonly version: string } = { name: 'toolstack', version: '0.1.0' },
   files: GatewayFiles = {},
 ): Promise<Gateway> => {
+  // what a page shows, kept from the records as they pass: what the alarm heard, the guard's latest decisions
+  let heard: Heard = emptyHeard
+  let recent: ReadonlyArray<RecentDecision> = []
+  const onRecord = (r: GatewayRecord): void => {
+    if (r.type === 'warning') heard = hearWarning(r, r.upstream, Date.now())(heard)
+    else if (r.type === 'decision') {
+      const { tool, id, upstream, outcome, by, refusal } = r
+      recent = remember({
+        time: Date.now(),
+        tool,
+        id,
+        upstream,
+        outcome,
+        by,
+        ...(refusal === undefined ? {} : { refusal }),
+      })(recent)
+    } else if (r.type === 'call' && !r.listed && r.outcome === 'refused') {
+      const { tool, id, upstream } = r
+      recent = remember({ time: Date.now(), tool, id, upstream, outcome: 'refused', by: 'unlisted' })(recent)
+    }
+    record(r)
+  }
+  // the questions open now, each under a number of its own
+  let pending: Pending = noPending
+  let questionsAsked = 0
+  const trackedWhileOpen =
+    (ask: OnAsk, upstreamOf: (tool: string) => string): OnAsk =>
+    async (request) => {
+      const n = ++questionsAsked
+      const { tool, paths } = request
+      pending = asked(n, { since: Date.now(), tool, id: request.call.id, upstream: upstreamOf(tool), paths })(pending)
+      try {
+        const answer = ask(request)
+        return await (typeof answer === 'function' ? answer() : answer)
+      } finally {
+        pending = answered(n)(pending)
+      }
+    }
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
   // opened before any upstream starts: a store that cannot be opened (a corrupt file) starts nothing
   const store = config.store === undefined ? undefined : await openStore(config.store, { onNotice: (m) => diagnose(m) })
@@ -555,10 +691,24 @@ export const startGateway = async (
   }
   // logs passed through: each host session's level, the most verbose of them asked of every upstream
   const logs = newLogHub()
+  // what an upstream says that is no trouble is said once per upstream, with why
+  const saidHarmless = new Set<string>()
+  const upstreamEvent = (e: UpstreamEvent): void => {
+    if (e._tag === 'Stderr') {
+      const known = HARMLESS.findIndex((h) => h.pattern.test(e.line))
+      if (known >= 0) {
+        const key = `${e.upstream}\u0000${known}`
+        if (saidHarmless.has(key)) return
+        saidHarmless.add(key)
+        return onRecord({ type: 'upstream', ...e, line: `${e.line} (${HARMLESS[known]?.why ?? ''})` })
+      }
+    }
+    onRecord({ type: 'upstream', ...e })
+  }
   const startUpstream = (c: GatewayConfig, s: GatewayServer): Upstream => {
     const timeout = s.timeout ?? c.timeout
     const upstream = superviseUpstream(s.name, s.spec, {
-      onEvent: (e) => onRecord({ type: 'upstream', ...e }),
+      onEvent: upstreamEvent,
       listWaitMs: c.listWaitMs ?? 2_000,
       stderr: s.stderr ?? 'log',
       sessionPerHost: sessionsOf(s) === 'per-host',
@@ -583,7 +733,7 @@ export const startGateway = async (
     await upstream.close()
   }
   // a hung upstream does not hold the others back: serve what is ready; a late one's tools are announced
-  const waitReady = async (upstreams: ReadonlyArray<Upstream>, ms: number): Promise<void> => {
+  const waitReady = async (upstreams: ReadonlyArray<Pick<Upstream, 'ready'>>, ms: number): Promise<void> => {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
       Promise.all(upstreams.map((u) => u.ready)),
@@ -639,33 +789,88 @@ export const startGateway = async (
     }
   }
   const first = new Map(config.servers.map((s) => [s.name, startUpstream(config, s)]))
-  await waitReady([...first.values()], config.listWaitMs ?? 2_000)
   let current = serving(config, first)
+  // The start-up window: until every upstream has listed or failed once, or startupMs has passed, a listing waits
+  // for the upstreams still starting, so a host that lists once (and ignores list_changed) gets their tools; one
+  // that hangs holds no listing past the window. The gateway serves meanwhile: a host's initialize is answered.
+  const startupMs = config.startupMs ?? 30_000
+  const startupEnds = Date.now() + startupMs
+  let startingUp = true
+  const started = waitReady([...first.values()], startupMs).then(() => {
+    startingUp = false
+  })
+  // as before the window existed: the gateway resolves once each upstream has started or failed, or listWaitMs has
+  // passed (a host's initialize waits no longer than that; its first listing waits for the window)
+  await waitReady([...first.values()], config.listWaitMs ?? 2_000)
+  const startupWait = async (): Promise<void> => {
+    if (!startingUp) return
+    const starting = [...current.upstreams.values()].filter((u) => u.status().state === 'starting')
+    if (starting.length > 0)
+      await waitReady(
+        starting.map((u) => ({ ready: u.settled() })),
+        startupEnds - Date.now(),
+      )
+  }
   // replaced by each reload, with each session's subscriptions
   const catalog = replaceableCatalog(catalogOf(config, first))
 
   // With a store: grants are the store's, read at each judgement, and each "always" answer goes to it; a pair is
   // said by the session that claims it first; counts reach the store after each call, off its path.
   let sharedSeen: ReadonlyArray<Rule> = store?.grants() ?? []
-  // grants changed (an answer here, or from elsewhere): each session whose listing they change is told
-  const grantsMoved = (): void => {
-    if (store === undefined) return
+  // a grant taken back leaves every session that holds it as its own too (its policy keeps a copy): their stacks
+  // are built again, at their next listing or call
+  const takeBack = (removed: ReadonlyArray<Rule>): void => {
+    for (const link of links) {
+      const kept = link.kept
+      if (kept === undefined) continue
+      const next = removed.reduce((gs, r) => forgetGrant(r)(gs), kept.grants)
+      if (next === kept.grants) continue
+      kept.grants = next
+      kept.taken++
+    }
+  }
+  // grants changed (an answer here, one taken back, or either from elsewhere): each session whose listing they change
+  // is told
+  const grantsMoved = (taken: ReadonlyArray<Rule> = []): void => {
     const before = sharedSeen
-    const after = store.grants()
+    const after = store?.grants() ?? []
     sharedSeen = after
-    if (before === after) return
+    const removed = [...before.filter((g) => forgetGrant(g)(after) === after), ...taken]
+    const owned = new Map([...links].map((l) => [l, l.kept?.grants ?? []] as const))
+    takeBack(removed)
+    if (before === after && removed.length === 0) return
     const rules = current.config.rules
     for (const link of [...links]) {
       const names = link.listed?.read()
       if (names === undefined || link.listener === undefined) continue
-      const own = [...rules, ...(link.kept?.grants ?? [])]
-      if (!listingDiffers(names, [...own, ...before], [...own, ...after])) continue
+      const was = [...rules, ...(owned.get(link) ?? []), ...before]
+      const is = [...rules, ...(link.kept?.grants ?? []), ...after]
+      if (!listingDiffers(names, was, is)) continue
       try {
         link.listener()
       } catch {
         // one listener that throws costs the others nothing
       }
     }
+  }
+  // the grants held now: the store's, or without one each session's own; with how many sessions hold each as theirs
+  const heldGrants = (): ReadonlyArray<HeldGrant> => {
+    const own = [...links].flatMap((l) => l.kept?.grants ?? [])
+    const all = mergeGrants(store?.grants() ?? [], own)
+    return all.map((rule) => ({
+      rule,
+      id: grantId(rule),
+      sessions: [...links].filter((l) => (l.kept?.grants ?? []).some((g) => grantId(g) === grantId(rule))).length,
+      stored: store !== undefined,
+    }))
+  }
+  const revokeGrant = (id: string, by: string): Rule | undefined => {
+    const held = heldGrants().find((h) => h.id === id)
+    if (held === undefined) return undefined
+    store?.revokeGrant(held.rule)
+    grantsMoved([held.rule])
+    diagnose(`toolstack serve: a grant was taken back (${by}): ${showText(drawRule(held.rule), 500).text}`)
+    return held.rule
   }
   const shared: SharedGrants | undefined =
     store === undefined
@@ -677,7 +882,7 @@ export const startGateway = async (
             grantsMoved()
           },
         }
-  const offGrants = store === undefined ? () => undefined : store.onGrantsChanged(grantsMoved)
+  const offGrants = store === undefined ? () => undefined : store.onGrantsChanged(() => grantsMoved())
   // a warning's keys are said only once the store says this process is the first to claim them; the call
   // does not wait for it
   const warnClaimed = (s: GatewayStore, w: UnknownKeyWarning, upstream: string): void =>
@@ -695,7 +900,15 @@ export const startGateway = async (
   // path. Reading the counts costs O(pairs), and a model chooses how many pairs there are: so they are read only
   // when the session's seen-set changed (a call with no undeclared key leaves it the same object), and at most
   // once every COUNTS_EVERY_MS, however many calls come
-  const countedTo = (s: GatewayStore, audited: AuditedProvider<unknown>, seen: IO<SeenSet>): Provider<unknown> => {
+  const counted = (deltas: ReadonlyArray<PairCount>): void => {
+    heard = hearCounts(deltas)(heard)
+    store?.addCounts(deltas)
+  }
+  const countedTo = (
+    addCounts: (deltas: ReadonlyArray<PairCount>) => void,
+    audited: AuditedProvider<unknown>,
+    seen: IO<SeenSet>,
+  ): Provider<unknown> => {
     let sent: ReadonlyMap<string, number> = new Map()
     let read = seen()
     let timer: NodeJS.Timeout | undefined
@@ -709,7 +922,7 @@ export const startGateway = async (
       try {
         const [deltas, next] = countDeltas(sent, audited.stats())
         sent = next
-        if (deltas.length > 0) s.addCounts(deltas)
+        if (deltas.length > 0) addCounts(deltas)
       } catch {
         // counts that cannot be read or sent cost no call
       }
@@ -745,7 +958,9 @@ export const startGateway = async (
     })
     const audited = pipe(now.namespace, recordListed(listed), withUnknownKeyAudit(audit))
     return pipe(
-      store === undefined ? audited : countedTo(store, audited, audit.memory.seen.read),
+      countedTo(counted, audited, audit.memory.seen.read),
+      // a result too deep to be sent is an error, answered and logged as one
+      answerSendable,
       // what comes back from under the policy reached its upstream; the rest was refused above
       markReached(reached),
       withPolicy({
@@ -753,7 +968,7 @@ export const startGateway = async (
         locationArgs: now.config.locationArgs,
         resolver: now.resolverOf,
         protect: now.protect,
-        onAsk: session.askHuman,
+        onAsk: session.askHuman === undefined ? undefined : trackedWhileOpen(session.askHuman, now.upstreamOf),
         questions: kept.questions,
         grants: kept.grants,
         onGrant: (grants) => {
@@ -777,18 +992,18 @@ export const startGateway = async (
   const stackFor = (session: McpSession, link: SessionLink): Provider<unknown> => {
     // one host, one human: a call that would be asked about while its question is open is refused at once (the
     // host's own elicitation handler may be the caller, and would wait for itself)
-    const kept: SessionKept = { questions: newQuestionQueue({ whileOpen: 'refuse' }), grants: [] }
+    const kept: SessionKept = { questions: newQuestionQueue({ whileOpen: 'refuse' }), grants: [], taken: 0 }
     link.kept = kept
-    let built: { readonly from: Serving; readonly stack: Provider<unknown> } | undefined
+    let built: { readonly from: Serving; readonly taken: number; readonly stack: Provider<unknown> } | undefined
     const stackNow = (): Provider<unknown> => {
       const now = current
-      if (built?.from === now) return built.stack
+      if (built?.from === now && built.taken === kept.taken) return built.stack
       const stack = stackOf(now, session, kept, link)
-      built = { from: now, stack }
+      built = { from: now, taken: kept.taken, stack }
       return stack
     }
     return {
-      toolsForLlm: () => stackNow().toolsForLlm(),
+      toolsForLlm: () => startupWait().then(() => stackNow().toolsForLlm()),
       executeToolCalls: (calls) => () => stackNow().executeToolCalls(calls)(),
     }
   }
@@ -870,7 +1085,6 @@ export const startGateway = async (
       const server = toMcpServer((session) => stackFor(session, link), gatewayInfo(info, fronts), {
         toolsChanged: (listener) => {
           const off = toolsChanged(listener)
-          if (store === undefined) return off
           link.listener = listener
           links.add(link)
           return () => {
@@ -879,9 +1093,19 @@ export const startGateway = async (
           }
         },
         rootsChanged,
-        resources: catalog.resources,
-        prompts: catalog.prompts,
-        completions: catalog.complete,
+        // what an upstream still starting lists is waited for too, as its tools are
+        resources: {
+          ...catalog.resources,
+          list: () => startupWait().then(catalog.resources.list),
+          listTemplates: () => startupWait().then(catalog.resources.listTemplates),
+          read: (uri) => startupWait().then(() => catalog.resources.read(uri)),
+        },
+        prompts: {
+          ...catalog.prompts,
+          list: () => startupWait().then(catalog.prompts.list),
+          get: (name, args) => startupWait().then(() => catalog.prompts.get(name, args)),
+        },
+        completions: (params) => startupWait().then(() => catalog.complete(params)),
         logging: logs,
       })
       // the host session's own upstream sessions end with it
@@ -891,6 +1115,34 @@ export const startGateway = async (
         for (const u of current.upstreams.values()) u.endSession(server)
       }
       return server
+    },
+    started,
+    grants: heldGrants,
+    revokeGrant,
+    heard: () => heard,
+    recent: () => recent,
+    pending: () => pending,
+    status: () => {
+      const now = current
+      return now.config.servers.map((s): GatewayUpstreamStatus => {
+        const st = (now.upstreams.get(s.name) as Upstream).status()
+        const served = s.tools === undefined ? () => true : isServed(s.tools)
+        return {
+          name: s.name,
+          prefix: s.prefix,
+          required: s.required ?? true,
+          state: st.state,
+          ...(st.pid === undefined ? {} : { pid: st.pid }),
+          restarts: st.restarts,
+          ...(st.why === undefined ? {} : { why: st.why }),
+          tools: st.tools
+            .filter((d) => served(d.function.name))
+            .map((d) => ({
+              name: namespaceOf(s.prefix) + d.function.name,
+              ...(typeof d.function.description === 'string' ? { description: d.function.description } : {}),
+            })),
+        }
+      })
     },
     reload,
     stats: () => (store === undefined ? Promise.resolve([]) : store.stats()),

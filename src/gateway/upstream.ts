@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { batchOf } from '../steps/Batch.js'
-import { describeError } from '../kernel/describe.js'
+import { cut, describeError } from '../kernel/describe.js'
 import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider } from '../mcp/client.js'
 import { fromMcpClient } from '../mcp/client.js'
@@ -146,6 +146,29 @@ export interface Upstream extends BatchProvider<never> {
   readonly setLogLevel: (level: LogLevel) => void
   /** A host session ended (the `session` of its calls' context): its upstream session, if it has one, is ended. */
   readonly endSession: (session: object) => void
+  /** Where it stands now, without asking it anything (for a start summary, or a page). */
+  readonly status: IO<UpstreamStatus>
+  /** Resolves once the start under way, if any, has succeeded or failed; at once when none is. */
+  readonly settled: () => Promise<void>
+}
+
+/**
+ * Where a supervised upstream stands: `starting` while a start is under way (its server launched or reached,
+ * and not yet listed), `up` once it listed, `down` between a failure or an exit and the next start.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface UpstreamStatus {
+  readonly state: 'starting' | 'up' | 'down'
+  /** Its tools, as its last listing gave them (none before the first). */
+  readonly tools: ReadonlyArray<ToolDeclaration>
+  /** The server process's id, for a command that runs now. */
+  readonly pid?: number
+  /** How many times it was restarted. */
+  readonly restarts: number
+  /** Why it is down, or was last (cut to 1,000 characters, not escaped). */
+  readonly why?: string
 }
 
 interface Running {
@@ -205,6 +228,9 @@ const connectTo = async (
   return { client: conn.client, close: conn.close, pid: () => conn.pid }
 }
 
+// the lines of a server's stderr held while it starts: its last ones, said once it is up (a crash quotes its own)
+const EARLY_LINES = 20
+
 // each tool's name and its parameters as JSON (absent parameters stay distinct from `null`)
 const shapes = (ds: ReadonlyArray<ToolDeclaration>): string =>
   JSON.stringify(ds.map((d) => [d.function.name, JSON.stringify(d.function.parameters)]))
@@ -238,6 +264,10 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   let nextDelay = base
   let closed = false
   let startRun: Promise<void> = Promise.resolve()
+  // a start under way, and how many restarts there were
+  let inStart = false
+  let restarts = 0
+  let lastWhy: string | undefined
   // aborted by close: a start still in its handshake ends its server at once
   const starting = new AbortController()
   // the hosts of the calls in flight here, for the server's requests to its client
@@ -289,6 +319,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     down = `${down}; it is restarted in ${Math.ceil(inMs / 1000)} s`
     retry = setTimeout(() => {
       retry = undefined
+      restarts++
       startRun = start()
     }, inMs)
     retry.unref()
@@ -334,8 +365,36 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
 
   // run at construction and by the retry timer (which close clears)
   const start = async (): Promise<void> => {
+    inStart = true
+    try {
+      await startOnce()
+    } finally {
+      inStart = false
+    }
+  }
+  const startOnce = async (): Promise<void> => {
     const t0 = Date.now()
     let current: Connected | undefined
+    // what the server says while it starts is held, its last lines only: a server that crashes at start says its
+    // stack trace again on every restart, and the failure quotes its end already (connectStdio keeps it)
+    let early: Array<string> | undefined = []
+    let dropped = 0
+    const heard = (line: string): void => {
+      if (early === undefined) return emit({ _tag: 'Stderr', upstream: name, line })
+      early.push(line)
+      if (early.length > EARLY_LINES) {
+        early.shift()
+        dropped++
+      }
+    }
+    // once it is up, what it said is said, each line an event (the first of them saying how many were left out)
+    const sayEarly = (): void => {
+      const lines = early ?? []
+      early = undefined
+      if (dropped > 0)
+        emit({ _tag: 'Stderr', upstream: name, line: `(${dropped} earlier lines of its start not shown)` })
+      for (const line of lines) emit({ _tag: 'Stderr', upstream: name, line })
+    }
     try {
       current = await connectTo(
         spec,
@@ -344,11 +403,12 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
           if (running === undefined || closed) return
           running = undefined
           down = 'it exited'
+          lastWhy = down
           emit({ _tag: 'Exited', upstream: name })
           tell({ _tag: 'Down' })
           scheduleRestart()
         },
-        (line) => emit({ _tag: 'Stderr', upstream: name, line }),
+        heard,
         starting.signal,
       )
       // installed before any I/O event after the handshake, so the server's first request finds them
@@ -378,11 +438,14 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       upSince = Date.now()
       const pid = current.pid()
       emit({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
+      sayEarly()
       tell({ _tag: 'Up' })
     } catch (e) {
       running = undefined
+      early = undefined
       await current?.close()
       down = `it failed to start (${describeError(e)})`
+      lastWhy = cut(describeError(e), 1_000)
       emit({ _tag: 'Failed', upstream: name, error: describeError(e) })
       scheduleRestart()
     }
@@ -559,6 +622,17 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       perHost.delete(session)
       void closeHostClient(made)
     },
+    status: () => {
+      const pid = running?.pid()
+      return {
+        state: running !== undefined ? 'up' : inStart ? 'starting' : 'down',
+        tools: known,
+        ...(pid === undefined ? {} : { pid }),
+        restarts,
+        ...(lastWhy === undefined ? {} : { why: lastWhy }),
+      }
+    },
+    settled: () => startRun,
     close: async () => {
       closed = true
       starting.abort()

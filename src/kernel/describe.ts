@@ -83,3 +83,35 @@ export const unknownToolMessage = (name: string, names: ReadonlyArray<string>): 
         .map((n) => JSON.stringify(n))
         .join(', ') +
       (names.length > MAX_NAMES_SHOWN ? ', …' : '')
+
+/**
+ * The command that installs `packages` beside toolstack: the local one, and the one for a global toolstack
+ * (`npm install -g toolstack`: Node finds a global package beside it, in the same global folder).
+ */
+export const installCommand = (packages: ReadonlyArray<string>): string =>
+  `npm install ${packages.join(' ')} (with a global toolstack: npm install -g ${packages.join(' ')})`
+
+// the codes Node gives a module it cannot find: ESM's, then CommonJS's
+const NOT_FOUND: ReadonlySet<unknown> = new Set(['ERR_MODULE_NOT_FOUND', 'MODULE_NOT_FOUND'])
+
+/**
+ * Whether `e` is Node failing to find the package `name` (or a module of it), as `import` and `require` report
+ * it; any other failure (a module that throws as it loads, a package that is there but broken) is not.
+ */
+export const isMissingPackage = (e: unknown, name: string): boolean => {
+  if (typeof e !== 'object' || e === null || !NOT_FOUND.has((e as { code?: unknown }).code)) return false
+  const message = describeError(e)
+  return message.includes(`'${name}'`) || message.includes(`'${name}/`) || message.includes(`"${name}"`)
+}
+
+/**
+ * The error for an optional package that is missing: who needs it, which package, and the command that installs
+ * it (`installCommand`), with Node's own words last.
+ */
+export const missingPackageError = (who: string, needs: string, packages: ReadonlyArray<string>, e: unknown): Error =>
+  new Error(
+    `${who} needs ${needs}, which is not installed; install it: ${installCommand(packages)} (${describeError(e)})`,
+    {
+      cause: e,
+    },
+  )

@@ -5,10 +5,12 @@
  *
  * @since 0.1.0
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto'
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { EventStore, StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -87,6 +89,41 @@ export interface ServeHttpOptions {
    * `Origin` and token checks, as `/mcp` is: it names the tools and keys a model sent.
    */
   readonly metrics?: () => Promise<{ readonly contentType: string; readonly body: string }>
+  /**
+   * The most connections open at once; one more is closed as soon as it is accepted, so that a client holding
+   * connections open cannot take every file the process may open (its upstreams' pipes, its log, its store). Default
+   * `defaultMaxConnections()`, sized to the process's limit on open files.
+   */
+  readonly maxConnections?: number
+  /**
+   * Milliseconds a client may take to send a request's headers before its connection is closed (408). Default 10 000.
+   */
+  readonly headersTimeoutMs?: number
+  /** Told, at most once a minute, that connections are being refused (plain text). */
+  readonly onNotice?: (message: string) => void
+  /**
+   * A page for people, at `GET /` (e.g. `gatewayPage(gateway, …)`), with its actions (`POST /NAME`); absent: 404.
+   * Behind the `Host`, `Origin` and token checks, as `/mcp` is; a browser gives the token as the password of HTTP
+   * Basic authentication (any user name), which a 401 for the page asks for. An action also needs the page's CSRF
+   * token among its form's fields, and is refused from another site (`Origin`, `Sec-Fetch-Site`).
+   */
+  readonly page?: HttpPage
+}
+
+/**
+ * A page `serveHttp` serves at `/`, and the actions its forms post to.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface HttpPage {
+  /** The page's HTML for `GET /`, given the query and the CSRF token its forms must send back (field `csrf`). */
+  readonly render: (query: URLSearchParams, csrf: string) => string
+  /**
+   * For each action (`POST /NAME`, a form of `application/x-www-form-urlencoded`), what it does with the form's fields;
+   * it returns where the browser goes next (a 303), e.g. `/?done=1`.
+   */
+  readonly actions: Readonly<Record<string, (form: URLSearchParams) => string>>
 }
 
 /**
@@ -214,6 +251,40 @@ interface Session {
 
 const MAX_BODY = 4 * 1024 * 1024
 
+// the process's limit on open files (the soft one): Linux says it in /proc; elsewhere the shell's `ulimit -n`
+const fileLimit = (): number | undefined => {
+  try {
+    const line = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+    if (line !== undefined) return line === 'unlimited' ? Infinity : Number(line)
+  } catch {
+    // not Linux
+  }
+  try {
+    const text = execFileSync('/bin/sh', ['-c', 'ulimit -n'], { encoding: 'utf8', timeout: 2_000 }).trim()
+    return text === 'unlimited' ? Infinity : Number(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The connections `serveHttp` keeps open at most when not told: three quarters of the process's limit on open
+ * files (at least 16, at most 100 000; 768 when the limit cannot be read), the rest left to its upstreams, its log
+ * and its store.
+ *
+ * @example
+ * import { defaultMaxConnections } from 'toolstack/mcp'
+ * assert.ok(defaultMaxConnections() >= 16)
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const defaultMaxConnections = (): number => {
+  const limit = fileLimit()
+  if (limit === undefined || !(limit > 0)) return 768
+  return Math.max(16, Math.min(100_000, Math.floor(limit * 0.75)))
+}
+
 const refuse = (
   res: ServerResponse,
   status: number,
@@ -230,29 +301,54 @@ type Body =
 
 // a body past the bound is drained, not cut: cutting the connection would leave the client an ECONNRESET
 // instead of the 413 that says why
-const readBody = (req: IncomingMessage): Promise<Body> =>
+const readText = (req: IncomingMessage, max: number): Promise<string | undefined> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0
     req.on('data', (c: Buffer) => {
       size += c.length
-      if (size <= MAX_BODY) chunks.push(c)
+      if (size <= max) chunks.push(c)
       else chunks.length = 0
     })
-    req.on('end', () => {
-      if (size > MAX_BODY) return resolve({ _tag: 'TooLarge' })
-      try {
-        resolve({ _tag: 'Json', value: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
-      } catch {
-        resolve({ _tag: 'NotJson' })
-      }
-    })
+    req.on('end', () => resolve(size > max ? undefined : Buffer.concat(chunks).toString('utf8')))
     req.on('error', reject)
   })
+
+const readBody = async (req: IncomingMessage): Promise<Body> => {
+  const text = await readText(req, MAX_BODY)
+  if (text === undefined) return { _tag: 'TooLarge' }
+  try {
+    return { _tag: 'Json', value: JSON.parse(text) }
+  } catch {
+    return { _tag: 'NotJson' }
+  }
+}
 
 // RFC 7235: the scheme is case-insensitive; RFC 6750: one token68 after it
 const bearerOf = (authorization: string | undefined): string | undefined =>
   /^bearer +([^ ]+) *$/i.exec(authorization ?? '')?.[1]
+
+// RFC 7617: a browser sends the token as Basic's password; the user name is anything
+const basicPasswordOf = (authorization: string | undefined): string | undefined => {
+  const encoded = /^basic +([A-Za-z0-9+/=]+) *$/i.exec(authorization ?? '')?.[1]
+  if (encoded === undefined) return undefined
+  const text = Buffer.from(encoded, 'base64').toString('utf8')
+  const colon = text.indexOf(':')
+  return colon < 0 ? undefined : text.slice(colon + 1)
+}
+
+// what the page's responses say about themselves: nothing loads from anywhere, no script runs, no site frames it
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  // not no-referrer: with it, a browser sends its own page's form posts with Origin: null
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+}
+// a form is a few fields
+const MAX_FORM = 16 * 1024
 
 // `name:port` or `[v6]:port`; a bare IPv6 address has colons but no port
 const hasPort = (host: string): boolean => (host.startsWith('[') ? /\]:\d+$/ : /^[^:]+:\d+$/).test(host)
@@ -277,13 +373,18 @@ const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableH
  * `Host` or `Origin` is not this server's (403, against DNS rebinding; compared without regard to case),
  * one with two `Host` headers (400), one without the bearer token when one is set (401; the scheme in
  * any case), a body over 4 MiB outside a session (413), and an unknown session (404). Idle sessions are
- * closed. With `metrics`, `GET /metrics` answers them, past the same checks. Rejects, with the reason, when
- * the port cannot be bound.
+ * closed. With `metrics`, `GET /metrics` answers them, past the same checks. With `page`, `GET /` answers it and
+ * `POST /NAME` its actions, past the same checks (a browser gives the token as Basic's password); an action also
+ * needs the page's CSRF token and is refused from another site. Rejects, with the reason, when the port cannot be
+ * bound.
  *
  * @since 0.1.0
  * @category serving
  */
-export const serveHttp = async (newServer: () => Server, options: ServeHttpOptions): Promise<HttpServing> => {
+export const serveHttp = async (
+  newServer: () => Server | Promise<Server>,
+  options: ServeHttpOptions,
+): Promise<HttpServing> => {
   const { StreamableHTTPServerTransport } = await httpTransport()
   const host = options.host ?? '127.0.0.1'
   const path = options.path ?? '/mcp'
@@ -292,7 +393,28 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   // initializes being answered now: they count against maxSessions before their id is known
   let opening = 0
   const sessions = new Map<string, Session>()
-  const http = createServer()
+  const headersTimeout = options.headersTimeoutMs ?? 10_000
+  // a client that sends its headers slowly, or never, holds a connection for headersTimeout at most (Node checks
+  // every connectionsCheckingInterval); a body, 4 MiB at most, gets a minute
+  const http = createServer({
+    headersTimeout,
+    requestTimeout: Math.max(headersTimeout, 60_000),
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+  })
+  http.maxConnections = options.maxConnections ?? defaultMaxConnections()
+  let saidRefused = 0
+  http.on('drop', () => {
+    const now = Date.now()
+    if (now - saidRefused < 60_000) return
+    saidRefused = now
+    try {
+      options.onNotice?.(
+        `${http.maxConnections} connections are open, the most this server keeps; refusing more (said at most once a minute)`,
+      )
+    } catch {
+      // a notice that cannot be told changes nothing
+    }
+  })
   let port = options.port
 
   const ownHosts = (): ReadonlySet<string> => {
@@ -343,7 +465,7 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
   }
 
   const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    const server = newServer()
+    const server = await newServer()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // resumable streams: each starts with a priming event (its id, and `retry`), and a host that lost one
@@ -382,11 +504,53 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     res.end(req.method === 'HEAD' ? undefined : body)
   }
 
+  // the page's forms carry this process's token: another site's page cannot know it
+  const csrf = randomBytes(32).toString('hex')
+  // what a path of the page is: the page itself, one of its actions, or neither
+  type PageRoute =
+    { readonly _tag: 'Page' } | { readonly _tag: 'Action'; readonly run: (form: URLSearchParams) => string }
+  const pageRouteOf = (pathname: string): PageRoute | undefined => {
+    const page = options.page
+    if (page === undefined || pathname === path) return undefined
+    if (pathname === '/') return { _tag: 'Page' }
+    const name = pathname.slice(1)
+    const run = Object.hasOwn(page.actions, name) ? page.actions[name] : undefined
+    return run === undefined ? undefined : { _tag: 'Action', run }
+  }
+  const servePage = async (req: IncomingMessage, res: ServerResponse, url: URL, route: PageRoute): Promise<void> => {
+    if (route._tag === 'Page') {
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return refuse(res, 405, 'Method Not Allowed: the page answers GET', { allow: 'GET, HEAD' })
+      const html = (options.page as HttpPage).render(url.searchParams, csrf)
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS })
+      return void res.end(req.method === 'HEAD' ? undefined : html)
+    }
+    if (req.method !== 'POST') return refuse(res, 405, 'Method Not Allowed: an action answers POST', { allow: 'POST' })
+    // a browser says where a request comes from: a page of another site never acts here, whatever it sends
+    const site = req.headers['sec-fetch-site']
+    if (site !== undefined && site !== 'same-origin' && site !== 'none')
+      return refuse(res, 403, `Forbidden: a request from another site (Sec-Fetch-Site: ${JSON.stringify(site)})`)
+    if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? ''))
+      return refuse(res, 415, 'Unsupported Media Type: an action takes a form (application/x-www-form-urlencoded)')
+    const text = await readText(req, MAX_FORM)
+    if (text === undefined) return refuse(res, 413, 'Payload Too Large: a form is at most 16 KiB')
+    const form = new URLSearchParams(text)
+    if (!sameSecret(form.get('csrf') ?? '', csrf))
+      return refuse(
+        res,
+        403,
+        'Forbidden: the form does not carry this page’s CSRF token; reload the page and try again',
+      )
+    res.writeHead(303, { location: route.run(form), ...PAGE_HEADERS })
+    res.end()
+  }
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname === '/healthz' || url.pathname === '/readyz') return probe(req, res, url.pathname)
     const metrics = url.pathname === '/metrics' && url.pathname !== path ? options.metrics : undefined
-    if (url.pathname !== path && metrics === undefined)
+    const page = metrics === undefined ? pageRouteOf(url.pathname) : undefined
+    if (url.pathname !== path && metrics === undefined && page === undefined)
       return refuse(res, 404, `Not Found: the MCP endpoint is ${path}`)
     if (hostHeaders(req) > 1) return refuse(res, 400, 'Bad Request: more than one Host header')
     const hostHeader = req.headers.host ?? ''
@@ -395,10 +559,21 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     const origin = req.headers.origin
     if (origin !== undefined && !ownOrigins().has(origin.toLowerCase()))
       return refuse(res, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
-    if (options.token !== undefined && !sameSecret(bearerOf(req.headers.authorization) ?? '', options.token)) {
-      return refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
+    if (options.token !== undefined) {
+      const given =
+        bearerOf(req.headers.authorization) ??
+        (page === undefined ? undefined : basicPasswordOf(req.headers.authorization))
+      if (!sameSecret(given ?? '', options.token))
+        return page === undefined
+          ? refuse(res, 401, 'Unauthorized: a bearer token is required', { 'www-authenticate': 'Bearer' })
+          : // a browser asks its user for the token, as a password, when the page says Basic
+            refuse(res, 401, 'Unauthorized: the token is required (any user name, the token as the password)', {
+              'www-authenticate': 'Basic realm="toolstack serve", charset="UTF-8"',
+              ...PAGE_HEADERS,
+            })
     }
     if (metrics !== undefined) return scrape(req, res, metrics)
+    if (page !== undefined) return servePage(req, res, url, page)
     const id = req.headers['mcp-session-id']
     if (typeof id !== 'string') return open(req, res)
     const s = sessions.get(id)

@@ -38,6 +38,7 @@ import { catalogCapabilities, serveCatalog } from './served.js'
 import { tryNotify } from './notify.js'
 import { hostContext } from './relay.js'
 import type { LogHub } from './logging.js'
+import { unsendable } from './sendable.js'
 
 // the calls every server of this process has taken, numbering their ids (see the tools/call handler)
 let nextCall = 0
@@ -397,6 +398,9 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       // a tool that does not exist is a protocol error (MCP: "Unknown tool"), with the words the model got before
       if (result.unknown_tool === true)
         throw Object.assign(new Error(result.content), { code: ErrorCode.InvalidParams })
+      // a result nested too deep could never be written: the host gets an error instead of no answer at all
+      const why = unsendable(result)
+      if (why !== undefined) return { content: [{ type: 'text', text: why }], isError: true }
       // the blocks are the upstream's own, checked by `servable`; the SDK's type is stricter than the wire
       return toCallToolResult(result) as CallToolResult
     } finally {

@@ -326,6 +326,10 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set and no OpenTelemetry installed', 
         '@opentelemetry/exporter-metrics-otlp-http',
       ])
         expect(r.stderr).toContain(p)
+      // the command that installs them, for a local and for a global toolstack
+      expect(r.stderr).toMatch(
+        /install it: npm install @opentelemetry\/api .* \(with a global toolstack: npm install -g @opentelemetry\/api /,
+      )
       expect(JSON.parse(r.stdout.split('\n')[0] ?? '')).toMatchObject({
         id: 0,
         result: { serverInfo: { name: 'whoami' } },

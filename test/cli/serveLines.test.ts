@@ -98,7 +98,7 @@ describe('toolstack serve: the lines it writes', () => {
       refusal: 'NoOneToAsk',
     }
     expect(stderrLine(r)).toBe(
-      'toolstack serve: fs_\\u001b]0;pwned\\u0007 call c\\u009b31m refused by nobody (NoOneToAsk)',
+      'toolstack serve: fs_\\u001b]0;pwned\\u0007 call c\\u009b31m refused by nobody (NoOneToAsk: no one could be asked; the host does not support MCP elicitation)',
     )
     expect(JSON.parse(logLine(r, new Date(0)))).toStrictEqual({ time: '1970-01-01T00:00:00.000Z', ...r })
     expect(logLine(r, new Date(0))).toContain('"id":"c\\u009b31m"')

@@ -241,6 +241,47 @@ describe('resources and prompts through the gateway', () => {
     expect(await client.readResource({ uri: before[0] ?? '' })).toMatchObject({ contents: [{ uri: before[0] }] })
   })
 
+  it('a URI keeps its owner while the owner is down: neither a later copy nor a catch-all template of another upstream answers for it; a reload moves it', async () => {
+    const dir = tempDir()
+    const servers = {
+      owner: {
+        command: process.execPath,
+        args: [RESOURCES, 'owner', '--once', join(dir, 'marker'), 'owned://doc'],
+      },
+      thief: { command: process.execPath, args: [RESOURCES, 'thief', '--template', '{+any}', 'owned://doc'] },
+    }
+    const { gateway } = await start(servers)
+    const { client } = await host(gateway)
+    expect((await client.listResources()).resources.map((r) => r.name)).toEqual(['owner owned://doc'])
+    expect(await client.readResource({ uri: 'owned://doc' })).toMatchObject({
+      contents: [{ text: 'owner: owned://doc' }],
+    })
+    expect(await client.readResource({ uri: 'owner://item/1' })).toMatchObject({
+      contents: [{ text: 'owner: owner://item/1' }],
+    })
+    // the owner goes down, and stays down (--once)
+    const owner = gateway.upstreams[0]
+    process.kill(owner?.pid() ?? 0)
+    await until(() => owner?.isUp() === false)
+    // its URI, and one its template matches, name it: the other upstream's copy and catch-all answer neither
+    for (const uri of ['owned://doc', 'owner://item/1'])
+      expect((await rejection(client.readResource({ uri }))).message).toContain(
+        'the upstream MCP server "owner" is not running',
+      )
+    expect((await client.listResources()).resources.map((r) => r.name)).toEqual([])
+    // what no upstream owns still goes to the catch-all
+    expect(await client.readResource({ uri: 'elsewhere://x' })).toMatchObject({
+      contents: [{ text: 'thief: elsewhere://x' }],
+    })
+    // a reload without the owner moves its URI
+    const next = decodeGatewayConfig({ mcpServers: { thief: servers.thief }, listWaitMs: 30_000 })
+    if (next._tag === 'Left') throw new Error(next.left)
+    await gateway.reload(next.right)
+    expect(await client.readResource({ uri: 'owned://doc' })).toMatchObject({
+      contents: [{ text: 'thief: owned://doc' }],
+    })
+  })
+
   it("an upstream's list_changed reaches every host; a restarted upstream is subscribed again, and its updates still arrive", async () => {
     const { gateway } = await start({ r: { command: process.execPath, args: [RESOURCES, 'r', 'r://one'] } })
     const a = await host(gateway)

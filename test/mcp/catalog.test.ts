@@ -60,10 +60,10 @@ describe('claimFirst', () => {
 })
 
 describe('pickOwner', () => {
-  it('the first owner that is up, else the first (so a read names the one that is down)', () => {
-    expect(pickOwner([0, 2], (i) => i === 2)).toBe(2)
-    expect(pickOwner([0, 2], () => false)).toBe(0)
-    expect(pickOwner([], () => true)).toBeUndefined()
+  it('the first owner in config order, up or down: a URI keeps its owner while it is down', () => {
+    expect(pickOwner([0, 2])).toBe(0)
+    expect(pickOwner([2])).toBe(2)
+    expect(pickOwner([])).toBeUndefined()
   })
 })
 

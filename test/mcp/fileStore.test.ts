@@ -1,6 +1,6 @@
 // The stores a gateway remembers with: the file store on a real directory (atomic writes, refusal of a file it
 // cannot read, two stores on one file), the memory store, and openStore's dispatch.
-import { readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
@@ -50,7 +50,10 @@ describe('decodeStoreFile and encodeStoreFile', () => {
       '{\n  "version": 1,\n  "grants": [\n    {\n      "tool": "fs_write_file",\n      "decision": "allow",\n' +
         '      "under": "/srv/p"\n    },\n    {\n      "tool": "fs_move_file",\n      "decision": "deny"\n    }\n  ]\n}\n',
     )
-    expect(decodeStoreFile(text)).toEqual({ _tag: 'Right', right: { version: 1, grants: [WRITE, MOVE] } })
+    expect(decodeStoreFile(text)).toEqual({ _tag: 'Right', right: { version: 1, grants: [WRITE, MOVE], revoked: [] } })
+    const taken = encodeStoreFile([WRITE], [MOVE])
+    expect(JSON.parse(taken)).toEqual({ version: 1, grants: [WRITE], revoked: [MOVE] })
+    expect(decodeStoreFile(taken)).toEqual({ _tag: 'Right', right: { version: 1, grants: [WRITE], revoked: [MOVE] } })
   })
 
   it('refuses what is not a store file, naming the problem', () => {
@@ -133,6 +136,89 @@ describe('fileStore', () => {
     expect(asSet(grantsIn(file))).toEqual(asSet([WRITE, MOVE]))
     expect(asSet(a.grants())).toEqual(asSet(b.grants()))
   })
+
+  it('a grant taken back leaves every store on the file (each told), stays out of the file though another held it, and comes back when answered again', async () => {
+    const file = join(tempDir(), 'grants.json')
+    const a = await fileStore(file)
+    const b = await fileStore(file)
+    a.addGrant(WRITE)
+    a.addGrant(MOVE)
+    await until(() => b.grants().length === 2)
+    let heard = 0
+    b.onGrantsChanged(() => void heard++)
+    a.revokeGrant(WRITE)
+    expect(a.grants()).toEqual([MOVE])
+    await until(() => b.grants().length === 1)
+    expect(b.grants()).toEqual([MOVE])
+    expect(heard).toBe(1)
+    // B held WRITE when it was taken back: a write of B's own does not bring it back
+    b.addGrant({ tool: 'b_only', decision: 'allow' })
+    await until(() => a.grants().length === 2)
+    expect(asSet(grantsIn(file))).toEqual(asSet([MOVE, { tool: 'b_only', decision: 'allow' }]))
+    expect((JSON.parse(readFileSync(file, 'utf8')) as { revoked: unknown }).revoked).toEqual([WRITE])
+    // answered "always" again, it is a grant again, everywhere
+    b.addGrant(WRITE)
+    await until(() => a.grants().length === 3)
+    await Promise.all([a.close(), b.close()])
+    expect(asSet(grantsIn(file))).toEqual(asSet([MOVE, WRITE, { tool: 'b_only', decision: 'allow' }]))
+    expect((JSON.parse(readFileSync(file, 'utf8')) as { revoked?: unknown }).revoked).toBeUndefined()
+    // and a restart reads what was taken back as gone
+    const c = await fileStore(file)
+    c.revokeGrant(MOVE)
+    await c.close()
+    const d = await fileStore(file)
+    expect(asSet(d.grants())).toEqual(asSet([WRITE, { tool: 'b_only', decision: 'allow' }]))
+    await d.close()
+  })
+
+  it('whatever grants two stores add and take back, in whatever order, each ends holding what the file holds: what was added and not taken back since', async () => {
+    const ops = fc.array(
+      fc.record({ by: fc.constantFrom(0, 1), revoke: fc.boolean(), tool: fc.constantFrom('a', 'b', 'c') }),
+      {
+        maxLength: 8,
+      },
+    )
+    await fc.assert(
+      fc.asyncProperty(ops, async (steps) => {
+        const file = join(tempDir(), 'grants.json')
+        const stores = [await fileStore(file), await fileStore(file)]
+        // the oracle: the last thing done to each tool, by either store, in this order
+        const last = new Map<string, boolean>()
+        for (const step of steps) {
+          const rule: Rule = { tool: step.tool, decision: 'allow' }
+          const store = stores[step.by] as GatewayStore
+          // each step waits for the other store to follow, as a person acting through one gateway at a time would
+          if (step.revoke) store.revokeGrant(rule)
+          else store.addGrant(rule)
+          last.set(step.tool, !step.revoke)
+          const want = [...last]
+            .filter(([, held]) => held)
+            .map(([tool]) => tool)
+            .sort()
+          await until(() =>
+            stores.every(
+              (s) =>
+                JSON.stringify(
+                  s
+                    .grants()
+                    .map((g) => g.tool)
+                    .sort(),
+                ) === JSON.stringify(want),
+            ),
+          )
+        }
+        await Promise.all(stores.map((s) => s.close()))
+        const want = [...last]
+          .filter(([, held]) => held)
+          .map(([tool]) => tool)
+          .sort()
+        // a run that granted nothing writes no file
+        const held = existsSync(file) ? grantsIn(file) : []
+        expect(held.map((g) => g.tool).sort()).toEqual(want)
+      }),
+      { numRuns: 8 },
+    )
+  }, 60_000)
 
   it('a file rewritten without a grant this store holds (a lost update) gets the grant back', async () => {
     const file = join(tempDir(), 'grants.json')
@@ -226,6 +312,18 @@ describe('memoryStore', () => {
       { tool: 's', key: 'z', calls: 1 },
       { tool: 't', key: 'k', calls: 3 },
     ])
+  })
+
+  it('takes a grant back: gone from grants at once, the same list when it held none', async () => {
+    const store = memoryStore()
+    store.addGrant(WRITE)
+    store.addGrant(MOVE)
+    const before = store.grants()
+    store.revokeGrant({ tool: 'other', decision: 'allow' })
+    expect(store.grants()).toBe(before)
+    store.revokeGrant({ ...MOVE })
+    expect(store.grants()).toEqual([WRITE])
+    await store.close()
   })
 
   it('remembers at most maxPairs pairs: a new pair past it is said each time and not counted; a long key costs a digest', async () => {

@@ -170,7 +170,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [] },
-      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, store); did you mean "rules"?',
+      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "rules"?',
     ],
     [
       { mcpServers: { fs: { args: ['a'] } } },
@@ -196,7 +196,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' },
-      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, store); did you mean "rules" for "rulez", "log" for "lgo"?',
+      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "rules" for "rulez", "log" for "lgo"?',
     ],
     [
       { mcpServers: { fs: 'npx' } },
@@ -322,7 +322,7 @@ describe('decodeGatewayConfig', () => {
     expect(decoded).toStrictEqual({
       _tag: 'Left',
       left: [
-        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, store); did you mean "log"?',
+        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "log"?',
         'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr, sessions); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
@@ -561,12 +561,13 @@ describe('the gateway: records and options', () => {
     await client.close()
   })
 
-  it('an upstream that never answers holds nothing back: the gateway starts and lists the others within listWaitMs', async () => {
+  it('an upstream that never answers holds nothing back: the gateway starts within listWaitMs and lists the others once startupMs is over', async () => {
     const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
     const t0 = Date.now()
     const { gateway } = await gatewayOf({
       mcpServers: { a: twoEchoes.a, stuck: { command: process.execPath, args: [STORM, 'hang'] } },
       listWaitMs: 1000,
+      startupMs: 3000,
     })
     // the start waits listWaitMs for the hung one, not the SDK's 60 s
     expect(Date.now() - t0).toBeLessThan(6000)
@@ -578,6 +579,27 @@ describe('the gateway: records and options', () => {
     expect(Date.now() - t1).toBeLessThan(4000)
     expect(tools.map((t) => t.name)).toStrictEqual(['a_ping'])
     expect((await client.callTool({ name: 'a_ping', arguments: { n: 1 } })).isError).toBeFalsy()
+    await client.close()
+  })
+
+  it('a result nested too deep to be sent (8,000 levels) is answered with an error, and logged as one; 900 levels are sent', async () => {
+    const SLOW = fileURLToPath(new URL('./fixtures/slow-server.mjs', import.meta.url))
+    const { gateway, records } = await gatewayOf({
+      mcpServers: { deep: { command: process.execPath, args: [SLOW], env: { SLOW_MS: '0' } } },
+    })
+    const client = await host(gateway)
+    await client.listTools()
+    const deep = await client.callTool({ name: 'deep_deep', arguments: { depth: 8000 } })
+    expect(deep.isError).toBe(true)
+    expect(text(deep)).toContain(
+      'the tool ran, but its result could not be sent to the host: it is nested more than 1000 levels deep',
+    )
+    const fine = await client.callTool({ name: 'deep_deep', arguments: { depth: 900 } })
+    expect(fine.isError).toBeFalsy()
+    let nested: unknown = fine.structuredContent
+    for (let i = 0; i < 900; i++) nested = (nested as { a: unknown }).a
+    expect(nested).toBe(1)
+    expect(records.filter((r) => r.type === 'call').map((r) => r.type === 'call' && r.outcome)).toEqual(['error', 'ok'])
     await client.close()
   })
 

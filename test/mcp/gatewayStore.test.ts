@@ -159,7 +159,7 @@ describe('the gateway with a store', () => {
     expect(c.asked).toHaveLength(0)
     expect(decodeStoreFile(readFileSync(join(dir, 'grants.json'), 'utf8'))).toEqual({
       _tag: 'Right',
-      right: { version: 1, grants: [{ tool: 'fs_write_file', decision: 'allow', under: dir }] },
+      right: { version: 1, grants: [{ tool: 'fs_write_file', decision: 'allow', under: dir }], revoked: [] },
     })
   })
 
@@ -206,5 +206,66 @@ describe('the gateway with a store', () => {
     await expect(
       startGateway(configOf(dir, { store: `file:${join(dir, 'bad.json')}` }), () => undefined),
     ).rejects.toThrow(`the store ${JSON.stringify(join(dir, 'bad.json'))} cannot be read`)
+  })
+})
+
+describe('the gateway: taking a grant back', () => {
+  it('without a store: each session holds its own; taken back by id, every session that held it is asked again, and a diagnostic says so', async () => {
+    const dir = tempDir()
+    const { gateway, records } = await start(dir, { rules: [{ tool: 'fs_write_file', decision: 'ask', under: dir }] })
+    const a = await host(gateway, ['always-allow', 'allow-once'])
+    const b = await host(gateway, ['always-allow'])
+    await write(a.client, join(dir, 'a.txt'))
+    await write(b.client, join(dir, 'b.txt'))
+    const held = gateway.grants()
+    expect(held).toEqual([
+      {
+        rule: { tool: 'fs_write_file', decision: 'allow', under: dir },
+        id: expect.stringMatching(/^[0-9a-f]{16}$/),
+        sessions: 2,
+        stored: false,
+      },
+    ])
+    expect(gateway.revokeGrant('0000000000000000', 'a test')).toBeUndefined()
+    expect(gateway.revokeGrant(held[0]?.id ?? '', 'a test')).toEqual({
+      tool: 'fs_write_file',
+      decision: 'allow',
+      under: dir,
+    })
+    expect(gateway.grants()).toEqual([])
+    await write(a.client, join(dir, 'a2.txt'))
+    expect(a.asked).toHaveLength(2)
+    expect((await write(b.client, join(dir, 'b2.txt'))).isError).toBe(true)
+    expect(b.asked).toHaveLength(2)
+    expect(records).toContainEqual({
+      type: 'diagnostic',
+      message: `toolstack serve: a grant was taken back (a test): allow "fs_write_file" under ${dir}`,
+    })
+  })
+
+  it('file: taken back through one gateway, it leaves the file and the sessions of another gateway on it; a deny taken back shows the tool again', async () => {
+    const dir = tempDir()
+    const store = `file:${join(dir, 'grants.json')}`
+    const rules = [{ tool: 'fs_read_text_file', decision: 'allow' }]
+    const one = await start(dir, { store, rules })
+    const two = await start(dir, { store, rules })
+    const a = await host(one.gateway, ['always-deny'])
+    const b = await host(two.gateway, ['allow-once'])
+    await a.client.callTool({ name: 'ec_ping', arguments: {} })
+    await b.client.listTools()
+    await until(() => two.gateway.grants().length === 1, 10_000)
+    expect((await b.client.listTools()).tools.map((t) => t.name)).not.toContain('ec_ping')
+    const id = one.gateway.grants()[0]?.id ?? ''
+    expect(one.gateway.revokeGrant(id, 'the page')).toEqual({ tool: 'ec_ping', decision: 'deny' })
+    await until(() => two.gateway.grants().length === 0, 10_000)
+    await until(() => b.changed() >= 2, 10_000)
+    expect((await b.client.listTools()).tools.map((t) => t.name)).toContain('ec_ping')
+    expect((await b.client.callTool({ name: 'ec_ping', arguments: {} })).isError).toBeFalsy()
+    expect(b.asked).toHaveLength(1)
+    const file = decodeStoreFile(readFileSync(join(dir, 'grants.json'), 'utf8'))
+    expect(file).toMatchObject({
+      _tag: 'Right',
+      right: { grants: [], revoked: [{ tool: 'ec_ping', decision: 'deny' }] },
+    })
   })
 })

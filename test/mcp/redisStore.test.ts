@@ -82,6 +82,23 @@ describe('redisStore: two stores on one Redis', () => {
     expect(told).toBe(1)
   })
 
+  it('a grant taken back through A leaves B at once (B’s listeners told), and Redis; one answered again comes back', async () => {
+    const [a, b] = await pair()
+    a.store.addGrant({ tool: 'w', decision: 'allow' })
+    a.store.addGrant({ tool: 'm', decision: 'deny' })
+    await until(() => b.store.grants().length === 2)
+    let heard = 0
+    b.store.onGrantsChanged(() => void heard++)
+    a.store.revokeGrant({ tool: 'w', decision: 'allow' })
+    expect(a.store.grants()).toEqual([{ tool: 'm', decision: 'deny' }])
+    await until(() => b.store.grants().length === 1)
+    expect(b.store.grants()).toEqual([{ tool: 'm', decision: 'deny' }])
+    expect(heard).toBe(1)
+    expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual(['{"tool":"m","decision":"deny"}'])
+    b.store.addGrant({ tool: 'w', decision: 'allow' })
+    await until(() => a.store.grants().length === 2)
+  })
+
   it('a store started later reads the grants already there', async () => {
     const [a] = await pair()
     a.store.addGrant({ tool: 'ev_*', decision: 'allow' })
@@ -287,6 +304,52 @@ describe('redisStore: Redis dies and comes back', () => {
       process.off('unhandledRejection', onRejection)
     }
     expect(rejections).toEqual([])
+  })
+
+  it('Redis back empty (no persistence): each replica writes back every grant it holds, not only those of the outage; one taken back meanwhile stays gone', async () => {
+    const [a, b] = await pair()
+    a.store.addGrant({ tool: 'old', decision: 'allow' })
+    a.store.addGrant({ tool: 'gone', decision: 'allow' })
+    await until(() => b.store.grants().length === 2)
+    b.store.revokeGrant({ tool: 'gone', decision: 'allow' })
+    await until(() => a.store.grants().length === 1)
+    await redis.kill()
+    await until(() => a.notices.length === 1 && b.notices.length === 1)
+    b.store.addGrant({ tool: 'during', decision: 'allow' })
+    await redis.restart()
+    await until(() => a.notices.length === 2 && b.notices.length === 2)
+    const want = ['{"tool":"during","decision":"allow"}', '{"tool":"old","decision":"allow"}']
+    await until(
+      async () => JSON.stringify((await raw((c) => c.sMembers(`t${run}:grants`))).sort()) === JSON.stringify(want),
+    )
+    // a replica started now reads them all
+    const c = await open()
+    expect(
+      c.store
+        .grants()
+        .map((g) => g.tool)
+        .sort(),
+    ).toEqual(['during', 'old'])
+    await until(() => a.store.grants().length === 2)
+  })
+
+  it('Redis back with what it held (a dropped connection): what it holds is read, and a grant taken out meanwhile is not written back', async () => {
+    run++
+    const a = await open()
+    a.store.addGrant({ tool: 'kept', decision: 'allow' })
+    a.store.addGrant({ tool: 'taken', decision: 'allow' })
+    await until(async () => (await raw((c) => c.sMembers(`t${run}:grants`))).length === 2)
+    // while A is cut off (every connection of its own), the grant is taken out of Redis, with no word to A
+    await raw(async (c) => {
+      await c.sRem(`t${run}:grants`, '{"tool":"taken","decision":"allow"}')
+      const mine = (await c.clientList()).filter((x) => !x.cmd.startsWith('client'))
+      for (const x of mine) await c.clientKill({ filter: 'ID', id: x.id }).catch(() => undefined)
+    })
+    await until(() => a.notices.length === 2)
+    expect(a.notices[1]).toMatch(/answers again/)
+    await until(() => a.store.grants().length === 1)
+    expect(a.store.grants()).toEqual([{ tool: 'kept', decision: 'allow' }])
+    expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual(['{"tool":"kept","decision":"allow"}'])
   })
 
   it('Redis hung (stopped, its connections open): a claim answers from memory within its wait, a slow write is said once', async () => {

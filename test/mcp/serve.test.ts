@@ -4,6 +4,7 @@
 // (fake clock), failures while answering, and closing.
 import type { ServerResponse } from 'node:http'
 import { request } from 'node:http'
+import { readFileSync } from 'node:fs'
 import { connect as tcpConnect } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -12,8 +13,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { HttpServing } from '../../src/mcp/index.js'
-import { boundedEventStore, serveHttp, serveStdio } from '../../src/mcp/index.js'
+import type { HttpPage, HttpServing } from '../../src/mcp/index.js'
+import { boundedEventStore, defaultMaxConnections, serveHttp, serveStdio } from '../../src/mcp/index.js'
 
 const MAX_BODY = 4 * 1024 * 1024
 
@@ -517,6 +518,147 @@ describe('serveHttp: the bearer token', () => {
   })
 })
 
+describe('serveHttp: the page', () => {
+  const CSP =
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+  const basic = (password: string, user = 'me') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
+  /** A page that shows the query's `n` and records each action's `what`; `csrf` is the token it was drawn with. */
+  const pageServing = async (token?: string) => {
+    const acted: Array<string> = []
+    let csrf = ''
+    const page: HttpPage = {
+      render: (query, token) => {
+        csrf = token
+        return `<p>page ${query.get('n') ?? ''}</p>`
+      },
+      actions: {
+        'things/do': (form) => {
+          acted.push(form.get('what') ?? '')
+          return '/?done=1'
+        },
+      },
+    }
+    const serving = await serve({ port: 0, page, ...(token === undefined ? {} : { token }) })
+    const root = new URL('/', serving.url).href
+    const auth = token === undefined ? {} : { authorization: basic(token) }
+    // the page drawn once, so its CSRF token is known
+    await send(root, { method: 'GET', headers: auth })
+    const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      send(`${root}things/do`, {
+        headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      })
+    return { serving, root, auth, acted, csrf: () => csrf, form }
+  }
+
+  it('GET / answers the page with headers that let nothing load, run or frame it, and nothing be kept; HEAD has no body; POST is a 405', async () => {
+    const { root, auth } = await pageServing('s3cret')
+    const ok = await send(`${root}?n=7`, { method: 'GET', headers: auth })
+    expect([ok.status, ok.body]).toStrictEqual([200, '<p>page 7</p>'])
+    expect(ok.headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': CSP,
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'same-origin',
+      'cache-control': 'no-store',
+    })
+    expect((await send(root, { method: 'HEAD', headers: auth })).body).toBe('')
+    expectRefused(await send(root, { headers: auth }), 405, 'Method Not Allowed: the page answers GET')
+  })
+
+  it('takes the token as the password of Basic (any user name) or as a bearer token; without it, 401 asking a browser for it', async () => {
+    const { root, serving } = await pageServing('s3cret')
+    expect((await send(root, { method: 'GET', headers: { authorization: basic('s3cret', '') } })).status).toBe(200)
+    expect((await send(root, { method: 'GET', headers: { authorization: 'Bearer s3cret' } })).status).toBe(200)
+    for (const authorization of [undefined, basic('s3creT'), basic('s3cret!'), basic('me'), 'Basic s3cret', 'Basic']) {
+      const r = await send(root, { method: 'GET', headers: authorization === undefined ? {} : { authorization } })
+      expectRefused(r, 401, 'Unauthorized: the token is required (any user name, the token as the password)')
+      expect(r.headers['www-authenticate']).toBe('Basic realm="toolstack serve", charset="UTF-8"')
+      expect(r.headers['cache-control']).toBe('no-store')
+    }
+    // Basic is the page's only: the MCP endpoint still wants the bearer token
+    const mcp = await send(serving.url, { headers: { authorization: basic('s3cret') } })
+    expectRefused(mcp, 401, 'Unauthorized: a bearer token is required')
+  })
+
+  it('is behind the Host and Origin checks as the endpoint is', async () => {
+    const { root, auth } = await pageServing('s3cret')
+    expect((await send(root, { method: 'GET', headers: { ...auth, host: 'evil.example:80' } })).status).toBe(403)
+    expect((await send(root, { method: 'GET', headers: { ...auth, origin: 'http://evil.example' } })).status).toBe(403)
+  })
+
+  it("an action runs with the page's CSRF token among its fields, and answers 303 to where it says", async () => {
+    const { form, csrf, acted } = await pageServing('s3cret')
+    const done = await form({ csrf: csrf(), what: 'it' })
+    expect([done.status, done.headers.location, done.headers['cache-control']]).toStrictEqual([
+      303,
+      '/?done=1',
+      'no-store',
+    ])
+    expect(acted).toStrictEqual(['it'])
+  })
+
+  it('an action without the CSRF token, or with another, is refused (403) and does nothing', async () => {
+    const { form, csrf, acted } = await pageServing('s3cret')
+    const message = 'Forbidden: the form does not carry this page’s CSRF token; reload the page and try again'
+    expectRefused(await form({ what: 'it' }), 403, message)
+    expectRefused(await form({ csrf: `${csrf()}0`, what: 'it' }), 403, message)
+    expectRefused(await form({ csrf: csrf().toUpperCase(), what: 'it' }), 403, message)
+    expect(acted).toStrictEqual([])
+  })
+
+  it('an action from another origin or another site is refused (403), even with the CSRF token; from its own page it runs', async () => {
+    const { form, csrf, acted, root } = await pageServing('s3cret')
+    const own = new URL(root).origin
+    expectRefused(
+      await form({ csrf: csrf() }, { origin: 'http://127.0.0.1:1' }),
+      403,
+      'Forbidden: Origin "http://127.0.0.1:1" is not allowed',
+    )
+    expectRefused(await form({ csrf: csrf() }, { origin: 'null' }), 403, 'Forbidden: Origin "null" is not allowed')
+    for (const site of ['cross-site', 'same-site'])
+      expectRefused(
+        await form({ csrf: csrf() }, { origin: own, 'sec-fetch-site': site }),
+        403,
+        `Forbidden: a request from another site (Sec-Fetch-Site: "${site}")`,
+      )
+    expect(acted).toStrictEqual([])
+    expect((await form({ csrf: csrf(), what: 'own' }, { origin: own, 'sec-fetch-site': 'same-origin' })).status).toBe(
+      303,
+    )
+    expect(acted).toStrictEqual(['own'])
+  })
+
+  it('an action takes a form of at most 16 KiB, by POST; an unknown action, and any path without a page, is a 404', async () => {
+    const { form, csrf, acted, root, auth } = await pageServing()
+    expectRefused(
+      await form({ csrf: csrf() }, { 'content-type': 'application/json' }),
+      415,
+      'Unsupported Media Type: an action takes a form (application/x-www-form-urlencoded)',
+    )
+    expectRefused(
+      await form({ csrf: csrf(), what: 'x'.repeat(16 * 1024) }),
+      413,
+      'Payload Too Large: a form is at most 16 KiB',
+    )
+    expectRefused(
+      await send(`${root}things/do`, { method: 'GET', headers: auth }),
+      405,
+      'Method Not Allowed: an action answers POST',
+    )
+    for (const path of ['things/undo', '__proto__', 'constructor', 'things'])
+      expectRefused(await send(`${root}${path}`, { headers: auth }), 404, 'Not Found: the MCP endpoint is /mcp')
+    expect(acted).toStrictEqual([])
+    const bare = await serve({ port: 0 })
+    expectRefused(
+      await send(new URL('/', bare.url).href, { method: 'GET' }),
+      404,
+      'Not Found: the MCP endpoint is /mcp',
+    )
+  })
+})
+
 describe('serveHttp: sessions', () => {
   it("gives each host session a server of its own, and a request goes to its own session's server", async () => {
     const made: Array<Server> = []
@@ -916,5 +1058,61 @@ describe('boundedEventStore', () => {
         },
       ),
     )
+  })
+})
+
+describe('serveHttp: connections', () => {
+  // a raw connection: resolves once the server has taken it (a request answered on it), with a way to see it closed
+  const socketTo = (url: string) => {
+    const { hostname, port } = new URL(url)
+    const socket = tcpConnect(Number(port), hostname)
+    let data = ''
+    socket.setEncoding('utf8').on('data', (s: string) => (data += s))
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    socket.on('error', () => undefined)
+    return { socket, closed, data: () => data }
+  }
+  const healthz = async (s: ReturnType<typeof socketTo>, host: string): Promise<void> => {
+    s.socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`)
+    const until = Date.now() + 5000
+    while (!s.data().includes('alive') && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+  }
+
+  it('keeps maxConnections open at most: one more is closed at once, said once; a connection let go makes room', async () => {
+    const notices: Array<string> = []
+    const serving = await serve({ port: 0, maxConnections: 3, onNotice: (m) => void notices.push(m) })
+    const host = new URL(serving.url).host
+    const held = [socketTo(serving.url), socketTo(serving.url), socketTo(serving.url)]
+    for (const s of held) await healthz(s, host)
+    expect(held.every((s) => s.data().includes('200 OK'))).toBe(true)
+    const extra = [socketTo(serving.url), socketTo(serving.url)]
+    await Promise.all(extra.map((s) => s.closed))
+    expect(extra.map((s) => s.data())).toEqual(['', ''])
+    expect(notices).toEqual([
+      '3 connections are open, the most this server keeps; refusing more (said at most once a minute)',
+    ])
+    held[0]?.socket.destroy()
+    await held[0]?.closed
+    await new Promise((r) => setTimeout(r, 50))
+    const again = socketTo(serving.url)
+    await healthz(again, host)
+    expect(again.data()).toContain('200 OK')
+    for (const s of [...held, again]) s.socket.destroy()
+  })
+
+  it('closes a connection whose headers do not come within headersTimeoutMs (408)', async () => {
+    const serving = await serve({ port: 0, headersTimeoutMs: 300 })
+    const slow = socketTo(serving.url)
+    slow.socket.write(`POST /mcp HTTP/1.1\r\nHost: ${new URL(serving.url).host}\r\nX-Half: `)
+    const t0 = Date.now()
+    await slow.closed
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(slow.data()).toMatch(/^HTTP\/1\.1 408/)
+  })
+
+  it('by default, keeps as many connections as the file limit allows, less a quarter for the rest of the process', () => {
+    const limit = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+    const expected = limit === undefined ? 768 : Math.max(16, Math.min(100_000, Math.floor(Number(limit) * 0.75)))
+    expect(defaultMaxConnections()).toBe(expected)
   })
 })

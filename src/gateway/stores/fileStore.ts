@@ -6,7 +6,9 @@
  * Each write is atomic (a temporary file in the same directory, fsync, rename) and made under a lock file
  * (`PATH.lock`), after reading the file again and merging what it holds: two gateways on one file never
  * corrupt it, and neither loses the other's grants. Each gateway watches the file, so a grant written by one
- * reaches the other's sessions. A file that cannot be read at start is refused, and never overwritten.
+ * reaches the other's sessions. A grant taken back is moved to the file's `revoked` list, which every gateway on
+ * the file reads: it drops the grant, and never writes it back (an "always" answered again takes it out of the
+ * list). A file that cannot be read at start is refused, and never overwritten.
  *
  * @since 0.1.0
  */
@@ -23,13 +25,15 @@ import { describeError, describeValue } from '../../kernel/describe.js'
 import { isRecord } from '../../kernel/guards.js'
 import type { GatewayStore, StoreOptions } from './store.js'
 import { memoryStore, mergeGrants } from './memoryStore.js'
+import { forgetGrant } from '../../steps/policy/Answer.js'
 
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
 
 /**
- * What the file holds: `{ "version": 1, "grants": [rules] }`, written as indented JSON.
+ * What the file holds: `{ "version": 1, "grants": [rules], "revoked": [rules] }`, written as indented JSON;
+ * `revoked` (the grants taken back, the latest `MAX_REVOKED`) is absent while there are none.
  *
  * @since 0.1.0
  * @category model
@@ -37,7 +41,17 @@ import { memoryStore, mergeGrants } from './memoryStore.js'
 export interface StoreFile {
   readonly version: 1
   readonly grants: ReadonlyArray<Rule>
+  readonly revoked: ReadonlyArray<Rule>
 }
+
+/**
+ * The most grants taken back the file remembers (the latest): a gateway that still held an older one in memory when
+ * it left the list could write it back.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const MAX_REVOKED = 1_000
 
 /**
  * The version of the file's format this code reads and writes.
@@ -67,7 +81,7 @@ const SETTLE_MS = 50
  * import { decodeStoreFile } from 'toolstack/gateway'
  * assert.deepStrictEqual(decodeStoreFile('{"version":1,"grants":[{"tool":"x","decision":"allow"}]}'), {
  *   _tag: 'Right',
- *   right: { version: 1, grants: [{ tool: 'x', decision: 'allow' }] },
+ *   right: { version: 1, grants: [{ tool: 'x', decision: 'allow' }], revoked: [] },
  * })
  * assert.strictEqual(decodeStoreFile('{"version":1,"gra')._tag, 'Left')
  *
@@ -82,12 +96,15 @@ export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
     return left(`it is not JSON (${describeError(e)}); a truncated or half-written file reads so`)
   }
   if (!isRecord(json)) return left(`it must be an object { "version": 1, "grants": [...] }, got ${describeValue(json)}`)
-  const extra = Object.keys(json).filter((k) => k !== 'version' && k !== 'grants')
+  const extra = Object.keys(json).filter((k) => k !== 'version' && k !== 'grants' && k !== 'revoked')
   if (extra.length > 0) return left(`it has unknown members ${extra.map((k) => JSON.stringify(k)).join(', ')}`)
   if (json['version'] !== STORE_FILE_VERSION)
     return left(`its version must be ${STORE_FILE_VERSION}, got ${describeValue(json['version'])}`)
   const grants = decodeRules(json['grants'], 'grants')
-  return isLeft(grants) ? left(grants.left) : right({ version: STORE_FILE_VERSION, grants: grants.right })
+  if (isLeft(grants)) return left(grants.left)
+  const revoked = json['revoked'] === undefined ? right([]) : decodeRules(json['revoked'], 'revoked')
+  if (isLeft(revoked)) return left(revoked.left)
+  return right({ version: STORE_FILE_VERSION, grants: grants.right, revoked: revoked.right })
 }
 
 /**
@@ -96,8 +113,35 @@ export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
  * @since 0.1.0
  * @category codecs
  */
-export const encodeStoreFile = (grants: ReadonlyArray<Rule>): string =>
-  JSON.stringify({ version: STORE_FILE_VERSION, grants }, null, 2) + '\n'
+export const encodeStoreFile = (grants: ReadonlyArray<Rule>, revoked: ReadonlyArray<Rule> = []): string =>
+  JSON.stringify(
+    { version: STORE_FILE_VERSION, grants, ...(revoked.length === 0 ? {} : { revoked: revoked.slice(-MAX_REVOKED) }) },
+    null,
+    2,
+  ) + '\n'
+
+// what the file should hold: its grants and ours, less every grant taken back (its list and ours); the list of
+// grants taken back: its and ours, less those answered "always" again here, the latest MAX_REVOKED
+const merged = (
+  read: StoreFile,
+  grants: ReadonlyArray<Rule>,
+  revoked: ReadonlyArray<Rule>,
+  regranted: ReadonlyArray<Rule>,
+): StoreFile => {
+  const gone = mergeGrants(
+    regranted.reduce((rs, r) => forgetGrant(r)(rs), read.revoked),
+    revoked,
+  ).slice(-MAX_REVOKED)
+  return {
+    version: STORE_FILE_VERSION,
+    grants: gone.reduce((gs, r) => forgetGrant(r)(gs), mergeGrants(read.grants, grants)),
+    revoked: gone,
+  }
+}
+
+// whether two lists hold the same rules, in any order
+const sameRules = (a: ReadonlyArray<Rule>, b: ReadonlyArray<Rule>): boolean =>
+  a.length === b.length && mergeGrants(a, b) === a
 
 // -------------------------------------------------------------------------------------
 // utils
@@ -107,16 +151,17 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
 
 const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'
 
-// the file's grants; none when it does not exist yet; a Left when it cannot be read or decoded
-const readGrants = async (path: string): Promise<Either<string, ReadonlyArray<Rule>>> => {
+const EMPTY: StoreFile = { version: STORE_FILE_VERSION, grants: [], revoked: [] }
+
+// the file's grants and grants taken back; none when it does not exist yet; a Left when it cannot be read or decoded
+const readGrants = async (path: string): Promise<Either<string, StoreFile>> => {
   let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (e) {
-    return isMissing(e) ? right([]) : left(describeError(e))
+    return isMissing(e) ? right(EMPTY) : left(describeError(e))
   }
-  const decoded = decodeStoreFile(text)
-  return isLeft(decoded) ? decoded : right(decoded.right.grants)
+  return decodeStoreFile(text)
 }
 
 // the temporary file is written and flushed to the disk before it takes the file's name, so the name always
@@ -210,8 +255,11 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   }
 
   const local = memoryStore()
-  let grants: ReadonlyArray<Rule> = first.right
-  // grants answered here and not yet known to be in the file
+  let grants: ReadonlyArray<Rule> = first.right.grants
+  // grants taken back here, and grants answered here that the file had taken back: written at the next write
+  let revoked: ReadonlyArray<Rule> = []
+  let regranted: ReadonlyArray<Rule> = []
+  // changes not yet known to be in the file
   let pending = false
   const listeners = new Set<IO<void>>()
   let closed = false
@@ -232,11 +280,12 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     }
   }
 
-  // grants read from the file join those held; the listeners hear of it when that added any
-  const learn = (read: ReadonlyArray<Rule>): void => {
-    const merged = mergeGrants(grants, read)
-    if (merged === grants) return
-    grants = merged
+  // the file read: its grants join those held, and the grants it says were taken back leave them (unless answered
+  // "always" here since); the listeners hear of any change
+  const learn = (read: StoreFile): void => {
+    const next = merged(read, grants, revoked, regranted).grants
+    if (sameRules(next, grants)) return
+    grants = next
     for (const l of [...listeners]) {
       try {
         l()
@@ -246,8 +295,8 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     }
   }
 
-  // under the lock: the file read again, what it lacks added, written whole; a file that cannot be read now is
-  // never overwritten
+  // under the lock: the file read again, what it lacks added and what was taken back taken out, written whole; a
+  // file that cannot be read now is never overwritten
   const writeOnce = async (): Promise<void> => {
     pending = false
     let problem: string | undefined
@@ -256,8 +305,12 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
         const read = await readGrants(file)
         if (isLeft(read)) return `it cannot be read (${read.left}), so it is not written`
         learn(read.right)
-        // the file already holds every grant: nothing to write
-        if (mergeGrants(read.right, grants) !== read.right) await writeAtomically(file, encodeStoreFile(grants))
+        const next = merged(read.right, grants, revoked, regranted)
+        // the file already holds it all: nothing to write
+        if (!sameRules(next.grants, read.right.grants) || !sameRules(next.revoked, read.right.revoked))
+          await writeAtomically(file, encodeStoreFile(next.grants, next.revoked))
+        revoked = []
+        regranted = []
         return undefined
       })
       problem = outcome.held ? outcome.value : `its lock ${JSON.stringify(`${file}.lock`)} is held by another process`
@@ -285,15 +338,15 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     retryTimer.unref()
   }
 
-  // another gateway (or a person) wrote the file: its grants are read; a write of ours made meanwhile merged under
-  // the lock, but a lock taken over as stale while we held it can let the other's rename replace ours: a file that
-  // lacks a grant this store holds is written again, so no grant is lost for good
+  // another gateway (or a person) wrote the file: its grants are read, and those it took back dropped; a write of
+  // ours made meanwhile merged under the lock, but a lock taken over as stale while we held it can let the other's
+  // rename replace ours: a file that lacks a grant this store holds is written again, so no grant is lost for good
   const reread = async (): Promise<void> => {
     const read = await readGrants(file)
     if (isLeft(read)) return notice(`it cannot be read (${read.left})`)
     if (!pending) notice(undefined)
     learn(read.right)
-    if (!closed && !pending && mergeGrants(read.right, grants) !== read.right) {
+    if (!closed && !pending && !sameRules(merged(read.right, grants, revoked, regranted).grants, read.right.grants)) {
       pending = true
       schedule()
     }
@@ -323,6 +376,18 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       const next = mergeGrants(grants, [rule])
       if (next === grants) return
       grants = next
+      // answered "always" again: out of the list of grants taken back
+      revoked = forgetGrant(rule)(revoked)
+      regranted = mergeGrants(regranted, [rule])
+      pending = true
+      schedule()
+    },
+    revokeGrant: (rule) => {
+      const next = forgetGrant(rule)(grants)
+      if (next === grants) return
+      grants = next
+      regranted = forgetGrant(rule)(regranted)
+      revoked = mergeGrants(revoked, [rule])
       pending = true
       schedule()
     },

@@ -9,7 +9,7 @@ import type { IO } from 'fp-ts/lib/IO.js'
 import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import type { Rule } from '../../steps/policy/Rule.js'
-import { recordGrant } from '../../steps/policy/Answer.js'
+import { forgetGrant, recordGrant } from '../../steps/policy/Answer.js'
 import { DEFAULT_CAPACITY, rememberedKey } from '../../steps/audit/SeenSet.js'
 import type { GatewayStore } from './store.js'
 import { byToolThenKey, pairField } from './store.js'
@@ -97,6 +97,7 @@ export const memoryStore = (options: MemoryStoreOptions = {}): GatewayStore => {
   return {
     grants: grants.read,
     addGrant: (rule) => grants.write(recordGrant(rule)(grants.read()))(),
+    revokeGrant: (rule) => grants.write(forgetGrant(rule)(grants.read()))(),
     // nothing else writes this store's grants
     onGrantsChanged: (): IO<void> => () => undefined,
     claim: (tool, key) => {

@@ -5,10 +5,12 @@
  * @since 0.1.0
  */
 import { fileURLToPath } from 'node:url'
-import { describeValue } from '../../kernel/describe.js'
+import { describeValue, isMissingPackage, missingPackageError } from '../../kernel/describe.js'
 import type { GatewayStore, StoreOptions } from './store.js'
 import { shownStoreUrl } from './store.js'
 import { memoryStore } from './memoryStore.js'
+// the type only: the module, and `redis` with it, load for a redis:// URL
+import type { redisStore as RedisStore } from './redisStore.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -61,7 +63,8 @@ const filePathOf = (url: string): string => (url.startsWith('file://') ? fileURL
 
 /**
  * Opens the store a URL names: `memory` (this process's, `memoryStore`), `file:PATH` (`fileStore`),
- * `redis://…` (`redisStore`, which loads the optional peer `redis`). Throws a `TypeError` for a URL that names
+ * `redis://…` (`redisStore`, which loads the optional peer `redis`; when it is missing, the rejection names the
+ * command that installs it). Throws a `TypeError` for a URL that names
  * none; rejects when the store cannot be opened (a file that cannot be read, a malformed Redis URL).
  *
  * @example
@@ -82,7 +85,17 @@ export const openStore = async (url: string, options: StoreOptions = {}): Promis
       return memoryStore()
     case 'file':
       return (await import('./fileStore.js')).fileStore(filePathOf(url), options)
-    case 'redis':
-      return (await import('./redisStore.js')).redisStore(url, options)
+    case 'redis': {
+      let loaded: { readonly redisStore: typeof RedisStore }
+      try {
+        loaded = await import('./redisStore.js')
+      } catch (e) {
+        // an optional peer: a gateway that names a Redis says what to install, and starts nothing
+        throw isMissingPackage(e, 'redis')
+          ? missingPackageError('a redis:// store', 'the package redis', ['redis'], e)
+          : e
+      }
+      return loaded.redisStore(url, options)
+    }
   }
 }

@@ -10,8 +10,10 @@
  * answers again, writes what it kept (grants, claims, counts), reads the grants again, and says so once.
  *
  * In Redis, under the prefix (`toolstack:` unless the URL's `prefix` parameter says otherwise):
- * `grants` (a set of rules as JSON, announced on the channel `grants:added`), `said` (a hash whose fields are
- * the claimed pairs) and `counts` (a hash of calls per pair). A pair's field is `JSON.stringify([tool, key])`,
+ * `grants` (a set of rules as JSON, announced on the channel `grants:added`, and on `grants:removed` when taken
+ * back), `said` (a hash whose fields are the claimed pairs), `counts` (a hash of calls per pair) and `epoch`
+ * (a random mark: a Redis that comes back without it lost its data, and each replica writes back every grant it
+ * holds). A pair's field is `JSON.stringify([tool, key])`,
  * each bounded as the seen-set bounds a key, and each hash holds at most `pairs` fields (the URL's `pairs`
  * parameter, the seen-set's capacity by default).
  *
@@ -20,6 +22,7 @@
  *
  * @since 0.1.0
  */
+import { randomUUID } from 'node:crypto'
 import { createClient } from 'redis'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Rule } from '../../steps/policy/Rule.js'
@@ -28,7 +31,7 @@ import type { SeenSet } from '../../steps/audit/SeenSet.js'
 import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen } from '../../steps/audit/SeenSet.js'
 import { cut, describeError, escapeControls } from '../../kernel/describe.js'
 import type { GatewayStore, PairCount, StoreOptions } from './store.js'
-import { byToolThenKey, pairField, shownStoreUrl } from './store.js'
+import { byToolThenKey, grantText, pairField, shownStoreUrl } from './store.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -150,13 +153,7 @@ const pairOf = (field: string): readonly [string, string] | undefined => {
 }
 
 // one text per rule, whatever order its members were written in: how grants are compared and stored
-const textOf = (r: Rule): string =>
-  JSON.stringify({
-    tool: r.tool,
-    decision: r.decision,
-    ...(r.under === undefined ? {} : { under: r.under }),
-    ...(r.note === undefined ? {} : { note: r.note }),
-  })
+const textOf = grantText
 
 const ruleOf = (text: string): Rule | undefined => {
   if (text.length > MAX_GRANT_CHARS) return undefined
@@ -227,6 +224,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     said: `${where.prefix}said`,
     counts: `${where.prefix}counts`,
     channel: `${where.prefix}grants:added`,
+    removed: `${where.prefix}grants:removed`,
+    epoch: `${where.prefix}epoch`,
   }
   const pairs = String(where.pairs)
   const notice = (message: string): void => {
@@ -257,6 +256,10 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   const own = new Map<string, number>()
   // what is still to be written
   const pendingGrants = new Set<string>()
+  // grants taken back here, not yet taken out of Redis
+  const pendingRevokes = new Set<string>()
+  // the Redis this process last wrote to, by the random mark it holds (see `restoreIfEmptied`)
+  let epoch: string | undefined
   const pendingClaims = new Set<string>()
   const pendingCounts = new Map<string, number>()
 
@@ -301,6 +304,15 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     )
   }
 
+  // drops a grant; whether it was held
+  const forget = (text: string): boolean => {
+    if (!grantTexts.delete(text)) return false
+    grants = Object.freeze(grants.filter((g) => textOf(g) !== text))
+    return true
+  }
+
+  // What Redis holds becomes what this process holds (with what is still to be written): a grant another replica
+  // took back meanwhile is dropped here too.
   const readGrants = async (): Promise<void> => {
     const texts = await client.sMembers(keys.grants)
     const rules: Array<Rule> = []
@@ -308,7 +320,25 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       const r = ruleOf(t)
       if (r !== undefined) rules.push(r)
     }
-    if (learn(rules)) changed()
+    const keep = new Set([...rules.map(textOf), ...pendingGrants])
+    let moved = false
+    for (const t of [...grantTexts]) if (!keep.has(t)) moved = forget(t) || moved
+    if (learn(rules) || moved) changed()
+  }
+
+  // A Redis without this store's mark is one that lost what it held (restarted without persistence, or flushed)
+  // since this process last wrote to it, or one never written to: in the first case every grant this process holds
+  // is written back (not only those answered meanwhile), so the fleet's grants outlive the Redis; then the mark.
+  const restoreIfEmptied = async (): Promise<void> => {
+    const mark = await client.get(keys.epoch)
+    const emptied = epoch !== undefined && mark !== epoch
+    if (mark === null) await client.set(keys.epoch, randomUUID(), { NX: true })
+    epoch = (await client.get(keys.epoch)) ?? undefined
+    if (!emptied) return
+    for (const g of grants) {
+      await client.sAdd(keys.grants, textOf(g))
+      await client.publish(keys.channel, textOf(g))
+    }
   }
 
   // Writes what is pending. Grants and claims are idempotent, so one is dropped from pending only once
@@ -319,6 +349,11 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       await client.sAdd(keys.grants, text)
       await client.publish(keys.channel, text)
       pendingGrants.delete(text)
+    }
+    for (const text of [...pendingRevokes]) {
+      await client.sRem(keys.grants, text)
+      await client.publish(keys.removed, text)
+      pendingRevokes.delete(text)
     }
     while (pendingClaims.size > 0) {
       const fields = firstOf(pendingClaims, CHUNK)
@@ -378,7 +413,9 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     (probing ??= (async () => {
       if (closed || !client.isReady) return
       const done = await attempt(
-        write().then(() => readGrants()),
+        restoreIfEmptied()
+          .then(() => write())
+          .then(() => readGrants()),
         COMMAND_WAIT_MS,
       )
       if (!done.ok) return down(done.why)
@@ -404,9 +441,11 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   subscriber.on('error', () => {
     // the client's own 'error' says Redis is down; the subscriber reconnects by itself
   })
-  // subscribed again: a grant published while it was not is in the set, so read them all
+  // subscribed again: a grant published while it was not is in the set, so read them all; but only once the client
+  // has caught up (the probe reads them too), or a Redis that came back empty would be read before the grants this
+  // process holds are written back to it
   subscriber.on('ready', () => {
-    if (client.isReady) readGrants().catch(() => undefined)
+    if (client.isReady && up) readGrants().catch(() => undefined)
   })
 
   const started = Promise.all([
@@ -414,7 +453,10 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     subscriber.connect(),
     subscriber.subscribe(keys.channel, (text: string) => {
       const r = ruleOf(text)
-      if (r !== undefined && learn([r])) changed()
+      if (r !== undefined && !pendingRevokes.has(text) && learn([r])) changed()
+    }),
+    subscriber.subscribe(keys.removed, (text: string) => {
+      if (!pendingGrants.has(text) && forget(text)) changed()
     }),
   ]).then(() => probe())
   // serves from memory if Redis is refused, or not there in time; the clients keep trying
@@ -473,8 +515,16 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     grants: () => grants,
     addGrant: (rule) => {
       if (!learn([rule])) return
+      pendingRevokes.delete(textOf(rule))
       pendingGrants.add(textOf(rule))
       // what another replica's human would be asked about: written at once, not batched
+      if (up) void flush()
+    },
+    revokeGrant: (rule) => {
+      const text = textOf(rule)
+      if (!forget(text)) return
+      pendingGrants.delete(text)
+      pendingRevokes.add(text)
       if (up) void flush()
     },
     onGrantsChanged: (listener) => {

@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import { createHash } from 'node:crypto'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Rule } from '../../steps/policy/Rule.js'
 import { rememberedKey } from '../../steps/audit/SeenSet.js'
@@ -40,7 +41,15 @@ export interface GatewayStore {
   readonly grants: IO<ReadonlyArray<Rule>>
   /** Remembers an "always" answer: in `grants` at once, written to the backend after. */
   readonly addGrant: (rule: Rule) => void
-  /** Calls `listener` after `grants` changed from elsewhere (another replica, a re-read); returns the unsubscribe. */
+  /**
+   * Takes a grant back: out of `grants` at once, out of the backend after, so that every process sharing the store
+   * drops it (their `onGrantsChanged` listeners are told). Nothing happens for a rule the store does not hold.
+   */
+  readonly revokeGrant: (rule: Rule) => void
+  /**
+   * Calls `listener` after `grants` changed from elsewhere (another replica, a re-read: a grant added or taken back);
+   * returns the unsubscribe.
+   */
   readonly onGrantsChanged: (listener: IO<void>) => IO<void>
   /**
    * Whether this process is the one to say (tool, key): true for the first claim of the pair among all the
@@ -90,4 +99,30 @@ export const byToolThenKey = (a: PairCount, b: PairCount): number =>
  * @since 0.1.0
  * @category utils
  */
+/**
+ * One text per grant, whatever order its members were written in: how stores compare, write and name grants.
+ *
+ * @since 0.1.0
+ */
+export const grantText = (r: Rule): string =>
+  JSON.stringify({
+    tool: r.tool,
+    decision: r.decision,
+    ...(r.under === undefined ? {} : { under: r.under }),
+    ...(r.note === undefined ? {} : { note: r.note }),
+  })
+
+/**
+ * A grant's short name: the first 16 hex digits of the SHA-256 of its `grantText`, the same in every process (what
+ * the page's revoke button and `toolstack grants revoke` send).
+ *
+ * @example
+ * import { grantId } from 'toolstack/gateway'
+ * assert.match(grantId({ tool: 'fs_write_file', decision: 'allow', under: '/srv' }), /^[0-9a-f]{16}$/)
+ * assert.strictEqual(grantId({ decision: 'deny', tool: 'x' }), grantId({ tool: 'x', decision: 'deny' }))
+ *
+ * @since 0.1.0
+ */
+export const grantId = (r: Rule): string => createHash('sha256').update(grantText(r)).digest('hex').slice(0, 16)
+
 export const shownStoreUrl = (url: string): string => url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/*)[^/?#]*@/, '$1***@')

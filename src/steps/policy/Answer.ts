@@ -452,3 +452,20 @@ export const recordGrant =
   (rule: Rule) =>
   (grants: ReadonlyArray<Rule>): ReadonlyArray<Rule> =>
     grants.some((g) => sameRule(g, rule)) ? grants : Object.freeze([...grants, rule])
+
+/**
+ * The grant list without `rule` (a grant taken back); the same list (same reference) when no equal rule is there.
+ *
+ * @example
+ * import { forgetGrant, recordGrant } from './Answer.js'
+ * const grants = recordGrant({ tool: 'fs_write', decision: 'allow' })([])
+ * assert.deepStrictEqual(forgetGrant({ tool: 'fs_write', decision: 'allow' })(grants), [])
+ * assert.strictEqual(forgetGrant({ tool: 'fs_read', decision: 'allow' })(grants), grants)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const forgetGrant =
+  (rule: Rule) =>
+  (grants: ReadonlyArray<Rule>): ReadonlyArray<Rule> =>
+    grants.some((g) => sameRule(g, rule)) ? Object.freeze(grants.filter((g) => !sameRule(g, rule))) : grants
