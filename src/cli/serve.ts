@@ -3,6 +3,9 @@
  * whole stack on every session. The library does the work (`startGateway`, `toMcpServer`, `serveStdio`,
  * `serveHttp`); this module applies the command-line options, writes the log, and shuts down cleanly.
  *
+ * One file: just over 500 lines because the command's life (options, the start line, the log, reloads, the
+ * page's actions, a clean shutdown) shares one set of handles that every step closes in order.
+ *
  * @since 0.1.0
  */
 import type { FSWatcher } from 'node:fs'

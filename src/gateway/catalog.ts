@@ -6,6 +6,10 @@
  * and upstream, so an upstream is subscribed once however many sessions ask, and its updates reach only
  * the sessions that subscribed. Policy and audit stay on tools.
  *
+ * One file: over 500 lines because `newCatalog` is one closure over every upstream's last listing, the URIs
+ * each owns and the subscriptions counted per URI; routing a read, a subscription and a completion read the
+ * same state.
+ *
  * @since 0.1.0
  */
 import type { IO } from 'fp-ts/lib/IO.js'

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 export * from './upstream.js'
+export * from './config.js'
 export * from './gateway.js'
 export * from './metrics.js'
 export * from './page.js'

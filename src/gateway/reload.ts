@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { hasOwn, isRecord } from '../kernel/guards.js'
-import type { GatewayConfig, GatewayServer } from './gateway.js'
+import type { GatewayConfig, GatewayServer } from './config.js'
 
 // -------------------------------------------------------------------------------------
 // model
