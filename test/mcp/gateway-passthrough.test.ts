@@ -41,6 +41,16 @@ const TOOLS = ['log', 'later', 'session', 'ask', 'level'].map((name) => ({
   inputSchema: { type: 'object', properties: { level: { type: 'string' }, data: {} } },
 }))
 
+// a barrier: each `ask` call waits here until a second one has arrived, on whatever session of the upstream
+let waiting: Array<() => void> = []
+const bothAsking = (): Promise<void> =>
+  new Promise<void>((resolve) => {
+    waiting.push(resolve)
+    if (waiting.length < 2) return
+    for (const release of waiting) release()
+    waiting = []
+  })
+
 const upstreamServer = (completions = true): Server => {
   const state: UpstreamSession = { level: undefined, completed: [] }
   upstreamSessions.push(state)
@@ -78,8 +88,8 @@ const upstreamServer = (completions = true): Server => {
       case 'session':
         return text(extra.sessionId ?? 'none')
       case 'ask': {
-        // both hosts' calls are in flight before either asks
-        await new Promise((resolve) => setTimeout(resolve, 200))
+        // both hosts' calls are in flight before either asks (the test calls `ask` two at a time)
+        await bothAsking()
         const answer = await extra.sendRequest(
           {
             method: 'elicitation/create',
