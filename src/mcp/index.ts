@@ -28,3 +28,5 @@ export { grantId, grantText, shownStoreUrl } from './store.js'
 export * from './memoryStore.js'
 export * from './fileStore.js'
 export * from './openStore.js'
+// the read-only rules, for the gateway's configurations (`toolstack init` writes them)
+export { readOnlyRules } from '../combinators/Policy.js'
