@@ -186,6 +186,7 @@ const serverOf = (name: string, u: unknown): StarterServer | string => {
   const rawArgs = u['args'] ?? []
   if (!strings(rawArgs)) return 'its args are not strings'
   const [command, args] = unwrapProxy(u['command'], rawArgs)
+  if (command === '') return 'the server it runs behind toolstack proxy has no command'
   if (basename(command).replace(/\.(cmd|exe)$/, '') === 'toolstack' && args[0] === 'serve')
     return `it is a toolstack gateway already (${name})`
   return {
