@@ -79,7 +79,8 @@ export const runGrants = async (
   try {
     opened = await open(options.store)
   } catch (e) {
-    io.err(`toolstack grants: ${shown(describeError(e))}`)
+    // the store's own message says what to do (a corrupt file is left as it is: mend it, or move it away)
+    io.err(`toolstack grants: ${escapeControls(cut(describeError(e), 1000))}`)
     return 2
   }
   const { store, unreachable } = opened
