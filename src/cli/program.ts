@@ -8,7 +8,7 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
-import { describeError, escapeControls, installCommand, isMissingPackage, jsonLine } from './text.js'
+import { cut, describeError, escapeControls, installCommand, isMissingPackage, jsonLine } from './text.js'
 import { readVersion } from './version.js'
 // types only: the module, and the SDK it imports, load when an OTLP endpoint is set
 import type { OtlpExport, OtlpSignals, startOtlp as StartOtlpFn } from './otlp.js'
@@ -183,19 +183,60 @@ const isRunning = (pid: number): boolean => {
 
 const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== ''
 
+// the exporters an OTEL_*_EXPORTER variable names (a comma-separated list, as the SDK reads it); undefined when unset
+const exportersIn = (env: NodeJS.ProcessEnv, name: string): ReadonlyArray<string> | undefined => {
+  const names = (env[name] ?? '')
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter((n) => n !== '')
+  return names.length === 0 ? undefined : [...new Set(names)]
+}
+
 /**
- * Which signals the command exports over OTLP: traces when `OTEL_EXPORTER_OTLP_ENDPOINT` or
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, metrics when it or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` is.
- * Neither: the OpenTelemetry SDK is never loaded.
+ * What the command exports, read from the environment as the OpenTelemetry SDK defines it:
+ * - spans by `OTEL_TRACES_EXPORTER` (`otlp`, the default; `console`, written to stderr, since stdout is the MCP
+ *   channel; `none`), counters by `OTEL_METRICS_EXPORTER` (`otlp`, the default; `none`);
+ * - the default `otlp` exports only when an endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`, or the signal's own
+ *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `…_METRICS_ENDPOINT`); named, it exports to the SDK's default endpoint;
+ * - `none` wins over the names beside it; `OTEL_SDK_DISABLED=true` exports nothing; a name the command cannot export
+ *   to (`zipkin`, `prometheus`, a console for counters) is in `ignored`, for a line that says so.
+ * Nothing to export: the OpenTelemetry SDK is never loaded.
+ *
+ * @example
+ * import { otlpSignals } from './program.js'
+ * assert.deepStrictEqual(otlpSignals({}), { traces: [], metrics: false, ignored: [] })
+ * assert.deepStrictEqual(otlpSignals({ OTEL_TRACES_EXPORTER: 'console' }), { traces: ['console'], metrics: false, ignored: [] })
+ * assert.deepStrictEqual(otlpSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }), {
+ *   traces: [],
+ *   metrics: true,
+ *   ignored: [],
+ * })
  *
  * @since 0.1.0
  */
-export const otlpSignals = (env: NodeJS.ProcessEnv): OtlpSignals => {
+export const otlpSignals = (env: NodeJS.ProcessEnv): OtlpSignals & { readonly ignored: ReadonlyArray<string> } => {
+  if ((env['OTEL_SDK_DISABLED'] ?? '').trim().toLowerCase() === 'true')
+    return { traces: [], metrics: false, ignored: [] }
   const any = isSet(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
-  return {
-    traces: any || isSet(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
-    metrics: any || isSet(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'),
-  }
+  const tracesTo = exportersIn(env, 'OTEL_TRACES_EXPORTER')
+  const metricsTo = exportersIn(env, 'OTEL_METRICS_EXPORTER')
+  const traces =
+    tracesTo === undefined
+      ? any || isSet(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+        ? (['otlp'] as const)
+        : []
+      : tracesTo.includes('none')
+        ? []
+        : tracesTo.filter((n): n is 'otlp' | 'console' => n === 'otlp' || n === 'console')
+  const metrics =
+    metricsTo === undefined
+      ? any || isSet(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT')
+      : !metricsTo.includes('none') && metricsTo.includes('otlp')
+  const ignored = [
+    ...(tracesTo ?? []).filter((n) => !['otlp', 'console', 'none'].includes(n)).map((n) => `OTEL_TRACES_EXPORTER=${n}`),
+    ...(metricsTo ?? []).filter((n) => !['otlp', 'none'].includes(n)).map((n) => `OTEL_METRICS_EXPORTER=${n}`),
+  ]
+  return { traces, metrics, ignored }
 }
 
 /** Runs the command line `argv` (as `process.argv`) and returns the exit status. @since 0.1.0 */
@@ -211,16 +252,26 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   }
   // set once proxy or serve subscribes to signals (see startExport)
   let commandHandlesSignals = false
-  // the OTLP export, only when an OTEL_EXPORTER_OTLP_*ENDPOINT is set: the SDK is loaded then, never otherwise
+  // the export, only when the OTEL_* variables ask for one (otlpSignals): the SDK is loaded then, never otherwise
   const startExport = async (command: 'proxy' | 'serve'): Promise<OtlpExport | undefined> => {
     const signals = otlpSignals(env)
-    if (!signals.traces && !signals.metrics) return undefined
+    if (signals.ignored.length > 0)
+      err(
+        `${errColor.red(`toolstack ${command}:`)} ${escapeControls(cut(signals.ignored.join(', '), 200))}: not an exporter this ` +
+          'command has (spans: otlp, console, none; counters: otlp, none); ignored',
+      )
+    if (signals.traces.length === 0 && !signals.metrics) return undefined
+    // the variable that asked for the export, named in a message
+    const asked = ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT']
+      .concat(['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'])
+      .filter((n) => isSet(env, n))
+      .join(', ')
     let startOtlp: StartOtlp
     try {
       ;({ startOtlp } = await import('./otlp.js'))
     } catch (e) {
       err(
-        `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
+        `${errColor.red(`toolstack ${command}:`)} ${asked} is set, but the OpenTelemetry SDK could not be loaded ` +
           `(${describeError(e)}); install it: ${installCommand(OTLP_PACKAGES)}; going on without exporting`,
       )
       return undefined
