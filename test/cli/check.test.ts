@@ -129,6 +129,7 @@ describe('toolstack check', () => {
     expect(out).toMatch(/^ok {4}upstream "who": started/m)
     expect(out).toContain('toolstack check: 2 problems')
     // nothing raw reaches the terminal, and no line is longer than its bound
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
     expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
     expect(Math.max(...out.split('\n').map((l) => l.length))).toBeLessThan(1_200)
     // even an upstream that ignores SIGTERM and the end of its input is stopped

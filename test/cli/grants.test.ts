@@ -57,6 +57,7 @@ const listRevokeList = async (url: string, gateway: GatewayStore): Promise<void>
   expect(out).toMatch(/^3 grants in .*; toolstack grants revoke ID takes one back$/m)
   // a hostile tool name is escaped and cut
   expect(out).toContain(`${idOf(hostile)}  allow x\\u001b]0;owned\\u0007\\u202e`)
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/)
   expect(Math.max(...out.split('\n').map((l) => l.length))).toBeLessThan(300)
 

@@ -123,6 +123,7 @@ describe('toolstack init', () => {
     )
     const made = await inDir(dir, ['init', '--from', 'host.json', '--out', 'out.json'])
     expect(made.status, made.stderr).toBe(0)
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
     expect(made.stdout.toString() + made.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
     expect(made.stderr).toContain('left out "no\\u009bcmd": it has neither a command nor a url')
     const both = await inDir(dir, ['init', '--from', 'host.json', '--', 'node'])

@@ -72,6 +72,7 @@ describe('the starter of toolstack init', () => {
           const decoded = decodeGatewayConfig(made.config)
           expect(decoded._tag, decoded._tag === 'Left' ? decoded.left : '').toBe('Right')
           // notes are shown on a terminal: escaped
+          // eslint-disable-next-line no-control-regex -- control characters are what it looks for
           for (const n of made.notes) expect(n).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u202e]/)
         },
       ),
