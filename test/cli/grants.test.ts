@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { GatewayStore } from '../../src/mcp/index.js'
 import { openStore } from '../../src/mcp/index.js'
 import { startRedis } from '../support/redis.js'
+import { blocksOf } from '../support/blocks.js'
 import { eventually, killAll, runCli, tempDir } from './support.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
@@ -124,7 +125,32 @@ describe('toolstack grants', () => {
         .map((g) => g.tool)
         .sort(),
     ).toEqual([mkdir.tool, hostile.tool].sort())
-  }, 90_000)
+
+    // the lines docs/fleet.md shows, their Redis this test's and their id a grant's
+    const documented = (blocksOf('docs/fleet.md', 'sh').find((b) => /^toolstack grants /m.test(b)) ?? '')
+      .split('\n')
+      .filter((l) => l.startsWith('toolstack grants '))
+      .map((l) => [...l.slice('toolstack '.length).matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? ''))
+    expect(documented.map((args) => args.slice(0, 2))).toEqual([
+      ['grants', 'list'],
+      ['grants', 'revoke'],
+    ])
+    const withOurs = (args: ReadonlyArray<string>): Array<string> =>
+      args.map((a, i) => {
+        if (args[i - 1] === '--store') return `${redis.url}${new URL(a).pathname}${new URL(a).search}`
+        return args[1] === 'revoke' && i === 2 ? idOf(mkdir) : a
+      })
+    const [list = [], revoke = []] = documented
+    const docs = await opened(withOurs(list)[withOurs(list).indexOf('--store') + 1] ?? '')
+    docs.addGrant(mkdir)
+    await new Promise((r) => setTimeout(r, 300))
+    const shown = await runCli(withOurs(list))
+    expect(shown.status, shown.stderr).toBe(0)
+    expect(shown.stdout.toString()).toContain(idOf(mkdir))
+    const taken = await runCli(withOurs(revoke))
+    expect(taken.status, taken.stderr).toBe(0)
+    expect(taken.stdout.toString()).toContain(`took back ${idOf(mkdir)}`)
+  }, 120_000)
 
   it('a store that cannot be reached or read is an error, not an empty list; the password is never shown', async () => {
     const down = await runCli(['grants', 'list', '--store', 'redis://me:s3cret@127.0.0.1:1/0'])
