@@ -23,6 +23,7 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/serve-start.test.ts',
   'test/cli/check.test.ts',
   'test/cli/init.test.ts',
+  'test/cli/sighup-doc.test.ts',
   // a real browser (Debian's chromium) driven by playwright-core
   'test/cli/page.test.ts',
   // the built and the packed package, the examples and the docs' blocks, each in a process
