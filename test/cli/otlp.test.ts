@@ -483,3 +483,22 @@ describe('OTEL_TRACES_EXPORTER', () => {
     expect(stderr()).toContain('OTEL_METRICS_EXPORTER=prometheus: not an exporter this command has')
   }, 90_000)
 })
+
+describe('OTEL_TRACES_EXPORTER=console in process', () => {
+  it('writes each span where it is told (stderr in the command), every line escaped, a hostile name cut', async () => {
+    const { startOtlp } = await import('../../src/cli/otlp.js')
+    const written: Array<string> = []
+    const otlp = startOtlp(process.env, { traces: ['console'], metrics: false }, 'toolstack-test', '0.0.0', (t) => {
+      written.push(t)
+    })
+    const tool = 'fs_read\u001b]0;owned\u0007\u202e\u2028' + 'x'.repeat(5000)
+    otlp.record({ type: 'call', upstream: 'up', tool, listed: true, id: 'c\u009b1', outcome: 'ok', ms: 3 })
+    await otlp.shutdown()
+    const text = written.join('')
+    expect(text).toMatch(/name: 'execute_tool fs_read\\x1B\]0;owned\\x07\\u202e\\u2028x+…'/)
+    expect(text).toMatch(/'toolstack\.outcome': 'ok'/)
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u202e]/)
+    expect(text.length).toBeLessThan(3_000)
+  })
+})
