@@ -21,6 +21,9 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/serve-guard.test.ts',
   'test/cli/otlp.test.ts',
   'test/cli/serve-start.test.ts',
+  'test/cli/check.test.ts',
+  'test/cli/init.test.ts',
+  'test/cli/sighup-doc.test.ts',
   // a real browser (Debian's chromium) driven by playwright-core
   'test/cli/page.test.ts',
   // the built and the packed package, the examples and the docs' blocks, each in a process
@@ -54,6 +57,9 @@ export const integration: ReadonlyArray<string> = [
   // a real redis-server, started by the test
   'test/mcp/redisStore.test.ts',
   'test/cli/serve-fleet.test.ts',
+  'test/cli/grants.test.ts',
+  // and Debian's haproxy in front of two replicas
+  'test/cli/fleet-haproxy.test.ts',
 ]
 
 /** What every test run shares, the mutation run's included. */

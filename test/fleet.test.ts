@@ -25,6 +25,13 @@ describe('docs/fleet.md', () => {
     const servers = lines.filter((l) => l.startsWith('server '))
     expect(servers.length).toBeGreaterThanOrEqual(2)
     for (const s of servers) expect(s).toMatch(new RegExp(`^server \\w+ [\\d.]+:${port} check$`))
+
+    // a complete file: a frontend hosts reach, whose address is the one the replicas accept as Host
+    expect(lines).toContain('default_backend toolstack')
+    const bind = /^bind :(\d+)$/m.exec(lines.join('\n'))?.[1]
+    expect(/--allowed-host ([\w.-]+):(\d+)/.exec(replicas())?.[2]).toBe(bind)
+    // the install step names the optional peer a redis:// store loads
+    expect(replicas()).toMatch(/^npm install -g toolstack redis$/m)
   })
 
   it('the collector receives OTLP/HTTP where the replicas export, into every pipeline', () => {
@@ -43,7 +50,7 @@ describe('docs/fleet.md', () => {
     expect(exported('TOOLSTACK_TOKEN')).toBeDefined()
     const url = /--store '([^']+)'/.exec(replicas())?.[1] ?? ''
     const prefix = new URL(url).searchParams.get('prefix')
-    const cli = fleetBlocks('sh')[1] ?? ''
+    const cli = fleetBlocks('sh').find((b) => /^redis-cli /m.test(b)) ?? ''
     const keys = [...cli.matchAll(/^redis-cli \w+ (\S+)$/gm)].map((m) => m[1])
     expect(keys.length).toBe(3)
     for (const k of keys) expect(k?.startsWith(prefix ?? '?')).toBe(true)

@@ -1,20 +1,24 @@
 /**
  * `toolstack serve` and `toolstack proxy` over OTLP/HTTP: when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a per-signal
  * endpoint) is set, each `tools/call` becomes a span with the audit's warnings as its events, and the calls and
- * warnings are counted. The OpenTelemetry SDK and its OTLP/HTTP exporters are optional peers, imported by this
- * module only: program.ts loads it only when an endpoint is set, and says which packages to install when it
- * cannot. The exporters read the other `OTEL_*` variables themselves.
+ * warnings are counted. `OTEL_TRACES_EXPORTER` and `OTEL_METRICS_EXPORTER` choose the exporters as the SDK defines
+ * them (`otlp`, `console` for spans, `none`). The OpenTelemetry SDK and its OTLP/HTTP exporters are optional peers,
+ * imported by this module only: program.ts loads it only when something is to be exported, and says which packages
+ * to install when it cannot. The exporters read the other `OTEL_*` variables themselves.
  *
  * @since 0.1.0
  */
+import { connect } from 'node:net'
+import { inspect } from 'node:util'
 import type { Attributes, Counter, Tracer } from '@opentelemetry/api'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { GatewayRecord } from '../gateway/index.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import { MAX_EVENTS_PER_WARNING, OTEL_NAMES, warningAttributes } from '../otel/index.js'
-import { telemetryText } from '../kernel/describe.js'
+import { escapeControls, telemetryText } from '../kernel/describe.js'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
+import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
@@ -29,9 +33,16 @@ export interface OtlpExport {
   readonly shutdown: () => Promise<void>
 }
 
-/** The signals to export (see `otlpSignals` in program.ts, which decides whether this module loads). @since 0.1.0 */
+/**
+ * What to export, and where (see `otlpSignals` in program.ts, which reads it from the environment and decides whether
+ * this module loads).
+ *
+ * @since 0.1.0
+ */
 export interface OtlpSignals {
-  readonly traces: boolean
+  /** Where spans go: an OTLP/HTTP collector, and or this process's stderr (`OTEL_TRACES_EXPORTER=console`). */
+  readonly traces: ReadonlyArray<'otlp' | 'console'>
+  /** Whether the counters go to an OTLP/HTTP collector. */
   readonly metrics: boolean
 }
 
@@ -46,8 +57,80 @@ const exportInterval = (text: string | undefined): number => {
   const ms = Number(text)
   return Number.isInteger(ms) && ms >= 1 && ms <= 2 ** 31 - 1 ? ms : 60_000
 }
-// how long exiting waits for the last export (a collector that is down must not hold the command)
+// how long exiting waits for the last export (a collector that is slow must not hold the command)
 const SHUTDOWN_MS = 5000
+// how long a connection to the collector may take to be refused, at exit, before the export is waited for: the
+// exporter retries a refused connection with back-off, so a collector that is not there would cost the whole
+// SHUTDOWN_MS (the command's exit time is the target this serves)
+const PROBE_MS = 500
+
+// the OTLP/HTTP endpoint of a signal, as the exporter reads it: the signal's own URL, else the general one with the
+// signal's path, else the SDK's default (localhost:4318)
+const endpointOf = (env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): URL | undefined => {
+  const own = env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim()
+  const any = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim()
+  try {
+    return new URL(
+      own !== undefined && own !== '' ? own : any !== undefined && any !== '' ? any : 'http://localhost:4318',
+    )
+  } catch {
+    return undefined
+  }
+}
+
+// resolves true when nothing listens at `url` (the connection is refused, or the name does not resolve), false when
+// something answers or the probe takes longer than PROBE_MS (a collector far away, or a firewall that drops)
+const refuses = (url: URL): Promise<boolean> =>
+  new Promise((resolve) => {
+    const port = Number(url.port !== '' ? url.port : url.protocol === 'https:' ? 443 : 80)
+    const socket = connect({ host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port })
+    const done = (refused: boolean): void => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(refused)
+    }
+    const timer = setTimeout(() => done(false), PROBE_MS)
+    socket.once('connect', () => done(false))
+    socket.once('error', (e: NodeJS.ErrnoException) =>
+      done(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(e.code ?? '')),
+    )
+  })
+
+// a span as the SDK's ConsoleSpanExporter shows it (the same members), written to `write` instead of stdout, which is
+// the MCP channel of `serve` and `proxy`; each line escaped (util.inspect escapes the controls inside strings, not
+// direction marks and separators)
+const consoleExporter = (write: (text: string) => void): SpanExporter => {
+  const micros = ([s, ns]: readonly [number, number]): number => Math.round(s * 1e6 + ns / 1e3)
+  const info = (span: ReadableSpan) => ({
+    resource: { attributes: span.resource.attributes },
+    instrumentationScope: span.instrumentationScope,
+    traceId: span.spanContext().traceId,
+    parentSpanContext: span.parentSpanContext,
+    name: span.name,
+    id: span.spanContext().spanId,
+    kind: span.kind,
+    timestamp: micros(span.startTime),
+    duration: micros(span.duration),
+    attributes: span.attributes,
+    status: span.status,
+    events: span.events,
+    links: span.links,
+  })
+  return {
+    export: (spans, done) => {
+      for (const span of spans) {
+        try {
+          write(inspect(info(span), { depth: 3, colors: false }).split('\n').map(escapeControls).join('\n') + '\n')
+        } catch {
+          // stderr closed: the span is dropped, the call is not affected
+        }
+      }
+      // ExportResultCode.SUCCESS (from @opentelemetry/core, which is not a peer of this package)
+      done({ code: 0 })
+    },
+    shutdown: () => Promise.resolve(),
+  }
+}
 
 // a counter whose attribute sets beyond MAX_SERIES are counted under `toolstack.other`
 const boundedCounter = (counter: Counter) => {
@@ -71,16 +154,23 @@ export const startOtlp = (
   signals: OtlpSignals,
   service: string,
   version: string,
+  stderr: (text: string) => void = (text) => void process.stderr.write(text),
 ): OtlpExport => {
   const resource = resourceFromAttributes({ 'service.name': service, 'service.version': version }).merge(
     detectResources({ detectors: [envDetector] }),
   )
-  const tracerProvider = signals.traces
-    ? new BasicTracerProvider({
-        resource,
-        spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
-      })
-    : undefined
+  // as the SDK configures them from OTEL_TRACES_EXPORTER: OTLP in batches, the console at once
+  const tracerProvider =
+    signals.traces.length > 0
+      ? new BasicTracerProvider({
+          resource,
+          spanProcessors: signals.traces.map((to) =>
+            to === 'otlp'
+              ? new BatchSpanProcessor(new OTLPTraceExporter())
+              : new SimpleSpanProcessor(consoleExporter(stderr)),
+          ),
+        })
+      : undefined
   const meterProvider = signals.metrics
     ? new MeterProvider({
         resource,
@@ -92,6 +182,11 @@ export const startOtlp = (
         ],
       })
     : undefined
+  // the collectors this process sends to over OTLP, read when the exporters read theirs
+  const collectors = [
+    ...(signals.traces.includes('otlp') ? [endpointOf(env, 'TRACES')] : []),
+    ...(signals.metrics ? [endpointOf(env, 'METRICS')] : []),
+  ].filter((u): u is URL => u !== undefined)
   const tracer: Tracer | undefined = tracerProvider?.getTracer('toolstack', version)
   const meter = meterProvider?.getMeter('toolstack', version)
   const calls =
@@ -191,9 +286,18 @@ export const startOtlp = (
         alone(tool, id, evs)
       }
       pending.clear()
+      // when every collector refuses a connection, the last export cannot be delivered, and the exit does not wait
+      // for the exporter's retries
+      const unreachable =
+        collectors.length === 0
+          ? new Promise<void>(() => undefined)
+          : Promise.all(collectors.map(refuses)).then((all) =>
+              all.every(Boolean) ? undefined : new Promise<void>(() => undefined),
+            )
       let timer: NodeJS.Timeout | undefined
       await Promise.race([
         Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()]),
+        unreachable,
         new Promise<void>((resolve) => {
           timer = setTimeout(resolve, SHUTDOWN_MS)
         }),

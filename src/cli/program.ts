@@ -8,7 +8,7 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
-import { describeError, escapeControls, installCommand, isMissingPackage, jsonLine } from './text.js'
+import { cut, describeError, escapeControls, installCommand, isMissingPackage, jsonLine } from './text.js'
 import { readVersion } from './version.js'
 // types only: the module, and the SDK it imports, load when an OTLP endpoint is set
 import type { OtlpExport, OtlpSignals, startOtlp as StartOtlpFn } from './otlp.js'
@@ -85,6 +85,57 @@ Exit status: 0 when ended by the host or a signal; 2 when it could not start (a 
 configuration, named by field; a port in use).
 `
 
+const CHECK_EXAMPLES = `
+Reads the configuration as serve does and names every problem in it at once; when
+it is valid, starts each upstream as serve would, lists its tools, and stops them
+all. Nothing is served; the store is not opened and no log is written.
+
+Examples:
+  $ toolstack check toolstack.json
+  $ toolstack check toolstack.json && toolstack serve --config toolstack.json
+
+Exit status:
+  0  the configuration is valid and every upstream listed its tools
+  1  it is valid, but an upstream failed to start, did not list in time, or did
+     not stop
+  2  it cannot be read or is not a valid configuration (each problem a line)
+`
+
+const INIT_EXAMPLES = `
+Writes a starter configuration for toolstack serve: tools whose names say they read
+(read_*, list_*, get_*, search_*, find_*, describe_*, view_*) are allowed, and every
+other call is asked about. Its upstreams come from COMMAND, from --from FILE, or
+from the first host configuration found: .mcp.json, .cursor/mcp.json and
+.vscode/mcp.json here, then Claude Desktop's claude_desktop_config.json, Cursor's
+~/.cursor/mcp.json and Windsurf's ~/.codeium/windsurf/mcp_config.json. An entry
+that runs "toolstack proxy -- SERVER" becomes SERVER. An existing file is never
+replaced without --force.
+
+Examples:
+  $ toolstack init
+  $ toolstack init --from ~/.cursor/mcp.json --out team.json
+  $ toolstack init -- npx -y @modelcontextprotocol/server-filesystem /path/to/project
+  $ toolstack init && toolstack check toolstack.json
+
+Exit status: 0 written; 2 nothing written (nothing found or readable, the file
+exists, or the command line was wrong).
+`
+
+const GRANTS_EXAMPLES = `
+The human's "always" answers (grants) a store holds, each with its id; revoke takes
+one back in the store, and every gateway on it stops using it (a file: store's
+gateways read the file again, a redis:// store's are told at once), without a
+restart.
+
+Examples:
+  $ toolstack grants list --store file:/var/lib/toolstack/grants.json
+  $ toolstack grants revoke 3f2a9c0d1e7b6a55 --store redis://127.0.0.1:6379
+  $ toolstack grants list --json --store 'redis://redis:6379/0?prefix=team-a:'
+
+Exit status: 0 done; 1 no grant has that id; 2 the store cannot be opened or
+reached (nothing changed), or the command line was wrong.
+`
+
 const MCP_SDK = '@modelcontextprotocol/sdk'
 
 const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
@@ -120,21 +171,72 @@ export const OTLP_PACKAGES: ReadonlyArray<string> = [
   '@opentelemetry/exporter-metrics-otlp-http',
 ]
 
+// whether the process `pid` runs (signal 0 only asks; EPERM: it runs, as another user's)
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as { code?: unknown }).code === 'EPERM'
+  }
+}
+
 const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== ''
 
+// the exporters an OTEL_*_EXPORTER variable names (a comma-separated list, as the SDK reads it); undefined when unset
+const exportersIn = (env: NodeJS.ProcessEnv, name: string): ReadonlyArray<string> | undefined => {
+  const names = (env[name] ?? '')
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter((n) => n !== '')
+  return names.length === 0 ? undefined : [...new Set(names)]
+}
+
 /**
- * Which signals the command exports over OTLP: traces when `OTEL_EXPORTER_OTLP_ENDPOINT` or
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, metrics when it or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` is.
- * Neither: the OpenTelemetry SDK is never loaded.
+ * What the command exports, read from the environment as the OpenTelemetry SDK defines it:
+ * - spans by `OTEL_TRACES_EXPORTER` (`otlp`, the default; `console`, written to stderr, since stdout is the MCP
+ *   channel; `none`), counters by `OTEL_METRICS_EXPORTER` (`otlp`, the default; `none`);
+ * - the default `otlp` exports only when an endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`, or the signal's own
+ *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `…_METRICS_ENDPOINT`); named, it exports to the SDK's default endpoint;
+ * - `none` wins over the names beside it; `OTEL_SDK_DISABLED=true` exports nothing; a name the command cannot export
+ *   to (`zipkin`, `prometheus`, a console for counters) is in `ignored`, for a line that says so.
+ * Nothing to export: the OpenTelemetry SDK is never loaded.
+ *
+ * @example
+ * import { otlpSignals } from './program.js'
+ * assert.deepStrictEqual(otlpSignals({}), { traces: [], metrics: false, ignored: [] })
+ * assert.deepStrictEqual(otlpSignals({ OTEL_TRACES_EXPORTER: 'console' }), { traces: ['console'], metrics: false, ignored: [] })
+ * assert.deepStrictEqual(otlpSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }), {
+ *   traces: [],
+ *   metrics: true,
+ *   ignored: [],
+ * })
  *
  * @since 0.1.0
  */
-export const otlpSignals = (env: NodeJS.ProcessEnv): OtlpSignals => {
+export const otlpSignals = (env: NodeJS.ProcessEnv): OtlpSignals & { readonly ignored: ReadonlyArray<string> } => {
+  if ((env['OTEL_SDK_DISABLED'] ?? '').trim().toLowerCase() === 'true')
+    return { traces: [], metrics: false, ignored: [] }
   const any = isSet(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
-  return {
-    traces: any || isSet(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
-    metrics: any || isSet(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'),
-  }
+  const tracesTo = exportersIn(env, 'OTEL_TRACES_EXPORTER')
+  const metricsTo = exportersIn(env, 'OTEL_METRICS_EXPORTER')
+  const traces =
+    tracesTo === undefined
+      ? any || isSet(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+        ? (['otlp'] as const)
+        : []
+      : tracesTo.includes('none')
+        ? []
+        : tracesTo.filter((n): n is 'otlp' | 'console' => n === 'otlp' || n === 'console')
+  const metrics =
+    metricsTo === undefined
+      ? any || isSet(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT')
+      : !metricsTo.includes('none') && metricsTo.includes('otlp')
+  const ignored = [
+    ...(tracesTo ?? []).filter((n) => !['otlp', 'console', 'none'].includes(n)).map((n) => `OTEL_TRACES_EXPORTER=${n}`),
+    ...(metricsTo ?? []).filter((n) => !['otlp', 'none'].includes(n)).map((n) => `OTEL_METRICS_EXPORTER=${n}`),
+  ]
+  return { traces, metrics, ignored }
 }
 
 /** Runs the command line `argv` (as `process.argv`) and returns the exit status. @since 0.1.0 */
@@ -150,16 +252,26 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   }
   // set once proxy or serve subscribes to signals (see startExport)
   let commandHandlesSignals = false
-  // the OTLP export, only when an OTEL_EXPORTER_OTLP_*ENDPOINT is set: the SDK is loaded then, never otherwise
+  // the export, only when the OTEL_* variables ask for one (otlpSignals): the SDK is loaded then, never otherwise
   const startExport = async (command: 'proxy' | 'serve'): Promise<OtlpExport | undefined> => {
     const signals = otlpSignals(env)
-    if (!signals.traces && !signals.metrics) return undefined
+    if (signals.ignored.length > 0)
+      err(
+        `${errColor.red(`toolstack ${command}:`)} ${escapeControls(cut(signals.ignored.join(', '), 200))}: not an exporter this ` +
+          'command has (spans: otlp, console, none; counters: otlp, none); ignored',
+      )
+    if (signals.traces.length === 0 && !signals.metrics) return undefined
+    // the variable that asked for the export, named in a message
+    const asked = ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT']
+      .concat(['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'])
+      .filter((n) => isSet(env, n))
+      .join(', ')
     let startOtlp: StartOtlp
     try {
       ;({ startOtlp } = await import('./otlp.js'))
     } catch (e) {
       err(
-        `${errColor.red(`toolstack ${command}:`)} OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK could not be loaded ` +
+        `${errColor.red(`toolstack ${command}:`)} ${asked} is set, but the OpenTelemetry SDK could not be loaded ` +
           `(${describeError(e)}); install it: ${installCommand(OTLP_PACKAGES)}; going on without exporting`,
       )
       return undefined
@@ -233,10 +345,13 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
 Examples:
   $ toolstack audit session.jsonl --fail-on-warn
   $ toolstack proxy -- npx -y @modelcontextprotocol/server-filesystem DIR
+  $ toolstack init -- npx -y @modelcontextprotocol/server-filesystem DIR
+  $ toolstack check toolstack.json
   $ toolstack serve --config toolstack.json
+  $ toolstack grants list --store file:grants.json
 
-Exit status: 0 ok; 1 warnings with --fail-on-warn; 2 unusable input or usage error;
-proxy: the server's own.
+Exit status: 0 ok; 1 warnings with --fail-on-warn, an upstream check failed, no
+such grant; 2 unusable input or usage error; proxy: the server's own.
 `,
     )
 
@@ -452,6 +567,75 @@ proxy: the server's own.
         ).finally(() => otlp?.shutdown())
       },
     )
+
+  program
+    .command('check')
+    .description('check a serve configuration: every problem, then each upstream started, listed and stopped')
+    .argument('<config>', 'the gateway configuration (JSON)')
+    .option('--store <url>', "in place of the configuration's store (checked, not opened), as serve --store")
+    .addHelpText('after', CHECK_EXAMPLES)
+    .action(async (config: string, opts: { readonly store?: string }) => {
+      const loaded = await loadCommand('check', () => import('./configCheck.js'))
+      if (loaded === undefined) return void (status = ExitCode.unusable)
+      status = await loaded.runCheck(config, opts.store, { out, version: readVersion(argv[1]), isRunning })
+    })
+
+  program
+    .command('init')
+    .description('write a starter serve configuration (read-only rules) from a host configuration or a command')
+    .usage('[options] [-- COMMAND [ARGS...]]')
+    .argument('[command...]', 'a server to serve, instead of the host configuration found')
+    .option('--from <file>', 'the host configuration to read (an mcpServers file), instead of looking for one')
+    .option('--out <file>', 'the file to write', 'toolstack.json')
+    .option('--name <name>', 'with COMMAND: its name and prefix (default: from its package or command)')
+    .option('--force', 'replace the file when it exists', false)
+    .passThroughOptions()
+    .addHelpText('after', INIT_EXAMPLES)
+    .action(
+      async (
+        command: ReadonlyArray<string>,
+        opts: { readonly from?: string; readonly out: string; readonly name?: string; readonly force: boolean },
+      ) => {
+        if (command.length > 0 && opts.from !== undefined) {
+          err(`${errColor.red('toolstack init:')} give either --from FILE or a COMMAND, not both`)
+          return void (status = ExitCode.unusable)
+        }
+        const loaded = await loadCommand('init', () => import('./init.js'))
+        if (loaded === undefined) return void (status = ExitCode.unusable)
+        const { homedir } = await import('node:os')
+        status = loaded.runInit(
+          { out: opts.out, force: opts.force, from: opts.from, command, name: opts.name },
+          { out, err, home: homedir(), cwd: process.cwd(), platform: process.platform, env },
+        )
+      },
+    )
+
+  const grants = program
+    .command('grants')
+    .description('list the grants (the human\'s "always" answers) a store holds, or take one back')
+    .addHelpText('after', GRANTS_EXAMPLES)
+  const storeOption = (): Option =>
+    new Option('--store <url>', 'the store the gateways share: file:PATH or redis://HOST:PORT').makeOptionMandatory()
+  const runGrantsCommand = async (
+    action: { readonly _tag: 'list' } | { readonly _tag: 'revoke'; readonly id: string },
+    opts: { readonly store: string; readonly json?: boolean },
+  ): Promise<void> => {
+    const loaded = await loadCommand('grants', () => import('./grants.js'))
+    if (loaded === undefined) return void (status = ExitCode.unusable)
+    status = await loaded.runGrants(action, { store: opts.store, json: opts.json === true }, { out, err })
+  }
+  grants
+    .command('list')
+    .description('list the grants the store holds, each with its id')
+    .addOption(storeOption())
+    .option('--json', 'one JSON object per grant ({ id, tool, decision, under?, note? })', false)
+    .action((opts: { readonly store: string; readonly json: boolean }) => runGrantsCommand({ _tag: 'list' }, opts))
+  grants
+    .command('revoke')
+    .description('take back the grant with this id, in the store and every gateway on it')
+    .argument('<id>', 'the id toolstack grants list shows')
+    .addOption(storeOption())
+    .action((id: string, opts: { readonly store: string }) => runGrantsCommand({ _tag: 'revoke', id }, opts))
 
   try {
     await program.parseAsync([...argv])

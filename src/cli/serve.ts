@@ -9,21 +9,15 @@
  * @since 0.1.0
  */
 import type { FSWatcher } from 'node:fs'
-import { closeSync, openSync, readFileSync, watch, writeSync } from 'node:fs'
+import { closeSync, openSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { formatWarning } from './check.js'
+import { readConfig } from './configFile.js'
 import { cut, escapeControls, jsonLine, plural } from './text.js'
 import type { HttpPage, HttpServing } from '../mcp/index.js'
-import type {
-  ConfigChange,
-  Gateway,
-  GatewayConfig,
-  GatewayRecord,
-  GatewayUpstreamStatus,
-  UpstreamEvent,
-} from '../gateway/index.js'
+import type { ConfigChange, Gateway, GatewayRecord, GatewayUpstreamStatus, UpstreamEvent } from '../gateway/index.js'
 import { serveHttp, serveStdio } from '../mcp/index.js'
-import { decodeGatewayConfig, gatewayMetrics, gatewayPage, shownStoreUrl, startGateway } from '../gateway/index.js'
+import { gatewayMetrics, gatewayPage, shownStoreUrl, startGateway } from '../gateway/index.js'
 
 /**
  * @since 0.1.0
@@ -197,32 +191,6 @@ const parseListen = (s: string): { readonly host: string; readonly port: number 
   if (m === null || port > 65535)
     return `--http expects [HOST:]PORT, e.g. 8931 or 127.0.0.1:8931, got ${JSON.stringify(s)}`
   return { host: (m[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1'), port }
-}
-
-// the configuration file read and checked (with --store in place of its `store`): its problems (each a line), or
-// the configuration
-const readConfig = (
-  file: string,
-  store: string | undefined,
-): { readonly problems: ReadonlyArray<string> } | { readonly config: GatewayConfig } => {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (e) {
-    return { problems: [`cannot read the configuration ${JSON.stringify(file)}: ${(e as Error).message}`] }
-  }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (e) {
-    return { problems: [`${file} is not JSON: ${(e as Error).message}`] }
-  }
-  const config = decodeGatewayConfig(
-    store === undefined || typeof json !== 'object' || json === null || Array.isArray(json) ? json : { ...json, store },
-  )
-  return config._tag === 'Left'
-    ? { problems: config.left.split('\n').map((l) => `${file}: ${l}`) }
-    : { config: config.right }
 }
 
 // the log file opened for appending, or why it could not be

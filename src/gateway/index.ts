@@ -21,3 +21,5 @@ export { grantId, grantText, shownStoreUrl } from './stores/store.js'
 export * from './stores/memoryStore.js'
 export * from './stores/fileStore.js'
 export * from './stores/openStore.js'
+// the read-only rules, for the gateway's configurations (`toolstack init` writes them)
+export { readOnlyRules } from '../combinators/Policy.js'

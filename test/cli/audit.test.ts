@@ -1067,7 +1067,7 @@ describe('the command itself', () => {
     const top = await runCli(['--help'])
     expect(top.status).toBe(0)
     expect(top.stdout.toString()).toMatch(/audit[\s\S]*proxy[\s\S]*Examples:/)
-    for (const sub of ['audit', 'proxy', 'serve']) {
+    for (const sub of ['audit', 'proxy', 'serve', 'check', 'init', 'grants']) {
       const r = await runCli([sub, '--help'])
       expect(r.status).toBe(0)
       expect(r.stdout.toString()).toContain(`Usage: toolstack ${sub}`)
@@ -1077,9 +1077,14 @@ describe('the command itself', () => {
 
   it('names only the official scoped packages in its help, and shows the host configuration as it is', async () => {
     const helps = await Promise.all(
-      [['--help'], ['audit', '--help'], ['proxy', '--help'], ['serve', '--help']].map(async (args) =>
-        (await runCli(args)).stdout.toString(),
-      ),
+      [
+        ['--help'],
+        ['audit', '--help'],
+        ['proxy', '--help'],
+        ['serve', '--help'],
+        ['init', '--help'],
+        ['check', '--help'],
+      ].map(async (args) => (await runCli(args)).stdout.toString()),
     )
     // what npx is told to fetch: the word after each -y, in a command line or in JSON
     const packages = helps.flatMap((h) => [...h.matchAll(/[\s[]"?-y"?,?\s+"?([^\s",\]]+)/g)].map((m) => m[1]))

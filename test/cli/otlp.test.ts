@@ -349,7 +349,7 @@ describe('startOtlp in process', () => {
     Object.assign(process.env, env)
     const otlp = (() => {
       try {
-        return startOtlp(process.env, { traces: true, metrics: true }, 'toolstack-test', '0.0.0')
+        return startOtlp(process.env, { traces: ['otlp'], metrics: true }, 'toolstack-test', '0.0.0')
       } finally {
         for (const k of Object.keys(env)) delete process.env[k]
       }
@@ -385,5 +385,121 @@ describe('startOtlp in process', () => {
     expect(withEvents[0]?.events.map((e) => e.attributes['toolstack.key'])).toEqual(['late'])
     // an interval the SDK would refuse (-1) fell back to its default: the export ran
     expect(points().some((p) => p.metric === 'toolstack.tool.calls')).toBe(true)
+  })
+})
+
+// a port of 127.0.0.1 nothing listens on: taken, then let go
+const closedPort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const s = createServer()
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port
+      s.close(() => resolve(port))
+    })
+  })
+
+describe('a collector that refuses connections', () => {
+  it('costs the exit no wait for the exporter’s retries (it cost 5 s)', async () => {
+    const { startOtlp } = await import('../../src/cli/otlp.js')
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await closedPort()}` }
+    Object.assign(process.env, env)
+    const otlp = (() => {
+      try {
+        return startOtlp(process.env, { traces: ['otlp'], metrics: true }, 'toolstack-test', '0.0.0')
+      } finally {
+        for (const k of Object.keys(env)) delete process.env[k]
+      }
+    })()
+    otlp.record({ type: 'call', upstream: 'up', tool: 'fs_read', listed: true, id: '1', outcome: 'ok', ms: 1 })
+    const started = Date.now()
+    await otlp.shutdown()
+    // the event waited on is the shutdown itself; the bound is generous (the probe gives up after 0.5 s)
+    expect(Date.now() - started).toBeLessThan(2_000)
+  })
+
+  it('the command exits at once when its host leaves, whatever the collector', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolstack-otlp-'))
+    try {
+      const config = join(dir, 'toolstack.json')
+      writeFileSync(
+        config,
+        JSON.stringify({ mcpServers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+      )
+      const env = { ...otelEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await closedPort()}` }
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, 'serve', '--config', config],
+        env,
+        stderr: 'pipe',
+      })
+      const client = new Client({ name: 'otlp-test', version: '1' })
+      await client.connect(transport)
+      await client.callTool({ name: 'ev_echo', arguments: { message: 'hi' } })
+      const pid = transport.pid as number
+      const exited = new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          try {
+            process.kill(pid, 0)
+          } catch {
+            clearInterval(poll)
+            resolve()
+          }
+        }, 20)
+      })
+      const started = Date.now()
+      // the host closes its end: the gateway stops its upstream and exports what it holds
+      await transport.close()
+      await exited
+      expect(Date.now() - started).toBeLessThan(4_000)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe('OTEL_TRACES_EXPORTER', () => {
+  it('console: each span on stderr, as the SDK’s console exporter shows it, escaped; stdout stays the MCP channel', async () => {
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), OTEL_TRACES_EXPORTER: 'console' }
+    delete env['OTEL_EXPORTER_OTLP_ENDPOINT']
+    const stderr = await run(['proxy', '--', process.execPath, EVERYTHING, 'stdio'], env, 'echo')
+    await until(() => /name: 'execute_tool echo'/.test(stderr()), 10_000)
+    // the calls worked (run made them over stdout), the spans are where they belong, and nothing left for a collector
+    expect(stderr()).toMatch(/toolstack\.unknown_key/)
+    expect(stderr()).toMatch(/'toolstack\.key': 'mesage'/)
+    expect(stderr()).toMatch(/'service\.name': 'toolstack-proxy'/)
+    expect(received).toEqual([])
+  }, 90_000)
+
+  it('none: no span is sent, the counters still are; a name it has no exporter for is said and ignored', async () => {
+    const env = {
+      ...otelEnv(),
+      OTEL_TRACES_EXPORTER: 'none',
+      OTEL_METRICS_EXPORTER: 'otlp,prometheus',
+      OTEL_METRIC_EXPORT_INTERVAL: '200',
+    }
+    const stderr = await run(['proxy', '--', process.execPath, EVERYTHING, 'stdio'], env, 'echo')
+    await until(() => points().length > 0)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(spans()).toEqual([])
+    expect(stderr()).toContain('OTEL_METRICS_EXPORTER=prometheus: not an exporter this command has')
+  }, 90_000)
+})
+
+describe('OTEL_TRACES_EXPORTER=console in process', () => {
+  it('writes each span where it is told (stderr in the command), every line escaped, a hostile name cut', async () => {
+    const { startOtlp } = await import('../../src/cli/otlp.js')
+    const written: Array<string> = []
+    const otlp = startOtlp(process.env, { traces: ['console'], metrics: false }, 'toolstack-test', '0.0.0', (t) => {
+      written.push(t)
+    })
+    const tool = 'fs_read\u001b]0;owned\u0007\u202e\u2028' + 'x'.repeat(5000)
+    otlp.record({ type: 'call', upstream: 'up', tool, listed: true, id: 'c\u009b1', outcome: 'ok', ms: 3 })
+    await otlp.shutdown()
+    const text = written.join('')
+    expect(text).toMatch(/name: 'execute_tool fs_read\\x1B\]0;owned\\x07\\u202e\\u2028x+…'/)
+    expect(text).toMatch(/'toolstack\.outcome': 'ok'/)
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u202e]/)
+    expect(text.length).toBeLessThan(3_000)
   })
 })
