@@ -3,7 +3,7 @@
 // for orientation only.
 
 export interface Target {
-  readonly op: '<=' | '>='
+  readonly op: '<=' | '<' | '>='
   readonly value: number
 }
 
@@ -61,7 +61,11 @@ export const interleaved = async (
 
 export const meets = (f: Figure, slack = 1): boolean =>
   f.target === undefined ||
-  (f.target.op === '<=' ? f.value <= f.target.value * slack : f.value >= f.target.value / slack)
+  (f.target.op === '<='
+    ? f.value <= f.target.value * slack
+    : f.target.op === '<'
+      ? f.value < f.target.value * slack
+      : f.value >= f.target.value / slack)
 
 export const render = (f: Figure, slack = 1): string => {
   const value = f.unit === 'ratio' ? f.value.toFixed(3) : f.value.toLocaleString('en-US', { maximumFractionDigits: 1 })

@@ -40,6 +40,7 @@ export const warningFields = (w: UnknownKeyWarning): Readonly<Record<string, unk
   tool: w.tool,
   id: w.id,
   unknownKeys: w.unknownKeys,
+  keys: w.keys,
   declaredKeys: w.declaredKeys,
   suggestions: w.suggestions,
   ...(w.via === undefined ? {} : { via: w.via }),

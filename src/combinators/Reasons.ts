@@ -67,7 +67,10 @@ const isReadable = (u: unknown): boolean => !isLeft(ReadableDeclaration.decode(u
  * The declaration with an optional `reason` string argument added, copied along the path it changes
  * (declaration, `function`, `parameters`, `properties`); `none` for a declaration it cannot read, or
  * one that already declares `reason` (in `properties` or `required`): there `reason` is a real argument
- * and stays the tool's own. `reason` is never added to `required`.
+ * and stays the tool's own. `reason` is never added to `required`. A schema closed to other keys
+ * (`additionalProperties: false` or `unevaluatedProperties: false`) is left as the tool wrote it, `none`:
+ * a `reason` there would say something the tool never said, so the tool is offered no reason.
+ 
  *
  * @example
  * import { addReasonParam } from './Reasons.js'
@@ -91,6 +94,11 @@ const isReadable = (u: unknown): boolean => !isLeft(ReadableDeclaration.decode(u
  *     addReasonParam('why')({ type: 'function', function: { name: 'x', parameters: { properties: { reason: {} } } } }),
  *   ),
  * )
+ * assert.ok(
+ *   isNone(
+ *     addReasonParam('why')({ type: 'function', function: { name: 'x', parameters: { additionalProperties: false } } }),
+ *   ),
+ * )
  *
  * @since 0.1.0
  * @category pure steps
@@ -107,6 +115,7 @@ export const addReasonParam =
       const required = parameters['required']
       if (properties !== undefined && hasOwn(properties, REASON_PARAM)) return none
       if (Array.isArray(required) && required.includes(REASON_PARAM)) return none
+      if (parameters['additionalProperties'] === false || parameters['unevaluatedProperties'] === false) return none
       // spreads copy own keys as data, `__proto__` included, and leave the inner provider's objects intact
       return some({
         ...d,

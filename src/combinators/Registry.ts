@@ -13,7 +13,7 @@ import type { Step } from '../steps/answer.js'
 import { answerHere, readPositions, sendInOrder } from '../steps/answer.js'
 import { cut, describeError, describeValue } from '../kernel/describe.js'
 import { memberOf, own } from '../kernel/guards.js'
-import { longestTagOf } from '../kernel/longest.js'
+import { longestTagOf, namespaceOf } from '../kernel/longest.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -27,7 +27,10 @@ import { longestTagOf } from '../kernel/longest.js'
  * @category model
  */
 export interface RegistryEntry {
-  /** Letters, digits, `_` and `-`; not empty; unique within a registry. */
+  /**
+   * Letters, digits, `_` and `-`; unique within a registry. The empty string publishes the provider's names
+   * unchanged (no separator either): it owns every name no other entry's namespace starts with.
+   */
   readonly prefix: string
   readonly provider: Provider<unknown>
   /** Letters, digits, `_` and `-`; not empty. Default `_`. */
@@ -304,9 +307,9 @@ const readEntry = (u: unknown, i: number): Route => {
     if (e instanceof TypeError) throw e
     throw new TypeError(`${at} cannot be read: ${describeError(e)}`)
   }
-  if (typeof prefix !== 'string' || !ALPHABET.test(prefix)) {
+  if (typeof prefix !== 'string' || (prefix !== '' && !ALPHABET.test(prefix))) {
     throw new TypeError(
-      `${at}: prefix must be a non-empty string of letters, digits, "_" and "-", got ${describeValue(prefix)}`,
+      `${at}: prefix must be a string of letters, digits, "_" and "-" (or "" for the names unchanged), got ${describeValue(prefix)}`,
     )
   }
   const named = `${at} (prefix ${JSON.stringify(prefix)})`
@@ -317,7 +320,7 @@ const readEntry = (u: unknown, i: number): Route => {
     )
   }
   assertProvider(named, provider)
-  return { prefix, tag: prefix + sep, provider, send: runBatch(provider) }
+  return { prefix, tag: namespaceOf(prefix, sep), provider, send: runBatch(provider) }
 }
 
 const readEntries = (entries: unknown): Table => {

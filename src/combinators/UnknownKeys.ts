@@ -49,6 +49,11 @@ export type AuditDiagnostic =
   | { readonly _tag: 'SeenSetFull'; readonly capacity: number }
   /** The listing was not an Either (a Promise-based provider used without fromAsync). */
   | { readonly _tag: 'ListingNotAnEither'; readonly got: string }
+  /**
+   * The runtime refuses code generated from strings (`new Function`): the audited tools' calls are walked by
+   * the interpreter, which hears the same keys, more slowly.
+   */
+  | { readonly _tag: 'CodeGenerationRefused'; readonly tools: number }
 
 /**
  * @since 0.1.0
@@ -155,6 +160,11 @@ export const recordListing =
   (catalogue: Catalogue, tools: number) =>
   (s: AuditState): readonly [Emitted, AuditState] => {
     const next = { ...s, catalogue }
+    const interpreted = [...catalogue.values()].filter((d) => !d.generated).length
+    if (interpreted > 0) {
+      const [diagnostics, after] = once(next, { _tag: 'CodeGenerationRefused', tools: interpreted })
+      return [{ warnings: [], diagnostics }, after]
+    }
     if (tools === 0 || catalogue.size > 0) return [NOTHING_EMITTED, next]
     const [diagnostics, after] = once(next, { _tag: 'NothingToAudit', tools })
     return [{ warnings: [], diagnostics }, after]
@@ -220,6 +230,11 @@ const diagnosticText = (d: AuditDiagnostic): string => {
       return `the audit remembers ${d.capacity} (tool, key) pairs, its most; a new pair is still reported each time, but no longer remembered or counted`
     case 'ListingNotAnEither':
       return `the provider's listing returned ${d.got}, not an Either, so nothing can be audited; a Promise-based provider is adapted with fromAsync(provider)`
+    case 'CodeGenerationRefused':
+      return (
+        `this runtime refuses code generated from strings (new Function), so the calls of ${d.tools} ` +
+        `tool${d.tools === 1 ? '' : 's'} are audited by the interpreter: the same keys are heard, more slowly`
+      )
   }
 }
 

@@ -63,6 +63,7 @@ export const callContextOf = (call: unknown): McpCallContext | undefined => {
   const hostCapabilities = memberOf(context, 'hostCapabilities')
   const requestHost = memberOf(context, 'requestHost')
   const session = memberOf(context, 'session')
+  const onLog = memberOf(context, 'onLog')
   return {
     ...(typeof session === 'object' && session !== null ? { session } : {}),
     ...(signal instanceof AbortSignal ? { signal } : {}),
@@ -71,6 +72,7 @@ export const callContextOf = (call: unknown): McpCallContext | undefined => {
       ? { hostCapabilities: hostCapabilities as Readonly<Record<string, unknown>> }
       : {}),
     ...(isFunction(requestHost) ? { requestHost: requestHost as McpCallContext['requestHost'] & object } : {}),
+    ...(isFunction(onLog) ? { onLog: onLog as McpCallContext['onLog'] & object } : {}),
   }
 }
 

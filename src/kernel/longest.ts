@@ -16,3 +16,9 @@ export const longestTagOf = <A>(
       return name.length > tag.length && name.startsWith(tag)
     })
 }
+
+/**
+ * What the published names of a prefix start with: `prefix + separator`, or nothing for the empty prefix (its
+ * names are published unchanged, and it owns every name no longer namespace starts with).
+ */
+export const namespaceOf = (prefix: string, separator = '_'): string => (prefix === '' ? '' : prefix + separator)

@@ -101,6 +101,24 @@ export interface McpCallContext {
     request: McpHostRequest,
     options?: { readonly signal?: AbortSignal; readonly afterCall?: boolean },
   ) => Promise<unknown>
+  /**
+   * Sends the host a server's log message (`notifications/message` params, already escaped and bounded) when
+   * the host's log level takes it: related to this call (over HTTP, on the call's own stream), or on the
+   * session's own stream when `afterCall` says the call is over. Absent when the host is not served logs.
+   */
+  readonly onLog?: (message: McpLogMessage, options?: { readonly afterCall?: boolean }) => void
+}
+
+/**
+ * A server's log message, the params of `notifications/message`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpLogMessage {
+  readonly level: string
+  readonly logger?: string
+  readonly data: unknown
 }
 
 /**
@@ -146,6 +164,11 @@ export interface ToolResult {
   readonly structured_content?: unknown
   /** An MCP tool's content blocks, kept as they came (images, audio and resources included). */
   readonly mcp_content?: ReadonlyArray<ContentBlock>
+  /**
+   * Set on the answer to a call that names no tool the provider serves (`content` says so), so a layer that
+   * serves MCP can answer it as the specification has it: a JSON-RPC error, not a tool's result.
+   */
+  readonly unknown_tool?: true
 }
 
 /**

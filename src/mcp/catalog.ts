@@ -14,6 +14,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js'
 import type {
+  CompleteRequest,
+  CompleteResult,
   GetPromptResult,
   Prompt,
   ReadResourceResult,
@@ -22,6 +24,7 @@ import type {
   ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js'
 import {
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -33,7 +36,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { cut, describeError } from '../kernel/describe.js'
-import { longestTagOf } from '../kernel/longest.js'
+import { longestTagOf, namespaceOf } from '../kernel/longest.js'
 import type { Upstream, UpstreamNotice } from './upstream.js'
 import { tryNotify } from './notify.js'
 
@@ -114,12 +117,22 @@ export interface ServedPrompts {
 }
 
 /**
+ * Completion as `toMcpServer` serves it (its option `completions`): `completion/complete` for a prompt's or a
+ * resource template's argument; a failure is an `Error` with a JSON-RPC `code`.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ServedCompletions = (params: CompleteRequest['params']) => Promise<CompleteResult>
+
+/**
  * @since 0.1.0
  * @category model
  */
 export interface Catalog {
   readonly resources: ServedResources
   readonly prompts: ServedPrompts
+  readonly complete: ServedCompletions
   /** Stops listening to the upstreams. */
   readonly close: IO<void>
 }
@@ -230,12 +243,12 @@ export const templateOwners = (
 }
 
 /**
- * A prompt's published name: the tools' rule, `prefix_name`.
+ * A prompt's published name: the tools' rule, `prefix_name` (the name itself under the empty prefix).
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const promptName = (prefix: string, name: string): string => `${prefix}_${name}`
+export const promptName = (prefix: string, name: string): string => namespaceOf(prefix) + name
 
 /**
  * The upstream (its index) and the upstream's own name a published prompt name routes to: the longest
@@ -713,6 +726,43 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     }
   }
 
+  // completion: a prompt's argument goes where prompts/get goes; a resource template's to the first upstream (config
+  // order) that lists that template, else to the one its URI would be read from. An upstream that offers no
+  // completion has no suggestions.
+  const templateOwner = (uri: string): number | undefined =>
+    pickOwner(
+      lastTemplates.flatMap((ts, i) => (ts?.some((t) => t.uriTemplate === uri) === true ? [i] : [])),
+      isUp,
+    )
+  const complete = async (params: CompleteRequest['params']): Promise<CompleteResult> => {
+    const ref = params.ref
+    let i: number
+    let forwarded: CompleteRequest['params']
+    if (ref.type === 'ref/prompt') {
+      const to = promptRoute(ref.name)
+      if (to === undefined) throw failure(ErrorCode.InvalidParams, `there is no prompt named ${shown(ref.name)}`)
+      i = to.index
+      forwarded = { ...params, ref: { ...ref, name: to.name } }
+    } else {
+      let owner = templateOwner(ref.uri)
+      if (owner === undefined) {
+        await relist()
+        owner = templateOwner(ref.uri) ?? ownerOf(ref.uri)
+      }
+      if (owner === undefined)
+        throw failure(ErrorCode.InvalidParams, `there is no resource template ${shown(ref.uri)} to complete`)
+      i = owner
+      forwarded = params
+    }
+    const client = running(i, 'nothing was completed')
+    if (client.getServerCapabilities()?.completions === undefined) return { completion: { values: [] } }
+    try {
+      return await client.complete(forwarded, optionsOf(entries[i] as CatalogEntry))
+    } catch (e) {
+      throw upstreamFailed(i, e)
+    }
+  }
+
   return {
     resources: {
       list: listResources,
@@ -722,6 +772,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
       onListChanged: listenOn(resourcesListeners),
     },
     prompts: { list: listPrompts, get: getPrompt, onListChanged: listenOn(promptsListeners) },
+    complete,
     close: () => {
       for (const off of offs) off()
     },
@@ -802,6 +853,7 @@ export const replaceableCatalog = (first: Catalog): Catalog & { readonly replace
       get: (name, args) => now.prompts.get(name, args),
       onListChanged: listenOn(promptsListeners),
     },
+    complete: (params) => now.complete(params),
     close: () => {
       for (const off of offs) off()
       now.close()
@@ -823,9 +875,11 @@ export const replaceableCatalog = (first: Catalog): Catalog & { readonly replace
 export const catalogCapabilities = (options: {
   readonly resources?: ServedResources
   readonly prompts?: ServedPrompts
-}): Pick<ServerCapabilities, 'resources' | 'prompts'> => ({
+  readonly completions?: ServedCompletions
+}): Pick<ServerCapabilities, 'resources' | 'prompts' | 'completions'> => ({
   ...(options.resources === undefined ? {} : { resources: { subscribe: true, listChanged: true } }),
   ...(options.prompts === undefined ? {} : { prompts: { listChanged: true } }),
+  ...(options.completions === undefined ? {} : { completions: {} }),
 })
 
 /**
@@ -838,10 +892,15 @@ export const catalogCapabilities = (options: {
  */
 export const serveCatalog = (
   server: Server,
-  options: { readonly resources?: ServedResources; readonly prompts?: ServedPrompts },
+  options: {
+    readonly resources?: ServedResources
+    readonly prompts?: ServedPrompts
+    readonly completions?: ServedCompletions
+  },
 ): void => {
   const offs: Array<IO<void>> = []
-  const { resources, prompts } = options
+  const { resources, prompts, completions } = options
+  if (completions !== undefined) server.setRequestHandler(CompleteRequestSchema, (req) => completions(req.params))
   if (resources !== undefined) {
     let session: ResourceSession | undefined
     let closed = false

@@ -30,10 +30,10 @@ import { newQuestionQueue } from '../steps/policy/questions.js'
 import type { ProtectedFile } from '../steps/policy/evaluate.js'
 import type { LocationResolver } from '../kernel/resolve.js'
 import { filesystemResolver, lexicalResolver } from '../kernel/resolve.js'
-import { describeValue } from '../kernel/describe.js'
+import { cut, describeValue, escapeControls } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
 import { MAX_TIMER_MS, didYouMean } from '../kernel/options.js'
-import { longestTagOf } from '../kernel/longest.js'
+import { longestTagOf, namespaceOf } from '../kernel/longest.js'
 import type { McpSession } from './server.js'
 import type { Readiness } from './serve.js'
 import { toMcpServer } from './server.js'
@@ -46,10 +46,11 @@ import { markReached, newReached, observeCalls } from './observed.js'
 import type { Catalog } from './catalog.js'
 import { newCatalog, replaceableCatalog } from './catalog.js'
 import type { ConfigChange } from './reload.js'
-import { diffConfigs } from './reload.js'
+import { diffConfigs, sessionsOf } from './reload.js'
 import type { ListedNames } from './listed.js'
 import type { GatewayStore, PairCount } from './store.js'
 import { openStore, storeKindOf } from './openStore.js'
+import { newLogHub } from './logging.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -74,6 +75,11 @@ export interface GatewayServer {
   readonly required?: boolean
   /** A command's stderr: each line a record (`'log'`, the default), copied to the gateway's, or dropped. */
   readonly stderr?: 'log' | 'inherit' | 'ignore'
+  /**
+   * Whether each host session gets an upstream session of its own for its calls (`'per-host'`: for a command, a
+   * process of its own), or all share one (`'shared'`). Default: per host for a `url`, shared for a command.
+   */
+  readonly sessions?: 'per-host' | 'shared'
 }
 
 /**
@@ -170,8 +176,8 @@ const ALPHABET = /^[A-Za-z0-9_-]+$/
 // how often a session's counts may be read and sent to the store (each read costs O(pairs))
 const COUNTS_EVERY_MS = 1_000
 const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs', 'store']
-const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr']
-const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required']
+const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr', 'sessions']
+const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required', 'sessions']
 
 const decodeMs = (at: string, u: unknown): Either<string, number | undefined> =>
   u === undefined || (Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= MAX_TIMER_MS)
@@ -217,9 +223,10 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   const at = `mcpServers.${name}`
   if (!isRecord(u)) return left(`${at} must be an object { command, args?, env? } or { url }, got ${describeValue(u)}`)
   const prefix = hasOwn(u, 'prefix') ? u['prefix'] : name
-  if (typeof prefix !== 'string' || !ALPHABET.test(prefix)) {
+  // "" keeps the upstream's own names (at most one upstream may have it: both would own every name)
+  if (typeof prefix !== 'string' || (prefix !== '' && !ALPHABET.test(prefix))) {
     return left(
-      `${at}.prefix must be letters, digits, "_" and "-"` +
+      `${at}.prefix must be letters, digits, "_" and "-", or "" to keep the server's own names` +
         (hasOwn(u, 'prefix') ? '' : ` (it defaults to the server's key, ${JSON.stringify(name)}; give one)`) +
         `, got ${describeValue(prefix)}`,
     )
@@ -231,7 +238,11 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   const required = u['required']
   if (required !== undefined && typeof required !== 'boolean')
     return left(`${at}.required must be true or false, got ${describeValue(required)}`)
+  const sessions = u['sessions']
+  if (sessions !== undefined && sessions !== 'per-host' && sessions !== 'shared')
+    return left(`${at}.sessions must be "per-host" or "shared", got ${describeValue(sessions)}`)
   const curation = {
+    ...(sessions === undefined ? {} : { sessions: sessions as 'per-host' | 'shared' }),
     ...(tools.right === undefined ? {} : { tools: tools.right }),
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
     ...(required === undefined ? {} : { required }),
@@ -288,7 +299,9 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
  * assert.ok(ok._tag === 'Right' && ok.right.servers[0]?.prefix === 'fs')
  * assert.deepStrictEqual(decodeGatewayConfig({ mcpServers: { fs: { comand: 'npx' } } }), {
  *   _tag: 'Left',
- *   left: 'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command"?',
+ *   left:
+ *     'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, ' +
+ *     'stderr, sessions); did you mean "command"?',
  * })
  *
  * @since 0.1.0
@@ -429,6 +442,49 @@ export const ownFiles = (config: GatewayConfig, files: GatewayFiles = {}): Reado
   ]
 }
 
+/**
+ * The `serverInfo` a host is given: the gateway's name and version, and a description of what it fronts, each
+ * upstream by its key with the name and version its server gave (an upstream's text, escaped and cut), or "not
+ * running".
+ *
+ * @example
+ * import { gatewayInfo } from './gateway.js'
+ * assert.deepStrictEqual(
+ *   gatewayInfo({ name: 'toolstack', version: '0.1.0' }, [
+ *     { name: 'ev', server: { name: 'everything', version: '2.0.0' } },
+ *     { name: 'fs', server: undefined },
+ *   ]),
+ *   {
+ *     name: 'toolstack',
+ *     version: '0.1.0',
+ *     title: 'toolstack gateway',
+ *     description: 'toolstack serve, a gateway in front of: ev (everything 2.0.0), fs (not running)',
+ *   },
+ * )
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const gatewayInfo = (
+  info: { readonly name: string; readonly version: string },
+  fronts: ReadonlyArray<{
+    readonly name: string
+    readonly server: { readonly name: string; readonly version: string } | undefined
+  }>,
+): { readonly name: string; readonly version: string; readonly title: string; readonly description: string } => {
+  const shown = (s: string): string => escapeControls(cut(s, 200))
+  const each = fronts.map(
+    (f) =>
+      `${f.name} (${f.server === undefined ? 'not running' : `${shown(f.server.name)} ${shown(f.server.version)}`})`,
+  )
+  return {
+    name: info.name,
+    version: info.version,
+    title: 'toolstack gateway',
+    description: `toolstack serve, a gateway in front of: ${each.join(', ')}`,
+  }
+}
+
 /** Whether the listing of `names` differs under `before` and `after`: a bare deny hides a tool from it. */
 const listingDiffers = (
   names: ReadonlySet<string>,
@@ -497,17 +553,27 @@ export const startGateway = async (
       }
     }
   }
+  // logs passed through: each host session's level, the most verbose of them asked of every upstream
+  const logs = newLogHub()
   const startUpstream = (c: GatewayConfig, s: GatewayServer): Upstream => {
     const timeout = s.timeout ?? c.timeout
     const upstream = superviseUpstream(s.name, s.spec, {
       onEvent: (e) => onRecord({ type: 'upstream', ...e }),
       listWaitMs: c.listWaitMs ?? 2_000,
       stderr: s.stderr ?? 'log',
+      sessionPerHost: sessionsOf(s) === 'per-host',
+      // a message of the shared session while no call is in flight there: every host may be concerned
+      onLog: logs.broadcast,
       ...(timeout === undefined ? {} : { timeout }),
     })
+    const level = logs.level()
+    if (level !== undefined) upstream.setLogLevel(level)
     for (const listener of subscriptions.keys()) subscribe(listener, upstream)
     return upstream
   }
+  const offLevel = logs.onLevel((level) => {
+    for (const u of current.upstreams.values()) u.setLogLevel(level)
+  })
   const stopUpstream = async (upstream: Upstream | undefined): Promise<void> => {
     if (upstream === undefined) return
     for (const offs of subscriptions.values()) {
@@ -550,7 +616,7 @@ export const startGateway = async (
   // what sessions are served from; one ref, replaced whole by a reload, so a session sees one configuration
   const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
     // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
-    const serverOf = longestTagOf(c.servers, (s) => `${s.prefix}_`)
+    const serverOf = longestTagOf(c.servers, (s) => namespaceOf(s.prefix))
     return {
       config: c,
       upstreams,
@@ -620,7 +686,8 @@ export const startGateway = async (
         const keys = w.unknownKeys.filter((_, i) => claimed[i] === true)
         if (keys.length === 0) return
         const suggestions = w.suggestions.filter((x) => keys.includes(x.key))
-        onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, suggestions })
+        const reported = w.keys.filter((k) => keys.includes(k.path))
+        onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, keys: reported, suggestions })
       })
       // a record that cannot be written is lost, as a log write that fails is; nothing rejects unhandled
       .catch(() => undefined)
@@ -795,7 +862,12 @@ export const startGateway = async (
     readiness,
     newServer: () => {
       const link: SessionLink = { listener: undefined, kept: undefined, listed: undefined }
-      return toMcpServer((session) => stackFor(session, link), info, {
+      // what the gateway fronts now, said to each host as it initializes
+      const fronts = current.config.servers.map((s) => ({
+        name: s.name,
+        server: current.upstreams.get(s.name)?.client()?.getServerVersion(),
+      }))
+      const server = toMcpServer((session) => stackFor(session, link), gatewayInfo(info, fronts), {
         toolsChanged: (listener) => {
           const off = toolsChanged(listener)
           if (store === undefined) return off
@@ -809,7 +881,16 @@ export const startGateway = async (
         rootsChanged,
         resources: catalog.resources,
         prompts: catalog.prompts,
+        completions: catalog.complete,
+        logging: logs,
       })
+      // the host session's own upstream sessions end with it
+      const previous = server.onclose
+      server.onclose = () => {
+        previous?.()
+        for (const u of current.upstreams.values()) u.endSession(server)
+      }
+      return server
     },
     reload,
     stats: () => (store === undefined ? Promise.resolve([]) : store.stats()),
@@ -817,6 +898,7 @@ export const startGateway = async (
       inTurn(async () => {
         closed = true
         offGrants()
+        offLevel()
         catalog.close()
         await Promise.all([...current.upstreams.values()].map(stopUpstream))
         await store?.close()

@@ -14,7 +14,7 @@ import { callNameOf } from '../kernel/calls.js'
 import { unknownToolMessage } from '../kernel/describe.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
 import type { Step } from '../steps/answer.js'
-import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
+import { FORWARD, errorResult, readPositions, sendInOrder } from '../steps/answer.js'
 import { matchesTool } from '../steps/policy/Rule.js'
 
 /**
@@ -93,7 +93,10 @@ export const onlyListed =
           unreadable[i] ??
           (name === undefined || listed === undefined || listed.has(name)
             ? FORWARD
-            : answerHere(call, unknownToolMessage(name, [...listed])))
+            : {
+                _tag: 'Answer',
+                result: { ...errorResult(call, unknownToolMessage(name, [...listed])), unknown_tool: true },
+              })
         )
       })
       return right(

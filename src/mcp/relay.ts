@@ -32,7 +32,7 @@ import {
   ListRootsResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { McpCallContext, McpHostRequest, McpProgress } from '../kernel/model.js'
+import type { McpCallContext, McpHostRequest, McpLogMessage, McpProgress } from '../kernel/model.js'
 import { cut } from '../kernel/describe.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 
@@ -58,7 +58,7 @@ export type HostCallExtra = Pick<
  * @since 0.1.0
  * @category model
  */
-export type HostSession = Pick<Server, 'getClientCapabilities' | 'request'>
+export type HostSession = Pick<Server, 'getClientCapabilities' | 'request'> & Partial<Pick<Server, 'notification'>>
 
 /**
  * The host a request goes to, and whether a call of that host is in flight at the upstream now.
@@ -83,6 +83,8 @@ export interface HostRouter {
   readonly enter: (context: McpCallContext) => IO<void>
   /** The host a request with `method` goes to, or why there is none. */
   readonly route: (method: string) => Either<string, HostRoute>
+  /** The most recent call in flight of each host session, in the order they entered; none when idle. */
+  readonly hosts: IO<ReadonlyArray<McpCallContext>>
 }
 
 // -------------------------------------------------------------------------------------
@@ -193,7 +195,12 @@ export const progressOf = (p: {
  * @since 0.1.0
  * @category constructors
  */
-export const hostContext = (extra: HostCallExtra, session: HostSession, timeout: number): McpCallContext => {
+export const hostContext = (
+  extra: HostCallExtra,
+  session: HostSession,
+  timeout: number,
+  wantsLog?: (level: string) => boolean,
+): McpCallContext => {
   const capabilities = session.getClientCapabilities()
   const token = extra._meta?.progressToken
   const onProgress =
@@ -223,9 +230,21 @@ export const hostContext = (extra: HostCallExtra, session: HostSession, timeout:
     const signal = options?.signal === undefined ? extra.signal : AbortSignal.any([extra.signal, options.signal])
     return extra.sendRequest(wire, schema, { timeout, signal, resetTimeoutOnProgress: true })
   }
+  const onLog =
+    wantsLog === undefined
+      ? undefined
+      : (message: McpLogMessage, options?: { readonly afterCall?: boolean }): void => {
+          if (!wantsLog(message.level)) return
+          const notification = { method: 'notifications/message', params: { ...message } } as ServerNotification
+          // after the call, its stream is closed: the message goes on the session's own
+          const sent =
+            options?.afterCall === true ? session.notification?.(notification) : extra.sendNotification(notification)
+          sent?.catch(() => undefined)
+        }
   return {
     signal: extra.signal,
     ...(onProgress === undefined ? {} : { onProgress }),
+    ...(onLog === undefined ? {} : { onLog }),
     ...(capabilities === undefined ? {} : { hostCapabilities: capabilities }),
     session,
     requestHost,
@@ -275,6 +294,11 @@ export const newHostRouter = (): HostRouter => {
           ? 'no host that supports roots has sent a call to this server yet'
           : `no call from a host is in flight at this server, so there is no host to ask (${cut(method, 100)})`,
       )
+    },
+    hosts: () => {
+      const bySession = new Map<unknown, McpCallContext>()
+      for (const e of inFlight) bySession.set(e.context.session ?? e.context, e.context)
+      return [...bySession.values()]
     },
   }
 }

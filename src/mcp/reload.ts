@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { isRecord } from '../kernel/guards.js'
+import { hasOwn, isRecord } from '../kernel/guards.js'
 import type { GatewayConfig, GatewayServer } from './gateway.js'
 
 // -------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ export interface ConfigChange {
   readonly added: ReadonlyArray<string>
   /** Only in the running one: stopped. */
   readonly removed: ReadonlyArray<string>
-  /** In both, started differently (command, args, env, cwd, url, headers, stderr, or the timeout in force): restarted. */
+  /** In both, started differently (command, args, env, cwd, url, headers, stderr, sessions, or the timeout in force): restarted. */
   readonly restarted: ReadonlyArray<string>
   /** In both, started the same, but its prefix, tools or required differ: kept running, served anew. */
   readonly changed: ReadonlyArray<string>
@@ -69,11 +69,28 @@ const SETTINGS: ReadonlyArray<GatewaySetting> = [
   'listWaitMs',
 ]
 
+/**
+ * Whether an upstream's host sessions each get an upstream session of their own: its `sessions`, else per host
+ * for a `url` (a new session costs one HTTP exchange) and shared for a command (a process per host session would
+ * be a surprise).
+ *
+ * @example
+ * import { sessionsOf } from 'toolstack/mcp'
+ * assert.strictEqual(sessionsOf({ name: 'w', prefix: 'w', spec: { url: 'http://127.0.0.1:1/mcp' } }), 'per-host')
+ * assert.strictEqual(sessionsOf({ name: 'fs', prefix: 'fs', spec: { command: 'npx' } }), 'shared')
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const sessionsOf = (server: GatewayServer): 'per-host' | 'shared' =>
+  server.sessions ?? (hasOwn(server.spec, 'url') ? 'per-host' : 'shared')
+
 // what an upstream is started with: two entries with equal starts can share one running process
 const startOf = (config: GatewayConfig, server: GatewayServer) => ({
   spec: server.spec,
   stderr: server.stderr ?? 'log',
   timeout: server.timeout ?? config.timeout,
+  sessions: sessionsOf(server),
 })
 
 // what the registry and readiness read: a change here re-serves the upstream without restarting it

@@ -11,7 +11,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { EventStore, StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { describeError } from '../kernel/describe.js'
 
@@ -112,6 +113,97 @@ export interface HttpServing {
 export interface Readiness {
   readonly ready: boolean
   readonly [detail: string]: unknown
+}
+
+/**
+ * How long a host waits before it reconnects to a stream that closed (the SSE `retry` of each stream's first,
+ * priming event), and how many events of a session are kept for it to resume from (`Last-Event-ID`).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const RESUMPTION = { retryMs: 1_000, maxEvents: 512, maxBytes: 1024 * 1024 } as const
+
+/**
+ * A session's events, kept so a host whose stream was cut can reconnect with `Last-Event-ID` and receive what it
+ * missed: the last `maxEvents` events, and no more than `maxBytes` of their JSON (the oldest go first; an event
+ * larger than `maxBytes` alone is sent but not kept). An id outside the window is unknown (400), so a host that
+ * reconnects too late is told, not sent a stream with a gap in it.
+ *
+ * @example
+ * import { boundedEventStore } from 'toolstack/mcp'
+ * const store = boundedEventStore({ maxEvents: 2, maxBytes: 1_000 })
+ * const ping = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'ping' })
+ * const first = await store.storeEvent('s', ping(1))
+ * await store.storeEvent('s', ping(2))
+ * await store.storeEvent('t', ping(3))
+ * assert.strictEqual(await store.getStreamIdForEventId?.(first), undefined)
+ * const sent: Array<unknown> = []
+ * const second = 's_2'
+ * assert.strictEqual(await store.replayEventsAfter(second, { send: async (_, m) => void sent.push(m) }), 's')
+ * assert.deepStrictEqual(sent, [])
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const boundedEventStore = (
+  bounds: { readonly maxEvents: number; readonly maxBytes: number } = RESUMPTION,
+): EventStore => {
+  interface Kept {
+    readonly id: string
+    readonly streamId: string
+    readonly message: JSONRPCMessage
+    readonly bytes: number
+  }
+  // oldest first; `first` indexes the oldest kept, so eviction moves no element
+  const events: Array<Kept | undefined> = []
+  const byId = new Map<string, number>()
+  let first = 0
+  let bytes = 0
+  let seq = 0
+  const evict = (): void => {
+    const old = events[first]
+    if (old === undefined) return
+    events[first] = undefined
+    first++
+    byId.delete(old.id)
+    bytes -= old.bytes
+    // compacted now and then, so the array does not grow with the session's life
+    if (first > 1024 && first * 2 > events.length) {
+      events.splice(0, first)
+      for (const [id, at] of byId) byId.set(id, at - first)
+      first = 0
+    }
+  }
+  return {
+    storeEvent: (streamId, message) => {
+      const id = `${streamId}_${++seq}`
+      const size = JSON.stringify(message).length
+      if (size <= bounds.maxBytes) {
+        byId.set(id, events.length)
+        events.push({ id, streamId, message, bytes: size })
+        bytes += size
+        while (byId.size > bounds.maxEvents || bytes > bounds.maxBytes) evict()
+      }
+      return Promise.resolve(id)
+    },
+    getStreamIdForEventId: (id) => {
+      const at = byId.get(id)
+      return Promise.resolve(at === undefined ? undefined : events[at]?.streamId)
+    },
+    replayEventsAfter: async (lastEventId, { send }) => {
+      const at = byId.get(lastEventId)
+      const from = at === undefined ? undefined : events[at]
+      if (at === undefined || from === undefined) throw new Error('no such event: it was never sent, or is too old')
+      for (let i = at + 1; i < events.length; i++) {
+        const e = events[i]
+        // a priming event carries no message
+        if (e !== undefined && e.streamId === from.streamId && Object.keys(e.message).length > 0)
+          await send(e.id, e.message)
+      }
+      return from.streamId
+    },
+  }
 }
 
 interface Session {
@@ -254,6 +346,10 @@ export const serveHttp = async (newServer: () => Server, options: ServeHttpOptio
     const server = newServer()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // resumable streams: each starts with a priming event (its id, and `retry`), and a host that lost one
+      // reconnects with Last-Event-ID and is sent what it missed, within a bounded window
+      eventStore: boundedEventStore(),
+      retryInterval: RESUMPTION.retryMs,
       onsessioninitialized: (id) => {
         sessions.set(id, { server, transport, lastSeen: Date.now() })
       },

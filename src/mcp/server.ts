@@ -21,6 +21,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   RootsListChangedNotificationSchema,
+  SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ContentBlock, Provider, ToolCall, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import type { PermissionAnswer, PermissionRequest } from '../steps/policy/Answer.js'
@@ -32,10 +33,11 @@ import { drawRule } from '../steps/policy/Rule.js'
 import { describeError } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
 import { renderBlock } from './content.js'
-import type { ServedPrompts, ServedResources } from './catalog.js'
+import type { ServedCompletions, ServedPrompts, ServedResources } from './catalog.js'
 import { catalogCapabilities, serveCatalog } from './catalog.js'
 import { tryNotify } from './notify.js'
 import { hostContext } from './relay.js'
+import type { LogHub } from './logging.js'
 
 // the calls every server of this process has taken, numbering their ids (see the tools/call handler)
 let nextCall = 0
@@ -92,8 +94,15 @@ export interface ToMcpServerOptions {
   readonly resources?: ServedResources
   /** Prompts served besides the tools (see `newCatalog`); none when absent. */
   readonly prompts?: ServedPrompts
+  /** Completion of prompt and resource template arguments (see `newCatalog`); not offered when absent. */
+  readonly completions?: ServedCompletions
   /** Called when the host sends `notifications/roots/list_changed` (the gateway tells its upstreams). */
   readonly rootsChanged?: IO<void>
+  /**
+   * Logs passed through (see `newLogHub`): the server declares `logging`, answers `logging/setLevel` for its
+   * session, and sends its host the messages the hub and its calls' upstreams have for it, at the level it set.
+   */
+  readonly logging?: LogHub
 }
 
 // -------------------------------------------------------------------------------------
@@ -300,7 +309,11 @@ const failed = (what: string, e: unknown): McpError =>
  */
 export const toMcpServer = (served: Served, info: Implementation, options: ToMcpServerOptions = {}): Server => {
   const server = new Server(info, {
-    capabilities: { tools: { listChanged: true }, ...catalogCapabilities(options) },
+    capabilities: {
+      tools: { listChanged: true },
+      ...catalogCapabilities(options),
+      ...(options.logging === undefined ? {} : { logging: {} }),
+    },
     debouncedNotificationMethods: [
       'notifications/tools/list_changed',
       'notifications/resources/list_changed',
@@ -309,6 +322,17 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
   })
   const askTimeout = options.askTimeout ?? 600_000
+  // this session's side of the logs: messages outside any call come on the session's own stream
+  const logs = options.logging?.open((params) =>
+    tryNotify(() => server.notification({ method: 'notifications/message', params })),
+  )
+  if (logs !== undefined) {
+    // replaces the SDK's own handler, which would filter by a level of its own
+    server.setRequestHandler(SetLevelRequestSchema, (request) => {
+      logs.setLevel(request.params.level)
+      return {}
+    })
+  }
   // the host's JSON-RPC id of each call in flight, so a question about the call is sent on that call's
   // own stream (over HTTP, the only stream sure to reach the host)
   const inFlight = new Map<string, RequestId>()
@@ -355,7 +379,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
       type: 'function',
       function: { name: request.params.name, arguments: request.params.arguments ?? {} },
       // the way back to this host for the upstream that runs the call: progress, cancellation, requests
-      mcp_context: hostContext(extra, server, askTimeout),
+      mcp_context: hostContext(extra, server, askTimeout, logs?.wants),
     }
     inFlight.set(id, extra.requestId)
     try {
@@ -370,6 +394,9 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
           content: [{ type: 'text', text: 'the tool provider returned no result for this call' }],
           isError: true,
         }
+      // a tool that does not exist is a protocol error (MCP: "Unknown tool"), with the words the model got before
+      if (result.unknown_tool === true)
+        throw Object.assign(new Error(result.content), { code: ErrorCode.InvalidParams })
       // the blocks are the upstream's own, checked by `servable`; the SDK's type is stricter than the wire
       return toCallToolResult(result) as CallToolResult
     } finally {
@@ -377,7 +404,8 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
     }
   })
 
-  if (options.resources !== undefined || options.prompts !== undefined) serveCatalog(server, options)
+  if (options.resources !== undefined || options.prompts !== undefined || options.completions !== undefined)
+    serveCatalog(server, options)
   const rootsChanged = options.rootsChanged
   if (rootsChanged !== undefined)
     server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
@@ -387,6 +415,14 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
         // a listener that throws changes nothing for the session
       }
     })
+
+  if (logs !== undefined) {
+    const previous = server.onclose
+    server.onclose = () => {
+      logs.close()
+      previous?.()
+    }
+  }
 
   if (options.toolsChanged !== undefined) {
     const unsubscribe = options.toolsChanged(() => tryNotify(() => server.sendToolListChanged()))

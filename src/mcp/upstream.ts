@@ -11,18 +11,23 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import { right } from 'fp-ts/lib/Either.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
+  LoggingMessageNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { Batch, BatchProvider, ToolDeclaration, ToolResult } from '../kernel/model.js'
+import type { Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { batchOf } from '../steps/Batch.js'
 import { describeError } from '../kernel/describe.js'
 import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider } from './client.js'
 import { fromMcpClient } from './client.js'
 import { connectStdio } from './stdio.js'
+import type { HostRouter } from './relay.js'
 import { newHostRouter, relayHostRequests, UPSTREAM_CAPABILITIES } from './relay.js'
+import type { LogLevel, LogMessage } from './logging.js'
+import { boundLogMessage } from './logging.js'
+import { callContextOf } from '../kernel/calls.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -100,6 +105,14 @@ export interface UpstreamOptions {
   readonly timeout?: number
   /** The upstream server's stderr: copied to this process's, dropped, or each line an event. Default `'ignore'`. */
   readonly stderr?: 'inherit' | 'ignore' | 'log'
+  /**
+   * Whether each host session's calls go to an upstream session of its own (connected at its first call, ended
+   * with it), so the server's requests, logs and progress always have exactly one host. Listings, resources
+   * and prompts stay on the shared session. Default false: every host shares one upstream session.
+   */
+  readonly sessionPerHost?: boolean
+  /** Told of a log message of the shared session while no call is in flight there (the gateway sends it to every host). */
+  readonly onLog?: (message: LogMessage) => void
 }
 
 /**
@@ -126,6 +139,10 @@ export interface Upstream extends BatchProvider<never> {
   readonly close: () => Promise<void>
   /** Tells the running server its client's roots changed (`notifications/roots/list_changed`). */
   readonly rootsChanged: IO<void>
+  /** Asks the server (each of its sessions, now and when they start) for logs of `level` and above, if it logs. */
+  readonly setLogLevel: (level: LogLevel) => void
+  /** A host session ended (the `session` of its calls' context): its upstream session, if it has one, is ended. */
+  readonly endSession: (session: object) => void
 }
 
 interface Running {
@@ -153,10 +170,20 @@ const connectTo = async (
     client.onclose = onClose
     // imported for an HTTP upstream only: a gateway of stdio upstreams starts them sooner
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: { ...(spec.headers ?? {}) } } }),
-    )
-    return { client, close: () => client.close().catch(() => undefined), pid: () => undefined }
+    const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+      requestInit: { headers: { ...(spec.headers ?? {}) } },
+    })
+    await client.connect(transport)
+    return {
+      client,
+      // the upstream session is ended (DELETE), then the connection closed
+      close: () =>
+        transport
+          .terminateSession()
+          .catch(() => undefined)
+          .then(() => client.close().catch(() => undefined)),
+      pid: () => undefined,
+    }
   }
   const conn = await connectStdio({
     command: spec.command,
@@ -212,6 +239,21 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   const starting = new AbortController()
   // the hosts of the calls in flight here, for the server's requests to its client
   const router = newHostRouter()
+  // the log level the hosts asked for, applied to every session of a server that logs (its refusal is its own affair)
+  let logLevel: LogLevel | undefined
+  const applyLevel = (client: Client): void => {
+    if (logLevel === undefined || client.getServerCapabilities()?.logging === undefined) return
+    client.setLoggingLevel(logLevel).catch(() => undefined)
+  }
+  // a log message of the shared session goes to the hosts with a call in flight there, or, with none, to every host
+  const logShared = (client: Client, hosts: HostRouter['hosts']): void =>
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      const message = boundLogMessage(n.params)
+      if (message === undefined) return
+      const now = hosts()
+      if (now.length === 0) options.onLog?.(message)
+      for (const h of now) h.onLog?.(message)
+    })
   const listeners = new Set<IO<void>>()
   const noticeListeners = new Set<(notice: UpstreamNotice) => void>()
   const tell = (notice: UpstreamNotice): void => {
@@ -308,6 +350,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       )
       // installed before any I/O event after the handshake, so the server's first request finds them
       relayHostRequests(current.client, router)
+      logShared(current.client, router.hosts)
+      applyLevel(current.client)
       // each call a host sent is routed while it runs: the server's requests go to that host
       const provider = fromMcpClient(current.client, {
         onCallContext: router.enter,
@@ -341,6 +385,83 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     }
   }
 
+  // With sessionPerHost: each host session's own upstream session, connected at its first call. Its server's
+  // requests, logs and progress go to that host alone; a log while none of its calls is in flight goes on the
+  // host session's own stream.
+  interface HostSessionClient {
+    readonly client: Client
+    readonly provider: McpProvider
+    readonly close: () => Promise<void>
+  }
+  const perHost = new Map<object, Promise<HostSessionClient>>()
+  const connectFor = async (onGone: IO<void>): Promise<HostSessionClient> => {
+    const own = newHostRouter()
+    let last: McpCallContext | undefined
+    let ended = false
+    const conn = await connectTo(
+      spec,
+      options,
+      () => {
+        if (!ended) onGone()
+      },
+      (line) => emit({ _tag: 'Stderr', upstream: name, line }),
+      starting.signal,
+    )
+    if (closed) {
+      await conn.close()
+      throw new Error('the gateway is closing')
+    }
+    relayHostRequests(conn.client, own)
+    conn.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      const message = boundLogMessage(n.params)
+      if (message === undefined) return
+      const now = own.hosts()[0]
+      ;(now ?? last)?.onLog?.(message, now === undefined ? { afterCall: true } : undefined)
+    })
+    applyLevel(conn.client)
+    const provider = fromMcpClient(conn.client, {
+      onCallContext: (context) => {
+        last = context
+        return own.enter(context)
+      },
+      ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+    })
+    return {
+      client: conn.client,
+      provider,
+      close: () => {
+        ended = true
+        return conn.close()
+      },
+    }
+  }
+  const hostClient = (session: object): Promise<HostSessionClient> => {
+    const known = perHost.get(session)
+    if (known !== undefined) return known
+    // a connection that fails or closes is forgotten, so the host's next call connects again
+    const forget = (): void => {
+      if (perHost.get(session) === made) perHost.delete(session)
+    }
+    const made: Promise<HostSessionClient> = connectFor(forget)
+    perHost.set(session, made)
+    made.catch(forget)
+    return made
+  }
+  const sessionOf = (batch: Batch): object | undefined => {
+    for (const c of batch.calls) {
+      const session = callContextOf(c)?.session
+      if (session !== undefined) return session
+    }
+    return undefined
+  }
+  const closeHostClient = (made: Promise<HostSessionClient> | undefined): Promise<void> =>
+    made === undefined
+      ? Promise.resolve()
+      : made.then(
+          (c) => c.close(),
+          () => undefined,
+        )
+
   const ready = start()
   // the start in progress or last run: close waits for it, so a server it was starting is gone when close is
   startRun = ready
@@ -363,8 +484,20 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         batch,
         `the upstream MCP server ${JSON.stringify(name)} is not running: ${down}; the tool was not called`,
       )
+    const session = options.sessionPerHost === true ? sessionOf(batch) : undefined
+    let provider = now.provider
+    if (session !== undefined) {
+      try {
+        provider = (await hostClient(session)).provider
+      } catch (e) {
+        return answerAll(
+          batch,
+          `the upstream MCP server ${JSON.stringify(name)} could not open a session for this host (${describeError(e)}); the tool was not called`,
+        )
+      }
+    }
     // fromMcpClient never returns a Left; if it did, every call would get an error result with the reason
-    const out = await now.provider.executeBatch(batch)()
+    const out = await provider.executeBatch(batch)()
     return out._tag === 'Left'
       ? answerAll(batch, `the upstream MCP server ${JSON.stringify(name)} failed: ${out.left.message}`)
       : out
@@ -403,6 +536,25 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     },
     rootsChanged: () => {
       running?.client.sendRootsListChanged().catch(() => undefined)
+      for (const made of perHost.values())
+        void made.then(
+          (c) => c.client.sendRootsListChanged().catch(() => undefined),
+          () => undefined,
+        )
+    },
+    setLogLevel: (level) => {
+      logLevel = level
+      if (running !== undefined) applyLevel(running.client)
+      for (const made of perHost.values())
+        void made.then(
+          (c) => applyLevel(c.client),
+          () => undefined,
+        )
+    },
+    endSession: (session) => {
+      const made = perHost.get(session)
+      perHost.delete(session)
+      void closeHostClient(made)
     },
     close: async () => {
       closed = true
@@ -411,7 +563,9 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       await startRun
       const now = running
       running = undefined
-      await now?.close()
+      const own = [...perHost.values()]
+      perHost.clear()
+      await Promise.all([now?.close(), ...own.map(closeHostClient)])
     },
   }
 }

@@ -8,13 +8,13 @@
  * @since 0.1.0
  */
 import type { IO } from 'fp-ts/lib/IO.js'
-import type { Agent, AgentOutputType, RunContext, Runner, Tool } from '@openai/agents'
+import type { Agent, AgentOutputType, FunctionTool, RunContext, Runner, Tool } from '@openai/agents'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { describeValue } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
-import { isHeard } from './heard.js'
+import { isHeard, markHeard } from './heard.js'
 import type { AgentsAuditOptions } from './trace.js'
 import { tracedOptions } from './trace.js'
 
@@ -53,11 +53,13 @@ const functionCallOf = (toolCall: unknown): { readonly id: string; readonly argu
 // constructors
 // -------------------------------------------------------------------------------------
 
+type AgentLike = { getAllTools: (...args: Array<unknown>) => Promise<ReadonlyArray<Tool>> }
+
 const listen = (
   where: string,
   target: unknown,
   options: AgentsAuditOptions | undefined,
-  subscribe: (onTool: (tool: Tool, details: ToolCallDetails) => void) => IO<void>,
+  subscribe: (onTool: (tool: Tool, details: ToolCallDetails) => void, onAgent: (agent: unknown) => void) => IO<void>,
 ): AgentsRunAudit => {
   if (!isRecord(target) || typeof target['on'] !== 'function' || typeof target['off'] !== 'function')
     throw new TypeError(`${where}: expected an Agent or a Runner of @openai/agents, got ${describeValue(target)}`)
@@ -75,13 +77,60 @@ const listen = (
     try {
       if (tool.type !== 'function' || isHeard(tool)) return
       const call = functionCallOf(details.toolCall)
-      if (call === undefined) return
+      // '' is how the SDK blanks arguments its schema refused: those reach the wrapped invoke instead
+      if (call === undefined || call.arguments === '') return
       session.check(catalogueOf(tool), { id: call.id, function: { name: tool.name, arguments: call.arguments } })
     } catch {
       // a hook that throws would fail the tool call: the audit adds no failure of its own
     }
   }
-  return { stats: session.stats, stop: subscribe(onTool) }
+
+  // The SDK blanks a call's arguments in agent_tool_start when the tool's own schema refuses them (a misspelt
+  // required key, the commonest case), but still hands the raw string to the tool's invoke. So each agent's
+  // getAllTools answers its function tools with invoke audited (the same wrapped object for the same tool,
+  // marked heard, so the hook steps aside for it); stop() puts the agent's own getAllTools back.
+  const wrapped = new WeakMap<object, Tool>()
+  const auditedTool = (tool: Tool): Tool => {
+    if (tool.type !== 'function' || isHeard(tool)) return tool
+    const had = wrapped.get(tool)
+    if (had !== undefined) return had
+    const invoke = tool.invoke
+    const made = markHeard(
+      Object.assign(Object.create(tool) as FunctionTool, {
+        invoke: (runContext: RunContext, input: string, details?: Parameters<FunctionTool['invoke']>[2]) => {
+          try {
+            const id = functionCallOf(details?.toolCall)?.id ?? ''
+            session.check(catalogueOf(tool), { id, function: { name: tool.name, arguments: input } })
+          } catch {
+            // the audit adds no failure of its own
+          }
+          return invoke.call(tool, runContext, input, details)
+        },
+      }),
+    )
+    wrapped.set(tool, made)
+    return made
+  }
+  const patched: Array<AgentLike> = []
+  const onAgent = (agent: unknown): void => {
+    try {
+      if (!isRecord(agent) || typeof agent['getAllTools'] !== 'function' || patched.includes(agent as AgentLike)) return
+      const a = agent as unknown as AgentLike
+      const own = a.getAllTools
+      a.getAllTools = (...args) => own.apply(a, args).then((tools) => tools.map(auditedTool))
+      patched.push(a)
+    } catch {
+      // an agent that cannot be patched is heard through the hook alone
+    }
+  }
+  const off = subscribe(onTool, onAgent)
+  return {
+    stats: session.stats,
+    stop: () => {
+      off()
+      for (const a of patched.splice(0)) delete (a as { getAllTools?: unknown }).getAllTools
+    },
+  }
 }
 
 /**
@@ -124,9 +173,10 @@ export const auditAgent = <C, O extends AgentOutputType>(
   agent: Agent<C, O>,
   options?: AgentsAuditOptions,
 ): AgentsRunAudit =>
-  listen('auditAgent', agent, options, (onTool) => {
+  listen('auditAgent', agent, options, (onTool, onAgent) => {
     const listener = (_ctx: RunContext<C>, tool: Tool, details: ToolCallDetails): void => onTool(tool, details)
     agent.on('agent_tool_start', listener)
+    onAgent(agent)
     return () => void agent.off('agent_tool_start', listener)
   })
 
@@ -144,9 +194,15 @@ export const auditAgent = <C, O extends AgentOutputType>(
  * @category constructors
  */
 export const auditRunner = (runner: Runner, options?: AgentsAuditOptions): AgentsRunAudit =>
-  listen('auditRunner', runner, options, (onTool) => {
+  listen('auditRunner', runner, options, (onTool, onAgent) => {
     const listener = (_ctx: RunContext<unknown>, _agent: unknown, tool: Tool, details: ToolCallDetails): void =>
       onTool(tool, details)
+    // each agent a run reaches, before the SDK lists its tools
+    const starting = (_ctx: RunContext<unknown>, agent: unknown): void => onAgent(agent)
     runner.on('agent_tool_start', listener)
-    return () => void runner.off('agent_tool_start', listener)
+    runner.on('agent_start', starting)
+    return () => {
+      runner.off('agent_tool_start', listener)
+      runner.off('agent_start', starting)
+    }
   })

@@ -12,6 +12,7 @@ const warning = (over: Partial<UnknownKeyWarning> = {}): UnknownKeyWarning => ({
   tool: 'read',
   id: 'c1',
   unknownKeys: ['ffset'],
+  keys: [{ path: 'ffset', key: 'ffset', place: [] }],
   declaredKeys: ['offset', 'path'],
   suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
   ...over,

@@ -86,6 +86,7 @@ for (const mode of ['generateText', 'streamText'] as const) {
           unknownKeys: ['haed'],
           declaredKeys: ['head', 'path', 'reason', 'tail'],
           id: 'call_1',
+          keys: [{ key: 'haed', place: [], path: 'haed' }],
           suggestions: [{ key: 'haed', didYouMean: 'head' }],
         },
       ])

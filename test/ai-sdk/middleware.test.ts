@@ -43,6 +43,7 @@ describe('unknownKeyAuditMiddleware in a real loop', () => {
       {
         tool: 'read',
         unknownKeys: ['ffset'],
+        keys: [{ path: 'ffset', key: 'ffset', place: [] }],
         declaredKeys: ['offset', 'path'],
         id: 'c1',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],

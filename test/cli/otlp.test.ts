@@ -365,6 +365,7 @@ describe('startOtlp in process', () => {
       type: 'warning',
       upstream: 'up',
       tool: 'fs_read',
+      keys: [],
       id: 'mcp_2_0',
       unknownKeys: ['late'],
       declaredKeys: ['path'],

@@ -389,6 +389,7 @@ describe('toolstack proxy: warnings', () => {
       tool: 'read',
       id: 'c',
       unknownKeys: ['ffset'],
+      keys: [{ path: 'ffset', key: 'ffset', place: [] }],
       declaredKeys: ['path'],
       suggestions: expect.any(Array),
     })

@@ -549,10 +549,11 @@ describe('toolstack serve --http', () => {
       ['fs_read_text_file', { path: join(dir, 'absent.txt') }, true],
       ['fs_move_file', { source: notes, destination: join(dir, 'b.txt') }, true],
       ['fs_write_file', { path: join(dir, 'c.txt'), content: 'x' }, true],
-      ['fs_\u001b]0;nope', {}, true],
     ]
     for (const [name, args, isError] of calls)
       expect((await client.callTool({ name, arguments: args })).isError === true).toBe(isError)
+    // a name that is not listed is a JSON-RPC error, as MCP has it
+    await expect(client.callTool({ name: 'fs_\u001b]0;nope', arguments: {} })).rejects.toThrow('there is no tool named')
     const metricsAt = url.replace('/mcp', '/metrics')
     expect((await fetch(metricsAt)).status).toBe(401)
     const scraped = await fetch(metricsAt, { headers: auth })

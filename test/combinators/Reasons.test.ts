@@ -291,6 +291,39 @@ describe('withReasons: catalogue', () => {
     expect(isSome(out) && out.value).not.toBe(d)
     expect(Object.keys(propertiesOf(d))).toEqual(['x'])
   })
+
+  it("offers no reason on a schema closed to other keys, and strips none from its calls: there reason stays the model's", async () => {
+    const closed = (name: string, key: string): ToolDeclaration => ({
+      type: 'function',
+      function: {
+        name,
+        parameters: { type: 'object', properties: { x: { type: 'string' } }, [key]: false },
+      },
+    })
+    const open: ToolDeclaration = {
+      type: 'function',
+      function: {
+        name: 'open',
+        parameters: { type: 'object', properties: {}, additionalProperties: { type: 'string' } },
+      },
+    }
+    const listing = [closed('a', 'additionalProperties'), closed('u', 'unevaluatedProperties'), open]
+    for (const d of listing.slice(0, 2)) expect(isNone(addReasonParam('why')(d))).toBe(true)
+    const received: Array<unknown> = []
+    const inner: Provider<never> = {
+      toolsForLlm: TE.right(listing),
+      executeToolCalls: (calls) => {
+        received.push(...calls.map((c) => c.function.arguments))
+        return TE.right(calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: 'ok' })))
+      },
+    }
+    const tools = withReasons()(inner)
+    const listed = await tools.toolsForLlm()
+    expect(listed._tag === 'Right' && listed.right.slice(0, 2)).toStrictEqual(listing.slice(0, 2))
+    expect(tools.augmentedTools()).toEqual(['open'])
+    await tools.executeToolCalls([{ id: '1', function: { name: 'a', arguments: '{"x":"1","reason":"r"}' } }])()
+    expect(received).toEqual(['{"x":"1","reason":"r"}'])
+  })
 })
 
 // -------------------------------------------------------------------------------------

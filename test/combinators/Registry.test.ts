@@ -79,12 +79,19 @@ describe('registry: construction', () => {
     refuses([u], /entry 0 must be an object/)
   })
 
-  it.each([[''], ['f s'], ['fs.'], ['é'], ['a/b'], ['a\u0000b'], [7], [undefined]])(
-    'refuses the prefix %j',
-    (prefix) => {
-      refuses([{ prefix, provider: nothing() }], /entry 0: prefix must be a non-empty string of letters, digits/)
-    },
-  )
+  it.each([['f s'], ['fs.'], ['é'], ['a/b'], ['a\u0000b'], [7], [undefined]])('refuses the prefix %j', (prefix) => {
+    refuses([{ prefix, provider: nothing() }], /entry 0: prefix must be a string of letters, digits/)
+  })
+
+  it('refuses two entries with the empty prefix: both would own every name', () => {
+    refuses(
+      [
+        { prefix: '', provider: nothing() },
+        { prefix: '', provider: nothing(), separator: '-' },
+      ],
+      /entries 0 and 1 both use prefix ""/,
+    )
+  })
 
   it.each([[''], ['.'], [' '], ['/'], [7], [null]])('refuses the separator %j', (separator) => {
     refuses(
@@ -150,7 +157,7 @@ describe('registry: construction', () => {
   it('reads own members only: an inherited prefix does not count', () => {
     const entry = Object.create({ prefix: 'fs' }) as Record<string, unknown>
     entry['provider'] = nothing()
-    refuses([entry], /prefix must be a non-empty string.*got undefined/)
+    refuses([entry], /prefix must be a string.*got undefined/)
   })
 
   it('refuses an entry that throws when read', () => {
@@ -350,6 +357,22 @@ describe('registry: listing', () => {
       )
   })
 
+  it('publishes the names of the empty prefix unchanged, beside prefixed ones', async () => {
+    const r = registry([
+      { prefix: '', provider: recordingProvider([decl('read'), decl('fsx_y')]) },
+      { prefix: 'fs', provider: recordingProvider([decl('read')]) },
+    ])
+    expect(namesOf(await r.toolsForLlm())).toEqual(['read', 'fsx_y', 'fs_read'])
+  })
+
+  it('fails the listing when a name of the empty prefix lies in another namespace', async () => {
+    const r = registry([
+      { prefix: '', provider: recordingProvider([decl('fs_read')]) },
+      { prefix: 'fs', provider: recordingProvider([decl('write')]) },
+    ])
+    expect(await r.toolsForLlm()).toEqual({ _tag: 'Left', left: toolShadowed('', 'fs_read', 'fs_read', 'fs') })
+  })
+
   it('keeps nested namespaces whose tools do not collide', async () => {
     const r = registry([
       { prefix: 'a', provider: recordingProvider([decl('x'), decl('bc')]) },
@@ -421,6 +444,18 @@ describe('registry: calls', () => {
     await run(r, [call('1', 'a_b_c'), call('2', 'a_x'), call('3', 'a_bc')])
     expect(recNames(ab)).toEqual([['c']])
     expect(recNames(a)).toEqual([['x', 'bc']])
+  })
+
+  it('routes to the empty prefix every name no other namespace claims, unchanged', async () => {
+    const bare = recordingProvider([])
+    const fs = recordingProvider([])
+    const r = registry([
+      { prefix: '', provider: bare },
+      { prefix: 'fs', provider: fs },
+    ])
+    await run(r, [call('1', 'read'), call('2', 'fs_read'), call('3', 'fs'), call('4', 'fs_')])
+    expect(recNames(bare)).toEqual([['read', 'fs', 'fs_']])
+    expect(recNames(fs)).toEqual([['read']])
   })
 
   it('hands on a copy with the same id, arguments and other members; the caller’s call is untouched', async () => {

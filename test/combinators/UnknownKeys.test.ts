@@ -15,7 +15,7 @@ import {
 } from '../../src/index.js'
 import { batchOf } from '../../src/steps/Batch.js'
 import { auditBatch, notAnEither } from '../../src/combinators/UnknownKeys.js'
-import { catalogueOf, toleratedOf, diffTopKeys } from '../../src/steps/audit/Catalogue.js'
+import { catalogueOf, toleratedOf } from '../../src/steps/audit/Catalogue.js'
 import { pairStats, hasSeen } from '../../src/steps/audit/SeenSet.js'
 import { batchArb, plainBatchArb, keyArb, rawArgsArb, toolNameArb } from '../support/arbitraries.js'
 import { call, decl, failingProvider, recordingProvider, rejectingProvider } from '../support/fakes.js'
@@ -93,6 +93,15 @@ describe('extractDeclarations', () => {
 
 describe('diffKeys', () => {
   const declared = new Set(['path', 'offset'])
+  // the top level of a tool declaring `set`, diffed through its catalogue's compiled check
+  const diffTopKeys = (set: ReadonlySet<string>) => (keys: ReadonlyArray<string>) => {
+    const parameters = { type: 'object', properties: Object.fromEntries([...set, 'zz_always'].map((k) => [k, {}])) }
+    const c = catalogueOf(toleratedOf())([{ type: 'function', function: { name: 't', parameters } }]).get('t')
+    const args: Record<string, unknown> = {}
+    for (const k of keys)
+      Object.defineProperty(args, k, { value: 1, enumerable: true, writable: true, configurable: true })
+    return (c?.diff(args) ?? []).map((k) => k.key).sort()
+  }
 
   it('returns the undeclared keys in default sort order', () => {
     expect(diffTopKeys(declared)(['zeta', 'path', 'Alpha', 'the rest', 'ffset'])).toEqual([
@@ -253,6 +262,7 @@ describe('auditBatch', () => {
       sorted: ['a'],
       diff: (args) => (diffed.push(args), []),
       suggest: () => [],
+      generated: true,
     }
     const s: AuditState = { ...state, catalogue: new Map([['t', spy]]) }
     auditBatch(batchOf([call('1', 't', '[1]', true), call('2', 't', '', true), call('3', 't', { a: 1 })]))(s)
@@ -316,6 +326,10 @@ describe('withUnknownKeyAudit: when a call is audited', () => {
       {
         tool: 'fs_read',
         unknownKeys: ['ffset', 'the rest'],
+        keys: [
+          { path: 'ffset', key: 'ffset', place: [] },
+          { path: 'the rest', key: 'the rest', place: [] },
+        ],
         declaredKeys: ['length', 'offset', 'path'],
         id: 'call_1',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
@@ -1199,8 +1213,8 @@ describe('withUnknownKeyAudit: stats', () => {
           if (proto !== Object.prototype && proto !== null) continue
           for (const k of Object.keys(args)) {
             if (keys.includes(k) || k === 'reason') continue
-            // a top-level key is its own path unless it is empty or holds . [ ] "
-            const path = k === '' || /[.[\]"]/.test(k) ? `[${JSON.stringify(k)}]` : k
+            // a top-level key is its own path unless it is empty or is `*` or holds . [ ] "
+            const path = k === '' || k === '*' || /[.[\]"]/.test(k) ? `[${JSON.stringify(k)}]` : k
             const slot = JSON.stringify([tool, path])
             const had = naive.get(slot)
             naive.set(slot, {

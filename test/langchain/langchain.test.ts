@@ -183,6 +183,7 @@ describe('UnknownKeyAuditHandler over a user’s own zod tool', () => {
         unknownKeys: ['ffset'],
         declaredKeys: ['offset', 'path'],
         id: 'c1',
+        keys: [{ key: 'ffset', place: [], path: 'ffset' }],
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
       },
     ])

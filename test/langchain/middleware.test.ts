@@ -45,6 +45,7 @@ describe('unknownKeyAuditMiddleware', () => {
       {
         tool: 'read',
         unknownKeys: ['ffset'],
+        keys: [{ path: 'ffset', key: 'ffset', place: [] }],
         declaredKeys: ['offset', 'path'],
         id: 'c1',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],

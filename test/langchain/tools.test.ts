@@ -393,6 +393,7 @@ describe('UnknownKeyAuditHandler', () => {
       {
         tool: 'read',
         unknownKeys: ['ffset'],
+        keys: [{ path: 'ffset', key: 'ffset', place: [] }],
         declaredKeys: ['offset', 'path'],
         id: '',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],
@@ -400,6 +401,7 @@ describe('UnknownKeyAuditHandler', () => {
       {
         tool: 'list',
         unknownKeys: ['dri'],
+        keys: [{ path: 'dri', key: 'dri', place: [] }],
         declaredKeys: ['dir'],
         id: 'c2',
         suggestions: [{ key: 'dri', didYouMean: 'dir' }],

@@ -98,6 +98,15 @@ describe('routePrompt', () => {
     expect(routePrompt(['fs'])('web_search')).toBeUndefined()
     expect(routePrompt(['fs'])('fs_')).toBeUndefined()
   })
+
+  it("the empty prefix keeps a prompt's own name and takes every name no other prefix claims", () => {
+    expect(promptName('', 'greet')).toBe('greet')
+    const route = routePrompt(['', 'fs'])
+    expect(route('greet')).toEqual({ index: 0, name: 'greet' })
+    expect(route('fs_read')).toEqual({ index: 1, name: 'read' })
+    expect(route('fs_')).toEqual({ index: 0, name: 'fs_' })
+    expect(route('')).toBeUndefined()
+  })
 })
 
 describe('newCatalog over an SDK server in process', () => {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitRequestSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { right } from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Provider, ToolDeclaration } from '../../src/index.js'
@@ -58,6 +58,17 @@ const host = async (gateway: Gateway, elicit?: (message: string) => unknown) => 
 }
 
 const text = (r: Record<string, unknown>): string => JSON.stringify(r['content'])
+
+// a call to a tool that does not exist is a JSON-RPC error (InvalidParams), as MCP has it; its message
+const unknownTool = async (p: Promise<unknown>): Promise<string> => {
+  const e: unknown = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  )
+  if (!(e instanceof McpError) || e.code !== -32602)
+    throw new Error(`expected an InvalidParams error, got ${String(e)}`)
+  return e.message
+}
 
 const until = async (done: () => boolean, ms = 5000): Promise<void> => {
   const end = Date.now() + ms
@@ -166,7 +177,7 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { 'my.fs': { command: 'x' } } },
-      'mcpServers.my.fs.prefix must be letters, digits, "_" and "-" (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"',
+      'mcpServers.my.fs.prefix must be letters, digits, "_" and "-", or "" to keep the server\'s own names (it defaults to the server\'s key, "my.fs"; give one), got the string "my.fs"',
     ],
     [
       { mcpServers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } },
@@ -192,15 +203,15 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', prefix: 'f.s' } } },
-      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string "f.s"',
+      'mcpServers.fs.prefix must be letters, digits, "_" and "-", or "" to keep the server\'s own names, got the string "f.s"',
     ],
     [
-      { mcpServers: { fs: { command: 'x', prefix: '' } } },
-      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got the string ""',
+      { mcpServers: { a: { command: 'x', prefix: '' }, b: { url: 'http://127.0.0.1:1/mcp', prefix: '' } } },
+      'mcpServers.a and mcpServers.b both use the prefix ""',
     ],
     [
       { mcpServers: { fs: { command: 'x', prefix: 7 } } },
-      'mcpServers.fs.prefix must be letters, digits, "_" and "-", got number 7',
+      'mcpServers.fs.prefix must be letters, digits, "_" and "-", or "" to keep the server\'s own names, got number 7',
     ],
     [
       { mcpServers: { fs: { command: '' } } },
@@ -208,11 +219,11 @@ describe('decodeGatewayConfig', () => {
     ],
     [
       { mcpServers: { fs: { command: 'x', comand: 'y', arg: [] } } },
-      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command" for "comand", "args" for "arg"?',
+      'mcpServers.fs has unknown members "comand", "arg" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr, sessions); did you mean "command" for "comand", "args" for "arg"?',
     ],
     [
       { mcpServers: { fs: { url: 'https://x', command: 'y' } } },
-      'mcpServers.fs has unknown member "command" (known: url, headers, prefix, tools, timeout, required)',
+      'mcpServers.fs has unknown member "command" (known: url, headers, prefix, tools, timeout, required, sessions)',
     ],
     [{ mcpServers: { a: { url: 7 } } }, 'mcpServers.a.url must be an http(s) URL, got number 7'],
     [
@@ -311,7 +322,7 @@ describe('decodeGatewayConfig', () => {
       _tag: 'Left',
       left: [
         'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, store); did you mean "log"?',
-        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr); did you mean "command"?',
+        'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr, sessions); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
         'tolerate must be an array of strings, got the string "reason"',
@@ -443,7 +454,12 @@ describe('the gateway: records and options', () => {
       ['b', true],
     ])
     const client = await host(gateway)
-    expect(client.getServerVersion()).toStrictEqual({ name: 'toolstack', version: '0.1.0' })
+    expect(client.getServerVersion()).toStrictEqual({
+      name: 'toolstack',
+      version: '0.1.0',
+      title: 'toolstack gateway',
+      description: 'toolstack serve, a gateway in front of: a (flaky 0.0.0), b (flaky 0.0.0)',
+    })
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toStrictEqual(['a_ping', 'bee_ping'])
     await client.close()
@@ -454,7 +470,7 @@ describe('the gateway: records and options', () => {
   it('says the name and version it is given', async () => {
     const { gateway } = await gatewayOf({ mcpServers: { a: twoEchoes.a } }, { name: 'my-gateway', version: '7.0.0' })
     const client = await host(gateway)
-    expect(client.getServerVersion()).toStrictEqual({ name: 'my-gateway', version: '7.0.0' })
+    expect(client.getServerVersion()).toMatchObject({ name: 'my-gateway', version: '7.0.0' })
     await client.close()
   })
 
@@ -472,9 +488,8 @@ describe('the gateway: records and options', () => {
     await client.callTool({ name: 'a_ping', arguments: { n: 1, reason: 'r', why: 'tolerated' } })
     await client.callTool({ name: 'bee_ping', arguments: { n: 1, reason: 'r' } })
     await client.callTool({ name: 'a_ping', arguments: { n: 2, reason: 'r', nn: 3 } })
-    const nope = await client.callTool({ name: 'nope_ping', arguments: { reason: 'r' } })
-    expect(nope.isError).toBe(true)
-    expect(text(nope)).toContain('there is no tool named \\"nope_ping\\"; the available tools are')
+    const nope = await unknownTool(client.callTool({ name: 'nope_ping', arguments: { reason: 'r' } }))
+    expect(nope).toContain('there is no tool named "nope_ping"; the available tools are')
     expect(
       records
         .filter((r) => r.type === 'decision')
@@ -500,16 +515,8 @@ describe('the gateway: records and options', () => {
       return { action: 'accept', content: { action: 'allow-once' } }
     })
     // no tools/list first: the session is listed on its first call
-    const nope = await client.callTool({ name: 'a_pong', arguments: {} })
-    expect(nope.isError).toBe(true)
-    expect(text(nope)).toBe(
-      JSON.stringify([
-        {
-          type: 'text',
-          text: 'there is no tool named "a_pong"; the available tools are "a_ping", "bee_ping"',
-        },
-      ]),
-    )
+    const nope = await unknownTool(client.callTool({ name: 'a_pong', arguments: {} }))
+    expect(nope).toBe('MCP error -32602: there is no tool named "a_pong"; the available tools are "a_ping", "bee_ping"')
     // a listed tool is still asked about under rules: []
     expect((await client.callTool({ name: 'a_ping', arguments: { n: 1 } })).isError).toBeFalsy()
     expect(asked).toHaveLength(1)
@@ -541,9 +548,8 @@ describe('the gateway: records and options', () => {
     const names = (await client.listTools()).tools.map((t) => t.name).sort()
     expect(names).toStrictEqual(['fs_list_directory', 'fs_read_file', 'fs_read_multiple_files', 'fs_read_text_file'])
     for (const name of ['fs_write_file', 'fs_read_media_file', 'ec_ping']) {
-      const r = await client.callTool({ name, arguments: { path: join(dir, 'x.txt'), content: 'x' } })
-      expect(r.isError, name).toBe(true)
-      expect(text(r)).toContain(`there is no tool named \\"${name}\\"`)
+      const r = await unknownTool(client.callTool({ name, arguments: { path: join(dir, 'x.txt'), content: 'x' } }))
+      expect(r).toContain(`there is no tool named "${name}"`)
     }
     expect(asked).toStrictEqual([])
     expect(existsSync(join(dir, 'x.txt'))).toBe(false)
@@ -699,6 +705,28 @@ describe('the gateway: records and options', () => {
     }
   })
 
+  it('"prefix": "" serves an upstream\'s tools under their own names, beside a prefixed one, each call routed to its own', async () => {
+    const records: Array<GatewayRecord> = []
+    const config = decodeGatewayConfig({
+      mcpServers: {
+        bare: { command: process.execPath, args: [ECHO], prefix: '' },
+        ec: { command: process.execPath, args: [ECHO] },
+      },
+    })
+    if (config._tag === 'Left') throw new Error(config.left)
+    const gateway = await startGateway(config.right, (r) => void records.push(r))
+    running.push(gateway)
+    const client = await host(gateway)
+    expect((await client.listTools()).tools.map((t) => t.name)).toStrictEqual(['ping', 'ec_ping'])
+    await client.callTool({ name: 'ping', arguments: { nn: 1 } })
+    await client.callTool({ name: 'ec_ping', arguments: { nn: 1 } })
+    expect(records.flatMap((r) => (r.type === 'call' ? [[r.tool, r.upstream]] : []))).toEqual([
+      ['ping', 'bare'],
+      ['ec_ping', 'ec'],
+    ])
+    await client.close()
+  })
+
   it('names the upstream the call went to when one prefix starts another: the longest, as the registry routes', async () => {
     const records: Array<GatewayRecord> = []
     const config = decodeGatewayConfig({
@@ -771,7 +799,7 @@ describe('the gateway: metrics, in process', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(serving.url)))
     try {
       await client.callTool({ name: 'ec_ping', arguments: { n: 1 } })
-      await client.callTool({ name: 'ec_nope', arguments: {} })
+      await unknownTool(client.callTool({ name: 'ec_nope', arguments: {} }))
       const body = await (await fetch(serving.url.replace('/mcp', '/metrics'))).text()
       expect(body).toContain('toolstack_upstream_restarts_total{upstream="echo"} 1\n')
       expect(body).toContain('toolstack_calls_total{upstream="echo",tool="ec_ping",outcome="ok"} 1\n')

@@ -112,8 +112,10 @@ describe('Gateway.reload', () => {
     await until(() => changes() > 0)
     expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['b_whoami', 'c_whoami'])
     expect(said(await client.callTool({ name: 'c_whoami', arguments: { reason: 'who' } })).argv).toEqual(['new'])
-    const unknown = await client.callTool({ name: 'a_whoami', arguments: { reason: 'who' } })
-    expect(unknown['isError']).toBe(true)
+    // a tool no longer listed is a JSON-RPC error, as MCP has it
+    await expect(client.callTool({ name: 'a_whoami', arguments: { reason: 'who' } })).rejects.toThrow(
+      'there is no tool named "a_whoami"',
+    )
     expect(gateway.readiness()['upstreams']).toEqual([
       expect.objectContaining({ name: 'b' }),
       expect.objectContaining({ name: 'c' }),
@@ -136,7 +138,9 @@ describe('Gateway.reload', () => {
     await until(() => changes() > 0)
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['alpha_whoami'])
     expect(said(await client.callTool({ name: 'alpha_whoami', arguments: { reason: 'who' } })).pid).toBe(before['a'])
-    expect((await client.callTool({ name: 'b_whoami', arguments: { reason: 'who' } }))['isError']).toBe(true)
+    await expect(client.callTool({ name: 'b_whoami', arguments: { reason: 'who' } })).rejects.toThrow(
+      'there is no tool named "b_whoami"',
+    )
   })
 
   it('keeps a session\'s "always" answers across a reload', async () => {

@@ -34,10 +34,13 @@ describe('onlyListed over recordListed', () => {
   it('lists first when a session calls before it lists; answers an unknown name itself; sends the rest on, in order', async () => {
     const { provider, seen } = recording(['a', 'b'])
     const out = await guarded(provider).executeToolCalls([call('1', 'a'), call('2', 'nope'), call('3', 'b')])()
-    expect(out._tag === 'Right' && out.right.map((r) => [r.tool_call_id, r.is_error === true, r.content])).toEqual([
-      ['1', false, 'ran a'],
-      ['2', true, 'there is no tool named "nope"; the available tools are "a", "b"'],
-      ['3', false, 'ran b'],
+    expect(
+      out._tag === 'Right' &&
+        out.right.map((r) => [r.tool_call_id, r.is_error === true, r.content, r.unknown_tool === true]),
+    ).toEqual([
+      ['1', false, 'ran a', false],
+      ['2', true, 'there is no tool named "nope"; the available tools are "a", "b"', true],
+      ['3', false, 'ran b', false],
     ])
     expect(seen.map((b) => b.map((c) => c.id))).toEqual([['1', '3']])
   })

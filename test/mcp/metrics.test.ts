@@ -25,6 +25,7 @@ const warning = (tool: string, unknownKeys: ReadonlyArray<string>): GatewayRecor
   upstream: 'fs',
   tool,
   unknownKeys,
+  keys: [],
   declaredKeys: ['path'],
   id: '1',
   suggestions: [],

@@ -11,9 +11,9 @@ import fc from 'fast-check'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { HttpServing } from '../../src/mcp/index.js'
-import { serveHttp, serveStdio } from '../../src/mcp/index.js'
+import { boundedEventStore, serveHttp, serveStdio } from '../../src/mcp/index.js'
 
 const MAX_BODY = 4 * 1024 * 1024
 
@@ -765,5 +765,156 @@ describe('serveHttp: close', () => {
       new Error(`port ${port} on 127.0.0.1 is already in use`),
     )
     expect(vi.getTimerCount()).toBe(0)
+  })
+})
+
+describe('serveHttp: resumable streams', () => {
+  // one SSE event's fields, as a client reads them
+  interface SseEvent {
+    readonly id?: string
+    readonly retry?: string
+    readonly data: string
+  }
+  const readEvents = async (
+    body: ReadableStream<Uint8Array>,
+    enough: (events: ReadonlyArray<SseEvent>) => boolean,
+  ): Promise<ReadonlyArray<SseEvent>> => {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader()
+    const events: Array<SseEvent> = []
+    let buffer = ''
+    while (!enough(events)) {
+      const { value, done } = await reader.read()
+      if (done) break
+      buffer += value
+      let end: number
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const fields = new Map<string, string>()
+        for (const line of buffer.slice(0, end).split('\n')) {
+          const at = line.indexOf(':')
+          if (at > 0) fields.set(line.slice(0, at), line.slice(at + 1).replace(/^ /, ''))
+        }
+        buffer = buffer.slice(end + 2)
+        if (fields.size > 0)
+          events.push({
+            ...(fields.has('id') ? { id: fields.get('id') as string } : {}),
+            ...(fields.has('retry') ? { retry: fields.get('retry') as string } : {}),
+            data: fields.get('data') ?? '',
+          })
+      }
+    }
+    await reader.cancel().catch(() => undefined)
+    return events
+  }
+
+  it('each stream opens with a priming event (an id, retry, no data); a host cut off mid-call reconnects with Last-Event-ID and gets the result; an unknown id is refused', async () => {
+    const slow = (): Server => {
+      const server = factory()()
+      server.setRequestHandler(CallToolRequestSchema, async () => {
+        await new Promise((r) => setTimeout(r, 300))
+        return { content: [{ type: 'text', text: 'done' }] }
+      })
+      return server
+    }
+    const serving = await serve({ port: 0 }, slow)
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    }
+    const init = await fetch(serving.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    })
+    const session = init.headers.get('mcp-session-id') ?? ''
+    await init.body?.cancel()
+    const inSession = { ...headers, 'mcp-session-id': session }
+    await fetch(serving.url, {
+      method: 'POST',
+      headers: inSession,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
+    const cut = new AbortController()
+    const call = await fetch(serving.url, {
+      method: 'POST',
+      headers: inSession,
+      signal: cut.signal,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hello', arguments: {} } }),
+    })
+    expect(call.headers.get('content-type')).toContain('text/event-stream')
+    const [priming] = await readEvents(call.body as ReadableStream<Uint8Array>, (es) => es.length >= 1)
+    expect(priming?.data).toBe('')
+    expect(priming?.retry).toBe('1000')
+    expect(priming?.id).toMatch(/.+/)
+    // the host loses the stream before the result
+    cut.abort()
+    await new Promise((r) => setTimeout(r, 400))
+    const resumed = await fetch(serving.url, {
+      method: 'GET',
+      headers: { ...inSession, accept: 'text/event-stream', 'last-event-id': priming?.id ?? '' },
+    })
+    expect(resumed.status).toBe(200)
+    const replayed = await readEvents(resumed.body as ReadableStream<Uint8Array>, (es) => es.some((e) => e.data !== ''))
+    const result = replayed.find((e) => e.data !== '')
+    expect(JSON.parse(result?.data ?? '{}')).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { content: [{ type: 'text', text: 'done' }] },
+    })
+    const unknown = await fetch(serving.url, {
+      method: 'GET',
+      headers: { ...inSession, accept: 'text/event-stream', 'last-event-id': 'nope_1' },
+    })
+    expect(unknown.status).toBe(400)
+    await unknown.body?.cancel()
+  })
+})
+
+describe('boundedEventStore', () => {
+  const message = (n: number, pad = 0) => ({ jsonrpc: '2.0' as const, id: n, method: 'x'.repeat(1 + pad) })
+  const size = (n: number, pad: number): number => JSON.stringify(message(n, pad)).length
+
+  it('replays the events of the same stream after an id in the window, in order; an id outside it is unknown', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ stream: fc.constantFrom('a', 'b'), pad: fc.nat(60) }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 40, max: 400 }),
+        fc.nat(),
+        async (sent, maxEvents, maxBytes, pick) => {
+          const store = boundedEventStore({ maxEvents, maxBytes })
+          const ids: Array<string> = []
+          for (const [i, e] of sent.entries()) ids.push(await store.storeEvent(e.stream, message(i, e.pad)))
+          // the oracle: of the events small enough to keep, the longest suffix within both bounds
+          const kept = sent.map((e, i) => ({ ...e, i, bytes: size(i, e.pad) })).filter((e) => e.bytes <= maxBytes)
+          const window: typeof kept = []
+          let bytes = 0
+          for (const e of [...kept].reverse()) {
+            if (window.length === maxEvents || bytes + e.bytes > maxBytes) break
+            window.unshift(e)
+            bytes += e.bytes
+          }
+          if (sent.length === 0) return
+          const k = pick % sent.length
+          const inWindow = window.find((e) => e.i === k)
+          const got: Array<unknown> = []
+          const replay = store.replayEventsAfter(ids[k] as string, { send: async (_, m) => void got.push(m) })
+          if (inWindow === undefined) {
+            await expect(replay).rejects.toThrow(/no such event/)
+            expect(await store.getStreamIdForEventId?.(ids[k] as string)).toBe(undefined)
+            return
+          }
+          expect(await replay).toBe(inWindow.stream)
+          expect(got).toEqual(
+            window.filter((e) => e.i > k && e.stream === inWindow.stream).map((e) => message(e.i, e.pad)),
+          )
+        },
+      ),
+    )
   })
 })

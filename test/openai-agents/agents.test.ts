@@ -53,6 +53,7 @@ describe('auditAgentsTools: a user’s own zod tool', () => {
       {
         tool: 'read',
         unknownKeys: ['ffset'],
+        keys: [{ path: 'ffset', key: 'ffset', place: [] }],
         declaredKeys: ['offset', 'path'],
         id: 'c1',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],

@@ -487,6 +487,7 @@ describe('auditAgentsTools: the wrapped invoke', () => {
       {
         tool: 'read',
         unknownKeys: ['ffset'],
+        keys: [{ path: 'ffset', key: 'ffset', place: [] }],
         declaredKeys: ['offset', 'path'],
         id: 'c1',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],

@@ -120,7 +120,15 @@ describe('otelAudit, with the SDK registered', () => {
     const long = 'k'.repeat(10_000)
     const keys = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`${long}${i}`, i]))
     const { onWarn } = otelAudit()
-    onWarn({ tool: long, id: long, unknownKeys: Object.keys(keys), declaredKeys: [], suggestions: [], via: long })
+    onWarn({
+      tool: long,
+      id: long,
+      unknownKeys: Object.keys(keys),
+      keys: [],
+      declaredKeys: [],
+      suggestions: [],
+      via: long,
+    })
     const events = eventsOf(sdk, 'toolstack.unknown_key')
     expect(events).toHaveLength(MAX_EVENTS_PER_WARNING)
     for (const e of events)
@@ -146,7 +154,7 @@ describe('otelAudit, with the SDK registered', () => {
   it('keeps the default stderr line too when asked (stderr: true), and only then', () => {
     const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
     try {
-      const w = { tool: 't', id: 'c', unknownKeys: ['x'], declaredKeys: ['y'], suggestions: [] }
+      const w = { tool: 't', id: 'c', unknownKeys: ['x'], keys: [], declaredKeys: ['y'], suggestions: [] }
       otelAudit().onWarn(w)
       expect(write).not.toHaveBeenCalled()
       otelAudit({ stderr: true }).onWarn(w)

@@ -38,6 +38,7 @@ export const DRAW_CLEAN_INPUT = '{"shape":{"kind":"square","side":2}}'
 export const readWarning = (id: string): UnknownKeyWarning => ({
   tool: 'read',
   unknownKeys: ['opts.encodng'],
+  keys: [{ path: 'opts.encodng', key: 'encodng', place: ['opts'] }],
   declaredKeys: ['opts', 'path'],
   id,
   suggestions: [{ key: 'opts.encodng', didYouMean: 'opts.encoding' }],
@@ -47,6 +48,7 @@ export const readWarning = (id: string): UnknownKeyWarning => ({
 export const drawWarning = (id: string): UnknownKeyWarning => ({
   tool: 'draw',
   unknownKeys: ['shape.side'],
+  keys: [{ path: 'shape.side', key: 'side', place: ['shape'] }],
   declaredKeys: ['shape'],
   id,
   suggestions: [],

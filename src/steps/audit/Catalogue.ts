@@ -11,7 +11,7 @@ import { REASON_PARAM, ReadableDeclaration } from '../../kernel/model.js'
 import type { Suggestion } from '../../kernel/Suggest.js'
 import { suggestKey } from '../../kernel/Suggest.js'
 import type { Shape, UnknownKey } from './Schema.js'
-import { byPath, compileSchema, diffKeys, pathOf } from './Schema.js'
+import { compileSchema, diffKeys, isGenerated, pathOf } from './Schema.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -34,6 +34,8 @@ export interface Declared {
   readonly diff: (args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>
   /** The "did you mean" of each reported key, against the keys declared at its own place, as paths. */
   readonly suggest: (keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>
+  /** Whether its check is generated code; `false` where the runtime refused it (the interpreter walks). */
+  readonly generated: boolean
 }
 
 /**
@@ -121,66 +123,6 @@ export const extractDeclarations = (declarations: ReadonlyArray<unknown>): Reado
   return out
 }
 
-const NOTHING: ReadonlyArray<string> = Object.freeze([])
-
-/**
- * The top-level keys of a list not declared, sorted, never including `reason` or a tolerated name:
- * {@link diffKeys} for a tool whose schema declares keys only at the top level, over a key list rather than
- * the arguments.
- *
- * @example
- * import { diffTopKeys } from './Catalogue.js'
- * assert.deepStrictEqual(diffTopKeys(new Set(['path', 'offset']))(['path', 'the rest', 'ffset', 'reason']), [
- *   'ffset',
- *   'the rest',
- * ])
- * assert.deepStrictEqual(diffTopKeys(new Set(['path']), new Set(['_meta']))(['path', '_meta', 'x']), ['x'])
- *
- * @since 0.1.0
- * @category pure steps
- */
-export const diffTopKeys =
-  (declared: ReadonlySet<string>, tolerated: ReadonlySet<string> = toleratedOf()) =>
-  (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
-    let out: Array<string> | undefined
-    for (const k of keys) {
-      if (declared.has(k) || k === REASON_PARAM || tolerated.has(k)) continue
-      ;(out ??= []).push(k)
-    }
-    return out === undefined ? NOTHING : out.sort()
-  }
-/**
- * A tool's check of a call's arguments: returns their undeclared keys, sorted, and remembers the last key
- * list it found clean. A model sends a tool's keys in the same order call after call and `JSON.parse` returns
- * the same interned strings, so most calls are handled by walking the object's keys against that list (one
- * pointer compare each, no array allocated) instead of a set lookup per key. It memoises a pure function, so
- * it never changes a result: a walk that matches the list yields only keys found clean before (inherited ones
- * included, so the own keys are among them), and anything else goes to `diff`.
- *
- * It exists for two performance targets: the audit's added cost ≤ 1.15 of one `JSON.parse` + keys on 300-byte
- * arguments, and ≤ 1.0× a compiled ajv on a mix of tools (without it, 1.25–1.3 and 1.2).
- *
- * @since 0.1.0
- * @category pure steps
- */
-export const lastCleanShape = (
-  diff: (keys: ReadonlyArray<string>) => ReadonlyArray<string>,
-): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<string>) => {
-  let clean: ReadonlyArray<string> = NOTHING
-  const matchesClean = (args: Readonly<Record<string, unknown>>): boolean => {
-    let i = 0
-    for (const k in args) if (k !== clean[i++]) return false
-    return i === clean.length && i > 0
-  }
-  return (args) => {
-    if (matchesClean(args)) return NOTHING
-    const keys = Object.keys(args)
-    const unknown = diff(keys)
-    if (unknown.length === 0) clean = keys
-    return unknown
-  }
-}
-
 // "did you mean" per place: each suggester is built on its place's first warning (most tools never warn) and
 // cached by key-set identity (stable call after call, except where union branches merge)
 const suggester = (): ((keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>) => {
@@ -202,22 +144,6 @@ const suggester = (): ((keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Sugges
   }
 }
 
-// the flat path: top-level key lists, behind lastCleanShape, as UnknownKeys
-const flatDiff = (
-  keys: ReadonlySet<string>,
-  tolerated: ReadonlySet<string>,
-): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>) => {
-  const top = lastCleanShape(diffTopKeys(keys, tolerated))
-  return (args) => {
-    const unknown = top(args)
-    if (unknown.length === 0) return NO_KEYS
-    // sorted by path, which a quoted key (`["a.b"]`) can put in another order than the keys
-    return unknown.map((key) => ({ path: pathOf('', key), key, at: '', declared: keys })).sort(byPath)
-  }
-}
-
-const NO_KEYS: ReadonlyArray<UnknownKey> = Object.freeze([])
-
 // a tool is audited when it declares a top-level key that is not tolerated (every key below sits under one)
 // or a top-level pattern
 const audits = (shape: Shape, tolerated: ReadonlySet<string>): boolean =>
@@ -225,9 +151,8 @@ const audits = (shape: Shape, tolerated: ReadonlySet<string>): boolean =>
 
 /**
  * The catalogue of a listing in the OpenAI shape: {@link extractDeclarations}, keeping the tools that declare
- * a property other than a tolerated name, each with its {@link diffKeys} prepared (a tool that declares keys
- * only at the top level goes through {@link diffTopKeys} behind {@link lastCleanShape}). Built once per
- * listing, so a call costs a lookup.
+ * a property other than a tolerated name, each with its {@link diffKeys} prepared over its compiled check.
+ * Built once per listing, so a call costs a lookup.
  *
  * @example
  * import { catalogueOf, toleratedOf } from 'toolstack/extend'
@@ -267,8 +192,9 @@ export const catalogueOf =
         name,
         keys,
         sorted: Object.freeze([...keys].sort()),
-        diff: shape.flat ? flatDiff(keys, tolerated) : diffKeys(shape, tolerated),
+        diff: diffKeys(shape, tolerated),
         suggest: suggester(),
+        generated: isGenerated(shape),
       })
     }
     return out

@@ -11,7 +11,7 @@ import { parseArgs } from '../Args.js'
 import type { Batch } from '../../kernel/model.js'
 import type { Suggestion } from '../../kernel/Suggest.js'
 import type { Catalogue, Declared } from './Catalogue.js'
-import type { UnknownKey } from './Schema.js'
+import type { Segment, UnknownKey } from './Schema.js'
 import { batchSize, callIdOf, callNameOf } from '../../kernel/calls.js'
 import type { SeenSet } from './SeenSet.js'
 import { firstSeen } from './SeenSet.js'
@@ -20,6 +20,23 @@ import { cut, escapeControls } from '../../kernel/describe.js'
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
+
+/**
+ * One reported key, for a machine: the key exactly as the model sent it, and the place of the object holding
+ * it as segments (object keys, `{ each: 'element' }` for every element of an array, `{ each: 'entry' }` for
+ * every entry of a record), beside the rendered path.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ReportedKey {
+  /** The rendered path, as in `unknownKeys`. */
+  readonly path: string
+  /** The key itself, character for character. */
+  readonly key: string
+  /** Where the object holding it sits (`[]` at the top). */
+  readonly place: ReadonlyArray<Segment>
+}
 
 /**
  * What `onWarn` is told, at most once per call.
@@ -32,9 +49,11 @@ export interface UnknownKeyWarning {
   readonly tool: string
   /**
    * Undeclared keys reported now for the first time, each by its path (`haed`, `opts.encodng`,
-   * `edits[].oldtext`), sorted.
+   * `edits[].oldtext`), sorted. A top-level key that needs no quoting is the key itself.
    */
   readonly unknownKeys: ReadonlyArray<string>
+  /** The same keys, in the same order, each as sent and with its place as segments: nothing to parse. */
+  readonly keys: ReadonlyArray<ReportedKey>
   /** Every key the tool declares at the top level, sorted. */
   readonly declaredKeys: ReadonlyArray<string>
   /** The call's `id` as a string; `''` when it has none. */
@@ -90,8 +109,10 @@ export const warnOnce =
     )(seen)
     if (fresh.length === 0) return [undefined, next]
     const freshKeys = new Set(fresh)
-    const suggestions = declared.suggest(unknown.filter((k) => freshKeys.has(k.path)))
-    return [{ tool: declared.name, unknownKeys: fresh, declaredKeys: declared.sorted, id, suggestions }, next]
+    const reported = unknown.filter((k) => freshKeys.has(k.path))
+    const suggestions = declared.suggest(reported)
+    const keys = reported.map(({ path, key, place }) => ({ path, key, place }))
+    return [{ tool: declared.name, unknownKeys: fresh, keys, declaredKeys: declared.sorted, id, suggestions }, next]
   }
 
 /**
@@ -209,7 +230,7 @@ const quoted = (s: string): string => escapeControls(JSON.stringify(cut(s, MAX_S
  * @category utils
  */
 export const formatWarning = (
-  w: Omit<UnknownKeyWarning, 'suggestions'> & { readonly suggestions?: ReadonlyArray<Suggestion> },
+  w: Omit<UnknownKeyWarning, 'suggestions' | 'keys'> & { readonly suggestions?: ReadonlyArray<Suggestion> },
 ): string => {
   const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map(quoted).join(', '))
   const call = w.id === '' ? 'a call without an id' : `call ${shown(w.id)}`

@@ -178,11 +178,12 @@ export const firstSeen =
   (seen: SeenSet): readonly [ReadonlyArray<string>, SeenSet] => {
     if (keys.length === 0) return [NOTHING, seen]
     const { byTool, size, capacity } = impl(seen)
-    let ofTool = SM.get(byTool, tool) ?? SM.emptyStringMap<Count>()
+    const known = SM.get(byTool, tool)
+    let ofTool = known ?? SM.emptyStringMap<Count>()
     let fresh: Array<string> | undefined
     let added = 0
     // a call's keys are an object's keys, so distinct; a caller's list may not be
-    for (const key of new Set(keys)) {
+    for (const key of keys.length === 1 ? keys : new Set(keys)) {
       const k = lookupKey(key)
       const had = SM.get(ofTool, k)
       if (had !== undefined) {
@@ -197,7 +198,7 @@ export const firstSeen =
     // a tool is remembered by a copy of its name, made once
     return [
       fresh ?? NOTHING,
-      make(SM.set(byTool, SM.has(byTool, tool) ? tool : copyOf(tool), ofTool), size + added, capacity),
+      make(SM.set(byTool, known === undefined ? copyOf(tool) : tool, ofTool), size + added, capacity),
     ]
   }
 

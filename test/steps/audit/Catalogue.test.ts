@@ -1,9 +1,7 @@
-// What the audit knows about the tools in force: the catalogue of a listing, and the
-// memo each tool's check keeps of the last key list it found clean.
+// What the audit knows about the tools in force: the catalogue of a listing.
 import { describe, expect, it } from 'vitest'
-import fc from 'fast-check'
-import { extractDeclarations } from '../../../src/index.js'
-import { catalogueOf, diffTopKeys, lastCleanShape, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
+import { compileSchema, diffKeys, extractDeclarations } from '../../../src/index.js'
+import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
 import { decl } from '../../support/fakes.js'
 
 // -------------------------------------------------------------------------------------
@@ -31,8 +29,17 @@ describe('extractDeclarations', () => {
 
 describe('diffKeys', () => {
   it('never reports reason, whatever names are tolerated besides', () => {
-    expect(diffTopKeys(new Set(['path']), new Set(['_meta']))(['path', 'reason', '_meta', 'x'])).toEqual(['x'])
-    expect(diffTopKeys(new Set(['path']), new Set())(['reason', 'x'])).toEqual(['x'])
+    const top = (tolerated: ReadonlySet<string>, args: Record<string, unknown>) =>
+      diffKeys(compileSchema({ type: 'object', properties: { path: {} } }), tolerated)(args).map((k) => k.path)
+    expect(top(new Set(['_meta']), { path: 1, reason: 1, _meta: 1, x: 1 })).toEqual(['x'])
+    expect(top(new Set(), { reason: 1, x: 1 })).toEqual(['x'])
+    expect(top(new Set(['reason', '_meta']), { path: 1, reason: 1, _meta: 1, x: 1 })).toEqual(['x'])
+    expect(
+      catalogueOf(new Set())([decl('t', ['path'])])
+        .get('t')
+        ?.diff({ reason: 1, x: 1 })
+        .map((k) => k.path),
+    ).toEqual(['x'])
   })
 })
 
@@ -59,68 +66,5 @@ describe('catalogueOf', () => {
 
   it('audits a tolerated name like any other when it is not tolerated here', () => {
     expect([...catalogueOf(toleratedOf())([decl('meta_only', ['_meta'])]).keys()]).toEqual(['meta_only'])
-  })
-})
-
-describe('lastCleanShape', () => {
-  const declared = new Set(['a', 'b', 'c'])
-  /** A check over diffKeys that counts how often it asks diff. */
-  const counted = () => {
-    const asked: Array<ReadonlyArray<string>> = []
-    const inner = diffTopKeys(declared)
-    const check = lastCleanShape((keys) => {
-      asked.push(keys)
-      return inner(keys)
-    })
-    return { check, asked }
-  }
-  const argsOf = (keys: ReadonlyArray<string>): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, 1]))
-
-  it('answers only from the list found clean when the keys are that list, in that order', () => {
-    const { check, asked } = counted()
-    expect(check({ a: 1, b: 2 })).toEqual([])
-    expect(asked).toHaveLength(1)
-    expect(check({ a: 3, b: 4 })).toEqual([])
-    expect(asked).toHaveLength(1)
-  })
-
-  it('asks diff about anything else: no keys, fewer, more, another order, other keys', () => {
-    const { check, asked } = counted()
-    expect(check({})).toEqual([])
-    expect(asked).toHaveLength(1)
-    check({ a: 1, b: 2 })
-    for (const keys of [[], ['a'], ['a', 'b', 'c'], ['b', 'a'], ['a', 'x']]) {
-      const before = asked.length
-      expect(check(argsOf(keys))).toEqual(diffTopKeys(declared)(keys))
-      expect(asked).toHaveLength(before + 1)
-    }
-  })
-
-  it('never remembers a list that was not clean', () => {
-    const { check, asked } = counted()
-    expect(check({ a: 1, x: 2 })).toEqual(['x'])
-    expect(check({ a: 1, x: 2 })).toEqual(['x'])
-    expect(asked).toHaveLength(2)
-  })
-
-  it('changes no answer, and asks diff exactly when the keys are not the last clean list (model: that list)', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'x', 'y'), { maxLength: 4 }), { maxLength: 12 }),
-        (keySets) => {
-          const { check, asked } = counted()
-          let lastClean: ReadonlyArray<string> = []
-          for (const keys of keySets) {
-            const before = asked.length
-            const expected = diffTopKeys(declared)(keys)
-            expect(check(argsOf(keys))).toEqual(expected)
-            const remembered =
-              lastClean.length > 0 && lastClean.length === keys.length && lastClean.every((k, i) => k === keys[i])
-            expect(asked.length - before).toBe(remembered ? 0 : 1)
-            if (!remembered && expected.length === 0) lastClean = keys
-          }
-        },
-      ),
-    )
   })
 })

@@ -8,6 +8,60 @@ import { decl } from '../../support/fakes.js'
 
 const catalogue = catalogueOf(toleratedOf())([decl('fs_read', ['path', 'offset'])])
 
+describe("a warning's keys", () => {
+  it('hold each key exactly as sent, and its place as segments, whatever the path had to quote (model: the keys sent)', () => {
+    const nested = catalogueOf(toleratedOf())([
+      {
+        type: 'function',
+        function: {
+          name: 't',
+          parameters: {
+            type: 'object',
+            properties: {
+              a: {},
+              edits: { type: 'array', items: { type: 'object', properties: { x: {} } } },
+              m: { type: 'object', additionalProperties: { type: 'object', properties: { v: {} } } },
+            },
+          },
+        },
+      },
+    ])
+    const strange = fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('a.b', '', '*', '"q"', 'x[0]', 'two words'))
+    fc.assert(
+      fc.property(strange, strange, strange, (top, inEdit, inRecord) => {
+        fc.pre(top !== 'a' && top !== 'edits' && top !== 'm' && top !== 'reason' && inEdit !== 'x' && inRecord !== 'v')
+        const args = JSON.parse(JSON.stringify({ a: 1, edits: [{ x: 1 }], m: { e1: { v: 1 } } })) as Record<
+          string,
+          Record<string, unknown>
+        >
+        Object.defineProperty(args, top, { value: 1, enumerable: true, writable: true, configurable: true })
+        Object.defineProperty((args['edits'] as unknown as Array<Record<string, unknown>>)[0], inEdit, {
+          value: 1,
+          enumerable: true,
+        })
+        Object.defineProperty(args['m']?.['e1'], inRecord, { value: 1, enumerable: true })
+        const [check] = checkKeys(nested, 't', args, 'c')(emptySeenSet)
+        const keys = check._tag === 'Audited' ? (check.warning?.keys ?? []) : []
+        expect(keys.map((k) => [k.key, k.place])).toEqual(
+          expect.arrayContaining([
+            [top, []],
+            [inEdit, ['edits', { each: 'element' }]],
+            [inRecord, ['m', { each: 'entry' }]],
+          ]),
+        )
+        expect(keys).toHaveLength(3)
+        expect(keys.map((k) => k.path)).toEqual(check._tag === 'Audited' ? check.warning?.unknownKeys : [])
+      }),
+    )
+  })
+
+  it('leave a top-level key that needs no quoting as itself in unknownKeys', () => {
+    const [check] = checkKeys(catalogue, 'fs_read', { ffset: 1, 'a.b': 2 }, 'c')(emptySeenSet)
+    expect(check._tag === 'Audited' && check.warning?.unknownKeys).toEqual(['["a.b"]', 'ffset'])
+    expect(check._tag === 'Audited' && check.warning?.keys.map((k) => k.key)).toEqual(['a.b', 'ffset'])
+  })
+})
+
 describe('checkKeys', () => {
   it('does not audit a tool the catalogue does not hold', () => {
     const [check, seen] = checkKeys(catalogue, 'other', { x: 1 }, '1')(emptySeenSet)
@@ -29,6 +83,7 @@ describe('checkKeys', () => {
       warning: {
         tool: 'fs_read',
         unknownKeys: ['ffset'],
+        keys: [{ path: 'ffset', key: 'ffset', place: [] }],
         declaredKeys: ['offset', 'path'],
         id: 'c1',
         suggestions: [{ key: 'ffset', didYouMean: 'offset' }],

@@ -10,14 +10,16 @@ import type { AuditDiagnostic, ToolCall, UnknownKeyWarning } from '../../../src/
 import { compileSchema, diffKeys, fromTools, pathOf, withUnknownKeyAudit } from '../../../src/index.js'
 import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
 import { byPath } from '../../../src/steps/audit/Schema.js'
+import { ELEMENT as PATH_ELEMENT, ENTRY as PATH_ENTRY, renderPlace } from '../../../src/steps/audit/Path.js'
 
 // -------------------------------------------------------------------------------------
 // the oracle: a schema and a value built together, with the paths of the keys the value
 // carries that the schema does not declare
 // -------------------------------------------------------------------------------------
 
-type Segment = string | typeof ELEMENT
+type Segment = string | typeof ELEMENT | typeof ENTRY
 const ELEMENT = Symbol('element')
+const ENTRY = Symbol('entry')
 
 interface Built {
   readonly schema: unknown
@@ -26,13 +28,14 @@ interface Built {
   readonly unknown: ReadonlyArray<ReadonlyArray<Segment>>
 }
 
-// written apart from pathOf: top-level keys bare unless empty or holding . [ ] ",
-// deeper names bare unless empty or holding . [ ] " or a space
+// written apart from pathOf: top-level keys bare unless empty, `*` or holding . [ ] ",
+// deeper names bare unless empty, `*` or holding . [ ] " or a space
 const render = (segments: ReadonlyArray<Segment>): string => {
   let out = ''
   segments.forEach((s, i) => {
     if (s === ELEMENT) out += '[]'
-    else if (s === '' || (i === 0 ? /[.[\]"]/ : /[.[\]" ]/).test(s)) out += `[${JSON.stringify(s)}]`
+    else if (s === ENTRY) out += i === 0 ? '*' : '.*'
+    else if (s === '' || s === '*' || (i === 0 ? /[.[\]"]/ : /[.[\]" ]/).test(s)) out += `[${JSON.stringify(s)}]`
     else out += i === 0 ? s : `.${s}`
   })
   return out
@@ -41,7 +44,7 @@ const render = (segments: ReadonlyArray<Segment>): string => {
 // declared names are lower-case words; undeclared ones come from another alphabet, so
 // they are never declared anywhere, and some need quoting
 const declaredName = fc.constantFrom('path', 'mode', 'text', 'items', 'opts', 'name', 'kind', 'size', 'tags', 'meta')
-const strayName = fc.constantFrom('Stray', 'ZZ', 'a.b', 'two words', 'x[0]', '"q"', '', '__proto__', 'constructor')
+const strayName = fc.constantFrom('Stray', 'ZZ', 'a.b', 'two words', 'x[0]', '"q"', '', '*', '__proto__', 'constructor')
 
 const leaf: fc.Arbitrary<Built> = fc.constantFrom<Built>(
   { schema: { type: 'string' }, value: 's', unknown: [] },
@@ -176,7 +179,59 @@ const builtArb: (depth: number) => fc.Arbitrary<Built> = (depth) => {
     value: { name: 'n', x_1: b.value, x_2: b.value, Stray: 1 },
     unknown: [['Stray'], ...b.unknown.map((u) => ['x_1', ...u]), ...b.unknown.map((u) => ['x_2', ...u])],
   }))
-  return fc.oneof({ weight: 3, arbitrary: object }, array, tuple, anyOf, tagged, allOf, ref, patterned)
+  // a record (additionalProperties with a schema): every key declared, each entry's value one place (`*`)
+  const record = objectOf(child).map((o): Built => ({
+    schema: { type: 'object', additionalProperties: o.schema },
+    value: { r1: o.value, r2: o.value },
+    unknown: unknownOf(o).map((u) => [ENTRY, ...u]),
+  }))
+  // a draft-7 tuple: a position, then additionalItems for the rest
+  const additionalItems = fc.tuple(child, child).map(([a, b]): Built => ({
+    schema: { type: 'array', items: [a.schema], additionalItems: b.schema },
+    value: [a.value, b.value, b.value],
+    unknown: [...a.unknown, ...b.unknown].map((u) => [ELEMENT, ...u]),
+  }))
+  // a discriminated union inside a discriminated union: the tag picks through both levels
+  const nestedTagged = fc.tuple(objectOf(child), objectOf(child), objectOf(child)).map(([a, b, c]): Built => {
+    for (const o of [a, b, c]) o.props.delete('kind')
+    const branch = (tag: string, o: typeof a) => ({
+      type: 'object',
+      properties: { kind: { const: tag }, ...Object.fromEntries([...o.props].map(([k, x]) => [k, x.schema])) },
+    })
+    const value: Record<string, unknown> = { kind: 'b' }
+    for (const [k, x] of b.props) withOwn(value, k, x.value)
+    const others = [...new Set([...a.props.keys(), ...c.props.keys()])].filter((k) => !b.props.has(k))
+    for (const k of others) withOwn(value, k, 0)
+    return {
+      schema: { oneOf: [branch('a', a), { oneOf: [branch('b', b), branch('c', c)] }] },
+      value,
+      unknown: [...others.map((k) => [k]), ...[...b.props].flatMap(([k, x]) => x.unknown.map((u) => [k, ...u]))],
+    }
+  })
+  // a key named only by `if` is declared
+  const conditional = objectOf(child).map((o): Built => {
+    const value = { ...o.value }
+    withOwn(value, 'onlyif', 1)
+    return {
+      schema: { ...o.schema, if: { properties: { onlyif: { const: 1 } } }, then: { properties: { onlythen: {} } } },
+      value,
+      unknown: unknownOf(o),
+    }
+  })
+  return fc.oneof(
+    { weight: 3, arbitrary: object },
+    array,
+    tuple,
+    anyOf,
+    tagged,
+    allOf,
+    ref,
+    patterned,
+    record,
+    additionalItems,
+    nestedTagged,
+    conditional,
+  )
 }
 
 const DEF = Symbol('def')
@@ -211,10 +266,11 @@ const toolArb = fc.tuple(objectOf(builtArb(3)), fc.boolean()).map(([o, reason]) 
 
 describe('pathOf', () => {
   it('names top-level keys as they are, unless they could be taken for a path', () => {
-    expect(['haed', 'the rest', '', 'a.b', 'x[0]', '"q"', '__proto__'].map((k) => pathOf('', k))).toEqual([
+    expect(['haed', 'the rest', '', '*', 'a.b', 'x[0]', '"q"', '__proto__'].map((k) => pathOf('', k))).toEqual([
       'haed',
       'the rest',
       '[""]',
+      '["*"]',
       '["a.b"]',
       '["x[0]"]',
       '["\\"q\\""]',
@@ -234,14 +290,19 @@ describe('pathOf', () => {
   })
 
   it('gives no two places the same path, whatever the names (model: the segments themselves)', () => {
-    const seg = fc.oneof(fc.constant<Segment>(ELEMENT), fc.string({ maxLength: 4 }), strayName)
+    const seg = fc.oneof(
+      fc.constant<Segment>(ELEMENT),
+      fc.constant<Segment>(ENTRY),
+      fc.string({ maxLength: 4 }),
+      strayName,
+    )
     const pathArb = fc
-      .tuple(fc.string({ maxLength: 4 }), fc.array(seg, { maxLength: 3 }))
+      .tuple(fc.oneof(fc.string({ maxLength: 4 }), fc.constant<Segment>(ENTRY)), fc.array(seg, { maxLength: 3 }))
       .map(([first, rest]) => [first, ...rest] as Array<Segment>)
     fc.assert(
       fc.property(pathArb, pathArb, (a, b) => {
         const build = (ss: ReadonlyArray<Segment>) =>
-          ss.reduce<string>((at, s, i) => (s === ELEMENT ? `${at}[]` : pathOf(i === 0 ? '' : at, s)), '')
+          renderPlace(ss.map((s) => (s === ELEMENT ? PATH_ELEMENT : s === ENTRY ? PATH_ENTRY : s)))
         expect(build(a) === build(b)).toBe(JSON.stringify(a.map(String)) === JSON.stringify(b.map(String)))
       }),
     )
@@ -706,7 +767,7 @@ describe('compileSchema: what decides a place', () => {
 
 describe('byPath', () => {
   it('orders by path, equal paths equal', () => {
-    const k = (path: string) => ({ path, key: path, at: '', declared: new Set<string>() })
+    const k = (path: string) => ({ path, key: path, at: '', place: [], declared: new Set<string>() })
     expect([byPath(k('a'), k('b')), byPath(k('b'), k('a')), byPath(k('a'), k('a'))]).toEqual([-1, 1, 0])
   })
 })

@@ -1,0 +1,271 @@
+/**
+ * The walk of a call's arguments along a schema's places, read as they come: the interpreter. It decides what
+ * generated code cannot know before a call (the branch a discriminator picks, the patterns a key matches), and
+ * it is the whole check where a runtime forbids generated code. Internal.
+ *
+ * @since 0.1.0
+ */
+import { REASON_PARAM } from '../../kernel/model.js'
+import { hasOwn } from '../../kernel/guards.js'
+import type { Node } from './Graph.js'
+import { MAX_DEPTH, declaresKeys, isPrimitive } from './Graph.js'
+import type { Segment } from './Path.js'
+import { ELEMENT, ENTRY, pathOf, renderPlace } from './Path.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One undeclared key of a call.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface UnknownKey {
+  /** Where it sits, from the arguments' root: `haed`, `opts.encodng`, `edits[].oldtext`, `m.*.vv`. */
+  readonly path: string
+  /** The key itself, exactly as sent. */
+  readonly key: string
+  /** The path of the object that holds it (`''` at the top). */
+  readonly at: string
+  /** The place of the object that holds it, as segments (`[]` at the top). */
+  readonly place: ReadonlyArray<Segment>
+  /** The keys declared at that place, for "did you mean". */
+  readonly declared: ReadonlySet<string>
+}
+
+/**
+ * What one check carries while it walks: the tolerated top-level names, the segments of the place it is at
+ * (`stack[0..depth)`, written in place, so a clean walk allocates nothing), and what it found.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Scratch {
+  readonly tolerated: ReadonlySet<string>
+  readonly stack: Array<Segment>
+  found: Map<string, UnknownKey> | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// pure steps
+// -------------------------------------------------------------------------------------
+
+/**
+ * Whether a top-level key is never reported: `reason` or a tolerated name.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
+  depth === 0 && (key === REASON_PARAM || s.tolerated.has(key))
+
+const TOP: ReadonlyArray<Segment> = Object.freeze([])
+
+/**
+ * Records `key` as undeclared in the object at `stack[0..depth)`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const report = (s: Scratch, depth: number, key: string, declared: () => ReadonlySet<string>): void => {
+  const place = depth === 0 ? TOP : s.stack.slice(0, depth)
+  const at = depth === 0 ? '' : renderPlace(place)
+  const path = pathOf(at, key)
+  // a path seen again (in another element of the same array, another entry of a record) is one key
+  ;(s.found ??= new Map()).set(path, { path, key, at, place, declared: declared() })
+}
+
+/**
+ * `o[key]` as an own member: `__proto__` included, which a plain read takes from the prototype.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const valueAt = (o: Readonly<Record<string, unknown>>, key: string): unknown =>
+  key === '__proto__' ? Object.getOwnPropertyDescriptor(o, key)?.value : o[key]
+
+// per value kind (object or array): whether a branch can hold such a value, and whether it declares anything
+// for it (a branch that declares nothing takes any such value)
+interface Kind {
+  readonly holds: (p: Node) => boolean
+  readonly declares: (p: Node) => boolean
+}
+
+/**
+ * What decides an object's keys.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const OBJECT: Kind = { holds: (p) => p.object, declares: declaresKeys }
+/**
+ * What decides an array's elements.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const ARRAY: Kind = { holds: (p) => p.array, declares: (p) => p.items.length > 0 || p.prefix.length > 0 }
+
+/**
+ * Visits the places that decide a value at `places`: each of them, and their union branches (those the
+ * discriminator picks, when it picks some; else every branch that may hold the value). Returns whether some
+ * branch takes any such value, which makes the place open (nothing reported). Without `obj`, no discriminator
+ * picks: every branch that may hold the value is visited, except those of a tagged union when `stopAtTags`
+ * says so (it then returns `undefined`: what decides depends on the call).
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const expand = (
+  places: ReadonlyArray<Node>,
+  kind: Kind,
+  obj: Readonly<Record<string, unknown>> | undefined,
+  visit: (p: Node) => void,
+  stopAtTags = false,
+): boolean | undefined => {
+  const seen = new Set<Node>()
+  let open = false
+  let tagged = false
+  const go = (p: Node, isBranch: boolean): void => {
+    if (seen.has(p)) return
+    seen.add(p)
+    visit(p)
+    if (isBranch && p.unions.length === 0 && !kind.declares(p)) open = true
+    for (const u of p.unions) {
+      const tag = u.tag
+      if (tag !== undefined && stopAtTags) tagged = true
+      const value = tag === undefined || obj === undefined || !hasOwn(obj, tag.key) ? undefined : obj[tag.key]
+      const picked = tag !== undefined && isPrimitive(value) ? tag.picks.get(value) : undefined
+      // a picked branch declares its tag, so it is never open
+      for (const b of picked ?? u.branches.filter(kind.holds)) go(b, true)
+    }
+  }
+  for (const p of places) go(p, false)
+  return tagged ? undefined : open
+}
+
+/**
+ * Whether any of the places can report a key, there or below.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const speaksAny = (places: ReadonlyArray<Node>): boolean => {
+  for (const q of places) if (q.speaks) return true
+  return false
+}
+
+/**
+ * The keys declared by name at the deciding places: what "did you mean" compares with.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const declaredAt = (places: ReadonlyArray<Node>): ReadonlySet<string> =>
+  places.length === 1 ? (places[0] as Node).declared : new Set(places.flatMap((p) => [...p.declared]))
+
+/**
+ * The places a key's value is checked against, and whether a name or a pattern declares it (else only
+ * `additionalProperties` does: the key is a record's, written `*` in paths); `undefined` when nothing
+ * declares it.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const childrenAt = (
+  deciding: ReadonlyArray<Node>,
+  key: string,
+): { readonly places: ReadonlyArray<Node>; readonly named: boolean } | undefined => {
+  let places: Array<Node> | undefined
+  let named = false
+  for (const p of deciding) {
+    const own = p.props.get(key)
+    if (own !== undefined) {
+      ;(places ??= []).push(...own)
+      named = true
+    }
+    for (const [re, q] of p.patterns) {
+      if (!re.test(key)) continue
+      ;(places ??= []).push(q)
+      named = true
+    }
+    for (const r of p.rests) {
+      if (r.own.has(key) || r.patterns.some((re) => re.test(key))) continue
+      ;(places ??= []).push(r.node)
+    }
+  }
+  return places === undefined ? undefined : { places, named }
+}
+
+/**
+ * One key of an object whose deciding places are `deciding`: reported, or its value walked.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const keyAt = (
+  s: Scratch,
+  obj: Readonly<Record<string, unknown>>,
+  key: string,
+  deciding: ReadonlyArray<Node>,
+  depth: number,
+): void => {
+  if (isTolerated(s, depth, key)) return
+  const children = childrenAt(deciding, key)
+  if (children === undefined) return report(s, depth, key, () => declaredAt(deciding))
+  if (!speaksAny(children.places)) return
+  s.stack[depth] = children.named ? key : ENTRY
+  walk(s, valueAt(obj, key), children.places, depth + 1)
+}
+
+/**
+ * The keys of an object at `places`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const walkObject = (
+  s: Scratch,
+  obj: Readonly<Record<string, unknown>>,
+  places: ReadonlyArray<Node>,
+  depth: number,
+): void => {
+  const deciding: Array<Node> = []
+  if (expand(places, OBJECT, obj, (p) => deciding.push(p)) === true || !deciding.some(declaresKeys)) return
+  for (const key of Object.keys(obj)) keyAt(s, obj, key, deciding, depth)
+}
+
+/**
+ * The elements of an array at `places`.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const walkArray = (
+  s: Scratch,
+  arr: ReadonlyArray<unknown>,
+  places: ReadonlyArray<Node>,
+  depth: number,
+): void => {
+  const all: Array<Node> = []
+  if (expand(places, ARRAY, undefined, (p) => all.push(p)) === true) return
+  s.stack[depth] = ELEMENT
+  arr.forEach((e, i) => {
+    const here = all.flatMap((p) => (i < p.prefix.length ? (p.prefix[i] as ReadonlyArray<Node>) : p.items))
+    if (speaksAny(here)) walk(s, e, here, depth + 1)
+  })
+}
+
+/**
+ * A value at `places`, `depth` steps below the arguments' root.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const walk = (s: Scratch, value: unknown, places: ReadonlyArray<Node>, depth: number): void => {
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return
+  if (Array.isArray(value)) walkArray(s, value, places, depth)
+  else walkObject(s, value as Readonly<Record<string, unknown>>, places, depth)
+}
