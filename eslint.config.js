@@ -13,6 +13,7 @@ const COMBINATORS = [
   'combinators/Reasons.ts',
   'combinators/Registry.ts',
   'combinators/Policy.ts',
+  'combinators/Pins.ts',
 ]
 const ADAPTERS = [
   'mcp',

@@ -1,11 +1,12 @@
 /**
- * The `file:PATH` store, the embedded choice for one machine: the human's "always" answers (grants) kept in one
- * JSON file a person can read, so they survive restarts and apply to every session. Pairs and counts are the
- * process's own (as `memoryStore`'s).
+ * The `file:PATH` store, the embedded choice for one machine: the human's "always" answers (grants) and the
+ * pinned tool definitions kept in one JSON file a person can read, so they survive restarts and apply to every
+ * session. Pairs and counts are the process's own (as `memoryStore`'s).
  *
  * Each write is atomic (a temporary file in the same directory, fsync, rename) and made under a lock file
  * (`PATH.lock`), after reading the file again and merging what it holds: two gateways on one file never
- * corrupt it, and neither loses the other's grants. Each gateway watches the file, so a grant written by one
+ * corrupt it, and neither loses the other's grants or pins; a pin or a change is said by the gateway that
+ * wrote it to the file first. Each gateway watches the file, so a grant written by one
  * reaches the other's sessions. A file that cannot be read at start is refused, and never overwritten.
  *
  * @since 0.1.0
@@ -19,6 +20,20 @@ import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules } from '../steps/policy/Rule.js'
+import type { Pin } from '../steps/pins/Definition.js'
+import { decodePin } from '../steps/pins/Definition.js'
+import type { PinBook, PinMemory } from '../steps/pins/Book.js'
+import {
+  acceptChange,
+  bookEntries,
+  bookOf,
+  emptyBook,
+  mergeBook,
+  pinFirst,
+  recordChange,
+  sameBook,
+  setPin,
+} from '../steps/pins/Book.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 import { isRecord } from '../kernel/guards.js'
 import type { GatewayStore, StoreOptions } from './store.js'
@@ -29,7 +44,9 @@ import { memoryStore, mergeGrants } from './memoryStore.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * What the file holds: `{ "version": 1, "grants": [rules] }`, written as indented JSON.
+ * What the file holds: `{ "version": 1, "grants": [rules], "pins": [pins], "changes": [pins] }`, written as
+ * indented JSON; `pins` (each tool's pinned definition) and `changes` (changed definitions awaiting acceptance)
+ * are written once there are any.
  *
  * @since 0.1.0
  * @category model
@@ -37,6 +54,8 @@ import { memoryStore, mergeGrants } from './memoryStore.js'
 export interface StoreFile {
   readonly version: 1
   readonly grants: ReadonlyArray<Rule>
+  readonly pins?: ReadonlyArray<Pin>
+  readonly changes?: ReadonlyArray<Pin>
 }
 
 /**
@@ -82,12 +101,36 @@ export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
     return left(`it is not JSON (${describeError(e)}); a truncated or half-written file reads so`)
   }
   if (!isRecord(json)) return left(`it must be an object { "version": 1, "grants": [...] }, got ${describeValue(json)}`)
-  const extra = Object.keys(json).filter((k) => k !== 'version' && k !== 'grants')
+  const extra = Object.keys(json).filter((k) => !['version', 'grants', 'pins', 'changes'].includes(k))
   if (extra.length > 0) return left(`it has unknown members ${extra.map((k) => JSON.stringify(k)).join(', ')}`)
   if (json['version'] !== STORE_FILE_VERSION)
     return left(`its version must be ${STORE_FILE_VERSION}, got ${describeValue(json['version'])}`)
   const grants = decodeRules(json['grants'], 'grants')
-  return isLeft(grants) ? left(grants.left) : right({ version: STORE_FILE_VERSION, grants: grants.right })
+  if (isLeft(grants)) return left(grants.left)
+  const pins = decodePins(json['pins'], 'pins')
+  if (isLeft(pins)) return pins
+  const changes = decodePins(json['changes'], 'changes')
+  if (isLeft(changes)) return changes
+  return right({
+    version: STORE_FILE_VERSION,
+    grants: grants.right,
+    ...(pins.right === undefined ? {} : { pins: pins.right }),
+    ...(changes.right === undefined ? {} : { changes: changes.right }),
+  })
+}
+
+// a list of pins, each checked by decodePin (a definition that does not hash to its pin's hash is dropped)
+const decodePins = (u: unknown, at: string): Either<string, ReadonlyArray<Pin> | undefined> => {
+  if (u === undefined) return right(undefined)
+  if (!Array.isArray(u)) return left(`${at} must be an array of pins, got ${describeValue(u)}`)
+  const out: Array<Pin> = []
+  for (const [i, p] of u.entries()) {
+    const pin = decodePin(p)
+    if (pin === undefined)
+      return left(`${at}[${i}] must be a pin { tool, hash: "sha256:…", at, definition? }, got ${describeValue(p)}`)
+    out.push(pin)
+  }
+  return right(out)
 }
 
 /**
@@ -96,8 +139,21 @@ export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
  * @since 0.1.0
  * @category codecs
  */
-export const encodeStoreFile = (grants: ReadonlyArray<Rule>): string =>
-  JSON.stringify({ version: STORE_FILE_VERSION, grants }, null, 2) + '\n'
+export const encodeStoreFile = (grants: ReadonlyArray<Rule>, book: PinBook = emptyBook): string => {
+  const { pins, changes } = bookEntries(book)
+  return (
+    JSON.stringify(
+      {
+        version: STORE_FILE_VERSION,
+        grants,
+        ...(pins.length === 0 ? {} : { pins }),
+        ...(changes.length === 0 ? {} : { changes }),
+      },
+      null,
+      2,
+    ) + '\n'
+  )
+}
 
 // -------------------------------------------------------------------------------------
 // utils
@@ -107,16 +163,26 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
 
 const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'
 
-// the file's grants; none when it does not exist yet; a Left when it cannot be read or decoded
-const readGrants = async (path: string): Promise<Either<string, ReadonlyArray<Rule>>> => {
+interface Held {
+  readonly grants: ReadonlyArray<Rule>
+  readonly book: PinBook
+}
+
+// the file's grants and pins; none when it does not exist yet; a Left when it cannot be read or decoded
+const readHeld = async (path: string): Promise<Either<string, Held>> => {
   let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (e) {
-    return isMissing(e) ? right([]) : left(describeError(e))
+    return isMissing(e) ? right({ grants: [], book: emptyBook }) : left(describeError(e))
   }
   const decoded = decodeStoreFile(text)
-  return isLeft(decoded) ? decoded : right(decoded.right.grants)
+  if (isLeft(decoded)) return decoded
+  const { grants, pins, changes } = decoded.right
+  return right({
+    grants,
+    book: pins === undefined && changes === undefined ? emptyBook : bookOf(pins ?? [], changes ?? []),
+  })
 }
 
 // the temporary file is written and flushed to the disk before it takes the file's name, so the name always
@@ -198,7 +264,7 @@ const withLock = async <A>(
 export const fileStore = async (path: string, options: StoreOptions = {}): Promise<GatewayStore> => {
   const file = resolve(path)
   const named = JSON.stringify(file)
-  const first = await readGrants(file)
+  const first = await readHeld(file)
   if (isLeft(first))
     throw new Error(
       `the store ${named} cannot be read: ${first.left}. It is left as it is: mend it, or move it away to start with no grants`,
@@ -210,10 +276,17 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   }
 
   const local = memoryStore()
-  let grants: ReadonlyArray<Rule> = first.right
-  // grants answered here and not yet known to be in the file
+  let grants: ReadonlyArray<Rule> = first.right.grants
+  let book: PinBook = first.right.book
+  // grants or pins held here and not yet known to be in the file
   let pending = false
   const listeners = new Set<IO<void>>()
+  const pinListeners = new Set<IO<void>>()
+  // acceptances made here, applied again over what the file holds until they are written
+  const accepted = new Map<string, Pin>()
+  // pins and changes this process recorded first, waiting to learn (under the lock) whether the file had them:
+  // `answer` is called with the file's book as read, or with undefined when it could not be written
+  const asks: Array<(read: PinBook | undefined) => void> = []
   let closed = false
 
   // told once when the file cannot be read or written, and once when it can again
@@ -232,12 +305,8 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     }
   }
 
-  // grants read from the file join those held; the listeners hear of it when that added any
-  const learn = (read: ReadonlyArray<Rule>): void => {
-    const merged = mergeGrants(grants, read)
-    if (merged === grants) return
-    grants = merged
-    for (const l of [...listeners]) {
+  const tell = (to: Set<IO<void>>): void => {
+    for (const l of [...to]) {
       try {
         l()
       } catch {
@@ -245,25 +314,49 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       }
     }
   }
+  // grants and pins read from the file join those held (the file's pin wins, but for an acceptance made here and
+  // not yet written); the listeners hear of it when that changed anything
+  const learn = (read: Held): void => {
+    const merged = mergeGrants(grants, read.grants)
+    if (merged !== grants) {
+      grants = merged
+      tell(listeners)
+    }
+    let next = mergeBook(book, read.book)
+    for (const p of accepted.values()) next = setPin(next, p)
+    if (!sameBook(next, book)) {
+      book = next
+      tell(pinListeners)
+    }
+  }
+  // whether the file as read lacks something this process holds
+  const lacks = (read: Held): boolean => mergeGrants(read.grants, grants) !== read.grants || !sameBook(read.book, book)
 
   // under the lock: the file read again, what it lacks added, written whole; a file that cannot be read now is
   // never overwritten
   const writeOnce = async (): Promise<void> => {
     pending = false
+    const answering = asks.splice(0)
     let problem: string | undefined
+    let answeredBy: PinBook | undefined
     try {
       const outcome = await withLock(file, async (): Promise<string | undefined> => {
-        const read = await readGrants(file)
+        const read = await readHeld(file)
         if (isLeft(read)) return `it cannot be read (${read.left}), so it is not written`
         learn(read.right)
-        // the file already holds every grant: nothing to write
-        if (mergeGrants(read.right, grants) !== read.right) await writeAtomically(file, encodeStoreFile(grants))
+        // the file already holds every grant and pin: nothing to write
+        if (lacks(read.right)) await writeAtomically(file, encodeStoreFile(grants, book))
+        accepted.clear()
+        answeredBy = read.right.book
         return undefined
       })
       problem = outcome.held ? outcome.value : `its lock ${JSON.stringify(`${file}.lock`)} is held by another process`
     } catch (e) {
       problem = `it cannot be written (${describeError(e)})`
     }
+    // who recorded a pin or a change first is judged against the file as read under the lock; when it could not
+    // be, this process's own answer stands
+    for (const answer of answering) answer(problem === undefined ? answeredBy : undefined)
     notice(problem)
     if (problem !== undefined) {
       pending = true
@@ -289,11 +382,11 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   // the lock, but a lock taken over as stale while we held it can let the other's rename replace ours: a file that
   // lacks a grant this store holds is written again, so no grant is lost for good
   const reread = async (): Promise<void> => {
-    const read = await readGrants(file)
+    const read = await readHeld(file)
     if (isLeft(read)) return notice(`it cannot be read (${read.left})`)
     if (!pending) notice(undefined)
     learn(read.right)
-    if (!closed && !pending && mergeGrants(read.right, grants) !== read.right) {
+    if (!closed && !pending && lacks(read.right)) {
       pending = true
       schedule()
     }
@@ -316,8 +409,47 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     )
   }
 
+  // a pin or a change recorded here first is written, and said only when the file did not hold it already
+  const written = <A>(answer: (read: PinBook | undefined) => A): Promise<A> =>
+    new Promise<A>((done) => {
+      asks.push((read) => done(answer(read)))
+      pending = true
+      schedule()
+    })
+  const pins: PinMemory = {
+    book: () => book,
+    pin: (ps) => {
+      const [firsts, next] = pinFirst(ps)(book)
+      book = next
+      if (!firsts.includes(true)) return Promise.resolve(firsts)
+      return written((read) => firsts.map((f, i) => f && (read === undefined || !read.pins.has(ps[i]?.tool ?? ''))))
+    },
+    change: (pin) => {
+      const [isNew, next] = recordChange(pin)(book)
+      book = next
+      if (!isNew) return Promise.resolve(false)
+      return written((read) => read === undefined || recordChange(pin)(read)[0])
+    },
+    accept: (tool, hash) => {
+      const done = acceptChange(tool, hash)(book)
+      if (isLeft(done)) return Promise.resolve(done)
+      const [pin, next] = done.right
+      if (next === book) return Promise.resolve(right(pin))
+      book = next
+      accepted.set(tool, pin)
+      tell(pinListeners)
+      // resolved once the file holds it (or the write was tried: it is kept here and written when it can be)
+      return written(() => right(pin))
+    },
+    onPinsChanged: (listener) => {
+      pinListeners.add(listener)
+      return () => void pinListeners.delete(listener)
+    },
+  }
+
   return {
     ...local,
+    pins,
     grants: () => grants,
     addGrant: (rule) => {
       const next = mergeGrants(grants, [rule])
