@@ -12,6 +12,7 @@ import { formatWarning } from './check.js'
 import { cut, escapeControls, jsonLine } from './text.js'
 import type { ConfigChange, Gateway, GatewayConfig, GatewayRecord, Readiness, UpstreamEvent } from '../mcp/index.js'
 import { decodeGatewayConfig, gatewayMetrics, serveHttp, serveStdio, startGateway } from '../mcp/index.js'
+import { drawDefinitionEvent } from '../extend.js'
 
 /**
  * @since 0.1.0
@@ -115,6 +116,8 @@ export const stderrLine = (r: GatewayRecord): string => {
       return shown(r.message, MAX_LOGGED)
     case 'upstream':
       return `toolstack serve: upstream ${shown(JSON.stringify(r.upstream))} ${upstreamEvent(r)}`
+    case 'definition':
+      return drawDefinitionEvent(r)
     case 'reload':
       return r.outcome === 'kept'
         ? `toolstack serve: not reloaded, the running configuration is kept: ${r.problems.map((p) => shown(p, MAX_LOGGED)).join('; ')}`

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import type { Either } from 'fp-ts/lib/Either.js'
 import type { IO } from 'fp-ts/lib/IO.js'
 import { isLeft, left, right } from 'fp-ts/lib/Either.js'
-import { identity, pipe } from 'fp-ts/lib/function.js'
+import { pipe } from 'fp-ts/lib/function.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Batch, Provider } from '../kernel/model.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
@@ -22,6 +22,12 @@ import { withReasons } from '../combinators/Reasons.js'
 import { registry } from '../combinators/Registry.js'
 import type { PolicyDecision, PolicyDiagnostic, SharedGrants } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
+import type { PinnedProvider } from '../combinators/Pins.js'
+import { newPinMemory, withDefinitionPins } from '../combinators/Pins.js'
+import type { DefinitionEvent } from '../steps/pins/Events.js'
+import type { DriftAction, ServerOf, Standing } from '../steps/pins/Review.js'
+import type { Pin } from '../steps/pins/Definition.js'
+import type { McpTool } from './client.js'
 import { locationNames } from '../steps/policy/options.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { decodeRules, isBareDeny, isToolGlob, matchesTool } from '../steps/policy/Rule.js'
@@ -110,6 +116,12 @@ export interface GatewayConfig {
    * each session keeps its own grants and says each pair once, as without a store. Read at start only.
    */
   readonly store?: string
+  /**
+   * What follows when a tool's definition differs from the one pinned at its first listing (kept in the store):
+   * `warn` (the default: served as it comes, and said), `hold` (the tool is hidden until an operator accepts
+   * the new definition) or `refuse` (listed as pinned, its calls refused until then).
+   */
+  readonly drift?: DriftAction
 }
 
 /**
@@ -124,6 +136,8 @@ export type GatewayRecord =
   | ({ readonly type: 'call'; readonly upstream: string } & ObservedCall)
   | ({ readonly type: 'upstream' } & UpstreamEvent)
   | { readonly type: 'diagnostic'; readonly message: string }
+  /** A tool's definition changed since it was pinned, or was flagged when pinned: said once per (tool, definition). */
+  | ({ readonly type: 'definition'; readonly upstream: string } & DefinitionEvent)
   /** A reload: what it changed, or why the running configuration was kept. */
   | ({ readonly type: 'reload'; readonly outcome: 'reloaded' } & ConfigChange)
   | { readonly type: 'reload'; readonly outcome: 'kept'; readonly problems: ReadonlyArray<string> }
@@ -150,8 +164,29 @@ export interface Gateway {
   readonly reload: (config: GatewayConfig) => Promise<ConfigChange>
   /** The store's counts of calls per (tool, undeclared key), summed over every process sharing it; `[]` without a store. */
   readonly stats: () => Promise<ReadonlyArray<PairCount>>
+  /**
+   * Each tool's definition standing at the last listing, with its upstream: its hash and its pin's, what changed
+   * and what follows (`action`: for `hold` and `refuse`, until accepted), and its flags. For the page and the
+   * command that show what waits for an operator.
+   */
+  readonly definitions: () => ReadonlyArray<DefinitionStanding>
+  /**
+   * An operator accepts `hash` as `tool`'s definition: it becomes the tool's pin in the store (for every replica),
+   * a held tool is served again and hosts are told `list_changed`. A Left says why not (no such definition waits).
+   */
+  readonly acceptDefinition: (tool: string, hash: string) => Promise<Either<string, Pin>>
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
+}
+
+/**
+ * A tool's definition standing in a gateway, with the upstream it comes from.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface DefinitionStanding extends Standing {
+  readonly upstream: string
 }
 
 /**
@@ -175,7 +210,18 @@ export interface GatewayFiles {
 const ALPHABET = /^[A-Za-z0-9_-]+$/
 // how often a session's counts may be read and sent to the store (each read costs O(pairs))
 const COUNTS_EVERY_MS = 1_000
-const TOP = ['mcpServers', 'rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs', 'store']
+const TOP = [
+  'mcpServers',
+  'rules',
+  'tolerate',
+  'locationArgs',
+  'reasons',
+  'log',
+  'timeout',
+  'listWaitMs',
+  'store',
+  'drift',
+]
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr', 'sessions']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required', 'sessions']
 
@@ -359,6 +405,9 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   const store = u['store']
   const storeKind = store === undefined ? undefined : storeKindOf(store)
   if (storeKind?._tag === 'Left') problem(`store ${storeKind.left}`)
+  const drift = u['drift']
+  if (drift !== undefined && drift !== 'warn' && drift !== 'hold' && drift !== 'refuse')
+    problem(`drift must be "warn", "hold" or "refuse", got ${describeValue(drift)}`)
   if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs)) return left(problems.join('\n'))
   // each member below was checked above, and any problem returned: the casts only restate those checks
   return right({
@@ -371,6 +420,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
     ...(listWaitMs.right === undefined ? {} : { listWaitMs: listWaitMs.right }),
     ...(store === undefined ? {} : { store: store as string }),
+    ...(drift === undefined ? {} : { drift: drift as DriftAction }),
   })
 }
 
@@ -383,6 +433,8 @@ interface Serving {
   readonly config: GatewayConfig
   readonly upstreams: ReadonlyMap<string, Upstream>
   readonly namespace: Provider<unknown>
+  /** The layer that pins the upstreams' definitions (under the reasons): each tool's standing, for the policy. */
+  readonly pinned: PinnedProvider<unknown>
   readonly upstreamOf: (tool: string) => string
   /** How a tool's locations are resolved: on this filesystem for a command's tools (it shares it), else as written. */
   readonly resolverOf: (tool: string) => LocationResolver
@@ -539,6 +591,8 @@ export const startGateway = async (
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
   // opened before any upstream starts: a store that cannot be opened (a corrupt file) starts nothing
   const store = config.store === undefined ? undefined : await openStore(config.store, { onNotice: (m) => diagnose(m) })
+  // the gateway's pins: in its store (shared by its replicas, kept across restarts), else in this process
+  const pins = store?.pins ?? newPinMemory()
   const links = new Set<SessionLink>()
   // each session's listener, subscribed to every running upstream, and to each one a reload starts
   const subscriptions = new Map<IO<void>, Map<Upstream, IO<void>>>()
@@ -617,25 +671,52 @@ export const startGateway = async (
   const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
     // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
     const serverOf = longestTagOf(c.servers, (s) => namespaceOf(s.prefix))
+    const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
+    // a tool's upstream and its own name there: a renaming is looked for within one upstream, and a description
+    // naming another upstream's tool is flagged
+    const ownName = (tool: string): ServerOf | undefined => {
+      const s = serverOf(tool)
+      return s === undefined ? undefined : { server: s.name, name: tool.slice(namespaceOf(s.prefix).length) }
+    }
+    // an upstream's tools by name, read once per listing it made (its list is replaced whole)
+    const byName = new WeakMap<ReadonlyArray<McpTool>, ReadonlyMap<string, McpTool>>()
+    const annotationsOf = (tool: string): unknown => {
+      const own = ownName(tool)
+      const tools = own === undefined ? undefined : upstreams.get(own.server)?.tools()
+      if (own === undefined || tools === undefined) return undefined
+      let named = byName.get(tools)
+      if (named === undefined) {
+        named = new Map(tools.map((t) => [t.name, t]))
+        byName.set(tools, named)
+      }
+      return named.get(own.name)?.annotations
+    }
+    const pinned = withDefinitionPins({
+      drift: c.drift ?? 'warn',
+      memory: pins,
+      onDefinition: (e: DefinitionEvent) => onRecord({ type: 'definition', upstream: upstreamOf(e.tool), ...e }),
+      serverOf: ownName,
+      annotationsOf,
+    })(
+      registry(
+        c.servers.map((s) => {
+          const upstream = upstreams.get(s.name) as Upstream
+          return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
+        }),
+      ),
+    )
     return {
       config: c,
       upstreams,
-      upstreamOf: (tool) => serverOf(tool)?.name ?? '',
+      upstreamOf,
+      pinned,
       resolverOf: (tool) => {
         const spec = serverOf(tool)?.spec
         return spec !== undefined && hasOwn(spec, 'command') ? onThisMachine : asWritten
       },
       protect: ownFiles(c, files),
       // shared by every session; per-session state (seen-set, listed names) is built in stackOf
-      namespace: pipe(
-        registry(
-          c.servers.map((s) => {
-            const upstream = upstreams.get(s.name) as Upstream
-            return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
-          }),
-        ),
-        c.reasons ? withReasons() : identity,
-      ),
+      namespace: c.reasons ? withReasons()(pinned) : pinned,
     }
   }
   const first = new Map(config.servers.map((s) => [s.name, startUpstream(config, s)]))
@@ -678,6 +759,8 @@ export const startGateway = async (
           },
         }
   const offGrants = store === undefined ? () => undefined : store.onGrantsChanged(grantsMoved)
+  // a definition accepted (here, or by another replica): a held tool is served again, so every host re-lists
+  const offPins = pins.onPinsChanged(notify)
   // a warning's keys are said only once the store says this process is the first to claim them; the call
   // does not wait for it
   const warnClaimed = (s: GatewayStore, w: UnknownKeyWarning, upstream: string): void =>
@@ -756,6 +839,8 @@ export const startGateway = async (
         onAsk: session.askHuman,
         questions: kept.questions,
         grants: kept.grants,
+        // a grant holds for the definition it was given under; a question shows what changed and the flags
+        definitions: now.pinned.definitions,
         onGrant: (grants) => {
           kept.grants = grants
         },
@@ -894,10 +979,23 @@ export const startGateway = async (
     },
     reload,
     stats: () => (store === undefined ? Promise.resolve([]) : store.stats()),
+    definitions: () => {
+      const now = current
+      return now.pinned.standings().map((s) => ({ ...s, upstream: now.upstreamOf(s.tool) }))
+    },
+    acceptDefinition: async (tool, hash) => {
+      const accepted = await current.pinned.accept(tool, hash)
+      if (accepted._tag === 'Right')
+        diagnose(
+          `toolstack serve: the definition of ${JSON.stringify(cut(escapeControls(tool), 200))} (${accepted.right.hash}) is accepted`,
+        )
+      return accepted
+    },
     close: () =>
       inTurn(async () => {
         closed = true
         offGrants()
+        offPins()
         offLevel()
         catalog.close()
         await Promise.all([...current.upstreams.values()].map(stopUpstream))

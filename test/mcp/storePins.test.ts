@@ -40,7 +40,7 @@ afterEach(async () => {
 // two processes on one backend, and a third opened later (a restart)
 type Open = () => Promise<GatewayStore>
 
-const shared = (name: string, backend: () => Open): void =>
+const shared = (name: string, backend: () => Open): void => {
   describe(`${name}: pins shared by the processes on one store`, () => {
     it('the first to pin a tool says it; the other holds its pin; a restart reads it', async () => {
       const open = backend()
@@ -90,6 +90,7 @@ const shared = (name: string, backend: () => Open): void =>
       expect(c.grants()).toEqual([{ tool: 'fs_write', decision: 'allow', under: '/srv', definition: WRITE.hash }])
     })
   })
+}
 
 describe('memoryStore: pins in this process', () => {
   it('pins once, records a change once, and accepts it', async () => {
