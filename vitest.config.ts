@@ -39,6 +39,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/catalog-gateway.test.ts',
   'test/mcp/gatewayReload.test.ts',
   'test/mcp/gatewayStore.test.ts',
+  'test/mcp/gatewayPins.test.ts',
   'test/cli/reload.test.ts',
   'test/mcp/relay.test.ts',
   'test/ai-sdk/mcp.test.ts',
