@@ -52,6 +52,7 @@ export const integration: ReadonlyArray<string> = [
   // a real redis-server, started by the test
   'test/mcp/redisStore.test.ts',
   'test/cli/serve-fleet.test.ts',
+  'test/cli/serve-pins.test.ts',
 ]
 
 /** What every test run shares, the mutation run's included. */
