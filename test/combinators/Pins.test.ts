@@ -166,36 +166,112 @@ describe('withDefinitionPins: the listing', () => {
 })
 
 describe('withDefinitionPins: one memory, said once', () => {
-  it('model: whatever the listings and however many layers share a memory, each (tool, definition) is said once', async () => {
-    const definitions = fc.constantFrom('one', 'two', 'three')
-    const step = fc.record({ layer: fc.nat(2), tool: fc.constantFrom('a', 'b'), d: definitions })
+  it('model: whatever the listings, drift and however many layers share a memory, each (tool, definition) is said once', async () => {
+    const step = fc.record({
+      layer: fc.nat(2),
+      tool: fc.constantFrom('a', 'b'),
+      d: fc.constantFrom('one', 'two', 'three'),
+    })
+    const drift = fc.constantFrom('warn' as const, 'hold' as const, 'refuse' as const)
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { maxLength: 25 }), async (steps) => {
+      fc.asyncProperty(fc.array(step, { maxLength: 25 }), drift, async (steps, action) => {
         const memory = newPinMemory()
-        const said: Array<string> = []
-        const options = { memory, onDefinition: (e: DefinitionEvent) => void said.push(`${e.tool}:${e.hash}`) }
+        const said: Array<DefinitionEvent> = []
+        const options = { memory, drift: action, onDefinition: (e: DefinitionEvent) => void said.push(e) }
         const inners = [0, 1, 2].map(() => changing([]))
         const layers = inners.map((p) => withDefinitionPins(options)(p))
-        // the model: the first definition of each tool is pinned, every other one said once
-        const pinned = new Map<string, string>()
+        // the oracle, by the definitions' own words: a tool's first definition is its pin, and each other one it
+        // is listed with is said once (no change is accepted here)
+        const first = new Map<string, string>()
         const expected = new Set<string>()
         for (const s of steps) {
           // each tool's definitions its own, so no listing reads as a renaming (tested above)
-          const d = describe_(decl(s.tool), `${s.tool}: ${s.d}`)
           const inner = inners[s.layer]
           const layer = layers[s.layer]
           if (inner === undefined || layer === undefined) continue
-          inner.list = [d]
+          inner.list = [describe_(decl(s.tool), `${s.tool}: ${s.d}`)]
           await listed(layer)
-          const hash = layer.definitions(s.tool)?.hash ?? ''
-          if (!pinned.has(s.tool)) pinned.set(s.tool, hash)
-          else if (pinned.get(s.tool) !== hash) expected.add(`${s.tool}:${hash}`)
+          if (!first.has(s.tool)) first.set(s.tool, s.d)
+          else if (first.get(s.tool) !== s.d) expected.add(`${s.tool}:${s.d}`)
         }
         await settled()
-        expect(new Set(said)).toEqual(expected)
-        expect(said).toHaveLength(expected.size)
+        expect(said.every((e) => e._tag === 'DefinitionChanged' && e.action === action)).toBe(true)
+        // one event per expected (tool, definition): as many per tool, none twice
+        const byTool = (tool: string) => said.filter((e) => e.tool === tool).map((e) => e.hash)
+        for (const tool of ['a', 'b']) {
+          const want = [...expected].filter((x) => x.startsWith(`${tool}:`)).length
+          expect(byTool(tool)).toHaveLength(want)
+          expect(new Set(byTool(tool)).size).toBe(want)
+        }
       }),
       { numRuns: 100 },
+    )
+  })
+
+  // the same value with its members in another order, sent as JSON text with other blanks: what a server may do
+  // between two listings of an unchanged tool
+  const reorder = (u: unknown, turn: number): unknown => {
+    if (Array.isArray(u)) return u.map((v) => reorder(v, turn))
+    if (typeof u !== 'object' || u === null) return u
+    const entries = Object.entries(u).map(([k, v]) => [k, reorder(v, turn)] as const)
+    const shift = entries.length === 0 ? 0 : turn % entries.length
+    // Object.fromEntries makes own members, `__proto__` included
+    return Object.fromEntries([...entries.slice(shift), ...entries.slice(0, shift)].reverse())
+  }
+  const json = fc.jsonValue({ maxDepth: 3 })
+  const definition = fc.record({
+    description: fc.string({ maxLength: 40 }),
+    properties: fc.dictionary(fc.string({ maxLength: 6 }), json, { maxKeys: 5 }),
+    annotations: fc.dictionary(fc.string({ maxLength: 6 }), json, { maxKeys: 3 }),
+  })
+
+  it('property: a definition equal up to member order and blanks never drifts, whatever drift says', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        definition,
+        fc.nat(10),
+        fc.constantFrom(0, 1, 2, '\t'),
+        fc.constantFrom('warn' as const, 'hold' as const),
+        async (d, turn, indent, drift) => {
+          const declaration = (parameters: unknown): ToolDeclaration => ({
+            type: 'function',
+            function: {
+              name: 'tool',
+              description: d.description,
+              parameters: parameters as ToolDeclaration['function']['parameters'] & object,
+            },
+          })
+          let annotations: unknown = d.annotations
+          const said: Array<DefinitionEvent> = []
+          const inner = changing([declaration({ type: 'object', properties: d.properties })])
+          const tools = withDefinitionPins({
+            drift,
+            onDefinition: (e) => void said.push(e),
+            annotationsOf: () => annotations,
+          })(inner)
+          await listed(tools)
+          const pinned = tools.definitions('tool')?.hash
+          // the wire form of the same definition: reordered, indented otherwise, read back
+          const again = JSON.parse(
+            JSON.stringify(reorder({ type: 'object', properties: d.properties }, turn), null, indent),
+          )
+          annotations = JSON.parse(JSON.stringify(reorder(d.annotations, turn + 1), null, indent))
+          inner.list = [declaration(again)]
+          expect(await listed(tools)).toEqual(['tool'])
+          await settled()
+          expect(said).toEqual([])
+          expect(tools.definitions('tool')).toMatchObject({ hash: pinned, pinned })
+          expect(tools.definitions('tool')?.change).toBeUndefined()
+          // and a real difference is one: the description one character longer drifts
+          inner.list = [
+            { ...declaration(again), function: { ...declaration(again).function, description: `${d.description}.` } },
+          ]
+          expect(await listed(tools)).toEqual(drift === 'hold' ? [] : ['tool'])
+          await settled()
+          expect(said.map((e) => e._tag)).toEqual(['DefinitionChanged'])
+        },
+      ),
+      { numRuns: 150 },
     )
   })
 })
