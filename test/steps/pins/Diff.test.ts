@@ -4,6 +4,7 @@ import { CHANGE_LIMITS, declaredPaths, diffDefinitions, diffText, drawChange } f
 
 // anything a terminal acts on or a person cannot see, raw: what must never appear in a drawn line
 const RAW_UNSAFE =
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u
 
 describe('declaredPaths', () => {

@@ -26,6 +26,7 @@ const rulesOf = (d: ToolDefinition, others: ReadonlyArray<string> = []): Readonl
   [...new Set(flagDefinition(d, { otherTools: new Set(others) }).map((f) => f.rule))].sort()
 
 const RAW_UNSAFE =
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u
 
 describe('the corpus of published poisoning examples', () => {
