@@ -58,7 +58,7 @@ const FOLLOWS: Readonly<Record<DriftAction, string>> = {
 }
 
 /**
- * An event in one line: the tool, the hashes (the new one whole, as `toolstack pins accept` takes it), what
+ * An event in one line: the tool, the hashes (the new one whole, as an acceptance names it), what
  * follows, what changed and the flags, each escaped and bounded.
  *
  * @example
