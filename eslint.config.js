@@ -14,6 +14,7 @@ const COMBINATORS = [
   'combinators/Reasons.ts',
   'combinators/Registry.ts',
   'combinators/Policy.ts',
+  'combinators/Pins.ts',
 ]
 const ADAPTERS = [
   'mcp',

@@ -45,6 +45,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/catalog-gateway.test.ts',
   'test/mcp/gatewayReload.test.ts',
   'test/mcp/gatewayStore.test.ts',
+  'test/mcp/gatewayPins.test.ts',
   'test/cli/reload.test.ts',
   'test/mcp/relay.test.ts',
   'test/ai-sdk/mcp.test.ts',
@@ -60,6 +61,7 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/grants.test.ts',
   // and Debian's haproxy in front of two replicas
   'test/cli/fleet-haproxy.test.ts',
+  'test/cli/serve-pins.test.ts',
 ]
 
 /** What every test run shares, the mutation run's included. */

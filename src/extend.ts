@@ -24,7 +24,7 @@ export { catalogueOf, emptyCatalogue, toleratedOf } from './steps/audit/Catalogu
 export type { Check, ReportedKey } from './steps/audit/Check.js'
 export type { Segment } from './steps/audit/Schema.js'
 export { checkCall } from './steps/audit/Check.js'
-export type { SeenSet } from './steps/audit/SeenSet.js'
+export type { PairStat, SeenSet } from './steps/audit/SeenSet.js'
 export { pairStats } from './steps/audit/SeenSet.js'
 
 // grants held outside one policy layer (a gateway's store)
@@ -41,3 +41,19 @@ export type { LocationResolver, ResolverFs, ResolverOptions } from './kernel/res
 export { filesystemResolver, lexicalResolver } from './kernel/resolve.js'
 export type { Shown } from './steps/policy/Answer.js'
 export { showText } from './steps/policy/Answer.js'
+
+// pinned tool definitions (withDefinitionPins, at the root): its options, the provider it makes, what it says,
+// where its pins are kept, and the steps a gateway or a page reads them with
+export type { DefinitionPinsOptions, PinnedProvider } from './combinators/Pins.js'
+export { newPinMemory } from './combinators/Pins.js'
+export type { DefinitionEvent } from './steps/pins/Events.js'
+export { drawDefinitionEvent, drawDriftRefusal } from './steps/pins/Events.js'
+export type { PinBook, PinMemory } from './steps/pins/Book.js'
+export { bookEntries } from './steps/pins/Book.js'
+export type { Pin, ToolDefinition } from './steps/pins/Definition.js'
+export { definitionOf, hashDefinition } from './steps/pins/Definition.js'
+export type { DefinitionChange } from './steps/pins/Diff.js'
+export { drawChange } from './steps/pins/Diff.js'
+export type { Flag, FlagRule } from './steps/pins/Flags.js'
+export { FLAG_RULES, drawFlag, flagDefinition } from './steps/pins/Flags.js'
+export type { DefinitionNotice, DriftAction, ServerOf, Standing } from './steps/pins/Review.js'

@@ -34,12 +34,13 @@ export type { RegistryEntry, RegistryError } from './combinators/Registry.js'
 export { drawRegistryError, registry } from './combinators/Registry.js'
 export type { PolicyDecision, PolicyDiagnostic, PolicyOptions, PolicyProvider } from './combinators/Policy.js'
 export { defaultRules, drawPolicyDiagnostic, readOnlyRules, withPolicy } from './combinators/Policy.js'
+// its options, the provider it makes and what it says are in toolstack/extend (the root holds 60 names at most)
+export { withDefinitionPins } from './combinators/Pins.js'
 
 // what the audit reports
 export type { UnknownKeyWarning } from './steps/audit/Check.js'
 export { formatWarning } from './steps/audit/Check.js'
 export type { Suggestion } from './kernel/Suggest.js'
-export type { PairStat } from './steps/audit/SeenSet.js'
 
 // the audit's named pure steps (parseArgs above)
 export { extractDeclarations } from './steps/audit/Catalogue.js'

@@ -2,7 +2,8 @@
 // written against the public API only (so the same file can be run on any version).
 import { describe, expect, it } from 'vitest'
 import { pipe } from 'fp-ts/lib/function.js'
-import type { PairStat, Provider, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
+import type { Provider, ToolDeclaration, UnknownKeyWarning } from '../src/index.js'
+import type { PairStat } from '../src/extend.js'
 import { fromTools, withReasons, withUnknownKeyAudit } from '../src/index.js'
 
 const inner = (declarations: ReadonlyArray<ToolDeclaration>): Provider<never> => ({

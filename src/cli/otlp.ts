@@ -16,6 +16,7 @@ import type { GatewayRecord } from '../gateway/index.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import { MAX_EVENTS_PER_WARNING, OTEL_NAMES, warningAttributes } from '../otel/index.js'
 import { escapeControls, telemetryText } from '../kernel/describe.js'
+import { drawChange, drawFlag } from '../extend.js'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
@@ -208,6 +209,42 @@ export const startOtlp = (
           }),
         )
 
+  const drifted =
+    meter === undefined
+      ? undefined
+      : boundedCounter(
+          meter.createCounter('toolstack.definition.changes', {
+            description:
+              'Tool definitions changed since they were pinned (by what follows) or flagged when pinned, once per (tool, definition)',
+            unit: '{definition}',
+          }),
+        )
+  // a definition that changed or was flagged: a span of its own, its attributes what the stderr line says
+  const definition = (r: Extract<GatewayRecord, { type: 'definition' }>): void => {
+    const action = r._tag === 'DefinitionChanged' ? r.action : 'flagged'
+    drifted?.({ 'toolstack.upstream': telemetryText(r.upstream), 'toolstack.definition.action': action })
+    if (tracer === undefined) return
+    const span = tracer.startSpan(`toolstack.definition ${telemetryText(r.tool)}`, {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        [OTEL_NAMES.toolName]: telemetryText(r.tool),
+        'toolstack.upstream': telemetryText(r.upstream),
+        'toolstack.definition.hash': r.hash,
+        'toolstack.definition.action': action,
+        ...(r._tag === 'DefinitionChanged' && r.pinned !== undefined
+          ? { 'toolstack.definition.pinned': r.pinned }
+          : {}),
+        ...(r._tag === 'DefinitionChanged'
+          ? { 'toolstack.definition.change': telemetryText(drawChange(r.change).join('; ')) }
+          : {}),
+        ...(r.flags.length === 0
+          ? {}
+          : { 'toolstack.definition.flags': telemetryText(r.flags.map(drawFlag).join('; ')) }),
+      },
+    })
+    span.end()
+  }
+
   // warnings by their call, until its record ends its span; the oldest go out alone when too many wait
   const pending = new Map<string, Array<Attributes>>()
   // the calls whose span has ended, the latest MAX_PENDING: a warning that comes after its call (with a store, it
@@ -248,6 +285,7 @@ export const startOtlp = (
         }
         return
       }
+      if (r.type === 'definition') return definition(r)
       if (r.type !== 'call') return
       // a model chooses the name it calls: unlisted names are counted under one name
       const name = r.listed ? telemetryText(r.tool) : '(unlisted)'

@@ -18,6 +18,7 @@ import type { HttpPage, HttpServing } from '../mcp/index.js'
 import type { ConfigChange, Gateway, GatewayRecord, GatewayUpstreamStatus, UpstreamEvent } from '../gateway/index.js'
 import { serveHttp, serveStdio } from '../mcp/index.js'
 import { gatewayMetrics, gatewayPage, shownStoreUrl, startGateway } from '../gateway/index.js'
+import { drawDefinitionEvent } from '../extend.js'
 
 /**
  * @since 0.1.0
@@ -136,6 +137,8 @@ export const stderrLine = (r: GatewayRecord): string => {
       return shown(r.message, MAX_LOGGED)
     case 'upstream':
       return `toolstack serve: upstream ${shown(JSON.stringify(r.upstream))} ${upstreamEvent(r)}`
+    case 'definition':
+      return drawDefinitionEvent(r)
     case 'reload':
       return r.outcome === 'kept'
         ? `toolstack serve: not reloaded, the running configuration is kept: ${r.problems.map((p) => shown(p, MAX_LOGGED)).join('; ')}`

@@ -44,6 +44,9 @@ import { newQuestionQueue } from '../steps/policy/questions.js'
 import type { OnAsk } from '../steps/policy/ask.js'
 import { askHuman, callWithArguments } from '../steps/policy/ask.js'
 import { declaredArguments, rulesNameNoTool, withoutRefusedTools } from '../steps/policy/listing.js'
+import type { DefinitionNotice, Standing } from '../steps/pins/Review.js'
+import { grantHolds, noticeOf } from '../steps/pins/Review.js'
+import { definitionInRules } from '../steps/policy/Rule.js'
 import type { Answered, Step } from '../steps/answer.js'
 import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
 import { callIdOf, callNameOf, keepContext, stableArgumentsText } from '../kernel/calls.js'
@@ -113,6 +116,14 @@ export interface PolicyOptions {
   readonly onDiagnostic?: (diagnostic: PolicyDiagnostic) => IO<void> | void
   /** Called with the outcome of every call and who decided it (for a decision log). */
   readonly onDecision?: (decision: PolicyDecision) => IO<void> | void
+  /**
+   * Each tool's definition standing (a `withDefinitionPins` provider's `definitions`): an "always" answer
+   * records the definition it was given under, and an allowing grant holds only while the tool's definition is
+   * that one (else the call is asked again, saying the definition changed and how, or refused where no one can
+   * be asked); every question shows what changed and the definition's flags; a call to a tool whose change is
+   * refused (`drift: 'refuse'`) is refused without asking.
+   */
+  readonly definitions?: (tool: string) => Standing | undefined
 }
 
 /**
@@ -229,6 +240,7 @@ const OptionsProps = {
   questions: t.unknown,
   onDiagnostic: t.unknown,
   onDecision: t.unknown,
+  definitions: t.unknown,
 }
 
 const orThrow = <A>(where: string, e: Either<string, A>): A => {
@@ -305,6 +317,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     throw new TypeError(`${where}: option "rules" is required (an array of rules; [] asks about every call)`)
   }
   const rules = orThrow(where, decodeRules(opts.rules, 'rules'))
+  const bound = definitionInRules(rules, 'rules')
+  if (bound !== undefined) throw new TypeError(`${where}: ${bound}`)
   const initialGrants =
     opts.grants === undefined ? Object.freeze([]) : orThrow(where, decodeRules(opts.grants, 'grants'))
   const roots = decodeRoots(where, opts.roots)
@@ -315,6 +329,16 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
   assertCallback(where, 'onGrant', opts.onGrant, 1)
   assertCallback(where, 'onDiagnostic', opts.onDiagnostic, 1)
   assertCallback(where, 'onDecision', opts.onDecision, 1)
+  assertCallback(where, 'definitions', opts.definitions, 1)
+  const definitionsOf = opts.definitions as PolicyOptions['definitions']
+  // a standing that cannot be read is none: the policy judges as without pins
+  const standingOf = (tool: string): Standing | undefined => {
+    try {
+      return definitionsOf?.(tool)
+    } catch {
+      return undefined
+    }
+  }
   const onDecision = opts.onDecision as PolicyOptions['onDecision']
   const onDiagnostic =
     (opts.onDiagnostic as PolicyOptions['onDiagnostic']) ??
@@ -378,6 +402,14 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     const send = runBatch(provider)
     // what grants judge now: this provider's own, and the shared ones read again each time
     const grantsNow = (): ReadonlyArray<Rule> => heldGrants(grants.read(), readShared(shared))
+    // the grants that hold for a call to a tool of this standing: a deny always, an allow for its definition
+    const grantsFor = (standing: Standing | undefined): ReadonlyArray<Rule> => {
+      const all = grantsNow()
+      return standing === undefined ? all : all.filter((g) => g.decision === 'deny' || grantHolds(g, standing))
+    }
+    // whether a grant that would have decided a question was set aside because the definition changed
+    const setAside = (q: Question, standing: Standing | undefined): boolean =>
+      standing !== undefined && byGrants(grantsNow(), roots)(q) !== undefined
 
     // each listed tool an `under` rule names, with a location it declares that the rules cannot read: said once
     const unread = (listed: ReadonlyMap<string, ReadonlySet<string>>): void => {
@@ -421,7 +453,10 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       pass: Step<'inner'>,
     ): Step<'inner'> => (v._tag === 'Refuse' ? refuse(call, tool, by, v.refusal) : allow(call, tool, by, pass))
 
-    const remember = (rule: Rule): void => {
+    // an "always" answer records the definition it was given under, unless it names one
+    const remember = (given: Rule, standing: Standing | undefined): void => {
+      const rule =
+        standing === undefined || given.definition !== undefined ? given : { ...given, definition: standing.hash }
       const all = modify((gs: ReadonlyArray<Rule>) => {
         const next = recordGrant(rule)(gs)
         return [next, next] as const
@@ -438,14 +473,16 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         asking: NonNullable<typeof ask>,
         pass: Step<'inner'>,
         text: string | undefined,
+        standing: Standing | undefined,
       ) =>
       async (): Promise<Step<'inner'>> => {
-        const granted = byGrants(grantsNow(), roots)(q)
+        const granted = byGrants(grantsFor(standing), roots)(q)
         if (granted !== undefined) return applyVerdict(q.call, q.tool, 'grant', granted, pass)
-        const answer = await asking(q, args, text)
+        const notice: DefinitionNotice | undefined = noticeOf(standing, setAside(q, standing))
+        const answer = await asking(q, args, text, notice)
         if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
         const { action, grant } = answer.right
-        if (grant !== undefined) remember(grant)
+        if (grant !== undefined) remember(grant, standing)
         return action === 'allow-once' || action === 'always-allow'
           ? allow(q.call, q.tool, 'human', pass)
           : refuse(q.call, q.tool, 'human', { _tag: 'DeclinedByUser', tool: q.tool, remembered: grant })
@@ -457,6 +494,10 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       if (tool === undefined) return refuse(call, '', 'rules', { _tag: 'MalformedCall' })
       // callNameOf reads a name only from an object
       const named = call as object
+      const standing = standingOf(tool)
+      // a changed definition whose calls are refused until an operator accepts it: nobody is asked
+      if (standing?.action === 'refuse')
+        return refuse(call, tool, 'rules', { _tag: 'DefinitionChanged', tool, standing })
       // arguments are read once: a string held as plain data is the same for every layer below, so the call
       // goes on unchanged; any other (object arguments, a getter, a Proxy) is judged as a plain copy of what was
       // read, and that copy is sent, so nothing can show the tool other values later
@@ -481,16 +522,21 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         return refuse(call, tool, 'rules', { _tag: 'UnreadableArguments', tool, problem: unreadable })
       if (verdict._tag !== 'Ask') return applyVerdict(call, tool, 'rules', verdict, pass)
       const q = verdict.question
-      const granted = byGrants(grantsNow(), roots)(q)
+      const granted = byGrants(grantsFor(standing), roots)(q)
       if (granted !== undefined) return applyVerdict(call, tool, 'grant', granted, pass)
-      if (ask === undefined) return refuse(call, tool, 'nobody', { _tag: 'NoOneToAsk', tool })
+      if (ask === undefined)
+        return refuse(call, tool, 'nobody', {
+          _tag: 'NoOneToAsk',
+          tool,
+          ...(setAside(q, standing) ? { definitionChanged: true } : {}),
+        })
       // the arguments the rules saw (q.args), with no arguments read as {}
       const readable = noneAsEmpty(q.parsed)
       if (isLeft(readable))
         return refuse(call, tool, 'nobody', { _tag: 'UnreadableArguments', tool, problem: readable.left })
       // asked from inside onAsk, this question would wait for the one it is part of
       if (questions.asking()) return refuse(call, tool, 'nobody', { _tag: 'AskedWhileAsking', tool })
-      return questions.inTurn(inTurn(q, readable.right, ask, pass, text))()
+      return questions.inTurn(inTurn(q, readable.right, ask, pass, text, standing))()
     }
 
     const executeBatch = (batch: Batch) => async (): Promise<Either<E, ReadonlyArray<ToolResult>>> => {

@@ -13,6 +13,7 @@ import { describeValue } from '../kernel/describe.js'
 import { hasOwn, isRecord } from '../kernel/guards.js'
 import { MAX_TIMER_MS, didYouMean } from '../kernel/options.js'
 import type { UpstreamSpec } from './upstream.js'
+import type { DriftAction } from '../steps/pins/Review.js'
 import type { Curation } from './listed.js'
 import { storeKindOf } from './stores/openStore.js'
 
@@ -81,6 +82,12 @@ export interface GatewayConfig {
    * each session keeps its own grants and says each pair once, as without a store. Read at start only.
    */
   readonly store?: string
+  /**
+   * What follows when a tool's definition differs from the one pinned at its first listing (kept in the store):
+   * `warn` (the default: served as it comes, and said), `hold` (the tool is hidden until an operator accepts
+   * the new definition) or `refuse` (listed as pinned, its calls refused until then).
+   */
+  readonly drift?: DriftAction
 }
 
 // -------------------------------------------------------------------------------------
@@ -99,6 +106,7 @@ const TOP = [
   'listWaitMs',
   'startupMs',
   'store',
+  'drift',
 ]
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr', 'sessions']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required', 'sessions']
@@ -285,6 +293,9 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   const store = u['store']
   const storeKind = store === undefined ? undefined : storeKindOf(store)
   if (storeKind?._tag === 'Left') problem(`store ${storeKind.left}`)
+  const drift = u['drift']
+  if (drift !== undefined && drift !== 'warn' && drift !== 'hold' && drift !== 'refuse')
+    problem(`drift must be "warn", "hold" or "refuse", got ${describeValue(drift)}`)
   if (problems.length > 0 || isLeft(rules) || isLeft(timeout) || isLeft(listWaitMs) || isLeft(startupMs))
     return left(problems.join('\n'))
   // each member below was checked above, and any problem returned: the casts only restate those checks
@@ -298,6 +309,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),
     ...(listWaitMs.right === undefined ? {} : { listWaitMs: listWaitMs.right }),
     ...(startupMs.right === undefined ? {} : { startupMs: startupMs.right }),
+    ...(drift === undefined ? {} : { drift: drift as DriftAction }),
     ...(store === undefined ? {} : { store: store as string }),
   })
 }

@@ -13,7 +13,8 @@
 import { resolve as resolvePath } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { IO } from 'fp-ts/lib/IO.js'
-import { identity, pipe } from 'fp-ts/lib/function.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import type { Either } from 'fp-ts/lib/Either.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Batch, Provider } from '../kernel/model.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
@@ -24,6 +25,12 @@ import { withReasons } from '../combinators/Reasons.js'
 import { registry } from '../combinators/Registry.js'
 import type { PolicyDecision, PolicyDiagnostic, SharedGrants } from '../combinators/Policy.js'
 import { drawPolicyDiagnostic, withPolicy } from '../combinators/Policy.js'
+import type { PinnedProvider } from '../combinators/Pins.js'
+import { newPinMemory, withDefinitionPins } from '../combinators/Pins.js'
+import type { DefinitionEvent } from '../steps/pins/Events.js'
+import type { ServerOf, Standing } from '../steps/pins/Review.js'
+import type { Pin } from '../steps/pins/Definition.js'
+import type { McpTool } from '../mcp/client.js'
 import type { Rule } from '../steps/policy/Rule.js'
 import { drawRule, isBareDeny, matchesTool } from '../steps/policy/Rule.js'
 import type { QuestionQueue } from '../steps/policy/questions.js'
@@ -75,6 +82,8 @@ export type GatewayRecord =
   | ({ readonly type: 'call'; readonly upstream: string } & ObservedCall)
   | ({ readonly type: 'upstream' } & UpstreamEvent)
   | { readonly type: 'diagnostic'; readonly message: string }
+  /** A tool's definition changed since it was pinned, or was flagged when pinned: said once per (tool, definition). */
+  | ({ readonly type: 'definition'; readonly upstream: string } & DefinitionEvent)
   /** A reload: what it changed, or why the running configuration was kept. */
   | ({ readonly type: 'reload'; readonly outcome: 'reloaded' } & ConfigChange)
   | { readonly type: 'reload'; readonly outcome: 'kept'; readonly problems: ReadonlyArray<string> }
@@ -122,6 +131,17 @@ export interface Gateway {
   readonly recent: IO<ReadonlyArray<RecentDecision>>
   /** The questions put to a host's human in this process and not answered yet. */
   readonly pending: IO<Pending>
+  /**
+   * Each tool's definition standing at the last listing, with its upstream: its hash and its pin's, what changed
+   * and what follows (`action`: for `hold` and `refuse`, until accepted), and its flags. For the page and the
+   * command that show what waits for an operator.
+   */
+  readonly definitions: () => ReadonlyArray<DefinitionStanding>
+  /**
+   * An operator accepts `hash` as `tool`'s definition: it becomes the tool's pin in the store (for every replica),
+   * a held tool is served again and hosts are told `list_changed`. A Left says why not (no such definition waits).
+   */
+  readonly acceptDefinition: (tool: string, hash: string) => Promise<Either<string, Pin>>
   /** Stops every upstream, then closes the store. */
   readonly close: () => Promise<void>
 }
@@ -158,6 +178,16 @@ export interface GatewayUpstreamStatus {
   readonly why?: string
   /** The tools it serves (its configuration's `tools` applied), by the names hosts call them. */
   readonly tools: ReadonlyArray<{ readonly name: string; readonly description?: string }>
+}
+
+/**
+ * A tool's definition standing in a gateway, with the upstream it comes from.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface DefinitionStanding extends Standing {
+  readonly upstream: string
 }
 
 /**
@@ -199,6 +229,8 @@ interface Serving {
   readonly config: GatewayConfig
   readonly upstreams: ReadonlyMap<string, Upstream>
   readonly namespace: Provider<unknown>
+  /** The layer that pins the upstreams' definitions (under the reasons): each tool's standing, for the policy. */
+  readonly pinned: PinnedProvider<unknown>
   readonly upstreamOf: (tool: string) => string
   /** How a tool's locations are resolved: on this filesystem for a command's tools (it shares it), else as written. */
   readonly resolverOf: (tool: string) => LocationResolver
@@ -396,6 +428,8 @@ export const startGateway = async (
   const diagnose = (message: string): void => onRecord({ type: 'diagnostic', message })
   // opened before any upstream starts: a store that cannot be opened (a corrupt file) starts nothing
   const store = config.store === undefined ? undefined : await openStore(config.store, { onNotice: (m) => diagnose(m) })
+  // the gateway's pins: in its store (shared by its replicas, kept across restarts), else in this process
+  const pins = store?.pins ?? newPinMemory()
   const links = new Set<SessionLink>()
   // each session's listener, subscribed to every running upstream, and to each one a reload starts
   const subscriptions = new Map<IO<void>, Map<Upstream, IO<void>>>()
@@ -488,25 +522,52 @@ export const startGateway = async (
   const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
     // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
     const serverOf = longestTagOf(c.servers, (s) => namespaceOf(s.prefix))
+    const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
+    // a tool's upstream and its own name there: a renaming is looked for within one upstream, and a description
+    // naming another upstream's tool is flagged
+    const ownName = (tool: string): ServerOf | undefined => {
+      const s = serverOf(tool)
+      return s === undefined ? undefined : { server: s.name, name: tool.slice(namespaceOf(s.prefix).length) }
+    }
+    // an upstream's tools by name, read once per listing it made (its list is replaced whole)
+    const byName = new WeakMap<ReadonlyArray<McpTool>, ReadonlyMap<string, McpTool>>()
+    const annotationsOf = (tool: string): unknown => {
+      const own = ownName(tool)
+      const tools = own === undefined ? undefined : upstreams.get(own.server)?.tools()
+      if (own === undefined || tools === undefined) return undefined
+      let named = byName.get(tools)
+      if (named === undefined) {
+        named = new Map(tools.map((t) => [t.name, t]))
+        byName.set(tools, named)
+      }
+      return named.get(own.name)?.annotations
+    }
+    const pinned = withDefinitionPins({
+      drift: c.drift ?? 'warn',
+      memory: pins,
+      onDefinition: (e: DefinitionEvent) => onRecord({ type: 'definition', upstream: upstreamOf(e.tool), ...e }),
+      serverOf: ownName,
+      annotationsOf,
+    })(
+      registry(
+        c.servers.map((s) => {
+          const upstream = upstreams.get(s.name) as Upstream
+          return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
+        }),
+      ),
+    )
     return {
       config: c,
       upstreams,
-      upstreamOf: (tool) => serverOf(tool)?.name ?? '',
+      upstreamOf,
+      pinned,
       resolverOf: (tool) => {
         const spec = serverOf(tool)?.spec
         return spec !== undefined && hasOwn(spec, 'command') ? onThisMachine : asWritten
       },
       protect: ownFiles(c, files),
       // shared by every session; per-session state (seen-set, listed names) is built in stackOf
-      namespace: pipe(
-        registry(
-          c.servers.map((s) => {
-            const upstream = upstreams.get(s.name) as Upstream
-            return { prefix: s.prefix, provider: s.tools === undefined ? upstream : curated(s.tools)(upstream) }
-          }),
-        ),
-        c.reasons ? withReasons() : identity,
-      ),
+      namespace: c.reasons ? withReasons()(pinned) : pinned,
     }
   }
   const first = new Map(config.servers.map((s) => [s.name, startUpstream(config, s)]))
@@ -604,6 +665,8 @@ export const startGateway = async (
           },
         }
   const offGrants = store === undefined ? () => undefined : store.onGrantsChanged(() => grantsMoved())
+  // a definition accepted (here, or by another replica): a held tool is served again, so every host re-lists
+  const offPins = pins.onPinsChanged(notify)
   // a warning's keys are said only once the store says this process is the first to claim them; the call
   // does not wait for it
   const warnClaimed = (s: GatewayStore, w: UnknownKeyWarning, upstream: string): void =>
@@ -692,6 +755,8 @@ export const startGateway = async (
         onAsk: session.askHuman === undefined ? undefined : trackedWhileOpen(session.askHuman, now.upstreamOf),
         questions: kept.questions,
         grants: kept.grants,
+        // a grant holds for the definition it was given under; a question shows what changed and the flags
+        definitions: now.pinned.definitions,
         onGrant: (grants) => {
           kept.grants = grants
         },
@@ -867,10 +932,23 @@ export const startGateway = async (
     },
     reload,
     stats: () => (store === undefined ? Promise.resolve([]) : store.stats()),
+    definitions: () => {
+      const now = current
+      return now.pinned.standings().map((s) => ({ ...s, upstream: now.upstreamOf(s.tool) }))
+    },
+    acceptDefinition: async (tool, hash) => {
+      const accepted = await current.pinned.accept(tool, hash)
+      if (accepted._tag === 'Right')
+        diagnose(
+          `toolstack serve: the definition of ${JSON.stringify(cut(escapeControls(tool), 200))} (${accepted.right.hash}) is accepted`,
+        )
+      return accepted
+    },
     close: () =>
       inTurn(async () => {
         closed = true
         offGrants()
+        offPins()
         offLevel()
         catalog.close()
         await Promise.all([...current.upstreams.values()].map(stopUpstream))

@@ -157,6 +157,14 @@ export const gatewayMetrics = async (options: GatewayMetricsOptions = {}): Promi
     labelNames: ['answer'] as const,
     registers,
   })
+  const definitions = new prom.Counter({
+    name: 'toolstack_definition_changes_total',
+    help:
+      'Tool definitions changed since they were pinned (by what follows: warn, hold, refuse) or flagged when ' +
+      'pinned (flagged), each said once per (tool, definition)',
+    labelNames: ['upstream', 'action'] as const,
+    registers,
+  })
   const restarts = new prom.Counter({
     name: 'toolstack_upstream_restarts_total',
     help: 'Restarts of an upstream server',
@@ -239,6 +247,13 @@ export const gatewayMetrics = async (options: GatewayMetricsOptions = {}): Promi
       }
       case 'upstream':
         if (r._tag === 'Restarting') restarts.inc({ upstream: labelValue(r.upstream) })
+        return
+      case 'definition':
+        // by upstream only: a server chooses its tools' names, and how many definitions it shows
+        definitions.inc({
+          upstream: labelValue(r.upstream),
+          action: r._tag === 'DefinitionChanged' ? r.action : 'flagged',
+        })
         return
       case 'diagnostic':
       case 'reload':

@@ -18,7 +18,8 @@ import type { GatewayConfig, GatewayServer } from './config.js'
  * @since 0.1.0
  * @category model
  */
-export type GatewaySetting = 'rules' | 'tolerate' | 'locationArgs' | 'reasons' | 'log' | 'timeout' | 'listWaitMs'
+export type GatewaySetting =
+  'rules' | 'tolerate' | 'locationArgs' | 'reasons' | 'log' | 'timeout' | 'listWaitMs' | 'drift'
 
 /**
  * The difference between the running configuration and a new one, by server name. Each name is in exactly
@@ -40,7 +41,10 @@ export interface ConfigChange {
   readonly kept: ReadonlyArray<string>
   /** The settings outside `mcpServers` that differ, in the configuration's order. */
   readonly settings: ReadonlyArray<GatewaySetting>
-  /** Whether the tools a host is listed may differ: an upstream added, removed or restarted, a prefix or curation changed, or `reasons`. */
+  /**
+   * Whether the tools a host is listed may differ: an upstream added, removed or restarted, a prefix or curation
+   * changed, `reasons`, or `drift` (a held tool is listed again, or hidden).
+   */
   readonly listChanged: boolean
 }
 
@@ -67,6 +71,7 @@ const SETTINGS: ReadonlyArray<GatewaySetting> = [
   'log',
   'timeout',
   'listWaitMs',
+  'drift',
 ]
 
 /**
@@ -158,6 +163,10 @@ export const diffConfigs =
       changed,
       kept,
       settings,
-      listChanged: seen || added.length + removed.length + restarted.length > 0 || settings.includes('reasons'),
+      listChanged:
+        seen ||
+        added.length + removed.length + restarted.length > 0 ||
+        settings.includes('reasons') ||
+        settings.includes('drift'),
     }
   }

@@ -23,7 +23,7 @@ import type { Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult 
 import { batchOf } from '../steps/Batch.js'
 import { cut, describeError } from '../kernel/describe.js'
 import { errorResult, readPositions } from '../steps/answer.js'
-import type { McpProvider } from '../mcp/client.js'
+import type { McpProvider, McpTool } from '../mcp/client.js'
 import { fromMcpClient } from '../mcp/client.js'
 import { connectStdio } from '../mcp/stdio.js'
 import type { HostRouter } from '../mcp/relay.js'
@@ -134,6 +134,8 @@ export interface Upstream extends BatchProvider<never> {
   readonly pid: IO<number | undefined>
   /** Calls `listener` when its tools change (and after every restart); returns the unsubscribe function. */
   readonly onToolsChanged: (listener: IO<void>) => IO<void>
+  /** The tools of its last listing, with their annotations (which a declaration does not carry); none while it is down. */
+  readonly tools: IO<ReadonlyArray<McpTool>>
   /** The SDK client of the server running now (for resources and prompts); `undefined` while it is down. */
   readonly client: IO<Client | undefined>
   /** Calls `listener` on each of its notices; returns the unsubscribe function. */
@@ -231,9 +233,12 @@ const connectTo = async (
 // the lines of a server's stderr held while it starts: its last ones, said once it is up (a crash quotes its own)
 const EARLY_LINES = 20
 
-// each tool's name and its parameters as JSON (absent parameters stay distinct from `null`)
+// each tool's name, description and parameters as JSON (absent parameters stay distinct from `null`): a changed
+// description is news too, so hosts re-list it and the gateway's pins compare it
 const shapes = (ds: ReadonlyArray<ToolDeclaration>): string =>
-  JSON.stringify(ds.map((d) => [d.function.name, JSON.stringify(d.function.parameters)]))
+  JSON.stringify(
+    ds.map((d) => [d.function.name, d.function.description ?? null, JSON.stringify(d.function.parameters)]),
+  )
 
 const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean =>
   shapes(a) === shapes(b)
@@ -593,6 +598,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
         listeners.delete(listener)
       }
     },
+    tools: () => running?.provider.tools() ?? [],
     client: () => running?.client,
     onNotice: (listener) => {
       noticeListeners.add(listener)

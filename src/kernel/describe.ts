@@ -56,6 +56,12 @@ const UNSAFE =
   // eslint-disable-next-line no-misleading-character-class
   /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]/gu
 
+/**
+ * Each character of `s` that `escapeControls` writes as `\uXXXX`: what a human cannot see or a terminal acts
+ * on (the same set, so what is flagged as hidden is exactly what is shown escaped).
+ */
+export const unsafeCharacters = (s: string): IterableIterator<RegExpMatchArray> => s.matchAll(UNSAFE)
+
 // one UTF-16 unit as JSON writes it
 const unit = (u: number): string => `\\u${u.toString(16).padStart(4, '0')}`
 
@@ -115,3 +121,39 @@ export const missingPackageError = (who: string, needs: string, packages: Readon
       cause: e,
     },
   )
+
+/**
+ * Text that came from a model or a server, as a human may be shown it: on one line, every control character, line break
+ * and direction mark escaped (`\n`, `\u202e`), at most a bounded number of characters. `cut` is how many
+ * characters of the escaped text were left out.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface Shown {
+  readonly text: string
+  readonly cut: number
+}
+
+/** `escaped` (already escaped text) cut at `max` characters, never inside an escape or a surrogate pair. */
+export const bounded = (escaped: string, max: number): Shown => {
+  if (escaped.length <= max) return { text: escaped, cut: 0 }
+  // never half of an escape (\u20) or of a surrogate pair
+  const kept = escaped.slice(0, max).replace(/\\(u[0-9a-fA-F]{0,3})?$|[\ud800-\udbff]$/, '')
+  return { text: kept, cut: escaped.length - kept.length }
+}
+
+/**
+ * Text from a model or a server, shown: control characters, line breaks, direction marks escaped, at most `max`
+ * characters.
+ *
+ * @example
+ * import { showText } from 'toolstack/extend'
+ * assert.deepStrictEqual(showText('a\nb\u202e', 20), { text: 'a\\u000ab\\u202e', cut: 0 })
+ * assert.deepStrictEqual(showText('abcdef', 4), { text: 'abcd', cut: 2 })
+ * assert.deepStrictEqual(showText('a\nb', 4), { text: 'a', cut: 7 })
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const showText = (s: string, max: number): Shown => bounded(escapeControls(s), max)

@@ -153,6 +153,8 @@ export interface McpTool {
   readonly mcpName: string
   /** The tool is annotated `readOnlyHint: true`. */
   readonly readOnly: boolean
+  /** Its annotations as the server listed them (an object), when it listed any: what pins keep with its definition. */
+  readonly annotations?: Readonly<Record<string, unknown>>
 }
 
 /**
@@ -192,6 +194,7 @@ interface Listed {
   readonly description: string | undefined
   readonly parameters: Readonly<Record<string, unknown>> | undefined
   readonly readOnly: boolean
+  readonly annotations: Readonly<Record<string, unknown>> | undefined
 }
 
 interface Routes {
@@ -212,6 +215,7 @@ const readTool = (u: unknown): Listed | undefined => {
     // published unchanged; a non-object schema (`true`) cannot be a function's parameters, so it is omitted
     parameters: isRecord(schema) ? schema : undefined,
     readOnly: isRecord(annotations) && annotations['readOnlyHint'] === true,
+    annotations: isRecord(annotations) ? annotations : undefined,
   }
 }
 
@@ -224,7 +228,12 @@ const toRoutes = (listed: ReadonlyArray<Listed>): Routes => {
     const name = names.get(l.mcpName) as string
     // a name listed twice routes to its first listing
     if (byName.has(name)) continue
-    const tool: McpTool = { name, mcpName: l.mcpName, readOnly: l.readOnly }
+    const tool: McpTool = {
+      name,
+      mcpName: l.mcpName,
+      readOnly: l.readOnly,
+      ...(l.annotations === undefined ? {} : { annotations: l.annotations }),
+    }
     byName.set(name, tool)
     tools.push(tool)
     declarations.push({

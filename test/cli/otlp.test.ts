@@ -386,6 +386,42 @@ describe('startOtlp in process', () => {
     // an interval the SDK would refuse (-1) fell back to its default: the export ran
     expect(points().some((p) => p.metric === 'toolstack.tool.calls')).toBe(true)
   })
+
+  it('a definition that changed is a span of its own with what changed, and is counted by what follows', async () => {
+    const { startOtlp } = await import('../../src/cli/otlp.js')
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }
+    Object.assign(process.env, env)
+    const otlp = (() => {
+      try {
+        return startOtlp(process.env, { traces: ['otlp'], metrics: true }, 'toolstack-test', '0.0.0')
+      } finally {
+        for (const k of Object.keys(env)) delete process.env[k]
+      }
+    })()
+    const hash = `sha256:${'2'.repeat(64)}`
+    otlp.record({
+      type: 'definition',
+      _tag: 'DefinitionChanged',
+      upstream: 'rg',
+      tool: 'rg_notes_write',
+      pinned: `sha256:${'1'.repeat(64)}`,
+      hash,
+      change: { added: ['mode'], removed: [], more: 0, schemaOtherwise: false, annotations: [] },
+      flags: [],
+      action: 'hold',
+    })
+    await otlp.shutdown()
+    const said = spans().filter((s) => s.name === 'toolstack.definition rg_notes_write')
+    expect(said).toHaveLength(1)
+    expect(said[0]?.attributes).toMatchObject({
+      'gen_ai.tool.name': 'rg_notes_write',
+      'toolstack.upstream': 'rg',
+      'toolstack.definition.hash': hash,
+      'toolstack.definition.action': 'hold',
+      'toolstack.definition.change': 'schema: keys added: mode',
+    })
+    expect(points().some((p) => p.metric === 'toolstack.definition.changes')).toBe(true)
+  })
 })
 
 // a port of 127.0.0.1 nothing listens on: taken, then let go

@@ -69,16 +69,23 @@ describe('toolstack serve --store file:PATH', () => {
     expect(first.asked).toHaveLength(1)
     // the host goes: the gateway writes what is pending and stops
     await first.client.close()
-    const written = readFileSync(grants, 'utf8')
-    expect(JSON.parse(written)).toEqual({
-      version: 1,
-      grants: [{ tool: 'fs_write_file', decision: 'allow', under: dir }],
-    })
-    // docs/serve.md shows this very file, its folder as /srv/project
+    const written = JSON.parse(readFileSync(grants, 'utf8')) as {
+      version: number
+      grants: ReadonlyArray<Record<string, unknown>>
+      pins: ReadonlyArray<Record<string, unknown>>
+    }
+    // the grant keeps the definition it was given under: the pin of fs_write_file
+    const pinned = written.pins.find((p) => p['tool'] === 'fs_write_file')?.['hash']
+    expect(pinned).toMatch(/^sha256:[0-9a-f]{64}$/)
+    expect(written.grants).toEqual([{ tool: 'fs_write_file', decision: 'allow', under: dir, definition: pinned }])
+    // docs/serve.md shows this very file up to its pins, its folder as /srv/project and the hash cut
     const shown = /^## Store\n[\s\S]*?^```json\n([\s\S]*?)^```$/m.exec(
       readFileSync(join(root, 'docs/serve.md'), 'utf8'),
     )
-    expect(written.replaceAll(JSON.stringify(dir), '"/srv/project"')).toBe(shown?.[1])
+    const upToPins = JSON.stringify({ version: written.version, grants: written.grants }, null, 2) + '\n'
+    expect(upToPins.replaceAll(JSON.stringify(dir), '"/srv/project"').replace(String(pinned), 'sha256:…')).toBe(
+      shown?.[1],
+    )
     expect(readdirSync(dir).filter((f) => f.startsWith('.') || f.endsWith('.lock'))).toEqual([])
     const second = await overStdio(args)
     expect((await write(second.client, 'b.txt')).isError).toBeFalsy()

@@ -316,8 +316,9 @@ describe('fromMcpClient: what a listing publishes', () => {
     ])
     expect(tools.tools()).toStrictEqual([
       { name: 'plain', mcpName: 'plain', readOnly: false },
-      { name: 'described', mcpName: 'described', readOnly: true },
-      { name: 'odd', mcpName: 'odd', readOnly: false },
+      // the annotations as listed, when an object: what the gateway's pins keep with a definition
+      { name: 'described', mcpName: 'described', readOnly: true, annotations: { readOnlyHint: true } },
+      { name: 'odd', mcpName: 'odd', readOnly: false, annotations: { readOnlyHint: 'true' } },
       { name: 'listy', mcpName: 'listy', readOnly: false },
       { name: 'no_notes_9e464601', mcpName: 'no.notes', readOnly: false },
     ])

@@ -170,7 +170,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [] },
-      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "rules"?',
+      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "rules"?',
     ],
     [
       { mcpServers: { fs: { args: ['a'] } } },
@@ -196,7 +196,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' },
-      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "rules" for "rulez", "log" for "lgo"?',
+      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "rules" for "rulez", "log" for "lgo"?',
     ],
     [
       { mcpServers: { fs: 'npx' } },
@@ -307,8 +307,19 @@ describe('decodeGatewayConfig', () => {
       { mcpServers: { a: { command: 'x', stderr: 'pipe' } } },
       'mcpServers.a.stderr must be "log", "inherit" or "ignore", got the string "pipe"',
     ],
+    [
+      { mcpServers: { a: { command: 'x' } }, drift: 'block' },
+      'drift must be "warn", "hold" or "refuse", got the string "block"',
+    ],
   ])('refuses %j: %s', (config, message) => {
     expect(decodeGatewayConfig(config)).toEqual({ _tag: 'Left', left: message })
+  })
+
+  it('keeps drift, and leaves it out when absent (warn)', () => {
+    const held = decodeGatewayConfig({ mcpServers: { a: { command: 'x' } }, drift: 'hold' })
+    expect(held._tag === 'Right' && held.right.drift).toBe('hold')
+    const plain = decodeGatewayConfig({ mcpServers: { a: { command: 'x' } } })
+    expect(plain._tag === 'Right' && 'drift' in plain.right).toBe(false)
   })
 
   it('names every problem in one run, one per line, in the order of the members', () => {
@@ -322,7 +333,7 @@ describe('decodeGatewayConfig', () => {
     expect(decoded).toStrictEqual({
       _tag: 'Left',
       left: [
-        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store); did you mean "log"?',
+        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "log"?',
         'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr, sessions); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',

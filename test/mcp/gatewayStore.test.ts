@@ -157,10 +157,13 @@ describe('the gateway with a store', () => {
     const c = await host(three.gateway)
     expect((await write(c.client, join(dir, 'c.txt'))).isError).toBeFalsy()
     expect(c.asked).toHaveLength(0)
-    expect(decodeStoreFile(readFileSync(join(dir, 'grants.json'), 'utf8'))).toEqual({
-      _tag: 'Right',
-      right: { version: 1, grants: [{ tool: 'fs_write_file', decision: 'allow', under: dir }], revoked: [] },
-    })
+    const kept = decodeStoreFile(readFileSync(join(dir, 'grants.json'), 'utf8'))
+    if (kept._tag === 'Left') throw new Error(kept.left)
+    // the grant keeps the definition it was given under, and the file keeps the pins
+    const pinned = kept.right.pins?.find((p) => p.tool === 'fs_write_file')?.hash
+    expect(pinned).toMatch(/^sha256:[0-9a-f]{64}$/)
+    expect(kept.right.grants).toEqual([{ tool: 'fs_write_file', decision: 'allow', under: dir, definition: pinned }])
+    expect(kept.right.revoked).toEqual([])
   })
 
   it('file: a deny written by another gateway hides the tool: a session it changes is told list_changed, one it does not change is not', async () => {

@@ -32,6 +32,32 @@ const warning = (tool: string, unknownKeys: ReadonlyArray<string>): GatewayRecor
 })
 
 describe('gatewayMetrics: the fold', () => {
+  it('counts definitions changed by what follows, and flagged ones, by upstream only (a server names its tools)', async () => {
+    const m = await gatewayMetrics()
+    const hash = `sha256:${'1'.repeat(64)}`
+    const change = { added: ['mode'], removed: [], more: 0, schemaOtherwise: false, annotations: [] }
+    const changed = (tool: string, action: 'warn' | 'hold'): GatewayRecord => ({
+      type: 'definition',
+      _tag: 'DefinitionChanged',
+      upstream: 'rg',
+      tool,
+      pinned: hash,
+      hash,
+      change,
+      flags: [],
+      action,
+    })
+    m.record(changed('rg_a\u202e', 'warn'))
+    m.record(changed('rg_b', 'warn'))
+    m.record(changed('rg_c', 'hold'))
+    m.record({ type: 'definition', _tag: 'DefinitionFlagged', upstream: 'rg', tool: 'rg_d', hash, flags: [] })
+    expect(await series(m, 'toolstack_definition_changes_total')).toEqual([
+      [{ upstream: 'rg', action: 'warn' }, 2],
+      [{ upstream: 'rg', action: 'hold' }, 1],
+      [{ upstream: 'rg', action: 'flagged' }, 1],
+    ])
+  })
+
   it('counts calls by upstream, tool and outcome, and times them by upstream and tool', async () => {
     const m = await gatewayMetrics()
     for (const r of [

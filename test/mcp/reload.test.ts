@@ -103,6 +103,10 @@ describe('diffConfigs', () => {
     expect(diffConfigs(read(BASE))(read({ ...BASE, reasons: false }))).toMatchObject({
       settings: ['reasons'],
       listChanged: true,
+    }) // drift changes what a held tool's host is listed
+    expect(diffConfigs(read(BASE))(read({ ...BASE, drift: 'hold' }))).toMatchObject({
+      settings: ['drift'],
+      listChanged: true,
     })
   })
 

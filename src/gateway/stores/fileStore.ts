@@ -1,14 +1,18 @@
 /**
- * The `file:PATH` store, the embedded choice for one machine: the human's "always" answers (grants) kept in one
- * JSON file a person can read, so they survive restarts and apply to every session. Pairs and counts are the
- * process's own (as `memoryStore`'s).
+ * The `file:PATH` store, the embedded choice for one machine: the human's "always" answers (grants) and the
+ * pinned tool definitions kept in one JSON file a person can read, so they survive restarts and apply to every
+ * session. Pairs and counts are the process's own (as `memoryStore`'s).
  *
  * Each write is atomic (a temporary file in the same directory, fsync, rename) and made under a lock file
  * (`PATH.lock`), after reading the file again and merging what it holds: two gateways on one file never
- * corrupt it, and neither loses the other's grants. Each gateway watches the file, so a grant written by one
- * reaches the other's sessions. A grant taken back is moved to the file's `revoked` list, which every gateway on
- * the file reads: it drops the grant, and never writes it back (an "always" answered again takes it out of the
- * list). A file that cannot be read at start is refused, and never overwritten.
+ * corrupt it, and neither loses the other's grants or pins; a pin or a change is said by the gateway that
+ * wrote it to the file first. Each gateway watches the file, so a grant written by one reaches the other's
+ * sessions. A grant taken back is moved to the file's `revoked` list, which every gateway on the file reads: it
+ * drops the grant, and never writes it back (an "always" answered again takes it out of the list). A file that
+ * cannot be read at start is refused, and never overwritten.
+ *
+ * One file: over 500 lines because grants, grants taken back and pins share one file, one lock and one
+ * read-merge-write, so no write of one kind can drop another's.
  *
  * @since 0.1.0
  */
@@ -21,6 +25,20 @@ import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Rule } from '../../steps/policy/Rule.js'
 import { decodeRules } from '../../steps/policy/Rule.js'
+import type { Pin } from '../../steps/pins/Definition.js'
+import { decodePin } from '../../steps/pins/Definition.js'
+import type { PinBook, PinMemory } from '../../steps/pins/Book.js'
+import {
+  acceptChange,
+  bookEntries,
+  bookOf,
+  emptyBook,
+  mergeBook,
+  pinFirst,
+  recordChange,
+  sameBook,
+  setPin,
+} from '../../steps/pins/Book.js'
 import { describeError, describeValue } from '../../kernel/describe.js'
 import { isRecord } from '../../kernel/guards.js'
 import type { GatewayStore, StoreOptions } from './store.js'
@@ -32,8 +50,9 @@ import { forgetGrant } from '../../steps/policy/Answer.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * What the file holds: `{ "version": 1, "grants": [rules], "revoked": [rules] }`, written as indented JSON;
- * `revoked` (the grants taken back, the latest `MAX_REVOKED`) is absent while there are none.
+ * What the file holds: `{ "version": 1, "grants": [rules], "revoked": [rules], "pins": [pins], "changes": [pins] }`,
+ * written as indented JSON; `revoked` (the grants taken back, the latest `MAX_REVOKED`), `pins` (each tool's pinned
+ * definition) and `changes` (changed definitions awaiting acceptance) are written once there are any.
  *
  * @since 0.1.0
  * @category model
@@ -42,6 +61,8 @@ export interface StoreFile {
   readonly version: 1
   readonly grants: ReadonlyArray<Rule>
   readonly revoked: ReadonlyArray<Rule>
+  readonly pins?: ReadonlyArray<Pin>
+  readonly changes?: ReadonlyArray<Pin>
 }
 
 /**
@@ -96,7 +117,7 @@ export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
     return left(`it is not JSON (${describeError(e)}); a truncated or half-written file reads so`)
   }
   if (!isRecord(json)) return left(`it must be an object { "version": 1, "grants": [...] }, got ${describeValue(json)}`)
-  const extra = Object.keys(json).filter((k) => k !== 'version' && k !== 'grants' && k !== 'revoked')
+  const extra = Object.keys(json).filter((k) => !['version', 'grants', 'revoked', 'pins', 'changes'].includes(k))
   if (extra.length > 0) return left(`it has unknown members ${extra.map((k) => JSON.stringify(k)).join(', ')}`)
   if (json['version'] !== STORE_FILE_VERSION)
     return left(`its version must be ${STORE_FILE_VERSION}, got ${describeValue(json['version'])}`)
@@ -104,7 +125,31 @@ export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
   if (isLeft(grants)) return left(grants.left)
   const revoked = json['revoked'] === undefined ? right([]) : decodeRules(json['revoked'], 'revoked')
   if (isLeft(revoked)) return left(revoked.left)
-  return right({ version: STORE_FILE_VERSION, grants: grants.right, revoked: revoked.right })
+  const pins = decodePins(json['pins'], 'pins')
+  if (isLeft(pins)) return pins
+  const changes = decodePins(json['changes'], 'changes')
+  if (isLeft(changes)) return changes
+  return right({
+    version: STORE_FILE_VERSION,
+    grants: grants.right,
+    revoked: revoked.right,
+    ...(pins.right === undefined ? {} : { pins: pins.right }),
+    ...(changes.right === undefined ? {} : { changes: changes.right }),
+  })
+}
+
+// a list of pins, each checked by decodePin (a definition that does not hash to its pin's hash is dropped)
+const decodePins = (u: unknown, at: string): Either<string, ReadonlyArray<Pin> | undefined> => {
+  if (u === undefined) return right(undefined)
+  if (!Array.isArray(u)) return left(`${at} must be an array of pins, got ${describeValue(u)}`)
+  const out: Array<Pin> = []
+  for (const [i, p] of u.entries()) {
+    const pin = decodePin(p)
+    if (pin === undefined)
+      return left(`${at}[${i}] must be a pin { tool, hash: "sha256:…", at, definition? }, got ${describeValue(p)}`)
+    out.push(pin)
+  }
+  return right(out)
 }
 
 /**
@@ -113,30 +158,40 @@ export const decodeStoreFile = (text: string): Either<string, StoreFile> => {
  * @since 0.1.0
  * @category codecs
  */
-export const encodeStoreFile = (grants: ReadonlyArray<Rule>, revoked: ReadonlyArray<Rule> = []): string =>
-  JSON.stringify(
-    { version: STORE_FILE_VERSION, grants, ...(revoked.length === 0 ? {} : { revoked: revoked.slice(-MAX_REVOKED) }) },
-    null,
-    2,
-  ) + '\n'
+export const encodeStoreFile = (
+  grants: ReadonlyArray<Rule>,
+  revoked: ReadonlyArray<Rule> = [],
+  book: PinBook = emptyBook,
+): string => {
+  const { pins, changes } = bookEntries(book)
+  return (
+    JSON.stringify(
+      {
+        version: STORE_FILE_VERSION,
+        grants,
+        ...(revoked.length === 0 ? {} : { revoked: revoked.slice(-MAX_REVOKED) }),
+        ...(pins.length === 0 ? {} : { pins }),
+        ...(changes.length === 0 ? {} : { changes }),
+      },
+      null,
+      2,
+    ) + '\n'
+  )
+}
 
 // what the file should hold: its grants and ours, less every grant taken back (its list and ours); the list of
 // grants taken back: its and ours, less those answered "always" again here, the latest MAX_REVOKED
 const merged = (
-  read: StoreFile,
+  read: Held,
   grants: ReadonlyArray<Rule>,
   revoked: ReadonlyArray<Rule>,
   regranted: ReadonlyArray<Rule>,
-): StoreFile => {
+): { readonly grants: ReadonlyArray<Rule>; readonly revoked: ReadonlyArray<Rule> } => {
   const gone = mergeGrants(
     regranted.reduce((rs, r) => forgetGrant(r)(rs), read.revoked),
     revoked,
   ).slice(-MAX_REVOKED)
-  return {
-    version: STORE_FILE_VERSION,
-    grants: gone.reduce((gs, r) => forgetGrant(r)(gs), mergeGrants(read.grants, grants)),
-    revoked: gone,
-  }
+  return { grants: gone.reduce((gs, r) => forgetGrant(r)(gs), mergeGrants(read.grants, grants)), revoked: gone }
 }
 
 // whether two lists hold the same rules, in any order
@@ -151,17 +206,29 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
 
 const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'
 
-const EMPTY: StoreFile = { version: STORE_FILE_VERSION, grants: [], revoked: [] }
+interface Held {
+  readonly grants: ReadonlyArray<Rule>
+  readonly revoked: ReadonlyArray<Rule>
+  readonly book: PinBook
+}
 
-// the file's grants and grants taken back; none when it does not exist yet; a Left when it cannot be read or decoded
-const readGrants = async (path: string): Promise<Either<string, StoreFile>> => {
+// the file's grants, grants taken back and pins; none when it does not exist yet; a Left when it cannot be read
+// or decoded
+const readHeld = async (path: string): Promise<Either<string, Held>> => {
   let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (e) {
-    return isMissing(e) ? right(EMPTY) : left(describeError(e))
+    return isMissing(e) ? right({ grants: [], revoked: [], book: emptyBook }) : left(describeError(e))
   }
-  return decodeStoreFile(text)
+  const decoded = decodeStoreFile(text)
+  if (isLeft(decoded)) return decoded
+  const { grants, revoked, pins, changes } = decoded.right
+  return right({
+    grants,
+    revoked,
+    book: pins === undefined && changes === undefined ? emptyBook : bookOf(pins ?? [], changes ?? []),
+  })
 }
 
 // the temporary file is written and flushed to the disk before it takes the file's name, so the name always
@@ -243,7 +310,7 @@ const withLock = async <A>(
 export const fileStore = async (path: string, options: StoreOptions = {}): Promise<GatewayStore> => {
   const file = resolve(path)
   const named = JSON.stringify(file)
-  const first = await readGrants(file)
+  const first = await readHeld(file)
   if (isLeft(first))
     throw new Error(
       `the store ${named} cannot be read: ${first.left}. It is left as it is: mend it, or move it away to start with no grants`,
@@ -259,9 +326,16 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   // grants taken back here, and grants answered here that the file had taken back: written at the next write
   let revoked: ReadonlyArray<Rule> = []
   let regranted: ReadonlyArray<Rule> = []
-  // changes not yet known to be in the file
+  let book: PinBook = first.right.book
+  // grants or pins held here and not yet known to be in the file
   let pending = false
   const listeners = new Set<IO<void>>()
+  const pinListeners = new Set<IO<void>>()
+  // acceptances made here, applied again over what the file holds until they are written
+  const accepted = new Map<string, Pin>()
+  // pins and changes this process recorded first, waiting to learn (under the lock) whether the file had them:
+  // `answer` is called with the file's book as read, or with undefined when it could not be written
+  const asks: Array<(read: PinBook | undefined) => void> = []
   let closed = false
 
   // told once when the file cannot be read or written, and once when it can again
@@ -280,13 +354,8 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     }
   }
 
-  // the file read: its grants join those held, and the grants it says were taken back leave them (unless answered
-  // "always" here since); the listeners hear of any change
-  const learn = (read: StoreFile): void => {
-    const next = merged(read, grants, revoked, regranted).grants
-    if (sameRules(next, grants)) return
-    grants = next
-    for (const l of [...listeners]) {
+  const tell = (to: Set<IO<void>>): void => {
+    for (const l of [...to]) {
       try {
         l()
       } catch {
@@ -294,29 +363,59 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       }
     }
   }
+  // grants and pins read from the file join those held, and the grants it says were taken back leave them (unless
+  // answered "always" here since)
+  const learn = (read: Held): void => {
+    const next = merged(read, grants, revoked, regranted).grants
+    if (!sameRules(next, grants)) {
+      grants = next
+      tell(listeners)
+    }
+    // the file's pin wins, but for an acceptance made here and not yet written
+    let nextBook = mergeBook(book, read.book)
+    for (const p of accepted.values()) nextBook = setPin(nextBook, p)
+    if (!sameBook(nextBook, book)) {
+      book = nextBook
+      tell(pinListeners)
+    }
+  }
+  // whether the file as read lacks something this process holds
+  const lacks = (read: Held): boolean =>
+    !sameRules(merged(read, grants, revoked, regranted).grants, read.grants) || !sameBook(read.book, book)
 
   // under the lock: the file read again, what it lacks added and what was taken back taken out, written whole; a
   // file that cannot be read now is never overwritten
   const writeOnce = async (): Promise<void> => {
     pending = false
+    const answering = asks.splice(0)
     let problem: string | undefined
+    let answeredBy: PinBook | undefined
     try {
       const outcome = await withLock(file, async (): Promise<string | undefined> => {
-        const read = await readGrants(file)
+        const read = await readHeld(file)
         if (isLeft(read)) return `it cannot be read (${read.left}), so it is not written`
         learn(read.right)
         const next = merged(read.right, grants, revoked, regranted)
-        // the file already holds it all: nothing to write
-        if (!sameRules(next.grants, read.right.grants) || !sameRules(next.revoked, read.right.revoked))
-          await writeAtomically(file, encodeStoreFile(next.grants, next.revoked))
+        // the file already holds every grant, grant taken back and pin: nothing to write
+        if (
+          !sameRules(next.grants, read.right.grants) ||
+          !sameRules(next.revoked, read.right.revoked) ||
+          !sameBook(read.right.book, book)
+        )
+          await writeAtomically(file, encodeStoreFile(next.grants, next.revoked, book))
         revoked = []
         regranted = []
+        accepted.clear()
+        answeredBy = read.right.book
         return undefined
       })
       problem = outcome.held ? outcome.value : `its lock ${JSON.stringify(`${file}.lock`)} is held by another process`
     } catch (e) {
       problem = `it cannot be written (${describeError(e)})`
     }
+    // who recorded a pin or a change first is judged against the file as read under the lock; when it could not
+    // be, this process's own answer stands
+    for (const answer of answering) answer(problem === undefined ? answeredBy : undefined)
     notice(problem)
     if (problem !== undefined) {
       pending = true
@@ -342,11 +441,11 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   // ours made meanwhile merged under the lock, but a lock taken over as stale while we held it can let the other's
   // rename replace ours: a file that lacks a grant this store holds is written again, so no grant is lost for good
   const reread = async (): Promise<void> => {
-    const read = await readGrants(file)
+    const read = await readHeld(file)
     if (isLeft(read)) return notice(`it cannot be read (${read.left})`)
     if (!pending) notice(undefined)
     learn(read.right)
-    if (!closed && !pending && !sameRules(merged(read.right, grants, revoked, regranted).grants, read.right.grants)) {
+    if (!closed && !pending && lacks(read.right)) {
       pending = true
       schedule()
     }
@@ -369,8 +468,47 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     )
   }
 
+  // a pin or a change recorded here first is written, and said only when the file did not hold it already
+  const written = <A>(answer: (read: PinBook | undefined) => A): Promise<A> =>
+    new Promise<A>((done) => {
+      asks.push((read) => done(answer(read)))
+      pending = true
+      schedule()
+    })
+  const pins: PinMemory = {
+    book: () => book,
+    pin: (ps) => {
+      const [firsts, next] = pinFirst(ps)(book)
+      book = next
+      if (!firsts.includes(true)) return Promise.resolve(firsts)
+      return written((read) => firsts.map((f, i) => f && (read === undefined || !read.pins.has(ps[i]?.tool ?? ''))))
+    },
+    change: (pin) => {
+      const [isNew, next] = recordChange(pin)(book)
+      book = next
+      if (!isNew) return Promise.resolve(false)
+      return written((read) => read === undefined || recordChange(pin)(read)[0])
+    },
+    accept: (tool, hash) => {
+      const done = acceptChange(tool, hash)(book)
+      if (isLeft(done)) return Promise.resolve(done)
+      const [pin, next] = done.right
+      if (next === book) return Promise.resolve(right(pin))
+      book = next
+      accepted.set(tool, pin)
+      tell(pinListeners)
+      // resolved once the file holds it (or the write was tried: it is kept here and written when it can be)
+      return written(() => right(pin))
+    },
+    onPinsChanged: (listener) => {
+      pinListeners.add(listener)
+      return () => void pinListeners.delete(listener)
+    },
+  }
+
   return {
     ...local,
+    pins,
     grants: () => grants,
     addGrant: (rule) => {
       const next = mergeGrants(grants, [rule])

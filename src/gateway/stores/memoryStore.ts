@@ -11,6 +11,7 @@ import { newIORef } from 'fp-ts/lib/IORef.js'
 import type { Rule } from '../../steps/policy/Rule.js'
 import { forgetGrant, recordGrant } from '../../steps/policy/Answer.js'
 import { DEFAULT_CAPACITY, rememberedKey } from '../../steps/audit/SeenSet.js'
+import { newPinMemory } from '../../combinators/Pins.js'
 import type { GatewayStore } from './store.js'
 import { byToolThenKey, pairField } from './store.js'
 
@@ -122,6 +123,7 @@ export const memoryStore = (options: MemoryStoreOptions = {}): GatewayStore => {
           .map(({ tool, key, calls }) => ({ tool, key, calls }))
           .sort(byToolThenKey),
       ),
+    pins: newPinMemory(),
     close: () => Promise.resolve(),
   }
 }

@@ -11,9 +11,11 @@
  *
  * In Redis, under the prefix (`toolstack:` unless the URL's `prefix` parameter says otherwise):
  * `grants` (a set of rules as JSON, announced on the channel `grants:added`, and on `grants:removed` when taken
- * back), `said` (a hash whose fields are the claimed pairs), `counts` (a hash of calls per pair) and `epoch`
- * (a random mark: a Redis that comes back without it lost its data, and each replica writes back every grant it
- * holds). A pair's field is `JSON.stringify([tool, key])`,
+ * back), `said` (a hash whose fields are the claimed pairs), `counts` (a hash of calls per pair), `epoch` (a
+ * random mark: a Redis that comes back without it lost its data, and each replica writes back every grant it
+ * holds), `pins` (a hash of each tool's pinned definition as JSON, by tool) and `changes` (a hash of the changed
+ * definitions awaiting acceptance, by `[tool, hash]`), both announced on the channel `pins:changed`. A pair's
+ * field is `JSON.stringify([tool, key])`,
  * each bounded as the seen-set bounds a key, and each hash holds at most `pairs` fields (the URL's `pairs`
  * parameter, the seen-set's capacity by default).
  *
@@ -25,8 +27,24 @@
 import { randomUUID } from 'node:crypto'
 import { createClient } from 'redis'
 import type { IO } from 'fp-ts/lib/IO.js'
+import { right } from 'fp-ts/lib/Either.js'
 import type { Rule } from '../../steps/policy/Rule.js'
 import { decodeRule } from '../../steps/policy/Rule.js'
+import type { Pin } from '../../steps/pins/Definition.js'
+import { MAX_DEFINITION_CHARS, decodePin } from '../../steps/pins/Definition.js'
+import type { PinBook, PinMemory } from '../../steps/pins/Book.js'
+import {
+  MAX_CHANGES,
+  MAX_PINS,
+  acceptChange,
+  bookOf,
+  emptyBook,
+  mergeBook,
+  pinFirst,
+  recordChange,
+  sameBook,
+  setPin,
+} from '../../steps/pins/Book.js'
 import type { SeenSet } from '../../steps/audit/SeenSet.js'
 import { DEFAULT_CAPACITY, emptySeenSetOf, firstSeen, hasSeen } from '../../steps/audit/SeenSet.js'
 import { cut, describeError, escapeControls } from '../../kernel/describe.js'
@@ -66,6 +84,8 @@ const PROBE_MS = 500
 // grants are a human's answers, so few; what Redis holds may be written by anything, so bound it
 const MAX_GRANTS = 10_000
 const MAX_GRANT_CHARS = 4_096
+// a pin as JSON: its definition at most MAX_DEFINITION_CHARS in canonical form, with room for its tool, hash and time
+const MAX_PIN_CHARS = MAX_DEFINITION_CHARS + 4_096
 // pairs per script call when pending counts or claims are written
 const CHUNK = 1_000
 
@@ -94,6 +114,12 @@ for i = 2, #ARGV, 2 do
   end
 end
 return 0`
+
+// Sets the field ARGV[2] of the hash KEYS[1] to ARGV[3] unless it is there: 1 set now, 0 there before, 2 the hash
+// holds ARGV[1] fields already (then the caller says it, and it is not kept)
+const PUT_ONCE = `if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then return 0
+elseif redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[1]) then return 2
+else redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) return 1 end`
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -154,6 +180,19 @@ const pairOf = (field: string): readonly [string, string] | undefined => {
 
 // one text per rule, whatever order its members were written in: how grants are compared and stored
 const textOf = grantText
+
+// a changed definition's field in the changes hash
+const changeField = (p: Pin): string => JSON.stringify([p.tool, p.hash])
+
+// a pin read back from Redis (anyone with access may write it): bounded, then checked as a file's pins are
+const pinFrom = (text: string): Pin | undefined => {
+  if (text.length > MAX_PIN_CHARS) return undefined
+  try {
+    return decodePin(JSON.parse(text))
+  } catch {
+    return undefined
+  }
+}
 
 const ruleOf = (text: string): Rule | undefined => {
   if (text.length > MAX_GRANT_CHARS) return undefined
@@ -226,6 +265,9 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     channel: `${where.prefix}grants:added`,
     removed: `${where.prefix}grants:removed`,
     epoch: `${where.prefix}epoch`,
+    pins: `${where.prefix}pins`,
+    changes: `${where.prefix}changes`,
+    pinsChannel: `${where.prefix}pins:changed`,
   }
   const pairs = String(where.pairs)
   const notice = (message: string): void => {
@@ -262,6 +304,13 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   let epoch: string | undefined
   const pendingClaims = new Set<string>()
   const pendingCounts = new Map<string, number>()
+  // the pin book as known here; pins and changes recorded here while Redis could not be asked; acceptances made
+  // here, applied again over what Redis holds until they are written
+  let book: PinBook = emptyBook
+  const pendingPins = new Map<string, Pin>()
+  const pendingChanges = new Map<string, Pin>()
+  const accepted = new Map<string, Pin>()
+  const pinListeners = new Set<IO<void>>()
 
   const listeners = new Set<IO<void>>()
   const changed = (): void => {
@@ -304,6 +353,38 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     )
   }
 
+  // what Redis holds joins what is known here (its pin wins, but for an acceptance made here not yet written)
+  const learnBook = (read: PinBook): void => {
+    let next = mergeBook(book, read)
+    for (const p of accepted.values()) next = setPin(next, p)
+    if (sameBook(next, book)) return
+    book = next
+    for (const l of [...pinListeners]) {
+      try {
+        l()
+      } catch {
+        // one listener that throws costs the others nothing
+      }
+    }
+  }
+  const readPins = async (): Promise<void> => {
+    const [ps, cs] = await Promise.all([client.hGetAll(keys.pins), client.hGetAll(keys.changes)])
+    const pins: Array<Pin> = []
+    for (const [tool, text] of Object.entries(ps).slice(0, MAX_PINS)) {
+      const p = pinFrom(text)
+      if (p !== undefined && p.tool === tool) pins.push(p)
+    }
+    const changes: Array<Pin> = []
+    for (const [field, text] of Object.entries(cs).slice(0, MAX_CHANGES)) {
+      const p = pinFrom(text)
+      if (p !== undefined && changeField(p) === field) changes.push(p)
+    }
+    learnBook(bookOf(pins, changes))
+  }
+  const putOnce = async (key: string, cap: number, field: string, p: Pin): Promise<boolean> => {
+    const r = await client.eval(PUT_ONCE, { keys: [key], arguments: [String(cap), field, JSON.stringify(p)] })
+    return r !== 0
+  }
   // drops a grant; whether it was held
   const forget = (text: string): boolean => {
     if (!grantTexts.delete(text)) return false
@@ -355,6 +436,21 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       await client.publish(keys.removed, text)
       pendingRevokes.delete(text)
     }
+    const pinsMoved = pendingPins.size + pendingChanges.size + accepted.size > 0
+    for (const [tool, p] of [...pendingPins]) {
+      await putOnce(keys.pins, MAX_PINS, tool, p)
+      pendingPins.delete(tool)
+    }
+    for (const [field, p] of [...pendingChanges]) {
+      await putOnce(keys.changes, MAX_CHANGES, field, p)
+      pendingChanges.delete(field)
+    }
+    for (const [tool, p] of [...accepted]) {
+      await client.hSet(keys.pins, tool, JSON.stringify(p))
+      await client.hDel(keys.changes, changeField(p))
+      accepted.delete(tool)
+    }
+    if (pinsMoved) await client.publish(keys.pinsChannel, '')
     while (pendingClaims.size > 0) {
       const fields = firstOf(pendingClaims, CHUNK)
       await client.eval(CLAIM, { keys: [keys.said], arguments: [pairs, ...fields] })
@@ -415,7 +511,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       const done = await attempt(
         restoreIfEmptied()
           .then(() => write())
-          .then(() => readGrants()),
+          .then(() => Promise.all([readGrants(), readPins()])),
         COMMAND_WAIT_MS,
       )
       if (!done.ok) return down(done.why)
@@ -445,7 +541,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   // has caught up (the probe reads them too), or a Redis that came back empty would be read before the grants this
   // process holds are written back to it
   subscriber.on('ready', () => {
-    if (client.isReady && up) readGrants().catch(() => undefined)
+    if (client.isReady && up) Promise.all([readGrants(), readPins()]).catch(() => undefined)
   })
 
   const started = Promise.all([
@@ -457,6 +553,10 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     }),
     subscriber.subscribe(keys.removed, (text: string) => {
       if (!pendingGrants.has(text) && forget(text)) changed()
+    }),
+    // a pin, a change or an acceptance written elsewhere: the book is read again
+    subscriber.subscribe(keys.pinsChannel, () => {
+      if (up) readPins().catch(() => undefined)
     }),
   ]).then(() => probe())
   // serves from memory if Redis is refused, or not there in time; the clients keep trying
@@ -482,6 +582,71 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     return attempt(client.eval(CLAIM, { keys: [keys.said], arguments: [pairs, field] }), CLAIM_WAIT_MS).then((a) =>
       a.ok ? !(Array.isArray(a.value) && a.value[0] === 0) : later(),
     )
+  }
+
+  // a pin or a change recorded here first is written at once and said only when Redis did not hold it already;
+  // while Redis cannot be asked, this process says it, and it is written when Redis answers
+  const recorded = async (
+    key: string,
+    cap: number,
+    field: string,
+    p: Pin,
+    later: Map<string, Pin>,
+  ): Promise<boolean> => {
+    // what waits is bounded as Redis bounds it
+    const keep = (): void => void ((later.has(field) || later.size < cap) && later.set(field, p))
+    if (!up) {
+      keep()
+      return true
+    }
+    const a = await attempt(putOnce(key, cap, field, p), COMMAND_WAIT_MS)
+    if (!a.ok) {
+      keep()
+      down(a.why)
+      return true
+    }
+    void attempt(client.publish(keys.pinsChannel, ''), COMMAND_WAIT_MS)
+    return a.value
+  }
+  const pins: PinMemory = {
+    book: () => book,
+    pin: (ps) => {
+      const [firsts, next] = pinFirst(ps)(book)
+      book = next
+      return Promise.all(
+        ps.map((p, i) =>
+          firsts[i] === true ? recorded(keys.pins, MAX_PINS, p.tool, p, pendingPins) : Promise.resolve(false),
+        ),
+      )
+    },
+    change: (p) => {
+      const [isNew, next] = recordChange(p)(book)
+      book = next
+      return isNew ? recorded(keys.changes, MAX_CHANGES, changeField(p), p, pendingChanges) : Promise.resolve(false)
+    },
+    accept: async (tool, hash) => {
+      const done = acceptChange(tool, hash)(book)
+      if (done._tag === 'Left') return done
+      const [pin, next] = done.right
+      if (next !== book) {
+        book = next
+        accepted.set(tool, pin)
+        for (const l of [...pinListeners]) {
+          try {
+            l()
+          } catch {
+            // one listener that throws costs the others nothing
+          }
+        }
+        // written at once: another replica's sessions are held until it is
+        if (up) await flush()
+      }
+      return right(pin)
+    },
+    onPinsChanged: (listener) => {
+      pinListeners.add(listener)
+      return () => void pinListeners.delete(listener)
+    },
   }
 
   const addCounts = (counts: ReadonlyArray<PairCount>): void => {
@@ -534,6 +699,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     claim,
     addCounts,
     stats,
+    pins,
     close: async () => {
       if (closed) return
       clearTimeout(flushTimer)
@@ -541,6 +707,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       closed = true
       clearTimeout(probeTimer)
       listeners.clear()
+      pinListeners.clear()
       for (const c of [subscriber, client]) {
         if (c.isReady) await attempt(c.close(), CLOSE_WAIT_MS)
         try {

@@ -1,6 +1,7 @@
 /**
  * What a gateway remembers beyond one session, behind one interface: the human's "always" answers (grants),
- * which (tool, undeclared key) pairs have been said, and how many calls carried each. The default keeps them
+ * which (tool, undeclared key) pairs have been said, how many calls carried each, and each tool's pinned
+ * definition. The default keeps them
  * in this process; `file:` and `redis://` stores share them across restarts and across replicas.
  *
  * A store is never on a call's path: `grants` reads what this process knows now, and every write is made
@@ -12,6 +13,7 @@
 import { createHash } from 'node:crypto'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { Rule } from '../../steps/policy/Rule.js'
+import type { PinMemory } from '../../steps/pins/Book.js'
 import { rememberedKey } from '../../steps/audit/SeenSet.js'
 
 // -------------------------------------------------------------------------------------
@@ -60,6 +62,12 @@ export interface GatewayStore {
   readonly addCounts: (counts: ReadonlyArray<PairCount>) => void
   /** The counts summed over every process sharing the store (this process's own when the backend cannot answer). */
   readonly stats: () => Promise<ReadonlyArray<PairCount>>
+  /**
+   * The gateway's pinned tool definitions and the changed ones awaiting acceptance (`withDefinitionPins`'s
+   * `memory`): kept with the grants, so pins survive restarts and are shared by replicas; a pin or a change is
+   * said by the first process to record it.
+   */
+  readonly pins: PinMemory
   /** Writes what is pending, then lets go of the backend. */
   readonly close: () => Promise<void>
 }
@@ -110,6 +118,7 @@ export const grantText = (r: Rule): string =>
     decision: r.decision,
     ...(r.under === undefined ? {} : { under: r.under }),
     ...(r.note === undefined ? {} : { note: r.note }),
+    ...(r.definition === undefined ? {} : { definition: r.definition }),
   })
 
 /**

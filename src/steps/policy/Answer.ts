@@ -12,9 +12,16 @@ import { REASON_PARAM } from '../../kernel/model.js'
 import type { Decision, Rule } from './Rule.js'
 import { decodeRule, drawRule } from './Rule.js'
 import type { Concern, Why } from './evaluate.js'
+import type { DefinitionNotice } from '../pins/Review.js'
+import { shortHash } from '../pins/Canonical.js'
 import type { PathLocation } from '../../kernel/paths.js'
-import { cut, describeError, describeValue, escapeControls } from '../../kernel/describe.js'
+import type { Shown } from '../../kernel/describe.js'
+import { bounded, cut, describeError, describeValue, escapeControls, showText } from '../../kernel/describe.js'
 import { hasOwn, own, ownCopy } from '../../kernel/guards.js'
+
+// what a human is shown of a model's or a server's text (defined with the escaping, in the kernel)
+export type { Shown } from '../../kernel/describe.js'
+export { showText } from '../../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -47,19 +54,6 @@ export type GrantRule = Omit<Rule, 'decision'> & { readonly decision?: Decision 
 export interface PermissionAnswer {
   readonly action: PermissionAction
   readonly rule?: GrantRule
-}
-
-/**
- * Text that came from a model, as a human may be shown it: on one line, every control character, line break
- * and direction mark escaped (`\n`, `\u202e`), at most a bounded number of characters. `cut` is how many
- * characters of the escaped text were left out.
- *
- * @since 0.1.0
- * @category model
- */
-export interface Shown {
-  readonly text: string
-  readonly cut: number
 }
 
 /**
@@ -131,6 +125,11 @@ export interface PermissionRequest {
   readonly shown?: ReadonlyArray<ShownArgument>
   /** The model's `reason`, when it gave one: its own words, not checked by anyone. */
   readonly reason?: Shown | undefined
+  /**
+   * The tool's definition, when it has something to say (a policy given `definitions`): what changed since it
+   * was pinned, its flags, and whether a grant was set aside because it was given under an earlier definition.
+   */
+  readonly definition?: DefinitionNotice | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -154,29 +153,9 @@ export const SHOWN_LIMITS = Object.freeze({
   /** Lines of locations, then of arguments, a question shows before "and N more". */
   locations: 12,
   arguments: 30,
+  /** Lines of what changed in the tool's definition, and of its flags. */
+  changes: 12,
 })
-
-const bounded = (escaped: string, max: number): Shown => {
-  if (escaped.length <= max) return { text: escaped, cut: 0 }
-  // never half of an escape (\u20) or of a surrogate pair
-  const kept = escaped.slice(0, max).replace(/\\(u[0-9a-fA-F]{0,3})?$|[\ud800-\udbff]$/, '')
-  return { text: kept, cut: escaped.length - kept.length }
-}
-
-/**
- * Text from a model, shown: control characters, line breaks, direction marks escaped, at most `max`
- * characters.
- *
- * @example
- * import { showText } from 'toolstack/extend'
- * assert.deepStrictEqual(showText('a\nb\u202e', 20), { text: 'a\\u000ab\\u202e', cut: 0 })
- * assert.deepStrictEqual(showText('abcdef', 4), { text: 'abcd', cut: 2 })
- * assert.deepStrictEqual(showText('a\nb', 4), { text: 'a', cut: 7 })
- *
- * @since 0.1.0
- * @category pure steps
- */
-export const showText = (s: string, max: number): Shown => bounded(escapeControls(s), max)
 
 /**
  * A value from a model, shown as its JSON text (a string in quotes, with `\n` for a line break), at most
@@ -286,9 +265,32 @@ const locationLine = (l: ShownLocation): string =>
     ? `  ${shownMore(l.arg)}: ${shownMore(l.path)}${l.sent === undefined ? '' : ` (sent as ${shownMore(l.sent)})`}`
     : `  ${shownMore(l.arg)}: not checked (${escapeControls(l.problem)})`
 
+// what the question says of the tool's definition, right under its first line: the server's words, escaped and
+// bounded where they were drawn, each on a line of its own
+const definitionLines = (d: DefinitionNotice | undefined): ReadonlyArray<string> =>
+  d === undefined
+    ? []
+    : [
+        ...(d.grantSetAside
+          ? ['Asked again: "always" was answered for an earlier definition of this tool, and it has changed since.']
+          : []),
+        ...(d.changes.length === 0
+          ? []
+          : [
+              d.pinned === undefined
+                ? `Its definition is new and not accepted yet (${shortHash(d.hash)}):`
+                : `Its definition changed since it was pinned (${shortHash(d.pinned)} is now ${shortHash(d.hash)}):`,
+              ...d.changes.slice(0, SHOWN_LIMITS.changes).map((l) => `  ${l}`),
+            ]),
+        ...(d.flags.length === 0
+          ? []
+          : ['Its definition is flagged:', ...d.flags.slice(0, SHOWN_LIMITS.changes).map((l) => `  ${l}`)]),
+      ]
+
 /**
  * A request as the lines of a question, facts first: a short first line (the tool, and its one path or how
- * many paths, and how many a human should look at first), every location with its argument (those to look at
+ * many paths, and how many a human should look at first), what changed in the tool's definition since it was
+ * pinned and its flags (when a policy is given `definitions`), every location with its argument (those to look at
  * first first, at most `SHOWN_LIMITS.locations` lines, then how many more), every argument with its value (at
  * most `SHOWN_LIMITS.arguments` lines), what "always" would remember (or that it is not offered), and last,
  * on one line, the model's reason, labelled as its own words. Nothing a model wrote can start a line of its
@@ -322,7 +324,7 @@ const locationLine = (l: ShownLocation): string =>
 export const drawPermissionRequest = (
   request: Pick<
     PermissionRequest,
-    'tool' | 'paths' | 'suggestedRule' | 'remembered' | 'locations' | 'shown' | 'reason'
+    'tool' | 'paths' | 'suggestedRule' | 'remembered' | 'locations' | 'shown' | 'reason' | 'definition'
   > & {
     readonly arguments?: Args
   },
@@ -337,6 +339,7 @@ export const drawPermissionRequest = (
   const always = request.suggestedRule
   return [
     firstLine(tool, request.paths, locations ?? []),
+    ...definitionLines(request.definition),
     ...(locations === undefined
       ? []
       : locations.length === 0
@@ -440,7 +443,11 @@ export const decodeAnswer = (
 }
 
 const sameRule = (a: Rule, b: Rule): boolean =>
-  a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
+  a.tool === b.tool &&
+  a.decision === b.decision &&
+  a.under === b.under &&
+  a.note === b.note &&
+  a.definition === b.definition
 
 /**
  * The grant list with `rule` added; the same list (same reference) when an equal rule is already there.

@@ -9,6 +9,8 @@ import { drawArgsProblem } from '../Args.js'
 import type { Rule } from './Rule.js'
 import { drawRule } from './Rule.js'
 import type { ProtectedFile } from './evaluate.js'
+import type { Standing } from '../pins/Review.js'
+import { drawDriftRefusal } from '../pins/Events.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -34,7 +36,10 @@ export type Refusal =
   /** A location could not be checked against the files no call may touch. */
   | { readonly _tag: 'ProtectedUnchecked'; readonly tool: string; readonly unevaluable: ReadonlyArray<string> }
   | { readonly _tag: 'DeclinedByUser'; readonly tool: string; readonly remembered: Rule | undefined }
-  | { readonly _tag: 'NoOneToAsk'; readonly tool: string }
+  /** No one could be asked; `definitionChanged` when a grant was set aside because the tool's definition changed. */
+  | { readonly _tag: 'NoOneToAsk'; readonly tool: string; readonly definitionChanged?: boolean }
+  /** The tool's definition changed since it was pinned, and its calls are refused until an operator accepts it. */
+  | { readonly _tag: 'DefinitionChanged'; readonly tool: string; readonly standing: Standing }
   /** Asked from inside `onAsk` (a callback that calls its own stack): it cannot wait for the answer it is part of. */
   | { readonly _tag: 'AskedWhileAsking'; readonly tool: string }
   | { readonly _tag: 'UnreadableArguments'; readonly tool: string; readonly problem: ArgsProblem }
@@ -112,9 +117,12 @@ export const drawRefusal = (r: Refusal): string => {
             `(rule: ${drawRule(r.remembered)}). It was not run; do not retry it, and ask the user how to proceed.`
     case 'NoOneToAsk':
       return (
-        `${needsPermission(r.tool)}, and no one is available to give it, so it was not run. ` +
+        `${needsPermission(r.tool)}${r.definitionChanged === true ? ' again: its definition changed since the user allowed it' : ''}, ` +
+        'and no one is available to give it, so it was not run. ' +
         `Use a tool the policy allows, or ask the user to allow ${quote(r.tool)}.`
       )
+    case 'DefinitionChanged':
+      return drawDriftRefusal(r.standing)
     case 'AskedWhileAsking':
       return (
         `${needsPermission(r.tool)}, and it was made while the user was being asked about another call, ` +

@@ -10,6 +10,7 @@ import { isLeft, left, right } from 'fp-ts/lib/Either.js'
 import { describeValue } from '../../kernel/describe.js'
 import { normalizeAbsolute } from '../../kernel/paths.js'
 import { hasOwn } from '../../kernel/guards.js'
+import { HASH_PATTERN } from '../pins/Canonical.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -26,6 +27,8 @@ export type Decision = 'allow' | 'deny' | 'ask'
 /**
  * A policy rule. `tool` is an exact name, a trailing-`*` prefix glob (`fs_*`) or `*`; `under` narrows it to
  * calls whose locations lie in a directory; `note` is the reason a model is given when the rule refuses.
+ * `definition`, in a grant only, is the hash of the tool's definition it was given under (see
+ * `withDefinitionPins`): an allowing grant holds while the tool's definition is that one.
  *
  * @since 0.1.0
  * @category model
@@ -35,6 +38,7 @@ export interface Rule {
   readonly decision: Decision
   readonly under?: string
   readonly note?: string
+  readonly definition?: string
 }
 
 /**
@@ -43,7 +47,7 @@ export interface Rule {
  * @since 0.1.0
  * @category model
  */
-export const RULE_MEMBERS: ReadonlyArray<string> = Object.freeze(['tool', 'decision', 'under', 'note'])
+export const RULE_MEMBERS: ReadonlyArray<string> = Object.freeze(['tool', 'decision', 'under', 'note', 'definition'])
 
 // -------------------------------------------------------------------------------------
 // codecs
@@ -107,9 +111,22 @@ export const AbsoluteDirectory: t.Type<string, string, unknown> = new t.Type<str
   t.identity,
 )
 
+/**
+ * A definition hash, as a grant records it: `sha256:` and 64 lowercase hexadecimal digits.
+ *
+ * @since 0.1.0
+ * @category codecs
+ */
+export const DefinitionHash: t.Type<string, string, unknown> = new t.Type<string, string, unknown>(
+  'a definition hash ("sha256:" and 64 hexadecimal digits)',
+  (u): u is string => typeof u === 'string' && HASH_PATTERN.test(u),
+  (u, c) => (typeof u === 'string' && HASH_PATTERN.test(u) ? t.success(u) : t.failure(u, c)),
+  t.identity,
+)
+
 const Members = t.intersection([
   t.type({ tool: ToolGlob, decision: DecisionCodec }),
-  t.partial({ under: AbsoluteDirectory, note: t.string }),
+  t.partial({ under: AbsoluteDirectory, note: t.string, definition: DefinitionHash }),
 ])
 
 /**
@@ -120,7 +137,7 @@ const Members = t.intersection([
  * @category codecs
  */
 export const RuleCodec: t.Type<Rule, Rule, unknown> = new t.Type<Rule, Rule, unknown>(
-  'a rule { tool, decision, under?, note? }',
+  'a rule { tool, decision, under?, note?, definition? }',
   (u): u is Rule => RuleCodec.decode(u)._tag === 'Right',
   (u, c) => {
     if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c)
@@ -144,7 +161,7 @@ export const RuleCodec: t.Type<Rule, Rule, unknown> = new t.Type<Rule, Rule, unk
       return t.failures([named, ...(isLeft(decoded) ? decoded.left : [])])
     }
     if (isLeft(decoded)) return decoded
-    const { tool, decision, under, note } = decoded.right
+    const { tool, decision, under, note, definition } = decoded.right
     // own members only: an inherited `under` must not narrow (or widen) anything
     return t.success(
       Object.freeze({
@@ -152,6 +169,7 @@ export const RuleCodec: t.Type<Rule, Rule, unknown> = new t.Type<Rule, Rule, unk
         decision,
         ...(under !== undefined && hasOwn(u, 'under') ? { under } : {}),
         ...(note !== undefined && hasOwn(u, 'note') ? { note } : {}),
+        ...(definition !== undefined && hasOwn(u, 'definition') ? { definition } : {}),
       }),
     )
   },
@@ -229,6 +247,28 @@ export const decodeRules = (u: unknown, label = 'rules'): Either<string, Readonl
   if (!Array.isArray(u)) return left(`${label} must be an array of rules, got ${describeValue(u)}`)
   const d = t.readonlyArray(RuleCodec).decode(u)
   return isLeft(d) ? left(drawRuleErrors(label, d.left)) : right(Object.freeze(d.right))
+}
+
+/**
+ * What is wrong with static rules that name a definition: only a grant records one (an "always" answer, under
+ * the tool's definition then); `undefined` when none does.
+ *
+ * @example
+ * import { definitionInRules } from './Rule.js'
+ * const hash = 'sha256:' + '0'.repeat(64)
+ * assert.strictEqual(
+ *   definitionInRules([{ tool: 'x', decision: 'allow', definition: hash }], 'rules'),
+ *   'rules[0].definition: only a grant names a definition (an "always" answer records it); remove it from the rules',
+ * )
+ *
+ * @since 0.1.0
+ * @category codecs
+ */
+export const definitionInRules = (rules: ReadonlyArray<Rule>, label: string): string | undefined => {
+  const i = rules.findIndex((r) => r.definition !== undefined)
+  return i < 0
+    ? undefined
+    : `${label}[${i}].definition: only a grant names a definition (an "always" answer records it); remove it from the rules`
 }
 
 // -------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import type { DecodedAnswer, PermissionAnswer, PermissionRequest } from './Answe
 import { decodeAnswer, showFacts } from './Answer.js'
 import type { Refusal } from './Refusal.js'
 import type { Question } from './Verdict.js'
+import type { DefinitionNotice } from '../pins/Review.js'
 import { callIdOf } from '../../kernel/calls.js'
 import { describeError } from '../../kernel/describe.js'
 import { memberOf, ownCopy } from '../../kernel/guards.js'
@@ -64,7 +65,8 @@ const copyCall = (call: object, tool: string, args: Args, text: string | undefin
 /**
  * The request for a question whose arguments could be read: everything a human needs to decide, every part a
  * copy, and the facts shown (`showFacts`) from the locations the rules judged. `text` is the call's arguments
- * string, when the policy read one as plain data: the call shown carries it, not a second read.
+ * string, when the policy read one as plain data: the call shown carries it, not a second read. `definition`
+ * is what the question says of the tool's definition.
  *
  * @since 0.1.0
  * @category pure steps
@@ -74,6 +76,7 @@ export const requestFor = (
   args: Args,
   remembered: 'session' | 'shared' = 'session',
   text?: string,
+  definition?: DefinitionNotice,
 ): PermissionRequest => {
   const copy = copyOf(args)
   return {
@@ -87,6 +90,7 @@ export const requestFor = (
     suggestedRule: q.evaluation.suggestedRule,
     remembered,
     ...showFacts(q.evaluation.locations, copy, q.evaluation.concerns),
+    ...(definition === undefined ? {} : { definition }),
   }
 }
 
@@ -104,11 +108,16 @@ export const requestFor = (
  */
 export const askHuman =
   (onAsk: OnAsk, remembered: 'session' | 'shared' = 'session') =>
-  async (q: Question, args: Args, text?: string): Promise<Either<Refusal, DecodedAnswer>> => {
+  async (
+    q: Question,
+    args: Args,
+    text?: string,
+    definition?: DefinitionNotice,
+  ): Promise<Either<Refusal, DecodedAnswer>> => {
     const failed = (error: string): Either<Refusal, DecodedAnswer> => left({ _tag: 'AskFailed', tool: q.tool, error })
     let request: PermissionRequest
     try {
-      request = requestFor(q, args, remembered, text)
+      request = requestFor(q, args, remembered, text, definition)
     } catch (e) {
       return failed(`the call could not be shown to the human (${describeError(e)})`)
     }

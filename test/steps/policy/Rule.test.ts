@@ -59,7 +59,7 @@ describe('decodeRule', () => {
   it('names several unknown members at once', () => {
     expect(decodeRule({ tool: 'x', decision: 'deny', undr: '/etc', nte: 'n' })).toEqual({
       _tag: 'Left',
-      left: 'rule has unknown members "undr", "nte" (a rule has: tool, decision, under, note)',
+      left: 'rule has unknown members "undr", "nte" (a rule has: tool, decision, under, note, definition)',
     })
   })
 
@@ -78,7 +78,7 @@ describe('decodeRule', () => {
   it('names an unknown member, never stripping it', () => {
     expect(decodeRule({ tool: 'x', decision: 'deny', undr: '/etc' })).toEqual({
       _tag: 'Left',
-      left: 'rule has unknown member "undr" (a rule has: tool, decision, under, note)',
+      left: 'rule has unknown member "undr" (a rule has: tool, decision, under, note, definition)',
     })
   })
 
@@ -109,7 +109,7 @@ describe('decodeRule', () => {
     [{ tool: 'x', decision: 'allow', under: '/p/../etc' }, 'rule.under must be an absolute POSIX path'],
     [{ tool: 'x', decision: 'allow', under: '~/p' }, 'rule.under must be an absolute POSIX path'],
     [{ tool: 'x', decision: 'allow', note: 7 }, 'rule.note must be string, got number 7'],
-    [null, 'rule must be a rule { tool, decision, under?, note? }, got null'],
+    [null, 'rule must be a rule { tool, decision, under?, note?, definition? }, got null'],
     [[], 'rule must be a rule'],
   ])('refuses %j, naming the problem', (input, message) => {
     const out = decodeRule(input)
@@ -125,7 +125,7 @@ describe('decodeRule', () => {
   it('agrees with RuleCodec.is', () => {
     expect(RuleCodec.is({ tool: 'x', decision: 'allow' })).toBe(true)
     expect(RuleCodec.is({ tool: 'x', decision: 'allow', extra: true })).toBe(false)
-    expect(RULE_MEMBERS).toEqual(['tool', 'decision', 'under', 'note'])
+    expect(RULE_MEMBERS).toEqual(['tool', 'decision', 'under', 'note', 'definition'])
   })
 })
 
@@ -178,7 +178,7 @@ describe('decodeRules', () => {
     const out = decodeRules([{ tool: 'a', decision: 'allow' }, { tool: 'b', decision: 'nope' }, 5], 'rules')
     expect(out).toEqual({
       _tag: 'Left',
-      left: 'rules[1].decision must be "allow", "deny" or "ask", got the string "nope"; rules[2] must be a rule { tool, decision, under?, note? }, got number 5',
+      left: 'rules[1].decision must be "allow", "deny" or "ask", got the string "nope"; rules[2] must be a rule { tool, decision, under?, note?, definition? }, got number 5',
     })
   })
 
@@ -193,7 +193,7 @@ describe('decodeRules', () => {
     expect(decodeRules(5)).toEqual({ _tag: 'Left', left: 'rules must be an array of rules, got number 5' })
     expect(decodeRules([5])).toEqual({
       _tag: 'Left',
-      left: 'rules[0] must be a rule { tool, decision, under?, note? }, got number 5',
+      left: 'rules[0] must be a rule { tool, decision, under?, note?, definition? }, got number 5',
     })
   })
 
