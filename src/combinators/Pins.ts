@@ -75,13 +75,19 @@ export interface DefinitionPinsOptions {
  * @category model
  */
 export interface PinnedProvider<E> extends BatchProvider<E> {
-  /** A tool's standing at the last listing (its hash, its pin's, what changed, its flags): `withPolicy`'s `definitions`. */
+  /**
+   * A tool's standing at the last listing (its hash, its pin's, what changed, its flags), read against the book
+   * now (a change accepted since is the pin): `withPolicy`'s `definitions`.
+   */
   readonly definitions: (tool: string) => Standing | undefined
   /** Every tool's standing at the last listing, in listing order. */
   readonly standings: IO<ReadonlyArray<Standing>>
   /** The pin book as known now. */
   readonly book: IO<PinBook>
-  /** An operator accepts `hash` as `tool`'s definition (see `PinMemory.accept`); the next listing serves it. */
+  /**
+   * An operator accepts `hash` as `tool`'s definition (see `PinMemory.accept`): its calls go through at once, and the
+   * next listing serves it.
+   */
   readonly accept: (tool: string, hash: string) => Promise<Either<string, Pin>>
 }
 
@@ -94,6 +100,13 @@ interface PinsState {
 }
 
 const NO_STATE: PinsState = { standings: new Map(), blocked: new Map(), flags: new Map() }
+
+// a standing as the book has it now: a change accepted since the last listing (here, or by another process on the
+// store) is the pin, so the page stops showing it and its calls go through before any host lists again
+const asBooked = (book: PinBook, s: Standing): Standing =>
+  s.change !== undefined && book.pins.get(s.tool)?.hash === s.hash
+    ? { tool: s.tool, hash: s.hash, pinned: s.hash, flags: s.flags }
+    : s
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -362,8 +375,12 @@ export const withDefinitionPins = (
       if (isLeft(read)) return right(read.left)
       const { calls, unreadable } = read.right
       const steps = calls.map((call, i): Step<'inner'> => {
-        const standing = blocked.size === 0 ? undefined : blocked.get(callNameOf(call) ?? '')
-        return unreadable[i] ?? (standing === undefined ? FORWARD : answerHere(call, drawDriftRefusal(standing)))
+        const held = blocked.size === 0 ? undefined : blocked.get(callNameOf(call) ?? '')
+        const standing = held === undefined ? undefined : asBooked(memory.book(), held)
+        return (
+          unreadable[i] ??
+          (standing?.action === undefined ? FORWARD : answerHere(call, drawDriftRefusal(standing)))
+        )
       })
       return right(
         await sendInOrder(
@@ -392,8 +409,14 @@ export const withDefinitionPins = (
         }),
       executeToolCalls: (calls) => executeBatch(batchOf(calls)),
       executeBatch,
-      definitions: (tool) => state.read().standings.get(tool),
-      standings: () => [...state.read().standings.values()],
+      definitions: (tool) => {
+        const s = state.read().standings.get(tool)
+        return s === undefined ? undefined : asBooked(memory.book(), s)
+      },
+      standings: () => {
+        const book = memory.book()
+        return [...state.read().standings.values()].map((s) => asBooked(book, s))
+      },
       book: memory.book,
       accept: (tool, hash) =>
         typeof tool === 'string' && typeof hash === 'string'

@@ -92,6 +92,17 @@ describe('withDefinitionPins: the listing', () => {
     const standing = tools.definitions('add')
     expect(standing).toMatchObject({ action: 'hold', pinned: tools.book().pins.get('add')?.hash })
     expect((await tools.accept('add', standing?.hash ?? ''))._tag).toBe('Right')
+    // before any listing: the standing is the book's (no change waits), and a call goes through
+    expect(tools.definitions('add')).toStrictEqual({
+      tool: 'add',
+      hash: standing?.hash,
+      pinned: standing?.hash,
+      flags: [],
+    })
+    expect(tools.standings().find((s) => s.tool === 'add')).toStrictEqual(tools.definitions('add'))
+    const [after] = await results(tools, [call('3', 'add', { a: 1 })])
+    expect(after?.is_error).toBeUndefined()
+    expect(inner.batches.flat().map((c) => c.id)).toEqual(['2', '3'])
     expect(await listed(tools)).toEqual(['add', 'read'])
     expect(tools.definitions('add')?.action).toBeUndefined()
   })
