@@ -125,9 +125,9 @@ export interface HttpPage {
   readonly render: (query: URLSearchParams, csrf: string) => string
   /**
    * For each action (`POST /NAME`, a form of `application/x-www-form-urlencoded`), what it does with the form's fields;
-   * it returns where the browser goes next (a 303), e.g. `/?done=1`.
+   * it returns (or resolves to) where the browser goes next (a 303), e.g. `/?done=1`.
    */
-  readonly actions: Readonly<Record<string, (form: URLSearchParams) => string>>
+  readonly actions: Readonly<Record<string, (form: URLSearchParams) => string | Promise<string>>>
 }
 
 /**
@@ -512,7 +512,8 @@ export const serveHttp = async (
   const csrf = randomBytes(32).toString('hex')
   // what a path of the page is: the page itself, one of its actions, or neither
   type PageRoute =
-    { readonly _tag: 'Page' } | { readonly _tag: 'Action'; readonly run: (form: URLSearchParams) => string }
+    | { readonly _tag: 'Page' }
+    | { readonly _tag: 'Action'; readonly run: (form: URLSearchParams) => string | Promise<string> }
   const pageRouteOf = (pathname: string): PageRoute | undefined => {
     const page = options.page
     if (page === undefined || pathname === path) return undefined
@@ -545,7 +546,7 @@ export const serveHttp = async (
         403,
         'Forbidden: the form does not carry this page’s CSRF token; reload the page and try again',
       )
-    res.writeHead(303, { location: route.run(form), ...PAGE_HEADERS })
+    res.writeHead(303, { location: await route.run(form), ...PAGE_HEADERS })
     res.end()
   }
 

@@ -536,6 +536,12 @@ describe('serveHttp: the page', () => {
           acted.push(form.get('what') ?? '')
           return '/?done=1'
         },
+        // an action that waits (an acceptance written to a store): it is done only once it resolves
+        'things/later': async (form) => {
+          await new Promise((r) => setTimeout(r, 50))
+          acted.push(`later ${form.get('what') ?? ''}`)
+          return `/?later=${acted.length}`
+        },
       },
     }
     const serving = await serve({ port: 0, page, ...(token === undefined ? {} : { token }) })
@@ -543,8 +549,8 @@ describe('serveHttp: the page', () => {
     const auth = token === undefined ? {} : { authorization: basic(token) }
     // the page drawn once, so its CSRF token is known
     await send(root, { method: 'GET', headers: auth })
-    const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
-      send(`${root}things/do`, {
+    const form = (fields: Record<string, string>, headers: Record<string, string> = {}, action = 'things/do') =>
+      send(`${root}${action}`, {
         headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded', ...headers },
         body: new URLSearchParams(fields).toString(),
       })
@@ -597,6 +603,31 @@ describe('serveHttp: the page', () => {
       'no-store',
     ])
     expect(acted).toStrictEqual(['it'])
+  })
+
+  it('an action that resolves answers 303 to where it resolves, once it has; without the token or from another site it never starts', async () => {
+    const { form, csrf, acted, root } = await pageServing('s3cret')
+    const own = new URL(root).origin
+    expectRefused(
+      await form({ what: 'it' }, {}, 'things/later'),
+      403,
+      'Forbidden: the form does not carry this page’s CSRF token; reload the page and try again',
+    )
+    expectRefused(
+      await form({ csrf: csrf(), what: 'it' }, { origin: 'http://evil.example' }, 'things/later'),
+      403,
+      'Forbidden: Origin "http://evil.example" is not allowed',
+    )
+    expectRefused(
+      await form({ csrf: csrf(), what: 'it' }, { origin: own, 'sec-fetch-site': 'cross-site' }, 'things/later'),
+      403,
+      'Forbidden: a request from another site (Sec-Fetch-Site: "cross-site")',
+    )
+    await new Promise((r) => setTimeout(r, 100))
+    expect(acted).toStrictEqual([])
+    const done = await form({ csrf: csrf(), what: 'it' }, {}, 'things/later')
+    expect([done.status, done.headers.location]).toStrictEqual([303, '/?later=1'])
+    expect(acted).toStrictEqual(['later it'])
   })
 
   it('an action without the CSRF token, or with another, is refused (403) and does nothing', async () => {
