@@ -1,6 +1,7 @@
 /**
  * The page a gateway serves at `GET /` over HTTP: its upstreams and their tools, what the alarm heard, the guard's
- * latest decisions and questions, and the grants, each with a button that takes it back. One HTML document with
+ * latest decisions and questions, the definitions waiting for an operator, each changed one with a button that
+ * accepts it, and the grants, each with a button that takes it back. One HTML document with
  * its style inline: no script, nothing from another site, readable in a browser with scripts off; the buttons are
  * plain forms (a POST carrying the page's CSRF token). Every text a model or an upstream chose is cut, its control
  * and invisible characters written as `\uXXXX`, then HTML-escaped.
@@ -9,7 +10,10 @@
  */
 import { cut, escapeControls } from '../kernel/describe.js'
 import { drawRule } from '../steps/policy/Rule.js'
-import type { Gateway, GatewayUpstreamStatus, HeldGrant } from './gateway.js'
+import { HASH_PATTERN, shortHash } from '../steps/pins/Canonical.js'
+import { drawChange } from '../steps/pins/Diff.js'
+import { drawFlag } from '../steps/pins/Flags.js'
+import type { DefinitionStanding, Gateway, GatewayUpstreamStatus, HeldGrant } from './gateway.js'
 import type { Heard, Pending, RecentDecision } from './heard.js'
 import type { HttpPage } from '../mcp/serve.js'
 
@@ -36,6 +40,8 @@ export interface PageData {
   readonly recent: ReadonlyArray<RecentDecision>
   readonly pending: Pending
   readonly grants: ReadonlyArray<HeldGrant>
+  /** Each tool's definition standing (`Gateway.definitions`); the page shows those waiting (see `waitingDefinitions`). */
+  readonly definitions: ReadonlyArray<DefinitionStanding>
   /** A line to show first, after an action (already in plain words; escaped here). */
   readonly notice?: string
   /** When it was drawn (ms since the epoch). */
@@ -168,6 +174,58 @@ const pendingOf = (pending: Pending): string =>
     'None: no human is being asked anything.',
   ) + (pending.others === 0 ? '' : `<p>And ${pending.others} more questions open.</p>`)
 
+/**
+ * The definitions that wait for an operator: each that changed since its pin (held, refused, or served as it comes:
+ * its change waits to be accepted all the same), and each that is flagged; in the order given.
+ *
+ * @example
+ * import { waitingDefinitions } from 'toolstack/gateway'
+ * const same = { tool: 'add', upstream: 'm', hash: 'sha256:a', pinned: 'sha256:a', flags: [] }
+ * const change = { added: ['to'], removed: [], more: 0, schemaOtherwise: false, annotations: [] }
+ * const held = { ...same, tool: 'search', hash: 'sha256:b', action: 'hold' as const, change }
+ * assert.deepStrictEqual(waitingDefinitions([same, held]), [held])
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const waitingDefinitions = (standings: ReadonlyArray<DefinitionStanding>): ReadonlyArray<DefinitionStanding> =>
+  standings.filter((s) => s.change !== undefined || s.flags.length > 0)
+
+const FOLLOWS: Readonly<Record<NonNullable<DefinitionStanding['action']>, string>> = {
+  warn: 'served as it comes',
+  hold: 'hidden until accepted',
+  refuse: 'listed as pinned, its calls refused until accepted',
+}
+
+const definitionsOf = (standings: ReadonlyArray<DefinitionStanding>, csrf: string): string => {
+  const waiting = waitingDefinitions(standings)
+  return (
+    table(
+      ['tool', 'upstream', 'what follows', 'what changed', 'flags', 'accept it'],
+      waiting
+        .slice(0, MAX_TOOLS_SHOWN)
+        .map((s) => [
+          `<code>${htmlText(s.tool)}</code>`,
+          htmlText(s.upstream),
+          s.action === undefined ? 'served (unchanged)' : FOLLOWS[s.action],
+          s.change === undefined
+            ? ''
+            : [
+                `pinned <code>${htmlText(s.pinned === undefined ? 'none' : shortHash(s.pinned))}</code>, ` +
+                  `now <code>${htmlText(shortHash(s.hash))}</code>`,
+                ...drawChange(s.change).map((line) => htmlText(line, 1000)),
+              ].join('<br>'),
+          s.flags.map((f) => htmlText(drawFlag(f), 500)).join('<br>'),
+          s.change === undefined
+            ? ''
+            : `<form method="post" action="/definitions/accept"><input type="hidden" name="csrf" value="${htmlText(csrf)}">` +
+              `<input type="hidden" name="hash" value="${htmlText(s.hash, 100)}"><button type="submit">Accept</button></form>`,
+        ]),
+      'None: no definition changed since it was pinned, and none is flagged.',
+    ) + (waiting.length > MAX_TOOLS_SHOWN ? `<p>And ${waiting.length - MAX_TOOLS_SHOWN} more.</p>` : '')
+  )
+}
+
 const grantsOf = (grants: ReadonlyArray<HeldGrant>, csrf: string): string =>
   table(
     ['grant', 'held by', 'take it back'],
@@ -202,6 +260,7 @@ export const renderPage = (d: PageData, csrf: string): string =>
   `<h2 id="heard">What the alarm heard</h2>${heardOf(d.heard)}` +
   `<h2 id="questions">Questions waiting for an answer</h2>${pendingOf(d.pending)}` +
   `<h2 id="decisions">Recent decisions</h2>${recentOf(d.recent)}` +
+  `<h2 id="definitions">Definitions waiting</h2>${definitionsOf(d.definitions, csrf)}` +
   `<h2 id="grants">Grants</h2>${grantsOf(d.grants, csrf)}` +
   '</body></html>'
 
@@ -209,16 +268,38 @@ export const renderPage = (d: PageData, csrf: string): string =>
 // constructors
 // -------------------------------------------------------------------------------------
 
+// what an acceptance says, from a link anyone could make: only a hash that is a tool's pin now, named with its tool,
+// or that none was accepted
+const acceptedNotice = (
+  accepted: string,
+  definitions: ReadonlyArray<DefinitionStanding>,
+  stored: boolean,
+): string | undefined => {
+  if (accepted === 'none')
+    return 'No definition was accepted: it was not waiting (any more: accepted already, or changed again).'
+  const standing = HASH_PATTERN.test(accepted)
+    ? definitions.find((s) => s.hash === accepted && s.pinned === accepted)
+    : undefined
+  return standing === undefined
+    ? undefined
+    : `The definition ${shortHash(accepted)} of ${JSON.stringify(standing.tool)} was accepted: it is the tool's pin now` +
+        `${stored ? ', in the store for every gateway on it,' : ''} and the tool is served again.`
+}
+
 /**
- * The page of a running gateway, for `serveHttp`'s `page`: drawn from the gateway at each request, and its one
- * action, `POST /grants/revoke` with a grant's `id`, which takes the grant back (`Gateway.revokeGrant`) and comes
- * back to the page saying so.
+ * The page of a running gateway, for `serveHttp`'s `page`: drawn from the gateway at each request, and its two
+ * actions, each coming back to the page saying what it did: `POST /grants/revoke` with a grant's `id` takes the
+ * grant back (`Gateway.revokeGrant`), and `POST /definitions/accept` with a changed definition's `hash` makes it its
+ * tool's pin (`Gateway.acceptDefinition`), so a held tool is served again.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const gatewayPage = (
-  gateway: Pick<Gateway, 'status' | 'heard' | 'recent' | 'pending' | 'grants' | 'revokeGrant'>,
+  gateway: Pick<
+    Gateway,
+    'status' | 'heard' | 'recent' | 'pending' | 'grants' | 'revokeGrant' | 'definitions' | 'acceptDefinition'
+  >,
   about: {
     readonly name: string
     readonly version: string
@@ -230,11 +311,12 @@ export const gatewayPage = (
   render: (query, csrf) => {
     // what an action says, from a link anyone could make: only a grant's id, or that none was taken back
     const revoked = query.get('revoked') ?? ''
+    const definitions = gateway.definitions()
     const notice = /^[0-9a-f]{16}$/.test(revoked)
       ? `The grant ${revoked} was taken back: ${about.store === undefined ? '' : 'from the store, and '}from every session that held it.`
       : revoked === 'none'
         ? 'No grant was taken back: it was not held (any more).'
-        : undefined
+        : acceptedNotice(query.get('accepted') ?? '', definitions, about.store !== undefined)
     return renderPage(
       {
         ...about,
@@ -244,6 +326,7 @@ export const gatewayPage = (
         recent: gateway.recent(),
         pending: gateway.pending(),
         grants: gateway.grants(),
+        definitions,
         now: Date.now(),
         ...(notice === undefined ? {} : { notice }),
       },
@@ -254,6 +337,15 @@ export const gatewayPage = (
     'grants/revoke': (form) => {
       const id = form.get('id') ?? ''
       return gateway.revokeGrant(id, 'from the page') === undefined ? '/?revoked=none' : `/?revoked=${id}`
+    },
+    // the form names the definition by its hash alone (a tool's name need not survive being written into HTML); the
+    // tool is the one listed with it now, so what is accepted is what the operator saw
+    'definitions/accept': async (form) => {
+      const hash = form.get('hash') ?? ''
+      const standing = gateway.definitions().find((s) => s.hash === hash && s.change !== undefined)
+      if (standing === undefined) return '/?accepted=none'
+      const accepted = await gateway.acceptDefinition(standing.tool, hash)
+      return accepted._tag === 'Right' ? `/?accepted=${hash}` : '/?accepted=none'
     },
   },
 })
