@@ -59,6 +59,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/redisStore.test.ts',
   'test/cli/serve-fleet.test.ts',
   'test/cli/grants.test.ts',
+  'test/cli/pins.test.ts',
   // and Debian's haproxy in front of two replicas
   'test/cli/fleet-haproxy.test.ts',
   'test/cli/serve-pins.test.ts',

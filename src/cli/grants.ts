@@ -5,8 +5,10 @@
  *
  * @since 0.1.0
  */
-import type { GatewayConfig, GatewayStore } from '../gateway/index.js'
-import { grantId, openStore, shownStoreUrl } from '../gateway/index.js'
+import type { GatewayConfig } from '../gateway/index.js'
+import { grantId, shownStoreUrl } from '../gateway/index.js'
+import type { OpenedStore } from './storeOpen.js'
+import { openForCommand } from './storeOpen.js'
 import { cut, describeError, escapeControls, jsonLine, plural } from './text.js'
 
 /**
@@ -46,22 +48,6 @@ export const grantLine = (r: Rule): string =>
   `${grantId(r)}  ${r.decision} ${shown(r.tool)}${r.under === undefined ? '' : ` under ${shown(r.under)}`}` +
   `${r.note === undefined ? '' : ` (${shown(r.note)})`}`
 
-// the store opened, and whether it could reach its backend (a store that cannot serves from memory, which here
-// would be an empty list said as if it were the truth)
-const open = async (
-  url: string,
-): Promise<{ readonly store: GatewayStore; readonly unreachable: () => string | undefined }> => {
-  let unreachable: string | undefined
-  const store = await openStore(url, {
-    // a notice is a backend that failed (then one that answers again); a directory that cannot be watched is not one
-    onNotice: (message) => {
-      if (/cannot be watched/.test(message)) return
-      unreachable = /\bagain\b/.test(message) ? undefined : (unreachable ?? message)
-    },
-  })
-  return { store, unreachable: () => unreachable }
-}
-
 /**
  * Runs `toolstack grants list` or `toolstack grants revoke ID` over the store at `options.store`; returns the exit
  * status: 0 done, 1 no grant has that id, 2 the store cannot be opened or reached.
@@ -75,9 +61,9 @@ export const runGrants = async (
   io: GrantsIO,
 ): Promise<number> => {
   const where = shown(shownStoreUrl(options.store))
-  let opened: Awaited<ReturnType<typeof open>>
+  let opened: OpenedStore
   try {
-    opened = await open(options.store)
+    opened = await openForCommand(options.store)
   } catch (e) {
     // the store's own message says what to do (a corrupt file is left as it is: mend it, or move it away)
     io.err(`toolstack grants: ${escapeControls(cut(describeError(e), 1000))}`)

@@ -139,6 +139,22 @@ Exit status: 0 done; 1 no grant has that id; 2 the store cannot be opened or
 reached (nothing changed), or the command line was wrong.
 `
 
+const PINS_EXAMPLES = `
+The tool definitions the gateways on a store pinned, and the changed ones waiting for
+an operator, each with its hash, what changed and its flags; accept makes a changed
+definition its tool's pin in the store, and every gateway on it serves it again (a
+file: store's gateways read the file again, a redis:// store's are told at once),
+without a restart.
+
+Examples:
+  $ toolstack pins list --store file:/var/lib/toolstack/grants.json
+  $ toolstack pins accept rg_notes_write sha256:4e07408562bedb8b60ce05c1decfe3ad16b72230967de01f640b7e4729b49fce --store redis://127.0.0.1:6379
+  $ toolstack pins list --json --store 'redis://redis:6379/0?prefix=team-a:'
+
+Exit status: 0 done; 1 no such changed definition waits; 2 the store cannot be
+opened or reached (nothing changed), or the command line was wrong.
+`
+
 const MCP_SDK = '@modelcontextprotocol/sdk'
 
 const collect = (value: string, previous: ReadonlyArray<string>): ReadonlyArray<string> => [...previous, value]
@@ -352,9 +368,11 @@ Examples:
   $ toolstack check toolstack.json
   $ toolstack serve --config toolstack.json
   $ toolstack grants list --store file:grants.json
+  $ toolstack pins list --store file:grants.json
 
 Exit status: 0 ok; 1 warnings with --fail-on-warn, an upstream check failed, no
-such grant; 2 unusable input or usage error; proxy: the server's own.
+such grant or waiting definition; 2 unusable input or usage error; proxy: the
+server's own.
 `,
     )
 
@@ -639,6 +657,34 @@ such grant; 2 unusable input or usage error; proxy: the server's own.
     .argument('<id>', 'the id toolstack grants list shows')
     .addOption(storeOption())
     .action((id: string, opts: { readonly store: string }) => runGrantsCommand({ _tag: 'revoke', id }, opts))
+
+  const pins = program
+    .command('pins')
+    .description('list the tool definitions a store pinned and the changes waiting, or accept one')
+    .addHelpText('after', PINS_EXAMPLES)
+  const runPinsCommand = async (
+    action: { readonly _tag: 'list' } | { readonly _tag: 'accept'; readonly tool: string; readonly hash: string },
+    opts: { readonly store: string; readonly json?: boolean },
+  ): Promise<void> => {
+    const loaded = await loadCommand('pins', () => import('./pins.js'))
+    if (loaded === undefined) return void (status = ExitCode.unusable)
+    status = await loaded.runPins(action, { store: opts.store, json: opts.json === true }, { out, err })
+  }
+  pins
+    .command('list')
+    .description('list the changed definitions waiting (with what changed), then the pins, each with its hash')
+    .addOption(storeOption())
+    .option('--json', 'one JSON object per line ({ state: "waiting" | "pinned", tool, hash, at, … })', false)
+    .action((opts: { readonly store: string; readonly json: boolean }) => runPinsCommand({ _tag: 'list' }, opts))
+  pins
+    .command('accept')
+    .description("make a changed definition its tool's pin, in the store and every gateway on it")
+    .argument('<tool>', 'the tool, as toolstack pins list shows it')
+    .argument('<hash>', 'the whole hash of the changed definition (sha256:…), as toolstack pins list shows it')
+    .addOption(storeOption())
+    .action((tool: string, hash: string, opts: { readonly store: string }) =>
+      runPinsCommand({ _tag: 'accept', tool, hash }, opts),
+    )
 
   try {
     await program.parseAsync([...argv])

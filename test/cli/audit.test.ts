@@ -1067,7 +1067,7 @@ describe('the command itself', () => {
     const top = await runCli(['--help'])
     expect(top.status).toBe(0)
     expect(top.stdout.toString()).toMatch(/audit[\s\S]*proxy[\s\S]*Examples:/)
-    for (const sub of ['audit', 'proxy', 'serve', 'check', 'init', 'grants']) {
+    for (const sub of ['audit', 'proxy', 'serve', 'check', 'init', 'grants', 'pins']) {
       const r = await runCli([sub, '--help'])
       expect(r.status).toBe(0)
       expect(r.stdout.toString()).toContain(`Usage: toolstack ${sub}`)
