@@ -17,7 +17,7 @@ import { cut, escapeControls, jsonLine, plural } from './text.js'
 import type { HttpPage, HttpServing } from '../mcp/index.js'
 import type { ConfigChange, Gateway, GatewayRecord, GatewayUpstreamStatus, UpstreamEvent } from '../gateway/index.js'
 import { serveHttp, serveStdio } from '../mcp/index.js'
-import { gatewayMetrics, gatewayPage, shownStoreUrl, startGateway } from '../gateway/index.js'
+import { GATEWAY_PAGE_ACTIONS, gatewayMetrics, gatewayPage, shownStoreUrl, startGateway } from '../gateway/index.js'
 import { drawDefinitionEvent } from '../extend.js'
 
 /**
@@ -389,7 +389,9 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
           // the page, drawn from the gateway once it has started
           page: {
             render: (query, csrf) => page?.render(query, csrf) ?? STARTING_PAGE,
-            actions: { 'grants/revoke': (form) => page?.actions['grants/revoke']?.(form) ?? '/' },
+            actions: Object.fromEntries(
+              GATEWAY_PAGE_ACTIONS.map((name) => [name, (form: URLSearchParams) => page?.actions[name]?.(form) ?? '/']),
+            ),
           },
           // the library accepts http:// of every accepted Host; https:// too, for a proxy that terminates TLS
           allowedOrigins: allowedHosts.flatMap((h) =>

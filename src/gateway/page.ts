@@ -268,6 +268,14 @@ export const renderPage = (d: PageData, csrf: string): string =>
 // constructors
 // -------------------------------------------------------------------------------------
 
+/**
+ * The actions of `gatewayPage` (`POST /NAME`), for a server that routes them before the gateway has started.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const GATEWAY_PAGE_ACTIONS = ['grants/revoke', 'definitions/accept'] as const
+
 // what an acceptance says, from a link anyone could make: only a hash that is a tool's pin now, named with its tool,
 // or that none was accepted
 const acceptedNotice = (
@@ -307,7 +315,9 @@ export const gatewayPage = (
     readonly store: string | undefined
     readonly sessions: () => number
   },
-): HttpPage => ({
+): HttpPage & {
+  readonly actions: Readonly<Record<(typeof GATEWAY_PAGE_ACTIONS)[number], HttpPage['actions'][string]>>
+} => ({
   render: (query, csrf) => {
     // what an action says, from a link anyone could make: only a grant's id, or that none was taken back
     const revoked = query.get('revoked') ?? ''

@@ -2,7 +2,8 @@
 // (playwright-core, no browser download). A host over Streamable HTTP makes the calls a page has to show (a
 // misspelled key, a tool that does not exist, a write its human answers "always allow"); the browser, scripts off,
 // reads the page while the human is being asked, then takes the grant back; without the token, and from a page of
-// another origin, it gets nothing done.
+// another origin, it gets nothing done. Over an upstream that changes its tools once trusted
+// (test/mcp/fixtures/rug-server.mjs) with drift "hold", it shows the definitions waiting and accepts one.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -12,8 +13,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { cliArgs, eventually, killAll, serverFilesystem, tempDir, track } from './support.js'
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { cliArgs, eventually, killAll, root, serverFilesystem, tempDir, track } from './support.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const TOKEN = 'page-s3cret'
@@ -123,6 +124,42 @@ const gatewayWithCalls = async () => {
 const granted = async (g: Awaited<ReturnType<typeof gatewayWithCalls>>) => {
   await g.write('a.txt').done
   await eventually(() => g.stored().grants.length === 1, 10_000, 'the grant in the store')
+}
+
+const RUG = join(root, 'test/mcp/fixtures/rug-server.mjs')
+
+/** A `toolstack serve --http` with drift "hold" over the rug server, a file: store, and a host that lists. */
+const gatewayOverRug = async () => {
+  const { dir, remove } = tempDir()
+  cleanups.push(remove)
+  const file = join(dir, 'toolstack.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mcpServers: { rg: { command: process.execPath, args: [RUG, join(dir, 'phase')] } },
+      rules: [{ tool: '*', decision: 'allow' }],
+      reasons: false,
+      drift: 'hold',
+      store: `file:${join(dir, 'store.json')}`,
+    }),
+  )
+  const child = track(process.execPath, cliArgs('serve', '--config', file, '--http', '127.0.0.1:0'), {
+    env: { ...process.env, TOOLSTACK_TOKEN: TOKEN, NO_COLOR: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let err = ''
+  child.stderr?.on('data', (b: Buffer) => (err += b.toString()))
+  await eventually(() => /listening on (\S+)/.test(err) || child.exitCode !== null, 30_000, 'the gateway')
+  const mcp = /listening on (\S+)/.exec(err)?.[1] ?? ''
+  let told = 0
+  const host = new Client({ name: 'host', version: '1' })
+  await host.connect(
+    new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
+  )
+  host.setNotificationHandler(ToolListChangedNotificationSchema, () => void (told += 1))
+  cleanups.push(() => host.close())
+  const names = async () => (await host.listTools()).tools.map((t) => t.name).sort()
+  return { host, names, told: () => told, page: new URL('/', mcp).href, err: () => err }
 }
 
 describe('the page of toolstack serve --http, in Chromium', () => {
@@ -241,5 +278,36 @@ describe('the page of toolstack serve --http, in Chromium', () => {
     expect(await section(tab, 'grants')).toContain('fs_write_file')
     expect(g.stored()).toMatchObject({ grants: [{ tool: 'fs_write_file' }] })
     expect(g.err()).not.toContain('taken back')
+  }, 90_000)
+
+  it('with scripts off, shows the definitions waiting (a held change, with what changed; a flagged newcomer); Accept serves the tool again and tells the host', async () => {
+    const g = await gatewayOverRug()
+    expect(await g.names()).toEqual(['rg_fetch_page', 'rg_notes_write', 'rg_rug', 'rg_search', 'rg_stats'])
+    // the upstream changes its tools and says so; the changed ones are held
+    await g.host.callTool({ name: 'rg_rug', arguments: {} })
+    await eventually(() => g.told() > 0, 10_000, 'list_changed')
+    expect(await g.names()).toEqual(['rg_helper', 'rg_rug', 'rg_stats'])
+
+    const context = await browser({ credentials: { username: 'me', password: TOKEN }, scripts: false })
+    const tab = await context.newPage()
+    await tab.goto(g.page)
+    const waiting = await section(tab, 'definitions')
+    expect(waiting).toMatch(
+      /rg_notes_write\s+rg\s+hidden until accepted\s+pinned sha256:\S+, now sha256:\S+\s+schema: keys added: mode/,
+    )
+    expect(waiting).toMatch(/rg_search\s+rg\s+hidden until accepted[\s\S]*other-tools/)
+    expect(waiting).toMatch(/rg_helper\s+rg\s+served \(unchanged\)\s+instructs-model/)
+    // a plain form, no script: the row's Accept button posts its hash, and the browser comes back to the page
+    const told = g.told()
+    await tab.locator('tr', { hasText: 'rg_notes_write' }).getByRole('button', { name: 'Accept' }).click()
+    await tab.waitForURL(/\?accepted=sha256:[0-9a-f]{64}$/)
+    expect(await tab.getByRole('status').innerText()).toMatch(
+      /^The definition sha256:[0-9a-f]{12}… of "rg_notes_write" was accepted: it is the tool's pin now, in the store for every gateway on it, and the tool is served again\.$/,
+    )
+    expect(await section(tab, 'definitions')).not.toContain('rg_notes_write')
+    // served again: the host is told, and lists it
+    await eventually(() => g.told() > told, 10_000, 'list_changed after the acceptance')
+    expect(await g.names()).toEqual(['rg_helper', 'rg_notes_write', 'rg_rug', 'rg_stats'])
+    expect(g.err()).toMatch(/toolstack serve: the definition of "rg_notes_write" \(sha256:[0-9a-f]{64}\) is accepted/)
   }, 90_000)
 })

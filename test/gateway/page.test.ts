@@ -7,7 +7,7 @@ import { left, right } from 'fp-ts/lib/Either.js'
 import type { PageData } from '../../src/gateway/page.js'
 import { gatewayPage, htmlText, renderPage } from '../../src/gateway/page.js'
 import type { DefinitionStanding, Gateway, HeldGrant } from '../../src/gateway/gateway.js'
-import { waitingDefinitions } from '../../src/gateway/page.js'
+import { GATEWAY_PAGE_ACTIONS, waitingDefinitions } from '../../src/gateway/page.js'
 import { asked, emptyHeard, hearWarning, noPending } from '../../src/gateway/heard.js'
 
 /** A changed, held and flagged definition whose every text an upstream could choose is `s`. */
@@ -343,6 +343,10 @@ describe('gatewayPage', () => {
     expect(page.render(new URLSearchParams({ accepted: flaggedHash }), 'c')).toContain(
       'of &quot;rg_helper&quot; was accepted: it is the tool&#39;s pin now and the tool is served again.',
     )
+  })
+
+  it('has the actions a server routes before the gateway has started, and no other', () => {
+    expect(Object.keys(fake().page.actions).sort()).toStrictEqual([...GATEWAY_PAGE_ACTIONS].sort())
   })
 
   it('revoke takes the grant back by its id, "from the page", and goes back to the page saying which', () => {
