@@ -9,6 +9,7 @@ import { openStore } from '../../src/gateway/index.js'
 import type { Pin, ToolDefinition } from '../../src/extend.js'
 import { hashDefinition } from '../../src/extend.js'
 import { startRedis } from '../support/redis.js'
+import { blocksOf } from '../support/blocks.js'
 import { eventually, killAll, runCli, tempDir } from './support.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
@@ -154,6 +155,31 @@ describe('toolstack pins', () => {
     const file = JSON.parse(readFileSync(path, 'utf8')) as { pins: Array<Pin>; changes: Array<Pin> }
     expect(file.pins.find((p) => p.tool === 'rg_notes_write')?.hash).toBe(widened.hash)
     expect(file.changes.map((c) => c.hash)).toEqual([poisoned.hash])
+
+    // the lines docs/serve.md shows, their store this test's and their hash a change's that waits
+    const newer = pin({ ...widened.definition, name: 'rg_notes_write', description: 'Writes a note, now.' }, 't3')
+    await gateway.pins.change(newer)
+    await eventually(() => readFileSync(path, 'utf8').includes(newer.hash), 10_000, 'the change in the file')
+    const documented = (blocksOf('docs/serve.md', 'sh').find((b) => /^toolstack pins /m.test(b)) ?? '')
+      .split('\n')
+      .filter((l) => l.startsWith('toolstack pins '))
+      .map((l) => l.slice('toolstack '.length).split(' '))
+    expect(documented.map((args) => args.slice(0, 2))).toEqual([
+      ['pins', 'list'],
+      ['pins', 'accept'],
+    ])
+    const withOurs = (args: ReadonlyArray<string>): Array<string> =>
+      args.map((a, i) => (args[i - 1] === '--store' ? url : args[1] === 'accept' && i === 3 ? newer.hash : a))
+    const [list = [], accept = []] = documented
+    const shown = await runCli(withOurs(list))
+    expect(shown.stdout.toString()).toContain(`rg_notes_write  ${newer.hash}  waiting since t3`)
+    const taken = await runCli(withOurs(accept))
+    expect(taken.status, taken.stderr).toBe(0)
+    await eventually(
+      () => gateway.pins.book().pins.get('rg_notes_write')?.hash === newer.hash,
+      10_000,
+      'the documented acceptance',
+    )
   }, 90_000)
 
   it('over a real Redis: lists, accepts one (every replica on it takes it), says an unknown hash', async () => {
