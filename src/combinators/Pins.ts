@@ -378,8 +378,7 @@ export const withDefinitionPins = (
         const held = blocked.size === 0 ? undefined : blocked.get(callNameOf(call) ?? '')
         const standing = held === undefined ? undefined : asBooked(memory.book(), held)
         return (
-          unreadable[i] ??
-          (standing?.action === undefined ? FORWARD : answerHere(call, drawDriftRefusal(standing)))
+          unreadable[i] ?? (standing?.action === undefined ? FORWARD : answerHere(call, drawDriftRefusal(standing)))
         )
       })
       return right(
