@@ -191,6 +191,9 @@ const pendingOf = (pending: Pending): string =>
 export const waitingDefinitions = (standings: ReadonlyArray<DefinitionStanding>): ReadonlyArray<DefinitionStanding> =>
   standings.filter((s) => s.change !== undefined || s.flags.length > 0)
 
+// an upstream chooses how many annotations and flagged texts a definition has: a row shows the first of each
+const MAX_LINES_SHOWN = 20
+
 const FOLLOWS: Readonly<Record<NonNullable<DefinitionStanding['action']>, string>> = {
   warn: 'served as it comes',
   hold: 'hidden until accepted',
@@ -202,25 +205,28 @@ const definitionsOf = (standings: ReadonlyArray<DefinitionStanding>, csrf: strin
   return (
     table(
       ['tool', 'upstream', 'what follows', 'what changed', 'flags', 'accept it'],
-      waiting
-        .slice(0, MAX_TOOLS_SHOWN)
-        .map((s) => [
-          `<code>${htmlText(s.tool)}</code>`,
-          htmlText(s.upstream),
-          s.action === undefined ? 'served (unchanged)' : FOLLOWS[s.action],
-          s.change === undefined
-            ? ''
-            : [
-                `pinned <code>${htmlText(s.pinned === undefined ? 'none' : shortHash(s.pinned))}</code>, ` +
-                  `now <code>${htmlText(shortHash(s.hash))}</code>`,
-                ...drawChange(s.change).map((line) => htmlText(line, 1000)),
-              ].join('<br>'),
-          s.flags.map((f) => htmlText(drawFlag(f), 500)).join('<br>'),
-          s.change === undefined
-            ? ''
-            : `<form method="post" action="/definitions/accept"><input type="hidden" name="csrf" value="${htmlText(csrf)}">` +
-              `<input type="hidden" name="hash" value="${htmlText(s.hash, 100)}"><button type="submit">Accept</button></form>`,
-        ]),
+      waiting.slice(0, MAX_TOOLS_SHOWN).map((s) => [
+        `<code>${htmlText(s.tool)}</code>`,
+        htmlText(s.upstream),
+        s.action === undefined ? 'served (unchanged)' : FOLLOWS[s.action],
+        s.change === undefined
+          ? ''
+          : [
+              `pinned <code>${htmlText(s.pinned === undefined ? 'none' : shortHash(s.pinned))}</code>, ` +
+                `now <code>${htmlText(shortHash(s.hash))}</code>`,
+              ...drawChange(s.change)
+                .slice(0, MAX_LINES_SHOWN)
+                .map((line) => htmlText(line, 1000)),
+            ].join('<br>'),
+        s.flags
+          .slice(0, MAX_LINES_SHOWN)
+          .map((f) => htmlText(drawFlag(f), 500))
+          .join('<br>'),
+        s.change === undefined
+          ? ''
+          : `<form method="post" action="/definitions/accept"><input type="hidden" name="csrf" value="${htmlText(csrf)}">` +
+            `<input type="hidden" name="hash" value="${htmlText(s.hash, 100)}"><button type="submit">Accept</button></form>`,
+      ]),
       'None: no definition changed since it was pinned, and none is flagged.',
     ) + (waiting.length > MAX_TOOLS_SHOWN ? `<p>And ${waiting.length - MAX_TOOLS_SHOWN} more.</p>` : '')
   )

@@ -126,6 +126,30 @@ describe('renderPage', () => {
     expect(html.length).toBeLessThan(renderPage(hostile(''), 'c5rf').length + 100_000)
   })
 
+  it("shows at most 20 lines of a definition's change and 20 of its flags, however many it has", () => {
+    const one = standing('x')
+    const many: DefinitionStanding = {
+      ...one,
+      change: {
+        ...(one.change as NonNullable<DefinitionStanding['change']>),
+        annotations: Array.from({ length: 1_000 }, (_, i) => ({
+          key: { text: `k${i}`, cut: 0 },
+          was: { text: 'a', cut: 0 },
+          now: { text: 'b', cut: 0 },
+        })),
+      },
+      flags: Array.from({ length: 1_000 }, () => ({
+        rule: 'hidden-characters' as const,
+        where: 'description',
+        excerpt: { text: 'x', cut: 0 },
+      })),
+    }
+    const html = renderPage({ ...hostile('x'), definitions: [many] }, 'c5rf')
+    // the rename, the description and the schema come first
+    expect(count(html, 'annotation k')).toBe(20 - 3)
+    expect(count(html, 'hidden-characters (')).toBe(20)
+  })
+
   it('shows every section, each grant with a form that posts its id and the CSRF token to /grants/revoke', () => {
     const d = hostile('x')
     const html = renderPage(
