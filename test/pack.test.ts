@@ -144,7 +144,7 @@ describe('the packed package, installed as a user installs it', () => {
     const mcp = inUser([
       '--input-type=module',
       '-e',
-      "const m = await import('toolstack/mcp'); console.log(typeof m.startGateway)",
+      "const m = await import('toolstack/gateway'); console.log(typeof m.startGateway)",
     ])
     expect(mcp.stderr).toBe('')
     expect(mcp.stdout.trim()).toBe('function')

@@ -106,7 +106,8 @@ const gatewayWithCalls = async () => {
   cleanups.push(() => host.close())
   await host.listTools()
   await host.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: 1 } })
-  await host.callTool({ name: 'fs_raed_file', arguments: {} })
+  // a tool that does not exist is a JSON-RPC error (MCP's "Unknown tool"), and still a decision on the page
+  await expect(host.callTool({ name: 'fs_raed_file', arguments: {} })).rejects.toThrow(/there is no tool named/)
   /** A write, asked about; the human answers once `release` is called (at once without `hold`). */
   const write = (name: string, hold = false) => {
     let release = (): void => undefined
