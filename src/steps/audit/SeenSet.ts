@@ -183,33 +183,47 @@ const NOTHING: ReadonlyArray<string> = Object.freeze([])
  */
 export const firstSeen =
   (tool: string, keys: ReadonlyArray<string>, id = '') =>
-  (seen: SeenSet): readonly [ReadonlyArray<string>, SeenSet] => {
-    if (keys.length === 0) return [NOTHING, seen]
-    const { byTool, size, capacity } = impl(seen)
-    const known = SM.get(byTool, tool)
-    let ofTool = known ?? SM.emptyStringMap<Count>()
-    let fresh: Array<string> | undefined
-    let added = 0
-    // a call's keys are an object's keys, so distinct; a caller's list may not be
-    for (const key of keys.length === 1 ? keys : new Set(keys)) {
-      const had = SM.get(ofTool, lookupKey(key))
-      if (had !== undefined) {
-        had.calls++
-        continue
-      }
-      ;(fresh ??= []).push(key)
-      if (size + added >= capacity) continue
-      ofTool = SM.set(ofTool, rememberedKey(key), { calls: 1, firstId: rememberedId(id) })
-      added++
+  (seen: SeenSet): readonly [ReadonlyArray<string>, SeenSet] =>
+    countCall(seen, tool, keys, id)
+
+/**
+ * {@link firstSeen} without its curried closures, for the audit's per-call loop.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const countCall = (
+  seen: SeenSet,
+  tool: string,
+  keys: ReadonlyArray<string>,
+  id: string,
+): readonly [ReadonlyArray<string>, SeenSet] => {
+  if (keys.length === 0) return [NOTHING, seen]
+  const { byTool, size, capacity } = impl(seen)
+  const known = SM.get(byTool, tool)
+  let ofTool = known ?? SM.emptyStringMap<Count>()
+  let fresh: Array<string> | undefined
+  let added = 0
+  // a call's keys are an object's keys, so distinct; a caller's list may not be
+  for (const key of keys.length === 1 ? keys : new Set(keys)) {
+    const had = SM.get(ofTool, lookupKey(key))
+    if (had !== undefined) {
+      had.calls++
+      continue
     }
-    // only known pairs: the same set, their counters bumped
-    if (added === 0) return [fresh ?? NOTHING, seen]
-    // a tool is remembered by a copy of its name, made once
-    return [
-      fresh ?? NOTHING,
-      make(SM.set(byTool, known === undefined ? copyOf(tool) : tool, ofTool), size + added, capacity),
-    ]
+    ;(fresh ??= []).push(key)
+    if (size + added >= capacity) continue
+    ofTool = SM.set(ofTool, rememberedKey(key), { calls: 1, firstId: rememberedId(id) })
+    added++
   }
+  // only known pairs: the same set, their counters bumped
+  if (added === 0) return [fresh ?? NOTHING, seen]
+  // a tool is remembered by a copy of its name, made once
+  return [
+    fresh ?? NOTHING,
+    make(SM.set(byTool, known === undefined ? copyOf(tool) : tool, ofTool), size + added, capacity),
+  ]
+}
 
 /**
  * Whether the seen-set holds as many pairs as it can: new pairs are reported but no longer remembered.
