@@ -45,6 +45,8 @@ export interface UnknownKey {
  */
 export interface Scratch {
   readonly tolerated: ReadonlySet<string>
+  /** Whether `tolerated` names more than `reason`: when not, a top-level key is never looked up in it. */
+  readonly others: boolean
   readonly stack: Array<Segment>
   /** The first undeclared key found. */
   first: UnknownKey | undefined
@@ -60,6 +62,7 @@ export interface Scratch {
  */
 export const scratchOf = (tolerated: ReadonlySet<string>): Scratch => ({
   tolerated,
+  others: [...tolerated].some((name) => name !== REASON_PARAM),
   stack: [],
   first: undefined,
   more: undefined,
@@ -76,7 +79,7 @@ export const scratchOf = (tolerated: ReadonlySet<string>): Scratch => ({
  * @category utils
  */
 export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
-  depth === 0 && (key === REASON_PARAM || s.tolerated.has(key))
+  depth === 0 && (key === REASON_PARAM || (s.others && s.tolerated.has(key)))
 
 const TOP: ReadonlyArray<Segment> = Object.freeze([])
 
