@@ -146,7 +146,7 @@ describe('firstSeen', () => {
     expect(hasSeen('fs_read', 'ffset')(seen)).toBe(true)
   })
 
-  it('counts a pair met again without saying it again, in the pair\'s own counter: the same set comes back', () => {
+  it("counts a pair met again without saying it again, in the pair's own counter: the same set comes back", () => {
     const [, seen] = firstSeen('t', ['a'], 'c1')(emptySeenSet)
     const [fresh, again] = firstSeen('t', ['a'], 'c2')(seen)
     expect(fresh).toEqual([])
@@ -155,7 +155,7 @@ describe('firstSeen', () => {
     expect(pairStats(again)).toEqual([{ tool: 't', key: 'a', calls: 2, firstId: 'c1' }])
   })
 
-  it('leaves the pairs of an older set alone when a new pair comes; a known pair\'s count is shared', () => {
+  it("leaves the pairs of an older set alone when a new pair comes; a known pair's count is shared", () => {
     const [, seen] = firstSeen('t', ['a'], 'c1')(emptySeenSet)
     const [fresh, more] = firstSeen('t', ['a', 'b'], 'c2')(seen)
     expect(fresh).toEqual(['b'])

@@ -5,8 +5,9 @@
  * sync.
  *
  * It is a persistent hash trie: adding a pair costs the same however many are stored, and an old value never
- * changes which pairs it holds (a pair's count is its own counter, bumped in place: see `Count`). Memory is bounded in two ways: each pair costs a bounded number of bytes whatever its key
- * and id (a long key is stored as a digest, a long id truncated), and a set holds at most `capacity` pairs.
+ * changes which pairs it holds (a pair's count is its own counter, bumped in place: see `Count`). Memory is
+ * bounded in two ways: each pair costs a bounded number of bytes whatever its key and id (a long key is stored
+ * as a digest, a long id truncated), and a set holds at most `capacity` pairs.
  *
  * @since 0.1.0
  */
