@@ -126,7 +126,8 @@ describe('toolstack serve: the terminal', () => {
     writeFileSync(join(dir, 'notes.txt'), 'one\n')
     await names(client)
     await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: 1 } })
-    await client.callTool({ name: 'fs_delete_everything', arguments: {} })
+    // a tool not listed is a JSON-RPC error to the host (MCP's "Unknown tool"), and a refusal on stderr
+    await expect(client.callTool({ name: 'fs_delete_everything', arguments: {} })).rejects.toThrow(/no tool named/)
     await client.callTool({ name: 'fs_write_file', arguments: { path: join(dir, 'x.txt'), content: 'x' } })
   }
 

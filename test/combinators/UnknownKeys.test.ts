@@ -146,13 +146,27 @@ describe('firstSeen', () => {
     expect(hasSeen('fs_read', 'ffset')(seen)).toBe(true)
   })
 
-  it('counts a pair met again without saying it again, leaving the input alone', () => {
+  it("counts a pair met again without saying it again, in the pair's own counter: the same set comes back", () => {
     const [, seen] = firstSeen('t', ['a'], 'c1')(emptySeenSet)
     const [fresh, again] = firstSeen('t', ['a'], 'c2')(seen)
     expect(fresh).toEqual([])
+    expect(again).toBe(seen)
     expect(again.size).toBe(1)
     expect(pairStats(again)).toEqual([{ tool: 't', key: 'a', calls: 2, firstId: 'c1' }])
-    expect(pairStats(seen)).toEqual([{ tool: 't', key: 'a', calls: 1, firstId: 'c1' }])
+  })
+
+  it("leaves the pairs of an older set alone when a new pair comes; a known pair's count is shared", () => {
+    const [, seen] = firstSeen('t', ['a'], 'c1')(emptySeenSet)
+    const [fresh, more] = firstSeen('t', ['a', 'b'], 'c2')(seen)
+    expect(fresh).toEqual(['b'])
+    expect(more).not.toBe(seen)
+    expect([seen.size, more.size]).toEqual([1, 2])
+    expect(hasSeen('t', 'b')(seen)).toBe(false)
+    expect(pairStats(seen)).toEqual([{ tool: 't', key: 'a', calls: 2, firstId: 'c1' }])
+    expect(pairStats(more)).toEqual([
+      { tool: 't', key: 'a', calls: 2, firstId: 'c1' },
+      { tool: 't', key: 'b', calls: 1, firstId: 'c2' },
+    ])
   })
 
   it('returns the very same seen-set for a call without undeclared keys', () => {

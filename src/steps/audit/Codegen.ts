@@ -18,7 +18,6 @@ import type { Scratch } from './Walk.js'
 import {
   ARRAY,
   OBJECT,
-  declaredAt,
   childrenAt,
   expand,
   isTolerated,
@@ -59,7 +58,6 @@ const RUNTIME = Object.freeze({
   own: (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k),
   tol: isTolerated,
   report,
-  declaredAt,
   keyAt,
   valueAt,
   walkObject,
@@ -142,7 +140,7 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
         ? speaksAny(rests)
           ? `        ${tol === '' ? '{' : `if (${tol}) {`}\n          s.stack[d] = R.ENTRY\n${descend(rests, 'R.valueAt(x, k)', '          ')}\n        }`
           : ''
-        : `        if (${tol === '' ? '' : `${tol} && `}R.own(x, k)) R.report(s, d, k, () => R.declaredAt(${decidingC}))`
+        : `        if (${tol === '' ? '' : `${tol} && `}R.own(x, k)) R.report(s, d, k, ${decidingC})`
     return `    for (const k in x) {\n      switch (k) {\n${cases.join('\n')}\n      default:\n${miss}\n      }\n    }`
   }
 

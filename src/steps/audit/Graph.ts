@@ -239,8 +239,24 @@ const SUBSCHEMA_MORE = ['else', 'unevaluatedProperties', 'unevaluatedItems', 'co
 const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items']
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']
 
+const SUBSCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
+  ...SUBSCHEMA,
+  ...SUBSCHEMA_MORE,
+  ...SUBSCHEMA_LISTS,
+  ...SUBSCHEMA_MAPS,
+])
+
+// whether `s` has an own member named by `keywords`: most schemas of a listing are leaves (`{ type: 'string',
+// description }`), told apart by their two or three names rather than a lookup per keyword (the compile time
+// of docs/performance.md)
+const hasAnyOf = (s: object, keywords: ReadonlySet<string>): boolean => {
+  for (const k of Object.getOwnPropertyNames(s)) if (keywords.has(k)) return true
+  return false
+}
+
 /** Calls `f` on every schema position below `s`: what the index of identifiers walks. */
 const eachSubschema = (s: Readonly<Record<string, unknown>>, f: (sub: unknown) => void): void => {
+  if (!hasAnyOf(s, SUBSCHEMA_KEYWORDS)) return
   for (const k of SUBSCHEMA) f(memberOf(s, k))
   for (const k of SUBSCHEMA_MORE) f(memberOf(s, k))
   for (const k of SUBSCHEMA_LISTS) for (const sub of arrayOf(s, k)) f(sub)
@@ -367,6 +383,42 @@ const namesOf = (s: unknown): ReadonlyArray<string> | undefined => {
     : undefined
 }
 
+// the keywords that make a place more than its `type`, `const` and `enum`: a schema without any is a leaf
+const BEYOND_LEAF: ReadonlySet<string> = new Set([
+  '$ref',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'dependencies',
+  'properties',
+  'patternProperties',
+  'additionalProperties',
+  'propertyNames',
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'const',
+  'enum',
+])
+
+const leaf = (object: boolean, array: boolean, id: number): Node => Object.freeze({ ...blank(true, id), object, array })
+
+// the places of a leaf by what its `type` allows, shared by every schema and listing as FREE is: a leaf holds
+// nothing to build, and most places of a listing are leaves (the compile time of docs/performance.md)
+const LEAVES: ReadonlyArray<Node> = [leaf(false, false, -3), leaf(true, false, -4), leaf(false, true, -5), FREE]
+
+const leafOf = (s: Readonly<Record<string, unknown>>): Node => {
+  const type = memberOf(s, 'type')
+  const types: ReadonlyArray<unknown> | undefined =
+    typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined
+  if (types === undefined) return FREE
+  return LEAVES[(types.includes('object') ? 1 : 0) + (types.includes('array') ? 2 : 0)] as Node
+}
+
 /** A conjunct of a place: the schema itself, an `allOf` branch or a `$ref` target (main), or a conditional. */
 type Conjunct = readonly [Readonly<Record<string, unknown>>, boolean]
 
@@ -390,6 +442,7 @@ export const buildGraph = (parameters: unknown): Graph => {
     if (!isRecord(schema) || depth > MAX_DEPTH) return FREE
     const had = built.get(schema)
     if (had !== undefined) return had
+    if (!hasAnyOf(schema, BEYOND_LEAF)) return leafOf(schema)
     const p = blank(true, nodes.length)
     built.set(schema, p)
     nodes.push(p)

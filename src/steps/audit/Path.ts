@@ -57,9 +57,18 @@ export const ENTRY: EachEntry = Object.freeze({ each: 'entry' })
 // -------------------------------------------------------------------------------------
 
 // a top-level key is shown as is unless it could be taken for a path (or for the record mark); below the top,
-// a name that is not a plain word is quoted (`opts["a.b"]`), so no two places share a path
-const PATH_CHARS = /[.[\]"]/
-const QUOTED_BELOW = /[.[\]" ]/
+// a name that is not a plain word is quoted (`opts["a.b"]`), so no two places share a path. A scan of char
+// codes rather than a RegExp: every repeated undeclared key is rendered again (the flat figures of
+// docs/performance.md)
+const needsQuotes = (key: string, below: boolean): boolean => {
+  if (key === '' || key === '*') return true
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i)
+    // . [ ] " and, below the top, a space
+    if (c === 0x2e || c === 0x5b || c === 0x5d || c === 0x22 || (below && c === 0x20)) return true
+  }
+  return false
+}
 
 /**
  * The path of `key` in the object at `at` (`''` for the arguments' root).
@@ -77,10 +86,10 @@ const QUOTED_BELOW = /[.[\]" ]/
  */
 export const pathOf = (at: string, key: string): string =>
   at === ''
-    ? PATH_CHARS.test(key) || key === '' || key === '*'
+    ? needsQuotes(key, false)
       ? `[${JSON.stringify(key)}]`
       : key
-    : QUOTED_BELOW.test(key) || key === '' || key === '*'
+    : needsQuotes(key, true)
       ? `${at}[${JSON.stringify(key)}]`
       : `${at}.${key}`
 

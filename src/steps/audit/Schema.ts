@@ -17,8 +17,8 @@ import type { Draft, Node } from './Graph.js'
 import { buildGraph } from './Graph.js'
 import type { Checker } from './Codegen.js'
 import { generate } from './Codegen.js'
-import type { Scratch, UnknownKey } from './Walk.js'
-import { walk } from './Walk.js'
+import type { UnknownKey } from './Walk.js'
+import { scratchOf, takeFound, walk } from './Walk.js'
 
 export type { UnknownKey } from './Walk.js'
 export type { Segment } from './Path.js'
@@ -140,16 +140,6 @@ export const isGenerated = (shape: Shape): boolean => shape.source !== undefined
 // pure steps
 // -------------------------------------------------------------------------------------
 
-const NONE: ReadonlyArray<UnknownKey> = Object.freeze([])
-
-/**
- * Orders undeclared keys by path (by UTF-16 code units, as `<` compares strings).
- *
- * @since 0.1.0
- * @category utils
- */
-export const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
-
 const TOLERATED: ReadonlySet<string> = new Set([REASON_PARAM])
 
 /**
@@ -186,10 +176,10 @@ export const diffKeys = (
   const check = typeof shape.check === 'function' ? checkerOf(shape.check) : interpreted(nodeOf(shape.root))
   // one scratch, reused call after call (a check never waits, so calls do not overlap; a check made inside
   // another, from a getter, gets its own)
-  const scratch: Scratch = { tolerated, stack: [], found: undefined }
+  const scratch = scratchOf(tolerated)
   let busy = false
   return (args) => {
-    const s: Scratch = busy ? { tolerated, stack: [], found: undefined } : scratch
+    const s = busy ? scratchOf(tolerated) : scratch
     const mine = s === scratch
     busy = true
     try {
@@ -197,9 +187,6 @@ export const diffKeys = (
     } finally {
       if (mine) busy = false
     }
-    const found = s.found
-    if (found === undefined) return NONE
-    s.found = undefined
-    return found.size === 1 ? [...found.values()] : [...found.values()].sort(byPath)
+    return takeFound(s)
   }
 }

@@ -4,9 +4,10 @@
  * the set) and `stats`: a pair is seen exactly when it is counted, so there is no second memory to keep in
  * sync.
  *
- * It is a persistent hash trie: adding a pair costs the same however many are stored, and an old value is
- * never modified. Memory is bounded in two ways: each pair costs a bounded number of bytes whatever its key
- * and id (a long key is stored as a digest, a long id truncated), and a set holds at most `capacity` pairs.
+ * It is a persistent hash trie: adding a pair costs the same however many are stored, and an old value never
+ * changes which pairs it holds (a pair's count is its own counter, bumped in place: see `Count`). Memory is
+ * bounded in two ways: each pair costs a bounded number of bytes whatever its key and id (a long key is stored
+ * as a digest, a long id truncated), and a set holds at most `capacity` pairs.
  *
  * @since 0.1.0
  */
@@ -52,8 +53,14 @@ export interface PairStat {
   readonly firstId: string
 }
 
+// A pair's own counter. The set's shape (which pairs, its size) is persistent and replaced through the
+// audit's ref in one step; a call that only repeats known pairs bumps their counters in place instead of
+// copying two trie paths per pair (that copying was most of a repeated call's cost: the flat figures of
+// docs/performance.md). It stays one atomic step: the counter is bumped inside the same synchronous
+// read-compute-write of the ref, so no reader sees half of it, and it belongs to the pair, so every version
+// that holds the pair reads its one count.
 interface Count {
-  readonly calls: number
+  calls: number
   readonly firstId: string
 }
 
@@ -158,8 +165,10 @@ const NOTHING: ReadonlyArray<string> = Object.freeze([])
 /**
  * Counts one call of `tool`, with id `id`, that carried each of `keys` (undeclared keys, from `diffKeys`):
  * returns the keys not seen before for that tool, and the seen-set that remembers them and counts this call.
- * The input is never modified. A key repeated within `keys` counts once. Past the set's capacity, a new pair
- * is returned (so it is reported) but not remembered.
+ * Which pairs the input holds never changes: a new pair makes a new set (the input itself when nothing is new).
+ * A count belongs to its pair, shared by every set that holds the pair, so an older set reads the latest
+ * count. A key repeated within `keys` counts once. Past the set's capacity, a new pair is returned (so it is
+ * reported) but not remembered.
  *
  * @example
  * import { emptySeenSet, firstSeen } from 'toolstack'
@@ -175,32 +184,47 @@ const NOTHING: ReadonlyArray<string> = Object.freeze([])
  */
 export const firstSeen =
   (tool: string, keys: ReadonlyArray<string>, id = '') =>
-  (seen: SeenSet): readonly [ReadonlyArray<string>, SeenSet] => {
-    if (keys.length === 0) return [NOTHING, seen]
-    const { byTool, size, capacity } = impl(seen)
-    const known = SM.get(byTool, tool)
-    let ofTool = known ?? SM.emptyStringMap<Count>()
-    let fresh: Array<string> | undefined
-    let added = 0
-    // a call's keys are an object's keys, so distinct; a caller's list may not be
-    for (const key of keys.length === 1 ? keys : new Set(keys)) {
-      const k = lookupKey(key)
-      const had = SM.get(ofTool, k)
-      if (had !== undefined) {
-        ofTool = SM.set(ofTool, k, { calls: had.calls + 1, firstId: had.firstId })
-        continue
-      }
-      ;(fresh ??= []).push(key)
-      if (size + added >= capacity) continue
-      ofTool = SM.set(ofTool, rememberedKey(key), { calls: 1, firstId: rememberedId(id) })
-      added++
+  (seen: SeenSet): readonly [ReadonlyArray<string>, SeenSet] =>
+    countCall(seen, tool, keys, id)
+
+/**
+ * {@link firstSeen} without its curried closures, for the audit's per-call loop.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const countCall = (
+  seen: SeenSet,
+  tool: string,
+  keys: ReadonlyArray<string>,
+  id: string,
+): readonly [ReadonlyArray<string>, SeenSet] => {
+  if (keys.length === 0) return [NOTHING, seen]
+  const { byTool, size, capacity } = impl(seen)
+  const known = SM.get(byTool, tool)
+  let ofTool = known ?? SM.emptyStringMap<Count>()
+  let fresh: Array<string> | undefined
+  let added = 0
+  // a call's keys are an object's keys, so distinct; a caller's list may not be
+  for (const key of keys.length === 1 ? keys : new Set(keys)) {
+    const had = SM.get(ofTool, lookupKey(key))
+    if (had !== undefined) {
+      had.calls++
+      continue
     }
-    // a tool is remembered by a copy of its name, made once
-    return [
-      fresh ?? NOTHING,
-      make(SM.set(byTool, known === undefined ? copyOf(tool) : tool, ofTool), size + added, capacity),
-    ]
+    ;(fresh ??= []).push(key)
+    if (size + added >= capacity) continue
+    ofTool = SM.set(ofTool, rememberedKey(key), { calls: 1, firstId: rememberedId(id) })
+    added++
   }
+  // only known pairs: the same set, their counters bumped
+  if (added === 0) return [fresh ?? NOTHING, seen]
+  // a tool is remembered by a copy of its name, made once
+  return [
+    fresh ?? NOTHING,
+    make(SM.set(byTool, known === undefined ? copyOf(tool) : tool, ofTool), size + added, capacity),
+  ]
+}
 
 /**
  * Whether the seen-set holds as many pairs as it can: new pairs are reported but no longer remembered.

@@ -37,16 +37,36 @@ export interface UnknownKey {
 
 /**
  * What one check carries while it walks: the tolerated top-level names, the segments of the place it is at
- * (`stack[0..depth)`, written in place, so a clean walk allocates nothing), and what it found.
+ * (`stack[0..depth)`, written in place, so a clean walk allocates nothing), and what it found (read it with
+ * {@link takeFound}).
  *
  * @since 0.1.0
  * @category model
  */
 export interface Scratch {
   readonly tolerated: ReadonlySet<string>
+  /** Whether `tolerated` names more than `reason`: when not, a top-level key is never looked up in it. */
+  readonly others: boolean
   readonly stack: Array<Segment>
-  found: Map<string, UnknownKey> | undefined
+  /** The first undeclared key found. */
+  first: UnknownKey | undefined
+  /** Every one found, by path, once a second path is found: a call with one undeclared key makes no Map. */
+  more: Map<string, UnknownKey> | undefined
 }
+
+/**
+ * A scratch with nothing in it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const scratchOf = (tolerated: ReadonlySet<string>): Scratch => ({
+  tolerated,
+  others: [...tolerated].some((name) => name !== REASON_PARAM),
+  stack: [],
+  first: undefined,
+  more: undefined,
+})
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -59,22 +79,55 @@ export interface Scratch {
  * @category utils
  */
 export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
-  depth === 0 && (key === REASON_PARAM || s.tolerated.has(key))
+  depth === 0 && (key === REASON_PARAM || (s.others && s.tolerated.has(key)))
 
 const TOP: ReadonlyArray<Segment> = Object.freeze([])
 
 /**
- * Records `key` as undeclared in the object at `stack[0..depth)`.
+ * Records `key` as undeclared in the object at `stack[0..depth)`, whose deciding places are `deciding`.
  *
  * @since 0.1.0
  * @category pure steps
  */
-export const report = (s: Scratch, depth: number, key: string, declared: () => ReadonlySet<string>): void => {
+export const report = (s: Scratch, depth: number, key: string, deciding: ReadonlyArray<Node>): void => {
   const place = depth === 0 ? TOP : s.stack.slice(0, depth)
   const at = depth === 0 ? '' : renderPlace(place)
   const path = pathOf(at, key)
-  // a path seen again (in another element of the same array, another entry of a record) is one key
-  ;(s.found ??= new Map()).set(path, { path, key, at, place, declared: declared() })
+  const found: UnknownKey = { path, key, at, place, declared: declaredAt(deciding) }
+  // a path seen again (in another element of the same array, another entry of a record) is one key, the
+  // last one met
+  if (s.more !== undefined) s.more.set(path, found)
+  else if (s.first === undefined || s.first.path === path) s.first = found
+  else
+    s.more = new Map([
+      [s.first.path, s.first],
+      [path, found],
+    ])
+}
+
+const NONE: ReadonlyArray<UnknownKey> = Object.freeze([])
+
+/**
+ * Orders undeclared keys by path (by UTF-16 code units, as `<` compares strings).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+
+/**
+ * What a walk found, each path once, sorted by path; the scratch is emptied for the next walk.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const takeFound = (s: Scratch): ReadonlyArray<UnknownKey> => {
+  const { first, more } = s
+  if (first === undefined) return NONE
+  s.first = undefined
+  if (more === undefined) return [first]
+  s.more = undefined
+  return [...more.values()].sort(byPath)
 }
 
 /**
@@ -214,7 +267,7 @@ export const keyAt = (
 ): void => {
   if (isTolerated(s, depth, key)) return
   const children = childrenAt(deciding, key)
-  if (children === undefined) return report(s, depth, key, () => declaredAt(deciding))
+  if (children === undefined) return report(s, depth, key, deciding)
   if (!speaksAny(children.places)) return
   s.stack[depth] = children.named ? key : ENTRY
   walk(s, valueAt(obj, key), children.places, depth + 1)

@@ -10,7 +10,7 @@ import { compileSchema, diffKeys, drawAuditDiagnostic, fromTools, withUnknownKey
 import { buildGraph } from '../../../src/steps/audit/Graph.js'
 import { generate } from '../../../src/steps/audit/Codegen.js'
 import type { Scratch, UnknownKey } from '../../../src/steps/audit/Walk.js'
-import { walk } from '../../../src/steps/audit/Walk.js'
+import { scratchOf, takeFound, walk } from '../../../src/steps/audit/Walk.js'
 
 // names from a small alphabet, so schemas and arguments meet
 const name = fc.constantFrom('a', 'b', 'k', 't', 'x_1', '__proto__', '*', 'a.b', '')
@@ -79,9 +79,9 @@ const valueArb: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
 })).v
 
 const run = (check: (v: unknown, s: Scratch) => void, value: unknown): ReadonlyArray<UnknownKey> => {
-  const s: Scratch = { tolerated: new Set(['reason', 'k']), stack: [], found: undefined }
+  const s = scratchOf(new Set(['reason', 'k']))
   check(value, s)
-  return [...(s.found?.values() ?? [])].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  return takeFound(s)
 }
 
 describe('the generated check', () => {

@@ -9,7 +9,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AuditDiagnostic, ToolCall, UnknownKeyWarning } from '../../../src/index.js'
 import { compileSchema, diffKeys, fromTools, pathOf, withUnknownKeyAudit } from '../../../src/index.js'
 import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
-import { byPath } from '../../../src/steps/audit/Schema.js'
+import { byPath } from '../../../src/steps/audit/Walk.js'
 import { ELEMENT as PATH_ELEMENT, ENTRY as PATH_ENTRY, renderPlace } from '../../../src/steps/audit/Path.js'
 
 // -------------------------------------------------------------------------------------
