@@ -224,7 +224,12 @@ describe('the gateway: taking a grant back', () => {
     expect(held).toEqual([
       {
         // the grant names the definition it was given under (issue 40)
-        rule: { tool: 'fs_write_file', decision: 'allow', under: dir, definition: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
+        rule: {
+          tool: 'fs_write_file',
+          decision: 'allow',
+          under: dir,
+          definition: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        },
         id: expect.stringMatching(/^[0-9a-f]{16}$/),
         sessions: 2,
         stored: false,
@@ -261,7 +266,11 @@ describe('the gateway: taking a grant back', () => {
     await until(() => two.gateway.grants().length === 1, 10_000)
     expect((await b.client.listTools()).tools.map((t) => t.name)).not.toContain('ec_ping')
     const id = one.gateway.grants()[0]?.id ?? ''
-    expect(one.gateway.revokeGrant(id, 'the page')).toEqual({ tool: 'ec_ping', decision: 'deny', definition: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) })
+    expect(one.gateway.revokeGrant(id, 'the page')).toEqual({
+      tool: 'ec_ping',
+      decision: 'deny',
+      definition: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    })
     await until(() => two.gateway.grants().length === 0, 10_000)
     await until(() => b.changed() >= 2, 10_000)
     expect((await b.client.listTools()).tools.map((t) => t.name)).toContain('ec_ping')
