@@ -18,7 +18,6 @@ import type { Either } from 'fp-ts/lib/Either.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Batch, Provider } from '../kernel/model.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import type { SeenSet } from '../steps/audit/SeenSet.js'
 import type { AuditDiagnostic, AuditedProvider } from '../combinators/UnknownKeys.js'
 import { drawAuditDiagnostic, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../combinators/UnknownKeys.js'
 import { withReasons } from '../combinators/Reasons.js'
@@ -691,17 +690,14 @@ export const startGateway = async (
   const countedTo = (
     addCounts: (deltas: ReadonlyArray<PairCount>) => void,
     audited: AuditedProvider<unknown>,
-    seen: IO<SeenSet>,
   ): Provider<unknown> => {
     let sent: ReadonlyMap<string, number> = new Map()
-    let read = seen()
     let timer: NodeJS.Timeout | undefined
     let last = 0
+    // read after calls only, at most once a second: a repeated pair is counted in its own cell of the same
+    // seen-set, so the set being the same object says nothing about its counts
     const flush = (): void => {
       timer = undefined
-      const now = seen()
-      if (now === read) return
-      read = now
       last = Date.now()
       try {
         const [deltas, next] = countDeltas(sent, audited.stats())
@@ -742,7 +738,7 @@ export const startGateway = async (
     })
     const audited = pipe(now.namespace, recordListed(listed), withUnknownKeyAudit(audit))
     return pipe(
-      countedTo(counted, audited, audit.memory.seen.read),
+      countedTo(counted, audited),
       // a result too deep to be sent is an error, answered and logged as one
       answerSendable,
       // what comes back from under the policy reached its upstream; the rest was refused above
