@@ -8,7 +8,7 @@
 import type { GatewayRecord, GatewayUpstreamStatus } from '../gateway/index.js'
 import { shownStoreUrl, startGateway } from '../gateway/index.js'
 import { readConfig } from './configFile.js'
-import { cut, escapeControls, plural } from './text.js'
+import { cut, escapeControls, plural, shown } from './text.js'
 
 /**
  * The effects `check` needs, passed in.
@@ -34,7 +34,7 @@ export const CheckStatus = { ok: 0, upstreamFailed: 1, invalid: 2 } as const
 
 // what an upstream or the file says is cut to this many characters, and escaped
 const MAX_SHOWN = 500
-const shown = (s: string): string => escapeControls(cut(s, MAX_SHOWN))
+const shownHere = (s: string): string => shown(s, MAX_SHOWN)
 // a name cut before it is quoted, so its quotes show where it ends
 const named = (name: string): string => escapeControls(JSON.stringify(cut(name, 100)))
 
@@ -68,15 +68,15 @@ const upstreamLine = (u: GatewayUpstreamStatus, first: FirstStart): { readonly o
     const pid = u.pid === undefined ? '' : ` (pid ${u.pid})`
     return {
       ok: true,
-      line: `ok    ${who}: started${pid}, listed ${plural(u.tools.length, 'tool')}${served} in ${ms} ms as ${shown(u.prefix)}_*`,
+      line: `ok    ${who}: started${pid}, listed ${plural(u.tools.length, 'tool')}${served} in ${ms} ms as ${shownHere(u.prefix)}_*`,
     }
   }
   if (first.listed !== undefined)
     return {
       ok: false,
-      line: `FAIL  ${who}: listed ${plural(first.listed.tools, 'tool')}, then went down: ${shown(u.why ?? 'it exited')}`,
+      line: `FAIL  ${who}: listed ${plural(first.listed.tools, 'tool')}, then went down: ${shownHere(u.why ?? 'it exited')}`,
     }
-  if (first.failed !== undefined) return { ok: false, line: `FAIL  ${who}: did not start: ${shown(first.failed)}` }
+  if (first.failed !== undefined) return { ok: false, line: `FAIL  ${who}: did not start: ${shownHere(first.failed)}` }
   return { ok: false, line: `FAIL  ${who}: started, but did not list its tools within the start-up window` }
 }
 
@@ -91,14 +91,14 @@ const upstreamLine = (u: GatewayUpstreamStatus, first: FirstStart): { readonly o
 export const runCheck = async (file: string, store: string | undefined, io: CheckIO): Promise<number> => {
   const read = readConfig(file, store)
   if ('problems' in read) {
-    for (const p of read.problems) io.out(`FAIL  ${shown(p)}`)
+    for (const p of read.problems) io.out(`FAIL  ${shownHere(p)}`)
     io.out(`toolstack check: ${plural(read.problems.length, 'problem')}; nothing was started`)
     return CheckStatus.invalid
   }
   const { config } = read
   io.out(
-    `ok    ${shown(file)}: a valid configuration: ${plural(config.servers.length, 'upstream')}, ${plural(config.rules.length, 'rule')}` +
-      `${config.store === undefined ? '' : `, store ${shown(shownStoreUrl(config.store))} (not opened)`}`,
+    `ok    ${shownHere(file)}: a valid configuration: ${plural(config.servers.length, 'upstream')}, ${plural(config.rules.length, 'rule')}` +
+      `${config.store === undefined ? '' : `, store ${shownHere(shownStoreUrl(config.store))} (not opened)`}`,
   )
   // each upstream's first start as the gateway saw it, and the last lines of its stderr
   const first = new Map<string, FirstStart>()
@@ -135,7 +135,7 @@ export const runCheck = async (file: string, store: string | undefined, io: Chec
     failed++
     // a failure's own message quotes the end of its stderr; one still starting is shown by what it wrote
     if (started.listed === undefined && started.failed === undefined)
-      for (const l of stderr.get(u.name) ?? []) io.out(`        stderr: ${shown(l)}`)
+      for (const l of stderr.get(u.name) ?? []) io.out(`        stderr: ${shownHere(l)}`)
   }
   await gateway.close()
   const stopped = await gone(pids, io.isRunning)

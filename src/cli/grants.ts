@@ -9,7 +9,7 @@ import type { GatewayConfig } from '../gateway/index.js'
 import { grantId, shownStoreUrl } from '../gateway/index.js'
 import type { OpenedStore } from './storeOpen.js'
 import { openForCommand } from './storeOpen.js'
-import { cut, describeError, escapeControls, jsonLine, plural } from './text.js'
+import { cut, describeError, jsonLine, plural, shown } from './text.js'
 
 /**
  * The effects `grants` needs, passed in.
@@ -32,8 +32,6 @@ export interface GrantsOptions {
 }
 
 type Rule = GatewayConfig['rules'][number]
-
-const shown = (s: string): string => escapeControls(cut(s, 200))
 
 /**
  * A grant as one line: its id, then the rule as the page shows it.
@@ -66,7 +64,7 @@ export const runGrants = async (
     opened = await openForCommand(options.store)
   } catch (e) {
     // the store's own message says what to do (a corrupt file is left as it is: mend it, or move it away)
-    io.err(`toolstack grants: ${escapeControls(cut(describeError(e), 1000))}`)
+    io.err(`toolstack grants: ${shown(describeError(e), 1000)}`)
     return 2
   }
   const { store, unreachable } = opened

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import type { GatewayConfig } from '../gateway/index.js'
 import { decodeGatewayConfig, readOnlyRules } from '../gateway/index.js'
-import { cut, escapeControls, isRecord, kindOf, plural } from './text.js'
+import { isRecord, kindOf, plural, shown } from './text.js'
 
 type Rule = GatewayConfig['rules'][number]
 
@@ -144,8 +144,6 @@ const prefixFor = (name: string, taken: ReadonlySet<string>): string => {
   for (let i = 2; taken.has(p); i++) p = `${base}_${i}`
   return p
 }
-
-const shown = (s: string): string => escapeControls(cut(s, 200))
 
 // a note for each upstream no rule allows a tool of
 const unruled = (servers: Readonly<Record<string, StarterServer>>): ReadonlyArray<string> =>

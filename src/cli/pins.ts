@@ -11,7 +11,7 @@ import { bookEntries, diffDefinitions, drawChange, drawFlag, flagDefinition } fr
 import { shownStoreUrl } from '../gateway/index.js'
 import type { OpenedStore } from './storeOpen.js'
 import { openForCommand } from './storeOpen.js'
-import { cut, describeError, escapeControls, jsonLine, plural } from './text.js'
+import { cut, describeError, jsonLine, plural, shown } from './text.js'
 
 /**
  * The effects `pins` needs, passed in.
@@ -51,8 +51,6 @@ export type PinEntry =
       readonly changed: ReadonlyArray<string>
       readonly flags: ReadonlyArray<string>
     }
-
-const shown = (s: string, max = 200): string => escapeControls(cut(s, max))
 
 /**
  * A store's pins and changes as entries: the changes waiting first (what an operator is here for), then the pins,

@@ -13,7 +13,7 @@ import { closeSync, openSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { formatWarning } from './check.js'
 import { readConfig } from './configFile.js'
-import { cut, escapeControls, jsonLine, plural } from './text.js'
+import { cut, jsonLine, plural, shown } from './text.js'
 import type { HttpPage, HttpServing } from '../mcp/index.js'
 import type { ConfigChange, Gateway, GatewayRecord, GatewayUpstreamStatus, UpstreamEvent } from '../gateway/index.js'
 import { serveHttp, serveStdio } from '../mcp/index.js'
@@ -70,12 +70,9 @@ export interface ServeIO {
   readonly onRecord?: (record: GatewayRecord) => void
 }
 
-// what a model or an upstream wrote (a tool name, an error) is cut to these many characters: on stderr,
-// and in each string of a log record
-const MAX_SHOWN = 200
+// what a model or an upstream wrote is cut to 200 characters on stderr (`shown`), and to these many in each
+// string of a log record
 const MAX_LOGGED = 1000
-
-const shown = (s: string, max = MAX_SHOWN): string => escapeControls(cut(s, max))
 
 const upstreamEvent = (e: UpstreamEvent): string => {
   switch (e._tag) {

@@ -5,10 +5,16 @@
  *
  * @since 0.1.0
  */
-import { escapeControls } from '../kernel/describe.js'
+import { cut, escapeControls } from '../kernel/describe.js'
 
 export { cut, describeError, escapeControls, installCommand, isMissingPackage } from '../kernel/describe.js'
 export { isRecord, own } from '../kernel/guards.js'
+
+/**
+ * Text from a model, an upstream or a file as the command prints it: cut at `max` characters, control and
+ * invisible characters escaped. @since 0.1.0
+ */
+export const shown = (s: string, max = 200): string => escapeControls(cut(s, max))
 
 /** `n` and a noun, plural unless `n` is 1. @since 0.1.0 */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
