@@ -187,6 +187,15 @@ describe('toolstack serve judges what the filesystem server will touch', () => {
 // a gateway whose own files lie inside an upstream's root
 // -------------------------------------------------------------------------------------
 
+/** The store's text once it holds the pin of `fs_write_file`, waited for up to 30 s. */
+const pinned = async (store: string): Promise<string> => {
+  for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
+    const text = existsSync(store) ? readFileSync(store, 'utf8') : ''
+    if (text.includes('"fs_write_file"')) return text
+  }
+  throw new Error(`the store ${store} never held the pins of the first listing`)
+}
+
 describe("toolstack serve keeps its own files out of every call's reach", () => {
   const R = realpathSync(mkdtempSync(join(tmpdir(), 'toolstack-own-')))
   const own = join(R, '.toolstack')
@@ -210,7 +219,9 @@ describe("toolstack serve keeps its own files out of every call's reach", () => 
     writeFileSync(join(R, 'evil.json'), '{"version":1,"grants":[{"tool":"*","decision":"allow"}]}')
     gateway = await serve(config)
     await gateway.client.listTools()
-    storeText = existsSync(store) ? readFileSync(store, 'utf8') : ''
+    // The first listing pins every definition in the store (issue 40), written after the listing is
+    // answered; the snapshot is taken once that write has landed, so only a call's write could change it.
+    storeText = await pinned(store)
   })
   afterAll(async () => {
     await gateway.client.close()
