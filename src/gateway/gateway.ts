@@ -13,6 +13,8 @@
 import { resolve as resolvePath } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { IO } from 'fp-ts/lib/IO.js'
+import type { IORef } from 'fp-ts/lib/IORef.js'
+import { newIORef } from 'fp-ts/lib/IORef.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { Either } from 'fp-ts/lib/Either.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -237,21 +239,25 @@ interface Serving {
   readonly protect: ReadonlyArray<ProtectedFile>
 }
 
-// what a session keeps across reloads: one question at a time, and the human's "always" answers; `taken` counts
-// the grants taken back from it, each of which has its stack built again (the policy holds its own copy)
-interface SessionKept {
-  readonly questions: QuestionQueue
-  grants: ReadonlyArray<Rule>
-  taken: number
-}
-
 // what the gateway knows of one session, to tell it `list_changed` when grants from elsewhere change its listing,
-// and to take a grant back from it: its listener, its own grants, and the names its stack was last listed
-interface SessionLink {
-  listener: IO<void> | undefined
-  kept: SessionKept | undefined
-  listed: ListedNames | undefined
+// and to take a grant back from it: its listener, the human's "always" answers it keeps across reloads, how many
+// of those were taken back (each builds its stack again: the policy holds its own copy), and the names its stack
+// was last listed; one immutable record in a ref, replaced in one step
+interface SessionState {
+  readonly listener: IO<void> | undefined
+  readonly grants: ReadonlyArray<Rule>
+  readonly taken: number
+  readonly listed: ListedNames | undefined
 }
+type SessionLink = IORef<SessionState>
+
+// a grant taken back from one session: the same state when it held none of them
+const withoutGrants =
+  (removed: ReadonlyArray<Rule>) =>
+  (s: SessionState): SessionState => {
+    const grants = removed.reduce((gs, r) => forgetGrant(r)(gs), s.grants)
+    return grants === s.grants ? s : { ...s, grants, taken: s.taken + 1 }
+  }
 
 // -------------------------------------------------------------------------------------
 // pure steps
@@ -601,14 +607,7 @@ export const startGateway = async (
   // a grant taken back leaves every session that holds it as its own too (its policy keeps a copy): their stacks
   // are built again, at their next listing or call
   const takeBack = (removed: ReadonlyArray<Rule>): void => {
-    for (const link of links) {
-      const kept = link.kept
-      if (kept === undefined) continue
-      const next = removed.reduce((gs, r) => forgetGrant(r)(gs), kept.grants)
-      if (next === kept.grants) continue
-      kept.grants = next
-      kept.taken++
-    }
+    for (const link of links) link.modify(withoutGrants(removed))()
   }
   // grants changed (an answer here, one taken back, or either from elsewhere): each session whose listing they change
   // is told
@@ -617,18 +616,19 @@ export const startGateway = async (
     const after = store?.grants() ?? []
     sharedSeen = after
     const removed = [...before.filter((g) => forgetGrant(g)(after) === after), ...taken]
-    const owned = new Map([...links].map((l) => [l, l.kept?.grants ?? []] as const))
+    const owned = new Map([...links].map((l) => [l, l.read().grants] as const))
     takeBack(removed)
     if (before === after && removed.length === 0) return
     const rules = current.config.rules
     for (const link of [...links]) {
-      const names = link.listed?.read()
-      if (names === undefined || link.listener === undefined) continue
+      const { listed, listener, grants } = link.read()
+      const names = listed?.read()
+      if (names === undefined || listener === undefined) continue
       const was = [...rules, ...(owned.get(link) ?? []), ...before]
-      const is = [...rules, ...(link.kept?.grants ?? []), ...after]
+      const is = [...rules, ...grants, ...after]
       if (!listingDiffers(names, was, is)) continue
       try {
-        link.listener()
+        listener()
       } catch {
         // one listener that throws costs the others nothing
       }
@@ -636,12 +636,12 @@ export const startGateway = async (
   }
   // the grants held now: the store's, or without one each session's own; with how many sessions hold each as theirs
   const heldGrants = (): ReadonlyArray<HeldGrant> => {
-    const own = [...links].flatMap((l) => l.kept?.grants ?? [])
+    const own = [...links].flatMap((l) => l.read().grants)
     const all = mergeGrants(store?.grants() ?? [], own)
     return all.map((rule) => ({
       rule,
       id: grantId(rule),
-      sessions: [...links].filter((l) => (l.kept?.grants ?? []).some((g) => grantId(g) === grantId(rule))).length,
+      sessions: [...links].filter((l) => l.read().grants.some((g) => grantId(g) === grantId(rule))).length,
       stored: store !== undefined,
     }))
   }
@@ -722,9 +722,14 @@ export const startGateway = async (
     }
   }
 
-  const stackOf = (now: Serving, session: McpSession, kept: SessionKept, link: SessionLink): Provider<unknown> => {
+  const stackOf = (
+    now: Serving,
+    session: McpSession,
+    questions: QuestionQueue,
+    link: SessionLink,
+  ): Provider<unknown> => {
     const listed = newListedNames()
-    link.listed = listed
+    link.modify((s) => ({ ...s, listed }))()
     const reached = newReached()
     // the session's seen-set in a memory of its own, so the counts above can tell by reference that it changed
     const audit = sharedUnknownKeyAudit({
@@ -749,13 +754,11 @@ export const startGateway = async (
         resolver: now.resolverOf,
         protect: now.protect,
         onAsk: session.askHuman === undefined ? undefined : trackedWhileOpen(session.askHuman, now.upstreamOf),
-        questions: kept.questions,
-        grants: kept.grants,
+        questions,
+        grants: link.read().grants,
         // a grant holds for the definition it was given under; a question shows what changed and the flags
         definitions: now.pinned.definitions,
-        onGrant: (grants) => {
-          kept.grants = grants
-        },
+        onGrant: (grants) => link.modify((s) => ({ ...s, grants }))(),
         ...(shared === undefined ? {} : { shared }),
         onDecision: (d) => onRecord({ type: 'decision', upstream: now.upstreamOf(d.tool), ...d }),
         onDiagnostic: (d: PolicyDiagnostic) => diagnose(drawPolicyDiagnostic(d)),
@@ -774,14 +777,14 @@ export const startGateway = async (
   const stackFor = (session: McpSession, link: SessionLink): Provider<unknown> => {
     // one host, one human: a call that would be asked about while its question is open is refused at once (the
     // host's own elicitation handler may be the caller, and would wait for itself)
-    const kept: SessionKept = { questions: newQuestionQueue({ whileOpen: 'refuse' }), grants: [], taken: 0 }
-    link.kept = kept
+    const questions = newQuestionQueue({ whileOpen: 'refuse' })
     let built: { readonly from: Serving; readonly taken: number; readonly stack: Provider<unknown> } | undefined
     const stackNow = (): Provider<unknown> => {
       const now = current
-      if (built?.from === now && built.taken === kept.taken) return built.stack
-      const stack = stackOf(now, session, kept, link)
-      built = { from: now, taken: kept.taken, stack }
+      const { taken } = link.read()
+      if (built?.from === now && built.taken === taken) return built.stack
+      const stack = stackOf(now, session, questions, link)
+      built = { from: now, taken, stack }
       return stack
     }
     return {
@@ -858,7 +861,12 @@ export const startGateway = async (
     },
     readiness,
     newServer: () => {
-      const link: SessionLink = { listener: undefined, kept: undefined, listed: undefined }
+      const link: SessionLink = newIORef<SessionState>({
+        listener: undefined,
+        grants: [],
+        taken: 0,
+        listed: undefined,
+      })()
       // what the gateway fronts now, said to each host as it initializes
       const fronts = current.config.servers.map((s) => ({
         name: s.name,
@@ -867,7 +875,7 @@ export const startGateway = async (
       const server = toMcpServer((session) => stackFor(session, link), gatewayInfo(info, fronts), {
         toolsChanged: (listener) => {
           const off = toolsChanged(listener)
-          link.listener = listener
+          link.modify((s) => ({ ...s, listener }))()
           links.add(link)
           return () => {
             links.delete(link)
