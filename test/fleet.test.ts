@@ -1,7 +1,7 @@
 // docs/fleet.md's configuration blocks agree with each other and with the gateway: the balancer sticks
 // sessions by the header the gateway names them with and probes its readiness; the collector receives where
 // the replicas export. The replicas' command line is run by test/cli/serve-fleet.test.ts, and the redis-cli
-// lines by test/mcp/redisStore.test.ts.
+// lines by test/gateway/redisStore.test.ts.
 import { describe, expect, it } from 'vitest'
 import { blocksOf } from './support/blocks.js'
 

@@ -7,10 +7,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Gateway, GatewayConfig, GatewayRecord } from '../../src/gateway/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
-import { cleanUpAfterEach, isAlive } from './fixtures.js'
+import { cleanUpAfterEach, isAlive } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
-const WHOAMI = fileURLToPath(new URL('./fixtures/whoami-server.mjs', import.meta.url))
+const WHOAMI = fileURLToPath(new URL('../mcp/fixtures/whoami-server.mjs', import.meta.url))
 const running: Array<Gateway> = []
 afterEach(async () => {
   await Promise.all(running.splice(0).map((g) => g.close()))
@@ -178,7 +178,7 @@ describe('Gateway.reload', () => {
   })
 
   it('an added upstream that never answers holds the reload back by listWaitMs at most', async () => {
-    const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
+    const STORM = fileURLToPath(new URL('../mcp/fixtures/storm-server.mjs', import.meta.url))
     const { gateway } = await start(read(TWO))
     const t0 = Date.now()
     const change = await gateway.reload(

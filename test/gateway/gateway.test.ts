@@ -14,11 +14,11 @@ import type { Provider, ToolDeclaration } from '../../src/index.js'
 import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { serveHttp, toMcpServer } from '../../src/mcp/index.js'
 import { decodeGatewayConfig, gatewayMetrics, startGateway } from '../../src/gateway/index.js'
-import { FILESYSTEM_SERVER, tempDir } from './fixtures.js'
-import { cleanUpAfterEach } from './fixtures.js'
+import { FILESYSTEM_SERVER, tempDir } from '../mcp/fixtures.js'
+import { cleanUpAfterEach } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
-const ECHO = fileURLToPath(new URL('./fixtures/flaky-server.mjs', import.meta.url))
+const ECHO = fileURLToPath(new URL('../mcp/fixtures/flaky-server.mjs', import.meta.url))
 const running: Array<Gateway> = []
 afterEach(async () => {
   await Promise.all(running.splice(0).map((g) => g.close()))
@@ -573,7 +573,7 @@ describe('the gateway: records and options', () => {
   })
 
   it('an upstream that never answers holds nothing back: the gateway starts within listWaitMs and lists the others once startupMs is over', async () => {
-    const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
+    const STORM = fileURLToPath(new URL('../mcp/fixtures/storm-server.mjs', import.meta.url))
     const t0 = Date.now()
     const { gateway } = await gatewayOf({
       mcpServers: { a: twoEchoes.a, stuck: { command: process.execPath, args: [STORM, 'hang'] } },
@@ -594,7 +594,7 @@ describe('the gateway: records and options', () => {
   })
 
   it('a result nested too deep to be sent (8,000 levels) is answered with an error, and logged as one; 900 levels are sent', async () => {
-    const SLOW = fileURLToPath(new URL('./fixtures/slow-server.mjs', import.meta.url))
+    const SLOW = fileURLToPath(new URL('../mcp/fixtures/slow-server.mjs', import.meta.url))
     const { gateway, records } = await gatewayOf({
       mcpServers: { deep: { command: process.execPath, args: [SLOW], env: { SLOW_MS: '0' } } },
     })
@@ -615,7 +615,7 @@ describe('the gateway: records and options', () => {
   })
 
   it("timeout: a gateway default, and an upstream's own, reach its calls", async () => {
-    const FAULTY = fileURLToPath(new URL('./fixtures/faulty-server.mjs', import.meta.url))
+    const FAULTY = fileURLToPath(new URL('../mcp/fixtures/faulty-server.mjs', import.meta.url))
     const { gateway } = await gatewayOf({
       mcpServers: {
         slow: { command: process.execPath, args: [FAULTY] },

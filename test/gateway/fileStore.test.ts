@@ -15,7 +15,7 @@ import {
   openStore,
   storeKindOf,
 } from '../../src/gateway/index.js'
-import { cleanUpAfterEach, tempDir } from './fixtures.js'
+import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
 

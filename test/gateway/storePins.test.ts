@@ -10,7 +10,7 @@ import { hashDefinition } from '../../src/extend.js'
 import type { Pin, ToolDefinition } from '../../src/extend.js'
 import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
-import { cleanUpAfterEach, tempDir } from './fixtures.js'
+import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
 

@@ -16,12 +16,12 @@ import {
 import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { serveHttp } from '../../src/mcp/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
-import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, spawnServer, tempDir } from './fixtures.js'
+import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, spawnServer, tempDir } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
 const require = createRequire(import.meta.url)
 const MEMORY_SERVER = require.resolve('@modelcontextprotocol/server-memory/dist/index.js')
-const RESOURCES = fileURLToPath(new URL('./fixtures/resources-server.mjs', import.meta.url))
+const RESOURCES = fileURLToPath(new URL('../mcp/fixtures/resources-server.mjs', import.meta.url))
 const running: Array<Gateway> = []
 const clients: Array<Client> = []
 afterEach(async () => {

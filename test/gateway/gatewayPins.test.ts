@@ -10,10 +10,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
-import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, tempDir } from './fixtures.js'
+import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
-const RUG = fileURLToPath(new URL('./fixtures/rug-server.mjs', import.meta.url))
+const RUG = fileURLToPath(new URL('../mcp/fixtures/rug-server.mjs', import.meta.url))
 const MEMORY_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/dist/index.js')
 const running: Array<Gateway> = []
 afterEach(async () => {

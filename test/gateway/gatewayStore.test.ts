@@ -10,10 +10,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { decodeGatewayConfig, decodeStoreFile, encodeStoreFile, startGateway } from '../../src/gateway/index.js'
-import { FILESYSTEM_SERVER, cleanUpAfterEach, tempDir } from './fixtures.js'
+import { FILESYSTEM_SERVER, cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
-const ECHO = fileURLToPath(new URL('./fixtures/flaky-server.mjs', import.meta.url))
+const ECHO = fileURLToPath(new URL('../mcp/fixtures/flaky-server.mjs', import.meta.url))
 const running: Array<Gateway> = []
 afterEach(async () => {
   await Promise.all(running.splice(0).map((g) => g.close()))

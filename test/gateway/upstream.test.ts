@@ -13,11 +13,11 @@ import { fromTools, registry } from '../../src/index.js'
 import type { Upstream, UpstreamEvent } from '../../src/gateway/index.js'
 import { serveHttp, toMcpServer } from '../../src/mcp/index.js'
 import { superviseUpstream } from '../../src/gateway/index.js'
-import { isAlive, tempDir } from './fixtures.js'
-import { cleanUpAfterEach } from './fixtures.js'
+import { isAlive, tempDir } from '../mcp/fixtures.js'
+import { cleanUpAfterEach } from '../mcp/fixtures.js'
 
 cleanUpAfterEach()
-const FLAKY = fileURLToPath(new URL('./fixtures/flaky-server.mjs', import.meta.url))
+const FLAKY = fileURLToPath(new URL('../mcp/fixtures/flaky-server.mjs', import.meta.url))
 const started: Array<Upstream> = []
 afterEach(async () => {
   vi.restoreAllMocks()
@@ -199,8 +199,8 @@ describe('superviseUpstream over Streamable HTTP', () => {
 // exact events, what reaches the upstream, and when its tools count as changed
 // ------------------------------------------------------------------------------------
 
-const WHOAMI = fileURLToPath(new URL('./fixtures/whoami-server.mjs', import.meta.url))
-const FAULTY = fileURLToPath(new URL('./fixtures/faulty-server.mjs', import.meta.url))
+const WHOAMI = fileURLToPath(new URL('../mcp/fixtures/whoami-server.mjs', import.meta.url))
+const FAULTY = fileURLToPath(new URL('../mcp/fixtures/faulty-server.mjs', import.meta.url))
 
 const decl = (name: string, properties: Record<string, unknown> = { text: { type: 'string' } }) => ({
   type: 'function' as const,
@@ -656,7 +656,7 @@ describe('superviseUpstream: back-off by default (a fake clock for its timer)', 
 // bounds: a burst of list_changed, a hung listing, a flapping server
 // ------------------------------------------------------------------------------------
 
-const STORM = fileURLToPath(new URL('./fixtures/storm-server.mjs', import.meta.url))
+const STORM = fileURLToPath(new URL('../mcp/fixtures/storm-server.mjs', import.meta.url))
 
 describe('superviseUpstream: bounded', () => {
   const textOf = (out: Either<never, ReadonlyArray<ToolResult>>): string =>
