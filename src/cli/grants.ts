@@ -6,10 +6,9 @@
  * @since 0.1.0
  */
 import type { GatewayConfig } from '../gateway/index.js'
-import { grantId, shownStoreUrl } from '../gateway/index.js'
-import type { OpenedStore } from './storeOpen.js'
-import { openForCommand } from './storeOpen.js'
-import { cut, describeError, jsonLine, plural, shown } from './text.js'
+import { grantId } from '../gateway/index.js'
+import { usingStore, written } from './storeOpen.js'
+import { cut, jsonLine, plural, shown } from './text.js'
 
 /**
  * The effects `grants` needs, passed in.
@@ -53,27 +52,13 @@ export const grantLine = (r: Rule): string =>
  * @since 0.1.0
  * @category command
  */
-export const runGrants = async (
+export const runGrants = (
   action: { readonly _tag: 'list' } | { readonly _tag: 'revoke'; readonly id: string },
   options: GrantsOptions,
   io: GrantsIO,
-): Promise<number> => {
-  const where = shown(shownStoreUrl(options.store))
-  let opened: OpenedStore
-  try {
-    opened = await openForCommand(options.store)
-  } catch (e) {
-    // the store's own message says what to do (a corrupt file is left as it is: mend it, or move it away)
-    io.err(`toolstack grants: ${shown(describeError(e), 1000)}`)
-    return 2
-  }
-  const { store, unreachable } = opened
-  try {
-    const down = unreachable()
-    if (down !== undefined) {
-      io.err(`toolstack grants: ${shown(down).replace(/; serving from .*$/, '')}; nothing was read or changed`)
-      return 2
-    }
+): Promise<number> =>
+  usingStore('toolstack grants', options.store, io.err, async (opened, where) => {
+    const { store } = opened
     const grants = store.grants()
     if (action._tag === 'list') {
       if (options.json)
@@ -96,16 +81,7 @@ export const runGrants = async (
       return 1
     }
     store.revokeGrant(rule)
-    // closing writes what is pending: the grant leaves the backend before the command says so
-    await store.close()
-    const left = unreachable()
-    if (left !== undefined) {
-      io.err(`toolstack grants: ${shown(left)}; the grant may not have been taken back`)
-      return 2
-    }
+    if (!(await written('toolstack grants', opened, io.err, 'the grant may not have been taken back'))) return 2
     io.out(`took back ${grantLine(rule)} from ${where}; every gateway on it stops using it`)
     return 0
-  } finally {
-    await store.close()
-  }
-}
+  })

@@ -8,10 +8,8 @@
  */
 import type { Pin } from '../extend.js'
 import { bookEntries, diffDefinitions, drawChange, drawFlag, flagDefinition } from '../extend.js'
-import { shownStoreUrl } from '../gateway/index.js'
-import type { OpenedStore } from './storeOpen.js'
-import { openForCommand } from './storeOpen.js'
-import { cut, describeError, jsonLine, plural, shown } from './text.js'
+import { usingStore, written } from './storeOpen.js'
+import { cut, jsonLine, plural, shown } from './text.js'
 
 /**
  * The effects `pins` needs, passed in.
@@ -121,27 +119,13 @@ export const pinLines = (e: PinEntry): ReadonlyArray<string> =>
  * @since 0.1.0
  * @category command
  */
-export const runPins = async (
+export const runPins = (
   action: { readonly _tag: 'list' } | { readonly _tag: 'accept'; readonly tool: string; readonly hash: string },
   options: PinsOptions,
   io: PinsIO,
-): Promise<number> => {
-  const where = shown(shownStoreUrl(options.store))
-  let opened: OpenedStore
-  try {
-    opened = await openForCommand(options.store)
-  } catch (e) {
-    // the store's own message says what to do (a corrupt file is left as it is: mend it, or move it away)
-    io.err(`toolstack pins: ${shown(describeError(e), 1000)}`)
-    return 2
-  }
-  const { store, unreachable } = opened
-  try {
-    const down = unreachable()
-    if (down !== undefined) {
-      io.err(`toolstack pins: ${shown(down).replace(/; serving from .*$/, '')}; nothing was read or changed`)
-      return 2
-    }
+): Promise<number> =>
+  usingStore('toolstack pins', options.store, io.err, async (opened, where) => {
+    const { store } = opened
     const { pins, changes } = bookEntries(store.pins.book())
     if (action._tag === 'list') {
       const entries = pinEntries(pins, changes)
@@ -167,16 +151,7 @@ export const runPins = async (
       io.err(`toolstack pins: ${shown(accepted.left, 1000)} in ${where}; toolstack pins list --store URL shows them`)
       return 1
     }
-    // closing writes what is pending: the pin is in the backend before the command says so
-    await store.close()
-    const left = unreachable()
-    if (left !== undefined) {
-      io.err(`toolstack pins: ${shown(left)}; the definition may not have been accepted`)
-      return 2
-    }
+    if (!(await written('toolstack pins', opened, io.err, 'the definition may not have been accepted'))) return 2
     io.out(`accepted ${hash} as the definition of ${named} in ${where}; every gateway on it serves it again`)
     return 0
-  } finally {
-    await store.close()
-  }
-}
+  })

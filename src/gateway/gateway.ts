@@ -11,7 +11,6 @@
  * @since 0.1.0
  */
 import { resolve as resolvePath } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { IO } from 'fp-ts/lib/IO.js'
 import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
@@ -60,7 +59,7 @@ import type { ConfigChange } from './reload.js'
 import { diffConfigs, sessionsOf } from './reload.js'
 import type { ListedNames } from './listed.js'
 import type { GatewayStore, PairCount } from './stores/store.js'
-import { openStore } from './stores/openStore.js'
+import { openStore, storeFileOf } from './stores/openStore.js'
 import { grantId } from './stores/store.js'
 import { mergeGrants } from './stores/memoryStore.js'
 import { newLogHub } from '../mcp/logging.js'
@@ -281,10 +280,8 @@ const withoutGrants =
 export const ownFiles = (config: GatewayConfig, files: GatewayFiles = {}): ReadonlyArray<ProtectedFile> => {
   const at = (p: string): string => resolvePath(p)
   const log = files.log ?? config.log
-  const store =
-    config.store === undefined || !config.store.startsWith('file:')
-      ? undefined
-      : at(config.store.startsWith('file://') ? fileURLToPath(config.store) : config.store.slice('file:'.length))
+  const file = config.store === undefined ? undefined : storeFileOf(config.store)
+  const store = file === undefined ? undefined : at(file)
   return [
     ...(files.config === undefined ? [] : [{ path: at(files.config), what: "the gateway's configuration" }]),
     ...(log === undefined ? [] : [{ path: at(log), what: "the gateway's log" }]),

@@ -54,8 +54,24 @@ export const storeKindOf = (
   }
 }
 
-// `file:PATH` as a path: `file:///abs` is a file URL, `file:relative` or `file:/abs` a path as written
-const filePathOf = (url: string): string => (url.startsWith('file://') ? fileURLToPath(url) : url.slice('file:'.length))
+/**
+ * The file a `file:` store's URL names, as written (relative to the working directory when it is relative), or
+ * `undefined` for another store: `file:///abs` is a file URL, `file:relative` and `file:/abs` are paths.
+ *
+ * @example
+ * import { storeFileOf } from 'toolstack/gateway'
+ * assert.strictEqual(storeFileOf('file:///srv/grants%20kept.json'), '/srv/grants kept.json')
+ * assert.strictEqual(storeFileOf('file:state/grants.json'), 'state/grants.json')
+ * assert.strictEqual(storeFileOf('redis://127.0.0.1:6379'), undefined)
+ * assert.strictEqual(storeFileOf('memory'), undefined)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const storeFileOf = (url: string): string | undefined => (/^file:./.test(url) ? pathOf(url) : undefined)
+
+// a `file:` URL as a path
+const pathOf = (url: string): string => (url.startsWith('file://') ? fileURLToPath(url) : url.slice('file:'.length))
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -84,7 +100,7 @@ export const openStore = async (url: string, options: StoreOptions = {}): Promis
     case 'memory':
       return memoryStore()
     case 'file':
-      return (await import('./fileStore.js')).fileStore(filePathOf(url), options)
+      return (await import('./fileStore.js')).fileStore(pathOf(url), options)
     case 'redis': {
       let loaded: { readonly redisStore: typeof RedisStore }
       try {
