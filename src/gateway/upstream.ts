@@ -26,6 +26,7 @@ import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider, McpTool } from '../mcp/client.js'
 import { fromMcpClient } from '../mcp/client.js'
 import { connectStdio } from '../mcp/stdio.js'
+import { fetchWithOwnSignal } from '../mcp/fetch.js'
 import type { HostRouter } from '../mcp/relay.js'
 import { newHostRouter, relayHostRequests, UPSTREAM_CAPABILITIES } from '../mcp/relay.js'
 import type { LogLevel, LogMessage } from '../mcp/logging.js'
@@ -199,6 +200,8 @@ const connectTo = async (
     // imported for an HTTP upstream only: a gateway of stdio upstreams starts them sooner
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
     const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+      // each request with a signal of its own: the transport's one would gain a listener per call
+      fetch: fetchWithOwnSignal(),
       requestInit: { headers: { ...(spec.headers ?? {}) } },
     })
     await client.connect(transport)

@@ -2,6 +2,7 @@
 // verbose asked upstream, messages to the hosts they concern, escaped), completion, and an upstream session per
 // host session for a Streamable HTTP upstream. The upstream is a low-level SDK server served over Streamable
 // HTTP in process (`serveHttp`, a server per session), the hosts real SDK Clients.
+import { getEventListeners } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
@@ -306,4 +307,18 @@ describe('the gateway passes completion through', () => {
     expect(unknown.code).toBe(-32602)
     expect(unknown.message).toContain('there is no prompt named "nope_greet"')
   })
+})
+
+describe('a Streamable HTTP upstream called many times', () => {
+  it("300 calls leave no listener on the upstream transport's signal: each request has a signal of its own", async () => {
+    const up = await upstream()
+    // one upstream session for all hosts: the calls go through the upstream's own client
+    const gateway = await gatewayOver({ up: { url: up.url, prefix: '', sessions: 'shared' } })
+    const a = await host(gateway)
+    for (let i = 0; i < 300; i++) await a.client.callTool({ name: 'session', arguments: {} })
+    // the SDK's transport passes one signal to every request (a private member, read here to count what holds it);
+    // Node's fetch leaves a listener on the signal it is given until the request is collected
+    const transport = gateway.upstreams[0]?.client()?.transport as unknown as { _abortController: AbortController }
+    expect(getEventListeners(transport._abortController.signal, 'abort').length).toBeLessThan(5)
+  }, 120_000)
 })
