@@ -34,7 +34,9 @@ for (let i = 1; i <= runs; i++) {
   const run = spawnSync('npm', ['test', '--', '--reporter=dot'], { stdio: 'pipe', maxBuffer: 1 << 28 })
   const s = Number(process.hrtime.bigint() - start) / 1e9
   if (run.status !== 0) {
+    // vitest writes the failures' details to stderr, the summary to stdout
     process.stderr.write(run.stdout)
+    process.stderr.write(run.stderr)
     console.error(`test-time: run ${i} failed (exit status ${run.status})`)
     process.exit(1)
   }
