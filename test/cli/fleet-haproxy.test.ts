@@ -16,6 +16,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { isAlive } from '../support/processes.js'
 import { startRedis } from '../support/redis.js'
 import { blocksOf } from '../support/blocks.js'
+import { until } from '../support/until.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const main = join(root, 'dist/esm/cli/main.js')
@@ -26,14 +27,6 @@ const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
-
-const until = async (done: () => boolean | Promise<boolean>, ms = 30_000, what = 'a condition'): Promise<void> => {
-  const end = Date.now() + ms
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { until } from '../support/until.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const main = join(root, 'dist/esm/cli/main.js')
@@ -133,14 +134,6 @@ const otelEnv = (): Record<string, string> => ({
   OTEL_SERVICE_NAME: 'gateway-under-test',
 })
 
-const until = async (done: () => boolean, ms = 40_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting for the export')
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
 const run = async (args: ReadonlyArray<string>, env: Record<string, string>, tool: string) => {
   const transport = new StdioClientTransport({ command: process.execPath, args: [main, ...args], env, stderr: 'pipe' })
   let stderr = ''
@@ -176,7 +169,11 @@ describe('toolstack serve with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       }),
     )
     await run(['serve', '--config', config], otelEnv(), 'ev_echo')
-    await until(() => spans().length >= 3 && points().some((p) => p.metric === 'toolstack.tool.calls'))
+    await until(
+      () => spans().length >= 3 && points().some((p) => p.metric === 'toolstack.tool.calls'),
+      40_000,
+      'the export',
+    )
     expect(received.every((r) => r.headers['x-otlp-test'] === 'yes')).toBe(true)
     expect(received.every((r) => String(r.headers['content-type']).startsWith('application/json'))).toBe(true)
     const calls = spans().filter((s) => s.name === 'execute_tool ev_echo')
@@ -227,7 +224,7 @@ describe('toolstack proxy with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   it('sends each warning as a span with its events, and counts the warnings', async () => {
     // the SDK client's JSON-RPC ids: initialize 0, tools/list 1, the calls 2, 3 and 4
     await run(['proxy', '--', process.execPath, EVERYTHING, 'stdio'], otelEnv(), 'echo')
-    await until(() => spans().length >= 2 && points().length > 0)
+    await until(() => spans().length >= 2 && points().length > 0, 40_000, 'the export')
     const said = spans().map((s) => [s.name, s.resource['service.name'], s.events.map((e) => [e.name, e.attributes])])
     expect(said).toEqual([
       [
@@ -273,7 +270,7 @@ describe('toolstack proxy with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const long = 'k'.repeat(5000)
     await client.callTool({ name: 'echo', arguments: { message: 'hi', [long]: 1 } })
     await client.close()
-    await until(() => spans().length >= 1 && points().length > 0)
+    await until(() => spans().length >= 1 && points().length > 0, 40_000, 'the export')
     const key = spans()[0]?.events[0]?.attributes['toolstack.key']
     expect(key).toBe(`${'k'.repeat(256)}…`)
     expect(points().map((p) => p.attributes['toolstack.key'])).toEqual([key])
@@ -498,7 +495,7 @@ describe('OTEL_TRACES_EXPORTER', () => {
     const env: Record<string, string> = { ...(process.env as Record<string, string>), OTEL_TRACES_EXPORTER: 'console' }
     delete env['OTEL_EXPORTER_OTLP_ENDPOINT']
     const stderr = await run(['proxy', '--', process.execPath, EVERYTHING, 'stdio'], env, 'echo')
-    await until(() => /name: 'execute_tool echo'/.test(stderr()), 10_000)
+    await until(() => /name: 'execute_tool echo'/.test(stderr()))
     // the calls worked (run made them over stdout), the spans are where they belong, and nothing left for a collector
     expect(stderr()).toMatch(/toolstack\.unknown_key/)
     expect(stderr()).toMatch(/'toolstack\.key': 'mesage'/)
@@ -514,7 +511,7 @@ describe('OTEL_TRACES_EXPORTER', () => {
       OTEL_METRIC_EXPORT_INTERVAL: '200',
     }
     const stderr = await run(['proxy', '--', process.execPath, EVERYTHING, 'stdio'], env, 'echo')
-    await until(() => points().length > 0)
+    await until(() => points().length > 0, 40_000, 'the export')
     await new Promise((r) => setTimeout(r, 500))
     expect(spans()).toEqual([])
     expect(stderr()).toContain('OTEL_METRICS_EXPORTER=prometheus: not an exporter this command has')

@@ -13,6 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { isAlive } from '../support/processes.js'
+import { until } from '../support/until.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const main = join(root, 'dist/esm/cli/main.js')
@@ -53,14 +54,6 @@ const startedPids = (log: string, upstream: string): Array<unknown> =>
     .map((r) => r['pid'])
 
 const reloads = (log: string) => records(log).filter((r) => r['type'] === 'reload')
-
-const until = async (done: () => boolean, ms = 15_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 const said = (r: Record<string, unknown>): { argv: Array<string>; pid: number } =>
   JSON.parse((r['content'] as Array<{ text: string }>)[0]?.text ?? 'null') as { argv: Array<string>; pid: number }

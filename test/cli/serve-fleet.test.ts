@@ -15,6 +15,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { isAlive } from '../support/processes.js'
 import { startRedis } from '../support/redis.js'
 import { blocksOf } from '../support/blocks.js'
+import { until } from '../support/until.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const main = join(root, 'dist/esm/cli/main.js')
@@ -24,14 +25,6 @@ const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
-
-const until = async (done: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 /** The replicas' command line as docs/fleet.md shows it: `serve` and its options, after `toolstack`. */
 const documented = (): ReadonlyArray<string> => {

@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { startRedis } from '../support/redis.js'
+import { until } from '../support/until.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const main = join(root, 'dist/esm/cli/main.js')
@@ -24,14 +25,6 @@ const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
-
-const until = async (done: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 // a workspace: the rug server's phase file, and a configuration asking before each note is written
 const workspace = (extra: Record<string, unknown> = {}): { readonly dir: string; readonly config: string } => {

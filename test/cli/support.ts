@@ -7,6 +7,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { until } from '../support/until.js'
 
 const require = createRequire(import.meta.url)
 
@@ -85,14 +86,9 @@ export const tempDir = (): { readonly dir: string; readonly remove: () => void }
 /** Whether a process with this pid is still running. */
 export { isAlive as isRunning } from '../support/processes.js'
 
-/** Resolves when `predicate` holds, polling; rejects after `ms`. */
-export const eventually = async (predicate: () => boolean, ms = 10_000, what = 'condition'): Promise<void> => {
-  const until = Date.now() + ms
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+/** Resolves when `predicate` holds, polling; rejects after `ms` (as long as a test may take: see until.ts). */
+export const eventually = (predicate: () => boolean, ms = 30_000, what = 'condition'): Promise<void> =>
+  until(predicate, ms, what, 20)
 
 /** The pids of every process descending from `pid` (Linux: read from /proc). */
 export const descendants = (pid: number): Array<number> => {

@@ -17,6 +17,7 @@ import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { serveHttp } from '../../src/mcp/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, spawnServer, tempDir } from '../mcp/fixtures.js'
+import { until } from '../support/until.js'
 
 cleanUpAfterEach()
 const require = createRequire(import.meta.url)
@@ -58,14 +59,6 @@ const host = async (gateway: Gateway, url?: string) => {
 /** A client straight to the upstream, to compare the gateway's answers with the upstream's own. */
 const direct = async (script: string, args: ReadonlyArray<string>, env?: Record<string, string>) =>
   (await spawnServer({ script, args, ...(env === undefined ? {} : { env }) })).client
-
-const until = async (done: () => boolean, ms = 10_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 const rejection = async (p: Promise<unknown>): Promise<McpError> => {
   const e: unknown = await p.then(

@@ -16,6 +16,7 @@ import {
   storeKindOf,
 } from '../../src/gateway/index.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
+import { until as waitUntil } from '../support/until.js'
 
 cleanUpAfterEach()
 
@@ -29,13 +30,7 @@ const holds = (done: () => boolean): boolean => {
   }
 }
 
-const until = async (done: () => boolean, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!holds(done)) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
+const until = (done: () => boolean, ms?: number): Promise<void> => waitUntil(() => holds(done), ms)
 
 const grantsIn = (file: string): ReadonlyArray<Rule> => {
   const d = decodeStoreFile(readFileSync(file, 'utf8'))

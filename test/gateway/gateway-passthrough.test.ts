@@ -24,6 +24,7 @@ import type { HttpServing } from '../../src/mcp/index.js'
 import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { serveHttp } from '../../src/mcp/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
+import { until } from '../support/until.js'
 
 const running: Array<{ close: () => Promise<void> }> = []
 afterEach(async () => {
@@ -156,14 +157,6 @@ const host = async (gateway: Gateway, who = 'host'): Promise<Host> => {
 }
 
 const textOf = (r: unknown): string => ((r as { content: Array<{ text?: string }> }).content[0]?.text ?? '') as string
-
-const until = async (done: () => boolean, ms = 5_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms))
 

@@ -16,6 +16,7 @@ import { serveHttp, toMcpServer } from '../../src/mcp/index.js'
 import { decodeGatewayConfig, gatewayMetrics, startGateway } from '../../src/gateway/index.js'
 import { FILESYSTEM_SERVER, tempDir } from '../mcp/fixtures.js'
 import { cleanUpAfterEach } from '../mcp/fixtures.js'
+import { until } from '../support/until.js'
 
 cleanUpAfterEach()
 const ECHO = fileURLToPath(new URL('../mcp/fixtures/flaky-server.mjs', import.meta.url))
@@ -69,14 +70,6 @@ const unknownTool = async (p: Promise<unknown>): Promise<string> => {
   if (!(e instanceof McpError) || e.code !== -32602)
     throw new Error(`expected an InvalidParams error, got ${String(e)}`)
   return e.message
-}
-
-const until = async (done: () => boolean, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 describe('the gateway', () => {

@@ -11,6 +11,7 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelco
 import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
+import { until } from '../support/until.js'
 
 cleanUpAfterEach()
 const RUG = fileURLToPath(new URL('../mcp/fixtures/rug-server.mjs', import.meta.url))
@@ -53,14 +54,6 @@ const host = async (gateway: Gateway, answers: Array<string> = []) => {
   await gateway.newServer().connect(s)
   await client.connect(c)
   return { client, asked, changed: () => changed }
-}
-
-const until = async (done: () => boolean, ms = 10_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 const names = async (client: Client): Promise<ReadonlyArray<string>> =>

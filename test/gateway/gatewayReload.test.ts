@@ -8,6 +8,7 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelco
 import type { Gateway, GatewayConfig, GatewayRecord } from '../../src/gateway/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 import { cleanUpAfterEach, isAlive } from '../mcp/fixtures.js'
+import { until } from '../support/until.js'
 
 cleanUpAfterEach()
 const WHOAMI = fileURLToPath(new URL('../mcp/fixtures/whoami-server.mjs', import.meta.url))
@@ -47,14 +48,6 @@ const host = async (gateway: Gateway, elicit?: () => unknown) => {
 
 const pids = (gateway: Gateway): Record<string, number | undefined> =>
   Object.fromEntries(gateway.upstreams.map((u) => [u.name, u.pid()]))
-
-const until = async (done: () => boolean, ms = 10_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 const said = (r: Record<string, unknown>): { argv: Array<string>; pid: number } =>
   JSON.parse((r['content'] as Array<{ text: string }>)[0]?.text ?? 'null') as { argv: Array<string>; pid: number }

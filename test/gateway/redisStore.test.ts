@@ -9,6 +9,7 @@ import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
 import { isAlive } from '../support/processes.js'
 import { blocksOf } from '../support/blocks.js'
+import { until } from '../support/until.js'
 
 let redis: RedisServer
 let run = 0
@@ -42,14 +43,6 @@ const open = async (prefix = `t${run}:`, url = redis.url): Promise<Opened> => {
 const pair = async (): Promise<readonly [Opened, Opened]> => {
   run++
   return [await open(), await open()]
-}
-
-const until = async (done: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 const rawClient = () => createClient({ url: redis.url })

@@ -11,16 +11,9 @@ import type { Pin, ToolDefinition } from '../../src/extend.js'
 import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
+import { until } from '../support/until.js'
 
 cleanUpAfterEach()
-
-const until = async (done: () => boolean, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 const pinOf = (definition: ToolDefinition): Pin => ({
   tool: definition.name,

@@ -15,6 +15,7 @@ import { serveHttp, toMcpServer } from '../../src/mcp/index.js'
 import { superviseUpstream } from '../../src/gateway/index.js'
 import { isAlive, tempDir } from '../mcp/fixtures.js'
 import { cleanUpAfterEach } from '../mcp/fixtures.js'
+import { until } from '../support/until.js'
 
 cleanUpAfterEach()
 const FLAKY = fileURLToPath(new URL('../mcp/fixtures/flaky-server.mjs', import.meta.url))
@@ -32,14 +33,6 @@ const supervise = (name: string, args: ReadonlyArray<string>, events: Array<Upst
   )
   started.push(u)
   return u
-}
-
-const until = async (done: () => boolean, ms = 10_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 const call = (name: string) => ({ id: '1', function: { name, arguments: '{"n":1}' } })

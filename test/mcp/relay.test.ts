@@ -18,6 +18,7 @@ import type { Gateway, GatewayRecord } from '../../src/gateway/index.js'
 import { serveHttp } from '../../src/mcp/index.js'
 import { decodeGatewayConfig, startGateway } from '../../src/gateway/index.js'
 import { cleanUpAfterEach, EVERYTHING_SERVER } from './fixtures.js'
+import { until } from '../support/until.js'
 
 cleanUpAfterEach()
 const CANCEL = fileURLToPath(new URL('./fixtures/cancel-server.mjs', import.meta.url))
@@ -82,14 +83,6 @@ const host = async (gateway: Gateway, handlers: Handlers = {}): Promise<Client> 
 }
 
 const text = (r: Record<string, unknown>): string => JSON.stringify(r['content'])
-
-const until = async (done: () => boolean, ms = 10_000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 const stderrLines = (records: ReadonlyArray<GatewayRecord>, upstream: string): ReadonlyArray<string> =>
   records.flatMap((r) => (r.type === 'upstream' && r._tag === 'Stderr' && r.upstream === upstream ? [r.line] : []))

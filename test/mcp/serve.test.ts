@@ -15,6 +15,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { HttpPage, HttpServing } from '../../src/mcp/index.js'
 import { boundedEventStore, defaultMaxConnections, serveHttp, serveStdio } from '../../src/mcp/index.js'
+import { until } from '../support/until.js'
 
 const MAX_BODY = 4 * 1024 * 1024
 
@@ -108,14 +109,6 @@ const expectRefused = (answer: Answer, status: number, message: string): void =>
   expect(answer.status).toBe(status)
   expect(answer.headers['content-type']).toBe('application/json')
   expect(JSON.parse(answer.body)).toStrictEqual(refusal(message))
-}
-
-const until = async (done: () => boolean, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 describe('serveStdio', () => {
