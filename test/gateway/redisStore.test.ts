@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { createClient } from 'redis'
 import type { GatewayStore } from '../../src/gateway/stores/store.js'
-import { redisStore } from '../../src/gateway/stores/redisStore.js'
+import { CLAIM_WAIT_MS, redisStore } from '../../src/gateway/stores/redisStore.js'
 import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
 import { isAlive } from '../support/processes.js'
@@ -115,7 +115,11 @@ describe('redisStore: two stores on one Redis', () => {
     expect(await b.store.claim('fs_read', 'offset')).toBe(true)
   })
 
-  it('whatever the interleaving of claims from two stores, each pair is won exactly once', async () => {
+  // A claim Redis has not answered within CLAIM_WAIT_MS is answered from memory (won: a warning is never held
+  // up), so on a busy machine two stores can both win a pair. The promise: never lost, and won exactly once when
+  // every claim of the pair was answered within CLAIM_WAIT_MS, as this test saw it (it sees each take at least as
+  // long as the store did).
+  it('whatever the interleaving of claims from two stores, each pair is won once, or more only after a slow answer', async () => {
     const [a, b] = await pair()
     const stores = [a.store, b.store]
     let round = 0
@@ -130,16 +134,25 @@ describe('redisStore: two stores on one Redis', () => {
         ),
         async (claims) => {
           round++
-          const asked: Array<Promise<readonly [number, boolean]>> = []
+          const asked: Array<Promise<readonly [number, boolean, number]>> = []
           for (const c of claims) {
+            const t0 = performance.now()
             asked.push(
-              (stores[c.by] as GatewayStore).claim(`tool${round}`, `key${c.pair}`).then((won) => [c.pair, won]),
+              (stores[c.by] as GatewayStore)
+                .claim(`tool${round}`, `key${c.pair}`)
+                .then((won) => [c.pair, won, performance.now() - t0]),
             )
             if (c.wait) await new Promise((r) => setImmediate(r))
           }
           const wins = new Map<number, number>()
-          for (const [p, won] of await Promise.all(asked)) wins.set(p, (wins.get(p) ?? 0) + (won ? 1 : 0))
-          for (const c of claims) expect(wins.get(c.pair)).toBe(1)
+          const slow = new Set<number>()
+          for (const [p, won, ms] of await Promise.all(asked)) {
+            wins.set(p, (wins.get(p) ?? 0) + (won ? 1 : 0))
+            if (ms >= CLAIM_WAIT_MS) slow.add(p)
+          }
+          for (const c of claims)
+            if (slow.has(c.pair)) expect(wins.get(c.pair)).toBeGreaterThanOrEqual(1)
+            else expect(wins.get(c.pair)).toBe(1)
         },
       ),
       { numRuns: 60 },
