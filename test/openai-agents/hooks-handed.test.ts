@@ -9,7 +9,6 @@ import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/te
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import '../support/seed.js'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { auditAgent, auditAgentsTools, auditRunner } from '../../src/openai-agents/index.js'
 
