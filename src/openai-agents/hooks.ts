@@ -73,9 +73,10 @@ const listen = (
   }
   const onTool = (tool: Tool, details: ToolCallDetails): void => {
     try {
+      // a tool the wrapped invoke below already hears is left to it: the hook hears the tools of an agent that
+      // cannot be patched (a frozen one)
       if (tool.type !== 'function' || isHeard(tool)) return
-      // arguments the tool's schema refused come blank (''), which the audit reads as none: the wrapped invoke
-      // below hears those
+      // arguments the tool's schema refused come blank (''), which the audit reads as none
       const call = details.toolCall
       session.check(catalogueOf(tool), {
         id: textOf(call, 'callId'),
