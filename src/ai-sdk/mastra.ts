@@ -14,7 +14,7 @@ import { auditSessions } from '../combinators/UnknownKeys.js'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { argumentsOf, listedCatalogue } from '../adapter/adapter.js'
-import { isRecord } from '../kernel/guards.js'
+import { isRecord, memberOf } from '../kernel/guards.js'
 import { declarationsOfRequest } from './middleware.js'
 
 // -------------------------------------------------------------------------------------
@@ -51,7 +51,9 @@ export interface MastraOutputStep<L> {
  * @category model
  */
 export interface UnknownKeyAuditProcessor {
+  /** `'toolstack-unknown-key-audit'`: the processor's id in Mastra. */
   readonly id: string
+  /** `'toolstack unknown-key audit'`. */
   readonly name: string
   readonly processInputStep: (args: MastraInputStep) => Promise<undefined>
   readonly processOutputStep: <L>(args: MastraOutputStep<L>) => L
@@ -69,13 +71,12 @@ export interface UnknownKeyAuditProcessor {
 const requestToolsOf = async (
   tools: Readonly<Record<string, unknown>> | undefined,
 ): Promise<ReadonlyArray<unknown>> => {
-  if (tools === undefined || !isRecord(tools)) return []
   const out: Array<unknown> = []
-  for (const [name, t] of Object.entries(tools)) {
+  for (const [name, t] of Object.entries(isRecord(tools) ? tools : {})) {
     try {
-      // Mastra hands a step its tools converted, the schema as `parameters`; an AI SDK tool has `inputSchema`
-      const schema = isRecord(t) ? (t['parameters'] ?? t['inputSchema']) : undefined
-      if (schema === undefined) continue
+      // Mastra hands a step its tools converted, the schema as `parameters`; an AI SDK tool has `inputSchema`;
+      // with neither, asSchema answers an object that declares nothing, which is not audited
+      const schema = memberOf(t, 'parameters') ?? memberOf(t, 'inputSchema')
       const inputSchema: unknown = await asSchema(schema as Parameters<typeof asSchema>[0]).jsonSchema
       out.push({ type: 'function', name, inputSchema })
     } catch {
@@ -116,13 +117,13 @@ export const unknownKeyAuditProcessor = (options?: UnknownKeyAuditOptions): Unkn
 
   const processOutputStep = <L>({ toolCalls, messageList }: MastraOutputStep<L>): L => {
     try {
-      const catalogue =
-        typeof messageList === 'object' && messageList !== null ? catalogues.get(messageList) : undefined
+      // a list that is not an object has no catalogue (a WeakMap answers undefined)
+      const catalogue = catalogues.get(messageList as object)
       if (catalogue !== undefined)
         for (const c of toolCalls ?? []) {
-          // one unreadable call does not keep the others from being heard
+          // one unreadable call (not an object: its read throws) does not keep the others from being heard; a
+          // name that is not a string names no tool
           try {
-            if (!isRecord(c) || typeof c.toolName !== 'string') continue
             session.check(catalogue, {
               id: typeof c.toolCallId === 'string' ? c.toolCallId : '',
               function: { name: c.toolName, arguments: argumentsOf(c.args) },

@@ -4,9 +4,10 @@ import { toJsonSchema } from '@langchain/core/utils/json_schema'
 
 /**
  * One declaration (name, parameters) of a tool whose schema converts to JSON Schema with LangChain's own
- * `toJsonSchema`; a tool whose schema does not (a `z.date()`, say) gives none.
+ * `toJsonSchema`; a tool whose schema does not (a `z.date()`, say) gives none. The name is read by the
+ * catalogue, which drops a declaration whose name is not a string.
  */
-export const declarationOf = (name: string, schema: unknown): ReadonlyArray<unknown> => {
+export const declarationOf = (name: unknown, schema: unknown): ReadonlyArray<unknown> => {
   try {
     return [{ function: { name, parameters: toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]) } }]
   } catch {

@@ -16,7 +16,7 @@ import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { argumentsOf, callOf } from '../adapter/adapter.js'
-import { memberOf } from '../kernel/guards.js'
+import { isRecord, memberOf } from '../kernel/guards.js'
 import { STACK_TOOL, declarationOf } from './declarations.js'
 import type { LangChainAuditOptions } from './events.js'
 import { eventOptions } from './events.js'
@@ -44,6 +44,7 @@ export interface AuditedToolCallRequest {
  * @category model
  */
 export interface UnknownKeyAuditMiddleware {
+  /** `'toolstack_unknown_key_audit'`: the middleware's name in the agent (LangChain refuses two of one name). */
   readonly name: string
   /** Audits the call, then returns `handler(request)` itself: the same request, the same answer. */
   readonly wrapToolCall: <R extends AuditedToolCallRequest, A>(request: R, handler: (request: R) => A) => A
@@ -62,8 +63,7 @@ const cataloguesOf = (session: AuditSession): ((tool: object) => Catalogue) => {
   return (tool) => {
     const known = made.get(tool)
     if (known !== undefined) return known
-    const name = memberOf(tool, 'name')
-    const catalogue = session.readListing(typeof name === 'string' ? declarationOf(name, memberOf(tool, 'schema')) : [])
+    const catalogue = session.readListing(declarationOf(memberOf(tool, 'name'), memberOf(tool, 'schema')))
     made.set(tool, catalogue)
     return catalogue
   }
@@ -118,7 +118,7 @@ export const unknownKeyAuditMiddleware = (options?: LangChainAuditOptions): Unkn
       const tool = memberOf(request, 'tool')
       const toolCall = memberOf(request, 'toolCall')
       const name = memberOf(toolCall, 'name')
-      if (typeof tool !== 'object' || tool === null || typeof name !== 'string') return
+      if (!isRecord(tool) || typeof name !== 'string') return
       if (memberOf(memberOf(tool, 'metadata'), STACK_TOOL) === true) return
       const id = memberOf(toolCall, 'id')
       session.check(

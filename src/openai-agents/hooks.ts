@@ -13,7 +13,7 @@ import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
 import { describeValue } from '../kernel/describe.js'
-import { isRecord } from '../kernel/guards.js'
+import { isRecord, memberOf } from '../kernel/guards.js'
 import { isHeard, markHeard } from './heard.js'
 import type { AgentsAuditOptions } from './trace.js'
 import { tracedOptions } from './trace.js'
@@ -41,12 +41,10 @@ type ToolCallDetails = { readonly toolCall: unknown }
 // pure steps
 // -------------------------------------------------------------------------------------
 
-// a function call's id, name and raw arguments; undefined for any other call (hosted, computer, shell)
-const functionCallOf = (toolCall: unknown): { readonly id: string; readonly arguments: string } | undefined => {
-  if (!isRecord(toolCall) || toolCall['type'] !== 'function_call') return undefined
-  const args = toolCall['arguments']
-  const id = toolCall['callId']
-  return typeof args === 'string' ? { id: typeof id === 'string' ? id : '', arguments: args } : undefined
+// a member of the call the SDK hands with a function tool (`callId`, `arguments`): a string, else ''
+const textOf = (toolCall: unknown, key: 'callId' | 'arguments'): string => {
+  const v = memberOf(toolCall, key)
+  return typeof v === 'string' ? v : ''
 }
 
 // -------------------------------------------------------------------------------------
@@ -75,11 +73,15 @@ const listen = (
   }
   const onTool = (tool: Tool, details: ToolCallDetails): void => {
     try {
+      // a tool the wrapped invoke below already hears is left to it: the hook hears the tools of an agent that
+      // cannot be patched (a frozen one)
       if (tool.type !== 'function' || isHeard(tool)) return
-      const call = functionCallOf(details.toolCall)
-      // '' is how the SDK blanks arguments its schema refused: those reach the wrapped invoke instead
-      if (call === undefined || call.arguments === '') return
-      session.check(catalogueOf(tool), { id: call.id, function: { name: tool.name, arguments: call.arguments } })
+      // arguments the tool's schema refused come blank (''), which the audit reads as none
+      const call = details.toolCall
+      session.check(catalogueOf(tool), {
+        id: textOf(call, 'callId'),
+        function: { name: tool.name, arguments: textOf(call, 'arguments') },
+      })
     } catch {
       // a hook that throws would fail the tool call: the audit adds no failure of its own
     }
@@ -99,7 +101,7 @@ const listen = (
       Object.assign(Object.create(tool) as FunctionTool, {
         invoke: (runContext: RunContext, input: string, details?: Parameters<FunctionTool['invoke']>[2]) => {
           try {
-            const id = functionCallOf(details?.toolCall)?.id ?? ''
+            const id = textOf(details?.toolCall, 'callId')
             session.check(catalogueOf(tool), { id, function: { name: tool.name, arguments: input } })
           } catch {
             // the audit adds no failure of its own
@@ -113,10 +115,10 @@ const listen = (
   }
   const patched: Array<AgentLike> = []
   const onAgent = (agent: unknown): void => {
+    const own = memberOf(agent, 'getAllTools') as AgentLike['getAllTools'] | undefined
+    if (typeof own !== 'function' || patched.includes(agent as AgentLike)) return
+    const a = agent as AgentLike
     try {
-      if (!isRecord(agent) || typeof agent['getAllTools'] !== 'function' || patched.includes(agent as AgentLike)) return
-      const a = agent as unknown as AgentLike
-      const own = a.getAllTools
       a.getAllTools = (...args) => own.apply(a, args).then((tools) => tools.map(auditedTool))
       patched.push(a)
     } catch {

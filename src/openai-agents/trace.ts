@@ -40,10 +40,10 @@ export interface AgentsAuditOptions extends UnknownKeyAuditOptions {
 // (`traceIncludeSensitiveData`, on by default): without them, the keys the model wrote are left out too
 const spanData = (
   w: UnknownKeyWarning,
-  input: unknown,
+  input: string,
 ): WarningRecord | Omit<WarningRecord, 'unknown_keys' | 'suggestions'> => {
   const r = warningRecord(w)
-  if (typeof input === 'string' && input !== '') return r
+  if (input !== '') return r
   return {
     tool: r.tool,
     call_id: r.call_id,

@@ -48,16 +48,17 @@ describe('warningRecord', () => {
       fc.property(
         text,
         text,
-        fc.array(text, { maxLength: 60 }),
-        fc.array(fc.record({ key: text, didYouMean: text }), { maxLength: 60 }),
+        fc.array(text, { maxLength: 60, size: 'max' }),
+        fc.array(fc.record({ key: text, didYouMean: text }), { maxLength: 60, size: 'max' }),
         fc.option(text, { nil: undefined }),
         (tool, id, unknownKeys, suggestions, via) => {
           const r = warningRecord(
             warning({ tool, id, unknownKeys, suggestions, ...(via === undefined ? {} : { via }) }),
           )
           expect(r.unknown_key_count).toBe(unknownKeys.length)
-          expect(r.unknown_keys.length).toBeLessThanOrEqual(MAX_RECORDED_KEYS)
-          expect(r.suggestions.length).toBeLessThanOrEqual(MAX_RECORDED_KEYS)
+          // the first MAX_RECORDED_KEYS of each, none dropped below it
+          expect(r.unknown_keys).toHaveLength(Math.min(unknownKeys.length, MAX_RECORDED_KEYS))
+          expect(r.suggestions).toHaveLength(Math.min(suggestions.length, MAX_RECORDED_KEYS))
           for (const s of strings(r)) {
             expect(s).not.toMatch(UNSAFE)
             // MAX_TELEMETRY_CHARS characters and the ellipsis, each at most \uXXXX
@@ -104,6 +105,18 @@ describe('recordingOptions', () => {
     expect(write).toHaveBeenCalledWith(
       expect.stringContaining('toolstack: read call c1 carried undeclared argument key "pth"'),
     )
+  })
+
+  it('records when the option is true, undefined or absent, and when no options are given at all', () => {
+    const recorded: Array<string> = []
+    const record = (w: UnknownKeyWarning): void => void recorded.push(w.id)
+    const onWarn = (): void => {}
+    warnOnce(recordingOptions('here', 'telemetry', { telemetry: true, onWarn }, record))
+    warnOnce(recordingOptions('here', 'telemetry', { telemetry: undefined, onWarn }, record))
+    warnOnce(recordingOptions('here', 'telemetry', { onWarn }, record))
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    warnOnce(recordingOptions('here', 'telemetry', undefined, record))
+    expect(recorded).toEqual(['c1', 'c1', 'c1', 'c1'])
   })
 
   it('false records nothing and leaves the rest of the options as they are', () => {

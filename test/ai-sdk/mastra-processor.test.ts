@@ -4,7 +4,7 @@
 // run needs the network).
 import { Agent } from '@mastra/core/agent'
 import { createTool } from '@mastra/core/tools'
-import { wrapLanguageModel } from 'ai'
+import { jsonSchema, wrapLanguageModel } from 'ai'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, it } from 'vitest'
@@ -141,8 +141,42 @@ describe('unknownKeyAuditProcessor reading what Mastra hands it', () => {
     ] as never
     expect(audit.processOutputStep({ toolCalls, messageList })).toBe(messageList)
     expect(warnings.map((w) => [w.tool, w.unknownKeys.join(), w.id])).toEqual([['count', 'lnag', 'c9']])
-    // another request (another list) has no catalogue yet: nothing heard
-    expect(audit.processOutputStep({ toolCalls, messageList: {} })).toEqual({})
+    // another request (another list) has no catalogue yet: nothing heard, a new key included
+    const other = [{ toolName: 'count', toolCallId: 'c10', args: { text: 'a', extra: 1 } }] as never
+    const otherList = {}
+    expect(audit.processOutputStep({ toolCalls: other, messageList: otherList })).toBe(otherList)
+    expect(audit.processOutputStep({ toolCalls: other, messageList: 'not a list' })).toBe('not a list')
     expect(warnings).toHaveLength(1)
+  })
+
+  it('a call id that is not a string is ""; no tool calls at all is nothing to hear', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditProcessor({ onWarn: (w) => void warnings.push(w) })
+    const messageList = {}
+    await audit.processInputStep({ tools: { count }, messageList })
+    expect(audit.processOutputStep({ messageList })).toBe(messageList)
+    const toolCalls = [{ toolName: 'count', toolCallId: 9, args: { text: 'a', lnag: 'en' } }] as never
+    audit.processOutputStep({ toolCalls, messageList })
+    expect(warnings.map((w) => [w.tool, w.unknownKeys.join(), w.id])).toEqual([['count', 'lnag', '']])
+  })
+
+  it('audits the tools of each step as they are, an AI SDK tool’s inputSchema included; a tool with no schema is not', async () => {
+    const audit = unknownKeyAuditProcessor({ onWarn: () => undefined })
+    const aiTool = { description: 'Reads', inputSchema: jsonSchema({ type: 'object', properties: { path: {} } }) }
+    await audit.processInputStep({
+      tools: { count, read: aiTool, bare: { description: 'no schema' } },
+      messageList: {},
+    })
+    expect(audit.auditedTools()).toEqual(['count', 'read'])
+    await audit.processInputStep({ tools: undefined, messageList: {} })
+    expect(audit.auditedTools()).toEqual([])
+  })
+
+  it('is Mastra processor toolstack-unknown-key-audit, and its options are checked at construction, naming it', () => {
+    const audit = unknownKeyAuditProcessor()
+    expect([audit.id, audit.name]).toEqual(['toolstack-unknown-key-audit', 'toolstack unknown-key audit'])
+    expect(() => unknownKeyAuditProcessor({ tolerate: 'x' } as never)).toThrow(
+      /^unknownKeyAuditProcessor: tolerate must be/,
+    )
   })
 })

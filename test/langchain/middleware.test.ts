@@ -218,6 +218,50 @@ describe('unknownKeyAuditMiddleware', () => {
     for (const w of said) expect(w.tool).toBe('read')
   })
 
+  it('reads a tool’s schema once, on its first call, however many calls name it', () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w) })
+    let reads = 0
+    const write = {
+      name: 'write',
+      get schema(): unknown {
+        reads += 1
+        return { type: 'object', properties: { path: { type: 'string' } } }
+      },
+    }
+    for (const [id, key] of [
+      ['w1', 'pth'],
+      ['w2', 'pht'],
+      ['w3', 'pth'],
+    ] as const)
+      audit.wrapToolCall({ toolCall: callOf(id, { path: '/a', [key]: 1 }, 'write'), tool: write }, () => undefined)
+    expect(reads).toBe(1)
+    expect(warnings.map((w) => [w.unknownKeys.join(), w.id])).toEqual([
+      ['pth', 'w1'],
+      ['pht', 'w2'],
+    ])
+  })
+
+  it('a call with no id, or one that is not a string, is heard with the id ""', () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const audit = unknownKeyAuditMiddleware({ onWarn: (w) => void warnings.push(w) })
+    const { read } = recordingRead()
+    const noId = { name: 'read', args: { path: '/a', k1: 1 }, type: 'tool_call' as const }
+    audit.wrapToolCall({ toolCall: noId, tool: read }, () => undefined)
+    audit.wrapToolCall(
+      { toolCall: { ...noId, args: { path: '/a', k2: 1 }, id: 7 as never }, tool: read },
+      () => undefined,
+    )
+    expect(warnings.map((w) => [w.unknownKeys.join(), w.id])).toEqual([
+      ['k1', ''],
+      ['k2', ''],
+    ])
+  })
+
+  it('is the agent middleware toolstack_unknown_key_audit (LangChain refuses two of one name in an agent)', () => {
+    expect(unknownKeyAuditMiddleware().name).toBe('toolstack_unknown_key_audit')
+  })
+
   it('options are checked at construction', () => {
     expect(() => unknownKeyAuditMiddleware({ tolerate: 'x' } as never)).toThrow(
       /unknownKeyAuditMiddleware: tolerate must be/,

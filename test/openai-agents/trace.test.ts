@@ -3,11 +3,22 @@
 // of the SDK's exporter, recording every span that ends. The warning is a custom span
 // under the tool call's function span; with tracing off, or telemetry: false, none.
 import type { Span, SpanData, TracingProcessor } from '@openai/agents'
-import { Agent, Runner, run, setTraceProcessors, setTracingDisabled, tool } from '@openai/agents'
+import {
+  Agent,
+  RunContext,
+  Runner,
+  run,
+  setTraceProcessors,
+  setTracingDisabled,
+  tool,
+  withCustomSpan,
+  withTrace,
+} from '@openai/agents'
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
+import { sharedUnknownKeyAudit } from '../../src/index.js'
 import { auditAgent, auditAgentsTools, auditRunner } from '../../src/openai-agents/index.js'
 
 const ended: Array<Span<SpanData>> = []
@@ -134,6 +145,41 @@ describe('auditAgent: a warning is a custom span in the run’s trace', () => {
     await new Runner({ traceIncludeSensitiveData: false }).run(agent, 'go')
     expect(customSpans().map(dataOf)).toEqual([{ tool: 'read', call_id: 's1', unknown_key_count: 1 }])
     expect(JSON.stringify(ended.map((s) => s.spanData))).not.toContain('secret_token_here')
+  })
+
+  it('without sensitive data, the span still names the layer that heard the call (via), and only when the warning does', async () => {
+    const agentWith = (callId: string) =>
+      new Agent({
+        name: 'reader',
+        instructions: 'read',
+        model: scripted('{"path":"/a","offset":null,"pth":3}', callId),
+        tools: [readTool()],
+      })
+    const runner = new Runner({ traceIncludeSensitiveData: false })
+    const shared = agentWith('v1')
+    auditAgent(shared, sharedUnknownKeyAudit({ onWarn: () => {} }))
+    await runner.run(shared, 'go')
+    const alone = agentWith('v2')
+    auditAgent(alone, { onWarn: () => {} })
+    await runner.run(alone, 'go')
+    expect(customSpans().map(dataOf)).toStrictEqual([
+      { tool: 'read', call_id: 'v1', unknown_key_count: 1, via: 'openai-agents-hook' },
+      { tool: 'read', call_id: 'v2', unknown_key_count: 1 },
+    ])
+  })
+
+  it('a warning heard outside a function span (the host invoking a tool in a span of its own) records no span', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const [wrapped] = auditAgentsTools([readTool()], { onWarn: (w) => void warnings.push(w) }).tools
+    if (wrapped === undefined) throw new Error('no tool')
+    const invoke = (input: string): Promise<unknown> =>
+      wrapped.invoke(new RunContext(), input, { toolCall: { callId: 'h1' } } as never)
+    await withTrace('host', () =>
+      withCustomSpan(() => invoke('{"path":"/a","offset":null,"pth":1}'), { data: { name: 'host step' } }),
+    )
+    await invoke('{"path":"/a","offset":null,"ffset":1}')
+    expect(warnings.map((w) => w.unknownKeys)).toEqual([['pth'], ['ffset']])
+    expect(customSpans().map((s) => s.spanData)).toEqual([{ type: 'custom', name: 'host step', data: {} }])
   })
 
   it('with the SDK’s tracing off, the run and the warning are as ever and nothing is recorded', async () => {

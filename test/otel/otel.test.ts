@@ -23,7 +23,9 @@ import {
   UNKNOWN_KEY_CALLS,
   observeUnknownKeys,
   otelAudit,
+  warningAttributes,
 } from '../../src/otel/index.js'
+import type { PolicyDiagnostic, UnknownKeyWarning } from '../../src/index.js'
 import type { Sdk } from './sdk.js'
 import { registerSdk } from './sdk.js'
 
@@ -170,6 +172,107 @@ describe('otelAudit, with the SDK registered', () => {
   })
 })
 
+describe('warningAttributes, whatever the warning', () => {
+  // the spec, written apart: a value past MAX_ATTRIBUTE_CHARS is its first MAX_ATTRIBUTE_CHARS characters and '…'
+  const cutTo = (s: string): string => (s.length > MAX_ATTRIBUTE_CHARS ? `${s.slice(0, MAX_ATTRIBUTE_CHARS)}…` : s)
+  const text = fc.string({ maxLength: MAX_ATTRIBUTE_CHARS + 20 })
+
+  it('one event per key, the first MAX_EVENTS_PER_WARNING, each naming the tool, the id and via when not empty, its hint, and the last how many were left out', () => {
+    fc.assert(
+      fc.property(
+        text,
+        fc.oneof(fc.constant(''), text),
+        fc.option(fc.oneof(fc.constant(''), text), { nil: undefined }),
+        fc.uniqueArray(fc.oneof(fc.constantFrom('a', 'b', 'c'), text), { maxLength: 40, size: 'max' }),
+        fc.array(fc.record({ key: fc.constantFrom('a', 'b', 'c', 'd'), didYouMean: text }), { maxLength: 5 }),
+        (tool, id, via, unknownKeys, suggestions) => {
+          const w: UnknownKeyWarning = {
+            tool,
+            id,
+            unknownKeys,
+            keys: [],
+            declaredKeys: [],
+            suggestions,
+            ...(via === undefined ? {} : { via }),
+          }
+          const shown = unknownKeys.slice(0, MAX_EVENTS_PER_WARNING)
+          const expected = shown.map((key, i) => {
+            const hint = suggestions.find((h) => h.key === key)
+            return {
+              'gen_ai.tool.name': cutTo(tool),
+              ...(id === '' ? {} : { 'gen_ai.tool.call.id': cutTo(id) }),
+              ...(via === undefined || via === '' ? {} : { 'toolstack.via': cutTo(via) }),
+              'toolstack.key': cutTo(key),
+              ...(hint === undefined ? {} : { 'toolstack.did_you_mean': cutTo(hint.didYouMean) }),
+              ...(i === shown.length - 1 && unknownKeys.length > shown.length
+                ? { 'toolstack.more_keys': unknownKeys.length - shown.length }
+                : {}),
+            }
+          })
+          expect(warningAttributes(w)).toStrictEqual(expected)
+        },
+      ),
+    )
+  })
+})
+
+describe('otelAudit: its span, its tracer, its stderr', () => {
+  let sdk: Sdk
+  beforeAll(() => {
+    sdk = registerSdk()
+  })
+  afterAll(() => sdk.unregister())
+  beforeEach(() => sdk.reset())
+
+  const w = { tool: 't', id: 'c', unknownKeys: ['x'], keys: [], declaredKeys: ['y'], suggestions: [] }
+
+  it('with no active span, its own span comes from the tracer given, else from the global tracer "toolstack"', () => {
+    otelAudit({ tracer: trace.getTracer('host tracer') }).onWarn(w)
+    otelAudit().onWarn(w)
+    expect(sdk.spans().map((s) => [s.name, s.instrumentationScope.name])).toEqual([
+      ['toolstack.audit', 'host tracer'],
+      ['toolstack.audit', 'toolstack'],
+    ])
+  })
+
+  it('an active span that records nothing gets no event, and no span of its own is made', () => {
+    const notRecording = trace.wrapSpanContext({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: 0,
+    })
+    context.with(trace.setSpan(context.active(), notRecording), () => otelAudit().onWarn(w))
+    expect(sdk.spans()).toEqual([])
+  })
+
+  it('writes a diagnostic’s line on stderr only with stderr: true, a policy’s as withPolicy writes it by default', async () => {
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    try {
+      const listed = (onDiagnostic?: (d: PolicyDiagnostic) => void) =>
+        pipe(
+          fromTools([tool('t')]),
+          withPolicy({ rules: readOnlyRules('fs_'), ...(onDiagnostic === undefined ? {} : { onDiagnostic }) }),
+        ).toolsForLlm()
+      await listed()
+      const byDefault = write.mock.calls.map((c) => String(c[0]))
+      expect(byDefault).toHaveLength(1)
+      write.mockClear()
+      await listed(otelAudit().onDiagnostic)
+      otelAudit().onDiagnostic({ _tag: 'CalledBeforeListing' })
+      expect(write).not.toHaveBeenCalled()
+      await listed(otelAudit({ stderr: true }).onDiagnostic)
+      expect(write.mock.calls.map((c) => String(c[0]))).toEqual(byDefault)
+    } finally {
+      write.mockRestore()
+    }
+    expect(eventsOf(sdk, 'toolstack.diagnostic').map((e) => e.attributes['toolstack.diagnostic.kind'])).toEqual([
+      'RulesNameNoTool',
+      'CalledBeforeListing',
+      'RulesNameNoTool',
+    ])
+  })
+})
+
 describe('observeUnknownKeys, with the SDK metrics', () => {
   const fresh = () => {
     const reader = new PeriodicExportingMetricReader({
@@ -240,6 +343,38 @@ describe('observeUnknownKeys, with the SDK metrics', () => {
     await tools.executeToolCalls([call('d', 'a', { x: 1 })])()
     expect((await collect()).get('a x')).toBe(1)
     await provider.shutdown()
+  })
+})
+
+describe('observeUnknownKeys: its instrument and its series', () => {
+  it('observes on the global meter "toolstack" by default: a counter of {call} that says what it counts, each point with the attributes given', async () => {
+    const reader = new PeriodicExportingMetricReader({
+      exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+      exportIntervalMillis: 3_600_000,
+    })
+    const provider = new MeterProvider({ readers: [reader] })
+    metrics.disable()
+    metrics.setGlobalMeterProvider(provider)
+    try {
+      const tools = pipe(fromTools([tool('a')]), withUnknownKeyAudit({ onWarn: () => {} }))
+      const stop = observeUnknownKeys(tools, { attributes: { 'toolstack.layer': 'stack' } })
+      await tools.toolsForLlm()
+      await tools.executeToolCalls([call('c', 'a', { x: 1 })])()
+      const { resourceMetrics } = await reader.collect()
+      stop()
+      const [scope, ...others] = resourceMetrics.scopeMetrics
+      expect(others).toEqual([])
+      expect(scope?.scope.name).toBe('toolstack')
+      const [metric] = scope?.metrics ?? []
+      expect(metric?.descriptor).toMatchObject({ name: UNKNOWN_KEY_CALLS, unit: '{call}' })
+      expect(metric?.descriptor.description).toMatch(/tool calls .* per \(tool, key\)/)
+      expect(metric?.dataPoints.map((p) => [p.attributes, p.value])).toEqual([
+        [{ 'toolstack.layer': 'stack', 'gen_ai.tool.name': 'a', 'toolstack.key': 'x' }, 1],
+      ])
+    } finally {
+      metrics.disable()
+      await provider.shutdown()
+    }
   })
 })
 
