@@ -240,7 +240,9 @@ const optionsOf = (e: CatalogEntry): RequestOptions => (e.timeout === undefined 
 
 // every page the upstream offers, within MAX_PAGES and MAX_ITEMS
 const collect = async <A>(
-  page: (cursor: string | undefined) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string }>,
+  page: (
+    cursor: string | undefined,
+  ) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string | undefined }>,
 ): Promise<ReadonlyArray<A>> => {
   const out: Array<A> = []
   let cursor: string | undefined
@@ -346,7 +348,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         if (listing === undefined) {
           const mine = collect(async (cursor) => {
             const r = await page(client, cursorOf(cursor), optionsOf(e))
-            return { items: itemsOf(r), ...cursorOf(r.nextCursor) }
+            return { items: itemsOf(r), nextCursor: r.nextCursor }
           }).then(
             (listed) => {
               const changed = JSON.stringify(listed) !== JSON.stringify(last[i])
@@ -605,7 +607,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         .subscribeResource({ uri }, optionsOf(entries[i] as CatalogEntry))
         .catch((e: unknown) =>
           say(
-            `the upstream MCP server ${nameOf(i)} refused the subscription to ${shown(uri)} again: ${cut(describeError(e), 1_000)}`,
+            `the upstream MCP server ${nameOf(i)} refused the subscription to ${shown(uri)} again: ${cut(upstreamMessage(e), 1_000)}`,
           ),
         )
     }

@@ -1,0 +1,524 @@
+// newCatalog and replaceableCatalog in process: upstreams are SDK Servers over linked in-memory
+// transports, their notices sent by the test, so each promise of the catalog is seen without a process.
+import { afterEach, describe, expect, it } from 'vitest'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Catalog, CatalogEntry, UpstreamNotice } from '../../src/gateway/index.js'
+import { newCatalog, replaceableCatalog } from '../../src/gateway/index.js'
+import { linked } from '../mcp/fixtures.js'
+
+const closing: Array<() => Promise<void>> = []
+afterEach(async () => {
+  await Promise.all(closing.splice(0).map((c) => c()))
+})
+
+/** What a test upstream lists and answers; every request it gets is written to `asked`. */
+interface Script {
+  readonly capabilities?: ServerCapabilities
+  readonly resources?: ReadonlyArray<string>
+  readonly templates?: ReadonlyArray<string>
+  readonly prompts?: ReadonlyArray<string>
+  /** Pages of the resource listing, by cursor (instead of `resources`). */
+  readonly pages?: (cursor: string | undefined) => { readonly uris: ReadonlyArray<string>; readonly next?: string }
+  /** What a read does instead of answering (never settles when `'hang'`). */
+  readonly read?: 'hang' | (() => unknown)
+  /** Whether it refuses subscriptions now (read at each request). */
+  readonly refuses?: () => boolean
+}
+
+/** One upstream in process: its entry, the requests it got, and the notices and restarts the test drives. */
+const upstream = async (name: string, prefix: string, script: Script, timeout?: number) => {
+  const asked: Array<string> = []
+  const make = async (): Promise<{ readonly client: Client; readonly close: () => Promise<void> }> => {
+    const capabilities = script.capabilities ?? { resources: { subscribe: true }, prompts: {}, completions: {} }
+    const server = new Server({ name, version: '0' }, { capabilities })
+    // the SDK lets a server answer only what it declares
+    const on = (kind: keyof ServerCapabilities, register: () => void): void => {
+      if (capabilities[kind] !== undefined) register()
+    }
+    on('resources', () =>
+      server.setRequestHandler(ListResourcesRequestSchema, (r) => {
+        const page = script.pages?.(r.params?.cursor) ?? { uris: script.resources ?? [] }
+        return {
+          resources: page.uris.map((uri) => ({ uri, name: uri })),
+          ...(page.next === undefined ? {} : { nextCursor: page.next }),
+        }
+      }),
+    )
+    on('resources', () =>
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+        resourceTemplates: (script.templates ?? []).map((uriTemplate) => ({ uriTemplate, name: uriTemplate })),
+      })),
+    )
+    on('resources', () =>
+      server.setRequestHandler(ReadResourceRequestSchema, (r) => {
+        asked.push(`read ${r.params.uri}`)
+        if (script.read === 'hang') return new Promise<never>(() => undefined)
+        if (script.read !== undefined) return script.read() as { contents: [] }
+        return { contents: [{ uri: r.params.uri, text: `${name} has ${r.params.uri}` }] }
+      }),
+    )
+    on('resources', () =>
+      server.setRequestHandler(SubscribeRequestSchema, (r) => {
+        asked.push(`+${r.params.uri}`)
+        if (script.refuses?.() === true) throw new McpError(-32002, `not ${r.params.uri}`)
+        return {}
+      }),
+    )
+    on('resources', () =>
+      server.setRequestHandler(UnsubscribeRequestSchema, (r) => {
+        asked.push(`-${r.params.uri}`)
+        return {}
+      }),
+    )
+    on('prompts', () =>
+      server.setRequestHandler(ListPromptsRequestSchema, () => ({
+        prompts: (script.prompts ?? []).map((p) => ({ name: p })),
+      })),
+    )
+    on('prompts', () =>
+      server.setRequestHandler(GetPromptRequestSchema, (r) => {
+        asked.push(`get ${r.params.name} ${JSON.stringify(r.params.arguments)}`)
+        return { messages: [{ role: 'user', content: { type: 'text', text: `${name}:${r.params.name}` } }] }
+      }),
+    )
+    on('completions', () =>
+      server.setRequestHandler(CompleteRequestSchema, (r) => {
+        asked.push(`complete ${JSON.stringify(r.params.ref)}`)
+        return { completion: { values: [name] } }
+      }),
+    )
+    const l = await linked(server)
+    closing.push(l.close)
+    return l
+  }
+  let client: Client | undefined = (await make()).client
+  const listeners = new Set<(n: UpstreamNotice) => void>()
+  const entry: CatalogEntry = {
+    name,
+    prefix,
+    upstream: {
+      client: () => client,
+      onNotice: (l) => {
+        listeners.add(l)
+        return () => {
+          listeners.delete(l)
+        }
+      },
+    },
+    ...(timeout === undefined ? {} : { timeout }),
+  }
+  return {
+    entry,
+    asked,
+    listening: () => listeners.size,
+    notice: (n: UpstreamNotice): void => {
+      for (const l of [...listeners]) l(n)
+    },
+    down: (): void => {
+      client = undefined
+    },
+    /** A new client, as after a restart: without the old one's subscriptions. */
+    restart: async (): Promise<void> => {
+      client = (await make()).client
+    },
+  }
+}
+
+const settle = (ms = 20): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+const codeOf = async (p: Promise<unknown>): Promise<{ readonly code: unknown; readonly message: string }> => {
+  const e: unknown = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  )
+  if (!(e instanceof Error)) throw new Error('expected a rejection')
+  return { code: (e as { code?: unknown }).code, message: e.message }
+}
+
+/** A catalog whose diagnostics are kept. */
+const catalogOf = (entries: ReadonlyArray<CatalogEntry>, listWaitMs?: number) => {
+  const said: Array<string> = []
+  const catalog: Catalog = newCatalog(entries, {
+    diagnose: (m) => void said.push(m),
+    ...(listWaitMs === undefined ? {} : { listWaitMs }),
+  })
+  return { catalog, said }
+}
+
+describe('listing', () => {
+  it('takes every page an upstream offers, up to 100 pages', async () => {
+    const pages: Array<string | undefined> = []
+    const endless = await upstream('endless', 'e', {
+      pages: (cursor) => {
+        pages.push(cursor)
+        const n = Number(cursor ?? '0')
+        return { uris: [`r://${n}`], next: String(n + 1) }
+      },
+    })
+    const { catalog } = catalogOf([endless.entry])
+    const listed = await catalog.resources.list()
+    expect(listed.map((r) => r.uri)).toEqual(Array.from({ length: 100 }, (_, n) => `r://${n}`))
+    // the first page is asked without a cursor, each next one with the cursor the last answered
+    expect(pages).toEqual([undefined, ...Array.from({ length: 99 }, (_, n) => String(n + 1))])
+  })
+
+  it('holds at most 10 000 items of one upstream, the first ones in its order', async () => {
+    const pages: Array<string | undefined> = []
+    const wide = await upstream('wide', 'w', {
+      pages: (cursor) => {
+        pages.push(cursor)
+        const n = Number(cursor ?? '0')
+        return { uris: Array.from({ length: 4_000 }, (_, k) => `r://${n * 4_000 + k}`), next: String(n + 1) }
+      },
+    })
+    const listed = await catalogOf([wide.entry]).catalog.resources.list()
+    expect(listed.map((r) => r.uri)).toEqual(Array.from({ length: 10_000 }, (_, k) => `r://${k}`))
+    // no page is asked once the bound is reached
+    expect(pages).toEqual([undefined, '1', '2'])
+  })
+
+  it('an upstream that ends its listing is asked no further page', async () => {
+    const pages: Array<string | undefined> = []
+    const two = await upstream('two', 't', {
+      pages: (cursor) => {
+        pages.push(cursor)
+        return cursor === undefined ? { uris: ['r://a'], next: 'b' } : { uris: ['r://b'] }
+      },
+    })
+    expect((await catalogOf([two.entry]).catalog.resources.list()).map((r) => r.uri)).toEqual(['r://a', 'r://b'])
+    expect(pages).toEqual([undefined, 'b'])
+  })
+
+  it('says each hidden copy once, and remembers at most 1 000 such messages', async () => {
+    const uris = Array.from({ length: 1_100 }, (_, k) => `r://${k}`)
+    const first = await upstream('first', 'f', { resources: uris })
+    const second = await upstream('second', 's', { resources: uris })
+    const { catalog, said } = catalogOf([first.entry, second.entry])
+    expect((await catalog.resources.list()).length).toBe(1_100)
+    expect(said.length).toBe(1_000)
+    expect(new Set(said).size).toBe(1_000)
+    expect(said[0]).toBe(
+      'the resource "r://0" of the upstream MCP server "second" is hidden: "first" lists the same one and comes first in the configuration',
+    )
+    await catalog.resources.list()
+    expect(said.length).toBe(1_000)
+  })
+})
+
+describe('reading', () => {
+  it("an upstream's own error: its code kept, its message without the SDK's prefixes, named and quoted", async () => {
+    const refusing = await upstream('refusing', 'r', {
+      resources: ['r://1'],
+      read: () => {
+        throw new McpError(-32002, 'no such thing')
+      },
+    })
+    const { catalog } = catalogOf([refusing.entry])
+    expect(await codeOf(catalog.resources.read('r://1'))).toEqual({
+      code: -32002,
+      message: 'the upstream MCP server "refusing" failed: "no such thing"',
+    })
+  })
+
+  it('an answer the SDK cannot read is an internal error naming the upstream', async () => {
+    const garbled = await upstream('garbled', 'g', { resources: ['r://1'], read: () => ({ contents: 'not a list' }) })
+    const { code, message } = await codeOf(catalogOf([garbled.entry]).catalog.resources.read('r://1'))
+    expect(code).toBe(ErrorCode.InternalError)
+    expect(message.startsWith('the upstream MCP server "garbled" failed: ')).toBe(true)
+  })
+
+  it("an entry's timeout bounds each request to its upstream", async () => {
+    const slow = await upstream('slow', 's', { resources: ['r://1'], read: 'hang' }, 50)
+    const started = Date.now()
+    expect(await codeOf(catalogOf([slow.entry]).catalog.resources.read('r://1'))).toEqual({
+      code: ErrorCode.RequestTimeout,
+      message: 'the upstream MCP server "slow" failed: "Request timed out"',
+    })
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+})
+
+describe('notices', () => {
+  it('tells the hosts what changed: resources, prompts, or both when an upstream comes up or goes down; a listener that throws costs the others nothing', async () => {
+    const a = await upstream('a', 'a', {})
+    const { catalog } = catalogOf([a.entry])
+    const heard: Array<string> = []
+    catalog.resources.onListChanged(() => {
+      throw new Error('a host gone')
+    })
+    const offResources = catalog.resources.onListChanged(() => void heard.push('resources'))
+    catalog.prompts.onListChanged(() => {
+      throw new Error('a host gone')
+    })
+    catalog.prompts.onListChanged(() => void heard.push('prompts'))
+    const told = (n: UpstreamNotice): ReadonlyArray<string> => {
+      heard.length = 0
+      a.notice(n)
+      return [...heard]
+    }
+    expect(told({ _tag: 'ResourcesChanged' })).toEqual(['resources'])
+    expect(told({ _tag: 'PromptsChanged' })).toEqual(['prompts'])
+    expect(told({ _tag: 'Down' })).toEqual(['resources', 'prompts'])
+    expect(told({ _tag: 'Up' })).toEqual(['resources', 'prompts'])
+    expect(told({ _tag: 'ResourceUpdated', uri: 'a://1' })).toEqual([])
+    offResources()
+    expect(told({ _tag: 'ResourcesChanged' })).toEqual([])
+    expect(a.listening()).toBe(1)
+    catalog.close()
+    expect(a.listening()).toBe(0)
+  })
+
+  it('an update reaches each session subscribed to its URI at that upstream, not another; a session that throws costs the others nothing', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1', 'a://2'] })
+    const { catalog } = catalogOf([a.entry])
+    const got: Array<string> = []
+    const one = catalog.resources.openSession((uri) => void got.push(`one ${uri}`))
+    const broken = catalog.resources.openSession(() => {
+      throw new Error('gone')
+    })
+    const two = catalog.resources.openSession((uri) => void got.push(`two ${uri}`))
+    await one.subscribe('a://1')
+    await broken.subscribe('a://1')
+    await two.subscribe('a://1')
+    await two.subscribe('a://2')
+    a.notice({ _tag: 'ResourceUpdated', uri: 'a://1' })
+    expect(got).toEqual(['one a://1', 'two a://1'])
+    got.length = 0
+    a.notice({ _tag: 'ResourceUpdated', uri: 'a://2' })
+    a.notice({ _tag: 'ResourceUpdated', uri: 'a://3' })
+    expect(got).toEqual(['two a://2'])
+    got.length = 0
+    await one.unsubscribe('a://1')
+    a.notice({ _tag: 'ResourceUpdated', uri: 'a://1' })
+    expect(got).toEqual(['two a://1'])
+  })
+
+  it("an update from another upstream than the one a session's URI is held at reaches no one", async () => {
+    const a = await upstream('a', 'a', { resources: ['x://1'] })
+    const b = await upstream('b', 'b', { resources: ['x://1'] })
+    const { catalog } = catalogOf([a.entry, b.entry])
+    const got: Array<string> = []
+    await catalog.resources.openSession((uri) => void got.push(uri)).subscribe('x://1')
+    b.notice({ _tag: 'ResourceUpdated', uri: 'x://1' })
+    expect(got).toEqual([])
+    a.notice({ _tag: 'ResourceUpdated', uri: 'x://1' })
+    expect(got).toEqual(['x://1'])
+    expect(a.asked).toEqual(['+x://1'])
+    expect(b.asked).toEqual([])
+  })
+
+  it('a restarted upstream is subscribed again to the URIs held there, and only those; a refusal is said', async () => {
+    let refusing = false
+    const a = await upstream('a', 'a', { resources: ['a://1', 'a://2'], refuses: () => refusing })
+    const b = await upstream('b', 'b', { resources: ['b://1'] })
+    const { catalog, said } = catalogOf([a.entry, b.entry])
+    const session = catalog.resources.openSession(() => undefined)
+    await session.subscribe('a://1')
+    await session.subscribe('a://2')
+    await session.subscribe('b://1')
+    await session.unsubscribe('a://2')
+    await settle()
+    expect(a.asked).toEqual(['+a://1', '+a://2', '-a://2'])
+    a.asked.length = 0
+    b.asked.length = 0
+    await a.restart()
+    a.notice({ _tag: 'Up' })
+    await settle()
+    expect(a.asked).toEqual(['+a://1'])
+    expect(b.asked).toEqual([])
+    // down, then up with no client yet: nothing to subscribe
+    a.down()
+    a.notice({ _tag: 'Up' })
+    await a.restart()
+    refusing = true
+    a.asked.length = 0
+    a.notice({ _tag: 'Up' })
+    await settle()
+    expect(a.asked).toEqual(['+a://1'])
+    expect(said).toEqual(['the upstream MCP server "a" refused the subscription to "a://1" again: not a://1'])
+  })
+})
+
+describe('completion', () => {
+  it("a prompt's argument goes where prompts/get goes, under the upstream's own name; an unknown prompt is refused", async () => {
+    const a = await upstream('a', 'a', { prompts: ['greet'] })
+    const b = await upstream('b', 'b', { prompts: ['greet'] })
+    const { catalog } = catalogOf([a.entry, b.entry])
+    const argument = { name: 'who', value: 'w' }
+    expect(await catalog.complete({ ref: { type: 'ref/prompt', name: 'b_greet' }, argument })).toEqual({
+      completion: { values: ['b'] },
+    })
+    expect(b.asked).toEqual(['complete {"type":"ref/prompt","name":"greet"}'])
+    expect(a.asked).toEqual([])
+    expect(await codeOf(catalog.complete({ ref: { type: 'ref/prompt', name: 'c_greet' }, argument }))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'there is no prompt named "c_greet"',
+    })
+  })
+
+  it("a template's argument goes to the first upstream that lists that template, else to the one its URI is read from", async () => {
+    const a = await upstream('a', 'a', { resources: ['x://{id}'], templates: ['x://{id}/{part}'] })
+    const b = await upstream('b', 'b', { templates: ['x://{id}'] })
+    const c = await upstream('c', 'c', { templates: ['x://{id}'] })
+    const { catalog } = catalogOf([a.entry, b.entry, c.entry])
+    const argument = { name: 'id', value: '1' }
+    const ref = (uri: string) => ({ type: 'ref/resource' as const, uri })
+    // listed by b and c: b's, found by the listing the first completion makes
+    expect(await catalog.complete({ ref: ref('x://{id}'), argument })).toEqual({ completion: { values: ['b'] } })
+    expect(await catalog.complete({ ref: ref('x://{id}/{part}'), argument })).toEqual({
+      completion: { values: ['a'] },
+    })
+    expect(c.asked).toEqual([])
+    // a URI no template names: where it is read from (a lists it as a resource)
+    expect(await catalog.complete({ ref: ref('x://7/p'), argument })).toEqual({ completion: { values: ['a'] } })
+    expect(await codeOf(catalog.complete({ ref: ref('y://{id}'), argument }))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'there is no resource template "y://{id}" to complete',
+    })
+  })
+
+  it('an upstream that offers no completion has no suggestions, and is not asked', async () => {
+    const quiet = await upstream('quiet', 'q', { capabilities: { prompts: {} }, prompts: ['greet'] })
+    const { catalog } = catalogOf([quiet.entry])
+    expect(
+      await catalog.complete({ ref: { type: 'ref/prompt', name: 'q_greet' }, argument: { name: 'n', value: '' } }),
+    ).toEqual({ completion: { values: [] } })
+    expect(quiet.asked).toEqual([])
+  })
+
+  it('an upstream that is down is named', async () => {
+    const a = await upstream('a', 'a', { prompts: ['greet'] })
+    a.down()
+    const { catalog } = catalogOf([a.entry])
+    expect(
+      await codeOf(
+        catalog.complete({ ref: { type: 'ref/prompt', name: 'a_greet' }, argument: { name: 'n', value: '' } }),
+      ),
+    ).toEqual({
+      code: ErrorCode.InternalError,
+      message: 'the upstream MCP server "a" is not running; nothing was completed',
+    })
+  })
+})
+
+describe('replaceableCatalog', () => {
+  it('serves the catalog in force; after a replace its listeners hear both lists changed, and the old one is closed and unheard', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'], prompts: ['p'], templates: ['a://{id}'] })
+    const b = await upstream('b', 'b', { resources: ['b://1'], prompts: ['p'], templates: ['b://{id}'] })
+    const catalog = replaceableCatalog(catalogOf([a.entry]).catalog)
+    const heard: Array<string> = []
+    catalog.resources.onListChanged(() => void heard.push('resources'))
+    catalog.prompts.onListChanged(() => void heard.push('prompts'))
+    const served = async () => ({
+      resources: (await catalog.resources.list()).map((r) => r.uri),
+      templates: (await catalog.resources.listTemplates()).map((t) => t.uriTemplate),
+      prompts: (await catalog.prompts.list()).map((p) => p.name),
+      read: (await catalog.resources.read('a://1').catch(() => undefined))?.contents,
+      get: (await catalog.prompts.get('b_p', { x: '1' }).catch(() => undefined))?.messages,
+      complete: (
+        await catalog
+          .complete({ ref: { type: 'ref/prompt', name: 'a_p' }, argument: { name: 'x', value: '' } })
+          .catch(() => undefined)
+      )?.completion.values,
+    })
+    expect(await served()).toEqual({
+      resources: ['a://1'],
+      templates: ['a://{id}'],
+      prompts: ['a_p'],
+      read: [{ uri: 'a://1', text: 'a has a://1' }],
+      get: undefined,
+      complete: ['a'],
+    })
+    a.notice({ _tag: 'ResourcesChanged' })
+    expect(heard).toEqual(['resources'])
+    heard.length = 0
+    catalog.replace(catalogOf([b.entry]).catalog)
+    expect(heard).toEqual(['resources', 'prompts'])
+    expect(a.listening()).toBe(0)
+    heard.length = 0
+    a.notice({ _tag: 'PromptsChanged' })
+    expect(heard).toEqual([])
+    b.notice({ _tag: 'PromptsChanged' })
+    expect(heard).toEqual(['prompts'])
+    expect(await served()).toEqual({
+      resources: ['b://1'],
+      templates: ['b://{id}'],
+      prompts: ['b_p'],
+      read: undefined,
+      get: [{ role: 'user', content: { type: 'text', text: 'b:p' } }],
+      complete: undefined,
+    })
+    expect(b.asked).toContain('get p {"x":"1"}')
+    catalog.close()
+    expect(b.listening()).toBe(0)
+  })
+
+  it("a session's subscriptions move to the new catalog; one the new catalog cannot route is dropped for good", async () => {
+    const one = await upstream('one', 'o', { resources: ['x://1', 'x://2'] })
+    const two = await upstream('two', 't', { resources: ['x://1'] })
+    const catalog = replaceableCatalog(catalogOf([one.entry]).catalog)
+    const got: Array<string> = []
+    const session = catalog.resources.openSession((uri) => void got.push(uri))
+    await session.subscribe('x://1')
+    await session.subscribe('x://2')
+    catalog.replace(catalogOf([two.entry]).catalog)
+    await settle()
+    // the old upstream unsubscribed, the new one subscribed to what it routes
+    expect(one.asked).toEqual(['+x://1', '+x://2', '-x://1', '-x://2'])
+    expect(two.asked).toEqual(['+x://1'])
+    two.notice({ _tag: 'ResourceUpdated', uri: 'x://1' })
+    expect(got).toEqual(['x://1'])
+    // x://2 was dropped: a second replace does not try it again
+    const three = await upstream('three', 'h', { resources: ['x://1', 'x://2'] })
+    catalog.replace(catalogOf([three.entry]).catalog)
+    await settle()
+    expect(three.asked).toEqual(['+x://1'])
+    await session.unsubscribe('x://1')
+    await settle()
+    expect(three.asked).toEqual(['+x://1', '-x://1'])
+    catalog.replace(catalogOf([two.entry]).catalog)
+    await settle()
+    expect(two.asked).toEqual(['+x://1', '-x://1'])
+    session.close()
+  })
+
+  it('a session closed is taken over by no later catalog', async () => {
+    const one = await upstream('one', 'o', { resources: ['x://1'] })
+    const two = await upstream('two', 't', { resources: ['x://1'] })
+    const catalog = replaceableCatalog(catalogOf([one.entry]).catalog)
+    const session = catalog.resources.openSession(() => undefined)
+    await session.subscribe('x://1')
+    session.close()
+    await settle()
+    expect(one.asked).toEqual(['+x://1', '-x://1'])
+    catalog.replace(catalogOf([two.entry]).catalog)
+    await settle()
+    expect(two.asked).toEqual([])
+  })
+
+  it('a replace while a subscription is under way: the new catalog takes it too', async () => {
+    const one = await upstream('one', 'o', { resources: ['x://1'] })
+    const two = await upstream('two', 't', { resources: ['x://1'] })
+    const catalog = replaceableCatalog(catalogOf([one.entry]).catalog)
+    const session = catalog.resources.openSession(() => undefined)
+    const under = session.subscribe('x://1')
+    catalog.replace(catalogOf([two.entry]).catalog)
+    await under
+    await settle()
+    expect(two.asked).toEqual(['+x://1'])
+  })
+})
