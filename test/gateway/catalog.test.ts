@@ -35,6 +35,8 @@ interface Script {
   readonly pages?: (cursor: string | undefined) => { readonly uris: ReadonlyArray<string>; readonly next?: string }
   /** What a read does instead of answering (never settles when `'hang'`). */
   readonly read?: 'hang' | (() => unknown)
+  /** Awaited before each listing answers (a slow upstream). */
+  readonly gate?: () => Promise<void>
   /** Whether it refuses subscriptions now (read at each request). */
   readonly refuses?: () => boolean
 }
@@ -42,6 +44,8 @@ interface Script {
 /** One upstream in process: its entry, the requests it got, and the notices and restarts the test drives. */
 const upstream = async (name: string, prefix: string, script: Script, timeout?: number) => {
   const asked: Array<string> = []
+  // the listings it was asked for, by kind
+  const lists: Array<string> = []
   const make = async (): Promise<{ readonly client: Client; readonly close: () => Promise<void> }> => {
     const capabilities = script.capabilities ?? { resources: { subscribe: true }, prompts: {}, completions: {} }
     const server = new Server({ name, version: '0' }, { capabilities })
@@ -50,7 +54,9 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
       if (capabilities[kind] !== undefined) register()
     }
     on('resources', () =>
-      server.setRequestHandler(ListResourcesRequestSchema, (r) => {
+      server.setRequestHandler(ListResourcesRequestSchema, async (r) => {
+        lists.push('resources')
+        await script.gate?.()
         const page = script.pages?.(r.params?.cursor) ?? { uris: script.resources ?? [] }
         return {
           resources: page.uris.map((uri) => ({ uri, name: uri })),
@@ -59,9 +65,13 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
       }),
     )
     on('resources', () =>
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-        resourceTemplates: (script.templates ?? []).map((uriTemplate) => ({ uriTemplate, name: uriTemplate })),
-      })),
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+        lists.push('templates')
+        await script.gate?.()
+        return {
+          resourceTemplates: (script.templates ?? []).map((uriTemplate) => ({ uriTemplate, name: uriTemplate })),
+        }
+      }),
     )
     on('resources', () =>
       server.setRequestHandler(ReadResourceRequestSchema, (r) => {
@@ -85,9 +95,11 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
       }),
     )
     on('prompts', () =>
-      server.setRequestHandler(ListPromptsRequestSchema, () => ({
-        prompts: (script.prompts ?? []).map((p) => ({ name: p })),
-      })),
+      server.setRequestHandler(ListPromptsRequestSchema, async () => {
+        lists.push('prompts')
+        await script.gate?.()
+        return { prompts: (script.prompts ?? []).map((p) => ({ name: p })) }
+      }),
     )
     on('prompts', () =>
       server.setRequestHandler(GetPromptRequestSchema, (r) => {
@@ -124,6 +136,7 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
   return {
     entry,
     asked,
+    lists,
     listening: () => listeners.size,
     notice: (n: UpstreamNotice): void => {
       for (const l of [...listeners]) l(n)
@@ -520,5 +533,230 @@ describe('replaceableCatalog', () => {
     await under
     await settle()
     expect(two.asked).toEqual(['+x://1'])
+  })
+})
+
+/** A gate a slow upstream's listings wait at: closed until opened. */
+const gate = () => {
+  let open: () => void = () => undefined
+  let at = Promise.resolve()
+  return {
+    wait: () => at,
+    close: (): void => {
+      at = new Promise((r) => (open = r))
+    },
+    open: (): void => open(),
+  }
+}
+
+describe('listing a slow upstream', () => {
+  it('one listing in flight per upstream and kind, however many hosts list at once', async () => {
+    const g = gate()
+    const a = await upstream('a', 'a', { resources: ['a://1'], gate: g.wait })
+    const { catalog } = catalogOf([a.entry])
+    g.close()
+    const three = Promise.all([catalog.resources.list(), catalog.resources.list(), catalog.resources.list()])
+    await settle()
+    g.open()
+    expect((await three).map((l) => l.map((r) => r.uri))).toEqual([['a://1'], ['a://1'], ['a://1']])
+    expect(a.lists).toEqual(['resources'])
+    // answered, the next listing asks again
+    await catalog.resources.list()
+    expect(a.lists).toEqual(['resources', 'resources'])
+  })
+
+  it('is served as it listed last (absent the first time) without waiting past listWaitMs; the hosts are told when its fresh listing differs, not when it is the same', async () => {
+    const g = gate()
+    const script: { resources: ReadonlyArray<string>; gate: () => Promise<void> } = {
+      resources: ['s://1'],
+      gate: g.wait,
+    }
+    const slow = await upstream('slow', 's', script)
+    const quick = await upstream('quick', 'q', { resources: ['q://1'] })
+    const { catalog } = catalogOf([quick.entry, slow.entry], 50)
+    const heard: Array<string> = []
+    catalog.resources.onListChanged(() => void heard.push('resources'))
+    const uris = async (): Promise<ReadonlyArray<string>> => {
+      const started = Date.now()
+      const listed = (await catalog.resources.list()).map((r) => r.uri)
+      expect(Date.now() - started).toBeLessThan(1_000)
+      return listed
+    }
+    g.close()
+    expect(await uris()).toEqual(['q://1'])
+    g.open()
+    await expect.poll(() => heard).toEqual(['resources'])
+    expect(await uris()).toEqual(['q://1', 's://1'])
+    // slow again, with the same listing: served as before, nobody told
+    g.close()
+    expect(await uris()).toEqual(['q://1', 's://1'])
+    g.open()
+    await settle(50)
+    expect(heard).toEqual(['resources'])
+    // slow again, with a new listing: served as before, then told, and the new one served
+    script.resources = ['s://2']
+    g.close()
+    expect(await uris()).toEqual(['q://1', 's://1'])
+    g.open()
+    await expect.poll(() => heard).toEqual(['resources', 'resources'])
+    expect(await uris()).toEqual(['q://1', 's://2'])
+    // and read from it, by the index its late listing rebuilt
+    expect((await catalog.resources.read('s://2')).contents).toEqual([{ uri: 's://2', text: 'slow has s://2' }])
+  })
+
+  it('a failed listing is said and serves nothing from that upstream, yet its URIs stay its own', async () => {
+    let failing = false
+    const a = await upstream('a', 'a', {
+      pages: () => {
+        if (failing) throw new Error('no listing today')
+        return { uris: ['x://1'] }
+      },
+    })
+    const b = await upstream('b', 'b', { resources: ['x://1', 'b://1'] })
+    const { catalog, said } = catalogOf([a.entry, b.entry])
+    expect((await catalog.resources.list()).map((r) => r.uri)).toEqual(['x://1', 'b://1'])
+    failing = true
+    said.length = 0
+    expect((await catalog.resources.list()).map((r) => r.uri)).toEqual(['b://1'])
+    expect(said).toEqual([
+      'the upstream MCP server "a" could not list its resources: MCP error -32603: no listing today',
+    ])
+    expect((await catalog.resources.read('x://1')).contents).toEqual([{ uri: 'x://1', text: 'a has x://1' }])
+  })
+})
+
+describe('routing', () => {
+  it('an unknown URI is refused, naming it, after one fresh listing of every upstream', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'], templates: ['a://{id}/x'] })
+    const { catalog } = catalogOf([a.entry])
+    await catalog.resources.list()
+    await catalog.resources.listTemplates()
+    a.lists.length = 0
+    expect(await codeOf(catalog.resources.read('z://1'))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'there is no resource "z://1": no upstream lists it or a template that matches it',
+    })
+    expect([...a.lists].sort()).toEqual(['resources', 'templates'])
+    // a known one asks no listing
+    a.lists.length = 0
+    await catalog.resources.read('a://1')
+    await catalog.resources.read('a://2/x')
+    expect(a.lists).toEqual([])
+    expect(a.asked).toEqual(['read a://1', 'read a://2/x'])
+  })
+
+  it("an upstream up and never listed is listed before another's template takes a URI it may own", async () => {
+    const a = await upstream('a', 'a', { templates: ['b://{id}'] })
+    const b = await upstream('b', 'b', { resources: ['b://1'] })
+    b.down()
+    const { catalog } = catalogOf([a.entry, b.entry])
+    await catalog.resources.list()
+    await catalog.resources.listTemplates()
+    await b.restart()
+    expect((await catalog.resources.read('b://1')).contents).toEqual([{ uri: 'b://1', text: 'b has b://1' }])
+    expect(a.asked).toEqual([])
+  })
+
+  it('a read routed to an upstream that is down names it', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'] })
+    const { catalog } = catalogOf([a.entry])
+    await catalog.resources.list()
+    a.down()
+    expect(await codeOf(catalog.resources.read('a://1'))).toEqual({
+      code: ErrorCode.InternalError,
+      message: 'the upstream MCP server "a" is not running; the resource "a://1" was not read',
+    })
+  })
+})
+
+describe('prompts', () => {
+  it("get sends the upstream's own name, and the arguments only when given", async () => {
+    const a = await upstream('a', 'a', { prompts: ['p'] })
+    const { catalog } = catalogOf([a.entry])
+    await catalog.prompts.get('a_p', undefined)
+    await catalog.prompts.get('a_p', { x: '1' })
+    expect(a.asked).toEqual(['get p undefined', 'get p {"x":"1"}'])
+  })
+
+  it('a prompt routed to an upstream that is down names it; one without prompts has no such prompt', async () => {
+    const a = await upstream('a', 'a', { prompts: ['p'] })
+    const r = await upstream('r', 'r', { capabilities: { resources: {} } })
+    a.down()
+    const { catalog } = catalogOf([a.entry, r.entry])
+    expect(await codeOf(catalog.prompts.get('a_p', undefined))).toEqual({
+      code: ErrorCode.InternalError,
+      message: 'the upstream MCP server "a" is not running; the prompt "a_p" was not fetched',
+    })
+    expect(await codeOf(catalog.prompts.get('r_p', undefined))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'there is no prompt named "r_p"',
+    })
+    expect(await catalog.prompts.list()).toEqual([])
+  })
+})
+
+describe('subscriptions', () => {
+  it('one session subscribing to one URI twice at once subscribes the upstream once', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'] })
+    const { catalog } = catalogOf([a.entry])
+    const session = catalog.resources.openSession(() => undefined)
+    await Promise.all([session.subscribe('a://1'), session.subscribe('a://1')])
+    expect(a.asked).toEqual(['+a://1'])
+  })
+
+  it('the bound holds for subscriptions made at once', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1', 'a://2'] })
+    const catalog = newCatalog([a.entry], { maxSubscriptions: 1 })
+    const session = catalog.resources.openSession(() => undefined)
+    const both = await Promise.allSettled([session.subscribe('a://1'), session.subscribe('a://2')])
+    expect(both.map((r) => r.status)).toEqual(['fulfilled', 'rejected'])
+    expect(a.asked).toEqual(['+a://1'])
+  })
+
+  it('a session closed while its subscription was routed subscribes nothing', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'] })
+    const { catalog } = catalogOf([a.entry])
+    const session = catalog.resources.openSession(() => undefined)
+    const under = session.subscribe('a://1')
+    session.close()
+    await under
+    await settle()
+    expect(a.asked).toEqual([])
+  })
+
+  it("a refused upstream subscription is the upstream's error, and leaves the session not subscribed", async () => {
+    let refusing = true
+    const a = await upstream('a', 'a', { resources: ['a://1'], refuses: () => refusing })
+    const { catalog } = catalogOf([a.entry])
+    const got: Array<string> = []
+    const session = catalog.resources.openSession((uri) => void got.push(uri))
+    expect(await codeOf(session.subscribe('a://1'))).toEqual({
+      code: -32002,
+      message: 'the upstream MCP server "a" failed: "not a://1"',
+    })
+    a.notice({ _tag: 'ResourceUpdated', uri: 'a://1' })
+    expect(got).toEqual([])
+    refusing = false
+    await session.subscribe('a://1')
+    a.notice({ _tag: 'ResourceUpdated', uri: 'a://1' })
+    expect(got).toEqual(['a://1'])
+    expect(a.asked).toEqual(['+a://1', '+a://1'])
+  })
+
+  it('closing a session twice lets go of its subscriptions once', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'] })
+    const { catalog } = catalogOf([a.entry])
+    const one = catalog.resources.openSession(() => undefined)
+    const two = catalog.resources.openSession(() => undefined)
+    await one.subscribe('a://1')
+    await two.subscribe('a://1')
+    one.close()
+    one.close()
+    await one.unsubscribe('a://1')
+    await settle()
+    expect(a.asked).toEqual(['+a://1'])
+    two.close()
+    await settle()
+    expect(a.asked).toEqual(['+a://1', '-a://1'])
   })
 })
