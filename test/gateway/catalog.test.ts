@@ -1,6 +1,7 @@
 // newCatalog and replaceableCatalog in process: upstreams are SDK Servers over linked in-memory
 // transports, their notices sent by the test, so each promise of the catalog is seen without a process.
 import { afterEach, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import {
@@ -37,6 +38,8 @@ interface Script {
   readonly read?: 'hang' | (() => unknown)
   /** Awaited before each listing answers (a slow upstream). */
   readonly gate?: () => Promise<void>
+  /** Awaited before a subscription is answered. */
+  readonly subscribeGate?: () => Promise<void>
   /** Whether it refuses subscriptions now (read at each request). */
   readonly refuses?: () => boolean
 }
@@ -82,9 +85,11 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
       }),
     )
     on('resources', () =>
-      server.setRequestHandler(SubscribeRequestSchema, (r) => {
+      server.setRequestHandler(SubscribeRequestSchema, async (r) => {
         asked.push(`+${r.params.uri}`)
-        if (script.refuses?.() === true) throw new McpError(-32002, `not ${r.params.uri}`)
+        const refused = script.refuses?.() === true
+        await script.subscribeGate?.()
+        if (refused) throw new McpError(-32002, `not ${r.params.uri}`)
         return {}
       }),
     )
@@ -758,5 +763,213 @@ describe('subscriptions', () => {
     two.close()
     await settle()
     expect(a.asked).toEqual(['+a://1', '-a://1'])
+  })
+})
+
+describe('what the catalog says, and to whom', () => {
+  it('a catalog told nothing (no diagnose) still serves, hides and survives a failed listing', async () => {
+    const a = await upstream('a', 'a', { resources: ['x://1'] })
+    const b = await upstream('b', 'b', { resources: ['x://1'] })
+    const broken = await upstream('broken', 'k', {
+      pages: () => {
+        throw new Error('no listing today')
+      },
+    })
+    const catalog = newCatalog([a.entry, b.entry, broken.entry])
+    expect((await catalog.resources.list()).map((r) => r.uri)).toEqual(['x://1'])
+  })
+
+  it('a hidden template is said as a resource template', async () => {
+    const a = await upstream('a', 'a', { templates: ['x://{id}'] })
+    const b = await upstream('b', 'b', { templates: ['x://{id}'] })
+    const { catalog, said } = catalogOf([a.entry, b.entry])
+    expect((await catalog.resources.listTemplates()).map((t) => t.uriTemplate)).toEqual(['x://{id}'])
+    expect(said).toEqual([
+      'the resource template "x://{id}" of the upstream MCP server "b" is hidden: "a" lists the same one and comes first in the configuration',
+    ])
+  })
+
+  it('a prompt whose published name routes nowhere (an empty name) is hidden and said; an unknown prompt is refused by name', async () => {
+    const a = await upstream('a', 'a', { prompts: ['', 'p'] })
+    const { catalog, said } = catalogOf([a.entry])
+    expect((await catalog.prompts.list()).map((p) => p.name)).toEqual(['a_p'])
+    expect(said).toEqual(['the prompt "" of the upstream MCP server "a" is hidden: "a_" routes to no upstream'])
+    expect(await codeOf(catalog.prompts.get('zz_p', undefined))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'there is no prompt named "zz_p"',
+    })
+  })
+
+  it("an upstream's message is shown whole (cut at 1 000), without the SDK's prefixes, its code kept, whatever they are", async () => {
+    let thrown = new McpError(0, '')
+    const a = await upstream('a', 'a', {
+      resources: ['a://1'],
+      read: () => {
+        throw thrown
+      },
+    })
+    const { catalog } = catalogOf([a.entry])
+    await catalog.resources.list()
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: -40_000, max: 40_000 }).filter((c) => c !== -32042),
+        fc.oneof(fc.string({ maxLength: 1_200 }), fc.constant('see MCP error -1: here')),
+        async (code, message) => {
+          fc.pre(!message.startsWith('MCP error '))
+          thrown = new McpError(code, message)
+          const shown = message.length > 1_000 ? `${message.slice(0, 1_000)}…` : message
+          expect(await codeOf(catalog.resources.read('a://1'))).toEqual({
+            code,
+            message: `the upstream MCP server "a" failed: ${JSON.stringify(shown)}`,
+          })
+        },
+      ),
+      { numRuns: 50 },
+    )
+  })
+})
+
+describe('routing, more', () => {
+  it('each unknown URI gets its own fresh listing; an upstream without resources is never waited for', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'], templates: ['a://{id}/x'] })
+    const p = await upstream('p', 'p', { capabilities: { prompts: {} }, prompts: ['q'] })
+    const { catalog } = catalogOf([a.entry, p.entry])
+    await catalog.resources.list()
+    await catalog.resources.listTemplates()
+    a.lists.length = 0
+    await catalog.resources.read('a://2/x')
+    expect(a.lists).toEqual([])
+    await codeOf(catalog.resources.read('z://1'))
+    await codeOf(catalog.resources.read('z://2'))
+    expect([...a.lists].sort()).toEqual(['resources', 'resources', 'templates', 'templates'])
+  })
+
+  it('an upstream whose templates were never listed is listed before another template takes a URI', async () => {
+    const b = await upstream('b', 'b', { templates: ['x://{id}'] })
+    const a = await upstream('a', 'a', { templates: ['x://{id}'] })
+    const { catalog } = catalogOf([b.entry, a.entry])
+    b.down()
+    await catalog.resources.listTemplates()
+    await b.restart()
+    await catalog.resources.list()
+    expect((await catalog.resources.read('x://1')).contents).toEqual([{ uri: 'x://1', text: 'b has x://1' }])
+  })
+
+  it('an upstream whose resources were never listed is listed before a template takes a URI it may list', async () => {
+    const a = await upstream('a', 'a', { templates: ['x://{id}'] })
+    const b = await upstream('b', 'b', { resources: ['x://1'] })
+    const { catalog } = catalogOf([a.entry, b.entry])
+    await catalog.resources.listTemplates()
+    expect((await catalog.resources.read('x://1')).contents).toEqual([{ uri: 'x://1', text: 'b has x://1' }])
+  })
+
+  it('with every upstream down and never listed, a read is refused as no such resource', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'] })
+    a.down()
+    const { catalog } = catalogOf([a.entry])
+    expect(await codeOf(catalog.resources.read('a://1'))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'there is no resource "a://1": no upstream lists it or a template that matches it',
+    })
+  })
+})
+
+describe('completion, more', () => {
+  it('a template goes to the upstream that lists that very template, not to one whose template only matches its text; once known, no listing is asked', async () => {
+    const b = await upstream('b', 'b', { templates: ['y://{+rest}'] })
+    const a = await upstream('a', 'a', { templates: ['x://{a}', 'y://{b}'] })
+    const { catalog } = catalogOf([b.entry, a.entry])
+    const complete = () =>
+      catalog.complete({ ref: { type: 'ref/resource', uri: 'y://{b}' }, argument: { name: 'b', value: '' } })
+    expect(await complete()).toEqual({ completion: { values: ['a'] } })
+    a.lists.length = 0
+    b.lists.length = 0
+    expect(await complete()).toEqual({ completion: { values: ['a'] } })
+    expect([...a.lists, ...b.lists]).toEqual([])
+  })
+})
+
+describe('subscriptions, more', () => {
+  it('a subscription routed to an upstream that is down names it; a session closed or unsubscribing while it is down costs nothing', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1', 'a://2'] })
+    const { catalog } = catalogOf([a.entry])
+    const session = catalog.resources.openSession(() => undefined)
+    await session.subscribe('a://1')
+    await session.subscribe('a://2')
+    a.down()
+    expect(await codeOf(catalog.resources.openSession(() => undefined).subscribe('a://1'))).toEqual({
+      code: ErrorCode.InternalError,
+      message: 'the upstream MCP server "a" is not running; the resource "a://1" was not subscribed to',
+    })
+    await session.unsubscribe('a://1')
+    session.close()
+  })
+
+  it('a URI held already is answered at once, at the bound too; the bound is checked before any routing', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'] })
+    const catalog = newCatalog([a.entry], { maxSubscriptions: 1 })
+    const session = catalog.resources.openSession(() => undefined)
+    await session.subscribe('a://1')
+    await session.subscribe('a://1')
+    a.lists.length = 0
+    expect(await codeOf(session.subscribe('z://1'))).toEqual({
+      code: ErrorCode.InvalidRequest,
+      message: 'a session may subscribe to at most 1 resources at once',
+    })
+    expect(a.lists).toEqual([])
+    expect(a.asked).toEqual(['+a://1'])
+  })
+
+  it('a URI of 8 192 characters may be subscribed to, one longer may not', async () => {
+    const a = await upstream('a', 'a', { templates: ['r://{+rest}'] })
+    const { catalog } = catalogOf([a.entry])
+    const session = catalog.resources.openSession(() => undefined)
+    await session.subscribe(`r://${'x'.repeat(8_188)}`)
+    expect(await codeOf(session.subscribe(`r://${'x'.repeat(8_189)}`))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'a URI to subscribe to has at most 8192 characters',
+    })
+  })
+
+  it('an upstream restarted without subscriptions says so for a URI it still owns', async () => {
+    const script: { resources: ReadonlyArray<string>; capabilities?: ServerCapabilities } = { resources: ['a://1'] }
+    const a = await upstream('a', 'a', script)
+    const { catalog } = catalogOf([a.entry])
+    await catalog.resources.list()
+    script.capabilities = { prompts: {} }
+    await a.restart()
+    expect(await codeOf(catalog.resources.openSession(() => undefined).subscribe('a://1'))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'the upstream MCP server "a" does not offer subscriptions; the resource "a://1" was not subscribed to',
+    })
+  })
+
+  it('a refused subscription let go of before it failed leaves a later one of the same URI held', async () => {
+    const g = gate()
+    let calls = 0
+    const a = await upstream('a', 'a', {
+      resources: ['a://1'],
+      refuses: () => ++calls === 1,
+      subscribeGate: g.wait,
+    })
+    const { catalog } = catalogOf([a.entry])
+    await catalog.resources.list()
+    g.close()
+    const one = catalog.resources.openSession(() => undefined)
+    const first = one.subscribe('a://1')
+    await expect.poll(() => a.asked).toEqual(['+a://1'])
+    await one.unsubscribe('a://1')
+    const got: Array<string> = []
+    const two = catalog.resources.openSession((uri) => void got.push(uri))
+    const second = two.subscribe('a://1')
+    await expect.poll(() => a.asked).toEqual(['+a://1', '-a://1', '+a://1'])
+    g.open()
+    expect((await codeOf(first)).code).toBe(-32002)
+    await second
+    a.notice({ _tag: 'ResourceUpdated', uri: 'a://1' })
+    expect(got).toEqual(['a://1'])
+    // still held: a third session shares it, and the upstream is not asked again
+    await catalog.resources.openSession(() => undefined).subscribe('a://1')
+    expect(a.asked).toEqual(['+a://1', '-a://1', '+a://1'])
   })
 })
