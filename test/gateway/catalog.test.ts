@@ -30,7 +30,8 @@ afterEach(async () => {
 interface Script {
   readonly capabilities?: ServerCapabilities
   readonly resources?: ReadonlyArray<string>
-  readonly templates?: ReadonlyArray<string>
+  /** Its templates; `'none'`: it answers the listing MethodNotFound (a server without templates). */
+  readonly templates?: ReadonlyArray<string> | 'none'
   readonly prompts?: ReadonlyArray<string>
   /** Pages of the resource listing, by cursor (instead of `resources`). */
   readonly pages?: (cursor: string | undefined) => { readonly uris: ReadonlyArray<string>; readonly next?: string }
@@ -71,6 +72,7 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
       server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
         lists.push('templates')
         await script.gate?.()
+        if (script.templates === 'none') throw new McpError(ErrorCode.MethodNotFound, 'no templates here')
         return {
           resourceTemplates: (script.templates ?? []).map((uriTemplate) => ({ uriTemplate, name: uriTemplate })),
         }
@@ -971,5 +973,50 @@ describe('subscriptions, more', () => {
     // still held: a third session shares it, and the upstream is not asked again
     await catalog.resources.openSession(() => undefined).subscribe('a://1')
     expect(a.asked).toEqual(['+a://1', '-a://1', '+a://1'])
+  })
+})
+
+describe('late answers', () => {
+  it('a server without templates answering late is served none, and nobody is told of a change', async () => {
+    const g = gate()
+    const a = await upstream('a', 'a', { templates: 'none', gate: g.wait })
+    const { catalog, said } = catalogOf([a.entry], 50)
+    const heard: Array<string> = []
+    catalog.resources.onListChanged(() => void heard.push('resources'))
+    g.close()
+    expect(await catalog.resources.listTemplates()).toEqual([])
+    g.open()
+    await settle(50)
+    expect(await catalog.resources.listTemplates()).toEqual([])
+    expect(heard).toEqual([])
+    expect(said).toEqual([])
+  })
+
+  it("a refused subscription at one upstream leaves the session's later one of that URI, at another, in place", async () => {
+    const g = gate()
+    const aScript: { resources: ReadonlyArray<string> } & Script = {
+      resources: ['x://1'],
+      refuses: () => true,
+      subscribeGate: g.wait,
+    }
+    const a = await upstream('a', 'a', aScript)
+    const b = await upstream('b', 'b', { resources: ['x://1'] })
+    const { catalog } = catalogOf([a.entry, b.entry])
+    await catalog.resources.list()
+    g.close()
+    const got: Array<string> = []
+    const session = catalog.resources.openSession((uri) => void got.push(uri))
+    const first = session.subscribe('x://1')
+    await expect.poll(() => a.asked).toEqual(['+x://1'])
+    await session.unsubscribe('x://1')
+    // a no longer lists it: b owns it now
+    aScript.resources = []
+    await catalog.resources.list()
+    await session.subscribe('x://1')
+    expect(b.asked).toEqual(['+x://1'])
+    g.open()
+    expect((await codeOf(first)).code).toBe(-32002)
+    b.notice({ _tag: 'ResourceUpdated', uri: 'x://1' })
+    expect(got).toEqual(['x://1'])
   })
 })
