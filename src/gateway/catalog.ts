@@ -165,14 +165,15 @@ export const pickOwner = (owners: ReadonlyArray<number>): number | undefined => 
 export const templateOwners = (
   templates: ReadonlyArray<ReadonlyArray<string> | undefined>,
 ): ((uri: string) => ReadonlyArray<number>) => {
-  const parsed = templates.map((ts) =>
-    (ts ?? []).flatMap((t) => {
-      try {
-        return [new UriTemplate(t)]
-      } catch {
-        return []
-      }
-    }),
+  const parsed = templates.map(
+    (ts) =>
+      ts?.flatMap((t) => {
+        try {
+          return [new UriTemplate(t)]
+        } catch {
+          return []
+        }
+      }) ?? [],
   )
   return (uri) =>
     parsed.flatMap((ts, i) =>

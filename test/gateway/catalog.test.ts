@@ -50,6 +50,7 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
   const asked: Array<string> = []
   // the listings it was asked for, by kind
   const lists: Array<string> = []
+  const undeclared: Array<string> = []
   const make = async (): Promise<{ readonly client: Client; readonly close: () => Promise<void> }> => {
     const capabilities = script.capabilities ?? { resources: { subscribe: true }, prompts: {}, completions: {} }
     const server = new Server({ name, version: '0' }, { capabilities })
@@ -111,15 +112,22 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
     on('prompts', () =>
       server.setRequestHandler(GetPromptRequestSchema, (r) => {
         asked.push(`get ${r.params.name} ${JSON.stringify(r.params.arguments)}`)
+        if (r.params.name === 'missing') throw new McpError(ErrorCode.InvalidParams, 'no prompt missing here')
         return { messages: [{ role: 'user', content: { type: 'text', text: `${name}:${r.params.name}` } }] }
       }),
     )
     on('completions', () =>
       server.setRequestHandler(CompleteRequestSchema, (r) => {
         asked.push(`complete ${JSON.stringify(r.params.ref)}`)
+        if (r.params.argument.name === 'missing') throw new McpError(ErrorCode.InvalidParams, 'no argument missing')
         return { completion: { values: [name] } }
       }),
     )
+    // a request for what it does not declare
+    server.fallbackRequestHandler = (r) => {
+      undeclared.push(r.method)
+      return Promise.reject(new McpError(ErrorCode.MethodNotFound, r.method))
+    }
     const l = await linked(server)
     closing.push(l.close)
     return l
@@ -144,6 +152,7 @@ const upstream = async (name: string, prefix: string, script: Script, timeout?: 
     entry,
     asked,
     lists,
+    undeclared,
     listening: () => listeners.size,
     notice: (n: UpstreamNotice): void => {
       for (const l of [...listeners]) l(n)
@@ -1018,5 +1027,43 @@ describe('late answers', () => {
     expect((await codeOf(first)).code).toBe(-32002)
     b.notice({ _tag: 'ResourceUpdated', uri: 'x://1' })
     expect(got).toEqual(['x://1'])
+  })
+})
+
+describe('what an upstream is asked', () => {
+  it('only what it declares: one without resources is never asked to list them, even when a read misses', async () => {
+    const a = await upstream('a', 'a', { resources: ['a://1'] })
+    const p = await upstream('p', 'p', { capabilities: { prompts: {} }, prompts: ['q'] })
+    const { catalog } = catalogOf([a.entry, p.entry])
+    await catalog.resources.list()
+    await catalog.resources.listTemplates()
+    await codeOf(catalog.resources.read('z://1'))
+    expect((await catalog.prompts.list()).map((x) => x.name)).toEqual(['p_q'])
+    expect(p.undeclared).toEqual([])
+    expect(a.undeclared).toEqual([])
+  })
+
+  it('a URI an upstream lists since its last listing is found by the fresh listing a read makes', async () => {
+    const script: { resources: ReadonlyArray<string> } = { resources: ['a://1'] }
+    const a = await upstream('a', 'a', script)
+    const { catalog } = catalogOf([a.entry])
+    await catalog.resources.list()
+    await catalog.resources.listTemplates()
+    script.resources = ['a://1', 'a://2']
+    expect((await catalog.resources.read('a://2')).contents).toEqual([{ uri: 'a://2', text: 'a has a://2' }])
+  })
+
+  it("an upstream's refusal of a prompt or a completion is its own error, named", async () => {
+    const a = await upstream('a', 'a', { prompts: ['missing'] })
+    const { catalog } = catalogOf([a.entry])
+    expect(await codeOf(catalog.prompts.get('a_missing', undefined))).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'the upstream MCP server "a" failed: "no prompt missing here"',
+    })
+    expect(
+      await codeOf(
+        catalog.complete({ ref: { type: 'ref/prompt', name: 'a_missing' }, argument: { name: 'missing', value: '' } }),
+      ),
+    ).toEqual({ code: ErrorCode.InvalidParams, message: 'the upstream MCP server "a" failed: "no argument missing"' })
   })
 })
