@@ -1,11 +1,17 @@
 // What every store shares (store.ts: the order of stats, a grant as text and its id, a URL shown without its
 // password), the memory store's bounds, and openStore's reading of a URL.
+import { mkdirSync, readdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Rule } from '../../src/index.js'
-import { grantId, grantText, memoryStore, shownStoreUrl, storeKindOf } from '../../src/gateway/index.js'
+import { grantId, grantText, memoryStore, openStore, shownStoreUrl, storeKindOf } from '../../src/gateway/index.js'
 import type { PairCount } from '../../src/gateway/index.js'
 import { byToolThenKey } from '../../src/gateway/stores/store.js'
+import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
+
+cleanUpAfterEach()
 
 const pair: fc.Arbitrary<PairCount> = fc.record({
   tool: fc.string({ maxLength: 3 }),
@@ -91,7 +97,7 @@ describe('shownStoreUrl', () => {
 
   it('leaves a URL without credentials as it is', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[a-z]{1,6}:\/\/[a-z0-9.:]{1,12}(\/[a-z@]{0,5})?$/), (url) => {
+      fc.property(fc.stringMatching(/^[a-z]{1,6}:\/\/[a-z0-9.:]{1,12}(\/[a-z@:]{0,5})?(\?[a-z=:@]{0,6})?$/), (url) => {
         fc.pre(!/^[a-z]+:\/\/[^/?#]*@/.test(url))
         expect(shownStoreUrl(url)).toBe(url)
       }),
@@ -118,6 +124,33 @@ describe('memoryStore bounds', () => {
     expect(await store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
     // the one pair it remembers is this one: it is still claimed
     expect(await store.claim('t', 'k')).toBe(false)
+  })
+})
+
+describe('memoryStore, the rest of its contract', () => {
+  it('onGrantsChanged returns its removal and never calls the listener (nothing else writes its grants); close resolves', async () => {
+    const store = memoryStore()
+    let told = 0
+    const off = store.onGrantsChanged(() => void told++)
+    store.addGrant({ tool: 't', decision: 'allow' })
+    expect(typeof off).toBe('function')
+    off()
+    expect(told).toBe(0)
+    await expect(store.close()).resolves.toBeUndefined()
+  })
+})
+
+describe('openStore and a file: URL', () => {
+  it('reads file:PATH as a path as written (relative to the working directory) and file:///PATH as a file URL', async () => {
+    const dir = join(tempDir(), 'a dir')
+    mkdirSync(dir)
+    const asUrl = await openStore(pathToFileURL(join(dir, 'u.json')).href)
+    asUrl.addGrant({ tool: 'u', decision: 'allow' })
+    await asUrl.close()
+    const asPath = await openStore(`file:${relative(process.cwd(), join(dir, 'p.json'))}`)
+    asPath.addGrant({ tool: 'p', decision: 'allow' })
+    await asPath.close()
+    expect(readdirSync(dir).sort()).toEqual(['p.json', 'u.json'])
   })
 })
 
