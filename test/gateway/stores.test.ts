@@ -6,7 +6,16 @@ import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { Rule } from '../../src/index.js'
-import { grantId, grantText, memoryStore, openStore, shownStoreUrl, storeKindOf } from '../../src/gateway/index.js'
+import {
+  decodeStoreFile,
+  encodeStoreFile,
+  grantId,
+  grantText,
+  memoryStore,
+  openStore,
+  shownStoreUrl,
+  storeKindOf,
+} from '../../src/gateway/index.js'
 import type { PairCount } from '../../src/gateway/index.js'
 import { byToolThenKey } from '../../src/gateway/stores/store.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
@@ -186,5 +195,33 @@ describe('storeKindOf', () => {
       _tag: 'Left',
       left: 'must be a store: "memory", "file:PATH", or "redis://HOST:PORT" ("rediss://" with TLS), got number 42',
     })
+  })
+})
+
+describe('decodeStoreFile, beyond the grants', () => {
+  const problem = (file: Record<string, unknown>): string => {
+    const d = decodeStoreFile(JSON.stringify({ version: 1, grants: [], ...file }))
+    return d._tag === 'Left' ? d.left : 'read'
+  }
+  const PIN = { tool: 't', hash: `sha256:${'0'.repeat(64)}`, at: '2026-12-05T00:00:00.000Z' }
+
+  it('names every unknown member, and each list that is not what it must be, by its place', () => {
+    expect(problem({ x: 1, y: 2 })).toBe('it has unknown members "x", "y"')
+    expect(problem({ revoked: [{ tool: 'x', decision: 'alow' }] })).toMatch(/^revoked\[0\]\.decision must be/)
+    expect(problem({ pins: 'no' })).toBe('pins must be an array of pins, got the string "no"')
+    expect(problem({ changes: 7 })).toBe('changes must be an array of pins, got number 7')
+    expect(problem({ pins: [PIN, { tool: '' }] })).toBe(
+      'pins[1] must be a pin { tool, hash: "sha256:…", at, definition? }, got an object',
+    )
+    expect(problem({ pins: [PIN], changes: [{}] })).toBe(
+      'changes[0] must be a pin { tool, hash: "sha256:…", at, definition? }, got an object',
+    )
+    expect(problem({ pins: [PIN], changes: [PIN] })).toBe('read')
+  })
+
+  it('keeps the latest 1 000 grants taken back', () => {
+    const revoked = Array.from({ length: 1_001 }, (_, n) => ({ tool: `t${n}`, decision: 'allow' as const }))
+    const d = decodeStoreFile(encodeStoreFile([], revoked))
+    expect(d._tag === 'Right' && d.right.revoked).toEqual(revoked.slice(1))
   })
 })
