@@ -134,6 +134,13 @@ describe('memoryStore bounds', () => {
     // the one pair it remembers is this one: it is still claimed
     expect(await store.claim('t', 'k')).toBe(false)
   })
+
+  it('a count of no calls remembers no pair: it takes none of the maxPairs places', async () => {
+    const store = memoryStore({ maxPairs: 1 })
+    store.addCounts([{ tool: 't', key: 'k', calls: 0 }])
+    expect(await store.claim('t', 'j')).toBe(true)
+    expect(await store.claim('t', 'j')).toBe(false)
+  })
 })
 
 describe('memoryStore, the rest of its contract', () => {
@@ -161,6 +168,15 @@ describe('openStore and a file: URL', () => {
     await asPath.close()
     expect(readdirSync(dir).sort()).toEqual(['p.json', 'u.json'])
   })
+
+  it('a path as written is not decoded as a URL: file:/dir/a%41b/g.json is in the directory a%41b', async () => {
+    const dir = join(tempDir(), 'a%41b')
+    mkdirSync(dir)
+    const store = await openStore(`file:${join(dir, 'g.json')}`)
+    store.addGrant({ tool: 'p', decision: 'allow' })
+    await store.close()
+    expect(readdirSync(dir)).toEqual(['g.json'])
+  })
 })
 
 describe('storeKindOf', () => {
@@ -184,6 +200,13 @@ describe('storeKindOf', () => {
       })
     },
   )
+
+  it('only a string is a store URL, whatever a value reads as', () => {
+    for (const text of ['file:g.json', 'redis://h:1']) {
+      const value = { toString: () => text }
+      expect(storeKindOf(value)._tag).toBe('Left')
+    }
+  })
 
   it('shows at most 40 characters of a URL, without its password; a value that is not a string by its kind', () => {
     const url = `postgres://user:s3cret@${'h'.repeat(60)}`
