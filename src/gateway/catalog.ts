@@ -165,14 +165,15 @@ export const pickOwner = (owners: ReadonlyArray<number>): number | undefined => 
 export const templateOwners = (
   templates: ReadonlyArray<ReadonlyArray<string> | undefined>,
 ): ((uri: string) => ReadonlyArray<number>) => {
-  const parsed = templates.map((ts) =>
-    (ts ?? []).flatMap((t) => {
-      try {
-        return [new UriTemplate(t)]
-      } catch {
-        return []
-      }
-    }),
+  const parsed = templates.map(
+    (ts) =>
+      ts?.flatMap((t) => {
+        try {
+          return [new UriTemplate(t)]
+        } catch {
+          return []
+        }
+      }) ?? [],
   )
   return (uri) =>
     parsed.flatMap((ts, i) =>
@@ -238,9 +239,14 @@ const upstreamMessage = (e: unknown): string => describeError(e).replace(/^(MCP 
 
 const optionsOf = (e: CatalogEntry): RequestOptions => (e.timeout === undefined ? {} : { timeout: e.timeout })
 
+// what an upstream declares; an upstream's client is handed out once connected, when they are known
+const capabilitiesOf = (client: Client): ServerCapabilities => client.getServerCapabilities() ?? {}
+
 // every page the upstream offers, within MAX_PAGES and MAX_ITEMS
 const collect = async <A>(
-  page: (cursor: string | undefined) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string }>,
+  page: (
+    cursor: string | undefined,
+  ) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string | undefined }>,
 ): Promise<ReadonlyArray<A>> => {
   const out: Array<A> = []
   let cursor: string | undefined
@@ -293,7 +299,9 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     options.diagnose?.(message)
   }
   const say = (message: string): void => options.diagnose?.(message)
-  const nameOf = (i: number): string => JSON.stringify(entries[i]?.name ?? '')
+  // every index below is one of entries' (config order)
+  const entry = (i: number): CatalogEntry => entries[i] as CatalogEntry
+  const nameOf = (i: number): string => JSON.stringify(entry(i).name)
 
   const resourcesListeners = new Set<IO<void>>()
   const promptsListeners = new Set<IO<void>>()
@@ -302,26 +310,25 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   const lastResources: Array<ReadonlyArray<Resource> | undefined> = entries.map(() => undefined)
   const lastTemplates: Array<ReadonlyArray<ResourceTemplate> | undefined> = entries.map(() => undefined)
   const lastPrompts: Array<ReadonlyArray<Prompt> | undefined> = entries.map(() => undefined)
-  let uriOwners = new Map<string, Array<number>>()
+  // each URI's owner: the first upstream (config order) whose last listing holds it
+  let uriOwners = new Map<string, number>()
   let templateRoute: (uri: string) => ReadonlyArray<number> = () => []
 
   const reindex = (): void => {
-    const owners = new Map<string, Array<number>>()
-    lastResources.forEach((listed, i) => {
-      for (const { uri } of listed ?? []) {
-        const held = owners.get(uri)
-        if (held === undefined) owners.set(uri, [i])
-        else if (!held.includes(i)) held.push(i)
-      }
-    })
+    const owners = new Map<string, number>()
+    lastResources.forEach((listed, i) =>
+      listed?.forEach(({ uri }) => {
+        if (!owners.has(uri)) owners.set(uri, i)
+      }),
+    )
     uriOwners = owners
     templateRoute = templateOwners(lastTemplates.map((ts) => ts?.map((t) => t.uriTemplate)))
   }
 
   // the upstream's client when it is up and declares `capability`, else undefined
   const clientWith = (i: number, capability: keyof ServerCapabilities): Client | undefined => {
-    const client = entries[i]?.upstream.client()
-    return client?.getServerCapabilities()?.[capability] === undefined ? undefined : client
+    const client = entry(i).upstream.client()
+    return client === undefined || capabilitiesOf(client)[capability] === undefined ? undefined : client
   }
 
   // one listing in flight per upstream and kind, however many hosts list at once
@@ -346,7 +353,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         if (listing === undefined) {
           const mine = collect(async (cursor) => {
             const r = await page(client, cursorOf(cursor), optionsOf(e))
-            return { items: itemsOf(r), ...cursorOf(r.nextCursor) }
+            return { items: itemsOf(r), nextCursor: r.nextCursor }
           }).then(
             (listed) => {
               const changed = JSON.stringify(listed) !== JSON.stringify(last[i])
@@ -391,14 +398,14 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     what: string,
     keyOf: (a: A) => string,
     listings: ReadonlyArray<ReadonlyArray<A> | undefined>,
-  ): ReadonlyArray<A> => {
+  ): Claimed<A>['served'] => {
     const claimed = claimFirst(keyOf)(listings)
     for (const h of claimed.hidden)
       sayOnce(
         `the ${what} ${shown(h.key)} of the upstream MCP server ${nameOf(h.from)} is hidden: ` +
           `${nameOf(h.keptBy)} lists the same one and comes first in the configuration`,
       )
-    return claimed.served.map((s) => s.item)
+    return claimed.served
   }
 
   // resources and templates: listed, the routes rebuilt, each key served once
@@ -413,8 +420,9 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     reindex()
     // claimed over what each upstream listed last, down or not: a down upstream keeps its URIs, so another's copy
     // stays hidden; what is served is what the upstreams that answered now listed
-    const served = new Set(servedOnce(what, keyOf, last))
-    return listings.flatMap((l) => l ?? []).filter((item) => served.has(item))
+    return servedOnce(what, keyOf, last)
+      .filter((s) => listings[s.from] !== undefined)
+      .map((s) => s.item)
   }
   const listResources = (): Promise<ReadonlyArray<Resource>> =>
     listServed(
@@ -433,20 +441,16 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
       (t) => t.uriTemplate,
     )
 
-  const ownerOf = (uri: string): number | undefined =>
-    pickOwner(uriOwners.get(uri) ?? []) ?? pickOwner(templateRoute(uri))
+  const ownerOf = (uri: string): number | undefined => uriOwners.get(uri) ?? pickOwner(templateRoute(uri))
 
   // one re-listing in flight for every read that missed the index
   let relisting: Promise<void> | undefined
   const relist = (): Promise<void> =>
-    (relisting ??= Promise.all([listResources(), listTemplates()]).then(
-      () => {
+    (relisting ??= Promise.all([listResources(), listTemplates()])
+      .then(() => undefined)
+      .finally(() => {
         relisting = undefined
-      },
-      () => {
-        relisting = undefined
-      },
-    ))
+      }))
 
   // an upstream up and never listed may own a URI another's template matches: it is listed before it is passed over
   const unlisted = (): boolean =>
@@ -470,7 +474,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   }
 
   const running = (i: number, what: string): Client => {
-    const client = entries[i]?.upstream.client()
+    const client = entry(i).upstream.client()
     if (client === undefined)
       throw failure(ErrorCode.InternalError, `the upstream MCP server ${nameOf(i)} is not running; ${what}`)
     return client
@@ -487,7 +491,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     const i = await route(uri)
     const client = running(i, `the resource ${shown(uri)} was not read`)
     try {
-      return await client.readResource({ uri }, optionsOf(entries[i] as CatalogEntry))
+      return await client.readResource({ uri }, optionsOf(entry(i)))
     } catch (e) {
       throw upstreamFailed(i, e)
     }
@@ -513,11 +517,11 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
       now.count++
       return now.ready
     }
-    const ready = client.subscribeResource({ uri }, optionsOf(entries[i] as CatalogEntry)).then(() => undefined)
-    const entry: Held = { count: 1, ready }
-    held.set(key, entry)
+    const ready = client.subscribeResource({ uri }, optionsOf(entry(i))).then(() => undefined)
+    const mine: Held = { count: 1, ready }
+    held.set(key, mine)
     ready.catch(() => {
-      if (held.get(key) === entry) held.delete(key)
+      if (held.get(key) === mine) held.delete(key)
     })
     return ready
   }
@@ -529,9 +533,9 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     now.count--
     if (now.count > 0) return
     held.delete(key)
-    entries[i]?.upstream
-      .client()
-      ?.unsubscribeResource({ uri }, optionsOf(entries[i] as CatalogEntry))
+    entry(i)
+      .upstream.client()
+      ?.unsubscribeResource({ uri }, optionsOf(entry(i)))
       .catch(() => undefined)
   }
 
@@ -548,7 +552,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         if (full()) throw failure(ErrorCode.InvalidRequest, tooMany)
         const i = await route(uri)
         const client = running(i, `the resource ${shown(uri)} was not subscribed to`)
-        if (client.getServerCapabilities()?.resources?.subscribe !== true)
+        if (capabilitiesOf(client).resources?.subscribe !== true)
           throw failure(
             ErrorCode.InvalidParams,
             `the upstream MCP server ${nameOf(i)} does not offer subscriptions; the resource ${shown(uri)} was not subscribed to`,
@@ -574,7 +578,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
         return Promise.resolve()
       },
       close: () => {
-        if (!sessions.delete(state)) return
+        sessions.delete(state)
         for (const [uri, i] of state.subs) release(i, uri)
         state.subs.clear()
       },
@@ -582,7 +586,6 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
   }
 
   const updated = (i: number, uri: string): void => {
-    if (!held.has(keyOf(i, uri))) return
     for (const s of [...sessions]) {
       if (s.subs.get(uri) !== i) continue
       try {
@@ -595,17 +598,17 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
 
   // a restarted upstream has a new client, without the old one's subscriptions
   const resubscribe = (i: number): void => {
-    const client = entries[i]?.upstream.client()
+    const client = entry(i).upstream.client()
     if (client === undefined) return
     for (const key of held.keys()) {
       const at = key.indexOf('\n')
       if (Number(key.slice(0, at)) !== i) continue
       const uri = key.slice(at + 1)
       client
-        .subscribeResource({ uri }, optionsOf(entries[i] as CatalogEntry))
+        .subscribeResource({ uri }, optionsOf(entry(i)))
         .catch((e: unknown) =>
           say(
-            `the upstream MCP server ${nameOf(i)} refused the subscription to ${shown(uri)} again: ${cut(describeError(e), 1_000)}`,
+            `the upstream MCP server ${nameOf(i)} refused the subscription to ${shown(uri)} again: ${cut(upstreamMessage(e), 1_000)}`,
           ),
         )
     }
@@ -651,7 +654,7 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     )
     const published = listings.map((l, i) =>
       l?.flatMap((p) => {
-        const name = promptName((entries[i] as CatalogEntry).prefix, p.name)
+        const name = promptName(entry(i).prefix, p.name)
         const to = promptRoute(name)
         if (to?.index === i) return [{ ...p, name }]
         // with nested prefixes (`fs`, `fs_x`) a name can route to the other upstream; an empty name to none
@@ -672,12 +675,12 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
     const to = promptRoute(name)
     if (to === undefined) throw failure(ErrorCode.InvalidParams, `there is no prompt named ${shown(name)}`)
     const client = running(to.index, `the prompt ${shown(name)} was not fetched`)
-    if (client.getServerCapabilities()?.prompts === undefined)
+    if (capabilitiesOf(client).prompts === undefined)
       throw failure(ErrorCode.InvalidParams, `there is no prompt named ${shown(name)}`)
     try {
       return await client.getPrompt(
         { name: to.name, ...(args === undefined ? {} : { arguments: { ...args } }) },
-        optionsOf(entries[to.index] as CatalogEntry),
+        optionsOf(entry(to.index)),
       )
     } catch (e) {
       throw upstreamFailed(to.index, e)
@@ -710,9 +713,9 @@ export const newCatalog = (entries: ReadonlyArray<CatalogEntry>, options: Catalo
       forwarded = params
     }
     const client = running(i, 'nothing was completed')
-    if (client.getServerCapabilities()?.completions === undefined) return { completion: { values: [] } }
+    if (capabilitiesOf(client).completions === undefined) return { completion: { values: [] } }
     try {
-      return await client.complete(forwarded, optionsOf(entries[i] as CatalogEntry))
+      return await client.complete(forwarded, optionsOf(entry(i)))
     } catch (e) {
       throw upstreamFailed(i, e)
     }
@@ -763,11 +766,11 @@ export const replaceableCatalog = (first: Catalog): Catalog & { readonly replace
     following.add(f)
     return {
       subscribe: async (uri) => {
-        const inner = f.inner
-        await inner.subscribe(uri)
+        await f.inner.subscribe(uri)
         f.uris.add(uri)
-        // replaced while subscribing: the new catalog takes it too
-        if (f.inner !== inner) await f.inner.subscribe(uri)
+        // a replace while subscribing left it on the old catalog: the one in force takes it too (on the same
+        // catalog, a URI held already is answered at once)
+        await f.inner.subscribe(uri)
       },
       unsubscribe: async (uri) => {
         f.uris.delete(uri)

@@ -74,6 +74,25 @@ describe('templateOwners', () => {
     expect(owners('file:///etc')).toEqual([0])
     expect(owners('x://{')).toEqual([])
   })
+
+  it('an absent listing or a template the SDK cannot parse matches nothing, whatever the URI', () => {
+    const unparsable = fc.constantFrom('x://{', '{', 'a{b}}{', '}{', '{a', 'x://{a}{')
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(fc.array(unparsable, { maxLength: 3 }), { nil: undefined }), { maxLength: 4 }),
+        fc.string({ maxLength: 20 }),
+        (listings, uri) => {
+          expect(templateOwners(listings)(uri)).toEqual([])
+        },
+      ),
+    )
+  })
+
+  it('a URI longer than the SDK matches (1 000 000 characters) matches nothing, rather than failing', () => {
+    const owners = templateOwners([['x://{+rest}']])
+    expect(owners(`x://${'a'.repeat(999_996)}`)).toEqual([0])
+    expect(owners(`x://${'a'.repeat(999_997)}`)).toEqual([])
+  })
 })
 
 describe('routePrompt', () => {

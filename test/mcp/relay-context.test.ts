@@ -344,6 +344,50 @@ describe('relayHostRequests', () => {
       await close()
     }
   })
+
+  it("the upstream's method and params as they are (no params member when it sent none), on the call while it is in flight", async () => {
+    const router = newHostRouter()
+    const asked: Array<unknown> = []
+    const context: McpCallContext = {
+      requestHost: (request, options) => {
+        asked.push([request, options?.afterCall, options?.signal instanceof AbortSignal])
+        return Promise.resolve(
+          request.method === 'roots/list'
+            ? { roots: [] }
+            : { model: 'm', role: 'assistant', content: { type: 'text', text: 'ok' } },
+        )
+      },
+    }
+    const leave = router.enter(context)
+    const { server, close } = await relayed(router)
+    try {
+      await server.server.listRoots()
+      const sample = {
+        messages: [{ role: 'user' as const, content: { type: 'text' as const, text: 'hi' } }],
+        maxTokens: 5,
+      }
+      await server.server.createMessage(sample)
+      expect(asked).toStrictEqual([
+        [{ method: 'roots/list' }, false, true],
+        [{ method: 'sampling/createMessage', params: sample }, false, true],
+      ])
+    } finally {
+      leave()
+      await close()
+    }
+  })
+
+  it('a host that cannot be asked anything is named as such to the upstream', async () => {
+    const router = newHostRouter()
+    const leave = router.enter({ hostCapabilities: { roots: {} } })
+    const { server, close } = await relayed(router)
+    try {
+      await expect(server.server.listRoots()).rejects.toThrow('the host of this call cannot be asked anything')
+    } finally {
+      leave()
+      await close()
+    }
+  })
 })
 
 describe("the call's timeout while the host answers", () => {

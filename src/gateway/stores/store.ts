@@ -112,14 +112,9 @@ export const byToolThenKey = (a: PairCount, b: PairCount): number =>
  *
  * @since 0.1.0
  */
+// JSON leaves out a member whose value is undefined
 export const grantText = (r: Rule): string =>
-  JSON.stringify({
-    tool: r.tool,
-    decision: r.decision,
-    ...(r.under === undefined ? {} : { under: r.under }),
-    ...(r.note === undefined ? {} : { note: r.note }),
-    ...(r.definition === undefined ? {} : { definition: r.definition }),
-  })
+  JSON.stringify({ tool: r.tool, decision: r.decision, under: r.under, note: r.note, definition: r.definition })
 
 /**
  * A grant's short name: the first 16 hex digits of the SHA-256 of its `grantText`, the same in every process (what
