@@ -112,8 +112,8 @@ export const byToolThenKey = (a: PairCount, b: PairCount): number =>
  *
  * @since 0.1.0
  */
-// JSON leaves out a member whose value is undefined
 export const grantText = (r: Rule): string =>
+  // JSON leaves out a member whose value is undefined, so an absent `under` and one never set give one text
   JSON.stringify({ tool: r.tool, decision: r.decision, under: r.under, note: r.note, definition: r.definition })
 
 /**
