@@ -45,7 +45,7 @@ const SIBLING_DECLARES: ReadonlySet<string> = new Set([
   "ref creates new scope when adjacent to keywords | referenced subschema doesn't see annotations from properties",
 ])
 
-const ajvOf = (draft: (typeof DRAFTS)[number]) => {
+const newAjv = (draft: (typeof DRAFTS)[number]) => {
   const options = { strict: false, allErrors: true, validateFormats: false }
   if (draft === 'draft2020-12') return new Ajv2020(options)
   if (draft === 'draft2019-09') return new Ajv2019(options)
@@ -59,6 +59,15 @@ const ajvOf = (draft: (typeof DRAFTS)[number]) => {
   return ajv
 }
 
+// one instance per draft (building one compiles its meta-schemas, most of this file's time), emptied after each
+// compile so that cases reusing an `$id` do not meet
+const instances = new Map<(typeof DRAFTS)[number], ReturnType<typeof newAjv>>()
+const ajvOf = (draft: (typeof DRAFTS)[number]) => {
+  const ajv = instances.get(draft) ?? newAjv(draft)
+  instances.set(draft, ajv)
+  return ajv
+}
+
 // ajv reads draft 4 as draft 7 (it has no draft-4 class); where they differ it cannot compile, or
 // disagrees with the suite, and the case is left to the suite's own verdict
 const compiled = (draft: (typeof DRAFTS)[number], schema: unknown) => {
@@ -68,6 +77,8 @@ const compiled = (draft: (typeof DRAFTS)[number], schema: unknown) => {
     return ajvOf(draft).compile(s as object)
   } catch {
     return undefined
+  } finally {
+    ajvOf(draft).removeSchema()
   }
 }
 
