@@ -60,6 +60,12 @@ export interface GatewayConfig {
   readonly tolerate: ReadonlyArray<string>
   /** More argument names the policy reads as locations (where a tool declares them), besides `LOCATION_ARGS`. */
   readonly locationArgs: ReadonlyArray<string>
+  /**
+   * Whether the policy folds case before comparing locations: `true` where the servers' volumes ignore case
+   * (and detection, which needs a name with a letter, cannot tell), `false` never; absent: detected per volume
+   * for a command upstream, never for a `url` one.
+   */
+  readonly caseInsensitive?: boolean
   readonly reasons: boolean
   /** Where the JSON Lines log goes, if anywhere. */
   readonly log: string | undefined
@@ -100,6 +106,7 @@ const TOP = [
   'rules',
   'tolerate',
   'locationArgs',
+  'caseInsensitive',
   'reasons',
   'log',
   'timeout',
@@ -279,6 +286,9 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     // the policy's own check, so the file and withPolicy agree on what a name may be
     problem((e as Error).message.replace(/^locationArgs: option "locationArgs"/, 'locationArgs'))
   }
+  const caseInsensitive = u['caseInsensitive']
+  if (caseInsensitive !== undefined && typeof caseInsensitive !== 'boolean')
+    problem(`caseInsensitive must be true or false, got ${describeValue(caseInsensitive)}`)
   const reasons = u['reasons'] ?? true
   if (typeof reasons !== 'boolean') problem(`reasons must be true or false, got ${describeValue(reasons)}`)
   const log = u['log']
@@ -304,6 +314,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     rules: rules.right,
     tolerate: tolerate as ReadonlyArray<string>,
     locationArgs: locationArgs as ReadonlyArray<string>,
+    ...(caseInsensitive === undefined ? {} : { caseInsensitive: caseInsensitive as boolean }),
     reasons: reasons as boolean,
     log: log as string | undefined,
     ...(timeout.right === undefined ? {} : { timeout: timeout.right }),

@@ -104,7 +104,7 @@ export interface Gateway {
   /**
    * Applies a new configuration to the running gateway (see `diffConfigs`): upstreams added are started,
    * removed ones stopped, those started differently restarted, the others kept running; sessions judge their
-   * next calls by the new rules, tolerate, locationArgs, reasons and curation, and are told `list_changed`
+   * next calls by the new rules, tolerate, locationArgs, caseInsensitive, reasons and curation, and are told `list_changed`
    * when their tools may differ. Records a `reload` record; reloads run one at a time.
    */
   readonly reload: (config: GatewayConfig) => Promise<ConfigChange>
@@ -517,11 +517,12 @@ export const startGateway = async (
       { diagnose, listWaitMs: c.listWaitMs ?? 2_000 },
     )
 
-  // a command upstream runs here and shares this filesystem: its locations are judged where they lead
-  const onThisMachine = filesystemResolver()
-  const asWritten = lexicalResolver()
   // what sessions are served from; one ref, replaced whole by a reload, so a session sees one configuration
   const serving = (c: GatewayConfig, upstreams: ReadonlyMap<string, Upstream>): Serving => {
+    // a command upstream runs here and shares this filesystem: its locations are judged where they lead, case
+    // folded where the volume ignores case (or where the configuration says the server's does)
+    const onThisMachine = filesystemResolver({ caseInsensitive: c.caseInsensitive ?? 'detect' })
+    const asWritten = lexicalResolver({ caseInsensitive: c.caseInsensitive === true })
     // records name the upstream the registry routes to: longest prefix (`fs_x_read` is `fs_x`'s, not `fs`'s)
     const serverOf = longestTagOf(c.servers, (s) => namespaceOf(s.prefix))
     const upstreamOf = (tool: string): string => serverOf(tool)?.name ?? ''
@@ -768,7 +769,7 @@ export const startGateway = async (
   }
 
   // A session's stack is built again, at its next listing or call, after a reload: the new rules, tolerate,
-  // locationArgs, reasons and curation judge it from then on. Its question queue and its "always" answers (the
+  // locationArgs, caseInsensitive, reasons and curation judge it from then on. Its question queue and its "always" answers (the
   // grants) are kept; its audit's seen-set and listed names are not: a misspelling already said is said once
   // more, and the new stack lists before its first call.
   const stackFor = (session: McpSession, link: SessionLink): Provider<unknown> => {

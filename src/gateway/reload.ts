@@ -19,7 +19,7 @@ import type { GatewayConfig, GatewayServer } from './config.js'
  * @category model
  */
 export type GatewaySetting =
-  'rules' | 'tolerate' | 'locationArgs' | 'reasons' | 'log' | 'timeout' | 'listWaitMs' | 'drift'
+  'rules' | 'tolerate' | 'locationArgs' | 'caseInsensitive' | 'reasons' | 'log' | 'timeout' | 'listWaitMs' | 'drift'
 
 /**
  * The difference between the running configuration and a new one, by server name. Each name is in exactly
@@ -67,6 +67,7 @@ const SETTINGS: ReadonlyArray<GatewaySetting> = [
   'rules',
   'tolerate',
   'locationArgs',
+  'caseInsensitive',
   'reasons',
   'log',
   'timeout',

@@ -91,6 +91,8 @@ describe('toolstack serve judges what the filesystem server will touch', () => {
         ],
         log,
         listWaitMs: 30_000,
+        // this volume minds case; the configuration says the server's does not (as on macOS or Windows)
+        caseInsensitive: true,
       }),
     )
     gateway = await serve(config)
@@ -120,6 +122,12 @@ describe('toolstack serve judges what the filesystem server will touch', () => {
     expect(textOf(read)).not.toContain('the key')
     expect(readFileSync(join(secret, 'key.txt'), 'utf8')).toBe('the key')
     expect(existsSync(join(R, 'z'))).toBe(false)
+  })
+
+  it('with caseInsensitive, the denied directory in another case is refused, by the rule that denies it', async () => {
+    const r = await call('fs_read_text_file', { path: join(R, 'X', 'S\u00c9CRET', 'key.txt') })
+    expect(r.isError).toBe(true)
+    expect(textOf(r)).toContain('Reason: keys stay put.')
   })
 
   it('a link to the denied directory is judged where it leads', async () => {

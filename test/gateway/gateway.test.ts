@@ -163,7 +163,7 @@ describe('decodeGatewayConfig', () => {
     [{ mcpServers: {} }, 'mcpServers must be an object with at least one server, got an object'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [] },
-      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "rules"?',
+      'the configuration has unknown member "rulez" (known: mcpServers, rules, tolerate, locationArgs, caseInsensitive, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "rules"?',
     ],
     [
       { mcpServers: { fs: { args: ['a'] } } },
@@ -184,12 +184,16 @@ describe('decodeGatewayConfig', () => {
       'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
     ],
     [{ mcpServers: { a: { command: 'x' } }, reasons: 'yes' }, 'reasons must be true or false, got the string "yes"'],
+    [
+      { mcpServers: { a: { command: 'x' } }, caseInsensitive: 'detect' },
+      'caseInsensitive must be true or false, got the string "detect"',
+    ],
     [null, 'the configuration must be a JSON object with "mcpServers", got null'],
     [{ rules: [] }, 'mcpServers must be an object with at least one server, got undefined'],
     [{ mcpServers: [{ command: 'x' }] }, 'mcpServers must be an object with at least one server, got an array'],
     [
       { mcpServers: { fs: { command: 'x' } }, rulez: [], lgo: 'x' },
-      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "rules" for "rulez", "log" for "lgo"?',
+      'the configuration has unknown members "rulez", "lgo" (known: mcpServers, rules, tolerate, locationArgs, caseInsensitive, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "rules" for "rulez", "log" for "lgo"?',
     ],
     [
       { mcpServers: { fs: 'npx' } },
@@ -326,7 +330,7 @@ describe('decodeGatewayConfig', () => {
     expect(decoded).toStrictEqual({
       _tag: 'Left',
       left: [
-        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "log"?',
+        'the configuration has unknown member "lgo" (known: mcpServers, rules, tolerate, locationArgs, caseInsensitive, reasons, log, timeout, listWaitMs, startupMs, store, drift); did you mean "log"?',
         'mcpServers.fs has unknown member "comand" (known: command, args, env, cwd, prefix, tools, timeout, required, stderr, sessions); did you mean "command"?',
         'mcpServers.ev and mcpServers.mem both use the prefix "p"',
         'rules[0].decision must be "allow", "deny" or "ask", got the string "alow"',
@@ -336,7 +340,7 @@ describe('decodeGatewayConfig', () => {
     })
   })
 
-  it('keeps what was given: a prefix, headers, env, cwd, rules, tolerated names, reasons off, a log', () => {
+  it('keeps what was given: a prefix, headers, env, cwd, rules, tolerated names, case folded, reasons off, a log', () => {
     const c = decodeGatewayConfig({
       mcpServers: {
         files: { command: 'npx', prefix: 'fs', cwd: '/srv' },
@@ -345,6 +349,7 @@ describe('decodeGatewayConfig', () => {
       rules: [{ tool: 'fs_*', decision: 'ask' }],
       tolerate: ['why'],
       locationArgs: ['src'],
+      caseInsensitive: true,
       reasons: false,
       log: '/tmp/gateway.log',
     })
@@ -362,6 +367,7 @@ describe('decodeGatewayConfig', () => {
         rules: [{ tool: 'fs_*', decision: 'ask' }],
         tolerate: ['why'],
         locationArgs: ['src'],
+        caseInsensitive: true,
         reasons: false,
         log: '/tmp/gateway.log',
       },

@@ -143,9 +143,9 @@ const oracle = (before: GatewayConfig, after: GatewayConfig) => {
     return served(was) === served(s) ? 'kept' : 'changed'
   }
   const named = (b: string) => after.servers.filter((s) => bucket(s) === b).map((s) => s.name)
-  const settings = (['rules', 'tolerate', 'locationArgs', 'reasons', 'log', 'timeout', 'listWaitMs'] as const).filter(
-    (k) => canonical(before[k] ?? null) !== canonical(after[k] ?? null),
-  )
+  const settings = (
+    ['rules', 'tolerate', 'locationArgs', 'caseInsensitive', 'reasons', 'log', 'timeout', 'listWaitMs'] as const
+  ).filter((k) => canonical(before[k] ?? null) !== canonical(after[k] ?? null))
   const seen = (s: GatewayServer): boolean => {
     const was = find(before, s.name)
     return was === undefined || canonical([was.prefix, was.tools ?? null]) !== canonical([s.prefix, s.tools ?? null])
@@ -190,6 +190,7 @@ const rawTop = fc.tuple(
   maybe('rules', fc.constantFrom([{ tool: '*', decision: 'allow' }], [{ tool: '*', decision: 'ask' }])),
   maybe('tolerate', fc.constantFrom(['trace'], [])),
   maybe('locationArgs', fc.constantFrom(['dir'])),
+  maybe('caseInsensitive', fc.boolean()),
   maybe('reasons', fc.boolean()),
   maybe('log', fc.constantFrom('/a.jsonl', '/b.jsonl')),
   maybe('timeout', fc.constantFrom(100, 300)),
