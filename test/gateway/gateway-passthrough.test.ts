@@ -1,8 +1,10 @@
 // What the gateway passes through beyond tools and resources (issue 37): logging (each host's level, the most
 // verbose asked upstream, messages to the hosts they concern, escaped), completion, and an upstream session per
-// host session for a Streamable HTTP upstream. The upstream is a low-level SDK server served over Streamable
+// host session for a Streamable HTTP upstream, and an upstream stream cut mid-call. The upstream is a low-level SDK server served over Streamable
 // HTTP in process (`serveHttp`, a server per session), the hosts real SDK Clients.
 import { getEventListeners } from 'node:events'
+import type { AddressInfo, Socket } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
@@ -314,4 +316,114 @@ describe('a Streamable HTTP upstream called many times', () => {
     const transport = gateway.upstreams[0]?.client()?.transport as unknown as { _abortController: AbortController }
     expect(getEventListeners(transport._abortController.signal, 'abort').length).toBeLessThan(5)
   }, 120_000)
+})
+
+/**
+ * A TCP relay to the port `to` names (read at each connection). It tells whether the connection that carried a
+ * `tools/call` has passed an SSE priming event (`retry:`) back; `hold` keeps the server's bytes from then on;
+ * `cut` ends every connection open now (a proxy restarted, a network change).
+ */
+const relayTo = async (to: () => number) => {
+  const open = new Set<Socket>()
+  let callPrimed = false
+  let holding = false
+  const relay = createServer((inbound) => {
+    const outbound = connect(to(), '127.0.0.1')
+    let carriesCall = false
+    open.add(inbound)
+    open.add(outbound)
+    const end = () => {
+      open.delete(inbound)
+      open.delete(outbound)
+      inbound.destroy()
+      outbound.destroy()
+    }
+    inbound.on('close', end).on('error', end)
+    inbound.on('data', (chunk: Buffer) => {
+      if (chunk.toString('latin1').includes('"tools/call"')) carriesCall = true
+      outbound.write(chunk)
+    })
+    outbound.on('close', end).on('error', end)
+    outbound.on('data', (chunk: Buffer) => {
+      if (holding) return
+      if (carriesCall && chunk.toString('latin1').includes('retry:')) callPrimed = true
+      inbound.write(chunk)
+    })
+  })
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
+  running.push({
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy()
+        relay.close(() => resolve())
+      }),
+  })
+  const { port: own } = relay.address() as AddressInfo
+  return {
+    host: `127.0.0.1:${own}`,
+    url: `http://127.0.0.1:${own}/mcp`,
+    callPrimed: () => callPrimed,
+    hold: () => void (holding = true),
+    cut: () => {
+      holding = false
+      for (const s of open) s.destroy()
+    },
+  }
+}
+
+/** An upstream over Streamable HTTP, reached through a relay, whose one tool answers once `release` is called. */
+const slowUpstreamBehindRelay = async () => {
+  let arrived: () => void = () => undefined
+  const called = new Promise<void>((r) => (arrived = r))
+  let release: () => void = () => undefined
+  const released = new Promise<void>((r) => (release = r))
+  let upstreamPort = 0
+  const relay = await relayTo(() => upstreamPort)
+  const up = await serveHttp(
+    () => {
+      const server = new Server({ name: 'resumable', version: '1' }, { capabilities: { tools: {} } })
+      server.setRequestHandler(ListToolsRequestSchema, () => ({
+        tools: [{ name: 'slow', inputSchema: { type: 'object', properties: {} } }],
+      }))
+      server.setRequestHandler(CallToolRequestSchema, async () => {
+        arrived()
+        await released
+        return { content: [{ type: 'text' as const, text: 'finished while the stream was cut' }] }
+      })
+      return server
+    },
+    // the upstream is reached through the relay, so the relay's address is the Host it is sent
+    { port: 0, allowedHosts: [relay.host] },
+  )
+  running.push(up)
+  upstreamPort = Number(new URL(up.url).port)
+  const gateway = await gatewayOver({ up: { url: relay.url, prefix: '' } })
+  const a = await host(gateway)
+  expect((await a.client.listTools()).tools.map((t) => t.name)).toEqual(['slow'])
+  return { relay, called, release, call: () => a.client.callTool({ name: 'slow', arguments: {} }) }
+}
+
+describe('an upstream stream cut mid-call', () => {
+  it("is resumed by the gateway's client with Last-Event-ID once it was primed: the host gets the result the upstream sent meanwhile", async () => {
+    const { relay, called, release, call } = await slowUpstreamBehindRelay()
+    const result = call()
+    await called
+    // the call's stream has opened with its priming event (an id to resume from) once the relay has passed it
+    await until(relay.callPrimed, 30_000, "the call's priming event")
+    relay.cut()
+    release()
+    expect(textOf(await result)).toBe('finished while the stream was cut')
+  })
+
+  it('is answered at once as an error when it was cut before any event reached the gateway (nothing to resume from)', async () => {
+    const { relay, called, release, call } = await slowUpstreamBehindRelay()
+    const result = call()
+    await called
+    relay.hold()
+    relay.cut()
+    const r = await result
+    release()
+    expect(r.isError).toBe(true)
+    expect(textOf(r)).toBe('the tool call failed: fetch failed')
+  })
 })
