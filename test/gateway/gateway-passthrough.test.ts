@@ -1,7 +1,7 @@
 // What the gateway passes through beyond tools and resources (issue 37): logging (each host's level, the most
-// verbose asked upstream, messages to the hosts they concern, escaped), completion, and an upstream session per
-// host session for a Streamable HTTP upstream, and an upstream stream cut mid-call. The upstream is a low-level SDK server served over Streamable
-// HTTP in process (`serveHttp`, a server per session), the hosts real SDK Clients.
+// verbose asked upstream, messages to the hosts they concern, escaped), completion, an upstream session per host
+// session for a Streamable HTTP upstream, and an upstream stream cut mid-call. The upstream is a low-level SDK
+// server served over Streamable HTTP in process (`serveHttp`, a server per session), the hosts real SDK Clients.
 import { getEventListeners } from 'node:events'
 import type { AddressInfo, Socket } from 'node:net'
 import { connect, createServer } from 'node:net'
