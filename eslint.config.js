@@ -95,7 +95,18 @@ const zones = [
 ]
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', 'scratch/**', '.stryker-tmp*/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'reports/**',
+      'scratch/**',
+      '.stryker-tmp*/**',
+      // the MCP conformance suite's reference server, vendored unchanged (vendor/conformance-server/VENDORED.md)
+      'vendor/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

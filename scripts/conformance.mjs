@@ -7,12 +7,12 @@
 // The suite needs Node 22, the project runs on Node 20: the suite and a Node 22 binary (the registry's
 // `node-<platform>-<arch>` package) are test tools, installed by this script into a cache directory outside
 // the repository, never dependencies of the package. The reference server is not published on the registry:
-// it is the conformance repository's examples/servers/typescript at tag v0.1.16, copied by hand once into the
-// cache (the script says how, and checks the copy by its SHA-256). Once installed, everything runs offline.
+// it is the conformance repository's examples/servers/typescript at tag v0.1.16, vendored in
+// vendor/conformance-server/ and copied from there into the cache (checked by its SHA-256), where its
+// dependencies are installed from its lockfile. Once installed, everything runs offline.
 //
 //   npm run conformance                    # build, then run both ways
 //   TOOLSTACK_CONFORMANCE_HOME=DIR ...     # another cache directory
-//   CONFORMANCE_SKIP_MISSING=1 ...         # exit 0, saying so, when the reference server is not installed (CI)
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -83,23 +83,12 @@ const installTools = () => {
 
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex')
 
-// true when the reference server is installed and is the pinned one
+// the reference server, copied from the repository's vendored one where the cache has none, checked against the tag
+const vendored = join(repo, 'vendor', 'conformance-server')
 const installServer = () => {
-  const missing = Object.keys(SERVER_SHA256).filter((f) => !existsSync(join(serverDir, f)))
-  if (missing.length > 0) {
-    const how = [
-      `the reference server is not installed in ${serverDir} (missing ${missing.join(', ')}). It is not on the`,
-      `npm registry; copy it once from the conformance repository at tag ${SERVER_TAG}:`,
-      `  git clone --depth 1 --branch ${SERVER_TAG} https://github.com/modelcontextprotocol/conformance /tmp/conformance`,
-      `  mkdir -p ${serverDir} && cp -r /tmp/conformance/examples/servers/typescript/. ${serverDir}/`,
-      `then run npm run conformance again (it installs the server's dependencies from its lockfile).`,
-    ].join('\n')
-    if (process.env.CONFORMANCE_SKIP_MISSING === '1') {
-      say(`skipped: ${how}`)
-      return false
-    }
-    fail(how)
-  }
+  mkdirSync(serverDir, { recursive: true })
+  for (const f of readdirSync(vendored))
+    if (!existsSync(join(serverDir, f))) writeFileSync(join(serverDir, f), readFileSync(join(vendored, f)))
   for (const [file, expected] of Object.entries(SERVER_SHA256)) {
     const got = sha256(join(serverDir, file))
     if (got !== expected)
@@ -109,7 +98,6 @@ const installServer = () => {
     say(`installing the reference server's dependencies (npm ci in ${serverDir})`)
     npm(['ci', '--no-audit', '--no-fund'], serverDir)
   }
-  return true
 }
 
 // -------------------------------------------------------------------------------------
@@ -223,8 +211,7 @@ const totals = (results) => {
 // main
 // -------------------------------------------------------------------------------------
 
-// the reference server first: without it (CI on a new machine) nothing is installed
-if (!installServer()) process.exit(0)
+installServer()
 installTools()
 if (!existsSync(join(repo, 'dist', 'esm', 'cli', 'main.js'))) fail('dist/ is not built: run npm run build first')
 
