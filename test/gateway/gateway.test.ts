@@ -20,6 +20,7 @@ import { until } from '../support/until.js'
 
 cleanUpAfterEach()
 const ECHO = fileURLToPath(new URL('../mcp/fixtures/flaky-server.mjs', import.meta.url))
+const WHOAMI = fileURLToPath(new URL('../mcp/fixtures/whoami-server.mjs', import.meta.url))
 const running: Array<Gateway> = []
 afterEach(async () => {
   await Promise.all(running.splice(0).map((g) => g.close()))
@@ -458,6 +459,47 @@ const twoEchoes = {
 }
 
 describe('the gateway: records and options', () => {
+  it('sessions "per-host" for a command: each host session has a process of its own, ended with it; "shared": one for all', async () => {
+    const pidOf = async (client: Client): Promise<number> => {
+      const r = await client.callTool({ name: 'who_whoami', arguments: {} })
+      return (JSON.parse((r.content as Array<{ readonly text: string }>)[0]?.text ?? '{}') as { pid: number }).pid
+    }
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    const perHost = await gatewayOf({
+      mcpServers: { who: { command: process.execPath, args: [WHOAMI], sessions: 'per-host' } },
+    })
+    const a = await host(perHost.gateway)
+    const b = await host(perHost.gateway)
+    await Promise.all([a.listTools(), b.listTools()])
+    const [pa, pb] = await Promise.all([pidOf(a), pidOf(b)])
+    expect(pa).not.toBe(pb)
+    expect(await pidOf(a)).toBe(pa)
+    // the gateway's own process (it lists) is a third
+    const listing = perHost.gateway.upstreams[0]?.pid()
+    expect([pa, pb]).not.toContain(listing)
+    await a.close()
+    await until(() => !alive(pa), 30_000, "the first host's upstream process to end")
+    expect(alive(pb)).toBe(true)
+    await b.close()
+
+    const shared = await gatewayOf({ mcpServers: { who: { command: process.execPath, args: [WHOAMI] } } })
+    const c = await host(shared.gateway)
+    const d = await host(shared.gateway)
+    await Promise.all([c.listTools(), d.listTools()])
+    const [pc, pd] = await Promise.all([pidOf(c), pidOf(d)])
+    expect(pc).toBe(pd)
+    expect(pc).toBe(shared.gateway.upstreams[0]?.pid())
+    await c.close()
+    await d.close()
+  })
+
   it('is ready when it resolves: every upstream has started; it says who it is (toolstack 0.1.0 by default)', async () => {
     const { gateway } = await gatewayOf({ mcpServers: twoEchoes })
     expect(gateway.upstreams.map((u) => [u.name, u.isUp()])).toStrictEqual([
