@@ -240,15 +240,12 @@ export const bookOf = (pins: ReadonlyArray<Pin>, changes: ReadonlyArray<Pin>): P
  * @category pure steps
  */
 export const setPin = (book: PinBook, pin: Pin): PinBook => {
-  if (
-    book.pins.get(pin.tool)?.hash === pin.hash &&
-    !(book.changes.get(pin.tool) ?? []).some((c) => c.hash === pin.hash)
-  )
-    return book
+  const waiting = book.changes.get(pin.tool) ?? []
+  if (book.pins.get(pin.tool)?.hash === pin.hash && !waiting.some((c) => c.hash === pin.hash)) return book
   const pins = new Map(book.pins)
   pins.set(pin.tool, pin)
   const changes = new Map(book.changes)
-  const rest = (book.changes.get(pin.tool) ?? []).filter((c) => c.hash !== pin.hash)
+  const rest = waiting.filter((c) => c.hash !== pin.hash)
   if (rest.length === 0) changes.delete(pin.tool)
   else changes.set(pin.tool, rest)
   return { pins, changes }
