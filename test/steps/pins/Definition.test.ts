@@ -80,6 +80,15 @@ describe('decodePin', () => {
     })
   })
 
+  it('drops a definition holding a description that is not a string, though what is left hashes to the pin', () => {
+    const h = sha('{"name":"x"}')
+    expect(decodePin({ tool: 'x', hash: h, at: AT, definition: { name: 'x', description: 5 } })).toStrictEqual({
+      tool: 'x',
+      hash: h,
+      at: AT,
+    })
+  })
+
   it('drops a definition JSON cannot hash (nested too deep), keeping the pin', () => {
     let deep: unknown = {}
     for (let i = 0; i < 200; i++) deep = { a: deep }
