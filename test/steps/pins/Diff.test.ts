@@ -403,3 +403,16 @@ describe('drawChange: each line', () => {
     expect(drawChange(c)).toEqual(['renamed from "a\\\\u202eb"', 'schema: keys added: c, d; keys removed: a, b'])
   })
 })
+
+describe('what a change shows of a long name', () => {
+  it('a key and a renamed tool are shown up to 200 characters', () => {
+    const long = 'k'.repeat(300)
+    const c = diffDefinitions(
+      { name: 'x', inputSchema: { properties: { [long]: {} } } },
+      { name: 'y', inputSchema: { properties: { [`n${long}`]: {} } } },
+      `r${long}`,
+    )
+    expect([c.added, c.removed]).toEqual([[`n${'k'.repeat(199)}`], ['k'.repeat(200)]])
+    expect(drawChange(c)[0]).toBe(`renamed from "r${'k'.repeat(199)}"`)
+  })
+})
