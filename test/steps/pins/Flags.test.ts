@@ -337,3 +337,18 @@ describe('the bounds and places the rules keep', () => {
     ])
   })
 })
+
+describe('textsOf: what each text is', () => {
+  it("a list's members are schemas (their texts read), a patternProperties' keys are names", () => {
+    expect(
+      textsOf({
+        name: 'x',
+        inputSchema: { anyOf: [{ description: 'A' }], patternProperties: { '^x_': { description: 'P' } } },
+      }),
+    ).toEqual([
+      { where: 'inputSchema.anyOf[0].description', text: 'A', name: false },
+      { where: 'inputSchema.patternProperties["^x_"]', text: '^x_', name: true },
+      { where: 'inputSchema.patternProperties["^x_"].description', text: 'P', name: false },
+    ])
+  })
+})
