@@ -212,10 +212,11 @@ export const mergeBook = (held: PinBook, read: PinBook): PinBook => {
 export const bookEntries = (
   book: PinBook,
 ): { readonly pins: ReadonlyArray<Pin>; readonly changes: ReadonlyArray<Pin> } => {
-  const byTool = (a: Pin, b: Pin): number => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)
+  // by a map's keys, which are never equal; a tool's changes keep their order, oldest first
+  const byTool = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]): number => (a < b ? -1 : 1)
   return {
-    pins: [...book.pins.values()].sort(byTool),
-    changes: [...book.changes.values()].flat().sort(byTool),
+    pins: [...book.pins].sort(byTool).map(([, p]) => p),
+    changes: [...book.changes].sort(byTool).flatMap(([, cs]) => cs),
   }
 }
 

@@ -233,6 +233,10 @@ describe('acceptChange, setPin, bookEntries and sameBook: the details', () => {
 
   it('setPin: a pin that is also a waiting change leaves the changes; the others stay', () => {
     expect(setPin(emptyBook, a).pins.get('x')).toBe(a)
+    expect(setPin(emptyBook, a).changes.size).toBe(0)
+    // the pin already, with another change waiting: the same book
+    const held = bookOf([a], [b])
+    expect(setPin(held, a)).toBe(held)
     expect(setPin(bookOf([], [b, c]), a).changes.get('x')).toEqual([b, c])
     const book = bookOf([a], [b, c])
     const set = setPin(book, b)
@@ -245,17 +249,40 @@ describe('acceptChange, setPin, bookEntries and sameBook: the details', () => {
     expect(cleared.changes.has('x')).toBe(false)
   })
 
-  it('mergeBook: a change read that is now the pin leaves the changes, the rest stay', () => {
+  it('mergeBook: a change read that is now the pin leaves the changes, the rest stay; nothing new, the same book', () => {
     const here: PinBook = { pins: new Map([['x', b]]), changes: new Map() }
     const merged = mergeBook(here, bookOf([], [b, c]))
     expect(merged.changes.get('x')).toEqual([c])
+    // a change waiting here, the store's pin now: it leaves, the store's own change stays
+    const accepted = mergeBook(bookOf([a], [b]), bookOf([b], [c]))
+    expect([accepted.pins.get('x'), accepted.changes.get('x')]).toEqual([b, [c]])
+    const waiting = bookOf([a], [b])
+    expect(mergeBook(waiting, waiting)).toBe(waiting)
   })
 
-  it('bookEntries lists pins and changes by tool, whatever the order they came in', () => {
+  it("bookEntries lists pins and changes by tool, whatever the order they came in, a tool's changes oldest first", () => {
     const book = bookOf([pin('m', '1'), pin('z', '1'), pin('a', '1')], [pin('z', '2'), pin('a', '2'), pin('m', '2')])
     const { pins, changes } = bookEntries(book)
     expect(pins.map((p) => p.tool)).toEqual(['a', 'm', 'z'])
     expect(changes.map((p) => p.tool)).toEqual(['a', 'm', 'z'])
+    const waiting = bookOf([], [pin('b', '2'), pin('a', '2'), pin('a', '3'), pin('a', '4'), pin('b', '3')])
+    expect(bookEntries(waiting).changes.map((p) => `${p.tool}${p.definition?.description}`)).toEqual([
+      'a2',
+      'a3',
+      'a4',
+      'b2',
+      'b3',
+    ])
+    // many tools, in an order of their own: sorted by UTF-16 code units, as the default sort does
+    const tools = Array.from({ length: 300 }, (_, i) => `t${(i * 7919) % 300}`)
+    expect(
+      bookEntries(
+        bookOf(
+          tools.map((t) => pin(t, 'x')),
+          [],
+        ),
+      ).pins.map((p) => p.tool),
+    ).toEqual([...tools].sort())
   })
 
   it('sameBook compares tools and hashes, not references or times', () => {
@@ -265,5 +292,8 @@ describe('acceptChange, setPin, bookEntries and sameBook: the details', () => {
     expect(sameBook(book, bookOf([a], []))).toBe(false)
     expect(sameBook(book, bookOf([b], [a]))).toBe(false)
     expect(sameBook(book, bookOf([{ ...a, tool: 'y' }], [{ ...b, tool: 'y' }]))).toBe(false)
+    // the same changes, other pins; the same pins, other changes
+    expect(sameBook(bookOf([a], [c]), bookOf([b], [c]))).toBe(false)
+    expect(sameBook(bookOf([a], [b]), bookOf([a], [c]))).toBe(false)
   })
 })
