@@ -104,9 +104,7 @@ const NO_STATE: PinsState = { standings: new Map(), blocked: new Map(), flags: n
 // a standing as the book has it now: a change accepted since the last listing (here, or by another process on the
 // store) is the pin, so the page stops showing it and its calls go through before any host lists again
 const asBooked = (book: PinBook, s: Standing): Standing =>
-  s.change !== undefined && book.pins.get(s.tool)?.hash === s.hash
-    ? { tool: s.tool, hash: s.hash, pinned: s.hash, flags: s.flags }
-    : s
+  book.pins.get(s.tool)?.hash === s.hash ? { tool: s.tool, hash: s.hash, pinned: s.hash, flags: s.flags } : s
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -163,10 +161,10 @@ const OptionsProps = {
 const isPinMemory = (u: unknown): u is PinMemory =>
   ['book', 'pin', 'change', 'accept', 'onPinsChanged'].every((k) => typeof memberOf(u, k) === 'function')
 
-// the name a declaration lists, when it can be read
-const nameOf = (d: unknown): string | undefined => {
+// the name a declaration lists, when it can be read; '' (no tool's name) when not
+const nameOf = (d: unknown): string => {
   const n = memberOf(memberOf(d, 'function'), 'name')
-  return typeof n === 'string' && n !== '' && n.length <= MAX_TOOL_CHARS ? n : undefined
+  return typeof n === 'string' && n.length <= MAX_TOOL_CHARS ? n : ''
 }
 
 /** The other servers' distinctive tool names each server's descriptions are read for, and a key naming them. */
@@ -274,7 +272,7 @@ export const withDefinitionPins = (
       const out: Array<ListedTool> = []
       for (const d of listing) {
         const tool = nameOf(d)
-        if (tool === undefined) continue
+        if (tool === '') continue
         try {
           const definition = definitionOf(d as ToolDeclaration, annotations(tool))
           const { text, hash } = hashDefinition(definition)
@@ -326,7 +324,7 @@ export const withDefinitionPins = (
         memory
           .change(pin)
           .then((first) => {
-            if (first && standing.change !== undefined && standing.action !== undefined)
+            if (first)
               say({
                 _tag: 'DefinitionChanged',
                 tool: standing.tool,
@@ -347,10 +345,9 @@ export const withDefinitionPins = (
       if (s.blocked.size === 0) return undefined
       const book = memory.book()
       return listing.flatMap((d): ReadonlyArray<ToolDeclaration> => {
-        const tool = nameOf(d)
-        const blocked = tool === undefined ? undefined : s.blocked.get(tool)
+        const blocked = s.blocked.get(nameOf(d))
         if (blocked === undefined) return [d as ToolDeclaration]
-        const pinned = blocked.action === 'refuse' && tool !== undefined ? book.pins.get(tool)?.definition : undefined
+        const pinned = blocked.action === 'refuse' ? book.pins.get(blocked.tool)?.definition : undefined
         if (pinned === undefined) return []
         return [
           {
@@ -375,7 +372,7 @@ export const withDefinitionPins = (
       if (isLeft(read)) return right(read.left)
       const { calls, unreadable } = read.right
       const steps = calls.map((call, i): Step<'inner'> => {
-        const held = blocked.size === 0 ? undefined : blocked.get(callNameOf(call) ?? '')
+        const held = blocked.get(callNameOf(call) ?? '')
         const standing = held === undefined ? undefined : asBooked(memory.book(), held)
         return (
           unreadable[i] ?? (standing?.action === undefined ? FORWARD : answerHere(call, drawDriftRefusal(standing)))

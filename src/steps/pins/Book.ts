@@ -212,10 +212,11 @@ export const mergeBook = (held: PinBook, read: PinBook): PinBook => {
 export const bookEntries = (
   book: PinBook,
 ): { readonly pins: ReadonlyArray<Pin>; readonly changes: ReadonlyArray<Pin> } => {
-  const byTool = (a: Pin, b: Pin): number => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)
+  // by a map's keys, which are never equal; a tool's changes keep their order, oldest first
+  const byTool = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]): number => (a < b ? -1 : 1)
   return {
-    pins: [...book.pins.values()].sort(byTool),
-    changes: [...book.changes.values()].flat().sort(byTool),
+    pins: [...book.pins].sort(byTool).map(([, p]) => p),
+    changes: [...book.changes].sort(byTool).flatMap(([, cs]) => cs),
   }
 }
 
@@ -240,15 +241,12 @@ export const bookOf = (pins: ReadonlyArray<Pin>, changes: ReadonlyArray<Pin>): P
  * @category pure steps
  */
 export const setPin = (book: PinBook, pin: Pin): PinBook => {
-  if (
-    book.pins.get(pin.tool)?.hash === pin.hash &&
-    !(book.changes.get(pin.tool) ?? []).some((c) => c.hash === pin.hash)
-  )
-    return book
+  const waiting = book.changes.get(pin.tool) ?? []
+  if (book.pins.get(pin.tool)?.hash === pin.hash && !waiting.some((c) => c.hash === pin.hash)) return book
   const pins = new Map(book.pins)
   pins.set(pin.tool, pin)
   const changes = new Map(book.changes)
-  const rest = (book.changes.get(pin.tool) ?? []).filter((c) => c.hash !== pin.hash)
+  const rest = waiting.filter((c) => c.hash !== pin.hash)
   if (rest.length === 0) changes.delete(pin.tool)
   else changes.set(pin.tool, rest)
   return { pins, changes }

@@ -79,7 +79,7 @@ export const canonicalJson = (u: unknown): string => canonical(u, 0)
  * @since 0.1.0
  * @category pure steps
  */
-export const hashOf = (text: string): string => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`
+export const hashOf = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`
 
 /**
  * A hash as a person reads it in a line: its first 12 hexadecimal digits (`sha256:3b1f…`).

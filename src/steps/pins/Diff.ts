@@ -82,22 +82,25 @@ export const CHANGE_LIMITS = Object.freeze({ context: 40, span: 300, path: 200, 
  */
 export const MAX_PATHS_SHOWN = 20
 
-// how many paths a schema is read for, and how deep: a server chooses both
+// how many paths a schema is read for, how deep, and how many of its schemas are read in all: a server chooses
+// each, and a `$ref` reached twice from one place (`allOf: [{ $ref }, { $ref }]` at every level) would double the
+// reading at each level while adding no path
 const MAX_PATHS = 10_000
 const MAX_DEPTH = 64
+const MAX_READS = 100_000
 
 // -------------------------------------------------------------------------------------
 // pure steps
 // -------------------------------------------------------------------------------------
 
+// a keyword's subschemas: a list's members, or the one value (what is not a schema is read as nothing)
 const members = (s: Readonly<Record<string, unknown>>, k: string): ReadonlyArray<unknown> => {
   const v = hasOwn(s, k) ? s[k] : undefined
-  return Array.isArray(v) ? v : isRecord(v) || typeof v === 'boolean' ? [v] : []
+  return Array.isArray(v) ? v : [v]
 }
 
-// a JSON pointer in a URI fragment, within the schema: `#/$defs/x`
+// a JSON pointer in a URI fragment, within the schema: `#/$defs/x` (`#`, the root, is always on the way)
 const target = (root: unknown, ref: string): unknown => {
-  if (ref === '#') return root
   if (!ref.startsWith('#/')) return undefined
   let at: unknown = root
   for (const raw of ref.slice(2).split('/')) {
@@ -117,7 +120,7 @@ const target = (root: unknown, ref: string): unknown => {
  * Every argument key a schema declares, by path, as the audit names a key (`path`, `opts.encoding`,
  * `edits[].oldText`): `properties` at every depth, array `items` and `prefixItems` as `[]`, the branches of
  * `allOf`, `anyOf` and `oneOf` at their own place, and local `$ref`s (one back to a schema on the way there, a
- * recursive one, is not followed again). Sorted; at most 10 000.
+ * recursive one, is not followed again). Sorted; at most 10 000, from at most 100 000 schemas read.
  *
  * @example
  * import { declaredPaths } from './Diff.js'
@@ -138,8 +141,10 @@ export const declaredPaths = (schema: unknown): ReadonlyArray<string> => {
   // the schemas being read on the way here: a `$ref` back to one of them (a recursive schema) is not followed,
   // so a tree's keys are named once, at their first place
   const onTheWay = new Set<object>()
+  let reads = 0
   const walk = (s: unknown, at: string, depth: number): void => {
-    if (!isRecord(s) || depth > MAX_DEPTH || found.size >= MAX_PATHS || onTheWay.has(s)) return
+    if (!isRecord(s) || depth > MAX_DEPTH || reads >= MAX_READS || onTheWay.has(s)) return
+    reads++
     onTheWay.add(s)
     const ref = hasOwn(s, '$ref') ? s['$ref'] : undefined
     if (typeof ref === 'string') walk(target(schema, ref), at, depth + 1)
@@ -152,7 +157,7 @@ export const declaredPaths = (schema: unknown): ReadonlyArray<string> => {
         found.add(path)
         walk(props[name], path, depth + 1)
       }
-    const items = at === '' ? '[]' : `${at}[]`
+    const items = `${at}[]`
     for (const k of ['items', 'prefixItems']) for (const i of members(s, k)) walk(i, items, depth + 1)
     onTheWay.delete(s)
   }
@@ -166,16 +171,18 @@ const changedSpan = (
   b: string,
 ): { readonly start: number; readonly endA: number; readonly endB: number } => {
   let start = 0
-  const shorter = Math.min(a.length, b.length)
-  while (start < shorter && a.charCodeAt(start) === b.charCodeAt(start)) start++
-  if (start > 0 && /[\ud800-\udbff]/.test(a.charAt(start - 1))) start--
+  // past either end, charCodeAt answers NaN, which equals nothing; a first half of a pair just before the first
+  // difference is in the span (charAt(-1) answers '')
+  while (a.charCodeAt(start) === b.charCodeAt(start)) start++
+  if (/[\ud800-\udbff]/.test(a.charAt(start - 1))) start--
   let endA = a.length
   let endB = b.length
   while (endA > start && endB > start && a.charCodeAt(endA - 1) === b.charCodeAt(endB - 1)) {
     endA--
     endB--
   }
-  if (endA < a.length && /[\udc00-\udfff]/.test(a.charAt(endA))) {
+  // and a second half of a pair just after the last difference (charAt(a.length) answers '')
+  if (/[\udc00-\udfff]/.test(a.charAt(endA))) {
     endA++
     endB++
   }
@@ -216,7 +223,7 @@ export const diffText = (was: string, now: string): TextChange | undefined => {
 const tail = (escaped: string, max: number): Shown => {
   let from = escaped.length - max
   const escape = escaped.lastIndexOf('\\u', from)
-  if (escape >= 0 && escape > from - 6) from = Math.min(escaped.length, escape + 6)
+  if (escape >= 0 && escape > from - 6) from = escape + 6
   if (/[\udc00-\udfff]/.test(escaped.charAt(from))) from++
   return { text: escaped.slice(from), cut: from }
 }
@@ -286,7 +293,6 @@ export const diffDefinitions = (
   const shownRemoved = removed
     .slice(0, Math.max(0, MAX_PATHS_SHOWN - shownAdded.length))
     .map((p) => escapeControls(p).slice(0, CHANGE_LIMITS.path))
-  const keysChanged = added.length + removed.length > 0
   return {
     ...renamed,
     ...(description === undefined ? {} : { description }),
@@ -295,8 +301,7 @@ export const diffDefinitions = (
     more: added.length + removed.length - shownAdded.length - shownRemoved.length,
     // keys aside, did anything else in the schema change? (its hash would tell, but not what)
     schemaOtherwise:
-      !sameJson(was.inputSchema ?? null, now.inputSchema ?? null) &&
-      !(keysChanged && sameShape(was, now, added, removed)),
+      !sameJson(was.inputSchema ?? null, now.inputSchema ?? null) && !sameShape(was, now, added, removed),
     annotations: annotationChanges(was.annotations, now.annotations),
   }
 }
@@ -352,8 +357,9 @@ export const drawChange = (c: DefinitionChange): ReadonlyArray<string> => {
   const d = c.description
   if (d !== undefined) {
     const where = `description, at character ${d.at}${d.before.text === '' ? '' : ` (after "${d.before.cut > 0 ? '…' : ''}${d.before.text}")`}`
-    const removed = d.removed.text === '' && d.removed.cut === 0 ? undefined : `removed "${more(d.removed)}"`
-    const added = d.added.text === '' && d.added.cut === 0 ? undefined : `added "${more(d.added)}"`
+    // a span cut short still shows its start, so an empty text is an empty span
+    const removed = d.removed.text === '' ? undefined : `removed "${more(d.removed)}"`
+    const added = d.added.text === '' ? undefined : `added "${more(d.added)}"`
     lines.push(`${where}: ${[removed, added].filter((x) => x !== undefined).join(', ')}`)
   }
   const keys = [

@@ -188,15 +188,15 @@ const PADDING = /[ \t\u00a0]{50,}|(?:\r?\n[ \t]*){20,}/u
 
 const excerptAt = (text: string, index: number, length: number): Shown => {
   const from = Math.max(0, index - CONTEXT)
-  const to = Math.min(text.length, index + length + CONTEXT)
-  const s = showText(text.slice(from, to), MAX_EXCERPT)
+  // past the end, slice stops at the end
+  const s = showText(text.slice(from, index + length + CONTEXT), MAX_EXCERPT)
   return from === 0 ? s : { text: `…${s.text}`, cut: s.cut }
 }
 
 const hiddenIn = (text: string): Flag['excerpt'] | undefined => {
   const allowed = new Set<number>()
-  for (const m of text.matchAll(EMOJI_PRESENTATION)) allowed.add(m.index ?? -1)
-  for (const m of text.matchAll(EMOJI_JOINER)) allowed.add(m.index ?? -1)
+  for (const m of text.matchAll(EMOJI_PRESENTATION)) allowed.add(m.index)
+  for (const m of text.matchAll(EMOJI_JOINER)) allowed.add(m.index)
   for (const m of unsafeCharacters(text)) {
     const at = m.index ?? 0
     if (allowed.has(at) || LAYOUT.test(m[0])) continue
@@ -216,7 +216,7 @@ const shadowed = (
   let at = -1
   for (const m of text.matchAll(TOKEN)) {
     if (!others.has(m[0]) || names.includes(m[0])) continue
-    if (at < 0) at = m.index ?? 0
+    if (at < 0) at = m.index
     names.push(m[0])
     if (names.length >= 10) break
   }
@@ -252,7 +252,7 @@ export const textsOf = (d: ToolDefinition): ReadonlyArray<Text> => {
   add('description', d.description)
   if (isRecord(d.annotations) && hasOwn(d.annotations, 'title')) add('annotations.title', d.annotations['title'])
   const walk = (u: unknown, at: string, depth: number, inProperties: boolean): void => {
-    if (depth > MAX_DEPTH || out.length >= MAX_TEXTS) return
+    if (depth > MAX_DEPTH) return
     if (Array.isArray(u)) return u.forEach((v, i) => walk(v, `${at}[${i}]`, depth + 1, false))
     if (!isRecord(u)) return
     for (const k of Object.keys(u)) {
@@ -306,7 +306,7 @@ export const flagDefinition = (d: ToolDefinition, context: FlagContext = {}): Re
       if (m !== null) flag({ rule, where: t.where, excerpt: excerptAt(t.text, m.index, m[0].length) })
     }
     const others = context.otherTools
-    const named = t.name || others === undefined || others.size === 0 ? undefined : shadowed(t.text, others)
+    const named = t.name || others === undefined ? undefined : shadowed(t.text, others)
     if (named !== undefined)
       flag({ rule: 'shadowing', where: t.where, excerpt: excerptAt(t.text, named.at, 1), names: named.names })
   }

@@ -82,8 +82,19 @@ export interface ServerOf {
  */
 export interface Review {
   readonly first: ReadonlyArray<Pin>
-  readonly changed: ReadonlyArray<{ readonly pin: Pin; readonly standing: Standing }>
+  readonly changed: ReadonlyArray<{ readonly pin: Pin; readonly standing: ChangedStanding }>
   readonly standings: ReadonlyMap<string, Standing>
+}
+
+/**
+ * The standing of a tool whose definition changed: what changed and what follows are known.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface ChangedStanding extends Standing {
+  readonly change: DefinitionChange
+  readonly action: DriftAction
 }
 
 /**
@@ -142,7 +153,7 @@ export const reviewListing = (
     return gone
   }
   const first: Array<Pin> = []
-  const changed: Array<{ readonly pin: Pin; readonly standing: Standing }> = []
+  const changed: Array<{ readonly pin: Pin; readonly standing: ChangedStanding }> = []
   const standings = new Map<string, Standing>()
   for (const t of listed) {
     if (standings.has(t.tool)) continue
@@ -154,7 +165,7 @@ export const reviewListing = (
     }
     const now = pinOf(t.tool, t.definition, at, t)
     if (pin !== undefined) {
-      const standing: Standing = {
+      const standing: ChangedStanding = {
         tool: t.tool,
         hash: t.hash,
         pinned: pin.hash,
@@ -166,16 +177,12 @@ export const reviewListing = (
       changed.push({ pin: now, standing })
       continue
     }
-    let renamed: Pin | undefined
-    try {
-      renamed = goneByBody().get(bodyHash(t.definition))
-    } catch {
-      renamed = undefined
-    }
+    // a listed definition was hashed, so its body can be (see ListedTool)
+    const renamed = goneByBody().get(bodyHash(t.definition))
     // the gone tool must route to the same server now: a tool of another server, or one whose prefix changed
     // (its old name routes nowhere), is not a renaming
     if (renamed !== undefined && serverOf(renamed.tool)?.server === t.server?.server) {
-      const standing: Standing = {
+      const standing: ChangedStanding = {
         tool: t.tool,
         hash: t.hash,
         pinned: undefined,

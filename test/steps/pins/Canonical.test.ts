@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
@@ -82,7 +83,7 @@ describe('canonicalJson', () => {
     const o = JSON.parse('{"__proto__":{"x":1},"constructor":2}') as unknown
     expect(canonicalJson(o)).toBe('{"__proto__":{"x":1},"constructor":2}')
     expect(canonicalJson(Object.create({ inherited: 1 }) as object)).toBe('{}')
-    expect(canonicalJson({ a: undefined, b: () => 1, c: 1 })).toBe('{"c":1}')
+    expect(canonicalJson({ a: undefined, b: () => 1, c: 1, d: Symbol('d') })).toBe('{"c":1}')
   })
 
   it('throws a TypeError for what is not JSON: BigInt, non-finite numbers, cycles, very deep values', () => {
@@ -91,6 +92,28 @@ describe('canonicalJson', () => {
     let deep: unknown = 1
     for (let i = 0; i < 200; i++) deep = [deep]
     for (const bad of [10n, Infinity, NaN, cycle, deep]) expect(() => canonicalJson(bad)).toThrow(TypeError)
+  })
+
+  it('says in its error what is not JSON', () => {
+    const cycle: Record<string, unknown> = {}
+    cycle['self'] = cycle
+    expect(() => canonicalJson(10n)).toThrow('a bigint is not a JSON value')
+    expect(() => canonicalJson([Symbol('s')])).toThrow('a symbol is not a JSON value')
+    expect(() => canonicalJson({ n: -Infinity })).toThrow('-Infinity is not a JSON number')
+    expect(() => canonicalJson(NaN)).toThrow('NaN is not a JSON number')
+    expect(() => canonicalJson(cycle)).toThrow('the value is nested deeper than 128 levels')
+  })
+
+  it('reads a value nested 128 levels deep, and no deeper', () => {
+    const nested = (levels: number, leaf: unknown): unknown => {
+      let v = leaf
+      for (let i = 0; i < levels; i++) v = i % 2 === 0 ? [v] : { k: v }
+      return v
+    }
+    // the oracle: JSON.stringify, whose form for these (one member, no blanks) is the canonical one
+    const deepest = nested(128, 1)
+    expect(canonicalJson(deepest)).toBe(JSON.stringify(deepest))
+    expect(() => canonicalJson(nested(129, 1))).toThrow(TypeError)
   })
 
   it('property: a value and the JSON text it parses back from have one form (the round trip is the identity)', () => {
@@ -172,6 +195,12 @@ describe('hashDefinition', () => {
       ),
     )
     expect(out.failed).toBe(true)
+  })
+
+  it('hashes the UTF-8 bytes of the text', () => {
+    // the oracle: SHA-256 of the bytes written out by hand (é is C3 A9, 😀 is F0 9F 98 80)
+    const bytes = Buffer.from([0x22, 0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80, 0x22])
+    expect(hashOf('"é\u{1f600}"')).toBe(`sha256:${createHash('sha256').update(bytes).digest('hex')}`)
   })
 
   it('bodyHash leaves the name out: a renamed tool keeps it', () => {

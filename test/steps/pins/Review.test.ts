@@ -112,6 +112,8 @@ describe('grantHolds', () => {
     expect(grantHolds({ tool: 'fs_write', definition: 'sha256:a' }, unchanged)).toBe(true)
     expect(grantHolds({ tool: 'fs_write', definition: 'sha256:a' }, changed)).toBe(false)
     expect(grantHolds({ tool: 'fs_write', definition: 'sha256:b' }, changed)).toBe(true)
+    // given for an earlier definition, since changed and accepted: the tool is as pinned, but not as granted
+    expect(grantHolds({ tool: 'fs_write', definition: 'sha256:old' }, unchanged)).toBe(false)
   })
 
   it('a grant that names no definition holds while the tool is as pinned; so does a glob given for another tool', () => {
@@ -149,5 +151,85 @@ describe('noticeOf', () => {
       flags: ['hidden-steps (asks for steps kept from the user) in description: "Do not tell the user."'],
       grantSetAside: false,
     })
+  })
+})
+
+describe('reviewListing: the details', () => {
+  it('reads a tool listed twice once, as first listed', () => {
+    const r = reviewListing(emptyBook, [listed(add), listed({ ...add, description: 'other' })], 'hold', AT, noFlags)
+    expect(r.first).toEqual([pinOf('ev_add', add, AT)])
+    expect(r.standings.get('ev_add')?.hash).toBe(listed(add).hash)
+  })
+
+  it('a standing carries its flags, pinned now, unchanged, changed or renamed', () => {
+    const flag = { rule: 'hidden-steps' as const, where: 'description', excerpt: { text: 'x', cut: 0 } }
+    const flagsOf = (t: ListedTool) => (t.tool === 'ev_sum' || t.tool === 'fs_read' ? [flag] : [])
+    const book = pinFirst([pinOf('ev_add', add, AT), pinOf('fs_read', read, AT)])(emptyBook)[1]
+    const r = reviewListing(
+      book,
+      [listed({ ...add, name: 'ev_sum' }, byPrefix('ev_sum')), listed(read, byPrefix('fs_read'))],
+      'warn',
+      AT,
+      flagsOf,
+      byPrefix,
+    )
+    expect(r.standings.get('ev_sum')?.flags).toEqual([flag])
+    expect(r.standings.get('fs_read')).toEqual({
+      tool: 'fs_read',
+      hash: listed(read).hash,
+      pinned: listed(read).hash,
+      flags: [flag],
+    })
+  })
+
+  it('a renaming is matched with the first gone tool of that definition; a gone pin kept by its hash alone, or one that cannot be hashed, with none', () => {
+    const twin = { ...add, name: 'ev_plus' }
+    const book = pinFirst([pinOf('ev_add', add, AT), pinOf('ev_plus', twin, AT)])(emptyBook)[1]
+    const r = reviewListing(
+      book,
+      [listed({ ...add, name: 'ev_sum' }, byPrefix('ev_sum'))],
+      'warn',
+      AT,
+      noFlags,
+      byPrefix,
+    )
+    expect(r.changed[0]?.standing.change?.renamedFrom).toBe('ev_add')
+    const hashOnly = pinFirst([{ tool: 'ev_add', hash: listed(add).hash, at: AT }])(emptyBook)[1]
+    const none = reviewListing(
+      hashOnly,
+      [listed({ ...add, name: 'ev_sum' }, byPrefix('ev_sum'))],
+      'warn',
+      AT,
+      noFlags,
+      byPrefix,
+    )
+    expect(none.first.map((p) => p.tool)).toEqual(['ev_sum'])
+    // a host's memory may hold what JSON cannot: that pin renames nothing, and the listing is still reviewed
+    const odd = pinFirst([
+      { tool: 'ev_odd', hash: listed(add).hash, at: AT, definition: { name: 'ev_odd', annotations: 1n } },
+    ])(emptyBook)[1]
+    const still = reviewListing(odd, [listed(add, byPrefix('ev_add'))], 'warn', AT, noFlags, byPrefix)
+    expect(still.first.map((p) => p.tool)).toEqual(['ev_add'])
+  })
+})
+
+describe('noticeOf: the details', () => {
+  it('a flagged tool, unchanged and with no grant set aside, has its flags told', () => {
+    const flag = { rule: 'hidden-steps' as const, where: 'description', excerpt: { text: 'Do not tell.', cut: 0 } }
+    const s: Standing = { tool: 't', hash: 'sha256:b', pinned: 'sha256:b', flags: [flag] }
+    expect(noticeOf(s, false)).toEqual({
+      hash: 'sha256:b',
+      pinned: 'sha256:b',
+      changes: [],
+      flags: ['hidden-steps (asks for steps kept from the user) in description: "Do not tell."'],
+      grantSetAside: false,
+    })
+    // a change with nothing to draw is still a change
+    const changed: Standing = {
+      ...s,
+      flags: [],
+      change: { added: [], removed: [], more: 0, schemaOtherwise: false, annotations: [] },
+    }
+    expect(noticeOf(changed, false)).toMatchObject({ changes: [], flags: [] })
   })
 })
