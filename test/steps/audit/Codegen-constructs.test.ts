@@ -83,6 +83,12 @@ describe('the generated check, construct by construct', () => {
       [],
     ],
     [
+      'a value that may be an object with declared keys or any array',
+      { type: 'object', properties: { t: { anyOf: [{ type: 'object', properties: { a: {} } }, { type: 'array' }] } } },
+      { t: { a: 1, zz: 1 } },
+      ['t.zz'],
+    ],
+    [
       'a __proto__ key declared',
       JSON.parse('{"type":"object","properties":{"__proto__":{"type":"object","properties":{"a":{}}}}}'),
       JSON.parse('{"__proto__":{"a":1,"zz":2}}'),
