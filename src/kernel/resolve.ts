@@ -202,7 +202,15 @@ const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolve
       throw e
     }
   }
-  const resolveSegments = (start: ReadonlyArray<string>): Resolved & { readonly existing: ReadonlyArray<string> } => {
+  // where a walk ended, and what it met on the way; `resolve` gives it the form compared
+  interface Walked {
+    readonly path: string
+    readonly existing: ReadonlyArray<string>
+    readonly entry: string | undefined
+    readonly through: ReadonlyArray<string>
+    readonly problem?: string
+  }
+  const resolveSegments = (start: ReadonlyArray<string>): Walked => {
     let rest = [...start]
     let done: Array<string> = []
     let links = 0
@@ -210,27 +218,27 @@ const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolve
     let entry: string | undefined
     let lastIsOwn = true
     const through: Array<string> = []
-    const met = () => ({ ...(entry === undefined ? {} : { entry }), ...(through.length === 0 ? {} : { through }) })
     while (rest.length > 0) {
       const name = rest[0] as string
       let at = [...done, name]
       let seen = fs.lstat(joinSegments(at))
       if (seen === undefined) {
         // the server maps a spelling that does not exist onto the one entry equal to it in NFC
-        const same = entriesOf(joinSegments(done)).filter((e) => e !== name && e.normalize('NFC') === name)
+        const same = entriesOf(joinSegments(done)).filter((e) => e.normalize('NFC') === name)
         if (same.length > 1)
           return {
             path: joinSegments([...done, ...rest]),
             existing: done,
             problem: `names two entries that are both ${JSON.stringify(name)} in NFC`,
-            ...met(),
+            entry,
+            through,
           }
         if (same.length === 1) {
           at = [...done, same[0] as string]
           seen = fs.lstat(joinSegments(at))
         }
       }
-      if (seen === undefined) return { path: joinSegments([...done, ...rest]), existing: done, ...met() }
+      if (seen === undefined) return { path: joinSegments([...done, ...rest]), existing: done, entry, through }
       if (seen.link) {
         if (rest.length === 1 && lastIsOwn) {
           entry = joinSegments(at)
@@ -241,7 +249,8 @@ const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolve
             path: joinSegments([...done, ...rest]),
             existing: done,
             problem: 'passes through too many symbolic links',
-            ...met(),
+            entry,
+            through,
           }
         rest = [...linkTarget(done, fs.readlink(joinSegments(at))), ...rest.slice(1)]
         done = []
@@ -250,7 +259,7 @@ const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolve
       done = at
       rest = rest.slice(1)
     }
-    return { path: joinSegments(done), existing: done, ...met() }
+    return { path: joinSegments(done), existing: done, entry, through }
   }
   return {
     resolve: (path) => {
@@ -261,7 +270,7 @@ const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolve
         return {
           path: form(out.path),
           ...(out.entry === undefined ? {} : { entry: form(out.entry) }),
-          ...(out.through === undefined ? {} : { through: out.through.map(form) }),
+          ...(out.through.length === 0 ? {} : { through: out.through.map(form) }),
           ...(out.problem === undefined ? {} : { problem: out.problem }),
         }
       } catch (e) {

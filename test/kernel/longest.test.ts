@@ -1,7 +1,7 @@
 // Longest-prefix ownership, shared by the registry's routing and the gateway's records.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { longestTagOf } from '../../src/kernel/longest.js'
+import { longestTagOf, namespaceOf } from '../../src/kernel/longest.js'
 
 const ownerOf = (tags: ReadonlyArray<string>) => longestTagOf(tags, (t) => t)
 
@@ -52,5 +52,14 @@ describe('longestTagOf', () => {
     const firstFit = (tags: ReadonlyArray<string>) => (name: string) =>
       tags.find((t) => name.length > t.length && name.startsWith(t))
     expect(fc.check(longestOwns(firstFit)).failed).toBe(true)
+  })
+})
+
+describe('namespaceOf', () => {
+  it('is the prefix and its separator ("_" unless told), and nothing for the empty prefix', () => {
+    expect(namespaceOf('fs')).toBe('fs_')
+    expect(namespaceOf('fs', '.')).toBe('fs.')
+    expect(namespaceOf('')).toBe('')
+    expect(namespaceOf('', '.')).toBe('')
   })
 })

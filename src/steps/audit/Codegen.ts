@@ -116,14 +116,14 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
     const open = expand(places, OBJECT, undefined, (p) => deciding.push(p), true)
     // a discriminator picks by the call's own value: the interpreter decides this place
     if (open === undefined) return `    R.walkObject(s, x, ${constant(places)}, d)`
-    if (open || !deciding.some(declaresKeys)) return '    return'
+    if (open || !deciding.some(declaresKeys)) return ''
     const decidingC = constant(deciding)
     const cases: Array<string> = []
     const names = [...new Set(deciding.flatMap((p) => [...p.props.keys()]))]
     for (const k of names) {
       const children = childrenAt(deciding, k)?.places ?? []
-      const read = k === '__proto__' ? 'R.valueAt(x, k)' : 'x[k]'
-      const go = descend(children, read, '          ')
+      // an own key, met by for…in: a plain read takes the member, `__proto__` included
+      const go = descend(children, 'x[k]', '          ')
       cases.push(
         go === ''
           ? `      case ${JSON.stringify(k)}: break`
@@ -146,13 +146,13 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
 
   const arrayBody = (places: ReadonlyArray<Node>): string => {
     const all: Array<Node> = []
-    if (expand(places, ARRAY, undefined, (p) => all.push(p)) === true) return '    return'
+    if (expand(places, ARRAY, undefined, (p) => all.push(p)) === true) return ''
     const longest = Math.max(0, ...all.map((p) => p.prefix.length))
     const at = (i: number): ReadonlyArray<Node> =>
       all.flatMap((p) => (i < p.prefix.length ? (p.prefix[i] as ReadonlyArray<Node>) : p.items))
     const tail = descend(at(longest), 'x[i]', '        ')
     const positions = Array.from({ length: longest }, (_, i) => descend(at(i), 'x[i]', '          '))
-    if (tail === '' && positions.every((p) => p === '')) return '    return'
+    if (tail === '' && positions.every((p) => p === '')) return ''
     const body =
       longest === 0
         ? tail

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { isLeft } from 'fp-ts/lib/Either.js'
+import { isLeft, isRight } from 'fp-ts/lib/Either.js'
 import type { Roots } from '../../kernel/paths.js'
 import { LOCATION_ARGS, normalizeAbsolute } from '../../kernel/paths.js'
 import type { LocationResolver } from '../../kernel/resolve.js'
@@ -61,10 +61,10 @@ export const locationNames = (
   }
   const given = u as ReadonlyArray<string>
   const notLocations = new Set(given.filter((n) => n.startsWith('!')).map((n) => n.slice(1)))
-  const both = given.filter((n) => notLocations.has(n))
-  if (both.length > 0)
+  const both = given.find((n) => notLocations.has(n))
+  if (both !== undefined)
     throw new TypeError(
-      `${where}: option "locationArgs" both reads and refuses ${JSON.stringify(both[0])}: keep "${both[0] ?? ''}" or "!${both[0] ?? ''}"`,
+      `${where}: option "locationArgs" both reads and refuses ${JSON.stringify(both)}: keep "${both}" or "!${both}"`,
     )
   const names = [...new Set([...LOCATION_ARGS, ...given.filter((n) => !n.startsWith('!'))])]
   return { names: Object.freeze(names.filter((n) => !notLocations.has(n))), notLocations }
@@ -114,22 +114,20 @@ export const decodeResolver = (where: string, u: unknown): ((tool: string) => Lo
  */
 export const decodeProtect = (where: string, u: unknown): ReadonlyArray<ProtectedFile> => {
   if (u === undefined) return []
-  const ok =
-    Array.isArray(u) &&
-    u.every(
-      (f) =>
-        typeof memberOf(f, 'what') === 'string' &&
-        typeof memberOf(f, 'path') === 'string' &&
-        normalizeAbsolute(memberOf(f, 'path') as string)._tag === 'Right',
-    )
-  if (!ok)
+  const files = Array.isArray(u) ? u.map(protectedFileOf) : undefined
+  if (files === undefined || !files.every((f): f is ProtectedFile => f !== undefined))
     throw new TypeError(
       `${where}: option "protect" must be an array of { path, what }, each path a clean absolute path, got ${describeValue(u)}`,
     )
-  return Object.freeze(
-    (u as ReadonlyArray<ProtectedFile>).map((f) => {
-      const path = normalizeAbsolute(f.path)
-      return Object.freeze({ path: path._tag === 'Right' ? path.right : f.path, what: f.what })
-    }),
-  )
+  return Object.freeze(files)
+}
+
+// one entry of `protect`, each member read once (a getter is not asked twice), or undefined when it is not one
+const protectedFileOf = (f: unknown): ProtectedFile | undefined => {
+  const path = memberOf(f, 'path')
+  const what = memberOf(f, 'what')
+  const clean = typeof path === 'string' ? normalizeAbsolute(path) : undefined
+  return typeof what === 'string' && clean !== undefined && isRight(clean)
+    ? Object.freeze({ path: clean.right, what })
+    : undefined
 }
