@@ -4,7 +4,7 @@ import type { Roots, Rule } from '../../../src/index.js'
 import type { Decision } from '../../../src/steps/policy/Rule.js'
 import type { Evaluation } from '../../../src/steps/policy/evaluate.js'
 import { matchesTool } from '../../../src/steps/policy/Rule.js'
-import { decide, decisionWithoutArgs, evaluate, locateCall } from '../../../src/steps/policy/evaluate.js'
+import { decide, decisionWithoutArgs, evaluate, guardFiles, locateCall } from '../../../src/steps/policy/evaluate.js'
 import { LOCATION_ARGS, containment } from '../../../src/kernel/paths.js'
 import type { LocationResolver, Resolved } from '../../../src/kernel/resolve.js'
 
@@ -536,5 +536,30 @@ describe('decide with a resolver: a location touches a directory every way it re
     expect(decide([allow('t', '/w'), deny('t', '/s')], located).concerns).toEqual(['inside', 'touches', 'outside'])
     expect(decide([allow('t', '/w')], located).concerns).toEqual(['inside', 'inside', 'outside'])
     expect(decide([deny('t', '/s')], located).concerns).toEqual(['inside', 'touches', 'inside'])
+  })
+})
+
+describe('concerns and protected files: what each rule and location counts for', () => {
+  it("counts only the rules for this tool that name a directory, an allow's concern met by any one of them", () => {
+    const concerns = (rules: ReadonlyArray<Rule>) => evaluate(rules, 't', { path: '/w/a' }, {}).concerns
+    // a rule with no directory says nothing of where a location stands
+    expect(concerns([allow('t')])).toEqual(['inside'])
+    expect(concerns([deny('t'), allow('t', '/w')])).toEqual(['inside'])
+    // a rule for another tool neither
+    expect(concerns([deny('other', '/w')])).toEqual(['inside'])
+    expect(concerns([allow('other', '/v')])).toEqual(['inside'])
+    // inside one allowed directory is enough
+    expect(concerns([allow('t', '/v'), allow('t', '/w')])).toEqual(['inside'])
+    expect(concerns([allow('t', '/v')])).toEqual(['outside'])
+  })
+
+  it('a key the tool does not declare cannot touch a protected file, and is not said to be unchecked', () => {
+    const files = [{ path: '/etc/toolstack', what: 'the policy' }]
+    const scope = { names: LOCATION_ARGS, declared: new Set(['path']) }
+    expect(guardFiles(files)(locateCall('t', { path: '/srv/a', work_dir: '/etc' }, {}, scope))).toBeUndefined()
+    expect(guardFiles(files)(locateCall('t', { path: 3, work_dir: '/etc' }, {}, scope))).toEqual({
+      _tag: 'Unchecked',
+      unevaluable: ['path is not a string (number)'],
+    })
   })
 })
