@@ -338,7 +338,7 @@ export const absolutise = (raw: unknown, root: string | undefined): Either<strin
 const wordsOf = (name: string): ReadonlyArray<string> =>
   name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
+    .split(/[^A-Za-z0-9]/)
     .filter((w) => w !== '')
     .map((w) => w.toLowerCase())
 
@@ -362,8 +362,7 @@ const wordsOf = (name: string): ReadonlyArray<string> =>
  */
 export const looksLikeLocation = (name: string): boolean => {
   const words = wordsOf(name)
-  const last = words[words.length - 1]
-  return last !== undefined && (LOCATION_WORDS.includes(last) || LOCATION_WORDS.includes(words.join('')))
+  return [...words.slice(-1), words.join('')].some((w) => LOCATION_WORDS.includes(w))
 }
 
 /**
@@ -379,17 +378,20 @@ export const looksLikeLocation = (name: string): boolean => {
  * @category pure steps
  */
 export const unreadLocations = (scope: LocationScope): ReadonlyArray<string> =>
-  [...(scope.declared ?? [])].filter(
-    (n) => looksLikeLocation(n) && !scope.names.includes(n) && !(scope.notLocations?.has(n) ?? false),
-  )
+  scope.declared === undefined
+    ? []
+    : [...scope.declared].filter(
+        (n) => looksLikeLocation(n) && !scope.names.includes(n) && !(scope.notLocations?.has(n) ?? false),
+      )
 
 // one value read as a location, named by its argument
 const readingOf = (arg: string, v: unknown, root: string | undefined): Reading => {
   const read = readLocation(v, root)
+  // a Right is read from a string only
   if (read._tag === 'Right')
-    return typeof v === 'string' && v !== read.right
-      ? { _tag: 'Known', arg, path: read.right, sent: v }
-      : { _tag: 'Known', arg, path: read.right }
+    return v === read.right
+      ? { _tag: 'Known', arg, path: read.right }
+      : { _tag: 'Known', arg, path: read.right, sent: v as string }
   return read.left.elsewhere
     ? { _tag: 'Elsewhere', arg, problem: read.left.problem }
     : { _tag: 'Unknown', arg, problem: read.left.problem }
@@ -445,11 +447,11 @@ export const locate = (
     // what the rules cannot read: declared names that look like locations (the tool's own), or, with no
     // declaration, such keys the call gives
     const unread =
-      declared === undefined
+      scope?.declared === undefined
         ? Object.keys(args).filter(
             (k) => looksLikeLocation(k) && !names.includes(k) && !(notLocations?.has(k) ?? false),
           )
-        : unreadLocations({ names, declared, ...(notLocations === undefined ? {} : { notLocations }) })
+        : unreadLocations(scope)
     for (const arg of unread)
       for (const reading of readingsOf(arg, hasOwn(args, arg) ? given[arg] : undefined, root))
         out.push({ _tag: 'Unread', arg, reading })

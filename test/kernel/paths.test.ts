@@ -321,8 +321,10 @@ describe('readLocation', () => {
     expect(readLocation(' /etc/passwd', '/p')).toEqual(unknown('begins or ends with white space'))
     expect(readLocation('/etc/passwd\n', '/p')).toEqual(unknown('begins or ends with white space'))
     expect(readLocation('/srv/a\u001bb', '/p')).toEqual(unknown('contains a control character'))
-    // a colon after the first slash is a name like any other
+    // a colon after the first slash is a name like any other, "file:" included past the start
     expect(readLocation('/srv/a:b', '/p')).toEqual({ _tag: 'Right', right: '/srv/a:b' })
+    expect(readLocation('/srv/file:a', '/p')).toEqual({ _tag: 'Right', right: '/srv/file:a' })
+    expect(readLocation('src/FILE:a', '/p')).toEqual({ _tag: 'Right', right: '/p/src/FILE:a' })
     // "@" in a path with a slash is a name like any other
     expect(readLocation('node_modules/@scope/pkg', '/p')).toEqual({
       _tag: 'Right',
@@ -380,8 +382,27 @@ describe('looksLikeLocation and unreadLocations', () => {
       'workdir',
       'target_directory',
       'FOLDER',
+      // the whole name one word of the list, though its last word is not
+      'fileName',
+      'File_Name',
+      // separators at either end, or several in a row, make no word
+      'path_',
+      '__repo--path__',
     ]
-    const no = ['pathway', 'name', 'content', 'rooted', 'profile', 'urlencoded', '', '_', 'directoryListing']
+    const no = [
+      'pathway',
+      'name',
+      'content',
+      'rooted',
+      'profile',
+      'urlencoded',
+      '',
+      '_',
+      'directoryListing',
+      // a location word that is not the last, nor the whole name
+      'max_path_length',
+      'path_of_least_resistance',
+    ]
     expect(yes.filter((n) => !looksLikeLocation(n))).toEqual([])
     expect(no.filter((n) => looksLikeLocation(n))).toEqual([])
   })
@@ -450,6 +471,18 @@ describe('locate: what the rules cannot read', () => {
       { _tag: 'Known', arg: 'path', path: '/r/a' },
       { _tag: 'Unknown', arg: 'work_dir', problem: 'is not an argument this tool declares', undeclared: true },
     ])
+  })
+
+  it('gives no decoy for an undeclared key said not to be a location', () => {
+    expect(
+      locate({ path: '/r/a', work_dir: '/etc' }, 't', {}, scope(['path'], { notLocations: new Set(['work_dir']) })),
+    ).toEqual([{ _tag: 'Known', arg: 'path', path: '/r/a' }])
+  })
+
+  it('without a declaration, suspects nothing of a key said not to be a location', () => {
+    expect(
+      locate({ cwd: '/x', repo_path: '/y' }, 't', {}, scope(undefined, { notLocations: new Set(['cwd']) })),
+    ).toEqual([{ _tag: 'Unread', arg: 'repo_path', reading: { _tag: 'Known', arg: 'repo_path', path: '/y' } }])
   })
 
   it('without a declaration, reads every location name the call gives, and suspects every other that looks like one', () => {

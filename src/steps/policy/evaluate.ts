@@ -343,8 +343,6 @@ export const evaluate = (
   resolver?: LocationResolver,
 ): Evaluation => decide(rules, locateCall(tool, args, roots, scope, resolver), roots)
 
-const describeReading = (r: Reading): ReadonlyArray<string> => (r._tag === 'Known' ? [] : [`${r.arg} ${r.problem}`])
-
 /**
  * What the protected files say about a call (see `Guarded`), or `undefined` when none is touched and every
  * location was checked. A location the rules do not read (`Unread`) is checked by what it reads as; one that
@@ -368,9 +366,9 @@ export const guardFiles =
     for (const l of located.locations) {
       const r = l._tag === 'Unread' ? l.reading : l
       // nothing here, plainly elsewhere, or a key the server does not take (the rules ask about it)
-      if (r._tag === 'Missing' || r._tag === 'Elsewhere' || (r._tag === 'Unknown' && r.undeclared === true)) continue
+      if (r._tag === 'Missing' || r._tag === 'Elsewhere') continue
       if (r._tag === 'Unknown') {
-        unevaluable.push(...describeReading(r))
+        if (r.undeclared !== true) unevaluable.push(`${r.arg} ${r.problem}`)
         continue
       }
       for (const file of files) if (touching(located, file.path, r)) return { _tag: 'Touches', arg: r.arg, file }

@@ -4,8 +4,9 @@ import type { Roots, Rule } from '../../../src/index.js'
 import type { Decision } from '../../../src/steps/policy/Rule.js'
 import type { Evaluation } from '../../../src/steps/policy/evaluate.js'
 import { matchesTool } from '../../../src/steps/policy/Rule.js'
-import { decisionWithoutArgs, evaluate } from '../../../src/steps/policy/evaluate.js'
+import { decide, decisionWithoutArgs, evaluate, guardFiles, locateCall } from '../../../src/steps/policy/evaluate.js'
 import { LOCATION_ARGS, containment } from '../../../src/kernel/paths.js'
+import type { LocationResolver, Resolved } from '../../../src/kernel/resolve.js'
 
 const allow = (tool: string, under?: string): Rule =>
   under === undefined ? { tool, decision: 'allow' } : { tool, decision: 'allow', under }
@@ -375,5 +376,190 @@ describe('decisionWithoutArgs', () => {
         },
       ),
     )
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// a resolver's answers: where a location leads, the link it ends on, the links it passes through
+// -------------------------------------------------------------------------------------
+
+/** A resolver that answers from a table (anything else as itself), and records what it was asked. */
+const scripted = (table: ReadonlyArray<readonly [string, Resolved]>, asked: Array<string> = []): LocationResolver => {
+  const answers = new Map(table)
+  return {
+    resolve: (p) => {
+      asked.push(p)
+      return answers.get(p) ?? { path: p }
+    },
+  }
+}
+
+describe('locateCall with a resolver', () => {
+  it('keeps every way a location reaches the filesystem that differs from where it leads', () => {
+    const resolver = scripted([
+      ['/w/l', { path: '/real/x', entry: '/w/l', through: ['/w/t'] }],
+      ['/w/x', { path: '/w/x', entry: '/w/x' }],
+      ['/w/y', { path: '/w/z' }],
+    ])
+    expect(
+      locateCall('t', { path: '/w/l', to: 'x', from: '/w/y' }, { '': '/w' }, undefined, resolver).locations,
+    ).toEqual([
+      {
+        _tag: 'Known',
+        arg: 'path',
+        path: '/real/x',
+        sent: '/w/l',
+        forms: { written: '/w/l', link: '/w/l', through: ['/w/t'] },
+      },
+      { _tag: 'Known', arg: 'from', path: '/w/z', sent: '/w/y', forms: { written: '/w/y' } },
+      // an entry that is where it leads is no other way; what the model wrote is kept
+      { _tag: 'Known', arg: 'to', path: '/w/x', sent: 'x' },
+    ])
+  })
+
+  it('resolves what an unread location reads as, and leaves the rest as read', () => {
+    const resolver = scripted([['/w/l', { path: '/real/x' }]])
+    const scope = { names: LOCATION_ARGS, declared: new Set(['repo_path', 'path']) }
+    expect(locateCall('t', { repo_path: '/w/l', path: 3 }, {}, scope, resolver).locations).toEqual([
+      { _tag: 'Unknown', arg: 'path', problem: 'is not a string (number)' },
+      {
+        _tag: 'Unread',
+        arg: 'repo_path',
+        reading: { _tag: 'Known', arg: 'repo_path', path: '/real/x', sent: '/w/l', forms: { written: '/w/l' } },
+      },
+    ])
+    expect(locateCall('t', {}, {}, { names: LOCATION_ARGS, declared: new Set(['path']) }, resolver).locations).toEqual([
+      { _tag: 'Missing' },
+    ])
+  })
+
+  it('uses the resolver made for one judgement, for the locations and the directories alike', () => {
+    const asked: Array<string> = []
+    let made = 0
+    const given: LocationResolver = {
+      resolve: () => {
+        throw new Error('the shared resolver was asked')
+      },
+      forOneJudgement: () => {
+        made++
+        return scripted([['/d', { path: '/D' }]], asked)
+      },
+    }
+    const located = locateCall('t', { path: '/d/a' }, {}, undefined, given)
+    expect(made).toBe(1)
+    expect(located.dir('/d')).toBe('/D')
+    expect(asked).toEqual(['/d/a', '/d'])
+  })
+
+  it("resolves a rule's directory once per call, however often it is asked", () => {
+    const asked: Array<string> = []
+    const located = locateCall('t', {}, {}, undefined, scripted([['/d', { path: '/D' }]], asked))
+    expect([located.dir('/d'), located.dir('/d'), located.dir('/e'), located.dir('/d')]).toEqual([
+      '/D',
+      '/D',
+      '/e',
+      '/D',
+    ])
+    expect(asked).toEqual(['/d', '/e'])
+  })
+
+  it('says whether the tool declares a location the rules read', () => {
+    const declares = (declared: ReadonlyArray<string> | undefined, names: ReadonlyArray<string> = LOCATION_ARGS) =>
+      locateCall('t', {}, {}, { names, declared: declared === undefined ? undefined : new Set(declared) })
+        .declaresLocations
+    expect(declares(['query'])).toBe(false)
+    expect(declares([])).toBe(false)
+    expect(declares(['query', 'to'])).toBe(true)
+    expect(declares(['repo'], ['repo'])).toBe(true)
+    expect(declares(['path'], ['repo'])).toBe(false)
+    expect(declares(undefined)).toBe(true)
+    expect(locateCall('t', {}, {}).declaresLocations).toBe(true)
+  })
+})
+
+describe('decide with a resolver: a location touches a directory every way it reaches it', () => {
+  const judge = (
+    rules: ReadonlyArray<Rule>,
+    path: string,
+    answer: Resolved,
+    extra: ReadonlyArray<readonly [string, Resolved]> = [],
+  ) => decide(rules, locateCall('t', { path }, {}, undefined, scripted([[path, answer], ...extra])))
+
+  it('where it leads', () => {
+    expect(judge([deny('t', '/s')], '/w/l', { path: '/s/x' }).decision).toBe('deny')
+    expect(judge([deny('t', '/s/x/y')], '/w/l', { path: '/s/x' }).decision).toBe('deny')
+    expect(judge([deny('t', '/s')], '/w/l', { path: '/t/x' }).decision).toBe('ask')
+  })
+
+  it('the link it ends on (its directory resolved): inside the directory, or holding it', () => {
+    // written through a link to /s: neither as written nor where it leads is in /s, the link itself is
+    expect(judge([deny('t', '/s')], '/w/l', { path: '/t/x', entry: '/s/l' }).decision).toBe('deny')
+    expect(judge([deny('t', '/s/l/in')], '/w/l', { path: '/t/x', entry: '/s/l' }).decision).toBe('deny')
+    expect(judge([deny('t', '/s')], '/w/l', { path: '/t/x', entry: '/u/l' }).decision).toBe('ask')
+  })
+
+  it('as written, against the directory as written', () => {
+    // the rule's directory is itself a link: the path as written lies in it as written
+    const dirIsLink: ReadonlyArray<readonly [string, Resolved]> = [['/s', { path: '/vault' }]]
+    expect(judge([deny('t', '/s')], '/s/a', { path: '/t/a' }, dirIsLink).decision).toBe('deny')
+    expect(judge([deny('t', '/s/a/b')], '/s/a', { path: '/t/a' }, dirIsLink).decision).toBe('deny')
+    expect(judge([deny('t', '/s')], '/r/a', { path: '/t/a' }, dirIsLink).decision).toBe('ask')
+    // and where the directory leads, the location's own form
+    expect(judge([deny('t', '/s')], '/w/a', { path: '/vault/a' }, dirIsLink).decision).toBe('deny')
+  })
+
+  it('a link passed through on the way, any of them', () => {
+    expect(judge([deny('t', '/s')], '/w/l', { path: '/t/x', through: ['/u', '/s/m'] }).decision).toBe('deny')
+    expect(judge([deny('t', '/s')], '/w/l', { path: '/t/x', through: ['/u', '/v'] }).decision).toBe('ask')
+    // a link passed through that holds the directory is not in it: only what lies in it is traversed
+    expect(judge([deny('t', '/s/m')], '/w/l', { path: '/t/x', through: ['/s'] }).decision).toBe('ask')
+  })
+
+  it('is inside an allowed directory only when where it leads and the link it ends on both are', () => {
+    expect(judge([allow('t', '/w')], '/w/l', { path: '/w/x', entry: '/w/l' }).decision).toBe('allow')
+    expect(judge([allow('t', '/w')], '/w/l', { path: '/w/x' }).decision).toBe('allow')
+    expect(judge([allow('t', '/w')], '/o/l', { path: '/w/x', entry: '/o/l' }).decision).toBe('ask')
+    expect(judge([allow('t', '/w')], '/w/l', { path: '/o/x', entry: '/w/l' }).decision).toBe('ask')
+  })
+
+  it('names the concern of each location the same way', () => {
+    const located = locateCall(
+      't',
+      { from: '/w/l', to: '/w/a', path: '/w/b' },
+      {},
+      undefined,
+      scripted([
+        ['/w/l', { path: '/w/x', entry: '/w/l', through: ['/s/m'] }],
+        ['/w/a', { path: '/o/a' }],
+      ]),
+    )
+    expect(decide([allow('t', '/w'), deny('t', '/s')], located).concerns).toEqual(['inside', 'touches', 'outside'])
+    expect(decide([allow('t', '/w')], located).concerns).toEqual(['inside', 'inside', 'outside'])
+    expect(decide([deny('t', '/s')], located).concerns).toEqual(['inside', 'touches', 'inside'])
+  })
+})
+
+describe('concerns and protected files: what each rule and location counts for', () => {
+  it("counts only the rules for this tool that name a directory, an allow's concern met by any one of them", () => {
+    const concerns = (rules: ReadonlyArray<Rule>) => evaluate(rules, 't', { path: '/w/a' }, {}).concerns
+    // a rule with no directory says nothing of where a location stands
+    expect(concerns([allow('t')])).toEqual(['inside'])
+    expect(concerns([deny('t'), allow('t', '/w')])).toEqual(['inside'])
+    // a rule for another tool neither
+    expect(concerns([deny('other', '/w')])).toEqual(['inside'])
+    expect(concerns([allow('other', '/v')])).toEqual(['inside'])
+    // inside one allowed directory is enough
+    expect(concerns([allow('t', '/v'), allow('t', '/w')])).toEqual(['inside'])
+    expect(concerns([allow('t', '/v')])).toEqual(['outside'])
+  })
+
+  it('a key the tool does not declare cannot touch a protected file, and is not said to be unchecked', () => {
+    const files = [{ path: '/etc/toolstack', what: 'the policy' }]
+    const scope = { names: LOCATION_ARGS, declared: new Set(['path']) }
+    expect(guardFiles(files)(locateCall('t', { path: '/srv/a', work_dir: '/etc' }, {}, scope))).toBeUndefined()
+    expect(guardFiles(files)(locateCall('t', { path: 3, work_dir: '/etc' }, {}, scope))).toEqual({
+      _tag: 'Unchecked',
+      unevaluable: ['path is not a string (number)'],
+    })
   })
 })
