@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import { randomUUID } from 'node:crypto'
 import type { FSWatcher } from 'node:fs'
 import { constants, watch } from 'node:fs'
 import { access, open, readFile, rename, stat, unlink } from 'node:fs/promises'
@@ -187,10 +188,11 @@ const merged = (
   revoked: ReadonlyArray<Rule>,
   regranted: ReadonlyArray<Rule>,
 ): { readonly grants: ReadonlyArray<Rule>; readonly revoked: ReadonlyArray<Rule> } => {
+  // the file keeps the latest MAX_REVOKED (encodeStoreFile)
   const gone = mergeGrants(
     regranted.reduce((rs, r) => forgetGrant(r)(rs), read.revoked),
     revoked,
-  ).slice(-MAX_REVOKED)
+  )
   return { grants: gone.reduce((gs, r) => forgetGrant(r)(gs), mergeGrants(read.grants, grants)), revoked: gone }
 }
 
@@ -202,9 +204,15 @@ const sameRules = (a: ReadonlyArray<Rule>, b: ReadonlyArray<Rule>): boolean =>
 // utils
 // -------------------------------------------------------------------------------------
 
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
+// the clock the lock reads and the wait between its tries: the system's, or one a test moves by hand (the lock's
+// bounds are seconds long)
+export interface LockClock {
+  readonly now: () => number
+  readonly sleep: (ms: number) => Promise<void>
+}
+const systemClock: LockClock = { now: Date.now, sleep: (ms) => new Promise((done) => setTimeout(done, ms)) }
 
-const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'
+const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT'
 
 interface Held {
   readonly grants: ReadonlyArray<Rule>
@@ -224,23 +232,16 @@ const readHeld = async (path: string): Promise<Either<string, Held>> => {
   const decoded = decodeStoreFile(text)
   if (isLeft(decoded)) return decoded
   const { grants, revoked, pins, changes } = decoded.right
-  return right({
-    grants,
-    revoked,
-    book: pins === undefined && changes === undefined ? emptyBook : bookOf(pins ?? [], changes ?? []),
-  })
+  return right({ grants, revoked, book: bookOf(pins ?? [], changes ?? []) })
 }
 
 // the temporary file is written and flushed to the disk before it takes the file's name, so the name always
 // holds a whole file, the old one or the new one
 const writeAtomically = async (path: string, text: string): Promise<void> => {
-  const temporary = join(
-    dirname(path),
-    `.${basename(path)}.${process.pid}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.tmp`,
-  )
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomUUID()}.tmp`)
   const handle = await open(temporary, 'wx')
   try {
-    await handle.writeFile(text, 'utf8')
+    await handle.writeFile(text)
     await handle.sync()
   } catch (e) {
     await handle.close()
@@ -264,13 +265,15 @@ const writeAtomically = async (path: string, text: string): Promise<void> => {
 }
 
 // runs `step` holding PATH.lock (created exclusively), so no two gateways read-merge-write at once; a lock left
-// by a dead process is taken over once it is older than STALE_LOCK_MS
-const withLock = async <A>(
+// by a dead process is taken over once it is older than STALE_LOCK_MS; between tries, a wait of 10 to 30 ms, so
+// that two waiting gateways do not try in step
+export const withLock = async <A>(
   path: string,
   step: () => Promise<A>,
+  clock: LockClock = systemClock,
 ): Promise<{ readonly held: true; readonly value: A } | { readonly held: false }> => {
   const lock = `${path}.lock`
-  const until = Date.now() + LOCK_WAIT_MS
+  const until = clock.now() + LOCK_WAIT_MS
   for (;;) {
     try {
       const handle = await open(lock, 'wx')
@@ -279,12 +282,12 @@ const withLock = async <A>(
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
       const since = await stat(lock).then(
-        (s) => Date.now() - s.mtimeMs,
+        (s) => clock.now() - s.mtimeMs,
         () => 0,
       )
       if (since > STALE_LOCK_MS) await unlink(lock).catch(() => undefined)
-      else if (Date.now() > until) return { held: false }
-      else await sleep(10 + Math.floor(Math.random() * 20))
+      else if (clock.now() > until) return { held: false }
+      else await clock.sleep(10 + Math.random() * 20)
     }
   }
   try {
@@ -327,8 +330,8 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   let revoked: ReadonlyArray<Rule> = []
   let regranted: ReadonlyArray<Rule> = []
   let book: PinBook = first.right.book
-  // grants or pins held here and not yet known to be in the file
-  let pending = false
+  // a write failed: what is held here waits for the next try
+  let unwritten = false
   const listeners = new Set<IO<void>>()
   const pinListeners = new Set<IO<void>>()
   // acceptances made here, applied again over what the file holds until they are written
@@ -340,11 +343,12 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
 
   // told once when the file cannot be read or written, and once when it can again
   let failing = false
+  const onNotice = options.onNotice ?? (() => undefined)
   const notice = (problem: string | undefined): void => {
     if ((problem !== undefined) === failing) return
     failing = problem !== undefined
     try {
-      options.onNotice?.(
+      onNotice(
         problem === undefined
           ? `toolstack: the store ${named} is read and written again`
           : `toolstack: the store ${named}: ${problem}; grants are kept in this process meanwhile and written when it can be`,
@@ -386,7 +390,6 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   // under the lock: the file read again, what it lacks added and what was taken back taken out, written whole; a
   // file that cannot be read now is never overwritten
   const writeOnce = async (): Promise<void> => {
-    pending = false
     const answering = asks.splice(0)
     let problem: string | undefined
     let answeredBy: PinBook | undefined
@@ -414,13 +417,11 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       problem = `it cannot be written (${describeError(e)})`
     }
     // who recorded a pin or a change first is judged against the file as read under the lock; when it could not
-    // be, this process's own answer stands
-    for (const answer of answering) answer(problem === undefined ? answeredBy : undefined)
+    // be (answeredBy is then undefined), this process's own answer stands
+    for (const answer of answering) answer(answeredBy)
     notice(problem)
-    if (problem !== undefined) {
-      pending = true
-      retry()
-    }
+    unwritten = problem !== undefined
+    if (unwritten) retry()
   }
   // a write waits for the one before it
   let writing: Promise<void> = Promise.resolve()
@@ -432,7 +433,7 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
     if (closed || retryTimer !== undefined) return
     retryTimer = setTimeout(() => {
       retryTimer = undefined
-      if (pending) schedule()
+      schedule()
     }, RETRY_MS)
     retryTimer.unref()
   }
@@ -443,25 +444,24 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   const reread = async (): Promise<void> => {
     const read = await readHeld(file)
     if (isLeft(read)) return notice(`it cannot be read (${read.left})`)
-    if (!pending) notice(undefined)
+    // read again, but still not written: said once a write is made
+    if (!unwritten) notice(undefined)
     learn(read.right)
-    if (!closed && !pending && lacks(read.right)) {
-      pending = true
-      schedule()
-    }
+    if (!closed && lacks(read.right)) schedule()
   }
   let settle: NodeJS.Timeout | undefined
   let watcher: FSWatcher | undefined
   try {
     // the directory is watched, for the name: a rename replaces the file, and a watch on the file would stop
-    watcher = watch(dirname(file), (_event, changed) => {
+    const w = watch(dirname(file), (_event, changed) => {
       if (changed !== null && changed !== basename(file)) return
       clearTimeout(settle)
       settle = setTimeout(() => void reread().catch(() => undefined), SETTLE_MS)
       settle.unref()
     })
-    watcher.unref()
-    watcher.on('error', () => watcher?.close())
+    w.unref()
+    w.on('error', () => w.close())
+    watcher = w
   } catch (e) {
     notice(
       `its directory cannot be watched (${describeError(e)}), so grants written by another gateway reach this one at its next write`,
@@ -472,7 +472,6 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
   const written = <A>(answer: (read: PinBook | undefined) => A): Promise<A> =>
     new Promise<A>((done) => {
       asks.push((read) => done(answer(read)))
-      pending = true
       schedule()
     })
   const pins: PinMemory = {
@@ -481,7 +480,7 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       const [firsts, next] = pinFirst(ps)(book)
       book = next
       if (!firsts.includes(true)) return Promise.resolve(firsts)
-      return written((read) => firsts.map((f, i) => f && (read === undefined || !read.pins.has(ps[i]?.tool ?? ''))))
+      return written((read) => ps.map((p, i) => firsts[i] === true && (read === undefined || !read.pins.has(p.tool))))
     },
     change: (pin) => {
       const [isNew, next] = recordChange(pin)(book)
@@ -517,7 +516,6 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       // answered "always" again: out of the list of grants taken back
       revoked = forgetGrant(rule)(revoked)
       regranted = mergeGrants(regranted, [rule])
-      pending = true
       schedule()
     },
     revokeGrant: (rule) => {
@@ -526,7 +524,6 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       grants = next
       regranted = forgetGrant(rule)(regranted)
       revoked = mergeGrants(revoked, [rule])
-      pending = true
       schedule()
     },
     onGrantsChanged: (listener) => {
@@ -538,8 +535,8 @@ export const fileStore = async (path: string, options: StoreOptions = {}): Promi
       clearTimeout(retryTimer)
       clearTimeout(settle)
       watcher?.close()
-      // what is pending is written once more, then let go
-      if (pending) schedule()
+      // what a failed write left is tried once more, then let go
+      if (unwritten) schedule()
       await writing
       await local.close()
     },
