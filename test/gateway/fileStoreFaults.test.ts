@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
-import { fstatSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
+import { fstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -15,6 +15,7 @@ import { hashDefinition } from '../../src/extend.js'
 import type { Pin, ToolDefinition } from '../../src/extend.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 import { until } from '../support/until.js'
+import { openUnder } from '../support/openFiles.js'
 
 cleanUpAfterEach()
 
@@ -34,17 +35,6 @@ const holds = (file: string, n: number) => (): boolean => {
     return false
   }
 }
-
-// the descriptors this process holds open on anything under `dir`
-const openUnder = (dir: string): ReadonlyArray<string> =>
-  readdirSync('/proc/self/fd').flatMap((fd) => {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`)
-      return target.startsWith(dir) ? [target] : []
-    } catch {
-      return [] // closed since the listing
-    }
-  })
 
 // what stays wrapped until the test ends
 const undo: Array<() => void> = []

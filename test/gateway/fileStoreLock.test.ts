@@ -1,12 +1,13 @@
 // The file store's lock (PATH.lock, created exclusively) on a real directory, with a clock the test moves by hand:
 // how long a write waits for another gateway's lock, when a lock is old enough to be taken over, the wait between
 // tries, and that the lock file is gone after, whatever the step did.
-import { existsSync, readFileSync, readdirSync, readlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { LockClock } from '../../src/gateway/stores/fileStore.js'
 import { withLock } from '../../src/gateway/stores/fileStore.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
+import { openUnder } from '../support/openFiles.js'
 
 cleanUpAfterEach()
 
@@ -31,17 +32,6 @@ const handClock = (
     at: () => now,
   }
 }
-
-// the descriptors this process holds open on anything under `dir`
-const openUnder = (dir: string): ReadonlyArray<string> =>
-  readdirSync('/proc/self/fd').flatMap((fd) => {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`)
-      return target.startsWith(dir) ? [target] : []
-    } catch {
-      return [] // closed since the listing
-    }
-  })
 
 // a lock file another process holds, last written at `mtimeMs` (whole seconds, so the file system keeps it exactly)
 const OTHERS = '4242\n'
