@@ -3,26 +3,18 @@
 // what getAllTools answers (the same wrapped object per tool, other tools as they are); the call id the
 // wrapped invoke reads; a runner's agents patched once, and left alone after stop(); and what is not an
 // Agent or a Runner. The model is the SDK's ScriptedModel (no network).
-import { Agent, RunContext, Runner, run, setTracingDisabled, tool, webSearchTool } from '@openai/agents'
+import { Agent, RunContext, Runner, run, setTracingDisabled, webSearchTool } from '@openai/agents'
 import type { FunctionTool, Tool } from '@openai/agents'
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { auditAgent, auditAgentsTools, auditRunner } from '../../src/openai-agents/index.js'
+import { readTool } from './support.js'
 
 beforeAll(() => setTracingDisabled(true))
 
 const DECLARED = ['offset', 'path']
-
-const readTool = () =>
-  tool({
-    name: 'read',
-    description: 'Reads a file',
-    parameters: z.object({ path: z.string(), offset: z.number().nullable() }),
-    execute: async (input) => `read ${input.path}`,
-  })
 
 const scripted = (args: string, callId: string) =>
   new ScriptedModel([[functionCall('read', args, { callId })], [assistantMessage('done')]])

@@ -15,6 +15,7 @@ import { fromTools, sharedUnknownKeyAudit, withUnknownKeyAudit } from '../../src
 import { auditAgent, auditAgentsTools, auditRunner, toAgentsTools } from '../../src/openai-agents/index.js'
 import { FILESYSTEM_SERVER, tempDir } from '../mcp/fixtures.js'
 import { outputsSent, text } from './support.js'
+import { readTool } from './support.js'
 
 beforeAll(() => setTracingDisabled(true))
 
@@ -32,14 +33,6 @@ const filesystem = async () => {
   await fs.connect()
   return { fs, path }
 }
-
-const readTool = () =>
-  tool({
-    name: 'read',
-    description: 'Reads a file',
-    parameters: z.object({ path: z.string(), offset: z.number().nullable() }),
-    execute: async (input) => `read ${input.path}`,
-  })
 
 const said = (warnings: ReadonlyArray<UnknownKeyWarning>) =>
   warnings.map((w) => [w.tool, w.unknownKeys, w.id, w.suggestions])

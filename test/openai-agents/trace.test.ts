@@ -10,16 +10,15 @@ import {
   run,
   setTraceProcessors,
   setTracingDisabled,
-  tool,
   withCustomSpan,
   withTrace,
 } from '@openai/agents'
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { sharedUnknownKeyAudit } from '../../src/index.js'
 import { auditAgent, auditAgentsTools, auditRunner } from '../../src/openai-agents/index.js'
+import { readTool } from './support.js'
 
 const ended: Array<Span<SpanData>> = []
 const recorder: TracingProcessor = {
@@ -40,14 +39,6 @@ afterAll(() => {
   setTraceProcessors([])
   setTracingDisabled(true)
 })
-
-const readTool = () =>
-  tool({
-    name: 'read',
-    description: 'Reads a file',
-    parameters: z.object({ path: z.string(), offset: z.number().nullable() }),
-    execute: async (input) => `read ${input.path}`,
-  })
 
 const scripted = (args: string, callId = 't1') =>
   new ScriptedModel([[functionCall('read', args, { callId })], [assistantMessage('done')]])
