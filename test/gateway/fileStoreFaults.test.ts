@@ -101,7 +101,9 @@ describe('fileStore: a write that fails', () => {
     expect(notices[0]).toBe(
       `toolstack: the store ${JSON.stringify(file)}: it cannot be written (EXDEV: the test's failure); grants are kept in this process meanwhile and written when it can be`,
     )
-    expect(failed).toBe(1)
+    // its retry, a second later, may have failed too on a busy machine: still one notice
+    expect(failed).toBeGreaterThanOrEqual(1)
+    expect(notices).toHaveLength(1)
     expect(readdirSync(dir)).toEqual(['grants.json'])
     expect(grantsIn(file)).toEqual([WRITE])
     expect(store.grants()).toEqual([WRITE, MOVE])
