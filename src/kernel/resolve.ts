@@ -15,8 +15,9 @@ import { joinSegments, pathSegments } from './paths.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * A location in the form compared: `path`, and `problem` when it could not be resolved (then `path` is the
- * lexical form, judged as it is).
+ * A location in the form compared: `path`, and `problem` when it could not be wholly resolved. Then `path` is
+ * resolved as far as the walk went (a loop of links, two entries equal in NFC), the rest as written, or all
+ * of it as written when nothing could be read; either way it is judged as it is.
  *
  * @since 0.1.0
  * @category model
