@@ -44,6 +44,11 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((s) => s.close()))
 })
 
+// the directory holds just `names` once the write in flight has let its lock and temporary file go: a write's
+// rename lands before its lock is removed, so a listing made at once on a busy machine can still see the lock
+const leaves = (dir: string, names: ReadonlyArray<string>): Promise<void> =>
+  until(() => JSON.stringify(readdirSync(dir)) === JSON.stringify(names), undefined, `${dir} to hold ${names.join()}`)
+
 // node:fs/promises' `rename`, replaced for this test (the named import the store holds follows the module's own)
 const wrapRename = (by: (real: typeof fsp.rename) => typeof fsp.rename): void => {
   const real = fsp.rename
@@ -104,7 +109,7 @@ describe('fileStore: a write that fails', () => {
     // its retry, a second later, may have failed too on a busy machine: still one notice
     expect(failed).toBeGreaterThanOrEqual(1)
     expect(notices).toHaveLength(1)
-    expect(readdirSync(dir)).toEqual(['grants.json'])
+    await leaves(dir, ['grants.json'])
     expect(grantsIn(file)).toEqual([WRITE])
     expect(store.grants()).toEqual([WRITE, MOVE])
     // a grant added while it fails waits with the others, and no second notice is told
@@ -119,7 +124,7 @@ describe('fileStore: a write that fails', () => {
     expect(notices[1]).toBe(`toolstack: the store ${JSON.stringify(file)} is read and written again`)
     await until(holds(file, 4))
     expect(asSet(grantsIn(file))).toEqual(asSet([WRITE, OTHER, MOVE, { tool: 'third', decision: 'allow' }]))
-    expect(readdirSync(dir)).toEqual(['grants.json'])
+    await leaves(dir, ['grants.json'])
     expect(notices).toHaveLength(2)
     // and a write that fails again is told again
     failing = true
@@ -143,12 +148,12 @@ describe('fileStore: a write that fails', () => {
     store.addGrant(WRITE)
     await until(() => notices.length === 1, undefined, 'the notice of a failed write')
     expect(notices[0]).toContain(': it cannot be written (EIO: the test')
-    expect(readdirSync(dir)).toEqual([])
+    await leaves(dir, [])
     expect(openUnder(dir)).toEqual([])
     failing = false
     await until(() => notices.length === 2, undefined, 'the notice that it is written again')
     expect(grantsIn(file)).toEqual([WRITE])
-    expect(readdirSync(dir)).toEqual(['grants.json'])
+    await leaves(dir, ['grants.json'])
   })
 
   it('flushes the temporary file before its rename and the directory after; a directory that cannot be flushed costs nothing', async () => {
