@@ -170,13 +170,15 @@ export const SHOWN_LIMITS = Object.freeze({
  * @category pure steps
  */
 export const showValue = (u: unknown, max: number): Shown => {
-  let json: string | undefined
+  let text: string
   try {
-    json = JSON.stringify(u)
+    // undefined, a function or a symbol has no JSON text
+    text = JSON.stringify(u) ?? describeValue(u)
   } catch {
-    json = undefined
+    // a BigInt, a cycle, a throwing toJSON or getter
+    text = describeValue(u)
   }
-  return bounded(escapeControls(json ?? describeValue(u)), max)
+  return bounded(escapeControls(text), max)
 }
 
 const shownMore = (s: Shown): string => (s.cut === 0 ? s.text : `${s.text}… (${s.cut} more characters not shown)`)
@@ -230,11 +232,12 @@ const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n =
 // the first line: the tool and where, short whatever the call: one path is named, more are counted, with how
 // many a human should look at first, and how many locations could not be checked at all
 const firstLine = (tool: string, paths: ReadonlyArray<string>, locations: ReadonlyArray<ShownLocation>): string => {
-  const unchecked = locations.filter((l) => l._tag === 'Unknown').length
-  const [only] = paths
-  if (unchecked === 0 && paths.length === 1 && only !== undefined)
+  const known = locations.filter((l): l is Extract<ShownLocation, { readonly _tag: 'Known' }> => l._tag === 'Known')
+  const unchecked = locations.length - known.length
+  const [only, ...others] = paths
+  if (unchecked === 0 && only !== undefined && others.length === 0)
     return `May the model call ${tool} on ${shownMore(showText(only, SHOWN_LIMITS.path))}?`
-  const count = (c: Concern): number => locations.filter((l) => l._tag === 'Known' && l.concern === c).length
+  const count = (c: Concern): number => known.filter((l) => l.concern === c).length
   const notes = [
     [count('touches'), 'in a guarded directory'],
     [count('outside'), 'outside every allowed directory'],
@@ -417,15 +420,17 @@ export const decodeAnswer = (
     if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
     const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
     const given: unknown = own(u, 'rule')
-    // no rule was offered: one would cover more than the human was shown
-    if (given === undefined && suggestedRule === undefined)
-      return invalid('"always" was not offered for this call (a location could not be checked): answer once')
-    // the suggested rule names the tool the model called; a name with `*` would be read back as a wildcard, so
-    // an "always" over it would cover tools no one was asked about
-    if (given === undefined && suggestedRule !== undefined && suggestedRule.tool.includes('*'))
-      return invalid(
-        `the tool's name ${quote(suggestedRule.tool)} holds "*", which a rule reads as a wildcard: answer once`,
-      )
+    if (given === undefined) {
+      // no rule was offered: one would cover more than the human was shown
+      if (suggestedRule === undefined)
+        return invalid('"always" was not offered for this call (a location could not be checked): answer once')
+      // the suggested rule names the tool the model called; a name with `*` would be read back as a wildcard, so
+      // an "always" over it would cover tools no one was asked about
+      if (suggestedRule.tool.includes('*'))
+        return invalid(
+          `the tool's name ${quote(suggestedRule.tool)} holds "*", which a rule reads as a wildcard: answer once`,
+        )
+    }
     const source: unknown = given === undefined ? suggestedRule : given
     if (typeof source !== 'object' || source === null || Array.isArray(source))
       return invalid(`rule must be a rule, got ${describeValue(source)}`)
