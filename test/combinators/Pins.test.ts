@@ -429,7 +429,38 @@ describe('withDefinitionPins with withPolicy: grants bound to definitions', () =
     expect(r?.content).toContain("needs the user's permission again: its definition changed since the user allowed it")
   })
 
-  it('a deny grant holds whatever the definition; refuse refuses without asking', async () => {
+  it('a deny grant holds whatever the definition: after a change, a call it covers is refused without asking', async () => {
+    const inner = changing([write])
+    // drift: warn, so the changed tool's calls reach the policy and its grants
+    const pinned = withDefinitionPins({ onDefinition: () => undefined })(inner)
+    let asked = 0
+    const tools = pipe(
+      pinned,
+      withPolicy({
+        rules,
+        grants: [{ tool: 'write', decision: 'deny', under: '/w/secret' }],
+        definitions: pinned.definitions,
+        onAsk: () => {
+          asked++
+          return { action: 'allow-once' }
+        },
+      }),
+    )
+    await tools.toolsForLlm()
+    inner.list = [widen(write, 'mode')]
+    await tools.toolsForLlm()
+    const [denied, other] = await results(tools, [
+      call('1', 'write', { path: '/w/secret/a', content: 'x' }),
+      call('2', 'write', { path: '/w/a', content: 'x' }),
+    ])
+    expect(denied?.is_error).toBe(true)
+    expect(denied?.content).not.toContain('definition changed')
+    // the call outside the deny grant is asked about, as any call under the ask rule is
+    expect(other?.is_error).toBeUndefined()
+    expect(asked).toBe(1)
+  })
+
+  it('drift refuse: a call to the changed tool is refused without asking, before any grant is read', async () => {
     const inner = changing([write])
     const pinned = withDefinitionPins({ drift: 'refuse', onDefinition: () => undefined })(inner)
     let asked = 0
