@@ -128,15 +128,6 @@ export const takeFound = (s: Scratch): ReadonlyArray<UnknownKey> => {
   return [...more.values()].sort(byPath)
 }
 
-/**
- * `o[key]` as an own member: `__proto__` included, which a plain read takes from the prototype.
- *
- * @since 0.1.0
- * @category utils
- */
-export const valueAt = (o: Readonly<Record<string, unknown>>, key: string): unknown =>
-  key === '__proto__' ? Object.getOwnPropertyDescriptor(o, key)?.value : o[key]
-
 // per value kind (object or array): whether a branch can hold such a value, and whether it declares anything
 // for it (a branch that declares nothing takes any such value)
 interface Kind {
@@ -268,7 +259,8 @@ export const keyAt = (
   if (children === undefined) return report(s, depth, key, deciding)
   if (!speaksAny(children.places)) return
   s.stack[depth] = children.named ? key : ENTRY
-  walk(s, valueAt(obj, key), children.places, depth + 1)
+  // an own key (Object.keys): a plain read takes the member, `__proto__` included
+  walk(s, obj[key], children.places, depth + 1)
 }
 
 /**

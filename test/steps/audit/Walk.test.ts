@@ -106,4 +106,16 @@ describe('the interpreter', () => {
     expect(at(MAX_DEPTH)).toEqual([MAX_DEPTH * 2 + 2])
     expect(at(MAX_DEPTH + 1)).toEqual([])
   })
+
+  it('offers every key the deciding places declare, and reads a union that names its own place once', () => {
+    // the place and both branches decide: "did you mean" compares with the keys of all three
+    const union = { type: 'object', properties: { a: {} }, anyOf: [obj({ b: {} }), obj({ c: {} })] }
+    const { root } = buildGraph(obj({ u: union }, { patternProperties: { '^x': {} } }))
+    const [found] = run((v, s) => walk(s, v, [root], 0), { u: { zz: 1 } })
+    expect(found?.path).toBe('u.zz')
+    expect([...(found?.declared ?? [])].sort()).toEqual(['a', 'b', 'c'])
+    // a branch that is the place itself (a reference to the root) is visited once
+    const recursive = { type: 'object', properties: { a: {} }, anyOf: [{ $ref: '#' }, obj({ b: {} })] }
+    expect(interpreted(recursive, { a: 1, b: 1, zz: 1 })).toEqual(['zz'])
+  })
 })
