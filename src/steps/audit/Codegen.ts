@@ -15,18 +15,7 @@ import type { Node } from './Graph.js'
 import { MAX_DEPTH, declaresKeys } from './Graph.js'
 import { ELEMENT, ENTRY } from './Path.js'
 import type { Scratch } from './Walk.js'
-import {
-  ARRAY,
-  OBJECT,
-  childrenAt,
-  expand,
-  isTolerated,
-  keyAt,
-  report,
-  speaksAny,
-  valueAt,
-  walkObject,
-} from './Walk.js'
+import { ARRAY, OBJECT, childrenAt, expand, isTolerated, keyAt, report, speaksAny, walkObject } from './Walk.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -59,7 +48,6 @@ const RUNTIME = Object.freeze({
   tol: isTolerated,
   report,
   keyAt,
-  valueAt,
   walkObject,
 })
 
@@ -138,7 +126,7 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
       ? '        R.keyAt(s, x, k, ' + decidingC + ', d)'
       : rests.length > 0
         ? speaksAny(rests)
-          ? `        ${tol === '' ? '{' : `if (${tol}) {`}\n          s.stack[d] = R.ENTRY\n${descend(rests, 'R.valueAt(x, k)', '          ')}\n        }`
+          ? `        ${tol === '' ? '{' : `if (${tol}) {`}\n          s.stack[d] = R.ENTRY\n${descend(rests, 'x[k]', '          ')}\n        }`
           : ''
         : `        if (${tol === '' ? '' : `${tol} && `}R.own(x, k)) R.report(s, d, k, ${decidingC})`
     return `    for (const k in x) {\n      switch (k) {\n${cases.join('\n')}\n      default:\n${miss}\n      }\n    }`

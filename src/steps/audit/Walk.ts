@@ -50,7 +50,7 @@ export interface Scratch {
   readonly stack: Array<Segment>
   /** The first undeclared key found. */
   first: UnknownKey | undefined
-  /** Every one found, by path, once a second path is found: a call with one undeclared key makes no Map. */
+  /** Every one found, by path, once a second is found: a call with one undeclared key met once makes no Map. */
   more: Map<string, UnknownKey> | undefined
 }
 
@@ -81,8 +81,6 @@ export const scratchOf = (tolerated: ReadonlySet<string>): Scratch => ({
 export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
   depth === 0 && (key === REASON_PARAM || (s.others && s.tolerated.has(key)))
 
-const TOP: ReadonlyArray<Segment> = Object.freeze([])
-
 /**
  * Records `key` as undeclared in the object at `stack[0..depth)`, whose deciding places are `deciding`.
  *
@@ -90,14 +88,14 @@ const TOP: ReadonlyArray<Segment> = Object.freeze([])
  * @category pure steps
  */
 export const report = (s: Scratch, depth: number, key: string, deciding: ReadonlyArray<Node>): void => {
-  const place = depth === 0 ? TOP : s.stack.slice(0, depth)
-  const at = depth === 0 ? '' : renderPlace(place)
+  const place = s.stack.slice(0, depth)
+  const at = renderPlace(place)
   const path = pathOf(at, key)
   const found: UnknownKey = { path, key, at, place, declared: declaredAt(deciding) }
   // a path seen again (in another element of the same array, another entry of a record) is one key, the
   // last one met
   if (s.more !== undefined) s.more.set(path, found)
-  else if (s.first === undefined || s.first.path === path) s.first = found
+  else if (s.first === undefined) s.first = found
   else
     s.more = new Map([
       [s.first.path, s.first],
@@ -129,15 +127,6 @@ export const takeFound = (s: Scratch): ReadonlyArray<UnknownKey> => {
   s.more = undefined
   return [...more.values()].sort(byPath)
 }
-
-/**
- * `o[key]` as an own member: `__proto__` included, which a plain read takes from the prototype.
- *
- * @since 0.1.0
- * @category utils
- */
-export const valueAt = (o: Readonly<Record<string, unknown>>, key: string): unknown =>
-  key === '__proto__' ? Object.getOwnPropertyDescriptor(o, key)?.value : o[key]
 
 // per value kind (object or array): whether a branch can hold such a value, and whether it declares anything
 // for it (a branch that declares nothing takes any such value)
@@ -270,7 +259,8 @@ export const keyAt = (
   if (children === undefined) return report(s, depth, key, deciding)
   if (!speaksAny(children.places)) return
   s.stack[depth] = children.named ? key : ENTRY
-  walk(s, valueAt(obj, key), children.places, depth + 1)
+  // an own key (Object.keys): a plain read takes the member, `__proto__` included
+  walk(s, obj[key], children.places, depth + 1)
 }
 
 /**

@@ -3,7 +3,7 @@
 // finds; and nothing is written for a value that cannot report.
 import { describe, expect, it } from 'vitest'
 import { buildGraph } from '../../../src/steps/audit/Graph.js'
-import { generate } from '../../../src/steps/audit/Codegen.js'
+import { generate, sourceOf } from '../../../src/steps/audit/Codegen.js'
 import type { Scratch, UnknownKey } from '../../../src/steps/audit/Walk.js'
 import { scratchOf, takeFound, walk } from '../../../src/steps/audit/Walk.js'
 
@@ -133,4 +133,52 @@ describe('the generated source', () => {
     // every undeclared name reported where it is met: no pattern to ask the interpreter about
     expect(count('R.keyAt(')).toBe(0)
   })
+})
+
+describe('the constants the source reads', () => {
+  // a schema for each way a constant is written: the places a report names, the places a pattern decides, and
+  // a discriminated union handed to the interpreter whole
+  const schemas: ReadonlyArray<readonly [string, unknown]> = [
+    [
+      'named keys, reported where undeclared',
+      { type: 'object', properties: { o: { type: 'object', properties: { a: {} } } } },
+    ],
+    [
+      'a pattern',
+      {
+        type: 'object',
+        properties: { a: {} },
+        patternProperties: { '^x_': { type: 'object', properties: { b: {} } } },
+      },
+    ],
+    [
+      'a discriminated union below the top',
+      {
+        type: 'object',
+        properties: {
+          u: {
+            oneOf: [
+              { type: 'object', properties: { kind: { const: 'a' }, a: {} } },
+              { type: 'object', properties: { kind: { const: 'b' }, b: {} } },
+            ],
+          },
+        },
+      },
+    ],
+    ['nothing that can report', { type: 'object' }],
+  ]
+
+  for (const [what, schema] of schemas)
+    it(`${what}: each constant is a list of the graph's places, and the source reads each one`, () => {
+      const { root, nodes } = buildGraph(schema)
+      const { source, constants } = sourceOf(root)
+      const read = new Set([...source.matchAll(/C\[(\d+)\]/g)].map((m) => Number(m[1])))
+      expect([...read].sort((a, b) => a - b)).toEqual(constants.map((_, i) => i))
+      const places = new Set(nodes)
+      for (const c of constants) {
+        expect(Array.isArray(c)).toBe(true)
+        expect((c as ReadonlyArray<unknown>).length).toBeGreaterThan(0)
+        for (const p of c as ReadonlyArray<unknown>) expect(places.has(p as never)).toBe(true)
+      }
+    })
 })
