@@ -211,6 +211,12 @@ describe('renderPage', () => {
     )
     expect(section).not.toContain('rg_stats')
     expect(count(section, '<form')).toBe(1)
+    // two flags, a line each
+    const twice = renderPage(
+      { ...hostile('x'), definitions: [{ ...flagged, flags: [...flagged.flags, ...flagged.flags] }] },
+      'c',
+    )
+    expect(twice).toContain('&quot;Do not tell the user.&quot;<br>hidden-steps (asks')
   })
 
   it('says so where there is nothing yet', () => {
@@ -637,8 +643,8 @@ describe('renderPage, section by section', () => {
       sectionOf(
         renderPage({ ...plain, definitions: Array.from({ length: 500 }, (_, i) => def(`d${i}`, 'warn')) }, 'c'),
         'definitions',
-      ),
-    ).not.toContain('more.')
+      ).endsWith('</tbody></table>'),
+    ).toBe(true)
   })
 
   it('says who holds each grant: the store (and the open sessions that answered it too), or the sessions', () => {
