@@ -34,7 +34,7 @@ export const isServed =
   (curation: Curation) =>
   (name: string): boolean =>
     (curation.include === undefined || curation.include.some((g) => matchesTool(g)(name))) &&
-    !(curation.exclude ?? []).some((g) => matchesTool(g)(name))
+    curation.exclude?.some((g) => matchesTool(g)(name)) !== true
 
 /** `provider` with its listing narrowed to the tools `curation` serves; calls pass through as they are. */
 export const curated =

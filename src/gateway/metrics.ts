@@ -255,9 +255,7 @@ export const gatewayMetrics = async (options: GatewayMetricsOptions = {}): Promi
           action: r._tag === 'DefinitionChanged' ? r.action : 'flagged',
         })
         return
-      case 'diagnostic':
-      case 'reload':
-        return
+      // a diagnostic or a reload counts nothing
     }
   }
 

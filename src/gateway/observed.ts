@@ -115,9 +115,10 @@ export const observeCalls =
       read.right.calls.forEach((call, i) => {
         const tool = callNameOf(call) ?? ''
         const result: unknown = isLeft(out) ? undefined : out.right[i]
+        // a WeakSet answers false for a value that is not an object: a provider's garbage is refused
         const outcome: CallOutcome = isLeft(out)
           ? 'error'
-          : typeof result !== 'object' || result === null || !reached.has(result as ToolResult)
+          : !reached.has(result as ToolResult)
             ? 'refused'
             : (result as ToolResult).is_error === true
               ? 'error'

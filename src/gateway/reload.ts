@@ -52,14 +52,19 @@ export interface ConfigChange {
 // pure steps
 // -------------------------------------------------------------------------------------
 
-// any one order of members serves: a comparator that sorts the other way is equivalent
-// Stryker disable next-line EqualityOperator,ConditionalExpression,UnaryOperator
-const byKey = ([a]: [string, unknown], [b]: [string, unknown]): number => (a < b ? -1 : 1)
-
-// a configuration value as JSON with each object's members in one order: two entries written in another order,
-// or one decoded into a null-prototype object, read the same (node's isDeepStrictEqual tells those apart)
+// a configuration value as JSON with each object's members in one order (their names sorted): two entries written
+// in another order, or one decoded into a null-prototype object, read the same (node's isDeepStrictEqual tells
+// those apart)
 const canonical = (u: unknown): string | undefined =>
-  JSON.stringify(u, (_key, v: unknown) => (isRecord(v) ? Object.fromEntries(Object.entries(v).sort(byKey)) : v))
+  JSON.stringify(u, (_key, v: unknown) =>
+    isRecord(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  )
 
 const isSame = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b)
 

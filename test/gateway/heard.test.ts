@@ -167,6 +167,9 @@ describe('remember', () => {
   it("keeps a decision's texts cut", () => {
     const [d] = remember({ ...decision(0, 'n'.repeat(10_000)), id: 'i'.repeat(10_000), upstream: 'u'.repeat(900) })([])
     expect([d?.tool.length, d?.id.length, d?.upstream.length]).toStrictEqual([MAX_TEXT + 1, MAX_TEXT + 1, MAX_TEXT + 1])
+    const [r] = remember({ ...decision(0), outcome: 'refused', refusal: 'R'.repeat(1_000) })([])
+    expect(r?.refusal).toBe(`${'R'.repeat(MAX_TEXT)}…`)
+    expect(remember(decision(1))([])[0]).not.toHaveProperty('refusal')
   })
 })
 
@@ -188,6 +191,12 @@ describe('asked and answered', () => {
     expect([pending.questions.size, pending.others]).toStrictEqual([MAX_PENDING - 1, 0])
     for (let i = 2; i <= MAX_PENDING; i++) pending = answered(i)(pending)
     expect(pending).toStrictEqual(noPending)
+  })
+
+  it('answering a question not open, with none counted past the cap, changes nothing: the same object', () => {
+    const open = asked(1, q(1))(noPending)
+    expect(answered(2)(open)).toBe(open)
+    expect(answered(1)(noPending)).toBe(noPending)
   })
 
   it("keeps a question's texts cut and its first five locations", () => {

@@ -4,6 +4,7 @@ import type { Provider, ToolCall } from '../../src/index.js'
 import { fromTools } from '../../src/index.js'
 import { curated, isServed, newListedNames, onlyListed, recordListed } from '../../src/gateway/listed.js'
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 
 const tool = (name: string) => ({
   declaration: { type: 'function' as const, function: { name, parameters: { type: 'object', properties: {} } } },
@@ -92,7 +93,94 @@ describe('onlyListed over recordListed', () => {
   })
 })
 
+describe('onlyListed, what it asks below', () => {
+  it('lists once, for the first batch of a session that has not listed, and not again while a listing is known', async () => {
+    const { provider } = recording(['a'])
+    let listings = 0
+    const counting: Provider<unknown> = {
+      ...provider,
+      toolsForLlm: () => {
+        listings++
+        return provider.toolsForLlm()
+      },
+    }
+    const stack = guarded(counting)
+    await stack.executeToolCalls([call('1', 'a')])()
+    await stack.executeToolCalls([call('2', 'a')])()
+    expect(listings).toBe(1)
+  })
+
+  it('answers a batch it cannot read (not a list) itself, with no listing and no call below', async () => {
+    let asked = 0
+    const inner: Provider<unknown> = {
+      toolsForLlm: () => {
+        asked++
+        return Promise.resolve(right([]))
+      },
+      executeToolCalls: () => () => {
+        asked++
+        return Promise.resolve(right([]))
+      },
+    }
+    const out = await guarded(inner).executeToolCalls('not a list' as unknown as ReadonlyArray<ToolCall>)()
+    expect(out._tag === 'Right' && out.right.map((r) => [r.is_error, r.content])).toEqual([
+      [true, expect.stringMatching(/^this batch of tool calls could not be read: .*; no call was run$/)],
+    ])
+    expect(asked).toBe(0)
+  })
+
+  it('names the gateway when the layers below fail the batch', async () => {
+    const { provider } = recording(['a'])
+    const failing: Provider<unknown> = {
+      toolsForLlm: provider.toolsForLlm,
+      executeToolCalls: () => () => Promise.resolve(left('down')),
+    }
+    const out = await guarded(failing).executeToolCalls([call('1', 'a')])()
+    expect(out._tag === 'Right' && out.right.map((r) => [r.tool_call_id, r.is_error, r.content])).toEqual([
+      ['1', true, 'the gateway failed: down'],
+    ])
+  })
+})
+
 describe('curated', () => {
+  // globs as rules read them, written apart: the name itself, a prefix ending in `*`, or `*`
+  const globMatches = (glob: string, name: string): boolean =>
+    glob.endsWith('*') ? name.slice(0, glob.length - 1) === glob.slice(0, -1) : glob === name
+
+  it('whatever the globs and the name: served when include is absent or any include glob matches, and no exclude glob does', () => {
+    const word = fc.stringMatching(/^[ab_]{0,3}$/)
+    const glob = fc.oneof(
+      word,
+      word.map((w) => `${w}*`),
+    )
+    fc.assert(
+      fc.property(
+        fc.option(fc.array(glob, { maxLength: 4 }), { nil: undefined }),
+        fc.option(fc.array(glob, { maxLength: 4 }), { nil: undefined }),
+        word,
+        (include, exclude, name) => {
+          const expected =
+            (include === undefined || include.some((g) => globMatches(g, name))) &&
+            !(exclude ?? []).some((g) => globMatches(g, name))
+          const curation = {
+            ...(include === undefined ? {} : { include }),
+            ...(exclude === undefined ? {} : { exclude }),
+          }
+          expect(isServed(curation)(name)).toBe(expected)
+        },
+      ),
+    )
+  })
+
+  it('a listing that fails is passed on as it is', async () => {
+    const failed = left('down')
+    const listing: Provider<string> = {
+      toolsForLlm: () => Promise.resolve(failed),
+      executeToolCalls: () => () => Promise.resolve(right([])),
+    }
+    expect(await curated({ include: ['a'] })(listing).toolsForLlm()).toBe(failed)
+  })
+
   it('serves what include matches (all when absent), less what exclude matches; calls pass through', async () => {
     expect(['read_a', 'read_b', 'write', 'x'].filter(isServed({ include: ['read_*'], exclude: ['read_b'] }))).toEqual([
       'read_a',

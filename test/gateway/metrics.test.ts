@@ -170,6 +170,57 @@ describe('gatewayMetrics: the fold', () => {
     expect(without.registry.getSingleMetric('toolstack_undeclared_key_calls')).toBeUndefined()
   })
 
+  it('says what the definition counter counts in its HELP line', async () => {
+    const text = await (await gatewayMetrics()).registry.getSingleMetricAsString('toolstack_definition_changes_total')
+    expect(text.split('\n')[0]).toBe(
+      '# HELP toolstack_definition_changes_total Tool definitions changed since they were pinned (by what follows: ' +
+        'warn, hold, refuse) or flagged when pinned (flagged), each said once per (tool, definition)',
+    )
+  })
+
+  it('reads an upstream only from an entry with a string name: null, a nameless entry and a number name are passed by', async () => {
+    const m = await gatewayMetrics({
+      readiness: () => ({
+        ready: true,
+        upstreams: [null, { up: true }, { name: 7, up: true }, { name: 'fs', up: true }] as never,
+      }),
+    })
+    expect(await series(m, 'toolstack_upstream_up')).toStrictEqual([[{ upstream: 'fs' }, 1]])
+  })
+
+  it('past maxSeries, a call and its time are counted under (other) for both upstream and tool', async () => {
+    const m = await gatewayMetrics({ maxSeries: 1 })
+    m.record(call('fs_read', 'ok'))
+    m.record(call('fs_write', 'error', { upstream: 'git' }))
+    expect(await series(m, 'toolstack_calls_total')).toStrictEqual([
+      [{ upstream: 'fs', tool: 'fs_read', outcome: 'ok' }, 1],
+      [{ upstream: '(other)', tool: '(other)', outcome: 'error' }, 1],
+    ])
+    expect(await series(m, 'toolstack_call_duration_seconds')).toStrictEqual([
+      [{ upstream: 'fs', tool: 'fs_read' }, 1],
+      [{ upstream: '(other)', tool: '(other)' }, 1],
+    ])
+  })
+
+  it('a store that cannot answer stats leaves the values of the last scrape', async () => {
+    let failing = false
+    const m = await gatewayMetrics({
+      stats: () =>
+        failing ? Promise.reject(new Error('store down')) : Promise.resolve([{ tool: 'fs_read', key: 'k', calls: 2 }]),
+    })
+    expect(await series(m, 'toolstack_undeclared_key_calls')).toEqual([[{ tool: 'fs_read', key: 'k' }, 2]])
+    failing = true
+    expect(await series(m, 'toolstack_undeclared_key_calls')).toEqual([[{ tool: 'fs_read', key: 'k' }, 2]])
+  })
+
+  it('counts nothing for a diagnostic or a reload', async () => {
+    const m = await gatewayMetrics()
+    m.record({ type: 'diagnostic', message: 'x' })
+    m.record({ type: 'reload', outcome: 'kept', problems: ['bad'] })
+    const { body } = await m.scrape()
+    expect(body.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toStrictEqual(['toolstack_http_sessions 0'])
+  })
+
   it('each gateway has a registry of its own: two count apart', async () => {
     const [a, b] = await Promise.all([gatewayMetrics(), gatewayMetrics()])
     a.record(call('fs_read', 'ok'))

@@ -136,4 +136,19 @@ describe('observeCalls over markReached', () => {
     expect(ms).toBeLessThan(5_000)
     expect(told[0]?.tool).toBe('')
   })
+
+  it('tells nothing of a batch it cannot read (not a list), and passes the answer from below through', async () => {
+    const told: Array<ObservedCall> = []
+    const answer = { _tag: 'Right' as const, right: [] }
+    const inner: Provider<never> = {
+      toolsForLlm: upstream.toolsForLlm as Provider<never>['toolsForLlm'],
+      executeToolCalls: () => () => Promise.resolve(answer),
+    }
+    const reached = newReached()
+    const out = await observeCalls(newListedNames(), reached, (c) => told.push(c))(
+      markReached(reached)(inner),
+    ).executeToolCalls('not a list' as unknown as ReadonlyArray<ToolCall>)()
+    expect(out).toBe(answer)
+    expect(told).toEqual([])
+  })
 })

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { left, right } from 'fp-ts/lib/Either.js'
 import type { PageData } from '../../src/gateway/page.js'
+import type { RecentDecision } from '../../src/gateway/heard.js'
 import { gatewayPage, htmlText, renderPage } from '../../src/gateway/page.js'
 import type { DefinitionStanding, Gateway, HeldGrant } from '../../src/gateway/gateway.js'
 import { GATEWAY_PAGE_ACTIONS, waitingDefinitions } from '../../src/gateway/page.js'
@@ -210,6 +211,12 @@ describe('renderPage', () => {
     )
     expect(section).not.toContain('rg_stats')
     expect(count(section, '<form')).toBe(1)
+    // two flags, a line each
+    const twice = renderPage(
+      { ...hostile('x'), definitions: [{ ...flagged, flags: [...flagged.flags, ...flagged.flags] }] },
+      'c',
+    )
+    expect(twice).toContain('&quot;Do not tell the user.&quot;<br>hidden-steps (asks')
   })
 
   it('says so where there is nothing yet', () => {
@@ -334,8 +341,9 @@ describe('gatewayPage', () => {
     const before = page.render(new URLSearchParams(), 'c')
     expect(before).toContain('<input type="hidden" name="hash" value="' + heldHash + '">')
     expect(before).toContain('<code>x&quot;&gt;&lt;b&gt;\\u202e</code>')
-    // a link naming the held hash before it is accepted says nothing
+    // a link naming the held hash before it is accepted says nothing, nor one naming the pin its change waits over
     expect(page.render(new URLSearchParams({ accepted: heldHash }), 'c')).not.toContain('role="status"')
+    expect(page.render(new URLSearchParams({ accepted: pinnedHash }), 'c')).not.toContain('role="status"')
 
     expect(await accept?.(new URLSearchParams({ hash: heldHash }))).toBe(`/?accepted=${heldHash}`)
     expect(accepted).toStrictEqual([[evil, heldHash]])
@@ -396,5 +404,282 @@ describe('gatewayPage', () => {
     expect(forged).not.toContain('role="status"')
     expect(forged).not.toContain('evil.example')
     expect(page.render(new URLSearchParams(), 'c')).toContain('3 sessions open')
+    for (const near of [`x${grant.id}`, `${grant.id}0`])
+      expect(page.render(new URLSearchParams({ revoked: near }), 'c')).not.toContain('role="status"')
+  })
+
+  it('with a store, says the grant was taken back from the store too', () => {
+    expect(fake('redis://h:1').page.render(new URLSearchParams({ revoked: grant.id }), 'c')).toContain(
+      `role="status">The grant ${grant.id} was taken back: from the store, and from every session that held it.</p>`,
+    )
+  })
+})
+
+describe('renderPage, section by section', () => {
+  // 2023-11-14 22:13:20.123 UTC, shown to the second
+  const T = 1_700_000_000_123
+  const SHOWN = '2023-11-14 22:13:20Z'
+  const plain: PageData = {
+    name: 'toolstack',
+    version: '1.2.3',
+    pid: 42,
+    store: 'memory',
+    sessions: 2,
+    upstreams: [],
+    heard: emptyHeard,
+    recent: [],
+    pending: noPending,
+    grants: [],
+    definitions: [],
+    now: T,
+  }
+  const sectionOf = (html: string, id: string): string => {
+    const start = html.indexOf(`<h2 id="${id}">`)
+    const end = html.indexOf('<h2 ', start + 1)
+    return html.slice(start, end === -1 ? html.indexOf('</body>') : end)
+  }
+  const head = (names: ReadonlyArray<string>): string =>
+    `<table><thead><tr>${names.map((n) => `<th>${n}</th>`).join('')}</tr></thead><tbody>`
+
+  it('opens with the document head, the title and heading, the notice, and the line about the process', () => {
+    const html = renderPage({ ...plain, notice: 'Done & dusted.' }, 'c')
+    expect(html.startsWith('<!doctype html><html lang="en"><head><meta charset="utf-8">')).toBe(true)
+    expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">')
+    expect(html).toContain('<title>toolstack serve</title><style>')
+    expect(html).toContain(
+      '</style></head><body><h1>toolstack serve 1.2.3</h1><p class="notice" role="status">Done &amp; dusted.</p>' +
+        `<p>pid 42 · 2 sessions open · store: <code>memory</code> · drawn ${SHOWN} · <a href="/">refresh</a></p>`,
+    )
+    expect(html.endsWith('</body></html>')).toBe(true)
+    expect(renderPage(plain, 'c')).toContain('<h1>toolstack serve 1.2.3</h1><p>pid 42 · ')
+  })
+
+  it('styles every class the page uses, and its elements, in its own style element', () => {
+    const html = renderPage(
+      {
+        ...plain,
+        upstreams: (['up', 'down', 'starting'] as const).map((state) => ({
+          name: state,
+          prefix: state,
+          required: true,
+          state,
+          restarts: 0,
+          tools: [],
+        })),
+      },
+      'c',
+    )
+    const style = html.slice(html.indexOf('<style>') + 7, html.indexOf('</style>'))
+    for (const cls of new Set([...html.matchAll(/class="([a-z]+)"/g)].map((m) => m[1])))
+      expect(style, cls).toMatch(new RegExp(`(^|[}\\s,])\\.${cls ?? ''}\\{[^}]+\\}`))
+    for (const el of ['body', 'h1', 'h2', 'table', 'th', 'td', 'code', 'button'])
+      expect(style).toMatch(new RegExp(`(^|[}\\s,])${el}[{,]`))
+  })
+
+  it('shows each upstream: name, prefix, state (and whether it is required), pid, tools, restarts, last problem', () => {
+    const html = renderPage(
+      {
+        ...plain,
+        upstreams: [
+          {
+            name: 'fs',
+            prefix: 'fs_',
+            required: true,
+            state: 'up',
+            pid: 1234,
+            restarts: 0,
+            tools: [{ name: 'fs_read', description: 'Reads <a> file' }, { name: 'fs_list' }],
+          },
+          { name: 'web', prefix: 'w', required: false, state: 'down', restarts: 3, why: 'refused', tools: [] },
+        ],
+      },
+      'c',
+    )
+    expect(sectionOf(html, 'upstreams')).toBe(
+      '<h2 id="upstreams">Upstreams</h2>' +
+        head(['upstream', 'prefix', 'state', 'pid', 'tools', 'restarts', 'last problem']) +
+        '<tr><td>fs</td><td><code>fs_</code></td><td><span class="up">up</span></td><td>1234</td><td>2</td><td>0</td><td></td></tr>' +
+        '<tr><td>web</td><td><code>w</code></td><td><span class="down">down</span> (not required)</td><td></td><td>0</td><td>3</td><td>refused</td></tr>' +
+        '</tbody></table>',
+    )
+    expect(sectionOf(html, 'tools')).toBe(
+      '<h2 id="tools">Tools</h2>' +
+        '<details open><summary>fs: 2 tools</summary>' +
+        head(['tool', 'description']) +
+        '<tr><td><code>fs_read</code></td><td>Reads &lt;a&gt; file</td></tr><tr><td><code>fs_list</code></td><td></td></tr>' +
+        '</tbody></table></details>' +
+        '<details open><summary>web: 0 tools</summary><p class="none">None listed (yet).</p></details>',
+    )
+  })
+
+  it('opens an upstream of at most 30 tools, names the first 500 of an upstream, and counts the rest', () => {
+    const withTools = (n: number) =>
+      renderPage(
+        {
+          ...plain,
+          upstreams: [
+            {
+              name: 'u',
+              prefix: 'u',
+              required: true,
+              state: 'up',
+              restarts: 0,
+              tools: Array.from({ length: n }, (_, i) => ({ name: `t${i}` })),
+            },
+          ],
+        },
+        'c',
+      )
+    expect(withTools(30)).toContain('<details open><summary>u: 30 tools</summary>')
+    expect(withTools(31)).toContain('<details><summary>u: 31 tools</summary>')
+    const many = sectionOf(withTools(501), 'tools')
+    expect(count(many, '<tr><td><code>t')).toBe(500)
+    expect(many).toContain('<code>t499</code>')
+    expect(many).not.toContain('<code>t500</code>')
+    expect(many).toContain('</table><p>And 1 more.</p></details>')
+    expect(sectionOf(withTools(500), 'tools')).not.toContain('more.')
+  })
+
+  it('shows each pair the alarm heard, and counts the pairs past the cap', () => {
+    const w = {
+      tool: 'fs_read',
+      unknownKeys: ['haed', 'x'],
+      keys: [],
+      declaredKeys: ['head'],
+      id: 'c1',
+      suggestions: [{ key: 'haed', didYouMean: 'head' }],
+    }
+    const heard = { ...hearWarning(w, 'fs', T)(emptyHeard), others: 2 }
+    expect(sectionOf(renderPage({ ...plain, heard }, 'c'), 'heard')).toBe(
+      '<h2 id="heard">What the alarm heard</h2>' +
+        head(['tool', 'undeclared key', 'did you mean', 'calls', 'first call', 'upstream', 'first heard']) +
+        `<tr><td><code>fs_read</code></td><td><code>haed</code></td><td><code>head</code></td><td>0</td><td><code>c1</code></td><td>fs</td><td>${SHOWN}</td></tr>` +
+        `<tr><td><code>fs_read</code></td><td><code>x</code></td><td></td><td>0</td><td><code>c1</code></td><td>fs</td><td>${SHOWN}</td></tr>` +
+        '</tbody></table><p>And 2 more pairs, past the 2 kept.</p>',
+    )
+    expect(sectionOf(renderPage(plain, 'c'), 'heard')).toBe(
+      '<h2 id="heard">What the alarm heard</h2>' +
+        '<p class="none">Nothing yet: no call carried a key its tool does not declare.</p>',
+    )
+  })
+
+  it('shows the open questions with their locations, and counts those past the cap', () => {
+    const pending = {
+      ...asked(1, { since: T, tool: 'fs_write', id: 'c9', upstream: 'fs', paths: ['/a', '/b'] })(noPending),
+      others: 3,
+    }
+    expect(sectionOf(renderPage({ ...plain, pending }, 'c'), 'questions')).toBe(
+      '<h2 id="questions">Questions waiting for an answer</h2>' +
+        head(['asked at', 'tool', 'call', 'upstream', 'locations']) +
+        `<tr><td>${SHOWN}</td><td><code>fs_write</code></td><td><code>c9</code></td><td>fs</td><td><code>/a</code><br><code>/b</code></td></tr>` +
+        '</tbody></table><p>And 3 more questions open.</p>',
+    )
+    expect(sectionOf(renderPage(plain, 'c'), 'questions')).toBe(
+      '<h2 id="questions">Questions waiting for an answer</h2><p class="none">None: no human is being asked anything.</p>',
+    )
+  })
+
+  it('shows the recent decisions latest first, saying who decided', () => {
+    const bys = ['rules', 'grant', 'human', 'nobody', 'unlisted'] as const
+    const recent: ReadonlyArray<RecentDecision> = bys.map((by, i) => ({
+      time: T,
+      tool: `t${i}`,
+      id: `c${i}`,
+      upstream: 'u',
+      outcome: i === 0 ? 'allowed' : 'refused',
+      by,
+      ...(i === 0 ? {} : { refusal: `R${i}` }),
+    }))
+    const who = ['the rules', 'a grant', 'the human (asked)', 'no one could be asked', 'no such tool listed']
+    expect(sectionOf(renderPage({ ...plain, recent }, 'c'), 'decisions')).toBe(
+      '<h2 id="decisions">Recent decisions</h2>' +
+        head(['time', 'tool', 'call', 'outcome', 'by', 'why']) +
+        [4, 3, 2, 1, 0]
+          .map(
+            (i) =>
+              `<tr><td>${SHOWN}</td><td><code>t${i}</code></td><td><code>c${i}</code></td>` +
+              `<td>${i === 0 ? 'allowed' : 'refused'}</td><td>${who[i] ?? ''}</td><td>${i === 0 ? '' : `R${i}`}</td></tr>`,
+          )
+          .join('') +
+        '</tbody></table>',
+    )
+  })
+
+  it('says what follows each changed definition, a change without a pin, and counts the definitions past 500', () => {
+    const change = { added: ['a'], removed: [], more: 0, schemaOtherwise: false, annotations: [] }
+    const hash = `sha256:${'b'.repeat(64)}`
+    const def = (tool: string, action: 'warn' | 'refuse', pinned?: string): DefinitionStanding => ({
+      tool,
+      upstream: 'u',
+      hash,
+      pinned,
+      action,
+      change,
+      flags: [],
+    })
+    const html = renderPage({ ...plain, definitions: [def('w', 'warn'), def('r', 'refuse', hash)] }, 'c')
+    const section = sectionOf(html, 'definitions')
+    expect(section).toContain(
+      '<tr><td><code>w</code></td><td>u</td><td>served as it comes</td><td>pinned <code>none</code>, now <code>sha256:bbbbbbbbbbbb…</code>',
+    )
+    expect(section).toContain(
+      '<tr><td><code>r</code></td><td>u</td><td>listed as pinned, its calls refused until accepted</td>',
+    )
+    expect(
+      section.startsWith(
+        '<h2 id="definitions">Definitions waiting</h2>' +
+          head(['tool', 'upstream', 'what follows', 'what changed', 'flags', 'accept it']),
+      ),
+    ).toBe(true)
+    const many = sectionOf(
+      renderPage({ ...plain, definitions: Array.from({ length: 502 }, (_, i) => def(`d${i}`, 'warn')) }, 'c'),
+      'definitions',
+    )
+    expect(count(many, '<tr>')).toBe(501)
+    expect(many).toContain('<code>d499</code>')
+    expect(many).not.toContain('<code>d500</code>')
+    expect(many.endsWith('</tbody></table><p>And 2 more.</p>')).toBe(true)
+    expect(
+      sectionOf(
+        renderPage({ ...plain, definitions: Array.from({ length: 500 }, (_, i) => def(`d${i}`, 'warn')) }, 'c'),
+        'definitions',
+      ).endsWith('</tbody></table>'),
+    ).toBe(true)
+  })
+
+  it('says who holds each grant: the store (and the open sessions that answered it too), or the sessions', () => {
+    const grant = (id: string, stored: boolean, sessions: number): HeldGrant => ({
+      rule: { tool: 'fs_read', decision: 'allow' },
+      id,
+      sessions,
+      stored,
+    })
+    const section = sectionOf(
+      renderPage(
+        {
+          ...plain,
+          grants: [
+            grant('0000000000000001', true, 0),
+            grant('0000000000000002', true, 2),
+            grant('0000000000000003', false, 3),
+          ],
+        },
+        'k',
+      ),
+      'grants',
+    )
+    const form = (id: string) =>
+      `<form method="post" action="/grants/revoke"><input type="hidden" name="csrf" value="k"><input type="hidden" name="id" value="${id}"><button type="submit">Revoke</button></form>`
+    expect(section).toBe(
+      '<h2 id="grants">Grants</h2>' +
+        head(['grant', 'held by', 'take it back']) +
+        `<tr><td><code>allow &quot;fs_read&quot;</code></td><td>the store</td><td>${form('0000000000000001')}</td></tr>` +
+        `<tr><td><code>allow &quot;fs_read&quot;</code></td><td>the store (answered in 2 open sessions)</td><td>${form('0000000000000002')}</td></tr>` +
+        `<tr><td><code>allow &quot;fs_read&quot;</code></td><td>3 sessions</td><td>${form('0000000000000003')}</td></tr>` +
+        '</tbody></table>',
+    )
+    expect(sectionOf(renderPage(plain, 'c'), 'grants')).toBe(
+      '<h2 id="grants">Grants</h2><p class="none">No grant: no "always" answer is held.</p>',
+    )
   })
 })

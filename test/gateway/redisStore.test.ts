@@ -253,6 +253,57 @@ describe('redisStore: what a model chooses is bounded in Redis', () => {
     expect(notices[0]).not.toMatch(/pa55word|me:|prefix/)
   })
 
+  it('refuses each malformed URL with a TypeError that quotes what is wrong', async () => {
+    const refused = async (url: string): Promise<unknown> =>
+      redisStore(url, {}).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ['not a url', 'the store URL "not a url" is not a URL'],
+      [
+        'http://u:secret@127.0.0.1:1',
+        'the store URL must start with redis:// or rediss://, got "http://***@127.0.0.1:1"',
+      ],
+      [`${redis.url}?prefix=a b`, 'the store URL\'s prefix must be 1 to 64 of A-Z a-z 0-9 : _ . -, got "a b"'],
+      [
+        `${redis.url}?prefix=${'p'.repeat(65)}`,
+        `the store URL's prefix must be 1 to 64 of A-Z a-z 0-9 : _ . -, got "${'p'.repeat(65)}"`,
+      ],
+      [`${redis.url}?prefix=`, 'the store URL\'s prefix must be 1 to 64 of A-Z a-z 0-9 : _ . -, got ""'],
+    ]
+    for (const [url, message] of cases) {
+      const e = await refused(url)
+      expect(e, url).toBeInstanceOf(TypeError)
+      expect((e as Error).message, url).toBe(message)
+    }
+    for (const pairs of ['0', '-1', '1.5', '1e3', '+3', ' 3', '3 ', '0x10', '', '9007199254740993']) {
+      const e = await refused(`${redis.url}?pairs=${encodeURIComponent(pairs)}`)
+      expect(e, pairs).toBeInstanceOf(TypeError)
+      expect((e as Error).message, pairs).toBe(
+        `the store URL's pairs must be a whole number of at least 1, got ${JSON.stringify(pairs)}`,
+      )
+    }
+    // a long URL is quoted cut
+    const long = (await refused(`http://${'h'.repeat(1_000)}`)) as Error
+    expect(long.message.length).toBeLessThan(300)
+  })
+
+  it('takes a prefix of 64 characters, pairs of 1, and rediss://', async () => {
+    run++
+    const prefix = `t${run}:`.padEnd(64, 'p')
+    const a = await redisStore(`${redis.url}?prefix=${prefix}&pairs=1`, {})
+    opened.push(a)
+    expect(await a.claim('t', 'k1')).toBe(true)
+    expect(await a.claim('t', 'k2')).toBe(true)
+    await a.stats()
+    expect(await raw((c) => c.hLen(`${prefix}said`))).toBe(1)
+    const notices: Array<string> = []
+    const tls = await redisStore('rediss://127.0.0.1:1', { onNotice: (m) => notices.push(m) })
+    await tls.close()
+    expect(notices[0]).toMatch(/^the store rediss:\/\/127\.0\.0\.1:1 cannot be reached/)
+  })
+
   it('a malformed URL is refused at once, naming what is wrong', async () => {
     await expect(redisStore('http://127.0.0.1:1', {})).rejects.toThrow(/redis:\/\/ or rediss:\/\//)
     await expect(redisStore(`${redis.url}?prefix=a b`, {})).rejects.toThrow(/prefix/)
