@@ -101,7 +101,13 @@ export interface GatewayConfig {
 // -------------------------------------------------------------------------------------
 
 const ALPHABET = /^[A-Za-z0-9_-]+$/
-const TOP = [
+/**
+ * Every member of the configuration, in the order its errors name them.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const CONFIG_MEMBERS = [
   'mcpServers',
   'rules',
   'tolerate',
@@ -114,7 +120,8 @@ const TOP = [
   'startupMs',
   'store',
   'drift',
-]
+] as const
+const TOP: ReadonlyArray<string> = CONFIG_MEMBERS
 const COMMAND = ['command', 'args', 'env', 'cwd', 'prefix', 'tools', 'timeout', 'required', 'stderr', 'sessions']
 const URL_MEMBERS = ['url', 'headers', 'prefix', 'tools', 'timeout', 'required', 'sessions']
 

@@ -7,6 +7,7 @@
  */
 import { hasOwn, isRecord } from '../kernel/guards.js'
 import type { GatewayConfig, GatewayServer } from './config.js'
+import { CONFIG_MEMBERS } from './config.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -18,8 +19,11 @@ import type { GatewayConfig, GatewayServer } from './config.js'
  * @since 0.1.0
  * @category model
  */
-export type GatewaySetting =
-  'rules' | 'tolerate' | 'locationArgs' | 'caseInsensitive' | 'reasons' | 'log' | 'timeout' | 'listWaitMs' | 'drift'
+export type GatewaySetting = Exclude<(typeof CONFIG_MEMBERS)[number], NotSettings>
+
+// read only at start, or compared server by server: never a setting a reload reports
+type NotSettings = 'mcpServers' | 'startupMs' | 'store'
+const NOT_SETTINGS: ReadonlySet<string> = new Set<NotSettings>(['mcpServers', 'startupMs', 'store'])
 
 /**
  * The difference between the running configuration and a new one, by server name. Each name is in exactly
@@ -68,17 +72,7 @@ const canonical = (u: unknown): string | undefined =>
 
 const isSame = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b)
 
-const SETTINGS: ReadonlyArray<GatewaySetting> = [
-  'rules',
-  'tolerate',
-  'locationArgs',
-  'caseInsensitive',
-  'reasons',
-  'log',
-  'timeout',
-  'listWaitMs',
-  'drift',
-]
+const SETTINGS = CONFIG_MEMBERS.filter((k): k is GatewaySetting => !NOT_SETTINGS.has(k))
 
 /**
  * Whether an upstream's host sessions each get an upstream session of their own: its `sessions`, else per host
