@@ -218,8 +218,10 @@ export const newLogHub = (): LogHub => {
           changed()
         },
         wants: (l) => wants(s, l),
+        // a second close changes nothing: the level is then undefined or the one told
         close: () => {
-          if (sessions.delete(s)) changed()
+          sessions.delete(s)
+          changed()
         },
       }
     },

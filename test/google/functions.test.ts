@@ -221,3 +221,90 @@ describe('executeFunctionCalls, whatever the calls', () => {
     expect(() => toCallableTool({} as never)).toThrow(TypeError)
   })
 })
+
+describe('executeFunctionCalls and toCallableTool, at their edges', () => {
+  const listing = { toolsForLlm: () => Promise.resolve({ _tag: 'Right' as const, right: declarations }) }
+
+  it('a call the provider answered no result for gets an error of its own, with the call’s id and name', async () => {
+    const short = { ...listing, executeToolCalls: () => TE.right([]) }
+    expect(await executeFunctionCalls(short)([{ id: 'a', name: 'read_file' }, { name: 'other' }])()).toEqual({
+      _tag: 'Right',
+      right: [
+        {
+          functionResponse: {
+            id: 'a',
+            name: 'read_file',
+            response: { error: 'the tool provider returned no result for this call' },
+          },
+        },
+        {
+          functionResponse: {
+            name: 'other',
+            response: { error: 'the tool provider returned no result for this call' },
+          },
+        },
+      ],
+    })
+  })
+
+  it('function calls that are not a list go to the provider as they are, and each of its results is answered', async () => {
+    const seen: Array<unknown> = []
+    const provider = {
+      ...listing,
+      executeToolCalls: (calls: unknown) => {
+        seen.push(calls)
+        return TE.right([{ role: 'tool' as const, tool_call_id: 'x', content: 'not a batch', is_error: true as const }])
+      },
+    }
+    const odd = { length: 1 }
+    expect(await executeFunctionCalls(provider)(odd as never)()).toEqual({
+      _tag: 'Right',
+      right: [{ functionResponse: { name: '', response: { error: 'not a batch' } } }],
+    })
+    expect(seen[0]).toBe(odd)
+  })
+
+  it('callTool lists the stack before its first call, once; answers only the calls of its own tools', async () => {
+    let lists = 0
+    const ran: Array<string> = []
+    const provider = {
+      toolsForLlm: () => (lists++, listing.toolsForLlm()),
+      executeToolCalls: (calls: ReadonlyArray<{ id: string; function: { name: string } }>) => {
+        ran.push(...calls.map((c) => c.function.name))
+        return TE.right(
+          calls.map((c): ToolResult => ({ role: 'tool', tool_call_id: c.id, content: `${c.function.name} ran` })),
+        )
+      },
+    }
+    const callable = toCallableTool(provider)
+    expect(await callable.callTool([{ name: 'elsewhere' }, { name: 7 } as never])).toEqual([])
+    expect(await callable.callTool([{ name: 'read_file', args: {} }, { name: 'elsewhere' }])).toEqual([
+      { functionResponse: { name: 'read_file', response: { output: 'read_file ran' } } },
+    ])
+    expect(lists).toBe(1)
+    expect(ran).toEqual(['read_file'])
+  })
+
+  it('a stack that rejects a call, or throws, answers each of its calls with an error saying why', async () => {
+    for (const executeToolCalls of [
+      () => () => Promise.reject(new Error('the stack fell over')),
+      () => {
+        throw new Error('the stack fell over')
+      },
+    ]) {
+      const callable = toCallableTool({ ...listing, executeToolCalls })
+      expect(await callable.callTool([{ id: 'a', name: 'read_file' }, { name: 'read_file' }])).toEqual([
+        {
+          functionResponse: {
+            id: 'a',
+            name: 'read_file',
+            response: { error: 'the tool provider failed: the stack fell over' },
+          },
+        },
+        {
+          functionResponse: { name: 'read_file', response: { error: 'the tool provider failed: the stack fell over' } },
+        },
+      ])
+    }
+  })
+})

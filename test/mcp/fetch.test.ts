@@ -95,3 +95,49 @@ describe('fetchWithOwnSignal', () => {
     expect(given[1]).toBeUndefined()
   })
 })
+
+describe('fetchWithOwnSignal, over a base fetch of the test’s', () => {
+  it('gives the base the rest of init as it was and a signal of its own, aborted with the given one’s reason', async () => {
+    const given: Array<RequestInit | undefined> = []
+    let answer = (): Response => new Response('x', { status: 201, statusText: 'Made', headers: { 'x-a': 'b' } })
+    const base = (_url: string | URL, init?: RequestInit) => {
+      given.push(init)
+      return Promise.resolve(answer())
+    }
+    const shared = new AbortController()
+    const headers = { 'x-h': '1' }
+    const r = await fetchWithOwnSignal(base)('http://x/', { method: 'POST', headers, signal: shared.signal })
+    expect([r.status, r.statusText, r.headers.get('x-a'), await r.text()]).toEqual([201, 'Made', 'b', 'x'])
+    const own = given[0]?.signal
+    expect(given[0]?.method).toBe('POST')
+    expect(given[0]?.headers).toBe(headers)
+    expect(own).not.toBe(shared.signal)
+    expect(own?.aborted).toBe(false)
+
+    // a request in flight: aborting the given signal aborts the request's own, with the same reason
+    answer = () => new Response(new ReadableStream({ start: () => undefined }))
+    const pending = await fetchWithOwnSignal(base)('http://x/', { signal: shared.signal })
+    const reason = new Error('closing')
+    shared.abort(reason)
+    expect(given[1]?.signal?.aborted).toBe(true)
+    expect(given[1]?.signal?.reason).toBe(reason)
+    await pending.body?.cancel()
+  })
+
+  it('a response that is not 2xx, or has no body, is the base’s own object, the signal released at once', async () => {
+    const shared = new AbortController()
+    for (const made of [() => new Response('gone', { status: 404 }), () => new Response(null, { status: 200 })]) {
+      const response = made()
+      const got = await fetchWithOwnSignal(() => Promise.resolve(response))('http://x/', { signal: shared.signal })
+      expect(got).toBe(response)
+      expect(listeners(shared.signal)).toBe(0)
+    }
+  })
+
+  it('a null signal is no signal: the base gets init as it was', async () => {
+    const given: Array<RequestInit | undefined> = []
+    const init = { signal: null }
+    await fetchWithOwnSignal((_url, i) => (given.push(i), Promise.resolve(new Response('x'))))('http://x/', init)
+    expect(given[0]).toBe(init)
+  })
+})

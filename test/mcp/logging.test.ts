@@ -81,3 +81,119 @@ describe('newLogHub', () => {
     expect(a.wants('debug')).toBe(false)
   })
 })
+
+// a value `levels` objects or arrays deep (as `shape` says at each level), with the leaf 'leaf' at the bottom
+const nested = (levels: number, shape: ReadonlyArray<boolean>): unknown => {
+  let v: unknown = 'leaf'
+  for (let i = levels - 1; i >= 0; i--) v = shape[i % shape.length] === true ? [v] : { k: v }
+  return v
+}
+
+// the oracle: the same value with the container found at level 16 (the top one is level 0) told as too deep
+const cutAt16 = (u: unknown, level: number): unknown => {
+  if (typeof u !== 'object' || u === null) return u
+  if (level === 16) return '(nested too deep)'
+  return Array.isArray(u) ? [cutAt16(u[0], level + 1)] : { k: cutAt16((u as { k: unknown }).k, level + 1) }
+}
+
+describe('boundLogMessage, its bounds', () => {
+  it('keeps 16 levels of objects and arrays, and tells a deeper one as too deep, whatever the nesting', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 40 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+        (levels, shape) => {
+          const data = nested(levels, shape)
+          expect(boundLogMessage({ level: 'info', data })?.data).toEqual(cutAt16(data, 0))
+          if (levels <= 16) expect(boundLogMessage({ level: 'info', data })?.data).toEqual(data)
+        },
+      ),
+    )
+  })
+
+  it('cuts a string of the data at 4,000 characters, a key and the logger at 200', () => {
+    const [s4000, s4001, k200, k201] = ['a'.repeat(4_000), 'b'.repeat(4_001), 'c'.repeat(200), 'd'.repeat(201)]
+    const out = boundLogMessage({ level: 'debug', logger: k201, data: { [k200]: s4000, [k201]: [s4001] } })
+    expect(out).toEqual({
+      level: 'debug',
+      logger: `${'d'.repeat(200)}…`,
+      data: { [k200]: s4000, [`${'d'.repeat(200)}…`]: [`${'b'.repeat(4_000)}…`] },
+    })
+    expect(boundLogMessage({ level: 'debug', logger: k200, data: null })).toEqual({
+      level: 'debug',
+      logger: k200,
+      data: null,
+    })
+  })
+
+  it('sends data whose JSON is 16,000 characters as data, one character more as that JSON cut and escaped', () => {
+    // JSON.stringify of a string of n characters is n + 2 long
+    const fits = boundLogMessage({ level: 'info', data: 'x'.repeat(15_998) })
+    expect(fits?.data).toBe(`${'x'.repeat(4_000)}…`)
+    // JSON escapes C0 controls itself, not a bidi mark: `["\u202e","x…x"]` is 15,994 + 8 characters, cut to 16,000
+    const over = boundLogMessage({ level: 'info', data: ['\u202e', 'x'.repeat(15_994)] })
+    const text = String(over?.data)
+    expect([text.slice(0, 12), text.length, text.slice(-3)]).toEqual(['["\\u202e","x', 6 + 5 + 15_994 + 1, 'xx…'])
+  })
+
+  it('data that has no JSON (none, a cycle, a BigInt) is sent as "(unreadable)"; a logger that is not a string is left out', () => {
+    const cycle: Record<string, unknown> = {}
+    cycle['self'] = cycle
+    for (const data of [undefined, cycle, 1n, () => 1])
+      expect(boundLogMessage({ level: 'error', logger: 7, data })).toEqual({ level: 'error', data: '(unreadable)' })
+    expect(boundLogMessage({ level: 'error', data: 3 })).toEqual({ level: 'error', data: 3 })
+  })
+})
+
+describe('newLogHub, each session', () => {
+  it('is sent every level until it sets one, then that level and above; a level that is none of them always', () => {
+    const hub = newLogHub()
+    const got: Array<string> = []
+    const s = hub.open((m) => got.push(String(m.data)))
+    expect(hub.level()).toBe(undefined)
+    for (const l of LOG_LEVELS) expect(s.wants(l)).toBe(true)
+    hub.broadcast({ level: 'debug', data: 'd1' })
+    s.setLevel('warning')
+    expect(LOG_LEVELS.filter((l) => s.wants(l))).toEqual(['warning', 'error', 'critical', 'alert', 'emergency'])
+    s.setLevel('emergency')
+    expect(s.wants('loud')).toBe(true)
+    expect(s.wants('alert')).toBe(false)
+    hub.broadcast({ level: 'alert', data: 'a1' })
+    hub.broadcast({ level: 'emergency', data: 'e1' })
+    expect(got).toEqual(['d1', 'e1'])
+  })
+
+  it('one that cannot be sent to, or a listener that throws, costs the others nothing', () => {
+    const hub = newLogHub()
+    const got: Array<string> = []
+    hub.open(() => {
+      throw new Error('gone')
+    })
+    hub.open((m) => got.push(`b ${m.level}`))
+    const told: Array<string> = []
+    hub.onLevel(() => {
+      throw new Error('listener')
+    })
+    hub.onLevel((l) => told.push(l))
+    hub.broadcast({ level: 'info', data: 1 })
+    hub.open(() => undefined).setLevel('notice')
+    expect(got).toEqual(['b info'])
+    expect(told).toEqual(['notice'])
+  })
+
+  it('closed, counts no more: the level goes back to the others’, and is not told once none is left', () => {
+    const hub = newLogHub()
+    const told: Array<string> = []
+    hub.onLevel((l) => told.push(l))
+    const a = hub.open(() => undefined)
+    const b = hub.open(() => undefined)
+    a.setLevel('critical')
+    b.setLevel('debug')
+    b.close()
+    b.close()
+    expect(hub.level()).toBe('critical')
+    a.close()
+    expect(hub.level()).toBe(undefined)
+    expect(told).toEqual(['critical', 'debug', 'critical'])
+  })
+})

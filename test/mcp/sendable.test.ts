@@ -93,3 +93,61 @@ describe('answerSendable, and toMcpServer', () => {
     }
   })
 })
+
+describe('answerSendable, what passes as it came', () => {
+  const sendable: ToolResult = { role: 'tool', tool_call_id: 'a', content: 'x', structured_content: { a: [1] } }
+
+  it('a batch with nothing to answer is the provider’s own Either; a Left the same; the listing the provider’s', async () => {
+    const answered = right([sendable, 'not a result' as unknown as ToolResult])
+    const failed = { _tag: 'Left' as const, left: 'down' }
+    const calls = [{ id: 'a', function: { name: 't', arguments: '{}' } }]
+    const toolsForLlm = () => Promise.resolve(right([]))
+    const ok: Provider<string> = { toolsForLlm, executeToolCalls: () => () => Promise.resolve(answered) }
+    const down: Provider<string> = { toolsForLlm, executeToolCalls: () => () => Promise.resolve(failed) }
+    expect(await answerSendable(ok).executeToolCalls(calls)()).toBe(answered)
+    expect(await answerSendable(down).executeToolCalls(calls)()).toBe(failed)
+    expect(answerSendable(ok).toolsForLlm).toBe(toolsForLlm)
+  })
+
+  it('a too deep result among others: only it is answered, in its place, through executeBatch too', async () => {
+    let deep: Record<string, unknown> = {}
+    for (let i = 0; i < MAX_RESULT_DEPTH + 5; i++) deep = { a: deep }
+    const tooDeep: ToolResult = {
+      role: 'tool',
+      tool_call_id: 'd',
+      content: 'x',
+      mcp_content: [{ type: 'text', text: 'x', _meta: deep }],
+    }
+    const provider: Provider<never> = {
+      toolsForLlm: () => Promise.resolve(right([])),
+      executeToolCalls: () => () => Promise.resolve(right([sendable, tooDeep, sendable])),
+    }
+    const calls = [1, 2, 3].map((i) => ({ id: `c${i}`, function: { name: 't', arguments: '{}' } }))
+    const out = await answerSendable(provider).executeBatch({
+      calls,
+      argsAt: () => ({ _tag: 'Right', right: {} }) as never,
+    })()
+    const [first, second, third] = out._tag === 'Right' ? out.right : []
+    expect(first).toBe(sendable)
+    expect(third).toBe(sendable)
+    expect(second).toEqual({
+      role: 'tool',
+      tool_call_id: 'd',
+      content: `the tool ran, but its result could not be sent to the host: it is nested more than ${MAX_RESULT_DEPTH} levels deep`,
+      is_error: true,
+    })
+  })
+
+  it('a result with no blocks and no structured content, or null ones, is sendable', () => {
+    expect(unsendable({ role: 'tool', tool_call_id: 'a', content: 'x' })).toBe(undefined)
+    expect(
+      unsendable({
+        role: 'tool',
+        tool_call_id: 'a',
+        content: 'x',
+        structured_content: null as never,
+        mcp_content: [null as never],
+      }),
+    ).toBe(undefined)
+  })
+})
