@@ -3,7 +3,7 @@
 // the policy over Claude Code's location names, roots, and inputs it cannot read.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:http'
-import type { HookCallback, HookInput } from '@anthropic-ai/claude-agent-sdk'
+import type { HookInput } from '@anthropic-ai/claude-agent-sdk'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
@@ -12,22 +12,7 @@ import type { UnknownKeyWarning } from '../../src/index.js'
 import { claudeAgentAudit, claudeAgentPolicy } from '../../src/claude-agent/index.js'
 import { declarationsOfServers } from '../../src/claude-agent/audit.js'
 import { lowLevelServer } from '../mcp/fixtures.js'
-
-const signal = new AbortController().signal
-const pre = (tool_name: unknown, tool_input: unknown, tool_use_id: unknown = 'toolu_1') =>
-  ({
-    hook_event_name: 'PreToolUse',
-    session_id: 's1',
-    transcript_path: '/tmp/t.jsonl',
-    cwd: '/srv',
-    tool_name,
-    tool_input,
-    tool_use_id,
-  }) as HookInput
-const run = (hook: HookCallback | undefined, input: HookInput) => {
-  if (hook === undefined) throw new Error('no hook')
-  return hook(input, 'toolu_1', { signal })
-}
+import { pre, run, signal } from './hook.js'
 
 const closers: Array<() => void> = []
 afterEach(() => {

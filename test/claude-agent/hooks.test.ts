@@ -1,7 +1,7 @@
 // claudeAgentAudit and claudeAgentPolicy as the SDK types them, called with the inputs the SDK documents (no
 // process: the real sessions are in session.test.ts): what the hooks answer, how they fail, and how an
 // in-process server's listing is heard on the transport the SDK connects it to.
-import type { CanUseTool, HookCallback, HookInput, PreToolUseHookInput } from '@anthropic-ai/claude-agent-sdk'
+import type { CanUseTool, HookCallback, HookInput } from '@anthropic-ai/claude-agent-sdk'
 import { createSdkMcpServer, tool } from '@anthropic-ai/claude-agent-sdk'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
@@ -11,21 +11,8 @@ import { z } from 'zod'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { claudeAgentAudit, claudeAgentPolicy } from '../../src/claude-agent/index.js'
 import { mcpToolName } from '../../src/claude-agent/servers.js'
+import { pre, run, signal } from './hook.js'
 
-const pre = (tool_name: string, tool_input: unknown, tool_use_id = 'toolu_1'): PreToolUseHookInput => ({
-  hook_event_name: 'PreToolUse',
-  session_id: 's1',
-  transcript_path: '/tmp/t.jsonl',
-  cwd: '/srv',
-  tool_name,
-  tool_input,
-  tool_use_id,
-})
-const signal = new AbortController().signal
-const run = (hook: HookCallback | undefined, input: HookInput) => {
-  if (hook === undefined) throw new Error('no hook')
-  return hook(input, 'toolu_1', { signal })
-}
 const permission = { signal, toolUseID: 'toolu_9', requestId: 'req_1' }
 
 // an in-process server, connected as the SDK connects it: to a transport of the SDK's, here one end of a pair

@@ -429,11 +429,12 @@ describe('withDefinitionPins with withPolicy: grants bound to definitions', () =
     expect(r?.content).toContain("needs the user's permission again: its definition changed since the user allowed it")
   })
 
-  it('a deny grant holds whatever the definition: after a change, a call it covers is refused without asking', async () => {
+  // `write` pinned with `drift`, a deny grant under /w/secret, every question answered allow-once and counted;
+  // then `write` gains an argument
+  const changedUnderDenyGrant = async (drift: 'warn' | 'refuse') => {
     const inner = changing([write])
-    // drift: warn, so the changed tool's calls reach the policy and its grants
-    const pinned = withDefinitionPins({ onDefinition: () => undefined })(inner)
-    let asked = 0
+    const pinned = withDefinitionPins({ drift, onDefinition: () => undefined })(inner)
+    const asked = { n: 0 }
     const tools = pipe(
       pinned,
       withPolicy({
@@ -441,7 +442,7 @@ describe('withDefinitionPins with withPolicy: grants bound to definitions', () =
         grants: [{ tool: 'write', decision: 'deny', under: '/w/secret' }],
         definitions: pinned.definitions,
         onAsk: () => {
-          asked++
+          asked.n++
           return { action: 'allow-once' }
         },
       }),
@@ -449,6 +450,12 @@ describe('withDefinitionPins with withPolicy: grants bound to definitions', () =
     await tools.toolsForLlm()
     inner.list = [widen(write, 'mode')]
     await tools.toolsForLlm()
+    return { tools, asked }
+  }
+
+  it('a deny grant holds whatever the definition: after a change, a call it covers is refused without asking', async () => {
+    // drift warn: the changed tool's calls reach the policy and its grants
+    const { tools, asked } = await changedUnderDenyGrant('warn')
     const [denied, other] = await results(tools, [
       call('1', 'write', { path: '/w/secret/a', content: 'x' }),
       call('2', 'write', { path: '/w/a', content: 'x' }),
@@ -457,34 +464,17 @@ describe('withDefinitionPins with withPolicy: grants bound to definitions', () =
     expect(denied?.content).not.toContain('definition changed')
     // the call outside the deny grant is asked about, as any call under the ask rule is
     expect(other?.is_error).toBeUndefined()
-    expect(asked).toBe(1)
+    expect(asked.n).toBe(1)
   })
 
   it('drift refuse: a call to the changed tool is refused without asking, before any grant is read', async () => {
-    const inner = changing([write])
-    const pinned = withDefinitionPins({ drift: 'refuse', onDefinition: () => undefined })(inner)
-    let asked = 0
-    const tools = pipe(
-      pinned,
-      withPolicy({
-        rules,
-        grants: [{ tool: 'write', decision: 'deny', under: '/w/secret' }],
-        definitions: pinned.definitions,
-        onAsk: () => {
-          asked++
-          return { action: 'allow-once' }
-        },
-      }),
-    )
-    await tools.toolsForLlm()
-    inner.list = [widen(write, 'mode')]
-    await tools.toolsForLlm()
+    const { tools, asked } = await changedUnderDenyGrant('refuse')
     const [r] = await results(tools, [call('1', 'write', { path: '/w/a', content: 'x' })])
     expect(r?.is_error).toBe(true)
     expect(r?.content).toContain(
       "was not run: the tool's definition changed since it was pinned (schema: keys added: mode)",
     )
-    expect(asked).toBe(0)
+    expect(asked.n).toBe(0)
   })
 
   it('static rules may not name a definition', () => {
