@@ -813,10 +813,14 @@ describe('withPolicy: shared grants', () => {
     }
   })
 
-  it('is checked at construction', () => {
-    expect(() => withPolicy({ rules: [], shared: { grants: [] } as unknown as SharedGrants })).toThrow(
-      'withPolicy: option "shared" must be { grants, addGrant } (two functions), got',
-    )
+  it('is checked at construction: both members must be functions', () => {
+    const grants = (): ReadonlyArray<Rule> => []
+    const addGrant = (): void => undefined
+    for (const shared of [{ grants: [] }, { grants }, { addGrant }, { grants, addGrant: 'x' }, { grants: 1, addGrant }])
+      expect(() => withPolicy({ rules: [], shared: shared as unknown as SharedGrants })).toThrow(
+        'withPolicy: option "shared" must be { grants, addGrant } (two functions), got',
+      )
+    expect(() => withPolicy({ rules: [], shared: { grants, addGrant } })).not.toThrow()
   })
 })
 
