@@ -81,6 +81,8 @@ export const scratchOf = (tolerated: ReadonlySet<string>): Scratch => ({
 export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
   depth === 0 && (key === REASON_PARAM || (s.others && s.tolerated.has(key)))
 
+const TOP: ReadonlyArray<Segment> = Object.freeze([])
+
 /**
  * Records `key` as undeclared in the object at `stack[0..depth)`, whose deciding places are `deciding`.
  *
@@ -88,8 +90,10 @@ export const isTolerated = (s: Scratch, depth: number, key: string): boolean =>
  * @category pure steps
  */
 export const report = (s: Scratch, depth: number, key: string, deciding: ReadonlyArray<Node>): void => {
-  const place = s.stack.slice(0, depth)
-  const at = renderPlace(place)
+  // a top-level key (most reported keys) shares one empty place and renders none: a call repeating a reported key
+  // allocates no copy of the stack (the flat figure of docs/performance.md; the same place either way)
+  const place = depth === 0 ? TOP : s.stack.slice(0, depth)
+  const at = depth === 0 ? '' : renderPlace(place)
   const path = pathOf(at, key)
   const found: UnknownKey = { path, key, at, place, declared: declaredAt(deciding) }
   // a path seen again (in another element of the same array, another entry of a record) is one key, the
