@@ -208,7 +208,7 @@ const decodeServer = (name: string, u: unknown): Either<string, GatewayServer> =
   const command = u['command']
   if (typeof command !== 'string' || command === '')
     return left(`${at}.command must be a non-empty string (or give a url), got ${describeValue(command)}`)
-  const args = u['args'] ?? []
+  const args = u['args'] === undefined ? [] : u['args']
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string'))
     return left(`${at}.args must be an array of strings, got ${describeValue(args)}`)
   const env = u['env'] === undefined ? right(undefined) : stringRecord(`${at}.env`, u['env'])
@@ -283,10 +283,11 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
       ? right<string, ReadonlyArray<Rule>>([{ tool: '*', decision: 'allow' }])
       : decodeRules(u['rules'], 'rules')
   if (isLeft(rules)) problem(rules.left)
-  const tolerate = u['tolerate'] ?? []
+  // a member written as null is refused like any other wrong type, not read as absent
+  const tolerate = u['tolerate'] === undefined ? [] : u['tolerate']
   if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string'))
     problem(`tolerate must be an array of strings, got ${describeValue(tolerate)}`)
-  const locationArgs = u['locationArgs'] ?? []
+  const locationArgs = u['locationArgs'] === undefined ? [] : u['locationArgs']
   try {
     locationNames('locationArgs', locationArgs)
   } catch (e) {
@@ -296,7 +297,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   const caseInsensitive = u['caseInsensitive']
   if (caseInsensitive !== undefined && typeof caseInsensitive !== 'boolean')
     problem(`caseInsensitive must be true or false, got ${describeValue(caseInsensitive)}`)
-  const reasons = u['reasons'] ?? true
+  const reasons = u['reasons'] === undefined ? true : u['reasons']
   if (typeof reasons !== 'boolean') problem(`reasons must be true or false, got ${describeValue(reasons)}`)
   const log = u['log']
   if (log !== undefined && (typeof log !== 'string' || log === ''))
