@@ -36,10 +36,10 @@ export interface LangChainAuditOptions extends UnknownKeyAuditOptions {
 // -------------------------------------------------------------------------------------
 
 // the run is the one LangChain keeps in its async context while the agent runs the call; the web dispatch
-// takes it explicitly, so toolstack loads no node:async_hooks of its own and sends nothing outside a run
+// takes it explicitly, so toolstack loads no node:async_hooks of its own. Outside a run (no config) the
+// dispatch rejects, and that rejection is caught below: nothing is sent
 const dispatchWarning = (w: UnknownKeyWarning): void => {
   const config: RunnableConfig | undefined = AsyncLocalStorageProviderSingleton.getRunnableConfig()
-  if (config === undefined) return
   dispatchCustomEvent(WARNING_EVENT, warningRecord(w), config).catch(() => {
     // a handler that fails is LangChain's to report; the call goes on
   })

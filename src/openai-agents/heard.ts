@@ -34,4 +34,5 @@ export const markHeard = <T extends object>(tool: T): T => {
  * @since 0.1.0
  * @category utils
  */
-export const isHeard = (tool: unknown): boolean => typeof tool === 'object' && tool !== null && heard.has(tool)
+// a WeakSet answers false for a value that is not an object, so anything can be asked
+export const isHeard = (tool: unknown): boolean => heard.has(tool as object)

@@ -10,6 +10,7 @@ import type { AuditSession } from '../../src/combinators/UnknownKeys.js'
 import type { Approval } from '../../src/adapter/adapter.js'
 import {
   abortedText,
+  askReason,
   approvalOption,
   argumentsOf,
   callOf,
@@ -248,5 +249,15 @@ describe('sendApprovable', () => {
     expect(marked).toStrictEqual(['c1'])
     expect(sent).toStrictEqual([call, call])
     expect(sent[1]).toBe(call)
+  })
+})
+
+describe('askReason', () => {
+  it('no rule: none allows the call; a rule: drawn, with its note after a colon when it has one', () => {
+    expect(askReason(undefined)).toBe('no rule allows this call')
+    expect(askReason({ tool: 'fs_*', decision: 'ask' })).toBe('ask "fs_*"')
+    expect(askReason({ tool: 'fs_write', decision: 'ask', under: '/srv', note: 'writes need a look' })).toBe(
+      'ask "fs_write" under /srv: writes need a look',
+    )
   })
 })

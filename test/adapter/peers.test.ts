@@ -7,6 +7,7 @@ import type { PeerOf } from '../../src/adapter/peers.js'
 import { loadEntry, requireEntry } from '../../src/adapter/peers.js'
 
 const ABSENT = 'toolstack-test-absent-peer'
+const ANOTHER = 'toolstack-test-another-absent'
 const require = createRequire(import.meta.url)
 const OWN: PeerOf = { entry: 'toolstack/absent', imports: ABSENT, install: [ABSENT] }
 const BROUGHT: PeerOf = { entry: 'toolstack/absent', imports: ABSENT, install: ['framework', 'its-core'] }
@@ -55,7 +56,7 @@ describe('loadEntry (import)', () => {
   it('any other failure passes through as it came (the same object): a module that throws, another package missing', async () => {
     const boom = new Error('the module threw as it loaded')
     expect(await caught(loadEntry(OWN, () => Promise.reject(boom)))).toBe(boom)
-    const other = await caught(import('toolstack-test-another-absent'))
+    const other = await caught(import(ANOTHER))
     expect(await caught(loadEntry(OWN, () => Promise.reject(other)))).toBe(other)
     const text = 'not an error'
     expect(await caught(loadEntry(OWN, () => Promise.reject(text)))).toBe(text)
@@ -86,7 +87,7 @@ describe('requireEntry (require)', () => {
         }),
       ),
     ).toBe(boom)
-    const other = thrown(() => require('toolstack-test-another-absent'))
+    const other = thrown(() => require(ANOTHER))
     expect(
       thrown(() =>
         requireEntry(OWN, () => {
