@@ -23,7 +23,7 @@ import type { Batch, BatchProvider, Provider, ToolDeclaration, ToolResult } from
 import { assertProvider } from '../kernel/model.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
 import type { Step } from '../steps/answer.js'
-import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
+import { FORWARD, answerHere, readPositions, sendBelow } from '../steps/answer.js'
 import { callNameOf } from '../kernel/calls.js'
 import { memberOf } from '../kernel/guards.js'
 import { describeValue } from '../kernel/describe.js'
@@ -264,7 +264,7 @@ export const withDefinitionPins = (
   return <E>(provider: Provider<E>): PinnedProvider<E> => {
     assertProvider(where, provider)
     const state: IORef<PinsState> = newIORef(NO_STATE)()
-    const send = runBatch(provider)
+    const sendOn = sendBelow(runBatch(provider))
 
     // each readable declaration: its definition, canonical text and hash; one that cannot be hashed is served
     // as it is, unpinned
@@ -378,16 +378,7 @@ export const withDefinitionPins = (
           unreadable[i] ?? (standing?.action === undefined ? FORWARD : answerHere(call, drawDriftRefusal(standing)))
         )
       })
-      return right(
-        await sendInOrder(
-          batch,
-          calls,
-          steps,
-          (_, b) => send(b)(),
-          () => 'the tool provider',
-          'inner',
-        ),
-      )
+      return right(await sendOn(batch, calls, steps, 'inner'))
     }
 
     return {

@@ -48,7 +48,7 @@ import type { DefinitionNotice, Standing } from '../steps/pins/Review.js'
 import { grantHolds, noticeOf } from '../steps/pins/Review.js'
 import { definitionInRules } from '../steps/policy/Rule.js'
 import type { Answered, Step } from '../steps/answer.js'
-import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
+import { FORWARD, answerHere, readPositions, sendBelow } from '../steps/answer.js'
 import { callIdOf, callNameOf, keepContext, stableArgumentsText } from '../kernel/calls.js'
 import { memberOf } from '../kernel/guards.js'
 import { describeError, describeValue } from '../kernel/describe.js'
@@ -399,7 +399,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       ReadonlyMap<string, ReadonlySet<string>> | undefined
     >(undefined)()
     const scopeOf = (tool: string): LocationScope => ({ names, notLocations, declared: declared.read()?.get(tool) })
-    const send = runBatch(provider)
+    const sendOn = sendBelow(runBatch(provider))
     // what grants judge now: this provider's own, and the shared ones read again each time
     const grantsNow = (): ReadonlyArray<Rule> => heldGrants(grants.read(), readShared(shared))
     // the grants that hold for a call to a tool of this standing: a deny always, an allow for its definition
@@ -558,15 +558,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         }
         steps.push(step)
       }
-      return right(
-        await sendInOrder(
-          batch,
-          calls,
-          steps,
-          (_, b) => send(b)(),
-          () => 'the tool provider',
-        ),
-      )
+      return right(await sendOn(batch, calls, steps))
     }
 
     return {

@@ -208,3 +208,25 @@ export const sendInOrder = async <K>(
   }
   return results.map((r, i) => r ?? errorResult(read[i], MISSING))
 }
+
+/**
+ * {@link sendInOrder} for a layer whose one destination is the provider below it (`send`, from `runBatch`): the
+ * calls it forwards go down as one batch, the others are answered where they stand. With `only`, an empty batch
+ * goes down too.
+ */
+export const sendBelow =
+  (send: (batch: Batch) => () => Promise<Either<unknown, ReadonlyArray<ToolResult>>>) =>
+  (
+    batch: Batch,
+    read: ReadonlyArray<unknown>,
+    steps: ReadonlyArray<Step<'inner'>>,
+    only?: 'inner',
+  ): Promise<ReadonlyArray<ToolResult>> =>
+    sendInOrder(
+      batch,
+      read,
+      steps,
+      (_, b) => send(b)(),
+      () => 'the tool provider',
+      only,
+    )
