@@ -258,6 +258,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   // every member is checked, so that one run names every problem (one per line)
   const problems: Array<string> = []
   const problem = (message: string | undefined): void => void (message === undefined || problems.push(message))
+  const failed = (e: Either<string, unknown>): void => void (isLeft(e) && problems.push(e.left))
   problem(unknownMembers('the configuration', u, TOP))
   const mcpServers = u['mcpServers']
   const servers: Array<GatewayServer> = []
@@ -282,7 +283,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     u['rules'] === undefined
       ? right<string, ReadonlyArray<Rule>>([{ tool: '*', decision: 'allow' }])
       : decodeRules(u['rules'], 'rules')
-  if (isLeft(rules)) problem(rules.left)
+  failed(rules)
   // a member written as null is refused like any other wrong type, not read as absent
   const tolerate = u['tolerate'] === undefined ? [] : u['tolerate']
   if (!Array.isArray(tolerate) || !tolerate.every((t) => typeof t === 'string'))
@@ -292,7 +293,7 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
     locationNames('locationArgs', locationArgs)
   } catch (e) {
     // the policy's own check, so the file and withPolicy agree on what a name may be
-    problem((e as Error).message.replace(/^locationArgs: option "locationArgs"/, 'locationArgs'))
+    problem((e as Error).message.replace('locationArgs: option "locationArgs"', 'locationArgs'))
   }
   const caseInsensitive = u['caseInsensitive']
   if (caseInsensitive !== undefined && typeof caseInsensitive !== 'boolean')
@@ -303,11 +304,11 @@ export const decodeGatewayConfig = (u: unknown): Either<string, GatewayConfig> =
   if (log !== undefined && (typeof log !== 'string' || log === ''))
     problem(`log must be a file path, got ${describeValue(log)}`)
   const timeout = decodeMs('timeout', u['timeout'])
-  if (isLeft(timeout)) problem(timeout.left)
+  failed(timeout)
   const listWaitMs = decodeMs('listWaitMs', u['listWaitMs'])
-  if (isLeft(listWaitMs)) problem(listWaitMs.left)
+  failed(listWaitMs)
   const startupMs = decodeMs('startupMs', u['startupMs'])
-  if (isLeft(startupMs)) problem(startupMs.left)
+  failed(startupMs)
   const store = u['store']
   const storeKind = store === undefined ? undefined : storeKindOf(store)
   if (storeKind?._tag === 'Left') problem(`store ${storeKind.left}`)

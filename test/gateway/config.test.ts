@@ -32,7 +32,7 @@ describe('decodeGatewayConfig: the configuration as a whole', () => {
 
   it('one server and nothing else: every default, and no optional member present', () => {
     const c = ok(ONE)
-    expect(c).toEqual({
+    expect(c).toStrictEqual({
       servers: [{ name: 'fs', prefix: 'fs', spec: { command: 'node', args: [] } }],
       rules: [{ tool: '*', decision: 'allow' }],
       tolerate: [],
@@ -68,7 +68,7 @@ describe('decodeGatewayConfig: the configuration as a whole', () => {
       store: 'memory',
       drift: 'hold',
     })
-    expect(c).toEqual({
+    expect(c).toStrictEqual({
       servers: [{ name: 'fs', prefix: 'fs', spec: { command: 'node', args: [] } }],
       rules: [{ tool: 'fs_*', decision: 'deny' }],
       tolerate: ['_meta'],
@@ -192,7 +192,7 @@ describe('decodeGatewayConfig: the configuration as a whole', () => {
 
 describe('decodeGatewayConfig: one server', () => {
   it('a command: its args, env and cwd kept, the key its prefix', () => {
-    expect(server({ command: 'npx', args: ['-y', 'pkg'], env: { A: '1' }, cwd: '/srv' })).toEqual({
+    expect(server({ command: 'npx', args: ['-y', 'pkg'], env: { A: '1' }, cwd: '/srv' })).toStrictEqual({
       name: 's',
       prefix: 's',
       spec: { command: 'npx', args: ['-y', 'pkg'], env: { A: '1' }, cwd: '/srv' },
@@ -200,13 +200,14 @@ describe('decodeGatewayConfig: one server', () => {
   })
 
   it('a url: its headers kept ({} when none), http or https only', () => {
-    expect(server({ url: 'https://h/mcp', headers: { Authorization: 'Bearer t' } })).toEqual({
+    expect(server({ url: 'https://h/mcp', headers: { Authorization: 'Bearer t' } })).toStrictEqual({
       name: 's',
       prefix: 's',
       spec: { url: 'https://h/mcp', headers: { Authorization: 'Bearer t' } },
     })
     expect(server({ url: 'http://h/mcp' })?.spec).toEqual({ url: 'http://h/mcp', headers: {} })
-    for (const url of ['ftp://h/', 'h/mcp', ' http://h/', 5])
+    // an array or an object that reads as a URL when made a string is still not one
+    for (const url of ['ftp://h/', 'h/mcp', ' http://h/', 5, ['http://h/'], { toString: () => 'http://h/' }])
       expect(serverProblem({ url })[0]).toMatch(/^mcpServers\.s\.url must be an http\(s\) URL, got /)
   })
 
@@ -219,7 +220,7 @@ describe('decodeGatewayConfig: one server', () => {
         required: false,
         sessions: 'per-host',
       }),
-    ).toEqual({
+    ).toStrictEqual({
       name: 's',
       prefix: 's',
       spec: { command: 'x', args: [] },
@@ -228,7 +229,7 @@ describe('decodeGatewayConfig: one server', () => {
       required: false,
       sessions: 'per-host',
     })
-    expect(server({ url: 'http://h/', required: true, sessions: 'shared', tools: {} })).toEqual({
+    expect(server({ url: 'http://h/', required: true, sessions: 'shared', tools: {} })).toStrictEqual({
       name: 's',
       prefix: 's',
       spec: { url: 'http://h/', headers: {} },
@@ -236,7 +237,15 @@ describe('decodeGatewayConfig: one server', () => {
       required: true,
       sessions: 'shared',
     })
-    expect(server({ command: 'x', tools: { exclude: ['*'] } })?.tools).toEqual({ exclude: ['*'] })
+    expect(server({ command: 'x', tools: { exclude: ['*'] } })?.tools).toStrictEqual({ exclude: ['*'] })
+    expect(server({ command: 'x', tools: { include: ['read_*'] } })?.tools).toStrictEqual({ include: ['read_*'] })
+    // nothing given, nothing present: not even a member holding undefined
+    expect(server({ command: 'x' })).toStrictEqual({ name: 's', prefix: 's', spec: { command: 'x', args: [] } })
+    expect(server({ url: 'http://h/' })).toStrictEqual({
+      name: 's',
+      prefix: 's',
+      spec: { url: 'http://h/', headers: {} },
+    })
     expect(server({ command: 'x', stderr: 'ignore' })?.stderr).toBe('ignore')
     for (const stderr of ['log', 'inherit']) expect(server({ command: 'x', stderr })?.stderr).toBe(stderr)
   })
@@ -286,6 +295,18 @@ describe('decodeGatewayConfig: one server', () => {
       ],
       [
         { command: 'x', tools: { exclude: [''] } },
+        'mcpServers.s.tools.exclude must be an array of tool names or globs ("read_*", "*"), got an array',
+      ],
+      [
+        { command: 'x', tools: { include: ['read_*', 5] } },
+        'mcpServers.s.tools.include must be an array of tool names or globs ("read_*", "*"), got an array',
+      ],
+      [
+        { command: 'x', tools: { include: [5] } },
+        'mcpServers.s.tools.include must be an array of tool names or globs ("read_*", "*"), got an array',
+      ],
+      [
+        { command: 'x', tools: { exclude: ['read_*', ''] } },
         'mcpServers.s.tools.exclude must be an array of tool names or globs ("read_*", "*"), got an array',
       ],
       [
@@ -382,7 +403,7 @@ describe('decodeGatewayConfig: properties', () => {
           const mcpServers = Object.fromEntries(entries)
           const c = ok({ mcpServers, ...top })
           // in the object's own order (integer-like keys first, as JSON.parse gives them)
-          expect(c.servers).toEqual(
+          expect(c.servers).toStrictEqual(
             Object.entries(mcpServers).map(([k, e]) => expected(k, e as Record<string, unknown>)),
           )
           expect(c.reasons).toBe(top.reasons ?? true)
