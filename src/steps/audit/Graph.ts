@@ -524,7 +524,8 @@ export const buildGraph = (parameters: unknown): Graph => {
     }
     const items = memberOf(s, 'items')
     const tuple = Array.isArray(items) && reads.tupleItems
-    if (isRecord(items) || typeof items === 'boolean') p.items.push(placeOf(items, depth + 1))
+    // `items` that says nothing (`true`, `{}`) takes any element, as no `items` does: a union branch with it is open
+    if ((items === false || isRecord(items)) && !saysNothing(items)) p.items.push(placeOf(items, depth + 1))
     // draft 4 to 2019-09: past a tuple, `additionalItems`
     else if (tuple && hasOwn(s, 'additionalItems')) p.items.push(placeOf(s['additionalItems'], depth + 1))
     for (const positions of [

@@ -119,6 +119,17 @@ describe('arrays', () => {
     expect(paths(schema, { v: { a: 1, zz: 1 } })).toEqual(['v.zz'])
   })
 
+  it('reads items that say nothing as no items: a union branch with them takes any array', () => {
+    const decided = { type: 'array', items: obj({ b: {} }) }
+    for (const items of [true, {}, { description: 'any' }])
+      expect(paths(obj({ v: { anyOf: [{ type: 'array', items }, decided] } }), { v: [{ zz: 1 }] })).toEqual([])
+    expect(paths(obj({ v: { anyOf: [{ type: 'array' }, decided] } }), { v: [{ zz: 1 }] })).toEqual([])
+    // items: false takes no element, so the other branch decides
+    expect(paths(obj({ v: { anyOf: [{ type: 'array', items: false }, decided] } }), { v: [{ zz: 1 }] })).toEqual([
+      'v[].zz',
+    ])
+  })
+
   it('reads every element by items before 2020-12, where prefixItems is not read', () => {
     for (const $schema of [DRAFT7, DRAFT2019])
       expect(
