@@ -477,11 +477,10 @@ export const buildGraph = (parameters: unknown): Graph => {
       // the conditionals' keys count as declared (a key named only in `if` is the model's to send), but their
       // `type`, `const` and `enum` constrain nothing here
       if (reads.conditionals) for (const k of ['if', 'then', 'else']) todo.push([memberOf(s, k), true])
-      const dependent = [
-        ...(reads.dependentSchemas ? [memberOf(s, 'dependentSchemas')] : []),
-        ...(reads.dependencies ? [memberOf(s, 'dependencies')] : []),
-      ]
-      for (const d of dependent) if (isRecord(d)) for (const v of Object.values(d)) todo.push([v, true])
+      for (const k of ['dependentSchemas', 'dependencies'] as const) {
+        const d = reads[k] ? memberOf(s, k) : undefined
+        if (isRecord(d)) for (const v of Object.values(d)) todo.push([v, true])
+      }
     }
     for (const c of conjuncts) if (!refOnly.has(c[0])) fold(p, c, depth)
     return p
@@ -509,11 +508,11 @@ export const buildGraph = (parameters: unknown): Graph => {
       }
     }
     const additional = memberOf(s, 'additionalProperties')
-    const rest = additional === undefined || additional === false || saysNothing(additional) ? undefined : additional
+    const rest = additional === false || saysNothing(additional) ? undefined : additional
     // `propertyNames` with an enum (an enum-keyed record) names every key the object may hold: each is declared
     const names = namesOf(memberOf(s, 'propertyNames'))
     if (names !== undefined) {
-      const value = rest === undefined ? FREE : placeOf(rest, depth + 1)
+      const value = placeOf(rest, depth + 1)
       for (const k of names) if (!own.has(k)) add(k, value)
     } else if (rest !== undefined) p.rests.push({ node: placeOf(rest, depth + 1), own, patterns })
     for (const group of ['anyOf', 'oneOf']) {
@@ -524,7 +523,8 @@ export const buildGraph = (parameters: unknown): Graph => {
     }
     const items = memberOf(s, 'items')
     const tuple = Array.isArray(items) && reads.tupleItems
-    if (isRecord(items) || typeof items === 'boolean') p.items.push(placeOf(items, depth + 1))
+    // `items` that says nothing (`true`, `{}`) takes any element, as no `items` does: a union branch with it is open
+    if ((items === false || isRecord(items)) && !saysNothing(items)) p.items.push(placeOf(items, depth + 1))
     // draft 4 to 2019-09: past a tuple, `additionalItems`
     else if (tuple && hasOwn(s, 'additionalItems')) p.items.push(placeOf(s['additionalItems'], depth + 1))
     for (const positions of [
@@ -558,7 +558,7 @@ export const buildGraph = (parameters: unknown): Graph => {
     eachChild(p, (c) => {
       const had = parents.get(c)
       if (had === undefined) parents.set(c, [p])
-      else if (had[had.length - 1] !== p) had.push(p)
+      else had.push(p)
     })
   }
   const todo = nodes.filter(reportsHere)
@@ -624,16 +624,16 @@ const pinsOf = (b: Node, key: string, seen: Set<Node>): ReadonlyArray<Primitive>
 }
 
 // the keys a branch (or a union of its own) names with a pin: where a discriminator may be
-const pinnedKeysOf = (b: Node, out: Array<string>, seen: Set<Node>): void => {
+const pinnedKeysOf = (b: Node, out: Set<string>, seen: Set<Node>): void => {
   if (seen.has(b)) return
   seen.add(b)
-  for (const [k, q] of b.tagProps) if (q.pinned !== undefined && !out.includes(k)) out.push(k)
+  for (const [k, q] of b.tagProps) if (q.pinned !== undefined) out.add(k)
   for (const u of b.unions) for (const c of u.branches) pinnedKeysOf(c, out, seen)
 }
 
 // the discriminator: the first key, among those the first branch pins, that every branch pins to a primitive
 const tagOf = (branches: Branches): Tag | undefined => {
-  const keys: Array<string> = []
+  const keys = new Set<string>()
   pinnedKeysOf(branches[0], keys, new Set())
   for (const key of keys) {
     const picks = new Map<Primitive, Array<Node>>()
