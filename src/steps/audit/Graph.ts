@@ -274,12 +274,9 @@ const absolute = (ref: string, base: string): string | undefined => {
   }
 }
 
-const withoutFragment = (uri: string): string => {
-  const hash = uri.indexOf('#')
-  return hash < 0 ? uri : uri.slice(0, hash)
-}
+const withoutFragment = (uri: string): string => uri.replace(/#.*/s, '')
 
-/** The resources (`$id`), anchors and base URI of each schema of a document. */
+/** The resources (`$id`), anchors and base URI (never with a fragment) of each schema of a document. */
 interface Index {
   readonly resources: Map<string, unknown>
   readonly anchors: Map<string, unknown>
@@ -300,7 +297,7 @@ const indexOf = (root: unknown, reads: Reads): Index => {
         const id = memberOf(s, key)
         if (typeof id !== 'string') continue
         if (id.startsWith('#')) {
-          if (reads.fragmentIds) index.anchors.set(withoutFragment(base) + id, s)
+          if (reads.fragmentIds) index.anchors.set(base + id, s)
         } else {
           const uri = absolute(id, base)
           if (uri !== undefined) {
@@ -343,11 +340,10 @@ const pointer = (doc: unknown, fragment: string): unknown => {
 const resolve = (index: Index, from: object, ref: string): unknown => {
   const base = index.bases.get(from) ?? DEFAULT_BASE
   // a fragment alone stays in the base's document: no URI to parse (the common `#/$defs/…`)
-  const uri = ref.startsWith('#') ? withoutFragment(base) + ref : absolute(ref, base)
+  const uri = ref.startsWith('#') ? base + ref : absolute(ref, base)
   if (uri === undefined) return NOT_FOUND
-  const hash = uri.indexOf('#')
-  const doc = hash < 0 ? uri : uri.slice(0, hash)
-  const fragment = hash < 0 ? '' : uri.slice(hash + 1)
+  const doc = withoutFragment(uri)
+  const fragment = uri.slice(doc.length + 1)
   if (fragment !== '' && !fragment.startsWith('/')) return index.anchors.get(uri) ?? NOT_FOUND
   // a remote document is not fetched: its reference stays unresolved
   if (!index.resources.has(doc)) return NOT_FOUND
