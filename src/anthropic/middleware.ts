@@ -13,7 +13,7 @@ import type { Catalogue } from '../steps/audit/Catalogue.js'
 import type { PairStat } from '../steps/audit/SeenSet.js'
 import type { ToolDeclaration } from '../kernel/model.js'
 import { auditSessions } from '../combinators/UnknownKeys.js'
-import { argumentsOf, callOf, listedCatalogue } from '../adapter/adapter.js'
+import { argumentsOf, callOf } from '../adapter/adapter.js'
 import { isRecord, memberOf } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -75,27 +75,18 @@ export const declarationsOfTools = (tools: unknown): ReadonlyArray<ToolDeclarati
 /** The most threads whose tools the middleware remembers (see `unknownKeyAuditMiddleware`). */
 const MAX_THREADS = 1024
 
+type Options = NonNullable<MiddlewareContext['options']>
+
 // a Messages API call: POST /v1/messages (the beta adds ?beta=true), not count_tokens nor batches
-const isMessagesCall = (ctx: MiddlewareContext): boolean => {
-  const o = ctx.options
-  return o !== undefined && o.method === 'post' && o.path.split('?')[0] === '/v1/messages'
-}
+const isMessagesCall = (o: Options | undefined): o is Options =>
+  o !== undefined && o.method === 'post' && o.path.split('?')[0] === '/v1/messages'
 
-// the request's body as the SDK holds it (an object), or as it was encoded
-const requestBody = (ctx: MiddlewareContext, body: unknown): unknown => {
-  if (isRecord(ctx.options?.body)) return ctx.options.body
-  if (typeof body !== 'string') return undefined
-  try {
-    return JSON.parse(body) as unknown
-  } catch {
-    return undefined
-  }
+/** What a request is heard against: its tools' catalogue, how many tools it listed, whether it is in a thread. */
+interface Heard {
+  readonly catalogue: Catalogue
+  readonly tools: number
+  readonly threaded: boolean
 }
-
-const isAsyncIterable = (u: unknown): u is AsyncIterable<unknown> =>
-  typeof u === 'object' &&
-  u !== null &&
-  typeof (u as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
 
 interface Use {
   readonly id: unknown
@@ -117,24 +108,25 @@ const hear = (session: AuditSession, catalogue: Catalogue, use: Use): void => {
   session.check(catalogue, callOf(typeof use.id === 'string' ? use.id : '', use.name, args))
 }
 
+// each tool_use block of a message (content that is not a list throws, which the caller's catch answers, or
+// holds no block)
 const hearMessage = (session: AuditSession, catalogue: Catalogue, message: unknown): void => {
-  const content = isRecord(message) ? message['content'] : undefined
-  if (!Array.isArray(content)) return
-  for (const block of content as ReadonlyArray<unknown>) {
+  for (const block of memberOf(message, 'content') as Iterable<unknown>) {
     if (isRecord(block) && block['type'] === 'tool_use')
       hear(session, catalogue, { id: block['id'], name: block['name'], input: block['input'], json: '' })
   }
 }
 
 // a streamed message: each tool_use block is heard at its content_block_stop, its input the JSON its deltas built
+// (a parse that is not a stream, never the SDK's, rejects at once, which the caller ignores)
 const hearStream = async (
   session: AuditSession,
   catalogue: Catalogue,
-  events: AsyncIterable<unknown>,
+  events: unknown,
   onMessage: (id: unknown) => void,
 ) => {
   const open = new Map<unknown, Use>()
-  for await (const e of events) {
+  for await (const e of events as AsyncIterable<unknown>) {
     if (!isRecord(e)) continue
     const index = e['index']
     if (e['type'] === 'message_start') onMessage(memberOf(e['message'], 'id'))
@@ -186,56 +178,54 @@ const hearStream = async (
 export const unknownKeyAuditMiddleware = (options?: UnknownKeyAuditOptions): UnknownKeyAuditMiddleware => {
   const session = auditSessions('unknownKeyAuditMiddleware', options, 'anthropic-middleware')()
   // A thread's tools are sent in its first request only (the tool runner's default): each response of a thread
-  // remembers the catalogue it was heard against, by its id, for the request that continues from it. Bounded:
-  // the most recent MAX_THREADS, the oldest dropped first. Changed in one synchronous step, never across an await.
-  const threads = new Map<string, Catalogue>()
-  const remember = (id: unknown, catalogue: Catalogue): void => {
+  // remembers what its request was heard against, by the response's id, for the request that continues from it.
+  // Bounded: the most recent MAX_THREADS, the oldest dropped first. Changed in one synchronous step, never across
+  // an await. Keyed by message ids: `remember` takes no other key.
+  const threads = new Map<unknown, Heard>()
+  const remember = (id: unknown, heard: Heard): void => {
     if (typeof id !== 'string') return
     threads.delete(id)
-    threads.set(id, catalogue)
-    if (threads.size > MAX_THREADS) threads.delete(threads.keys().next().value as string)
+    threads.set(id, heard)
+    if (threads.size > MAX_THREADS) threads.delete(threads.keys().next().value)
   }
 
-  // the request's own tools, or those of the thread it continues
-  const catalogueOf = (body: unknown): Catalogue | undefined => {
-    if (!isRecord(body)) return undefined
-    const tools = body['tools']
-    const thread = body['thread']
-    if (tools === undefined && isRecord(thread) && thread['type'] === 'continue') {
-      const previous = thread['previous_message_id']
-      const known = typeof previous === 'string' ? threads.get(previous) : undefined
-      if (known !== undefined) session.recordListing(known, known.size)
-      return known
-    }
-    return listedCatalogue(session, declarationsOfTools(tools))
-  }
-
-  const middleware: Middleware = async (request, next, ctx) => {
-    let catalogue: Catalogue | undefined
-    let threaded = false
+  // what a Messages API request is heard against: its own tools, or those of the thread it continues (undefined
+  // for a thread not remembered); undefined for a body it cannot read
+  const requestOf = (held: unknown, encoded: unknown): Heard | undefined => {
     try {
-      if (isMessagesCall(ctx)) {
-        const body = requestBody(ctx, request.body)
-        catalogue = catalogueOf(body)
-        threaded = isRecord(body) && isRecord(body['thread'])
-      }
+      // the body as the SDK holds it (an object), or as it was encoded
+      const body = isRecord(held) ? held : typeof encoded === 'string' ? (JSON.parse(encoded) as unknown) : undefined
+      if (!isRecord(body)) return undefined
+      const tools = body['tools']
+      const thread = body['thread']
+      if (tools === undefined && isRecord(thread) && thread['type'] === 'continue')
+        return threads.get(thread['previous_message_id'])
+      const declarations = declarationsOfTools(tools)
+      return { catalogue: session.readListing(declarations), tools: declarations.length, threaded: isRecord(thread) }
     } catch {
       // a request that cannot be read is not audited
     }
+    return undefined
+  }
+
+  const middleware: Middleware = async (request, next, ctx) => {
+    // the SDK's own options, read outside any catch: a call that is not a Messages API call is not heard
+    const options = ctx.options
+    if (!isMessagesCall(options)) return next(request)
+    const heard = requestOf(options.body, request.body)
+    if (heard !== undefined) session.recordListing(heard.catalogue, heard.tools)
     const response = await next(request)
-    if (catalogue === undefined || catalogue.size === 0 || !response.ok) return response
-    const heard = catalogue
+    if (heard === undefined || heard.catalogue.size === 0 || !response.ok) return response
     const onMessage = (id: unknown): void => {
-      if (threaded) remember(id, heard)
+      if (heard.threaded) remember(id, heard)
     }
     try {
       const parsed: unknown = await ctx.parse(response)
-      if (ctx.options?.stream === true) {
-        // heard as the client reads its own copy: the response is not held back for it
-        if (isAsyncIterable(parsed)) hearStream(session, heard, parsed, onMessage).catch(() => undefined)
-      } else {
+      // heard as the client reads its own copy: the response is not held back for it
+      if (options.stream === true) hearStream(session, heard.catalogue, parsed, onMessage).catch(() => undefined)
+      else {
         onMessage(memberOf(parsed, 'id'))
-        hearMessage(session, heard, parsed)
+        hearMessage(session, heard.catalogue, parsed)
       }
     } catch {
       // a response that cannot be read is not audited, and goes on as it came

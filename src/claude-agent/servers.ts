@@ -65,24 +65,26 @@ export const listedTools = (message: unknown): ReadonlyArray<ListedTool> | undef
 // in-process servers
 // -------------------------------------------------------------------------------------
 
+// a member of a wrapped object as its own code would see it: a method bound to the object itself (its private
+// fields are the object's, not the Proxy's), any other value as it is
+const bound = (target: object, value: unknown): unknown =>
+  typeof value === 'function' ? (value as (...a: Array<unknown>) => unknown).bind(target) : value
+
 // the transport the SDK connects a server to, its messages to the CLI read on their way (the same objects)
-const observedTransport = (transport: Transport, heard: (message: JSONRPCMessage) => void): Transport =>
-  new Proxy(transport, {
-    get: (target, key) => {
-      const value: unknown = Reflect.get(target, key, target)
-      if (key === 'send' && typeof value === 'function')
-        return (message: JSONRPCMessage, options?: unknown) => {
-          try {
-            heard(message)
-          } catch {
-            // the audit adds no failure of its own
-          }
-          return (value as Transport['send']).call(target, message, options as never)
-        }
-      return typeof value === 'function' ? (value as (...a: Array<unknown>) => unknown).bind(target) : value
-    },
+const observedTransport = (transport: Transport, heard: (message: JSONRPCMessage) => void): Transport => {
+  const send: Transport['send'] = (message, options) => {
+    try {
+      heard(message)
+    } catch {
+      // the audit adds no failure of its own
+    }
+    return transport.send(message, options)
+  }
+  return new Proxy(transport, {
+    get: (target, key) => (key === 'send' ? send : bound(target, Reflect.get(target, key, target))),
     set: (target, key, value) => Reflect.set(target, key, value, target),
   })
+}
 
 const isSdkServer = (config: unknown): config is Extract<McpServerConfig, { readonly type: 'sdk' }> =>
   memberOf(config, 'type') === 'sdk' && isRecord(memberOf(config, 'instance'))
@@ -108,13 +110,10 @@ export const observedServers = (
       const tools = listedTools(message)
       if (tools !== undefined) onListing(name, tools)
     }
-    const instance = new Proxy(config.instance, {
-      get: (target, key) => {
-        const value: unknown = Reflect.get(target, key, target)
-        if (key === 'connect' && typeof value === 'function')
-          return (transport: Transport) => target.connect(observedTransport(transport, heard))
-        return typeof value === 'function' ? (value as (...a: Array<unknown>) => unknown).bind(target) : value
-      },
+    const server = config.instance
+    const connect = (transport: Transport) => server.connect(observedTransport(transport, heard))
+    const instance = new Proxy(server, {
+      get: (target, key) => (key === 'connect' ? connect : bound(target, Reflect.get(target, key, target))),
     })
     out[name] = { ...config, instance }
   }

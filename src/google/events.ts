@@ -21,7 +21,7 @@
 export const splitEvents = (buffer: string): readonly [ReadonlyArray<string>, string] => {
   const data: Array<string> = []
   const events = buffer.split(/\r\n\r\n|\n\n|\r\r/)
-  const rest = events.pop() ?? ''
+  const rest = events.pop() as string // split gives at least one piece, '' for an empty buffer
   for (const event of events)
     for (const line of event.split(/\r\n|\n|\r/)) if (line.startsWith('data:')) data.push(line.slice(5).trim())
   return [data, rest]

@@ -71,6 +71,37 @@ describe('unknownKeyAuditMiddleware, which calls it hears', () => {
     expect(said(a.warnings)).toEqual(['read t1 ofset'])
   })
 
+  it('hears a custom tool whatever its type says (none, null or "custom"); a server or versioned tool is left out', async () => {
+    const a = audited()
+    const schema = { type: 'object', properties: { path: {} } }
+    const typed = [
+      { name: 'none', input_schema: schema },
+      { type: null, name: 'nil', input_schema: schema },
+      { type: 'custom', name: 'custom', input_schema: schema },
+      { type: 'bash_20250124', name: 'bash', input_schema: schema },
+    ]
+    const calls = typed.map((t, i) => ({ type: 'tool_use', id: `t${i}`, name: t.name, input: { path: 'a', k: i } }))
+    await a.send({ body: { tools: typed }, parsed: { id: 'm', content: calls } })
+    expect(a.mw.auditedTools()).toEqual(['custom', 'nil', 'none'])
+    expect(said(a.warnings)).toEqual(['none t0 k', 'nil t1 k', 'custom t2 k'])
+  })
+
+  it('a body whose JSON is not an object is not heard, and leaves what the last request listed', async () => {
+    const a = audited()
+    await a.send({ body: { tools }, parsed: message('m1', []) })
+    for (const encoded of ['5', '"text"', 'null', '[]'])
+      await a.send({ encoded, parsed: message('m2', [use('t2', { q: 1 })]) })
+    expect(a.mw.auditedTools()).toEqual(['read'])
+    expect(a.parses()).toBe(1)
+    expect(a.warnings).toEqual([])
+  })
+
+  it('options it cannot use throw a TypeError naming it', () => {
+    expect(() => unknownKeyAuditMiddleware({ onWarn: 5 } as never)).toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(/^unknownKeyAuditMiddleware: /) }),
+    )
+  })
+
   it('does not read a response that failed, or one to a request whose tools declare nothing', async () => {
     const a = audited()
     await a.send({ body: { tools }, parsed: message('m1'), status: 400 })
@@ -116,11 +147,12 @@ describe('unknownKeyAuditMiddleware, a thread', () => {
     const a = audited()
     await a.send({ body: { tools }, parsed: message('plain', []) })
     await a.send({ body: { tools, thread: {} }, parsed: { id: 5, content: [] } })
+    await a.send({ body: { tools, thread: {} }, parsed: message('threaded', []) })
     for (const body of [
       continuing('plain'),
       continuing('unknown'),
       continuing(5),
-      { thread: { type: 'fork', previous_message_id: 'plain' } },
+      { thread: { type: 'fork', previous_message_id: 'threaded' } },
       { thread: 'continue' },
     ])
       await a.send({ body, parsed: message('x', [use('t', { k: 1 })]) })
@@ -153,6 +185,19 @@ describe('unknownKeyAuditMiddleware, a thread', () => {
   })
 })
 
+describe('unknownKeyAuditMiddleware, a thread’s bound', () => {
+  it('a response whose id is not a string takes no place among the 1,024 threads remembered', async () => {
+    const a = audited()
+    await a.send({ body: { tools, thread: {} }, parsed: message('m0', []) })
+    for (let i = 0; i < 1_024; i++) await a.send({ body: { tools, thread: {} }, parsed: { id: i, content: [] } })
+    await a.send({
+      body: { thread: { type: 'continue', previous_message_id: 'm0' } },
+      parsed: message('c', [use('t')]),
+    })
+    expect(said(a.warnings)).toEqual(['read t ofset'])
+  })
+})
+
 // the events of a streamed message, as the SDK's parse hands them over
 async function* events(list: ReadonlyArray<unknown>): AsyncGenerator<unknown> {
   for (const e of list) {
@@ -168,7 +213,7 @@ describe('unknownKeyAuditMiddleware, a streamed response', () => {
     parsed: events(list),
   })
 
-  it('hears each tool_use block at its stop, its input the JSON its deltas built; other blocks and stray events passed by', async () => {
+  it('hears each tool_use block at its stop, its input the JSON its deltas built; other blocks (a server tool’s too) and stray events passed by', async () => {
     const a = audited()
     await a.send(
       streamed([
@@ -181,6 +226,7 @@ describe('unknownKeyAuditMiddleware, a streamed response', () => {
         },
         { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"path":"a",' } },
+        { type: 'content_block_checkpoint', index: 0 }, // a kind of event it does not know: the block goes on
         { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'hello' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', partial_json: '"wrong":1,' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: 7 } },
@@ -190,6 +236,14 @@ describe('unknownKeyAuditMiddleware, a streamed response', () => {
         { type: 'content_block_stop', index: 1 },
         { type: 'content_block_stop', index: 0 },
         { type: 'content_block_stop', index: 0 },
+        {
+          type: 'content_block_start',
+          index: 5,
+          content_block: { type: 'server_tool_use', id: 's5', name: 'read', input: { server: 1 } },
+        },
+        { type: 'content_block_stop', index: 5 },
+        { type: 'content_block_start', index: 6, content_block: null },
+        { type: 'content_block_stop', index: 6 },
         {
           type: 'content_block_start',
           index: 2,

@@ -9,6 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { UnknownKeyWarning } from '../../src/index.js'
+import { sharedUnknownKeyAudit } from '../../src/index.js'
 import { claudeAgentAudit, claudeAgentPolicy } from '../../src/claude-agent/index.js'
 import { declarationsOfServers } from '../../src/claude-agent/audit.js'
 import { lowLevelServer } from '../mcp/fixtures.js'
@@ -91,6 +92,19 @@ describe('claudeAgentAudit, an in-process server’s listing', () => {
     )
     expect(await run(hook, pre(5, { k: 1 }))).toEqual({})
     expect(warnings).toEqual([])
+  })
+})
+
+describe('claudeAgentAudit, shared', () => {
+  it('with a sharedUnknownKeyAudit as its options, its warnings say they came from the hook', async () => {
+    const warnings: Array<UnknownKeyWarning> = []
+    const { config, transports } = inProcess()
+    const shared = sharedUnknownKeyAudit({ onWarn: (w) => void warnings.push(w) })
+    const audit = await claudeAgentAudit({ ...shared, mcpServers: { notes: config } })
+    await (audit.mcpServers['notes'] as unknown as Connectable).instance.connect(recording().transport)
+    await transports[0]?.send(page(1, [{ name: 'a', inputSchema: { type: 'object', properties: { x: {} } } }]))
+    await run(audit.preToolUse.hooks[0], pre('mcp__notes__a', { x: 1, k: 1 }))
+    expect(warnings.map((w) => [w.tool, w.via])).toEqual([['mcp__notes__a', 'claude-agent-hook']])
   })
 })
 

@@ -194,12 +194,62 @@ describe('claudeAgentPolicy', () => {
     })
   })
 
+  it('fails closed when the rules cannot judge a call: the hook asks, canUseTool refuses, each saying why', async () => {
+    // an input that throws whatever is asked of it (a revoked Proxy), and a tool name that is not a string, as a
+    // hostile or newer CLI may send them
+    const { proxy, revoke } = Proxy.revocable({}, {})
+    revoke()
+    const policy = claudeAgentPolicy({ rules: [{ tool: '*', decision: 'allow', under: '/srv' }] })
+    expect(await run(policy.preToolUse.hooks[0], pre('Read', proxy))).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'ask',
+        permissionDecisionReason: expect.stringMatching(
+          /^the permission policy could not judge this call \(.*revoked\)$/,
+        ),
+      },
+    })
+    expect(await policy.canUseTool('Read', proxy as Record<string, unknown>, permission)).toEqual({
+      behavior: 'deny',
+      message: expect.stringMatching(
+        /^The permission policy could not judge this call \(.*revoked\); it was not run\.$/,
+      ),
+      toolUseID: 'toolu_9',
+    })
+    expect(await policy.canUseTool(7 as never, { file_path: '/srv/a' }, { signal, requestId: 'r' } as never)).toEqual({
+      behavior: 'deny',
+      message: expect.stringMatching(/^The permission policy could not judge this call \(.+\); it was not run\.$/),
+    })
+  })
+
+  it('the hook judges a call whose tool name is not a string as a call to the tool named ""', async () => {
+    // "" matches only the rule for every tool; any name beginning with S would be denied
+    const hook = claudeAgentPolicy({
+      rules: [
+        { tool: '*', decision: 'ask', note: 'every tool' },
+        { tool: 'S*', decision: 'deny' },
+      ],
+    }).preToolUse.hooks[0]
+    expect(await run(hook, pre(7, { path: '/srv/a' }))).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'ask',
+        permissionDecisionReason: 'the permission policy asks: ask "*": every tool',
+      },
+    })
+    expect(await run(hook, pre('Some', {}))).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } })
+  })
+
   it('refuses a bad rule or a prompt that is not a function, at once', () => {
-    expect(() => claudeAgentPolicy({ rules: [{ tool: '', decision: 'allow' }] })).toThrow(/^claudeAgentPolicy: /)
+    expect(() => claudeAgentPolicy({ rules: [{ tool: '', decision: 'allow' }] })).toThrow(
+      /^claudeAgentPolicy: rules\[0\]/,
+    )
     expect(() => claudeAgentPolicy({ rules, canUseTool: 'yes' as never })).toThrow(
       'claudeAgentPolicy: option "canUseTool" must be a function, got the string "yes"',
     )
-    expect(() => claudeAgentPolicy(null as never)).toThrow(TypeError)
+    expect(() => claudeAgentPolicy(null as never)).toThrow(
+      new TypeError('claudeAgentPolicy: options must be an object { rules, roots?, canUseTool? }, got null'),
+    )
   })
 
   it('fits the SDK’s own types, without a cast', () => {

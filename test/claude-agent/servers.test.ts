@@ -6,7 +6,8 @@ import { createServer } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { listServer, listedTools, observedServers } from '../../src/claude-agent/servers.js'
 import type { RawTool } from '../mcp/fixtures.js'
 import { lowLevelServer } from '../mcp/fixtures.js'
@@ -29,17 +30,23 @@ const TOOLS: ReadonlyArray<RawTool> = [
 const serving = async (kind: 'http' | 'sse') => {
   const headers: Array<IncomingMessage['headers']> = []
   const sse = new Map<string, SSEServerTransport>()
+  const servers: Array<Server> = []
+  let streams = 0 // SSE streams open
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     headers.push(req.headers)
+    const server = lowLevelServer(TOOLS, 2)
+    servers.push(server)
     if (kind === 'http') {
       const transport = new StreamableHTTPServerTransport({})
-      await lowLevelServer(TOOLS, 2).connect(transport)
+      await server.connect(transport)
       return transport.handleRequest(req, res)
     }
     if (req.method === 'GET') {
       const transport = new SSEServerTransport('/messages', res)
       sse.set(transport.sessionId, transport)
-      return lowLevelServer(TOOLS, 2).connect(transport)
+      streams++
+      res.on('close', () => streams--)
+      return server.connect(transport)
     }
     const id = new URL(req.url ?? '/', 'http://x').searchParams.get('sessionId') ?? ''
     return sse.get(id)?.handlePostMessage(req, res)
@@ -48,7 +55,9 @@ const serving = async (kind: 'http' | 'sse') => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   closers.push(() => (server.closeAllConnections(), server.close()))
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/${kind === 'sse' ? 'sse' : 'mcp'}`
-  return { url, headers }
+  // the clientInfo of each initialize the servers answered
+  const clients = () => servers.map((s) => s.getClientVersion()).filter((v) => v !== undefined)
+  return { url, headers, clients, streams: () => streams }
 }
 
 describe('listServer', () => {
@@ -61,6 +70,16 @@ describe('listServer', () => {
     // without headers of its own
     expect(await listServer('remote', { type, url })).toHaveLength(3)
   })
+
+  it.each(['http', 'sse'] as const)(
+    'introduces itself to a %s server, and closes its connection once listed',
+    async (type) => {
+      const { url, clients, streams } = await serving(type)
+      await listServer('remote', { type, url })
+      expect(clients()).toEqual([{ name: 'toolstack-claude-agent', version: '0.1.0' }])
+      await vi.waitFor(() => expect(streams()).toBe(0))
+    },
+  )
 
   it('starts a stdio server with its args and env and lists it; one that cannot be listed rejects, naming it', async () => {
     expect(await listServer('who', { type: 'stdio', command: process.execPath, args: [WHOAMI] })).toEqual([
@@ -104,8 +123,59 @@ describe('observedServers', () => {
   it('an entry that is not an in-process server with an instance is the same object', () => {
     const stdio = { command: 'x' }
     const noInstance = { type: 'sdk', name: 'n' }
-    const out = observedServers({ stdio, noInstance } as never, () => undefined)
+    const notSdk = { type: 'http', url: 'http://127.0.0.1:1/mcp', instance: {} }
+    const out = observedServers({ stdio, noInstance, notSdk } as never, () => undefined)
     expect(out['stdio']).toBe(stdio)
     expect(out['noInstance']).toBe(noInstance)
+    expect(out['notSdk']).toBe(notSdk)
+  })
+
+  it('an in-process server and the transport it is connected to work as they did; only a listing it sends is reported', async () => {
+    // a server and a transport whose methods read private fields (a method called on a Proxy of them would throw)
+    class Transporter {
+      readonly #sent: Array<unknown> = []
+      readonly sessionId = 'session-1'
+      start(): Promise<void> {
+        return Promise.resolve()
+      }
+      send(message: unknown): Promise<void> {
+        this.#sent.push(message)
+        return Promise.resolve()
+      }
+      sent(): ReadonlyArray<unknown> {
+        return this.#sent
+      }
+    }
+    class InProcess {
+      readonly #connected: Array<Transporter> = []
+      readonly label = 'notes'
+      connect(t: Transporter): Promise<void> {
+        this.#connected.push(t)
+        return Promise.resolve()
+      }
+      connected(): ReadonlyArray<Transporter> {
+        return this.#connected
+      }
+    }
+    const server = new InProcess()
+    const listings: Array<readonly [string, ReadonlyArray<unknown>]> = []
+    const out = observedServers({ notes: { type: 'sdk', name: 'notes', instance: server as never } }, (name, tools) =>
+      listings.push([name, tools]),
+    )
+    const instance = (out['notes'] as unknown as { instance: InProcess }).instance
+    expect(instance.label).toBe('notes')
+    const transport = new Transporter()
+    await instance.connect(transport)
+    expect(instance.connected()).toHaveLength(1)
+    const observed = instance.connected()[0] as Transporter
+    expect(observed.sessionId).toBe('session-1')
+    await observed.start()
+    const listing = { jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'a', inputSchema: { type: 'object' } }] } }
+    const other = { jsonrpc: '2.0', id: 2, result: { content: [] } }
+    await observed.send(listing)
+    await observed.send(other)
+    expect(transport.sent()).toEqual([listing, other])
+    expect(transport.sent()[0]).toBe(listing)
+    expect(listings).toEqual([['notes', [{ name: 'a', inputSchema: { type: 'object' } }]]])
   })
 })

@@ -141,6 +141,21 @@ describe('unknownKeyAuditFetch, a streamed response', () => {
     }
   })
 
+  it('reads only `data:` lines: a comment, an `event:` or an `id:` line is passed by, though its text would parse as a response', async () => {
+    // from the sixth character on, each of these lines is the JSON of a response with a call
+    const other = (id: string) => JSON.stringify(reply(call({ path: 'a', [`not_${id}`]: 1 }, id)))
+    const stream = [
+      `: ping\n:    ${other('comment')}\n\n`,
+      `event ${other('event')}\nid:  ${other('id')}\ndata: ${JSON.stringify(reply(call({ path: 'a', ofs: 1 }, 'd1')))}\n\n`,
+      `:    ${other('last')}`,
+    ].join('')
+    const { warnings, audit } = audited(() => streamedBytes(stream, []))
+    expect(await (await audit(url, { method: 'POST', body })).text()).toBe(stream)
+    await vi.waitFor(() => expect(said(warnings)).toEqual(['read d1 ofs']))
+    for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0))
+    expect(said(warnings)).toEqual(['read d1 ofs'])
+  })
+
   it('a streamed response with no body, or one that fails, costs the SDK nothing', async () => {
     const { warnings, audit } = audited(() => new Response(null))
     expect((await audit(url, { method: 'POST', body })).status).toBe(200)
