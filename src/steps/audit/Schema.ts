@@ -73,7 +73,6 @@ export interface Shape {
   readonly source?: string
 }
 
-const nodeOf = (p: Place): Node => p as unknown as Node
 const asPlace = (n: Node): Place => n as unknown as Place
 const checkerOf = (c: CompiledCheck): Checker => c as unknown as Checker
 const asCheck = (c: Checker): CompiledCheck => c as unknown as CompiledCheck
@@ -173,7 +172,7 @@ export const diffKeys = (
   shape: Shape,
   tolerated: ReadonlySet<string> = TOLERATED,
 ): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>) => {
-  const check = typeof shape.check === 'function' ? checkerOf(shape.check) : interpreted(nodeOf(shape.root))
+  const check = checkerOf(shape.check)
   // one scratch, reused call after call (a check never waits, so calls do not overlap; a check made inside
   // another, from a getter, gets its own)
   const scratch = scratchOf(tolerated)
