@@ -5,6 +5,8 @@ import fc from 'fast-check'
 import { createClient } from 'redis'
 import type { GatewayStore } from '../../src/gateway/stores/store.js'
 import { CLAIM_WAIT_MS, redisStore } from '../../src/gateway/stores/redisStore.js'
+import { MAX_DEFINITION_CHARS, hashDefinition } from '../../src/steps/pins/Definition.js'
+import type { Pin, ToolDefinition } from '../../src/steps/pins/Definition.js'
 import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
 import { isAlive } from '../support/processes.js'
@@ -244,6 +246,13 @@ describe('redisStore: what a model chooses is bounded in Redis', () => {
     expect(await raw((c) => c.hLen(`t${run}:counts`))).toBe(3)
   })
 
+  it('takes pairs of two digits or more', async () => {
+    run++
+    const a = await open(`t${run}:&pairs=10`)
+    for (let i = 0; i < 12; i++) expect(await a.store.claim('t', `k${i}`)).toBe(true)
+    expect(await raw((c) => c.hLen(`t${run}:said`))).toBe(10)
+  })
+
   it('a notice shows the URL without its credentials or parameters', async () => {
     const notices: Array<string> = []
     const s = await redisStore('redis://me:pa55word@127.0.0.1:1/0?prefix=x:', { onNotice: (m) => notices.push(m) })
@@ -424,6 +433,7 @@ describe('redisStore: Redis dies and comes back', () => {
       // the write waits a second, then the store answers its own counts and says so
       expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
       expect(a.notices).toHaveLength(1)
+      expect(a.notices[0]).toMatch(/ cannot be reached \(no answer within 1000 ms\); serving from this process/)
       expect(await a.store.claim('t', 'hung2')).toBe(true)
       expect(a.notices).toHaveLength(1)
     } finally {
@@ -448,5 +458,134 @@ describe('redisStore: Redis dies and comes back', () => {
     expect(await raw((r) => r.sMembers(`t${run}:grants`))).toEqual(['{"tool":"kept","decision":"allow"}'])
     const d = await open()
     expect(await d.store.claim('t', 'k')).toBe(false)
+  })
+})
+
+// What another program (or a person with redis-cli) wrote under the store's keys: read as documented, never trusted.
+describe('redisStore: what Redis holds is checked as it is read', () => {
+  it('a count whose field is not a [tool, key] pair, or whose value is not a whole number of at least 1, is skipped', async () => {
+    run++
+    const field = (tool: string, key: string): string => JSON.stringify([tool, key])
+    await raw((c) =>
+      c.hSet(`t${run}:counts`, {
+        [field('b', 'k')]: '3',
+        [field('a', 'k')]: '1',
+        // not a pair
+        'not json': '5',
+        null: '5',
+        '"xy"': '5',
+        '["x"]': '5',
+        '["x","y","z"]': '5',
+        '[1,"y"]': '5',
+        '["x",1]': '5',
+        '{"0":"x","1":"y","length":2}': '5',
+        // not a count
+        [field('c', 'nan')]: 'abc',
+        [field('c', 'zero')]: '0',
+        [field('c', 'negative')]: '-2',
+        [field('c', 'fraction')]: '1.5',
+        [field('c', 'unsafe')]: '9007199254740993',
+      }),
+    )
+    const a = await open()
+    expect(await a.store.stats()).toEqual([
+      { tool: 'a', key: 'k', calls: 1 },
+      { tool: 'b', key: 'k', calls: 3 },
+    ])
+  })
+
+  it('a grant of up to 4,096 characters is read, a longer one skipped', async () => {
+    run++
+    const edge = '{"tool":"edge","decision":"allow"}'.padEnd(4_096, ' ')
+    const over = '{"tool":"over","decision":"allow"}'.padEnd(4_097, ' ')
+    await raw((c) => c.sAdd(`t${run}:grants`, [edge, over]))
+    const a = await open()
+    expect(a.store.grants()).toEqual([{ tool: 'edge', decision: 'allow' }])
+  })
+
+  const pinOf = (definition: ToolDefinition): Pin => ({
+    tool: definition.name,
+    hash: hashDefinition(definition).hash,
+    at: '2026-12-05T00:00:00.000Z',
+    definition,
+  })
+  // room for a pin's tool, hash and time beside its definition's canonical text
+  const MAX_PIN_CHARS = MAX_DEFINITION_CHARS + 4_096
+
+  it('a pin or change of up to its bound as text is read, under its own field only; a longer one is skipped', async () => {
+    run++
+    const edge = pinOf({ name: 'edge', description: 'At the bound.' })
+    const over = pinOf({ name: 'over', description: 'Past the bound.' })
+    const elsewhere = pinOf({ name: 'elsewhere', description: 'Filed under another tool.' })
+    const changed = pinOf({ name: 'edge', description: 'Changed, at the bound.' })
+    const changedOver = pinOf({ name: 'over', description: 'Changed, past the bound.' })
+    const misfiled = pinOf({ name: 'edge', description: 'Changed, filed under another hash.' })
+    await raw(async (c) => {
+      await c.hSet(`t${run}:pins`, {
+        edge: JSON.stringify(edge).padEnd(MAX_PIN_CHARS, ' '),
+        over: JSON.stringify(over).padEnd(MAX_PIN_CHARS + 1, ' '),
+        other: JSON.stringify(elsewhere),
+      })
+      await c.hSet(`t${run}:changes`, {
+        [JSON.stringify(['edge', changed.hash])]: JSON.stringify(changed).padEnd(MAX_PIN_CHARS, ' '),
+        [JSON.stringify(['over', changedOver.hash])]: JSON.stringify(changedOver).padEnd(MAX_PIN_CHARS + 1, ' '),
+        [JSON.stringify(['edge', edge.hash])]: JSON.stringify(misfiled),
+      })
+    })
+    const a = await open()
+    expect([...a.store.pins.book().pins]).toEqual([['edge', edge]])
+    expect([...a.store.pins.book().changes]).toEqual([['edge', [changed]]])
+  })
+
+  it('a change is filed under [tool, hash], so two changes of one tool are both kept', async () => {
+    const [a, b] = await pair()
+    const first = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+    const second = pinOf({ name: 'fs_write', description: 'Writes a file, and mails it.' })
+    const third = pinOf({ name: 'fs_write', description: 'Writes a file, and posts it.' })
+    expect(await a.store.pins.pin([first])).toEqual([true])
+    expect(await a.store.pins.change(second)).toBe(true)
+    expect(await a.store.pins.change(third)).toBe(true)
+    expect((await raw((c) => c.hKeys(`t${run}:changes`))).sort()).toEqual(
+      [JSON.stringify(['fs_write', second.hash]), JSON.stringify(['fs_write', third.hash])].sort(),
+    )
+    await until(() => (b.store.pins.book().changes.get('fs_write') ?? []).length === 2)
+  })
+})
+
+describe('redisStore: how it writes', () => {
+  it('pending counts are written at most 1,000 pairs per script call', async () => {
+    const [a] = await pair()
+    const monitor = rawClient()
+    await monitor.connect()
+    const evals: Array<string> = []
+    try {
+      await monitor.monitor((line) => {
+        if (line.includes('"EVAL"') && line.includes('chunked')) evals.push(line)
+      })
+      a.store.addCounts(Array.from({ length: 1_001 }, (_, i) => ({ tool: 'chunked', key: `k${i}`, calls: 1 })))
+      expect(await a.store.stats()).toHaveLength(1_001)
+      await until(() => evals.length >= 2)
+    } finally {
+      await monitor.close()
+    }
+    // each pair's field names the tool once
+    expect(evals.map((l) => l.split('chunked').length - 1)).toEqual([1_000, 1])
+  })
+
+  it('a Redis that refuses a write (a key of another type, written by another program) is said once; the store answers from memory and writes what it kept once Redis takes it', async () => {
+    run++
+    const a = await open()
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 2 }])
+    await until(() => a.notices.length === 1)
+    expect(a.notices[0]).toMatch(/ cannot be reached \(.*WRONGTYPE.*\); serving from this process/)
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+    // it asks again meanwhile, and says nothing more
+    await new Promise((r) => setTimeout(r, 1_200))
+    expect(a.notices).toHaveLength(1)
+    await raw((c) => c.del(`t${run}:counts`))
+    await until(() => a.notices.length === 2)
+    expect(a.notices[1]).toMatch(/answers again/)
+    expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","k"]': '2' })
   })
 })
