@@ -503,6 +503,18 @@ describe('redisStore: what Redis holds is checked as it is read', () => {
     expect(a.store.grants()).toEqual([{ tool: 'edge', decision: 'allow' }])
   })
 
+  it('at most 10,000 grants are held: past them, one more is neither held nor written', async () => {
+    run++
+    const texts = Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ tool: `t${i}`, decision: 'allow' }))
+    await raw((c) => c.sAdd(`t${run}:grants`, texts))
+    const a = await open()
+    expect(a.store.grants()).toHaveLength(10_000)
+    a.store.addGrant({ tool: 'one_more', decision: 'allow' })
+    expect(a.store.grants()).toHaveLength(10_000)
+    await a.store.stats()
+    expect(await raw((c) => c.sIsMember(`t${run}:grants`, '{"tool":"one_more","decision":"allow"}'))).toBe(0)
+  })
+
   const pinOf = (definition: ToolDefinition): Pin => ({
     tool: definition.name,
     hash: hashDefinition(definition).hash,
@@ -587,5 +599,65 @@ describe('redisStore: how it writes', () => {
     await until(() => a.notices.length === 2)
     expect(a.notices[1]).toMatch(/answers again/)
     expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","k"]': '2' })
+  })
+})
+
+describe('redisStore: the keys and channels the module documents', () => {
+  it('keys under its prefix (counts, epoch, pins), announces on grants:added, grants:removed and pins:changed (counts alone on none), and hears a grant another program announces', async () => {
+    run++
+    const a = await open()
+    const heard: Array<readonly [string, string]> = []
+    const listener = rawClient()
+    await listener.connect()
+    try {
+      await listener.pSubscribe(`t${run}:*`, (message, channel) => void heard.push([channel, message]))
+      // counts alone announce nothing
+      a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+      await a.store.stats()
+      // each announced once: the writes after (a batch of counts) announce nothing again
+      const flushed = async (i: number): Promise<void> => {
+        a.store.addCounts([{ tool: 't', key: `k${i}`, calls: 1 }])
+        await a.store.stats()
+      }
+      a.store.addGrant({ tool: 'w', decision: 'allow' })
+      await until(() => heard.length === 1)
+      await flushed(1)
+      a.store.revokeGrant({ tool: 'w', decision: 'allow' })
+      await until(() => heard.length === 2)
+      await flushed(2)
+      const definition = { name: 'fs_read', description: 'Reads a file.' }
+      const pin = { tool: 'fs_read', hash: hashDefinition(definition).hash, at: '2026-12-05T00:00:00.000Z', definition }
+      expect(await a.store.pins.pin([pin])).toEqual([true])
+      await until(() => heard.length === 3)
+      await flushed(3)
+      await new Promise((r) => setTimeout(r, 100))
+      expect(heard).toEqual([
+        [`t${run}:grants:added`, '{"tool":"w","decision":"allow"}'],
+        [`t${run}:grants:removed`, '{"tool":"w","decision":"allow"}'],
+        [`t${run}:pins:changed`, ''],
+      ])
+    } finally {
+      await listener.close()
+    }
+    expect((await raw((c) => c.keys(`t${run}:*`))).sort()).toEqual([`t${run}:counts`, `t${run}:epoch`, `t${run}:pins`])
+    expect(await raw((c) => c.get(`t${run}:epoch`))).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    )
+    // another program adds a grant and announces it, then takes it back
+    let told = 0
+    a.store.onGrantsChanged(() => told++)
+    const text = '{"tool":"x","decision":"deny"}'
+    await raw(async (c) => {
+      await c.sAdd(`t${run}:grants`, text)
+      await c.publish(`t${run}:grants:added`, text)
+    })
+    await until(() => told === 1)
+    expect(a.store.grants()).toEqual([{ tool: 'x', decision: 'deny' }])
+    await raw(async (c) => {
+      await c.sRem(`t${run}:grants`, text)
+      await c.publish(`t${run}:grants:removed`, text)
+    })
+    await until(() => told === 2)
+    expect(a.store.grants()).toEqual([])
   })
 })

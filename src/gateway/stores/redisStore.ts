@@ -264,9 +264,10 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     pinsChannel: `${where.prefix}pins:changed`,
   }
   const pairs = String(where.pairs)
+  const onNotice = options.onNotice ?? (() => undefined)
   const notice = (message: string): void => {
     try {
-      options.onNotice?.(message)
+      onNotice(message)
     } catch {
       // a notice that throws changes nothing about the store
     }
@@ -407,7 +408,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   const restoreIfEmptied = async (): Promise<void> => {
     const mark = await client.get(keys.epoch)
     const emptied = epoch !== undefined && mark !== epoch
-    if (mark === null) await client.set(keys.epoch, randomUUID(), { NX: true })
+    // a mark there already is kept (NX)
+    await client.set(keys.epoch, randomUUID(), { NX: true })
     epoch = (await client.get(keys.epoch)) ?? undefined
     if (!emptied) return
     for (const g of grants) {
