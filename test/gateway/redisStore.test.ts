@@ -60,6 +60,13 @@ const raw = async <A>(f: (c: ReturnType<typeof rawClient>) => Promise<A>): Promi
   }
 }
 
+const pinOf = (definition: ToolDefinition): Pin => ({
+  tool: definition.name,
+  hash: hashDefinition(definition).hash,
+  at: '2026-12-05T00:00:00.000Z',
+  definition,
+})
+
 describe('redisStore: two stores on one Redis', () => {
   it('a grant added through A is in B’s grants without B asking, and B’s listeners are told', async () => {
     const [a, b] = await pair()
@@ -515,12 +522,6 @@ describe('redisStore: what Redis holds is checked as it is read', () => {
     expect(await raw((c) => c.sIsMember(`t${run}:grants`, '{"tool":"one_more","decision":"allow"}'))).toBe(0)
   })
 
-  const pinOf = (definition: ToolDefinition): Pin => ({
-    tool: definition.name,
-    hash: hashDefinition(definition).hash,
-    at: '2026-12-05T00:00:00.000Z',
-    definition,
-  })
   // room for a pin's tool, hash and time beside its definition's canonical text
   const MAX_PIN_CHARS = MAX_DEFINITION_CHARS + 4_096
 
@@ -584,7 +585,7 @@ describe('redisStore: how it writes', () => {
     expect(evals.map((l) => l.split('chunked').length - 1)).toEqual([1_000, 1])
   })
 
-  it('a Redis that refuses a write (a key of another type, written by another program) is said once; the store answers from memory and writes what it kept once Redis takes it', async () => {
+  it('a Redis that refuses a write (a key of another type, written by another program) is said once; the store answers from memory, writes what it kept once Redis takes it, and says a second outage again', async () => {
     run++
     const a = await open()
     await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
@@ -599,6 +600,74 @@ describe('redisStore: how it writes', () => {
     await until(() => a.notices.length === 2)
     expect(a.notices[1]).toMatch(/answers again/)
     expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","k"]': '2' })
+    // a second outage is said again, and so is its end
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    await until(() => a.notices.length === 3)
+    expect(a.notices[2]).toMatch(/ cannot be reached \(.*WRONGTYPE/)
+    await raw((c) => c.del(`t${run}:counts`))
+    await until(() => a.notices.length === 4)
+    expect(a.notices[3]).toMatch(/answers again/)
+  })
+
+  it('a read of the counts that fails is said, and stats answer this process’s own', async () => {
+    run++
+    const a = await open()
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    expect(await a.store.stats()).toEqual([])
+    expect(a.notices).toHaveLength(1)
+    expect(a.notices[0]).toMatch(/ cannot be reached \(.*WRONGTYPE/)
+  })
+
+  it('a count that is not a whole number of at least 1 is not added', async () => {
+    const [a] = await pair()
+    a.store.addCounts([
+      { tool: 't', key: 'zero', calls: 0 },
+      { tool: 't', key: 'negative', calls: -1 },
+      { tool: 't', key: 'fraction', calls: 1.5 },
+      { tool: 't', key: 'nan', calls: Number.NaN },
+      { tool: 't', key: 'unsafe', calls: 2 ** 53 },
+      { tool: 't', key: 'one', calls: 1 },
+    ])
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'one', calls: 1 }])
+    expect(a.notices).toEqual([])
+    expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","one"]': '1' })
+  })
+
+  it('while Redis cannot be reached, this process counts at most `pairs` pairs (adding to those it has)', async () => {
+    const notices: Array<string> = []
+    const a = await redisStore('redis://127.0.0.1:1?pairs=2', { onNotice: (m) => notices.push(m) })
+    opened.push(a)
+    a.addCounts([
+      { tool: 't', key: 'k1', calls: 1 },
+      { tool: 't', key: 'k2', calls: 2 },
+      { tool: 't', key: 'k3', calls: 3 },
+      { tool: 't', key: 'k1', calls: 4 },
+    ])
+    expect(await a.stats()).toEqual([
+      { tool: 't', key: 'k1', calls: 5 },
+      { tool: 't', key: 'k2', calls: 2 },
+    ])
+    expect(notices).toHaveLength(1)
+  })
+
+  it('pin listeners are told of an acceptance, one that throws costing the others nothing, and not once unsubscribed', async () => {
+    const [a] = await pair()
+    const first = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+    const second = pinOf({ name: 'fs_write', description: 'Writes a file, and mails it.' })
+    await a.store.pins.pin([first])
+    await a.store.pins.change(second)
+    let told = 0
+    let gone = 0
+    a.store.pins.onPinsChanged(() => {
+      throw new Error('a listener that throws')
+    })
+    a.store.pins.onPinsChanged(() => void told++)
+    a.store.pins.onPinsChanged(() => void gone++)()
+    expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
+    expect([told, gone]).toEqual([1, 0])
+    expect(await raw((c) => c.hGet(`t${run}:pins`, 'fs_write'))).toBe(JSON.stringify(second))
+    expect(await raw((c) => c.hLen(`t${run}:changes`))).toBe(0)
   })
 })
 

@@ -330,17 +330,17 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     return added.length > 0
   }
 
-  // whether Redis answered the last time it was asked; 'unset' until then, so a Redis that is there at
-  // start is not announced, and each change after is told once
+  // whether Redis answered the last time it was asked, and whether this process said it cannot be reached (so a
+  // Redis that is there at start is not announced, and each change after is told once)
   let up = false
-  let told: 'unset' | 'down' | 'up' = 'unset'
+  let saidDown = false
   let closed = false
   let isDown: IO<void> = () => undefined
   const down = (why: unknown): void => {
     up = false
     if (!closed) probeSoon()
-    if (told === 'down' || closed) return
-    told = 'down'
+    if (saidDown || closed) return
+    saidDown = true
     isDown()
     notice(
       `the store ${where.shown} cannot be reached (${cut(escapeControls(describeError(why)), 160)}); ` +
@@ -513,8 +513,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       if (!done.ok) return down(done.why)
       if (up) return
       up = true
-      if (told === 'down') notice(`the store ${where.shown} answers again; what this process kept is written`)
-      told = 'up'
+      if (saidDown) notice(`the store ${where.shown} answers again; what this process kept is written`)
+      saidDown = false
     })().finally(() => {
       probing = undefined
     }))
