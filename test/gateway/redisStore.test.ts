@@ -450,6 +450,46 @@ describe('redisStore: Redis dies and comes back', () => {
     expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
   })
 
+  it('pins, a change and an acceptance recorded while Redis is down are written when it answers, announced once, and not written again', async () => {
+    run++
+    const a = await open()
+    const first = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+    const second = pinOf({ name: 'fs_write', description: 'Writes a file, and mails it.' })
+    const read = pinOf({ name: 'fs_read', description: 'Reads a file.' })
+    const list = pinOf({ name: 'fs_list', description: 'Lists a directory.' })
+    const listed = pinOf({ name: 'fs_list', description: 'Lists a directory, and its size.' })
+    expect(await a.store.pins.pin([first, list])).toEqual([true, true])
+    await redis.kill()
+    await until(() => a.notices.length === 1)
+    // said by this process, as no one else can be asked
+    expect(await a.store.pins.pin([read])).toEqual([true])
+    expect(await a.store.pins.change(second)).toBe(true)
+    expect(await a.store.pins.change(listed)).toBe(true)
+    expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
+    await redis.restart()
+    await until(() => a.notices.length === 2)
+    // Redis came back empty: what was recorded while it was down is there, the acceptance over the change
+    expect(await raw((c) => c.hGetAll(`t${run}:pins`))).toEqual({
+      fs_read: JSON.stringify(read),
+      fs_write: JSON.stringify(second),
+    })
+    expect(await raw((c) => c.hGetAll(`t${run}:changes`))).toEqual({
+      [JSON.stringify(['fs_list', listed.hash])]: JSON.stringify(listed),
+    })
+    const heard: Array<string> = []
+    const listener = rawClient()
+    await listener.connect()
+    try {
+      await listener.subscribe(`t${run}:pins:changed`, (_, channel) => void heard.push(channel))
+      a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+      await a.store.stats()
+      await new Promise((r) => setTimeout(r, 100))
+    } finally {
+      await listener.close()
+    }
+    expect(heard).toEqual([])
+  })
+
   it('a store started while Redis is down serves from memory, says so once, and catches up', async () => {
     run++
     await redis.kill()
@@ -666,6 +706,9 @@ describe('redisStore: how it writes', () => {
     a.store.pins.onPinsChanged(() => void gone++)()
     expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
     expect([told, gone]).toEqual([1, 0])
+    // the pin it is already: nothing changes, no one is told
+    expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
+    expect(told).toBe(1)
     expect(await raw((c) => c.hGet(`t${run}:pins`, 'fs_write'))).toBe(JSON.stringify(second))
     expect(await raw((c) => c.hLen(`t${run}:changes`))).toBe(0)
   })
