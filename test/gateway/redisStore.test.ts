@@ -77,8 +77,10 @@ describe('redisStore: two stores on one Redis', () => {
     await until(() => b.store.grants().length === 1)
     expect(b.store.grants()).toEqual([{ tool: 'fs_write_file', decision: 'allow', under: '/srv' }])
     expect(told).toBe(1)
-    // the same grant again changes nothing anywhere
+    // the same grant again changes nothing anywhere: the same list
+    const held = a.store.grants()
     a.store.addGrant({ under: '/srv', decision: 'allow', tool: 'fs_write_file' })
+    expect(a.store.grants()).toBe(held)
     await new Promise((r) => setTimeout(r, 100))
     expect(b.store.grants()).toHaveLength(1)
     expect(told).toBe(1)
@@ -99,6 +101,11 @@ describe('redisStore: two stores on one Redis', () => {
     expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual(['{"tool":"m","decision":"deny"}'])
     b.store.addGrant({ tool: 'w', decision: 'allow' })
     await until(() => a.store.grants().length === 2)
+    // one not held taken back: nothing is announced, and no one is told
+    a.store.revokeGrant({ tool: 'never', decision: 'allow' })
+    a.store.addGrant({ tool: 'last', decision: 'allow' })
+    await until(() => b.store.grants().length === 3)
+    expect(heard).toBe(2)
   })
 
   it('a store started later reads the grants already there', async () => {
@@ -413,6 +420,8 @@ describe('redisStore: Redis dies and comes back', () => {
     a.store.addGrant({ tool: 'kept', decision: 'allow' })
     a.store.addGrant({ tool: 'taken', decision: 'allow' })
     await until(async () => (await raw((c) => c.sMembers(`t${run}:grants`))).length === 2)
+    let told = 0
+    a.store.onGrantsChanged(() => void told++)
     // while A is cut off (every connection of its own), the grant is taken out of Redis, with no word to A
     await raw(async (c) => {
       await c.sRem(`t${run}:grants`, '{"tool":"taken","decision":"allow"}')
@@ -423,6 +432,7 @@ describe('redisStore: Redis dies and comes back', () => {
     expect(a.notices[1]).toMatch(/answers again/)
     await until(() => a.store.grants().length === 1)
     expect(a.store.grants()).toEqual([{ tool: 'kept', decision: 'allow' }])
+    expect(told).toBeGreaterThan(0)
     expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual(['{"tool":"kept","decision":"allow"}'])
   })
 

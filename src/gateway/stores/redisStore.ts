@@ -338,7 +338,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   let isDown: IO<void> = () => undefined
   const down = (why: unknown): void => {
     up = false
-    if (!closed) probeSoon()
+    probeSoon()
     if (saidDown || closed) return
     saidDown = true
     isDown()
