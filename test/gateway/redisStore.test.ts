@@ -5,6 +5,8 @@ import fc from 'fast-check'
 import { createClient } from 'redis'
 import type { GatewayStore } from '../../src/gateway/stores/store.js'
 import { CLAIM_WAIT_MS, redisStore } from '../../src/gateway/stores/redisStore.js'
+import { MAX_DEFINITION_CHARS, hashDefinition } from '../../src/steps/pins/Definition.js'
+import type { Pin, ToolDefinition } from '../../src/steps/pins/Definition.js'
 import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
 import { isAlive } from '../support/processes.js'
@@ -58,6 +60,13 @@ const raw = async <A>(f: (c: ReturnType<typeof rawClient>) => Promise<A>): Promi
   }
 }
 
+const pinOf = (definition: ToolDefinition): Pin => ({
+  tool: definition.name,
+  hash: hashDefinition(definition).hash,
+  at: '2026-12-05T00:00:00.000Z',
+  definition,
+})
+
 describe('redisStore: two stores on one Redis', () => {
   it('a grant added through A is in B’s grants without B asking, and B’s listeners are told', async () => {
     const [a, b] = await pair()
@@ -68,8 +77,10 @@ describe('redisStore: two stores on one Redis', () => {
     await until(() => b.store.grants().length === 1)
     expect(b.store.grants()).toEqual([{ tool: 'fs_write_file', decision: 'allow', under: '/srv' }])
     expect(told).toBe(1)
-    // the same grant again changes nothing anywhere
+    // the same grant again changes nothing anywhere: the same list
+    const held = a.store.grants()
     a.store.addGrant({ under: '/srv', decision: 'allow', tool: 'fs_write_file' })
+    expect(a.store.grants()).toBe(held)
     await new Promise((r) => setTimeout(r, 100))
     expect(b.store.grants()).toHaveLength(1)
     expect(told).toBe(1)
@@ -90,6 +101,11 @@ describe('redisStore: two stores on one Redis', () => {
     expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual(['{"tool":"m","decision":"deny"}'])
     b.store.addGrant({ tool: 'w', decision: 'allow' })
     await until(() => a.store.grants().length === 2)
+    // one not held taken back: nothing is announced, and no one is told
+    a.store.revokeGrant({ tool: 'never', decision: 'allow' })
+    a.store.addGrant({ tool: 'last', decision: 'allow' })
+    await until(() => b.store.grants().length === 3)
+    expect(heard).toBe(2)
   })
 
   it('a store started later reads the grants already there', async () => {
@@ -242,6 +258,13 @@ describe('redisStore: what a model chooses is bounded in Redis', () => {
     expect(await a.store.stats()).toHaveLength(3)
     expect(await raw((c) => c.hLen(`t${run}:said`))).toBe(3)
     expect(await raw((c) => c.hLen(`t${run}:counts`))).toBe(3)
+  })
+
+  it('takes pairs of two digits or more', async () => {
+    run++
+    const a = await open(`t${run}:&pairs=10`)
+    for (let i = 0; i < 12; i++) expect(await a.store.claim('t', `k${i}`)).toBe(true)
+    expect(await raw((c) => c.hLen(`t${run}:said`))).toBe(10)
   })
 
   it('a notice shows the URL without its credentials or parameters', async () => {
@@ -397,6 +420,8 @@ describe('redisStore: Redis dies and comes back', () => {
     a.store.addGrant({ tool: 'kept', decision: 'allow' })
     a.store.addGrant({ tool: 'taken', decision: 'allow' })
     await until(async () => (await raw((c) => c.sMembers(`t${run}:grants`))).length === 2)
+    let told = 0
+    a.store.onGrantsChanged(() => void told++)
     // while A is cut off (every connection of its own), the grant is taken out of Redis, with no word to A
     await raw(async (c) => {
       await c.sRem(`t${run}:grants`, '{"tool":"taken","decision":"allow"}')
@@ -407,6 +432,7 @@ describe('redisStore: Redis dies and comes back', () => {
     expect(a.notices[1]).toMatch(/answers again/)
     await until(() => a.store.grants().length === 1)
     expect(a.store.grants()).toEqual([{ tool: 'kept', decision: 'allow' }])
+    expect(told).toBeGreaterThan(0)
     expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual(['{"tool":"kept","decision":"allow"}'])
   })
 
@@ -424,6 +450,7 @@ describe('redisStore: Redis dies and comes back', () => {
       // the write waits a second, then the store answers its own counts and says so
       expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
       expect(a.notices).toHaveLength(1)
+      expect(a.notices[0]).toMatch(/ cannot be reached \(no answer within 1000 ms\); serving from this process/)
       expect(await a.store.claim('t', 'hung2')).toBe(true)
       expect(a.notices).toHaveLength(1)
     } finally {
@@ -431,6 +458,46 @@ describe('redisStore: Redis dies and comes back', () => {
     }
     await until(() => a.notices.length === 2)
     expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+  })
+
+  it('pins, a change and an acceptance recorded while Redis is down are written when it answers, announced once, and not written again', async () => {
+    run++
+    const a = await open()
+    const first = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+    const second = pinOf({ name: 'fs_write', description: 'Writes a file, and mails it.' })
+    const read = pinOf({ name: 'fs_read', description: 'Reads a file.' })
+    const list = pinOf({ name: 'fs_list', description: 'Lists a directory.' })
+    const listed = pinOf({ name: 'fs_list', description: 'Lists a directory, and its size.' })
+    expect(await a.store.pins.pin([first, list])).toEqual([true, true])
+    await redis.kill()
+    await until(() => a.notices.length === 1)
+    // said by this process, as no one else can be asked
+    expect(await a.store.pins.pin([read])).toEqual([true])
+    expect(await a.store.pins.change(second)).toBe(true)
+    expect(await a.store.pins.change(listed)).toBe(true)
+    expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
+    await redis.restart()
+    await until(() => a.notices.length === 2)
+    // Redis came back empty: what was recorded while it was down is there, the acceptance over the change
+    expect(await raw((c) => c.hGetAll(`t${run}:pins`))).toEqual({
+      fs_read: JSON.stringify(read),
+      fs_write: JSON.stringify(second),
+    })
+    expect(await raw((c) => c.hGetAll(`t${run}:changes`))).toEqual({
+      [JSON.stringify(['fs_list', listed.hash])]: JSON.stringify(listed),
+    })
+    const heard: Array<string> = []
+    const listener = rawClient()
+    await listener.connect()
+    try {
+      await listener.subscribe(`t${run}:pins:changed`, (_, channel) => void heard.push(channel))
+      a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+      await a.store.stats()
+      await new Promise((r) => setTimeout(r, 100))
+    } finally {
+      await listener.close()
+    }
+    expect(heard).toEqual([])
   })
 
   it('a store started while Redis is down serves from memory, says so once, and catches up', async () => {
@@ -448,5 +515,271 @@ describe('redisStore: Redis dies and comes back', () => {
     expect(await raw((r) => r.sMembers(`t${run}:grants`))).toEqual(['{"tool":"kept","decision":"allow"}'])
     const d = await open()
     expect(await d.store.claim('t', 'k')).toBe(false)
+  })
+})
+
+// What another program (or a person with redis-cli) wrote under the store's keys: read as documented, never trusted.
+describe('redisStore: what Redis holds is checked as it is read', () => {
+  it('a count whose field is not a [tool, key] pair, or whose value is not a whole number of at least 1, is skipped', async () => {
+    run++
+    const field = (tool: string, key: string): string => JSON.stringify([tool, key])
+    await raw((c) =>
+      c.hSet(`t${run}:counts`, {
+        [field('b', 'k')]: '3',
+        [field('a', 'k')]: '1',
+        // not a pair
+        'not json': '5',
+        null: '5',
+        '"xy"': '5',
+        '["x"]': '5',
+        '["x","y","z"]': '5',
+        '[1,"y"]': '5',
+        '["x",1]': '5',
+        '{"0":"x","1":"y","length":2}': '5',
+        // not a count
+        [field('c', 'nan')]: 'abc',
+        [field('c', 'zero')]: '0',
+        [field('c', 'negative')]: '-2',
+        [field('c', 'fraction')]: '1.5',
+        [field('c', 'unsafe')]: '9007199254740993',
+      }),
+    )
+    const a = await open()
+    expect(await a.store.stats()).toEqual([
+      { tool: 'a', key: 'k', calls: 1 },
+      { tool: 'b', key: 'k', calls: 3 },
+    ])
+  })
+
+  it('a grant of up to 4,096 characters is read, a longer one skipped', async () => {
+    run++
+    const edge = '{"tool":"edge","decision":"allow"}'.padEnd(4_096, ' ')
+    const over = '{"tool":"over","decision":"allow"}'.padEnd(4_097, ' ')
+    await raw((c) => c.sAdd(`t${run}:grants`, [edge, over]))
+    const a = await open()
+    expect(a.store.grants()).toEqual([{ tool: 'edge', decision: 'allow' }])
+  })
+
+  it('at most 10,000 grants are held: past them, one more is neither held nor written', async () => {
+    run++
+    const texts = Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ tool: `t${i}`, decision: 'allow' }))
+    await raw((c) => c.sAdd(`t${run}:grants`, texts))
+    const a = await open()
+    expect(a.store.grants()).toHaveLength(10_000)
+    a.store.addGrant({ tool: 'one_more', decision: 'allow' })
+    expect(a.store.grants()).toHaveLength(10_000)
+    await a.store.stats()
+    expect(await raw((c) => c.sIsMember(`t${run}:grants`, '{"tool":"one_more","decision":"allow"}'))).toBe(0)
+  })
+
+  // room for a pin's tool, hash and time beside its definition's canonical text
+  const MAX_PIN_CHARS = MAX_DEFINITION_CHARS + 4_096
+
+  it('a pin or change of up to its bound as text is read, under its own field only; a longer one is skipped', async () => {
+    run++
+    const edge = pinOf({ name: 'edge', description: 'At the bound.' })
+    const over = pinOf({ name: 'over', description: 'Past the bound.' })
+    const elsewhere = pinOf({ name: 'elsewhere', description: 'Filed under another tool.' })
+    const changed = pinOf({ name: 'edge', description: 'Changed, at the bound.' })
+    const changedOver = pinOf({ name: 'over', description: 'Changed, past the bound.' })
+    const misfiled = pinOf({ name: 'edge', description: 'Changed, filed under another hash.' })
+    await raw(async (c) => {
+      await c.hSet(`t${run}:pins`, {
+        edge: JSON.stringify(edge).padEnd(MAX_PIN_CHARS, ' '),
+        over: JSON.stringify(over).padEnd(MAX_PIN_CHARS + 1, ' '),
+        other: JSON.stringify(elsewhere),
+      })
+      await c.hSet(`t${run}:changes`, {
+        [JSON.stringify(['edge', changed.hash])]: JSON.stringify(changed).padEnd(MAX_PIN_CHARS, ' '),
+        [JSON.stringify(['over', changedOver.hash])]: JSON.stringify(changedOver).padEnd(MAX_PIN_CHARS + 1, ' '),
+        [JSON.stringify(['edge', edge.hash])]: JSON.stringify(misfiled),
+      })
+    })
+    const a = await open()
+    expect([...a.store.pins.book().pins]).toEqual([['edge', edge]])
+    expect([...a.store.pins.book().changes]).toEqual([['edge', [changed]]])
+  })
+
+  it('a change is filed under [tool, hash], so two changes of one tool are both kept', async () => {
+    const [a, b] = await pair()
+    const first = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+    const second = pinOf({ name: 'fs_write', description: 'Writes a file, and mails it.' })
+    const third = pinOf({ name: 'fs_write', description: 'Writes a file, and posts it.' })
+    expect(await a.store.pins.pin([first])).toEqual([true])
+    expect(await a.store.pins.change(second)).toBe(true)
+    expect(await a.store.pins.change(third)).toBe(true)
+    expect((await raw((c) => c.hKeys(`t${run}:changes`))).sort()).toEqual(
+      [JSON.stringify(['fs_write', second.hash]), JSON.stringify(['fs_write', third.hash])].sort(),
+    )
+    await until(() => (b.store.pins.book().changes.get('fs_write') ?? []).length === 2)
+  })
+})
+
+describe('redisStore: how it writes', () => {
+  it('pending counts are written at most 1,000 pairs per script call', async () => {
+    const [a] = await pair()
+    const monitor = rawClient()
+    await monitor.connect()
+    const evals: Array<string> = []
+    try {
+      await monitor.monitor((line) => {
+        if (line.includes('"EVAL"') && line.includes('chunked')) evals.push(line)
+      })
+      a.store.addCounts(Array.from({ length: 1_001 }, (_, i) => ({ tool: 'chunked', key: `k${i}`, calls: 1 })))
+      expect(await a.store.stats()).toHaveLength(1_001)
+      await until(() => evals.length >= 2)
+    } finally {
+      await monitor.close()
+    }
+    // each pair's field names the tool once
+    expect(evals.map((l) => l.split('chunked').length - 1)).toEqual([1_000, 1])
+  })
+
+  it('a Redis that refuses a write (a key of another type, written by another program) is said once; the store answers from memory, writes what it kept once Redis takes it, and says a second outage again', async () => {
+    run++
+    const a = await open()
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 2 }])
+    await until(() => a.notices.length === 1)
+    expect(a.notices[0]).toMatch(/ cannot be reached \(.*WRONGTYPE.*\); serving from this process/)
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+    // it asks again meanwhile, and says nothing more
+    await new Promise((r) => setTimeout(r, 1_200))
+    expect(a.notices).toHaveLength(1)
+    await raw((c) => c.del(`t${run}:counts`))
+    await until(() => a.notices.length === 2)
+    expect(a.notices[1]).toMatch(/answers again/)
+    expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","k"]': '2' })
+    // a second outage is said again, and so is its end
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    await until(() => a.notices.length === 3)
+    expect(a.notices[2]).toMatch(/ cannot be reached \(.*WRONGTYPE/)
+    await raw((c) => c.del(`t${run}:counts`))
+    await until(() => a.notices.length === 4)
+    expect(a.notices[3]).toMatch(/answers again/)
+  })
+
+  it('a read of the counts that fails is said, and stats answer this process’s own', async () => {
+    run++
+    const a = await open()
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    expect(await a.store.stats()).toEqual([])
+    expect(a.notices).toHaveLength(1)
+    expect(a.notices[0]).toMatch(/ cannot be reached \(.*WRONGTYPE/)
+  })
+
+  it('a count that is not a whole number of at least 1 is not added', async () => {
+    const [a] = await pair()
+    a.store.addCounts([
+      { tool: 't', key: 'zero', calls: 0 },
+      { tool: 't', key: 'negative', calls: -1 },
+      { tool: 't', key: 'fraction', calls: 1.5 },
+      { tool: 't', key: 'nan', calls: Number.NaN },
+      { tool: 't', key: 'unsafe', calls: 2 ** 53 },
+      { tool: 't', key: 'one', calls: 1 },
+    ])
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'one', calls: 1 }])
+    expect(a.notices).toEqual([])
+    expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","one"]': '1' })
+  })
+
+  it('while Redis cannot be reached, this process counts at most `pairs` pairs (adding to those it has)', async () => {
+    const notices: Array<string> = []
+    const a = await redisStore('redis://127.0.0.1:1?pairs=2', { onNotice: (m) => notices.push(m) })
+    opened.push(a)
+    a.addCounts([
+      { tool: 't', key: 'k1', calls: 1 },
+      { tool: 't', key: 'k2', calls: 2 },
+      { tool: 't', key: 'k3', calls: 3 },
+      { tool: 't', key: 'k1', calls: 4 },
+    ])
+    expect(await a.stats()).toEqual([
+      { tool: 't', key: 'k1', calls: 5 },
+      { tool: 't', key: 'k2', calls: 2 },
+    ])
+    expect(notices).toHaveLength(1)
+  })
+
+  it('pin listeners are told of an acceptance, one that throws costing the others nothing, and not once unsubscribed', async () => {
+    const [a] = await pair()
+    const first = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+    const second = pinOf({ name: 'fs_write', description: 'Writes a file, and mails it.' })
+    await a.store.pins.pin([first])
+    await a.store.pins.change(second)
+    let told = 0
+    let gone = 0
+    a.store.pins.onPinsChanged(() => {
+      throw new Error('a listener that throws')
+    })
+    a.store.pins.onPinsChanged(() => void told++)
+    a.store.pins.onPinsChanged(() => void gone++)()
+    expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
+    expect([told, gone]).toEqual([1, 0])
+    // the pin it is already: nothing changes, no one is told
+    expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
+    expect(told).toBe(1)
+    expect(await raw((c) => c.hGet(`t${run}:pins`, 'fs_write'))).toBe(JSON.stringify(second))
+    expect(await raw((c) => c.hLen(`t${run}:changes`))).toBe(0)
+  })
+})
+
+describe('redisStore: the keys and channels the module documents', () => {
+  it('keys under its prefix (counts, epoch, pins), announces on grants:added, grants:removed and pins:changed (counts alone on none), and hears a grant another program announces', async () => {
+    run++
+    const a = await open()
+    const heard: Array<readonly [string, string]> = []
+    const listener = rawClient()
+    await listener.connect()
+    try {
+      await listener.pSubscribe(`t${run}:*`, (message, channel) => void heard.push([channel, message]))
+      // counts alone announce nothing
+      a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+      await a.store.stats()
+      // each announced once: the writes after (a batch of counts) announce nothing again
+      const flushed = async (i: number): Promise<void> => {
+        a.store.addCounts([{ tool: 't', key: `k${i}`, calls: 1 }])
+        await a.store.stats()
+      }
+      a.store.addGrant({ tool: 'w', decision: 'allow' })
+      await until(() => heard.length === 1)
+      await flushed(1)
+      a.store.revokeGrant({ tool: 'w', decision: 'allow' })
+      await until(() => heard.length === 2)
+      await flushed(2)
+      const definition = { name: 'fs_read', description: 'Reads a file.' }
+      const pin = { tool: 'fs_read', hash: hashDefinition(definition).hash, at: '2026-12-05T00:00:00.000Z', definition }
+      expect(await a.store.pins.pin([pin])).toEqual([true])
+      await until(() => heard.length === 3)
+      await flushed(3)
+      await new Promise((r) => setTimeout(r, 100))
+      expect(heard).toEqual([
+        [`t${run}:grants:added`, '{"tool":"w","decision":"allow"}'],
+        [`t${run}:grants:removed`, '{"tool":"w","decision":"allow"}'],
+        [`t${run}:pins:changed`, ''],
+      ])
+    } finally {
+      await listener.close()
+    }
+    expect((await raw((c) => c.keys(`t${run}:*`))).sort()).toEqual([`t${run}:counts`, `t${run}:epoch`, `t${run}:pins`])
+    expect(await raw((c) => c.get(`t${run}:epoch`))).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    )
+    // another program adds a grant and announces it, then takes it back
+    let told = 0
+    a.store.onGrantsChanged(() => told++)
+    const text = '{"tool":"x","decision":"deny"}'
+    await raw(async (c) => {
+      await c.sAdd(`t${run}:grants`, text)
+      await c.publish(`t${run}:grants:added`, text)
+    })
+    await until(() => told === 1)
+    expect(a.store.grants()).toEqual([{ tool: 'x', decision: 'deny' }])
+    await raw(async (c) => {
+      await c.sRem(`t${run}:grants`, text)
+      await c.publish(`t${run}:grants:removed`, text)
+    })
+    await until(() => told === 2)
+    expect(a.store.grants()).toEqual([])
   })
 })

@@ -28,6 +28,7 @@ import { randomUUID } from 'node:crypto'
 import { createClient } from 'redis'
 import type { IO } from 'fp-ts/lib/IO.js'
 import { right } from 'fp-ts/lib/Either.js'
+import { getRight, toUndefined } from 'fp-ts/lib/Option.js'
 import type { Rule } from '../../steps/policy/Rule.js'
 import { decodeRule } from '../../steps/policy/Rule.js'
 import type { Pin } from '../../steps/pins/Definition.js'
@@ -126,15 +127,24 @@ else redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) return 1 end`
 // -------------------------------------------------------------------------------------
 
 interface Where {
-  /** The URL the client connects to: the caller's, without this store's own parameters. */
-  readonly connect: string
   /** The URL as shown in a notice: no credentials, no query. */
   readonly shown: string
   readonly prefix: string
   readonly pairs: number
 }
 
-// a URL from a configuration file or a flag: checked once, with a message that names what is wrong
+// the URL's `pairs`: plain digits, a safe integer of at least 1
+const pairsOf = (text: string): number => {
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1)
+    throw new TypeError(
+      `the store URL's pairs must be a whole number of at least 1, got ${JSON.stringify(cut(text, 40))}`,
+    )
+  return n
+}
+
+// A URL from a configuration file or a flag: checked once, with a message that names what is wrong. The client
+// is handed the caller's URL as it is: it reads only its scheme, credentials, host, port and database, not its query.
 const whereOf = (url: string): Where => {
   let u: URL
   try {
@@ -152,30 +162,28 @@ const whereOf = (url: string): Where => {
       `the store URL's prefix must be 1 to 64 of A-Z a-z 0-9 : _ . -, got ${JSON.stringify(cut(prefix, 80))}`,
     )
   const pairsText = u.searchParams.get('pairs')
-  const pairs = pairsText === null ? DEFAULT_CAPACITY : Number(pairsText)
-  if (!Number.isSafeInteger(pairs) || pairs < 1 || !/^\d+$/.test(pairsText ?? '1'))
-    throw new TypeError(
-      `the store URL's pairs must be a whole number of at least 1, got ${JSON.stringify(cut(pairsText ?? '', 40))}`,
-    )
-  u.searchParams.delete('prefix')
-  u.searchParams.delete('pairs')
-  const connect = u.toString()
+  const pairs = pairsText === null ? DEFAULT_CAPACITY : pairsOf(pairsText)
   u.username = ''
   u.password = ''
   u.search = ''
-  return { connect, shown: u.toString(), prefix, pairs }
+  return { shown: u.toString(), prefix, pairs }
+}
+
+// what anyone with access wrote to Redis, read as JSON; `undefined` for what is not JSON (no JSON text parses to it)
+const jsonOf = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return undefined
+  }
 }
 
 // a pair's field in Redis is its pairField (store.ts); read back, it is the pair or nothing
 const pairOf = (field: string): readonly [string, string] | undefined => {
-  try {
-    const u: unknown = JSON.parse(field)
-    return Array.isArray(u) && u.length === 2 && typeof u[0] === 'string' && typeof u[1] === 'string'
-      ? [u[0], u[1]]
-      : undefined
-  } catch {
-    return undefined
-  }
+  const u = jsonOf(field)
+  return Array.isArray(u) && u.length === 2 && typeof u[0] === 'string' && typeof u[1] === 'string'
+    ? [u[0], u[1]]
+    : undefined
 }
 
 // one text per rule, whatever order its members were written in: how grants are compared and stored
@@ -185,24 +193,10 @@ const textOf = grantText
 const changeField = (p: Pin): string => JSON.stringify([p.tool, p.hash])
 
 // a pin read back from Redis (anyone with access may write it): bounded, then checked as a file's pins are
-const pinFrom = (text: string): Pin | undefined => {
-  if (text.length > MAX_PIN_CHARS) return undefined
-  try {
-    return decodePin(JSON.parse(text))
-  } catch {
-    return undefined
-  }
-}
+const pinFrom = (text: string): Pin | undefined => (text.length > MAX_PIN_CHARS ? undefined : decodePin(jsonOf(text)))
 
-const ruleOf = (text: string): Rule | undefined => {
-  if (text.length > MAX_GRANT_CHARS) return undefined
-  try {
-    const d = decodeRule(JSON.parse(text))
-    return d._tag === 'Right' ? d.right : undefined
-  } catch {
-    return undefined
-  }
-}
+const ruleOf = (text: string): Rule | undefined =>
+  text.length > MAX_GRANT_CHARS ? undefined : toUndefined(getRight(decodeRule(jsonOf(text))))
 
 const countsOf = (entries: Iterable<readonly [string, number]>): ReadonlyArray<PairCount> => {
   const out: Array<PairCount> = []
@@ -270,9 +264,10 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     pinsChannel: `${where.prefix}pins:changed`,
   }
   const pairs = String(where.pairs)
+  const onNotice = options.onNotice ?? (() => undefined)
   const notice = (message: string): void => {
     try {
-      options.onNotice?.(message)
+      onNotice(message)
     } catch {
       // a notice that throws changes nothing about the store
     }
@@ -280,7 +275,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
 
   // commands fail at once while the connection is down, rather than waiting in the client's queue
   const client = createClient({
-    url: where.connect,
+    url,
     disableOfflineQueue: true,
     socket: {
       connectTimeout: START_WAIT_MS,
@@ -335,17 +330,17 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     return added.length > 0
   }
 
-  // whether Redis answered the last time it was asked; 'unset' until then, so a Redis that is there at
-  // start is not announced, and each change after is told once
+  // whether Redis answered the last time it was asked, and whether this process said it cannot be reached (so a
+  // Redis that is there at start is not announced, and each change after is told once)
   let up = false
-  let told: 'unset' | 'down' | 'up' = 'unset'
+  let saidDown = false
   let closed = false
   let isDown: IO<void> = () => undefined
   const down = (why: unknown): void => {
     up = false
-    if (!closed) probeSoon()
-    if (told === 'down' || closed) return
-    told = 'down'
+    probeSoon()
+    if (saidDown || closed) return
+    saidDown = true
     isDown()
     notice(
       `the store ${where.shown} cannot be reached (${cut(escapeControls(describeError(why)), 160)}); ` +
@@ -413,7 +408,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   const restoreIfEmptied = async (): Promise<void> => {
     const mark = await client.get(keys.epoch)
     const emptied = epoch !== undefined && mark !== epoch
-    if (mark === null) await client.set(keys.epoch, randomUUID(), { NX: true })
+    // a mark there already is kept (NX)
+    await client.set(keys.epoch, randomUUID(), { NX: true })
     epoch = (await client.get(keys.epoch)) ?? undefined
     if (!emptied) return
     for (const g of grants) {
@@ -517,8 +513,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       if (!done.ok) return down(done.why)
       if (up) return
       up = true
-      if (told === 'down') notice(`the store ${where.shown} answers again; what this process kept is written`)
-      told = 'up'
+      if (saidDown) notice(`the store ${where.shown} answers again; what this process kept is written`)
+      saidDown = false
     })().finally(() => {
       probing = undefined
     }))
