@@ -46,12 +46,12 @@ export const callNameOf = (call: unknown): string | undefined => {
 }
 
 // an own data property of an object that is not a Proxy, read without running any code of the caller's (no
-// getter, no trap); NOT_DATA for anything else
+// getter, no trap): NOT_DATA for no such member or no plain object, undefined for an accessor
 const NOT_DATA: unique symbol = Symbol('not data')
 const dataMember = (u: unknown, key: string): unknown => {
   if (typeof u !== 'object' || u === null || types.isProxy(u)) return NOT_DATA
   const d = Object.getOwnPropertyDescriptor(u, key)
-  return d !== undefined && 'value' in d ? (d.value as unknown) : NOT_DATA
+  return d === undefined ? NOT_DATA : (d.value as unknown)
 }
 
 /**
@@ -61,8 +61,8 @@ const dataMember = (u: unknown, key: string): unknown => {
  * read them.
  */
 export const stableArgumentsText = (call: unknown): string | undefined => {
-  const fn = dataMember(call, 'function')
-  const text = fn === NOT_DATA ? NOT_DATA : dataMember(fn, 'arguments')
+  // NOT_DATA is no object, so a function member that is not data leaves NOT_DATA
+  const text = dataMember(dataMember(call, 'function'), 'arguments')
   return typeof text === 'string' ? text : undefined
 }
 

@@ -3,7 +3,16 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { left, right } from 'fp-ts/lib/Either.js'
-import { MAX_BATCH, batchSize, callAt, callIdOf, callNameOf } from '../../src/kernel/calls.js'
+import {
+  MAX_BATCH,
+  batchSize,
+  callAt,
+  callContextOf,
+  callIdOf,
+  callNameOf,
+  keepContext,
+  stableArgumentsText,
+} from '../../src/kernel/calls.js'
 
 // An array whose `length` reads as whatever `length` answers: what a Proxy can do.
 const withLength = (length: () => unknown): ReadonlyArray<unknown> =>
@@ -129,5 +138,76 @@ describe('callAt', () => {
       },
     })
     expect(callAt(calls, 0)).toEqual(left('boom'))
+  })
+})
+
+describe('stableArgumentsText', () => {
+  const call = (fn: unknown) => ({ id: '1', function: fn })
+
+  it('the arguments string held as plain data, the same string', () => {
+    const text = '{"a":1}'
+    expect(stableArgumentsText(call({ name: 'echo', arguments: text }))).toBe(text)
+  })
+
+  it('undefined for object arguments, a getter anywhere on the way, a Proxy, or no function', () => {
+    expect(stableArgumentsText(call({ name: 'echo', arguments: { a: 1 } }))).toBeUndefined()
+    expect(
+      stableArgumentsText(
+        call({
+          name: 'echo',
+          get arguments() {
+            return '{}'
+          },
+        }),
+      ),
+    ).toBeUndefined()
+    expect(
+      stableArgumentsText({
+        get function() {
+          return { arguments: '{}' }
+        },
+      }),
+    ).toBeUndefined()
+    expect(stableArgumentsText(call(new Proxy({ arguments: '{}' }, {})))).toBeUndefined()
+    expect(stableArgumentsText(new Proxy(call({ arguments: '{}' }), {}))).toBeUndefined()
+    expect(stableArgumentsText(call(null))).toBeUndefined()
+    expect(stableArgumentsText(call('{}'))).toBeUndefined()
+    expect(stableArgumentsText({ id: '1' })).toBeUndefined()
+    for (const u of [null, undefined, '{}', 3]) expect(stableArgumentsText(u)).toBeUndefined()
+    // an inherited member is not the call's own
+    expect(stableArgumentsText(call(Object.create({ arguments: '{}' })))).toBeUndefined()
+  })
+})
+
+describe('callContextOf and keepContext', () => {
+  const fn = () => undefined
+
+  it('only the well-typed members of mcp_context, each the same value', () => {
+    const signal = new AbortController().signal
+    const session = { id: 's' }
+    const hostCapabilities = { elicitation: {} }
+    const context = { signal, onProgress: fn, hostCapabilities, requestHost: fn, session, onLog: fn }
+    const read = callContextOf({ mcp_context: context })
+    expect(read).toStrictEqual(context)
+    expect(read?.signal).toBe(signal)
+    expect(read?.session).toBe(session)
+    expect(read?.hostCapabilities).toBe(hostCapabilities)
+    const wrong = { signal: {}, onProgress: 1, hostCapabilities: null, requestHost: 'x', session: null, onLog: {} }
+    expect(callContextOf({ mcp_context: wrong })).toStrictEqual({})
+    expect(callContextOf({ mcp_context: { session: 'str', hostCapabilities: 5 } })).toStrictEqual({})
+  })
+
+  it('undefined with no context, or one that is not an object', () => {
+    for (const c of [{}, { mcp_context: null }, { mcp_context: 'ctx' }, { mcp_context: fn }, null, 'call'])
+      expect(callContextOf(c)).toBeUndefined()
+  })
+
+  it('keepContext: the copy itself without a context, else the copy with the very same context', () => {
+    const copy = { id: '2', function: { name: 'echo', arguments: '{}' } }
+    expect(keepContext({ id: '1' }, copy)).toBe(copy)
+    const mcp_context = { onLog: fn }
+    const kept = keepContext({ id: '1', mcp_context }, copy)
+    expect(kept).toStrictEqual({ ...copy, mcp_context })
+    expect(kept.mcp_context).toBe(mcp_context)
   })
 })
