@@ -54,8 +54,7 @@ describe('decodeGatewayConfig: the configuration as a whole', () => {
   })
 
   it('every member given is kept as given', () => {
-    const c = ok({
-      ...ONE,
+    const given = {
       rules: [{ tool: 'fs_*', decision: 'deny' }],
       tolerate: ['_meta'],
       locationArgs: ['where'],
@@ -67,20 +66,10 @@ describe('decodeGatewayConfig: the configuration as a whole', () => {
       startupMs: 500,
       store: 'memory',
       drift: 'hold',
-    })
-    expect(c).toStrictEqual({
+    }
+    expect(ok({ ...ONE, ...given })).toStrictEqual({
       servers: [{ name: 'fs', prefix: 'fs', spec: { command: 'node', args: [] } }],
-      rules: [{ tool: 'fs_*', decision: 'deny' }],
-      tolerate: ['_meta'],
-      locationArgs: ['where'],
-      caseInsensitive: false,
-      reasons: false,
-      log: 'gateway.jsonl',
-      timeout: 1,
-      listWaitMs: MAX,
-      startupMs: 500,
-      store: 'memory',
-      drift: 'hold',
+      ...given,
     })
     expect(ok(withMember('caseInsensitive', true)).caseInsensitive).toBe(true)
     for (const drift of ['warn', 'refuse']) expect(ok(withMember('drift', drift)).drift).toBe(drift)

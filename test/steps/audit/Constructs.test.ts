@@ -3,18 +3,9 @@
 // unions inside discriminated unions, keys named only by `if`, `dependencies`, `$id` bases, `$anchor`
 // and absolute self references; where the drafts differ, the document's `$schema` decides.
 import { describe, expect, it } from 'vitest'
+import { paths, obj, DRAFT_7, DRAFT_2020 } from '../../support/schemas.js'
 import { z } from 'zod'
 import { compileSchema, diffKeys } from '../../../src/index.js'
-
-const paths = (parameters: unknown, args: unknown) =>
-  diffKeys(compileSchema(parameters))(args as Record<string, unknown>).map((k) => k.path)
-const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({
-  type: 'object',
-  properties,
-  ...more,
-})
-const DRAFT7 = 'http://json-schema.org/draft-07/schema#'
-const DRAFT2020 = 'https://json-schema.org/draft/2020-12/schema'
 
 describe('additionalProperties with a schema: a record', () => {
   it('reads the values of z.record(z.string(), z.object(…)), each entry one place written .*', () => {
@@ -79,7 +70,7 @@ describe('additionalItems (draft 4 to 2019-09)', () => {
 
   it('is not read in 2020-12, where prefixItems and items are, nor past an items schema', () => {
     const tuple = { type: 'array', items: [obj({ a: {} })], additionalItems: obj({ b: {} }) }
-    expect(paths({ $schema: DRAFT2020, ...obj({ t: tuple }) }, { t: [{ zz: 1 }, { zz: 1 }] })).toEqual([])
+    expect(paths({ $schema: DRAFT_2020, ...obj({ t: tuple }) }, { t: [{ zz: 1 }, { zz: 1 }] })).toEqual([])
     expect(
       paths(obj({ t: { type: 'array', items: obj({ a: {} }), additionalItems: obj({ b: {} }) } }), {
         t: [{ a: 1, b: 1 }],
@@ -93,8 +84,8 @@ describe('additionalItems (draft 4 to 2019-09)', () => {
   it('leaves prefixItems unread before 2020-12, and reads both spellings without a $schema', () => {
     const both = obj({ t: { type: 'array', prefixItems: [obj({ a: {} })], items: [obj({ b: {} })] } })
     expect(paths(both, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].zz'])
-    expect(paths({ $schema: DRAFT7, ...both }, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].a', 't[].zz'])
-    expect(paths({ $schema: DRAFT2020, ...both }, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].b', 't[].zz'])
+    expect(paths({ $schema: DRAFT_7, ...both }, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].a', 't[].zz'])
+    expect(paths({ $schema: DRAFT_2020, ...both }, { t: [{ a: 1, b: 1, zz: 1 }] })).toEqual(['t[].b', 't[].zz'])
   })
 })
 
@@ -136,10 +127,10 @@ describe('conditionals and dependencies', () => {
   it('reads dependencies whose values are schemas (drafts 4 to 7) as dependentSchemas', () => {
     const schema = obj({ a: {} }, { dependencies: { a: obj({ b: obj({ c: {} }) }), x: ['a'] } })
     expect(paths(schema, { a: 1, b: { c: 1, zz: 1 } })).toEqual(['b.zz'])
-    expect(paths({ $schema: DRAFT7, ...schema }, { a: 1, b: {} })).toEqual([])
-    expect(paths({ $schema: DRAFT2020, ...schema }, { a: 1, b: {} })).toEqual(['b'])
+    expect(paths({ $schema: DRAFT_7, ...schema }, { a: 1, b: {} })).toEqual([])
+    expect(paths({ $schema: DRAFT_2020, ...schema }, { a: 1, b: {} })).toEqual(['b'])
     expect(
-      paths({ $schema: DRAFT7, ...obj({ a: {} }, { dependentSchemas: { a: obj({ b: {} }) } }) }, { a: 1, b: 1 }),
+      paths({ $schema: DRAFT_7, ...obj({ a: {} }, { dependentSchemas: { a: obj({ b: {} }) } }) }, { a: 1, b: 1 }),
     ).toEqual(['b'])
   })
 
@@ -175,7 +166,7 @@ describe('references by base URI, anchor and absolute URI', () => {
       ),
     ).toEqual(['a.zz'])
     const seven = {
-      $schema: DRAFT7,
+      $schema: DRAFT_7,
       ...obj({ a: { $ref: '#node' } }),
       definitions: { n: { $id: '#node', ...obj({ b: {} }) } },
     }
@@ -190,7 +181,7 @@ describe('references by base URI, anchor and absolute URI', () => {
     expect(
       paths(
         {
-          $schema: DRAFT7,
+          $schema: DRAFT_7,
           ...obj({ a: { $ref: '#node' } }),
           definitions: { n: { $anchor: 'node', ...obj({ b: {} }) } },
         },
@@ -228,7 +219,7 @@ describe('references by base URI, anchor and absolute URI', () => {
       ...obj({ a: { $ref: '#/$defs/d', properties: { s: {} } } }),
       $defs: { d: obj({ b: {} }) },
     })
-    expect(paths(withSibling(DRAFT7), { a: { b: 1, s: 1 } })).toEqual(['a.s'])
-    expect(paths(withSibling(DRAFT2020), { a: { b: 1, s: 1 } })).toEqual([])
+    expect(paths(withSibling(DRAFT_7), { a: { b: 1, s: 1 } })).toEqual(['a.s'])
+    expect(paths(withSibling(DRAFT_2020), { a: { b: 1, s: 1 } })).toEqual([])
   })
 })

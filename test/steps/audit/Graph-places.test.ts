@@ -2,19 +2,9 @@
 // place, read through what the audit hears, and, where only the graph shows it (shared leaves, a tag's values),
 // through the graph. Each expected path is written by hand.
 import { describe, expect, it } from 'vitest'
-import { compileSchema, diffKeys } from '../../../src/index.js'
+import { paths, obj, DRAFT_7, DRAFT_2019 } from '../../support/schemas.js'
 import type { Node } from '../../../src/steps/audit/Graph.js'
 import { buildGraph, FREE, reportsHere } from '../../../src/steps/audit/Graph.js'
-
-const paths = (parameters: unknown, args: Record<string, unknown>): ReadonlyArray<string> =>
-  diffKeys(compileSchema(parameters))(args).map((k) => k.path)
-const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({
-  type: 'object',
-  properties,
-  ...more,
-})
-const DRAFT7 = 'http://json-schema.org/draft-07/schema#'
-const DRAFT2019 = 'https://json-schema.org/draft/2019-09/schema'
 
 describe('propertyNames with an enum or a const: the names a record may hold', () => {
   const values = obj({ x: {} })
@@ -103,7 +93,7 @@ describe('conjuncts', () => {
     const stringy = { type: 'string', properties: { t: {} }, const: 'x' }
     for (const more of [
       { dependentSchemas: { a: stringy } },
-      { $schema: DRAFT7, dependencies: { a: stringy } },
+      { $schema: DRAFT_7, dependencies: { a: stringy } },
       { then: stringy },
       { else: stringy },
       { if: stringy },
@@ -131,7 +121,7 @@ describe('arrays', () => {
   })
 
   it('reads every element by items before 2020-12, where prefixItems is not read', () => {
-    for (const $schema of [DRAFT7, DRAFT2019])
+    for (const $schema of [DRAFT_7, DRAFT_2019])
       expect(
         paths(obj({ v: { type: 'array', items: obj({ a: {} }) } }, { $schema }), { v: [{ a: 1, zz: 1 }] }),
       ).toEqual(['v[].zz'])

@@ -3,22 +3,7 @@
 // written so that the reference, resolved or not, changes what is heard: a resolved one declares `a` and closes
 // nothing, so a stray `zz` is heard; an unresolved one makes the place schema-free, so nothing is.
 import { describe, expect, it } from 'vitest'
-import { compileSchema, diffKeys } from '../../../src/index.js'
-
-const heard = (schema: unknown, args: Record<string, unknown>): ReadonlyArray<string> =>
-  diffKeys(compileSchema(schema))(args).map((k) => k.path)
-
-const obj = (properties: Record<string, unknown>, more: Record<string, unknown> = {}) => ({
-  type: 'object',
-  properties,
-  ...more,
-})
-
-const DRAFT_4 = 'http://json-schema.org/draft-04/schema#'
-const DRAFT_6 = 'http://json-schema.org/draft-06/schema#'
-const DRAFT_7 = 'http://json-schema.org/draft-07/schema#'
-const DRAFT_2019 = 'https://json-schema.org/draft/2019-09/schema'
-const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema'
+import { paths, obj, DRAFT_4, DRAFT_6, DRAFT_7, DRAFT_2019, DRAFT_2020 } from '../../support/schemas.js'
 
 // `x` names `ref`; whatever `x` holds, `a` is declared there only if the reference resolves
 const through = (ref: string, more: Record<string, unknown>) => obj({ x: { $ref: ref } }, more)
@@ -35,7 +20,7 @@ describe('the index of identifiers', () => {
       return s
     }
     const at = (depth: number) =>
-      heard({ ...through('https://example.com/deep.json', {}), $defs: { d: nested(depth - 1) } }, ARGS)
+      paths({ ...through('https://example.com/deep.json', {}), $defs: { d: nested(depth - 1) } }, ARGS)
     expect(at(1)).toEqual(RESOLVED)
     expect(at(256)).toEqual(RESOLVED)
     expect(at(257)).toEqual(UNRESOLVED)
@@ -44,7 +29,7 @@ describe('the index of identifiers', () => {
   it('up to draft 7, lets a $ref hide the $id beside it; from 2019-09, reads it', () => {
     // a.json, when read, is only a reference to b.json, relative to a.json's own base
     const beside = (draft: string | undefined) =>
-      heard(
+      paths(
         through('https://example.com/a.json', {
           $schema: draft,
           $defs: {
@@ -62,7 +47,7 @@ describe('the index of identifiers', () => {
 
   it('reads id in draft 4, $id from draft 6, and both without a draft', () => {
     const named = (draft: string | undefined, key: string) =>
-      heard(
+      paths(
         through('https://example.com/a.json', {
           $schema: draft,
           $defs: { a: obj({ a: {} }, { [key]: 'https://example.com/a.json' }) },
@@ -82,20 +67,20 @@ describe('the index of identifiers', () => {
   it('takes an $id with a fragment as the resource without it', () => {
     for (const id of ['https://example.com/a.json#', 'https://example.com/a.json#/x'])
       expect(
-        heard(through('https://example.com/a.json', { $defs: { a: obj({ a: {} }, { $id: id }) } }), ARGS),
+        paths(through('https://example.com/a.json', { $defs: { a: obj({ a: {} }, { $id: id }) } }), ARGS),
         id,
       ).toEqual(RESOLVED)
   })
 
   it('reads a fragment $id as an anchor up to draft 7 only, and $anchor from 2019-09 only', () => {
     const fragment = (draft: string | undefined) =>
-      heard(through('#here', { $schema: draft, $defs: { a: obj({ a: {} }, { $id: '#here' }) } }), ARGS)
+      paths(through('#here', { $schema: draft, $defs: { a: obj({ a: {} }, { $id: '#here' }) } }), ARGS)
     expect(fragment(DRAFT_7)).toEqual(RESOLVED)
     expect(fragment(undefined)).toEqual(RESOLVED)
     expect(fragment(DRAFT_2019)).toEqual(UNRESOLVED)
     expect(fragment(DRAFT_2020)).toEqual(UNRESOLVED)
     const anchor = (draft: string | undefined) =>
-      heard(through('#here', { $schema: draft, $defs: { a: obj({ a: {} }, { $anchor: 'here' }) } }), ARGS)
+      paths(through('#here', { $schema: draft, $defs: { a: obj({ a: {} }, { $anchor: 'here' }) } }), ARGS)
     expect(anchor(DRAFT_7)).toEqual(UNRESOLVED)
     expect(anchor(DRAFT_2019)).toEqual(RESOLVED)
     expect(anchor(DRAFT_2020)).toEqual(RESOLVED)
@@ -106,13 +91,13 @@ describe('the index of identifiers', () => {
     // every schema the index visits but `x` declares `a` (`true` is no schema object it visits)
     const declaring = { ...obj({ a: true }), $defs: { b: obj({ a: true }) } }
     for (const draft of [DRAFT_2020, undefined])
-      expect(heard(through('#undefined', { $schema: draft, $defs: { a: declaring } }), ARGS)).toEqual(UNRESOLVED)
+      expect(paths(through('#undefined', { $schema: draft, $defs: { a: declaring } }), ARGS)).toEqual(UNRESOLVED)
   })
 
   it('finds an $id under every keyword that holds a schema, a list or a map of them, and not in a value', () => {
     const identified = obj({ a: {} }, { $id: 'https://example.com/s.json' })
     const held = (holder: Record<string, unknown>) =>
-      heard(through('https://example.com/s.json', { $defs: { holder } }), ARGS)
+      paths(through('https://example.com/s.json', { $defs: { holder } }), ARGS)
     const one = ['additionalProperties', 'additionalItems', 'items', 'contains', 'propertyNames', 'not', 'if', 'then']
     const more = ['else', 'unevaluatedProperties', 'unevaluatedItems', 'contentSchema']
     for (const k of [...one, ...more]) expect(held({ [k]: identified }), k).toEqual(RESOLVED)
@@ -129,17 +114,17 @@ describe('the index of identifiers', () => {
       $id: 'https://example.com/a.json',
       $defs: { b: obj({ a: {} }), c: { $id: 'http://exa mple.com/', ...obj({ y: { $ref: '#/$defs/b' } }) } },
     })
-    expect(heard(schema, ARGS)).toEqual(RESOLVED)
+    expect(paths(schema, ARGS)).toEqual(RESOLVED)
     // the bad `$id` neither throws nor moves the base: `#/$defs/b` below it is still a.json's
     const below = { ...schema, properties: { c: { $ref: '#/$defs/c' } } }
-    expect(heard(below, { c: { y: { a: 1, zz: 1 } } })).toEqual(['c.y.zz'])
+    expect(paths(below, { c: { y: { a: 1, zz: 1 } } })).toEqual(['c.y.zz'])
   })
 })
 
 describe('what each draft reads', () => {
   it('reads if, then and else from draft 7 on, and without a draft', () => {
     const conditional = (draft: string | undefined) =>
-      heard(obj({ a: {} }, { $schema: draft, if: {}, then: obj({ b: {} }) }), { a: 1, b: 1, zz: 1 })
+      paths(obj({ a: {} }, { $schema: draft, if: {}, then: obj({ b: {} }) }), { a: 1, b: 1, zz: 1 })
     expect(conditional(DRAFT_6)).toEqual(['b', 'zz'])
     for (const draft of [DRAFT_7, DRAFT_2019, DRAFT_2020, undefined]) expect(conditional(draft), draft).toEqual(['zz'])
   })
@@ -148,9 +133,9 @@ describe('what each draft reads', () => {
     // draft 7 reads a `$ref` alone; without a draft, its siblings count too
     const schema = (named: unknown) =>
       obj({ x: { $ref: '#/$defs/e', ...obj({ a: {} }) } }, { $schema: named, $defs: { e: {} } })
-    expect(heard(schema(DRAFT_7), ARGS)).toEqual([])
-    expect(heard(schema([DRAFT_7]), ARGS)).toEqual(['x.zz'])
-    expect(heard(schema(undefined), ARGS)).toEqual(['x.zz'])
+    expect(paths(schema(DRAFT_7), ARGS)).toEqual([])
+    expect(paths(schema([DRAFT_7]), ARGS)).toEqual(['x.zz'])
+    expect(paths(schema(undefined), ARGS)).toEqual(['x.zz'])
   })
 })
 
@@ -159,12 +144,12 @@ describe('resolving a reference', () => {
     const schema = through('https://example.com/a.json#', {
       $defs: { a: obj({ a: {} }, { $id: 'https://example.com/a.json' }) },
     })
-    expect(heard(schema, ARGS)).toEqual(RESOLVED)
+    expect(paths(schema, ARGS)).toEqual(RESOLVED)
   })
 
   it('leaves a reference to a document it does not hold unresolved, siblings included', () => {
     for (const ref of ['https://example.com/other.json', 'https://example.com/other.json#/$defs/a'])
-      expect(heard(obj({ x: { $ref: ref, ...obj({ a: {} }) } }), ARGS)).toEqual(UNRESOLVED)
+      expect(paths(obj({ x: { $ref: ref, ...obj({ a: {} }) } }), ARGS)).toEqual(UNRESOLVED)
   })
 
   it('gives a schema reached by a pointer its document as base, unless the index gave it one', () => {
@@ -175,7 +160,7 @@ describe('resolving a reference', () => {
       stash: { $ref: '#/$defs/c' },
     }
     const schema = through('https://example.com/inner.json#/stash', { $defs: { inner, c: obj({ b: {} }) } })
-    expect(heard(schema, ARGS)).toEqual(RESOLVED)
+    expect(paths(schema, ARGS)).toEqual(RESOLVED)
     // a schema the index read keeps the base it gave it (its own `$id`), not the document the pointer went through
     const outer = {
       $id: 'https://example.com/outer.json',
@@ -184,6 +169,6 @@ describe('resolving a reference', () => {
         own: { $id: 'https://example.com/own.json', $ref: '#/$defs/c', $defs: { c: obj({ a: {} }) } },
       },
     }
-    expect(heard(through('https://example.com/outer.json#/$defs/own', { $defs: { outer } }), ARGS)).toEqual(RESOLVED)
+    expect(paths(through('https://example.com/outer.json#/$defs/own', { $defs: { outer } }), ARGS)).toEqual(RESOLVED)
   })
 })

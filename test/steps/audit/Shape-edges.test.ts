@@ -3,15 +3,13 @@
 // additionalProperties, a check made while another runs (a getter on the arguments), a key past the seen-set's
 // length bound met again, and a batch whose calls are not a list.
 import { describe, expect, it } from 'vitest'
+import { paths } from '../../support/schemas.js'
 import { compileSchema, diffKeys, emptySeenSet } from '../../../src/index.js'
 import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
 import { checkBatch, formatWarning } from '../../../src/steps/audit/Check.js'
 import { batchOf } from '../../../src/steps/Batch.js'
 import { MAX_KEY_CHARS } from '../../../src/steps/audit/SeenSet.js'
 import type { Batch } from '../../../src/kernel/model.js'
-
-const paths = (schema: unknown, args: Record<string, unknown>): ReadonlyArray<string> =>
-  diffKeys(compileSchema(schema))(args).map((k) => k.path)
 
 describe('compileSchema', () => {
   it('names the draft its $schema names, and has no draft member without one', () => {
