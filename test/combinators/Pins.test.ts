@@ -751,3 +751,21 @@ describe('withDefinitionPins: the memory, and what a host gives', () => {
     )
   })
 })
+
+describe('an empty batch (sendBelow, which the pins and the policy share)', () => {
+  it('the pins send it down, as the same batch; the policy answers it with no result and sends nothing', async () => {
+    const pinned = batchingProvider([decl('echo', ['text'])])
+    const pins = withDefinitionPins({ onDefinition: () => undefined })(pinned)
+    await pins.toolsForLlm()
+    const none: Array<ToolCall> = []
+    expect(await pins.executeToolCalls(none)()).toEqual({ _tag: 'Right', right: [] })
+    expect(pinned.received).toHaveLength(1)
+    expect(pinned.received[0]?.calls).toBe(none)
+    const asked = batchingProvider([decl('echo', ['text'])])
+    const policy = withPolicy({ rules: [{ tool: '*', decision: 'allow' }] })(asked)
+    await policy.toolsForLlm()
+    expect(await policy.executeToolCalls([])()).toEqual({ _tag: 'Right', right: [] })
+    expect(asked.received).toEqual([])
+    expect(asked.rec.batches).toEqual([])
+  })
+})
