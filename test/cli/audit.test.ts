@@ -31,8 +31,8 @@ let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
   tmp = tempDir()
 })
-afterEach(() => {
-  killAll()
+afterEach(async () => {
+  await killAll()
   tmp.remove()
 })
 

@@ -12,7 +12,7 @@ const fixture = (name: string): string => join(root, 'test/mcp/fixtures', name)
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
-  killAll()
+  await killAll()
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 

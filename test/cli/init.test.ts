@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { killAll, runCli, serverFilesystem, tempDir } from './support.js'
 
 const cleanups: Array<() => void> = []
-afterEach(() => {
-  killAll()
+afterEach(async () => {
+  await killAll()
   for (const c of cleanups.splice(0).reverse()) c()
 })
 

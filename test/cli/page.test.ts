@@ -45,8 +45,8 @@ afterAll(async () => {
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
+  await killAll()
   for (const c of cleanups.splice(0).reverse()) await c()
-  killAll()
 })
 
 // a context of its own, closed after the test

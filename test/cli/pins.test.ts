@@ -14,7 +14,7 @@ import { eventually, killAll, runCli, tempDir } from './support.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
-  killAll()
+  await killAll()
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 

@@ -23,9 +23,9 @@ const pids: Array<number> = []
 beforeEach(() => {
   tmp = tempDir()
 })
-afterEach(() => {
+afterEach(async () => {
   for (const p of pids.splice(0)) killTree(p)
-  killAll()
+  await killAll()
   tmp.remove()
 })
 

@@ -16,8 +16,8 @@ const WHOAMI = fileURLToPath(new URL('../mcp/fixtures/whoami-server.mjs', import
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
+  await killAll()
   for (const c of cleanups.splice(0).reverse()) await c()
-  killAll()
 })
 
 const workspace = (): string => {

@@ -32,16 +32,19 @@ export const track = (command: string, args: ReadonlyArray<string>, options: Spa
   return child
 }
 
-/** Kills every tracked process still running (for afterEach). */
-export const killAll = (): void => {
-  for (const child of live) {
-    try {
-      child.kill('SIGKILL')
-    } catch {
-      // already gone
-    }
-  }
+/** Kills every tracked process still running and resolves once each has exited (for afterEach), so a
+ * temporary directory removed after it has no process still writing into it. */
+export const killAll = async (): Promise<void> => {
+  const running = [...live]
   live.clear()
+  await Promise.all(
+    running.map(async (child) => {
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGKILL')
+      await exited
+    }),
+  )
 }
 
 export interface Run {
@@ -80,7 +83,7 @@ export const runCli = (
 /** A fresh temporary directory, and its removal. */
 export const tempDir = (): { readonly dir: string; readonly remove: () => void } => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-cli-'))
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }) }
 }
 
 /** Whether a process with this pid is still running. */
