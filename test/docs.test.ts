@@ -47,7 +47,7 @@ const examplesOf = (file: string): Array<Example> => {
 
 const all = sources(join(root, 'src')).flatMap(examplesOf)
 mkdirSync(out, { recursive: true })
-afterAll(() => rmSync(out, { recursive: true, force: true }))
+afterAll(() => rmSync(out, { recursive: true, force: true, maxRetries: 5 }))
 
 describe('@example blocks', () => {
   it('there are examples to run', () => {

@@ -19,7 +19,7 @@ const blocks = allSnippets(root)
   .map((s) => ({ ...s, file: join(out, `${s.doc.replace(/[/.]/g, '_')}_${s.index}.ts`) }))
 mkdirSync(out, { recursive: true })
 for (const b of blocks) writeFileSync(b.file, asModule(b))
-afterAll(() => rmSync(out, { recursive: true, force: true }))
+afterAll(() => rmSync(out, { recursive: true, force: true, maxRetries: 5 }))
 
 describe('TypeScript in README.md and docs/, run', () => {
   it('there are blocks to run', () => {

@@ -57,7 +57,7 @@ beforeAll(() => {
   })
 }, 240_000)
 
-afterAll(() => rmSync(work, { recursive: true, force: true }))
+afterAll(() => rmSync(work, { recursive: true, force: true, maxRetries: 5 }))
 
 const inUser = (args: ReadonlyArray<string>) =>
   spawnSync(process.execPath, args, { cwd: user, encoding: 'utf8', timeout: 30_000 })

@@ -60,7 +60,7 @@ export const workspace = (): Workspace => {
     }),
     fs: { type: 'stdio', command: process.execPath, args: [filesystem, dir], alwaysLoad: true },
   })
-  return { dir, received, servers, remove: () => rmSync(dir, { recursive: true, force: true }) }
+  return { dir, received, servers, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }) }
 }
 
 export interface Session {

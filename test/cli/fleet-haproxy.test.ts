@@ -111,7 +111,7 @@ describe('docs/fleet.md: HAProxy in front of two replicas sharing a store', () =
     const redis = await startRedis()
     cleanups.push(() => redis.stop())
     const dir = mkdtempSync(join(tmpdir(), 'toolstack-haproxy-'))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
     writeFileSync(join(dir, 'notes.txt'), 'one\n')
     writeFileSync(
       join(dir, 'toolstack.json'),

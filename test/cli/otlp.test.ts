@@ -155,7 +155,7 @@ describe('toolstack serve with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'toolstack-otlp-'))
   })
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
 
   it('sends a span per tools/call with the warnings as events, and counts calls and warnings', async () => {
     const config = join(dir, 'toolstack.json')
@@ -333,7 +333,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set and no OpenTelemetry installed', 
       })
       expect(r.status).toBe(0)
     } finally {
-      rmSync(dir, { recursive: true, force: true })
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
     }
   }, 60_000)
 })
@@ -485,7 +485,7 @@ describe('a collector that refuses connections', () => {
       await exited
       expect(Date.now() - started).toBeLessThan(4_000)
     } finally {
-      rmSync(dir, { recursive: true, force: true })
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
     }
   }, 60_000)
 })

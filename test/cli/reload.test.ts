@@ -26,7 +26,7 @@ afterEach(async () => {
 
 const workspace = (): string => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-reload-'))
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
   return dir
 }
 

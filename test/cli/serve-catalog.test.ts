@@ -22,7 +22,7 @@ afterEach(async () => {
 describe('toolstack serve: resources and prompts over stdio', () => {
   it("lists and reads the everything server's resources, gets its prompts under the prefix, and forwards an update to the subscribed host", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolstack-serve-catalog-'))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
     const file = join(dir, 'toolstack.json')
     writeFileSync(
       file,

@@ -101,7 +101,7 @@ describe('toolstack serve --http --store redis://: two replicas sharing one Redi
     const redis = await startRedis()
     cleanups.push(() => redis.stop())
     const dir = mkdtempSync(join(tmpdir(), 'toolstack-fleet-'))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
     writeFileSync(join(dir, 'notes.txt'), 'one\n')
     writeFileSync(
       join(dir, 'toolstack.json'),

@@ -100,7 +100,7 @@ describe('toolstack serve judges what the filesystem server will touch', () => {
   })
   afterAll(async () => {
     await gateway.client.close()
-    rmSync(base, { recursive: true, force: true })
+    rmSync(base, { recursive: true, force: true, maxRetries: 5 })
   })
 
   const call = (name: string, args: Record<string, unknown>) => gateway.client.callTool({ name, arguments: args })
@@ -252,7 +252,7 @@ describe("toolstack serve keeps its own files out of every call's reach", () => 
   })
   afterAll(async () => {
     await gateway.client.close()
-    rmSync(R, { recursive: true, force: true })
+    rmSync(R, { recursive: true, force: true, maxRetries: 5 })
   })
 
   const call = (name: string, args: Record<string, unknown>) => gateway.client.callTool({ name, arguments: args })

@@ -29,7 +29,7 @@ afterEach(async () => {
 // a workspace: the rug server's phase file, and a configuration asking before each note is written
 const workspace = (extra: Record<string, unknown> = {}): { readonly dir: string; readonly config: string } => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-pins-'))
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
   const config = join(dir, 'toolstack.json')
   writeFileSync(
     config,

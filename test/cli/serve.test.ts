@@ -27,7 +27,7 @@ afterEach(async () => {
 
 const workspace = () => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-serve-'))
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
   writeFileSync(join(dir, 'notes.txt'), 'one\ntwo\nthree\n')
   return dir
 }
@@ -288,7 +288,7 @@ describe('toolstack serve: the policy judges the arguments the server runs on', 
   // the filesystem server may reach the whole base; the rules allow only the project
   const decoyed = () => {
     const base = mkdtempSync(join(tmpdir(), 'toolstack-decoy-'))
-    cleanups.push(() => rmSync(base, { recursive: true, force: true }))
+    cleanups.push(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }))
     const project = join(base, 'project')
     const outside = join(base, 'outside')
     for (const d of [project, outside]) mkdirSync(d)
@@ -376,7 +376,7 @@ describe('toolstack serve: the policy judges the arguments the server runs on', 
 
   it('locationArgs in the configuration adds a name the policy reads where a tool declares it; one that is not a list of names is refused', async () => {
     const base = mkdtempSync(join(tmpdir(), 'toolstack-locargs-'))
-    cleanups.push(() => rmSync(base, { recursive: true, force: true }))
+    cleanups.push(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }))
     const everything = { command: process.execPath, args: [EVERYTHING, 'stdio'] }
     // echo's `message` read as a location, for the test's sake
     const client = await overStdio(

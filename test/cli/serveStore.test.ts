@@ -23,7 +23,7 @@ afterEach(async () => {
 
 const workspace = (): { readonly dir: string; readonly config: string } => {
   const dir = mkdtempSync(join(tmpdir(), 'toolstack-store-'))
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
   const config = join(dir, 'toolstack.json')
   writeFileSync(
     config,

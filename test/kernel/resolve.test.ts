@@ -14,7 +14,7 @@ import { describeError } from '../../src/kernel/describe.js'
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'toolstack-resolve-')))
 afterAll(() => {
   chmodSync(join(root, 'locked'), 0o755)
-  rmSync(root, { recursive: true, force: true })
+  rmSync(root, { recursive: true, force: true, maxRetries: 5 })
 })
 
 // the tree: R/x/secret/a.txt, R/link -> x/secret, R/abs -> R/x, R/dangling -> R/out/new, R/café (NFC)

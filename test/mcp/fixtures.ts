@@ -123,7 +123,7 @@ export const cleanUpAfterEach = (): void => {
   afterEach(async () => {
     const conns = open.splice(0)
     await Promise.all(conns.map((c) => c.close()))
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 5 })
   })
 }
 

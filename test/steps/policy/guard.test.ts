@@ -161,7 +161,7 @@ describe('a location spelled another way', () => {
 
 describe('a location through a symbolic link', () => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'toolstack-guard-')))
-  afterAll(() => rmSync(root, { recursive: true, force: true }))
+  afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 5 }))
   mkdirSync(join(root, 'x', 'secret'), { recursive: true })
   symlinkSync(join(root, 'x', 'secret'), join(root, 'innocent'))
   symlinkSync('/etc', join(root, 'etc-link'))

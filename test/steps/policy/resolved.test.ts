@@ -265,7 +265,7 @@ const judged = async (world: World, matching: Matching, tally: Tally): Promise<v
         expect(questions.has(r.tool_call_id), `${where} touches an asked place and ran unasked`).toBe(true)
     })
   } finally {
-    rmSync(root, { recursive: true, force: true })
+    rmSync(root, { recursive: true, force: true, maxRetries: 5 })
   }
 }
 
