@@ -311,10 +311,11 @@ export const peerFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>
       [ts, ...peers].map((x) => x !== undefined && f(x)).join(', ')
     return [
       {
-        name: 'serve --http: median tools/call latency (audit, reasons, policy on), vs the faster npm peer',
+        // the target: within 10 % of the faster peer (the maintainers' answer to a closing note)
+        name: 'serve --http: median tools/call latency (audit, reasons, policy on), within 10 % of the faster npm peer',
         value: self.latency,
         unit: 'µs',
-        target: { op: '<=', value: Math.round(fastest.latency) },
+        target: { op: '<=', value: Math.round(fastest.latency * 1.1) },
         note: `${each((x) => `${x.name} ${x.latency.toFixed(0)} µs`)} (median of ${calls}, interleaved)`,
       },
       {
