@@ -478,8 +478,10 @@ describe('redisStore: Redis dies and comes back', () => {
     expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
     await redis.restart()
     await until(() => a.notices.length === 2)
-    // Redis came back empty: what was recorded while it was down is there, the acceptance over the change
+    // Redis came back empty: every pin and change this process holds is written back (the pin made before the
+    // outage too), with what was recorded while it was down, the acceptance over the change
     expect(await raw((c) => c.hGetAll(`t${run}:pins`))).toEqual({
+      fs_list: JSON.stringify(list),
       fs_read: JSON.stringify(read),
       fs_write: JSON.stringify(second),
     })
@@ -498,6 +500,11 @@ describe('redisStore: Redis dies and comes back', () => {
       await listener.close()
     }
     expect(heard).toEqual([])
+    // a replica started now holds the pins: the tool pinned before the outage is not pinned again with another
+    // definition, which is a change
+    const b = await open()
+    expect(await b.store.pins.pin([listed])).toEqual([false])
+    expect(b.store.pins.book().pins.get('fs_list')).toEqual(list)
   })
 
   it('a store started while Redis is down serves from memory, says so once, and catches up', async () => {

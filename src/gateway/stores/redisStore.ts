@@ -12,8 +12,8 @@
  * In Redis, under the prefix (`toolstack:` unless the URL's `prefix` parameter says otherwise):
  * `grants` (a set of rules as JSON, announced on the channel `grants:added`, and on `grants:removed` when taken
  * back), `said` (a hash whose fields are the claimed pairs), `counts` (a hash of calls per pair), `epoch` (a
- * random mark: a Redis that comes back without it lost its data, and each replica writes back every grant it
- * holds), `pins` (a hash of each tool's pinned definition as JSON, by tool) and `changes` (a hash of the changed
+ * random mark: a Redis that comes back without it lost its data, and each replica writes back every grant, pin
+ * and change it holds), `pins` (a hash of each tool's pinned definition as JSON, by tool) and `changes` (a hash of the changed
  * definitions awaiting acceptance, by `[tool, hash]`), both announced on the channel `pins:changed`. A pair's
  * field is `JSON.stringify([tool, key])`,
  * each bounded as the seen-set bounds a key, and each hash holds at most `pairs` fields (the URL's `pairs`
@@ -403,8 +403,10 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   }
 
   // A Redis without this store's mark is one that lost what it held (restarted without persistence, or flushed)
-  // since this process last wrote to it, or one never written to: in the first case every grant this process holds
-  // is written back (not only those answered meanwhile), so the fleet's grants outlive the Redis; then the mark.
+  // since this process last wrote to it, or one never written to: in the first case every grant, pin and change
+  // this process holds is written back (not only those of the outage), so the fleet's grants and pins outlive the
+  // Redis (a pin lost there would let another replica trust a changed definition as new); then the mark. A pin
+  // another replica wrote back first is kept (as `pin` keeps the first).
   const restoreIfEmptied = async (): Promise<void> => {
     const mark = await client.get(keys.epoch)
     const emptied = epoch !== undefined && mark !== epoch
@@ -416,6 +418,9 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       await client.sAdd(keys.grants, textOf(g))
       await client.publish(keys.channel, textOf(g))
     }
+    for (const [tool, p] of book.pins) await putOnce(keys.pins, MAX_PINS, tool, p)
+    for (const p of [...book.changes.values()].flat()) await putOnce(keys.changes, MAX_CHANGES, changeField(p), p)
+    if (book.pins.size + book.changes.size > 0) await client.publish(keys.pinsChannel, '')
   }
 
   // Writes what is pending. Grants and claims are idempotent, so one is dropped from pending only once
