@@ -428,6 +428,8 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       callBack(onDiagnostic, { _tag: 'RulesNameNoTool', patterns: rules.map((r) => r.tool), tools })
     }
     const tell = (call: unknown, tool: string, by: PolicyDecision['by'], refusal?: Refusal): void => {
+      // no listener: no record made (the stack figures of docs/performance.md)
+      if (onDecision === undefined) return
       callBack(onDecision, {
         tool,
         id: callIdOf(call),
@@ -498,13 +500,15 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       // a changed definition whose calls are refused until an operator accepts it: nobody is asked
       if (standing?.action === 'refuse')
         return refuse(call, tool, 'rules', { _tag: 'DefinitionChanged', tool, standing })
-      // arguments are read once: a string held as plain data is the same for every layer below, so the call
-      // goes on unchanged; any other (object arguments, a getter, a Proxy) is judged as a plain copy of what was
-      // read, and that copy is sent, so nothing can show the tool other values later
-      const text = stableArgumentsText(call)
+      // arguments are read once, and only when the rules need them (a call allowed by its name alone goes on
+      // unread): a string held as plain data is the same for every layer below, so the call goes on unchanged;
+      // any other (object arguments, a getter, a Proxy) is judged as a plain copy of what was read, and that copy
+      // is sent, so nothing can show the tool other values later
+      let text: string | undefined
       let pass: Step<'inner'> = FORWARD
       let unreadable: ArgsProblem | undefined
       const argsOf = (): Either<ArgsProblem, Args> => {
+        text = stableArgumentsText(call)
         const parsed = batch.argsAt(i)
         if (isLeft(parsed) || text !== undefined) return parsed
         const copy = plainArguments(parsed.right)

@@ -286,6 +286,39 @@ describe('withPolicy: allow', () => {
     expect(out[2]).toBe(inner.rec.results[0]?.[1])
   })
 
+  it('reads the arguments of a call allowed by its name only when a rule needs them, and its id for onDecision only when there is one', async () => {
+    const reads: Array<string> = []
+    const counted = (id: string, name: string, args: string): ToolCall =>
+      ({
+        get id() {
+          reads.push(`${id}.id`)
+          return id
+        },
+        type: 'function',
+        function: {
+          name,
+          get arguments() {
+            reads.push(`${id}.arguments`)
+            return args
+          },
+        },
+      }) as ToolCall
+    const inner = recordingProvider(DECLS, (calls) => calls.map((_, i) => okResult(undefined, i)))
+    const policy = (options: Partial<PolicyOptions>) =>
+      pipe(inner, withPolicy({ rules: RULES, roots: { fs_: '/p' }, ...options }))
+    await run(policy({}), [counted('1', 'fs_read', '{"path":"/x"}'), counted('2', 'fs_write', '{"path":"src/a.ts"}')])
+    // fs_write's rule reads where it writes; fs_read is allowed by its name, and its getter never runs
+    expect(reads.filter((r) => r.endsWith('.arguments'))).toEqual(['2.arguments'])
+    const idReads = async (options: Partial<PolicyOptions>): Promise<number> => {
+      reads.length = 0
+      await run(policy(options), [counted('3', 'fs_read', '{"path":"/x"}')])
+      return reads.filter((r) => r === '3.id').length
+    }
+    const told: Array<string> = []
+    expect(await idReads({ onDecision: (d) => void told.push(d.id) })).toBe((await idReads({})) + 1)
+    expect(told).toEqual(['3'])
+  })
+
   it('hands the parses known above down with the batch it forwards, so no layer below parses again', async () => {
     const inner = batchingProvider(DECLS)
     const policy = withPolicy({
