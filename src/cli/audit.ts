@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type { Readable } from 'node:stream'
+import type { Catalogue } from '../extend.js'
 import type { SeenSet, PairStat, UnknownKeyWarning } from './check.js'
 import { catalogueTolerating, checkCall, emptySeenSet, formatWarning, pairStats, warningFields } from './check.js'
 import type { Palette } from './color.js'
@@ -65,6 +66,10 @@ export interface Auditor {
 // counted calls stays small however large the arguments are.
 const ARGS_KEPT = 64
 
+// a text itself when short, else its length and SHA-256 digest: what is remembered of it stays small
+const keptText = (text: string, most: number): string =>
+  text.length <= most ? text : `#${text.length}:${createHash('sha256').update(text).digest('base64')}`
+
 const argsText = (args: unknown): string => {
   let text: string
   try {
@@ -72,7 +77,36 @@ const argsText = (args: unknown): string => {
   } catch {
     text = ''
   }
-  return text.length <= ARGS_KEPT ? text : `#${text.length}:${createHash('sha256').update(text).digest('base64')}`
+  return keptText(text, ARGS_KEPT)
+}
+
+// A log repeats the same tools in every request: each distinct list of a tool's declarations is compiled once
+// (compiling was a sixth of the command's time: the audit's throughput figure of docs/performance.md), by its
+// JSON text (a request body is JSON, so the text says all of it), at most CATALOGUES lists kept, the oldest
+// dropped first.
+export const CATALOGUES = 256
+const DECLARATIONS_KEPT = 1024
+
+/** `compile`, made once per distinct list of declarations (at most {@link CATALOGUES} kept). @since 0.1.0 */
+export const compiledOnce = (
+  compile: (declarations: ReadonlyArray<unknown>) => Catalogue,
+): ((declarations: ReadonlyArray<unknown>) => Catalogue) => {
+  const kept = new Map<string, Catalogue>()
+  return (declarations) => {
+    let key: string
+    try {
+      key = keptText(JSON.stringify(declarations), DECLARATIONS_KEPT)
+    } catch {
+      // not JSON after all (a body handed in by a program, with a cycle): compiled, not kept
+      return compile(declarations)
+    }
+    const had = kept.get(key)
+    if (had !== undefined) return had
+    const made = compile(declarations)
+    if (kept.size >= CATALOGUES) kept.delete(kept.keys().next().value as string)
+    kept.set(key, made)
+    return made
+  }
 }
 
 const NO_WARNINGS: ReadonlyArray<LocatedWarning> = Object.freeze([])
@@ -81,7 +115,7 @@ const READS = Object.values(FORMAT_NAMES).join(', ')
 
 /** Returns a fresh replay state; `tolerate` adds names to the always-tolerated `reason`. @since 0.1.0 */
 export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
-  const catalogueFor = catalogueTolerating(tolerate)
+  const catalogueFor = compiledOnce(catalogueTolerating(tolerate))
   // id → [tool, args, tool, args, …] of the calls counted with that id
   const counted = new Map<string, Array<string>>()
   const isNew = (id: string, tool: string, args: string): boolean => {

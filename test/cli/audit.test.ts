@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline'
 import { PassThrough, Readable } from 'node:stream'
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { newAuditor } from '../../src/cli/audit.js'
+import { CATALOGUES, compiledOnce, newAuditor } from '../../src/cli/audit.js'
 import { readRecords, readTextLines } from '../../src/cli/records.js'
 import { paletteFor } from '../../src/cli/color.js'
 import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
@@ -402,6 +402,74 @@ describe('newAuditor', () => {
           callsAudited: lists.filter((d) => d.length > 0).length,
           undeclared: expected,
         })
+      }),
+    )
+  })
+})
+
+describe('compiledOnce', () => {
+  // a compile that says what it was given: the oracle is the JSON text of the declarations
+  const counting = () => {
+    const made: Array<string> = []
+    const textOf = (ds: ReadonlyArray<unknown>): string => {
+      try {
+        return JSON.stringify(ds)
+      } catch {
+        return 'not JSON'
+      }
+    }
+    const compile = (ds: ReadonlyArray<unknown>) => {
+      made.push(textOf(ds))
+      return { of: textOf(ds) } as unknown as ReturnType<ReturnType<typeof compiledOnce>>
+    }
+    return { made, compile }
+  }
+
+  it('compiles each distinct list once: equal lists from other requests get the very same catalogue', () => {
+    const { made, compile } = counting()
+    const once = compiledOnce(compile)
+    const first = once([fsRead])
+    expect(once([JSON.parse(JSON.stringify(fsRead)) as unknown])).toBe(first)
+    expect(once([webGet])).not.toBe(first)
+    expect(once([fsRead, webGet])).not.toBe(first)
+    expect(made).toHaveLength(3)
+  })
+
+  it('keeps the last CATALOGUES lists: the oldest is compiled again, a recent one is not', () => {
+    const { made, compile } = counting()
+    const once = compiledOnce(compile)
+    const list = (i: number) => [{ type: 'function', function: { name: `t${i}`, parameters: {} } }]
+    const first = once(list(0))
+    for (let i = 1; i < CATALOGUES; i++) once(list(i))
+    expect(once(list(0))).toBe(first)
+    once(list(CATALOGUES))
+    expect(made).toHaveLength(CATALOGUES + 1)
+    expect(once(list(CATALOGUES))).toBe(once(list(CATALOGUES)))
+    expect(once(list(0))).not.toBe(first)
+    expect(made).toHaveLength(CATALOGUES + 2)
+  })
+
+  it('tells apart long lists of the same length (kept by digest) and compiles a list that is not JSON each time', () => {
+    const { made, compile } = counting()
+    const once = compiledOnce(compile)
+    const long = (c: string) => [{ type: 'function', function: { name: 'w', description: c.repeat(2_000) } }]
+    const a = once(long('a'))
+    const b = once(long('b'))
+    expect([a === b, once(long('a')) === a, made.length]).toEqual([false, true, 2])
+    const cyclic: Record<string, unknown> = {}
+    cyclic['self'] = cyclic
+    once([cyclic])
+    once([cyclic])
+    expect(made).toHaveLength(4)
+  })
+
+  it('whatever the lists, each answer is the catalogue of a list with the same JSON text', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.jsonValue(), { maxLength: 3 }), { maxLength: 40 }), (lists) => {
+        const { made, compile } = counting()
+        const once = compiledOnce(compile)
+        for (const ds of lists) expect((once(ds) as unknown as { readonly of: string }).of).toBe(JSON.stringify(ds))
+        expect(made).toHaveLength(new Set(lists.map((ds) => JSON.stringify(ds))).size)
       }),
     )
   })
