@@ -1,9 +1,9 @@
-// `toolstack serve --http` beside the npm peers hosts already run, `mcp-proxy` and
-// `supergateway`, each relaying the same upstream (the echo fixture's `ping`) to the same
-// SDK client over Streamable HTTP: the latency of one tools/call, calls one at a time and
-// each gateway first in turn, and the calls per second of 8 clients at once, the gateways
-// measured in turn in rotating blocks. toolstack runs with the audit, reasons and a policy
-// on (a rule allows the tool); the peers only relay.
+// `toolstack serve --http` (resumable streams, as by default, and with --no-resume) beside the npm
+// peers hosts already run, `mcp-proxy` and `supergateway`, each relaying the same upstream (the echo
+// fixture's `ping`) to the same SDK client over Streamable HTTP: the latency of one tools/call, calls
+// one at a time and each gateway first in turn, and the calls per second of 8 clients at once, the
+// gateways measured in turn in rotating blocks. toolstack runs with the audit, reasons and a policy on
+// (a rule allows the tool); the peers only relay.
 import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -174,13 +174,28 @@ export const echoConfig = (dir: string): { readonly config: string; readonly mar
 // each started gateway is pushed on `into` at once, so a failed start still ends them all
 const startAll = async (dir: string, into: Array<Gateway>): Promise<void> => {
   const { config, marker } = echoConfig(dir)
-  const [a, b, c] = (await freePorts(3)) as [number, number, number]
+  const [a, b, c, d] = (await freePorts(4)) as [number, number, number, number]
   const gateways: ReadonlyArray<Gateway> = [
     {
       name: 'toolstack',
       tool: 'ec_ping',
       url: `http://127.0.0.1:${a}/mcp`,
       started: startGroup(process.execPath, [MAIN, 'serve', '--config', config, '--http', `127.0.0.1:${a}`]),
+    },
+    {
+      // streams a host cannot resume, as supergateway's (mcp-proxy's are resumable, as toolstack's by default)
+      name: 'toolstack --no-resume',
+      tool: 'ec_ping',
+      url: `http://127.0.0.1:${d}/mcp`,
+      started: startGroup(process.execPath, [
+        MAIN,
+        'serve',
+        '--config',
+        config,
+        '--http',
+        `127.0.0.1:${d}`,
+        '--no-resume',
+      ]),
     },
     {
       name: 'mcp-proxy',
@@ -220,7 +235,7 @@ const startAll = async (dir: string, into: Array<Gateway>): Promise<void> => {
     },
   ]
   into.push(...gateways)
-  await Promise.all(gateways.map((g, i) => untilListening(g.started, [a, b, c][i] as number, g.name)))
+  await Promise.all(gateways.map((g, i) => untilListening(g.started, [a, d, b, c][i] as number, g.name)))
 }
 
 // -------------------------------------------------------------------------------------
@@ -298,7 +313,7 @@ export const peerFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>
     }
     const rate = rates.map(median)
 
-    const [ts, ...peers] = gateways.map((g, i) => ({
+    const [ts, plain, ...peers] = gateways.map((g, i) => ({
       name: g.name,
       latency: latency[i] as number,
       rate: rate[i] as number,
@@ -308,7 +323,7 @@ export const peerFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>
     const busiest = peers.reduce((a, b) => (b.rate > a.rate ? b : a))
     const self = ts as { readonly latency: number; readonly rate: number }
     const each = (f: (x: NonNullable<typeof ts>) => string): string =>
-      [ts, ...peers].map((x) => x !== undefined && f(x)).join(', ')
+      [ts, plain, ...peers].map((x) => x !== undefined && f(x)).join(', ')
     return [
       {
         // the target: within 10 % of the faster peer (the maintainers' answer to a closing note)
@@ -317,6 +332,13 @@ export const peerFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>
         unit: 'µs',
         target: { op: '<=', value: Math.round(fastest.latency * 1.1) },
         note: `${each((x) => `${x.name} ${x.latency.toFixed(0)} µs`)} (median of ${calls}, interleaved)`,
+      },
+      {
+        name: 'serve --http --no-resume: the same latency, within 10 % of the faster npm peer',
+        value: (plain as { readonly latency: number }).latency,
+        unit: 'µs',
+        target: { op: '<=', value: Math.round(fastest.latency * 1.1) },
+        note: 'no priming event and no event kept: one write per answer, as supergateway',
       },
       {
         name: `serve --http: tools/call per second, ${CONCURRENT} clients at once, vs the busier npm peer`,

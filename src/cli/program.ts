@@ -542,6 +542,10 @@ server's own.
         'with --http: the most connections open at once; more are closed at once (default: 3/4 of the open-file limit)',
       ).argParser(wholeNumber(1, 1_000_000, 'a whole number of connections, from 1 to 1000000')),
     )
+    .option(
+      '--no-resume',
+      'with --http: streams a host cannot resume (no priming event, no events kept): one write per answer, not two',
+    )
     .option('--quiet', 'say nothing on stderr but the start, a reload, and why it stops (the log still gets all)')
     .addHelpText('after', SERVE_EXAMPLES)
     .action(
@@ -553,6 +557,7 @@ server's own.
         readonly maxSessions?: number
         readonly idleTimeout?: number
         readonly maxConnections?: number
+        readonly resume: boolean
         readonly quiet?: boolean
         readonly watch?: boolean
         readonly store?: string
@@ -565,10 +570,10 @@ server's own.
         if (loaded === undefined) return void (status = ExitCode.unusable)
         const { runServe } = loaded
         const { config, http, log, allowedHost: allowedHosts, maxSessions, idleTimeout: idleMs, watch, store } = opts
-        const { maxConnections, quiet } = opts
+        const { maxConnections, quiet, resume: resumable } = opts
         const otlp = await startExport('serve')
         status = await runServe(
-          { config, http, log, allowedHosts, maxSessions, idleMs, watch, store, maxConnections, quiet },
+          { config, http, log, allowedHosts, maxSessions, idleMs, watch, store, maxConnections, quiet, resumable },
           {
             err,
             pid: process.pid,

@@ -47,6 +47,8 @@ export interface ServeOptions {
   readonly maxConnections?: number | undefined
   /** Nothing on stderr but the start summary, a reload's outcome and what stops it (the log still gets everything). */
   readonly quiet?: boolean | undefined
+  /** With `http`: `false` for streams a host cannot resume (serveHttp's `resumable`; resumable when absent). */
+  readonly resumable?: boolean | undefined
 }
 
 /**
@@ -308,6 +310,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     ...(options.maxSessions !== undefined ? ['--max-sessions'] : []),
     ...(options.idleMs !== undefined ? ['--idle-timeout'] : []),
     ...(options.maxConnections !== undefined ? ['--max-connections'] : []),
+    ...(options.resumable === false ? ['--no-resume'] : []),
   ]
   if (listen === undefined && httpOnly.length > 0) {
     io.err(`toolstack serve: ${httpOnly.join(', ')} ${httpOnly.length === 1 ? 'applies' : 'apply'} to --http only`)
@@ -382,6 +385,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
           ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
           ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
           ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+          ...(options.resumable === false ? { resumable: false } : {}),
           onNotice: (message) => record({ type: 'diagnostic', message: `toolstack serve: ${message}` }),
           // the page, drawn from the gateway once it has started
           page: {

@@ -106,6 +106,13 @@ export interface ServeHttpOptions {
   /** Told, at most once a minute, that connections are being refused (plain text). */
   readonly onNotice?: (message: string) => void
   /**
+   * Whether a host whose stream was cut can resume it (`Last-Event-ID`, see {@link RESUMPTION}). Default `true`.
+   * `false` is for hosts that only ask and wait: no priming event opens each stream and no event is kept, so each
+   * call's answer is one write to the host, not two (the gateway's latency figure, docs/performance.md); a host
+   * cut off mid-call calls again.
+   */
+  readonly resumable?: boolean
+  /**
    * A page for people, at `GET /` (e.g. `gatewayPage(gateway, …)`), with its actions (`POST /NAME`); absent: 404.
    * Behind the `Host`, `Origin` and token checks, as `/mcp` is; a browser gives the token as the password of HTTP
    * Basic authentication (any user name), which a 401 for the page asks for. An action also needs the page's CSRF
@@ -394,6 +401,7 @@ export const serveHttp = async (
   const path = options.path ?? '/mcp'
   const idleMs = options.idleMs ?? 1_800_000
   const maxSessions = options.maxSessions ?? 1_000
+  const resumable = options.resumable !== false
   // initializes being answered now: they count against maxSessions before their id is known
   let opening = 0
   const sessions = new Map<string, Session>()
@@ -474,8 +482,7 @@ export const serveHttp = async (
       sessionIdGenerator: () => randomUUID(),
       // resumable streams: each starts with a priming event (its id, and `retry`), and a host that lost one
       // reconnects with Last-Event-ID and is sent what it missed, within a bounded window
-      eventStore: boundedEventStore(),
-      retryInterval: RESUMPTION.retryMs,
+      ...(resumable ? { eventStore: boundedEventStore(), retryInterval: RESUMPTION.retryMs } : {}),
       onsessioninitialized: (id) => {
         sessions.set(id, { server, transport, lastSeen: Date.now() })
       },

@@ -480,6 +480,33 @@ describe('toolstack serve --http', () => {
     expect(await post({ host: `mcp.example:${port}`, origin: 'https://evil.example' })).toBe(403)
   }, 60_000)
 
+  it('--no-resume: an answer opens its stream, with no priming event before it; without it, one does', async () => {
+    const dir = workspace()
+    const file = configFile(dir, gatewayConfig(dir))
+    // the first event of an initialize answer's stream, as the host reads it
+    const firstEvent = async (url: string): Promise<string> => {
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      })
+      return (await answer.text()).split('\n\n')[0] ?? ''
+    }
+    const plain = await serveHttpCommand(file, '127.0.0.1:0', {}, ['--no-resume'])
+    expect(await firstEvent(plain.url)).toMatch(/^event: message\ndata: \{.*"id":0\}$/)
+    const resumable = await serveHttpCommand(file, '127.0.0.1:0')
+    expect(await firstEvent(resumable.url)).toMatch(/^id: \S+\nretry: 1000\ndata: $/)
+  }, 60_000)
+
   it('--allowed-host refuses what is not NAME[:PORT], and applies to --http only: status 2, saying so', () => {
     const dir = workspace()
     // a good configuration: the options are refused before any upstream starts
@@ -494,9 +521,9 @@ describe('toolstack serve --http', () => {
     const stdio = run(['--allowed-host', 'mcp.example'])
     expect(stdio.status).toBe(2)
     expect(stdio.stderr).toContain('--allowed-host applies to --http only')
-    const both = run(['--max-sessions', '5', '--idle-timeout', '60000'])
+    const both = run(['--max-sessions', '5', '--idle-timeout', '60000', '--no-resume'])
     expect(both.status).toBe(2)
-    expect(both.stderr).toContain('--max-sessions, --idle-timeout apply to --http only')
+    expect(both.stderr).toContain('--max-sessions, --idle-timeout, --no-resume apply to --http only')
     const zero = run(['--http', '127.0.0.1:0', '--max-sessions', '0'])
     expect(zero.status).toBe(2)
     expect(zero.stderr).toContain('expected a whole number of sessions, from 1 to 1000000')

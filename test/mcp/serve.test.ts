@@ -1039,6 +1039,45 @@ describe('serveHttp: resumable streams', () => {
     expect(unknown.status).toBe(400)
     await unknown.body?.cancel()
   })
+
+  it('resumable: false: a stream opens with the answer itself, no priming event and no id, and nothing can be resumed', async () => {
+    const serving = await serve({ port: 0, resumable: false })
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    }
+    const init = await fetch(serving.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    })
+    const inSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') ?? '' }
+    const initEvents = await readEvents(init.body as ReadableStream<Uint8Array>, () => false)
+    expect(initEvents.map((e) => [e.id, e.retry, (JSON.parse(e.data) as { id?: unknown }).id])).toEqual([
+      [undefined, undefined, 0],
+    ])
+    const list = await fetch(serving.url, {
+      method: 'POST',
+      headers: inSession,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
+    const events = await readEvents(list.body as ReadableStream<Uint8Array>, () => false)
+    expect(events).toEqual([
+      {
+        data: JSON.stringify({
+          result: { tools: [{ name: 'hello', inputSchema: { type: 'object' } }] },
+          jsonrpc: '2.0',
+          id: 1,
+        }),
+      },
+    ])
+  })
 })
 
 describe('boundedEventStore', () => {
