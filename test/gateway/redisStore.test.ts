@@ -468,7 +468,9 @@ describe('redisStore: Redis dies and comes back', () => {
     const read = pinOf({ name: 'fs_read', description: 'Reads a file.' })
     const list = pinOf({ name: 'fs_list', description: 'Lists a directory.' })
     const listed = pinOf({ name: 'fs_list', description: 'Lists a directory, and its size.' })
+    const early = pinOf({ name: 'fs_list', description: 'Lists a directory, early.' })
     expect(await a.store.pins.pin([first, list])).toEqual([true, true])
+    expect(await a.store.pins.change(early)).toBe(true)
     await redis.kill()
     await until(() => a.notices.length === 1)
     // said by this process, as no one else can be asked
@@ -486,6 +488,7 @@ describe('redisStore: Redis dies and comes back', () => {
       fs_write: JSON.stringify(second),
     })
     expect(await raw((c) => c.hGetAll(`t${run}:changes`))).toEqual({
+      [JSON.stringify(['fs_list', early.hash])]: JSON.stringify(early),
       [JSON.stringify(['fs_list', listed.hash])]: JSON.stringify(listed),
     })
     const heard: Array<string> = []
