@@ -217,14 +217,15 @@ describe('fileStore: a write that fails', () => {
 describe('fileStore: its next try', () => {
   it('is set only by a failed write, once however many fail before it runs; a store closed as it runs sets none after', async () => {
     const tries = holdTries()
+    const file = join(tempDir(), 'grants.json')
+    // only this store's writes fail (the test process may hold other stores, whose failures would set timers too)
     let failing = false
     let failed = 0
     wrapRename((real) => (from, to) => {
-      if (!failing) return real(from, to)
+      if (!failing || to !== file) return real(from, to)
       failed++
       return Promise.reject(failure('EXDEV'))
     })
-    const file = join(tempDir(), 'grants.json')
     const notices: Array<string> = []
     const store = await openStore(file, notices)
     // a write that succeeds: the pin is said once the write was made, and no next try is due
@@ -391,16 +392,26 @@ describe('fileStore: its directory cannot be watched', () => {
           return real(dir, () => undefined)
         }) as unknown as typeof fs.watch,
     )
+    // the timers of 50 ms set while the listener runs (synchronously: no other store's)
     const settles: Array<number> = []
+    let hearing = false
     const real = globalThis.setTimeout
     const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((f: () => void, ms?: number) => {
-      if (ms === 50) settles.push(ms)
+      if (hearing && ms === 50) settles.push(ms)
       return real(f, ms)
     }) as typeof setTimeout)
     undo.push(() => spy.mockRestore())
     const file = join(tempDir(), 'grants.json')
     const store = await openStore(file, [])
-    const hear = heard as (event: string, name: string | null) => void
+    const listener = heard as (event: string, name: string | null) => void
+    const hear = (event: string, name: string | null): void => {
+      hearing = true
+      try {
+        listener(event, name)
+      } finally {
+        hearing = false
+      }
+    }
     const told = (): Promise<void> => new Promise((done) => void store.onGrantsChanged(done))
     writeFileSync(file, encodeStoreFile([WRITE]))
     hear('change', 'neighbour.log')
