@@ -197,6 +197,28 @@ describe('fileStore: who is told', () => {
     expect(new Set(grantsIn(file).map((g) => g.tool))).toEqual(new Set([WRITE.tool, MOVE.tool]))
     expect(a.grants()).toHaveLength(2)
   })
+
+  it('a pin held only because the file held it, lost by another writer’s rename, is written back', async () => {
+    const file = join(tempDir(), 'grants.json')
+    writeFileSync(file, JSON.stringify({ version: 1, grants: [WRITE], pins: [P] }))
+    const a = await open(file)
+    expect(a.pins.book().pins.get('fs_write')).toEqual(P)
+    // another writer's rename replaced the file with what it had read before P was in it
+    const other = `${file}.other`
+    writeFileSync(other, encodeStoreFile([WRITE]))
+    await fsp.rename(other, file)
+    const pinsIn = (): ReadonlyArray<Pin> | undefined => {
+      try {
+        const d = decodeStoreFile(readFileSync(file, 'utf8'))
+        return d._tag === 'Right' ? d.right.pins : undefined
+      } catch {
+        return undefined
+      }
+    }
+    await until(() => pinsIn() !== undefined, undefined, 'the pin written back')
+    expect(pinsIn()).toEqual([P])
+    expect(grantsIn(file)).toEqual([WRITE])
+  })
 })
 
 describe('fileStore: what it refuses', () => {
