@@ -15,6 +15,7 @@ import {
   openStore,
   storeKindOf,
 } from '../../src/gateway/index.js'
+import { hashDefinition } from '../../src/extend.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 import { until as waitUntil } from '../support/until.js'
 
@@ -55,7 +56,11 @@ describe('decodeStoreFile and encodeStoreFile', () => {
       '{\n  "version": 1,\n  "grants": [\n    {\n      "tool": "fs_write_file",\n      "decision": "allow",\n' +
         '      "under": "/srv/p"\n    },\n    {\n      "tool": "fs_move_file",\n      "decision": "deny"\n    }\n  ]\n}\n',
     )
-    expect(decodeStoreFile(text)).toEqual({ _tag: 'Right', right: { version: 1, grants: [WRITE, MOVE], revoked: [] } })
+    // a file with no pins nor changes decodes to a StoreFile without those members (not members set to undefined)
+    expect(decodeStoreFile(text)).toStrictEqual({
+      _tag: 'Right',
+      right: { version: 1, grants: [WRITE, MOVE], revoked: [] },
+    })
     const taken = encodeStoreFile([WRITE], [MOVE])
     expect(JSON.parse(taken)).toEqual({ version: 1, grants: [WRITE], revoked: [MOVE] })
     expect(decodeStoreFile(taken)).toEqual({ _tag: 'Right', right: { version: 1, grants: [WRITE], revoked: [MOVE] } })
@@ -256,7 +261,11 @@ describe('fileStore', () => {
     writeFileSync(file, '{"version":1,"gr')
     await until(() => notices.length === 1)
     store.addGrant(MOVE)
-    await new Promise((r) => setTimeout(r, 200))
+    // a pin is answered once the write that holds it (and MOVE, queued before it) was tried
+    const pin = { name: 'fs_read', description: 'Reads a file.' }
+    expect(
+      await store.pins.pin([{ tool: pin.name, hash: hashDefinition(pin).hash, at: '2026-12-06T00:00:00.000Z' }]),
+    ).toEqual([true])
     expect(readFileSync(file, 'utf8')).toBe('{"version":1,"gr')
     expect(store.grants()).toEqual([WRITE, MOVE])
     expect(notices[0]).toContain(`the store ${JSON.stringify(file)}: it cannot be read`)

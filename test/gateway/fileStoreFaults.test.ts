@@ -86,6 +86,31 @@ const asSet = (rs: ReadonlyArray<Rule>): ReadonlySet<string> => new Set(rs.map(k
 const failure = (code: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`${code}: the test's failure`), { code })
 
+const pinOf = (definition: ToolDefinition): Pin => ({
+  tool: definition.name,
+  hash: hashDefinition(definition).hash,
+  at: '2026-12-05T00:00:00.000Z',
+  definition,
+})
+const P = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+const P2 = pinOf({ name: 'fs_write', description: 'Writes a file. Also mails it.' })
+const R = pinOf({ name: 'fs_read', description: 'Reads a file.' })
+const S = pinOf({ name: 'fs_stat', description: 'Describes a file.' })
+
+// the store's timers of its next try (1 s), held for the test to run by hand; every other timer is set as asked
+const holdTries = (): Array<() => void> => {
+  const tries: Array<() => void> = []
+  const real = globalThis.setTimeout
+  const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((f: () => void, ms?: number) => {
+    if (ms !== 1000) return real(f, ms)
+    tries.push(f)
+    // a timer that never runs in a test's time, for the store to unref and clear
+    return real(() => undefined, 2 ** 31 - 1)
+  }) as typeof setTimeout)
+  undo.push(() => spy.mockRestore())
+  return tries
+}
+
 describe('fileStore: a write that fails', () => {
   it('cannot be renamed into place: the file as it was, no temporary file; said once; written at the next try, and said once', async () => {
     const dir = tempDir()
@@ -189,6 +214,48 @@ describe('fileStore: a write that fails', () => {
   })
 })
 
+describe('fileStore: its next try', () => {
+  it('is set only by a failed write, once however many fail before it runs; a store closed as it runs sets none after', async () => {
+    const tries = holdTries()
+    const file = join(tempDir(), 'grants.json')
+    // only this store's writes fail (the test process may hold other stores, whose failures would set timers too)
+    let failing = false
+    let failed = 0
+    wrapRename((real) => (from, to) => {
+      if (!failing || to !== file) return real(from, to)
+      failed++
+      return Promise.reject(failure('EXDEV'))
+    })
+    const notices: Array<string> = []
+    const store = await openStore(file, notices)
+    // a write that succeeds: the pin is said once the write was made, and no next try is due
+    expect(await store.pins.pin([P])).toEqual([true])
+    expect(tries).toHaveLength(0)
+    failing = true
+    expect(await store.pins.pin([R])).toEqual([true])
+    expect([failed, tries.length, notices.length]).toEqual([1, 1, 1])
+    // a second failed write while the try is due sets no second timer; of a batch, only the pin first here is said
+    expect(await store.pins.pin([R, S])).toEqual([false, true])
+    expect([failed, tries.length, notices.length]).toEqual([2, 1, 1])
+    failing = false
+    ;(tries[0] as () => void)()
+    await until(() => notices.length === 2, undefined, 'the notice that it is written again')
+    expect(notices[1]).toBe(`toolstack: the store ${JSON.stringify(file)} is read and written again`)
+    expect(tries).toHaveLength(1)
+    expect(readFileSync(file, 'utf8')).toBe(encodeStoreFile([], [], store.pins.book()))
+    expect([...store.pins.book().pins.keys()].sort()).toEqual(['fs_read', 'fs_stat', 'fs_write'])
+    // failing again: one try due; it runs as the store closes, and neither it nor close's last try sets another
+    failing = true
+    store.addGrant(WRITE)
+    await until(() => notices.length === 3, undefined, 'the notice of the next failed write')
+    expect([failed, tries.length]).toEqual([3, 2])
+    ;(tries[1] as () => void)()
+    opened.splice(0)
+    await store.close()
+    expect([failed, tries.length]).toEqual([5, 2])
+  })
+})
+
 describe('fileStore: what it holds', () => {
   it('keeps the process alive by nothing: its watcher, its wait for a change to settle and its timer of the next try are let go (unref)', async () => {
     const watchers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap').length
@@ -289,6 +356,80 @@ describe('fileStore: its directory cannot be watched', () => {
     expect(grantsIn(file)).toEqual([WRITE, MOVE])
   })
 
+  it('with no watch, a write while the file cannot be read is said, naming why, and leaves the file as it is', async () => {
+    wrapWatch(() => () => {
+      throw failure('ENOSPC')
+    })
+    const file = join(tempDir(), 'grants.json')
+    writeFileSync(file, encodeStoreFile([WRITE]))
+    const notices: Array<string> = []
+    const store = await openStore(file, notices)
+    expect(notices).toHaveLength(1)
+    // written: said, as the watch's notice was
+    expect(await store.pins.pin([P])).toEqual([true])
+    expect(notices[1]).toBe(`toolstack: the store ${JSON.stringify(file)} is read and written again`)
+    writeFileSync(file, '{"version":1,"gr')
+    expect(await store.pins.pin([R])).toEqual([true])
+    expect(notices).toHaveLength(3)
+    expect(notices[2]).toMatch(
+      /^toolstack: the store ".*": it cannot be read \(it is not JSON \(.*\); a truncated or half-written file reads so\), so it is not written; grants are kept in this process meanwhile and written when it can be$/,
+    )
+    expect(readFileSync(file, 'utf8')).toBe('{"version":1,"gr')
+    // mended: close's last try writes what waited
+    writeFileSync(file, encodeStoreFile([WRITE]))
+    opened.splice(0)
+    await store.close()
+    expect(readFileSync(file, 'utf8')).toBe(encodeStoreFile([WRITE], [], store.pins.book()))
+  })
+
+  it('hears only its own file: a neighbour named sets nothing; its own name, or no name (a platform may give none), reads the file again', async () => {
+    // the store's listener, called by the test alone (the real watch made hears nothing)
+    let heard: ((event: string, name: string | null) => void) | undefined
+    wrapWatch(
+      (real) =>
+        ((dir: string, listener: (event: string, name: string | null) => void) => {
+          heard = listener
+          return real(dir, () => undefined)
+        }) as unknown as typeof fs.watch,
+    )
+    // the timers of 50 ms set while the listener runs (synchronously: no other store's)
+    const settles: Array<number> = []
+    let hearing = false
+    const real = globalThis.setTimeout
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((f: () => void, ms?: number) => {
+      if (hearing && ms === 50) settles.push(ms)
+      return real(f, ms)
+    }) as typeof setTimeout)
+    undo.push(() => spy.mockRestore())
+    const file = join(tempDir(), 'grants.json')
+    const store = await openStore(file, [])
+    const listener = heard as (event: string, name: string | null) => void
+    const hear = (event: string, name: string | null): void => {
+      hearing = true
+      try {
+        listener(event, name)
+      } finally {
+        hearing = false
+      }
+    }
+    const told = (): Promise<void> => new Promise((done) => void store.onGrantsChanged(done))
+    writeFileSync(file, encodeStoreFile([WRITE]))
+    hear('change', 'neighbour.log')
+    hear('rename', '.grants.json.4242.tmp')
+    expect(settles).toHaveLength(0)
+    const first = told()
+    hear('change', 'grants.json')
+    expect(settles).toHaveLength(1)
+    await first
+    expect(store.grants()).toEqual([WRITE])
+    writeFileSync(file, encodeStoreFile([WRITE, MOVE]))
+    const second = told()
+    hear('rename', null)
+    expect(settles).toHaveLength(2)
+    await second
+    expect(store.grants()).toEqual([WRITE, MOVE])
+  })
+
   it('later (the watch fails): the watch is closed, and the store goes on', async () => {
     const watchers: Array<fs.FSWatcher> = []
     wrapWatch(
@@ -317,21 +458,13 @@ describe('fileStore: its directory cannot be watched', () => {
 
 describe('fileStore: pins while the file cannot be written', () => {
   it('a pin or a change recorded first here is said by this process (it cannot learn whether the file had it)', async () => {
-    const pinOf = (definition: ToolDefinition): Pin => ({
-      tool: definition.name,
-      hash: hashDefinition(definition).hash,
-      at: '2026-12-05T00:00:00.000Z',
-      definition,
-    })
     const file = join(tempDir(), 'grants.json')
     const notices: Array<string> = []
     const store = await openStore(file, notices)
-    expect(await store.pins.pin([pinOf({ name: 'fs_write', description: 'Writes a file.' })])).toEqual([true])
+    expect(await store.pins.pin([P])).toEqual([true])
     wrapRename(() => () => Promise.reject(failure('EXDEV')))
-    expect(await store.pins.change(pinOf({ name: 'fs_write', description: 'Writes a file. Also mails it.' }))).toBe(
-      true,
-    )
-    expect(await store.pins.pin([pinOf({ name: 'fs_read', description: 'Reads a file.' })])).toEqual([true])
+    expect(await store.pins.change(P2)).toBe(true)
+    expect(await store.pins.pin([R])).toEqual([true])
     expect(notices).toHaveLength(1)
   })
 })

@@ -1,7 +1,7 @@
 // The file store does only what a change needs, on a real directory: what changes nothing writes nothing (with
 // another process holding the lock, a write would wait two seconds and say so), listeners are told once per change
 // from elsewhere and not after they unsubscribe, and a file that swapped one grant for another is read as it is.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import fsp from 'node:fs/promises'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
@@ -90,6 +90,25 @@ describe('fileStore: what changes nothing writes nothing', () => {
     expect(notices).toEqual([])
   })
 
+  it('a file unreadable for a while, then mended holding all the store holds: said each way, never written', async () => {
+    const file = join(tempDir(), 'grants.json')
+    writeFileSync(file, encodeStoreFile([WRITE]))
+    const renames = countRenames(file)
+    const notices: Array<string> = []
+    const store = await open(file, notices)
+    writeFileSync(file, '{"version":1,"gr')
+    await until(() => notices.length === 1, undefined, 'the notice of a file that cannot be read')
+    expect(notices[0]).toContain(`the store ${JSON.stringify(file)}: it cannot be read (it is not JSON (`)
+    writeFileSync(file, encodeStoreFile([WRITE]))
+    await until(() => notices.length === 2, undefined, 'the notice that it is read again')
+    expect(notices[1]).toBe(`toolstack: the store ${JSON.stringify(file)} is read and written again`)
+    expect(store.grants()).toEqual([WRITE])
+    opened.splice(0)
+    await store.close()
+    expect(renames.n).toBe(0)
+    expect(notices).toHaveLength(2)
+  })
+
   it('two stores granting the same: the file is written once', async () => {
     const file = join(tempDir(), 'grants.json')
     const renames = countRenames(file)
@@ -100,6 +119,25 @@ describe('fileStore: what changes nothing writes nothing', () => {
     await Promise.all([a.close(), b.close()])
     expect(grantsIn(file)).toEqual([WRITE])
     expect(renames.n).toBe(1)
+  })
+})
+
+describe('fileStore: a lock held past its wait', () => {
+  it('a write gives up after its wait (two seconds): said, naming the lock; written at the next try once the lock is gone', async () => {
+    const file = join(tempDir(), 'grants.json')
+    const notices: Array<string> = []
+    const store = await open(file, notices)
+    writeFileSync(`${file}.lock`, '4242\n')
+    // resolved once the write gave up
+    expect(await store.pins.pin([P])).toEqual([true])
+    expect(notices).toEqual([
+      `toolstack: the store ${JSON.stringify(file)}: its lock ${JSON.stringify(`${file}.lock`)} is held by another process; grants are kept in this process meanwhile and written when it can be`,
+    ])
+    expect(existsSync(file)).toBe(false)
+    unlinkSync(`${file}.lock`)
+    await until(() => notices.length === 2, undefined, 'the notice that it is written again')
+    expect(notices[1]).toBe(`toolstack: the store ${JSON.stringify(file)} is read and written again`)
+    expect(readFileSync(file, 'utf8')).toBe(encodeStoreFile([], [], store.pins.book()))
   })
 })
 
@@ -158,6 +196,28 @@ describe('fileStore: who is told', () => {
     })
     expect(new Set(grantsIn(file).map((g) => g.tool))).toEqual(new Set([WRITE.tool, MOVE.tool]))
     expect(a.grants()).toHaveLength(2)
+  })
+
+  it('a pin held only because the file held it, lost by another writer’s rename, is written back', async () => {
+    const file = join(tempDir(), 'grants.json')
+    writeFileSync(file, JSON.stringify({ version: 1, grants: [WRITE], pins: [P] }))
+    const a = await open(file)
+    expect(a.pins.book().pins.get('fs_write')).toEqual(P)
+    // another writer's rename replaced the file with what it had read before P was in it
+    const other = `${file}.other`
+    writeFileSync(other, encodeStoreFile([WRITE]))
+    await fsp.rename(other, file)
+    const pinsIn = (): ReadonlyArray<Pin> | undefined => {
+      try {
+        const d = decodeStoreFile(readFileSync(file, 'utf8'))
+        return d._tag === 'Right' ? d.right.pins : undefined
+      } catch {
+        return undefined
+      }
+    }
+    await until(() => pinsIn() !== undefined, undefined, 'the pin written back')
+    expect(pinsIn()).toEqual([P])
+    expect(grantsIn(file)).toEqual([WRITE])
   })
 })
 
