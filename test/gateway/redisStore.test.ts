@@ -572,6 +572,41 @@ describe('redisStore: what Redis holds is checked as it is read', () => {
     expect(await raw((c) => c.sIsMember(`t${run}:grants`, '{"tool":"one_more","decision":"allow"}'))).toBe(0)
   })
 
+  it('at most 10,000 of the members Redis holds are read: of 20,000, half not rules, fewer than 10,000 grants are held', async () => {
+    run++
+    const rules = Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ tool: `t${i}`, decision: 'allow' }))
+    const junk = Array.from({ length: 10_000 }, (_, i) => `junk ${i}`)
+    await raw((c) => c.sAdd(`t${run}:grants`, [...rules, ...junk]))
+    const a = await open()
+    // Redis answers its members in an order of its own, the junk among the rules
+    expect(a.store.grants().length).toBeGreaterThan(0)
+    expect(a.store.grants().length).toBeLessThan(10_000)
+  })
+
+  it('at most 10,000 pins and 2,000 changes are read: of twice as many fields, half not pins, fewer are held', async () => {
+    run++
+    const pins = Array.from({ length: 10_000 }, (_, i) => pinOf({ name: `p${i}`, description: `Does ${i}.` }))
+    const changes = Array.from({ length: 2_000 }, (_, i) => pinOf({ name: `c${i}`, description: `Does ${i}.` }))
+    const junk = (n: number): Record<string, string> =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`junk ${i}`, 'not a pin']))
+    await raw(async (c) => {
+      await c.hSet(`t${run}:pins`, {
+        ...Object.fromEntries(pins.map((p) => [p.tool, JSON.stringify(p)])),
+        ...junk(10_000),
+      })
+      await c.hSet(`t${run}:changes`, {
+        ...Object.fromEntries(changes.map((p) => [JSON.stringify([p.tool, p.hash]), JSON.stringify(p)])),
+        ...junk(2_000),
+      })
+    })
+    const a = await open()
+    const book = a.store.pins.book()
+    expect(book.pins.size).toBeGreaterThan(0)
+    expect(book.pins.size).toBeLessThan(10_000)
+    expect(book.changes.size).toBeGreaterThan(0)
+    expect(book.changes.size).toBeLessThan(2_000)
+  })
+
   // room for a pin's tool, hash and time beside its definition's canonical text
   const MAX_PIN_CHARS = MAX_DEFINITION_CHARS + 4_096
 
@@ -1017,6 +1052,70 @@ describe('redisStore: its writes, its listeners and its close', () => {
     await s.close()
     // a close waits up to a second for a client that is connected; this one is not
     expect(Date.now() - t0).toBeLessThan(900)
+  })
+
+  it('a read after a dropped connection that finds what this process holds tells no listener', async () => {
+    run++
+    const a = await open()
+    a.store.addGrant({ tool: 'kept', decision: 'allow' })
+    await until(async () => (await raw((c) => c.sCard(`t${run}:grants`))) === 1)
+    let told = 0
+    a.store.onGrantsChanged(() => void told++)
+    await raw(async (c) => {
+      const mine = (await c.clientList()).filter((x) => !x.cmd.startsWith('client'))
+      for (const x of mine) await c.clientKill({ filter: 'ID', id: x.id }).catch(() => undefined)
+    })
+    // said once the grants are read again
+    await until(() => a.notices.length === 2)
+    expect(told).toBe(0)
+    expect(a.store.grants()).toEqual([{ tool: 'kept', decision: 'allow' }])
+  })
+
+  it('pins, changes and acceptances it wrote back after an outage are announced, so a replica that had none reads them', async () => {
+    const [a, b] = await pair()
+    const x = pinOf({ name: 'x', description: 'Does x.' })
+    const x2 = pinOf({ name: 'x', description: 'Does x, and more.' })
+    const y = pinOf({ name: 'y', description: 'Does y.' })
+    expect(await a.store.pins.pin([x])).toEqual([true])
+    await until(() => b.store.pins.book().pins.has('x'))
+    // A alone cannot write its counts: it is down, and its probe writes the rest of what it keeps
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    await until(() => a.notices.length === 1)
+    // a pin and a change together
+    expect(await a.store.pins.pin([y])).toEqual([true])
+    expect(await a.store.pins.change(x2)).toBe(true)
+    await until(() => b.store.pins.book().pins.has('y') && b.store.pins.book().changes.has('x'))
+    // an acceptance alone
+    expect((await a.store.pins.accept('x', x2.hash))._tag).toBe('Right')
+    await until(() => b.store.pins.book().pins.get('x')?.hash === x2.hash)
+    expect(b.store.pins.book().changes.has('x')).toBe(false)
+    expect(b.notices).toEqual([])
+  })
+
+  it('a replica cut off alone keeps the mark of the Redis it wrote to: another, cut off after it, writes back no grant Redis dropped', async () => {
+    run++
+    // the connections of the store opened last: those no earlier one holds, but the one listing them
+    const connections = async (): Promise<ReadonlyArray<number>> =>
+      (await raw((c) => c.clientList())).filter((x) => !x.cmd.startsWith('client')).map((x) => x.id)
+    const cutOff = (ids: ReadonlyArray<number>): Promise<void> =>
+      raw(async (c) => {
+        for (const id of ids) await c.clientKill({ filter: 'ID', id })
+      })
+    const a = await open()
+    const ofA = await connections()
+    const b = await open()
+    const ofB = (await connections()).filter((id) => !ofA.includes(id))
+    a.store.addGrant({ tool: 'g', decision: 'allow' })
+    await until(() => b.store.grants().length === 1)
+    await cutOff(ofA)
+    await until(() => a.notices.length === 2)
+    // taken out of Redis with no word to anyone
+    await raw((c) => c.sRem(`t${run}:grants`, '{"tool":"g","decision":"allow"}'))
+    await cutOff(ofB)
+    await until(() => b.notices.length === 2)
+    expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual([])
+    expect(b.store.grants()).toEqual([])
   })
 
   it('a grant announced while only its subscriber’s connection was gone is read when the subscriber is back', async () => {
