@@ -810,6 +810,8 @@ describe('redisStore: the keys and channels the module documents', () => {
     a.store.onGrantsChanged(() => told++)
     const text = '{"tool":"x","decision":"deny"}'
     await raw(async (c) => {
+      // what is not a rule is not heard
+      await c.publish(`t${run}:grants:added`, 'not a rule')
       await c.sAdd(`t${run}:grants`, text)
       await c.publish(`t${run}:grants:added`, text)
     })
@@ -1002,6 +1004,8 @@ describe('redisStore: its writes, its listeners and its close', () => {
     // said by this process: Redis is not asked while this process cannot write to it
     expect(await a.store.claim('t', 'k1')).toBe(true)
     expect(await a.store.pins.pin([pin])).toEqual([true])
+    // and once only
+    expect(await a.store.pins.pin([pin])).toEqual([false])
     // two pairs kept: a third is dropped, the first added to
     a.store.addCounts([
       { tool: 't', key: 'k2', calls: 2 },
