@@ -1127,6 +1127,28 @@ describe('redisStore: its writes, its listeners and its close', () => {
     expect(b.store.grants()).toEqual([])
   })
 
+  it('a store whose first probe fails writes what it was given when Redis answers, announced once: no Redis it wrote to was emptied', async () => {
+    run++
+    // a mark of another type: the first probe's read of it fails
+    await raw((c) => c.hSet(`t${run}:epoch`, 'not', 'a mark'))
+    const a = await open()
+    expect(a.notices).toHaveLength(1)
+    a.store.addGrant({ tool: 'kept', decision: 'allow' })
+    const heard: Array<string> = []
+    const listener = rawClient()
+    await listener.connect()
+    try {
+      await listener.subscribe(`t${run}:grants:added`, (m) => void heard.push(m))
+      await raw((c) => c.del(`t${run}:epoch`))
+      await until(() => a.notices.length === 2)
+      await raw((c) => c.publish(`t${run}:grants:added`, 'end'))
+      await until(() => heard.includes('end'))
+    } finally {
+      await listener.close()
+    }
+    expect(heard).toEqual(['{"tool":"kept","decision":"allow"}', 'end'])
+  })
+
   it('a grant announced while only its subscriber’s connection was gone is read when the subscriber is back', async () => {
     run++
     const a = await open()
