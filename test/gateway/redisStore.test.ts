@@ -453,11 +453,16 @@ describe('redisStore: Redis dies and comes back', () => {
       expect(a.notices[0]).toMatch(/ cannot be reached \(no answer within 1000 ms\); serving from this process/)
       expect(await a.store.claim('t', 'hung2')).toBe(true)
       expect(a.notices).toHaveLength(1)
+      // said down, it does not wait on Redis again: what it counts now is answered at once
+      a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+      const t1 = Date.now()
+      expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 3 }])
+      expect(Date.now() - t1).toBeLessThan(300)
     } finally {
       process.kill(pid, 'SIGCONT')
     }
     await until(() => a.notices.length === 2)
-    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 2 }])
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 3 }])
   })
 
   it('pins, a change and an acceptance recorded while Redis is down are written when it answers, announced once, and not written again', async () => {
@@ -580,6 +585,41 @@ describe('redisStore: what Redis holds is checked as it is read', () => {
     expect(a.store.grants()).toHaveLength(10_000)
     await a.store.stats()
     expect(await raw((c) => c.sIsMember(`t${run}:grants`, '{"tool":"one_more","decision":"allow"}'))).toBe(0)
+  })
+
+  it('at most 10,000 of the members Redis holds are read: of 20,000, half not rules, fewer than 10,000 grants are held', async () => {
+    run++
+    const rules = Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ tool: `t${i}`, decision: 'allow' }))
+    const junk = Array.from({ length: 10_000 }, (_, i) => `junk ${i}`)
+    await raw((c) => c.sAdd(`t${run}:grants`, [...rules, ...junk]))
+    const a = await open()
+    // Redis answers its members in an order of its own, the junk among the rules
+    expect(a.store.grants().length).toBeGreaterThan(0)
+    expect(a.store.grants().length).toBeLessThan(10_000)
+  })
+
+  it('at most 10,000 pins and 2,000 changes are read: of twice as many fields, half not pins, fewer are held', async () => {
+    run++
+    const pins = Array.from({ length: 10_000 }, (_, i) => pinOf({ name: `p${i}`, description: `Does ${i}.` }))
+    const changes = Array.from({ length: 2_000 }, (_, i) => pinOf({ name: `c${i}`, description: `Does ${i}.` }))
+    const junk = (n: number): Record<string, string> =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`junk ${i}`, 'not a pin']))
+    await raw(async (c) => {
+      await c.hSet(`t${run}:pins`, {
+        ...Object.fromEntries(pins.map((p) => [p.tool, JSON.stringify(p)])),
+        ...junk(10_000),
+      })
+      await c.hSet(`t${run}:changes`, {
+        ...Object.fromEntries(changes.map((p) => [JSON.stringify([p.tool, p.hash]), JSON.stringify(p)])),
+        ...junk(2_000),
+      })
+    })
+    const a = await open()
+    const book = a.store.pins.book()
+    expect(book.pins.size).toBeGreaterThan(0)
+    expect(book.pins.size).toBeLessThan(10_000)
+    expect(book.changes.size).toBeGreaterThan(0)
+    expect(book.changes.size).toBeLessThan(2_000)
   })
 
   // room for a pin's tool, hash and time beside its definition's canonical text
@@ -779,17 +819,368 @@ describe('redisStore: the keys and channels the module documents', () => {
     let told = 0
     a.store.onGrantsChanged(() => told++)
     const text = '{"tool":"x","decision":"deny"}'
+    // what is not a rule is passed by, and what follows it heard (announced here before it is in the set, so only
+    // the message can tell it)
     await raw(async (c) => {
-      await c.sAdd(`t${run}:grants`, text)
+      await c.publish(`t${run}:grants:added`, 'not a rule')
       await c.publish(`t${run}:grants:added`, text)
     })
     await until(() => told === 1)
     expect(a.store.grants()).toEqual([{ tool: 'x', decision: 'deny' }])
+    await raw((c) => c.sAdd(`t${run}:grants`, text))
     await raw(async (c) => {
       await c.sRem(`t${run}:grants`, text)
       await c.publish(`t${run}:grants:removed`, text)
     })
     await until(() => told === 2)
     expect(a.store.grants()).toEqual([])
+  })
+})
+
+// The store's own life: one write at a time, the batch timer, the listeners it hands back, and its close.
+describe('redisStore: its writes, its listeners and its close', () => {
+  it('a grant added while a write runs is written after it, each announced once; a stats waits for both; one not held taken back is not announced', async () => {
+    run++
+    const a = await open()
+    const heard: Array<string> = []
+    const listener = rawClient()
+    await listener.connect()
+    try {
+      await listener.pSubscribe(
+        `t${run}:grants:*`,
+        (m, channel) => void heard.push(`${channel.slice(`t${run}:`.length)} ${m}`),
+      )
+      // the first starts a write; the second is asked for while it runs
+      a.store.addGrant({ tool: 'one', decision: 'allow' })
+      a.store.addGrant({ tool: 'two', decision: 'allow' })
+      await a.store.stats()
+      expect((await raw((c) => c.sMembers(`t${run}:grants`))).sort()).toEqual([
+        '{"tool":"one","decision":"allow"}',
+        '{"tool":"two","decision":"allow"}',
+      ])
+      a.store.revokeGrant({ tool: 'never', decision: 'allow' })
+      await a.store.stats()
+      // published after the store's writes, so heard after them
+      await raw((c) => c.publish(`t${run}:grants:removed`, 'end'))
+      await until(() => heard.length === 3)
+    } finally {
+      await listener.close()
+    }
+    expect(heard).toEqual([
+      'grants:added {"tool":"one","decision":"allow"}',
+      'grants:added {"tool":"two","decision":"allow"}',
+      'grants:removed end',
+    ])
+  })
+
+  it('counts are written by the batch timer, without a stats, batch after batch', async () => {
+    run++
+    const a = await open()
+    const written = (): Promise<string | null> => raw((c) => c.hGet(`t${run}:counts`, '["t","k"]'))
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    await until(async () => (await written()) === '1')
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 2 }])
+    await until(async () => (await written()) === '3')
+    expect(a.notices).toEqual([])
+  })
+
+  it('a grant listener unsubscribed is not told; the others are', async () => {
+    const [a, b] = await pair()
+    let told = 0
+    let gone = 0
+    b.store.onGrantsChanged(() => void told++)
+    b.store.onGrantsChanged(() => void gone++)()
+    a.store.addGrant({ tool: 'w', decision: 'allow' })
+    await until(() => told === 1)
+    expect(gone).toBe(0)
+  })
+
+  it('a claim Redis is answering when the store closes gets Redis’s answer', async () => {
+    const [a, b] = await pair()
+    expect(await b.store.claim('t', 'k')).toBe(true)
+    const asked = a.store.claim('t', 'k')
+    await a.store.close()
+    // claimed by B first: Redis answers that, and the close waits for it
+    expect(await asked).toBe(false)
+  })
+
+  it('a closed store lets its connections and its pin listeners go, says nothing more, and a second close does nothing', async () => {
+    run++
+    const a = await open()
+    const first = pinOf({ name: 'fs_write', description: 'Writes a file.' })
+    const second = pinOf({ name: 'fs_write', description: 'Writes a file, and mails it.' })
+    await a.store.pins.pin([first])
+    await a.store.pins.change(second)
+    let told = 0
+    a.store.pins.onPinsChanged(() => void told++)
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    await a.store.close()
+    expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","k"]': '1' })
+    // no connection is left but the one reading the list
+    await until(async () => (await raw((c) => c.clientList())).length === 1)
+    // its clients are closed: what it is asked now is answered from memory, unsaid, and no listener is told
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 2 }])
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 3 }])
+    expect((await a.store.pins.accept('fs_write', second.hash))._tag).toBe('Right')
+    expect(told).toBe(0)
+    await a.store.close()
+    expect(a.notices).toEqual([])
+  })
+
+  it('a Redis that does not answer at start is said after the start’s wait; the store serves from memory and says when it answers', async () => {
+    run++
+    const pid = redis.pid() as number
+    process.kill(pid, 'SIGSTOP')
+    let c: Opened | undefined
+    try {
+      c = await open()
+      expect(c.notices).toHaveLength(1)
+      expect(c.notices[0]).toMatch(/ cannot be reached \(no answer within 2000 ms\); serving from this process/)
+      expect(await c.store.claim('t', 'k')).toBe(true)
+    } finally {
+      process.kill(pid, 'SIGCONT')
+    }
+    const d = c
+    await until(() => d.notices.length === 2)
+    expect(d.notices[1]).toMatch(/answers again/)
+    expect(await raw((r) => r.hKeys(`t${run}:said`))).toEqual(['["t","k"]'])
+  })
+
+  // A Redis that refuses this store's writes (a key of another type) while its connections stay up: the store is
+  // down as far as it knows, and its subscriber still hears what others announce.
+  it('while it cannot write, stats answer this process’s own counts, not what Redis holds', async () => {
+    const [a, b] = await pair()
+    b.store.addCounts([{ tool: 't', key: 'other', calls: 5 }])
+    await b.store.stats()
+    await raw((c) => c.set(`t${run}:said`, 'not a hash'))
+    // a claim that fails is answered from memory; the write of it that fails is the outage
+    expect(await a.store.claim('t', 'k')).toBe(true)
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    await until(() => a.notices.length === 1)
+    expect(await a.store.stats()).toEqual([{ tool: 't', key: 'k', calls: 1 }])
+    await raw((c) => c.del(`t${run}:said`))
+    await until(() => a.notices.length === 2)
+    expect(await a.store.stats()).toEqual([
+      { tool: 't', key: 'k', calls: 1 },
+      { tool: 't', key: 'other', calls: 5 },
+    ])
+  })
+
+  it('while it cannot write, a grant it took back stays taken back though announced again, and one it added stays though announced removed', async () => {
+    run++
+    const a = await open()
+    const g = '{"tool":"g","decision":"allow"}'
+    const h = '{"tool":"h","decision":"allow"}'
+    a.store.addGrant({ tool: 'g', decision: 'allow' })
+    await until(async () => (await raw((c) => c.sMembers(`t${run}:grants`))).length === 1)
+    await raw(async (c) => {
+      await c.del(`t${run}:grants`)
+      await c.set(`t${run}:grants`, 'not a set')
+    })
+    a.store.revokeGrant({ tool: 'g', decision: 'allow' })
+    await until(() => a.notices.length === 1)
+    a.store.addGrant({ tool: 'h', decision: 'allow' })
+    let told = 0
+    a.store.onGrantsChanged(() => void told++)
+    // another replica announces g again and takes h back; then a grant of its own, heard after both
+    await raw(async (c) => {
+      await c.publish(`t${run}:grants:added`, g)
+      await c.publish(`t${run}:grants:removed`, h)
+      await c.publish(`t${run}:grants:added`, '{"tool":"s","decision":"allow"}')
+    })
+    await until(() => told === 1)
+    expect(a.store.grants()).toEqual([
+      { tool: 'h', decision: 'allow' },
+      { tool: 's', decision: 'allow' },
+    ])
+    // Redis takes writes again: what it holds is what this process kept (s was announced, never written)
+    await raw((c) => c.del(`t${run}:grants`))
+    await until(() => a.notices.length === 2)
+    expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual([h])
+    expect(a.store.grants()).toEqual([{ tool: 'h', decision: 'allow' }])
+  })
+
+  it('while it cannot write, a claim and a pin are answered from memory though Redis holds them, and the counts it keeps are bounded as Redis bounds them', async () => {
+    run++
+    const a = await open(`t${run}:&pairs=2`)
+    const pin = pinOf({ name: 'fs_read', description: 'Reads a file.' })
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    a.store.addCounts([{ tool: 't', key: 'k1', calls: 1 }])
+    await until(() => a.notices.length === 1)
+    // another replica's claim and pin, whose announcement this one did not hear
+    await raw(async (c) => {
+      await c.hSet(`t${run}:said`, '["t","k1"]', '1')
+      await c.hSet(`t${run}:pins`, 'fs_read', JSON.stringify(pin))
+    })
+    // said by this process: Redis is not asked while this process cannot write to it
+    expect(await a.store.claim('t', 'k1')).toBe(true)
+    expect(await a.store.pins.pin([pin])).toEqual([true])
+    // and once only
+    expect(await a.store.pins.pin([pin])).toEqual([false])
+    // two pairs kept: a third is dropped, the first added to
+    a.store.addCounts([
+      { tool: 't', key: 'k2', calls: 2 },
+      { tool: 't', key: 'k3', calls: 3 },
+      { tool: 't', key: 'k1', calls: 4 },
+    ])
+    await raw((c) => c.del(`t${run}:counts`))
+    await until(() => a.notices.length === 2)
+    expect(await raw((c) => c.hGetAll(`t${run}:counts`))).toEqual({ '["t","k1"]': '5', '["t","k2"]': '2' })
+    expect(await raw((c) => c.hKeys(`t${run}:said`))).toEqual(['["t","k1"]'])
+  })
+
+  it('a pin whose write Redis refuses is said by this process, the outage said, and written once Redis takes it', async () => {
+    run++
+    const a = await open()
+    await raw((c) => c.set(`t${run}:pins`, 'not a hash'))
+    const pin = pinOf({ name: 'fs_read', description: 'Reads a file.' })
+    expect(await a.store.pins.pin([pin])).toEqual([true])
+    expect(a.notices).toHaveLength(1)
+    expect(a.notices[0]).toMatch(/ cannot be reached \(.*WRONGTYPE/)
+    await raw((c) => c.del(`t${run}:pins`))
+    await until(() => a.notices.length === 2)
+    expect(await raw((c) => c.hGetAll(`t${run}:pins`))).toEqual({ fs_read: JSON.stringify(pin) })
+  })
+
+  it('Redis emptied and its writes paused: a subscriber back before the grants are written back reads nothing, and they are written back', async () => {
+    run++
+    const a = await open()
+    const kept = '{"tool":"kept","decision":"allow"}'
+    a.store.addGrant({ tool: 'kept', decision: 'allow' })
+    await until(async () => (await raw((c) => c.sCard(`t${run}:grants`))) === 1)
+    // emptied, the store's client cut off, and writes held for a while: its probe reads, then waits on its write
+    await raw((c) =>
+      c
+        .multi()
+        .addCommand(['FLUSHDB'])
+        .addCommand(['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes'])
+        .addCommand(['CLIENT', 'PAUSE', '600', 'WRITE'])
+        .exec(),
+    )
+    await until(() => a.notices.length === 1)
+    // the client back and its probe held: now the subscriber is cut off, and comes back while the probe waits
+    await until(async () => /cmd=set /.test(String(await raw((c) => c.sendCommand(['CLIENT', 'LIST'])))))
+    await raw((c) => c.sendCommand(['CLIENT', 'KILL', 'TYPE', 'pubsub']))
+    await until(() => a.notices.length === 2)
+    expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual([kept])
+    expect(a.store.grants()).toEqual([{ tool: 'kept', decision: 'allow' }])
+  })
+
+  it('a store whose Redis cannot be reached closes without waiting for it', async () => {
+    const s = await redisStore('redis://127.0.0.1:1', {})
+    const t0 = Date.now()
+    await s.close()
+    // a close waits up to a second for a client that is connected; this one is not
+    expect(Date.now() - t0).toBeLessThan(900)
+  })
+
+  it('a read after a dropped connection that finds what this process holds tells no listener', async () => {
+    run++
+    const a = await open()
+    a.store.addGrant({ tool: 'kept', decision: 'allow' })
+    await until(async () => (await raw((c) => c.sCard(`t${run}:grants`))) === 1)
+    let told = 0
+    a.store.onGrantsChanged(() => void told++)
+    await raw(async (c) => {
+      const mine = (await c.clientList()).filter((x) => !x.cmd.startsWith('client'))
+      for (const x of mine) await c.clientKill({ filter: 'ID', id: x.id }).catch(() => undefined)
+    })
+    // said once the grants are read again
+    await until(() => a.notices.length === 2)
+    expect(told).toBe(0)
+    expect(a.store.grants()).toEqual([{ tool: 'kept', decision: 'allow' }])
+  })
+
+  it('pins, changes and acceptances it wrote back after an outage are announced, so a replica that had none reads them', async () => {
+    const [a, b] = await pair()
+    const x = pinOf({ name: 'x', description: 'Does x.' })
+    const x2 = pinOf({ name: 'x', description: 'Does x, and more.' })
+    const y = pinOf({ name: 'y', description: 'Does y.' })
+    expect(await a.store.pins.pin([x])).toEqual([true])
+    await until(() => b.store.pins.book().pins.has('x'))
+    // A alone cannot write its counts: it is down, and its probe writes the rest of what it keeps
+    await raw((c) => c.set(`t${run}:counts`, 'not a hash'))
+    a.store.addCounts([{ tool: 't', key: 'k', calls: 1 }])
+    await until(() => a.notices.length === 1)
+    // a pin and a change together
+    expect(await a.store.pins.pin([y])).toEqual([true])
+    expect(await a.store.pins.change(x2)).toBe(true)
+    await until(() => b.store.pins.book().pins.has('y') && b.store.pins.book().changes.has('x'))
+    // an acceptance alone
+    expect((await a.store.pins.accept('x', x2.hash))._tag).toBe('Right')
+    await until(() => b.store.pins.book().pins.get('x')?.hash === x2.hash)
+    expect(b.store.pins.book().changes.has('x')).toBe(false)
+    expect(b.notices).toEqual([])
+  })
+
+  it('a replica cut off alone keeps the mark of the Redis it wrote to: another, cut off after it, writes back no grant Redis dropped', async () => {
+    run++
+    // the connections of the store opened last: those no earlier one holds, but the one listing them
+    const connections = async (): Promise<ReadonlyArray<number>> =>
+      (await raw((c) => c.clientList())).filter((x) => !x.cmd.startsWith('client')).map((x) => x.id)
+    const cutOff = (ids: ReadonlyArray<number>): Promise<void> =>
+      raw(async (c) => {
+        for (const id of ids) await c.clientKill({ filter: 'ID', id })
+      })
+    const a = await open()
+    const ofA = await connections()
+    const b = await open()
+    const ofB = (await connections()).filter((id) => !ofA.includes(id))
+    a.store.addGrant({ tool: 'g', decision: 'allow' })
+    await until(() => b.store.grants().length === 1)
+    await cutOff(ofA)
+    await until(() => a.notices.length === 2)
+    // taken out of Redis with no word to anyone
+    await raw((c) => c.sRem(`t${run}:grants`, '{"tool":"g","decision":"allow"}'))
+    await cutOff(ofB)
+    await until(() => b.notices.length === 2)
+    expect(await raw((c) => c.sMembers(`t${run}:grants`))).toEqual([])
+    expect(b.store.grants()).toEqual([])
+  })
+
+  it('a store whose first probe fails writes what it was given when Redis answers, announced once: no Redis it wrote to was emptied', async () => {
+    run++
+    // a mark of another type: the first probe's read of it fails
+    await raw((c) => c.hSet(`t${run}:epoch`, 'not', 'a mark'))
+    const a = await open()
+    expect(a.notices).toHaveLength(1)
+    a.store.addGrant({ tool: 'kept', decision: 'allow' })
+    const heard: Array<string> = []
+    const listener = rawClient()
+    await listener.connect()
+    try {
+      await listener.subscribe(`t${run}:grants:added`, (m) => void heard.push(m))
+      await raw((c) => c.del(`t${run}:epoch`))
+      await until(() => a.notices.length === 2)
+      await raw((c) => c.publish(`t${run}:grants:added`, 'end'))
+      await until(() => heard.includes('end'))
+    } finally {
+      await listener.close()
+    }
+    expect(heard).toEqual(['{"tool":"kept","decision":"allow"}', 'end'])
+  })
+
+  it('a grant announced while only its subscriber’s connection was gone is read when the subscriber is back', async () => {
+    run++
+    const a = await open()
+    let told = 0
+    a.store.onGrantsChanged(() => void told++)
+    const text = '{"tool":"missed","decision":"allow"}'
+    await raw(async (c) => {
+      // the subscriber is the connection subscribed to the store's three channels
+      const list = String(await c.sendCommand(['CLIENT', 'LIST']))
+      const id = /^id=(\d+) .* sub=3 /m.exec(list)?.[1] ?? ''
+      // in one transaction: the subscriber is gone before the grant is announced
+      await c
+        .multi()
+        .addCommand(['CLIENT', 'KILL', 'ID', id])
+        .sAdd(`t${run}:grants`, text)
+        .publish(`t${run}:grants:added`, text)
+        .exec()
+    })
+    await until(() => told === 1)
+    expect(a.store.grants()).toEqual([{ tool: 'missed', decision: 'allow' }])
+    // its other connection stayed: nothing was said
+    expect(a.notices).toEqual([])
   })
 })

@@ -496,7 +496,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
 
   let flushTimer: NodeJS.Timeout | undefined
   const flushSoon = (): void => {
-    if (flushTimer !== undefined || closed) return
+    if (flushTimer !== undefined) return
     flushTimer = setTimeout(() => {
       flushTimer = undefined
       void flush()
@@ -508,7 +508,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   let probing: Promise<void> | undefined
   const probe = (): Promise<void> =>
     (probing ??= (async () => {
-      if (closed || !client.isReady) return
+      // a closed client is never ready again
+      if (!client.isReady) return
       const done = await attempt(
         restoreIfEmptied()
           .then(() => write())
@@ -516,7 +517,6 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
         COMMAND_WAIT_MS,
       )
       if (!done.ok) return down(done.why)
-      if (up) return
       up = true
       if (saidDown) notice(`the store ${where.shown} answers again; what this process kept is written`)
       saidDown = false
@@ -525,7 +525,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     }))
   let probeTimer: NodeJS.Timeout | undefined
   function probeSoon(): void {
-    if (probeTimer !== undefined || closed) return
+    if (probeTimer !== undefined) return
     probeTimer = setTimeout(() => {
       probeTimer = undefined
       if (!up) void probe()
@@ -542,7 +542,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
   // has caught up (the probe reads them too), or a Redis that came back empty would be read before the grants this
   // process holds are written back to it
   subscriber.on('ready', () => {
-    if (client.isReady && up) Promise.all([readGrants(), readPins()]).catch(() => undefined)
+    if (up) Promise.all([readGrants(), readPins()]).catch(() => undefined)
   })
 
   const started = Promise.all([
@@ -557,7 +557,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     }),
     // a pin, a change or an acceptance written elsewhere: the book is read again
     subscriber.subscribe(keys.pinsChannel, () => {
-      if (up) readPins().catch(() => undefined)
+      readPins().catch(() => undefined)
     }),
   ]).then(() => probe())
   // serves from memory if Redis is refused, or not there in time; the clients keep trying
@@ -579,10 +579,9 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     }
     if (!up) return Promise.resolve(later())
     // slow or gone: this process says it, and the claim is written when Redis answers; a slow answer alone
-    // is no outage (a write that takes a second is)
-    return attempt(client.eval(CLAIM, { keys: [keys.said], arguments: [pairs, field] }), CLAIM_WAIT_MS).then((a) =>
-      a.ok ? !(Array.isArray(a.value) && a.value[0] === 0) : later(),
-    )
+    // is no outage (a write that takes a second is). The script answers one code per field.
+    const asked = client.eval(CLAIM, { keys: [keys.said], arguments: [pairs, field] }) as Promise<[number]>
+    return attempt(asked, CLAIM_WAIT_MS).then((a) => (a.ok ? a.value[0] !== 0 : later()))
   }
 
   // a pin or a change recorded here first is written at once and said only when Redis did not hold it already;
@@ -595,7 +594,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     later: Map<string, Pin>,
   ): Promise<boolean> => {
     // what waits is bounded as Redis bounds it
-    const keep = (): void => void ((later.has(field) || later.size < cap) && later.set(field, p))
+    const keep = (): void => void (later.size < cap && later.set(field, p))
     if (!up) {
       keep()
       return true
@@ -640,7 +639,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
           }
         }
         // written at once: another replica's sessions are held until it is
-        if (up) await flush()
+        await flush()
       }
       return right(pin)
     },
@@ -658,7 +657,7 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       if (pendingCounts.has(field) || pendingCounts.size < where.pairs)
         pendingCounts.set(field, (pendingCounts.get(field) ?? 0) + calls)
     }
-    if (up) flushSoon()
+    flushSoon()
   }
 
   const stats = async (): Promise<ReadonlyArray<PairCount>> => {
@@ -670,11 +669,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       down(all.why)
       return countsOf(own)
     }
-    const sum = new Map<string, number>()
-    for (const [f, n] of Object.entries(all.value)) sum.set(f, Number(n))
-    // deltas still pending (their write failed) are this process's, and part of the sum
-    for (const [f, n] of pendingCounts) sum.set(f, (sum.get(f) ?? 0) + n)
-    return countsOf(sum)
+    // what is counted while the read is under way is in the next answer
+    return countsOf(Object.entries(all.value).map(([f, n]) => [f, Number(n)] as const))
   }
 
   return {
@@ -684,14 +680,14 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
       pendingRevokes.delete(textOf(rule))
       pendingGrants.add(textOf(rule))
       // what another replica's human would be asked about: written at once, not batched
-      if (up) void flush()
+      void flush()
     },
     revokeGrant: (rule) => {
       const text = textOf(rule)
       if (!forget(text)) return
       pendingGrants.delete(text)
       pendingRevokes.add(text)
-      if (up) void flush()
+      void flush()
     },
     onGrantsChanged: (listener) => {
       listeners.add(listener)
@@ -701,12 +697,11 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     addCounts,
     stats,
     pins,
+    // a second close, and a flush or a probe after it (their timers are unref'd), find the clients closed and say
+    // nothing
     close: async () => {
-      if (closed) return
-      clearTimeout(flushTimer)
       await attempt(flush(), CLOSE_WAIT_MS)
       closed = true
-      clearTimeout(probeTimer)
       listeners.clear()
       pinListeners.clear()
       for (const c of [subscriber, client]) {
