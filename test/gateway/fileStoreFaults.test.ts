@@ -11,11 +11,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Rule } from '../../src/index.js'
 import type { GatewayStore } from '../../src/gateway/index.js'
 import { decodeStoreFile, encodeStoreFile, fileStore } from '../../src/gateway/index.js'
-import { hashDefinition } from '../../src/extend.js'
-import type { Pin, ToolDefinition } from '../../src/extend.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 import { until } from '../support/until.js'
 import { openUnder } from '../support/openFiles.js'
+import { pinOf } from '../support/pins.js'
 
 cleanUpAfterEach()
 
@@ -86,12 +85,6 @@ const asSet = (rs: ReadonlyArray<Rule>): ReadonlySet<string> => new Set(rs.map(k
 const failure = (code: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`${code}: the test's failure`), { code })
 
-const pinOf = (definition: ToolDefinition): Pin => ({
-  tool: definition.name,
-  hash: hashDefinition(definition).hash,
-  at: '2026-12-05T00:00:00.000Z',
-  definition,
-})
 const P = pinOf({ name: 'fs_write', description: 'Writes a file.' })
 const P2 = pinOf({ name: 'fs_write', description: 'Writes a file. Also mails it.' })
 const R = pinOf({ name: 'fs_read', description: 'Reads a file.' })

@@ -9,22 +9,16 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Rule } from '../../src/index.js'
 import type { GatewayStore } from '../../src/gateway/index.js'
 import { decodeStoreFile, encodeStoreFile, fileStore } from '../../src/gateway/index.js'
-import { hashDefinition } from '../../src/extend.js'
-import type { Pin, ToolDefinition } from '../../src/extend.js'
+import type { Pin } from '../../src/extend.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 import { until } from '../support/until.js'
+import { pinOf } from '../support/pins.js'
 
 cleanUpAfterEach()
 
 const WRITE: Rule = { tool: 'fs_write_file', decision: 'allow', under: '/srv/p' }
 const MOVE: Rule = { tool: 'fs_move_file', decision: 'deny' }
 
-const pinOf = (definition: ToolDefinition): Pin => ({
-  tool: definition.name,
-  hash: hashDefinition(definition).hash,
-  at: '2026-12-05T00:00:00.000Z',
-  definition,
-})
 const P = pinOf({ name: 'fs_write', description: 'Writes a file.' })
 const P2 = pinOf({ name: 'fs_write', description: 'Writes a file. Also mails it.' })
 const R = pinOf({ name: 'fs_read', description: 'Reads a file.' })

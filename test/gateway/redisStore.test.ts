@@ -6,12 +6,12 @@ import { createClient } from 'redis'
 import type { GatewayStore } from '../../src/gateway/stores/store.js'
 import { CLAIM_WAIT_MS, redisStore } from '../../src/gateway/stores/redisStore.js'
 import { MAX_DEFINITION_CHARS, hashDefinition } from '../../src/steps/pins/Definition.js'
-import type { Pin, ToolDefinition } from '../../src/steps/pins/Definition.js'
 import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
 import { isAlive } from '../support/processes.js'
 import { blocksOf } from '../support/blocks.js'
 import { until } from '../support/until.js'
+import { pinOf } from '../support/pins.js'
 
 let redis: RedisServer
 let run = 0
@@ -59,13 +59,6 @@ const raw = async <A>(f: (c: ReturnType<typeof rawClient>) => Promise<A>): Promi
     await c.close()
   }
 }
-
-const pinOf = (definition: ToolDefinition): Pin => ({
-  tool: definition.name,
-  hash: hashDefinition(definition).hash,
-  at: '2026-12-05T00:00:00.000Z',
-  definition,
-})
 
 describe('redisStore: two stores on one Redis', () => {
   it('a grant added through A is in B’s grants without B asking, and B’s listeners are told', async () => {

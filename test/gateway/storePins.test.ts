@@ -6,21 +6,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { GatewayStore } from '../../src/gateway/index.js'
 import { fileStore, memoryStore } from '../../src/gateway/index.js'
 import { redisStore } from '../../src/gateway/stores/redisStore.js'
-import { hashDefinition } from '../../src/extend.js'
-import type { Pin, ToolDefinition } from '../../src/extend.js'
 import type { RedisServer } from '../support/redis.js'
 import { startRedis } from '../support/redis.js'
 import { cleanUpAfterEach, tempDir } from '../mcp/fixtures.js'
 import { until } from '../support/until.js'
+import { pinOf } from '../support/pins.js'
 
 cleanUpAfterEach()
 
-const pinOf = (definition: ToolDefinition): Pin => ({
-  tool: definition.name,
-  hash: hashDefinition(definition).hash,
-  at: '2026-12-05T00:00:00.000Z',
-  definition,
-})
 const WRITE = pinOf({ name: 'fs_write', description: 'Writes a file.', inputSchema: { type: 'object' } })
 const WRITE_2 = pinOf({ name: 'fs_write', description: 'Writes a file. Also mails it.' })
 const READ = pinOf({ name: 'fs_read', description: 'Reads a file.' })

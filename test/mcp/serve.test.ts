@@ -972,6 +972,24 @@ describe('serveHttp: resumable streams', () => {
     return events
   }
 
+  // a host of protocol version 2025-11-25, the first that resumes streams, opening a session
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+  }
+  const initialize = (url: string): Promise<Response> =>
+    fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    })
+
   it('each stream opens with a priming event (an id, retry, no data); a host cut off mid-call reconnects with Last-Event-ID and gets the result; an unknown id is refused', async () => {
     const slow = (): Server => {
       const server = factory()()
@@ -982,21 +1000,7 @@ describe('serveHttp: resumable streams', () => {
       return server
     }
     const serving = await serve({ port: 0 }, slow)
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    }
-    const init = await fetch(serving.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    })
+    const init = await initialize(serving.url)
     const session = init.headers.get('mcp-session-id') ?? ''
     await init.body?.cancel()
     const inSession = { ...headers, 'mcp-session-id': session }
@@ -1042,21 +1046,7 @@ describe('serveHttp: resumable streams', () => {
 
   it('resumable: false: a stream opens with the answer itself, no priming event and no id, and nothing can be resumed', async () => {
     const serving = await serve({ port: 0, resumable: false })
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    }
-    const init = await fetch(serving.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    })
+    const init = await initialize(serving.url)
     const inSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') ?? '' }
     const initEvents = await readEvents(init.body as ReadableStream<Uint8Array>, () => false)
     expect(initEvents.map((e) => [e.id, e.retry, (JSON.parse(e.data) as { id?: unknown }).id])).toEqual([
