@@ -563,6 +563,30 @@ describe('withPolicy: ask', () => {
     expect((c.function.arguments as Record<string, unknown>)['path']).toBe('/tmp/a')
   })
 
+  it('sends the copy it judged: arguments the caller changes while its human is asked, or a getter that answers again otherwise, do not reach the tool', async () => {
+    const args: Record<string, unknown> = { path: '/tmp/a' }
+    const onAsk = () => () => {
+      args['path'] = '/etc/passwd'
+      return Promise.resolve<PermissionAnswer>({ action: 'allow-once' })
+    }
+    const asked = setup({ onAsk })
+    await run(asked.policy, [call('1', 'fs_write', args, true)])
+    expect(asked.inner.rec.batches[0]?.[0]?.function.arguments).toEqual({ path: '/tmp/a' })
+    // allowed by its rule, no one asked: the getter is read once, for the judgement, and its answer is what is sent
+    let reads = 0
+    const shifty = {
+      get path() {
+        reads++
+        return reads === 1 ? '/p/src/a.ts' : '/etc/passwd'
+      },
+    }
+    const allowed = setup()
+    await run(allowed.policy, [call('2', 'fs_write', shifty, true)])
+    const sent = allowed.inner.rec.batches[0]?.[0]?.function.arguments as Record<string, unknown>
+    expect([sent, reads]).toEqual([{ path: '/p/src/a.ts' }, 1])
+    expect(sent).not.toBe(shifty)
+  })
+
   it('says why it asks: no-match, or an unevaluable path', async () => {
     const { requests, onAsk } = scripted([{ action: 'deny-once' }, { action: 'deny-once' }])
     // no deny under a directory here: it would refuse the unreadable path outright
