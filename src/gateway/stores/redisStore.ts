@@ -420,7 +420,8 @@ export const redisStore = async (url: string, options: StoreOptions): Promise<Ga
     }
     for (const [tool, p] of book.pins) await putOnce(keys.pins, MAX_PINS, tool, p)
     for (const p of [...book.changes.values()].flat()) await putOnce(keys.changes, MAX_CHANGES, changeField(p), p)
-    if (book.pins.size + book.changes.size > 0) await client.publish(keys.pinsChannel, '')
+    // a replica that read the emptied Redis before this write-back reads the pins again
+    await client.publish(keys.pinsChannel, '')
   }
 
   // Writes what is pending. Grants and claims are idempotent, so one is dropped from pending only once
