@@ -13,11 +13,10 @@
  * `grants` (a set of rules as JSON, announced on the channel `grants:added`, and on `grants:removed` when taken
  * back), `said` (a hash whose fields are the claimed pairs), `counts` (a hash of calls per pair), `epoch` (a
  * random mark: a Redis that comes back without it lost its data, and each replica writes back every grant, pin
- * and change it holds), `pins` (a hash of each tool's pinned definition as JSON, by tool) and `changes` (a hash of the changed
- * definitions awaiting acceptance, by `[tool, hash]`), both announced on the channel `pins:changed`. A pair's
- * field is `JSON.stringify([tool, key])`,
- * each bounded as the seen-set bounds a key, and each hash holds at most `pairs` fields (the URL's `pairs`
- * parameter, the seen-set's capacity by default).
+ * and change it holds), `pins` (a hash of each tool's pinned definition as JSON, by tool) and `changes` (a hash of
+ * the changed definitions awaiting acceptance, by `[tool, hash]`), both announced on the channel `pins:changed`. A
+ * pair's field is `JSON.stringify([tool, key])`, each bounded as the seen-set bounds a key, and each hash holds at
+ * most `pairs` fields (the URL's `pairs` parameter, the seen-set's capacity by default).
  *
  * One file: over 500 lines because the store is one connection's life (its outage, the reconnection and the
  * write-back of what it kept) over the three kinds of record, each step reading the same refs.
