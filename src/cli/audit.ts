@@ -83,8 +83,10 @@ const argsText = (args: unknown): string => {
 // A log repeats the same tools in every request: each distinct list of a tool's declarations is compiled once
 // (compiling was a sixth of the command's time: the audit's throughput figure of docs/performance.md), by its
 // JSON text (a request body is JSON, so the text says all of it), at most CATALOGUES lists kept, the oldest
-// dropped first.
+// dropped first. Only lists of at most CACHED_CHARS are kept (the largest real tool here, Notion's, is 5.5 KB), so
+// what the cache holds stays bounded whatever a log declares; a larger one is compiled for each call, as before.
 export const CATALOGUES = 256
+export const CACHED_CHARS = 64 * 1024
 const DECLARATIONS_KEPT = 1024
 
 /** `compile`, made once per distinct list of declarations (at most {@link CATALOGUES} kept). @since 0.1.0 */
@@ -93,13 +95,15 @@ export const compiledOnce = (
 ): ((declarations: ReadonlyArray<unknown>) => Catalogue) => {
   const kept = new Map<string, Catalogue>()
   return (declarations) => {
-    let key: string
+    let text: string
     try {
-      key = keptText(JSON.stringify(declarations), DECLARATIONS_KEPT)
+      text = JSON.stringify(declarations)
     } catch {
       // not JSON after all (a body handed in by a program, with a cycle): compiled, not kept
       return compile(declarations)
     }
+    if (text.length > CACHED_CHARS) return compile(declarations)
+    const key = keptText(text, DECLARATIONS_KEPT)
     const had = kept.get(key)
     if (had !== undefined) return had
     const made = compile(declarations)

@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline'
 import { PassThrough, Readable } from 'node:stream'
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CATALOGUES, compiledOnce, newAuditor } from '../../src/cli/audit.js'
+import { CACHED_CHARS, CATALOGUES, compiledOnce, newAuditor } from '../../src/cli/audit.js'
 import { readRecords, readTextLines } from '../../src/cli/records.js'
 import { paletteFor } from '../../src/cli/color.js'
 import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
@@ -456,11 +456,15 @@ describe('compiledOnce', () => {
     const a = once(long('a'))
     const b = once(long('b'))
     expect([a === b, once(long('a')) === a, made.length]).toEqual([false, true, 2])
+    // past CACHED_CHARS a list is compiled each time, and nothing of it is kept
+    const huge = [{ type: 'function', function: { name: 'h', description: 'x'.repeat(CACHED_CHARS) } }]
+    expect(once(huge)).not.toBe(once(huge))
+    expect(made).toHaveLength(4)
     const cyclic: Record<string, unknown> = {}
     cyclic['self'] = cyclic
     once([cyclic])
     once([cyclic])
-    expect(made).toHaveLength(4)
+    expect(made).toHaveLength(6)
   })
 
   it('whatever the lists, each answer is the catalogue of a list with the same JSON text', () => {
