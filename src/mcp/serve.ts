@@ -17,10 +17,14 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import type { EventStore, StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type {
+  EventStore,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { describeError } from '../kernel/describe.js'
+import { sendWebResponse, webRequestOf } from './webExchange.js'
 
 // -------------------------------------------------------------------------------------
 // stdio
@@ -256,7 +260,7 @@ export const boundedEventStore = (
 
 interface Session {
   readonly server: Server
-  readonly transport: StreamableHTTPServerTransport
+  readonly transport: WebStandardStreamableHTTPServerTransport
   lastSeen: number
 }
 
@@ -296,6 +300,9 @@ export const defaultMaxConnections = (): number => {
   return Math.max(16, Math.min(100_000, Math.floor(limit * 0.75)))
 }
 
+// a request's own origin, for its URL: its Host, checked to be this server's before a session hears it
+const originOf = (req: IncomingMessage): string => `http://${req.headers.host ?? 'localhost'}`
+
 const refuse = (
   res: ServerResponse,
   status: number,
@@ -312,7 +319,7 @@ type Body =
 
 // a body past the bound is drained, not cut: cutting the connection would leave the client an ECONNRESET
 // instead of the 413 that says why
-const readText = (req: IncomingMessage, max: number): Promise<string | undefined> =>
+const readBytes = (req: IncomingMessage, max: number): Promise<Buffer | undefined> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -321,9 +328,12 @@ const readText = (req: IncomingMessage, max: number): Promise<string | undefined
       if (size <= max) chunks.push(c)
       else chunks.length = 0
     })
-    req.on('end', () => resolve(size > max ? undefined : Buffer.concat(chunks).toString('utf8')))
+    req.on('end', () => resolve(size > max ? undefined : Buffer.concat(chunks)))
     req.on('error', reject)
   })
+
+const readText = async (req: IncomingMessage, max: number): Promise<string | undefined> =>
+  (await readBytes(req, max))?.toString('utf8')
 
 const readBody = async (req: IncomingMessage): Promise<Body> => {
   const text = await readText(req, MAX_BODY)
@@ -376,7 +386,7 @@ const sameSecret = (given: string, expected: string): boolean => {
 
 // imported when HTTP serving starts, not with the module: a gateway served over stdio (what a host
 // starts) then loads less before it starts its upstreams
-const httpTransport = () => import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+const httpTransport = () => import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
 
 /**
  * Serves over Streamable HTTP, with a server of its own for each session, made by `newServer` (e.g.
@@ -396,7 +406,7 @@ export const serveHttp = async (
   newServer: () => Server | Promise<Server>,
   options: ServeHttpOptions,
 ): Promise<HttpServing> => {
-  const { StreamableHTTPServerTransport } = await httpTransport()
+  const { WebStandardStreamableHTTPServerTransport } = await httpTransport()
   const host = options.host ?? '127.0.0.1'
   const path = options.path ?? '/mcp'
   const idleMs = options.idleMs ?? 1_800_000
@@ -478,7 +488,7 @@ export const serveHttp = async (
 
   const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
     const server = await newServer()
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // resumable streams: each starts with a priming event (its id, and `retry`), and a host that lost one
       // reconnects with Last-Event-ID and is sent what it missed, within a bounded window
@@ -491,7 +501,7 @@ export const serveHttp = async (
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
     await server.connect(transport)
-    await transport.handleRequest(req, res, body)
+    await sendWebResponse(res, await transport.handleRequest(webRequestOf(req, originOf(req)), { parsedBody: body }))
   }
 
   const probe = (req: IncomingMessage, res: ServerResponse, which: string): void => {
@@ -592,7 +602,11 @@ export const serveHttp = async (
     if (s === undefined)
       return refuse(res, 404, 'Not Found: no such session (it ended or never began); start a new one with initialize')
     s.lastSeen = Date.now()
-    await s.transport.handleRequest(req, res)
+    // a message's body is read here, within the same bound as a session's first; the SDK parses it
+    const body = req.method === 'POST' ? await readBytes(req, MAX_BODY) : undefined
+    if (req.method === 'POST' && body === undefined)
+      return refuse(res, 413, 'Payload Too Large: the request body is larger than 4 MiB')
+    await sendWebResponse(res, await s.transport.handleRequest(webRequestOf(req, originOf(req), body)))
   }
 
   http.on('request', (req: IncomingMessage, res: ServerResponse) => {

@@ -2,7 +2,6 @@
 // with real SDK clients and raw requests: who gets which session, each refusal's exact
 // status, headers and body, the hosts and origins accepted, idle sessions reaped on time
 // (fake clock), failures while answering, and closing.
-import type { ServerResponse } from 'node:http'
 import { request } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { connect as tcpConnect } from 'node:net'
@@ -814,13 +813,16 @@ describe('serveHttp: failures while answering', () => {
       const connect = server.connect.bind(server)
       server.connect = async (transport) => {
         await connect(transport)
-        ;(
-          transport as unknown as { handleRequest: (req: unknown, res: ServerResponse) => Promise<void> }
-        ).handleRequest = async (_req, res) => {
-          res.writeHead(200, { 'content-type': 'text/plain' })
-          res.write('partial')
-          await Promise.resolve()
-          throw new Error('broke mid-answer')
+        ;(transport as unknown as { handleRequest: () => Promise<Response> }).handleRequest = () => {
+          let sent = false
+          const body = new ReadableStream<Uint8Array>({
+            pull: (controller) => {
+              if (sent) return controller.error(new Error('broke mid-answer'))
+              sent = true
+              controller.enqueue(new TextEncoder().encode('partial'))
+            },
+          })
+          return Promise.resolve(new Response(body, { status: 200, headers: { 'content-type': 'text/plain' } }))
         }
       }
       return server

@@ -1,0 +1,93 @@
+/**
+ * Node's HTTP request and response, as the SDK's web-standard Streamable HTTP transport takes and gives them
+ * (`Request`, `Response`). The SDK's own Node transport does this through `@hono/node-server`, which holds a
+ * streamed answer whose first event is ready (a resumable stream's priming event) for one timer turn, about a
+ * millisecond, before it writes anything: most of what a call through the gateway took beyond its peers (the
+ * latency figure of docs/performance.md). Here nothing waits: what the stream has is written as it comes.
+ *
+ * @since 0.1.0
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The web `Request` of a Node request whose body, if any, was already read (`body`). `origin` is the
+ * server's own (its Host, once checked). Throws a `TypeError` when a header cannot be carried.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const webRequestOf = (req: IncomingMessage, origin: string, body?: Uint8Array): Request => {
+  const headers = new Headers()
+  // rawHeaders: each header as sent, repeated ones included, in pairs
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+    headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string)
+  return new Request(new URL(req.url ?? '/', origin), {
+    method: req.method ?? 'GET',
+    headers,
+    ...(body === undefined ? {} : { body }),
+  })
+}
+
+// -------------------------------------------------------------------------------------
+// destructors
+// -------------------------------------------------------------------------------------
+
+const NOT_YET: unique symbol = Symbol('not yet')
+
+// a read that has its chunk already (queued before the response was handed over) settles within two turns
+// of the microtask queue; one that waits for the upstream does not
+const readNow = <T>(pending: Promise<T>): Promise<T | typeof NOT_YET> =>
+  Promise.race([pending, Promise.resolve().then((): typeof NOT_YET => NOT_YET)])
+
+// until the client took what was written, or went away: a slow reader holds at most the socket's buffer
+const drained = (res: ServerResponse): Promise<void> =>
+  new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.once('drain', done)
+    res.once('close', done)
+  })
+
+/**
+ * Writes `response` to `res`: its status and headers, then its body as it comes. The headers go out with the
+ * first chunk when that chunk is ready now, and alone, at once, when it is not (so a host learns the stream
+ * is open while it waits). When the client goes away, the body is cancelled. Resolves when the body ended or
+ * was cancelled; never rejects.
+ *
+ * @since 0.1.0
+ * @category destructors
+ */
+export const sendWebResponse = async (res: ServerResponse, response: Response): Promise<void> => {
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    headers[name] = value
+  })
+  res.writeHead(response.status, headers)
+  if (response.body === null) return void res.end()
+  const reader = response.body.getReader()
+  const cancel = (): void => void reader.cancel().catch(() => undefined)
+  res.once('close', cancel)
+  try {
+    const pending = reader.read()
+    const first = await readNow(pending)
+    if (first === NOT_YET) res.flushHeaders()
+    let next = first === NOT_YET ? await pending : first
+    while (!next.done) {
+      if (!res.write(next.value) && !res.destroyed) await drained(res)
+      next = await reader.read()
+    }
+    res.end()
+  } catch {
+    // the stream failed: the answer ends as it stands, rather than staying open
+    res.end()
+  } finally {
+    res.off('close', cancel)
+  }
+}
