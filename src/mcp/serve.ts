@@ -315,7 +315,9 @@ const refuse = (
 
 /** A body, parsed; or why not: too large (read to its end, but not kept past MAX_BODY), or not JSON. */
 type Body =
-  { readonly _tag: 'Json'; readonly value: unknown } | { readonly _tag: 'TooLarge' } | { readonly _tag: 'NotJson' }
+  | { readonly _tag: 'Json'; readonly value: unknown }
+  | { readonly _tag: 'TooLarge' }
+  | { readonly _tag: 'NotJson'; readonly bytes: Buffer }
 
 // a body past the bound is drained, not cut: cutting the connection would leave the client an ECONNRESET
 // instead of the 413 that says why
@@ -336,12 +338,12 @@ const readText = async (req: IncomingMessage, max: number): Promise<string | und
   (await readBytes(req, max))?.toString('utf8')
 
 const readBody = async (req: IncomingMessage): Promise<Body> => {
-  const text = await readText(req, MAX_BODY)
-  if (text === undefined) return { _tag: 'TooLarge' }
+  const bytes = await readBytes(req, MAX_BODY)
+  if (bytes === undefined) return { _tag: 'TooLarge' }
   try {
-    return { _tag: 'Json', value: JSON.parse(text) }
+    return { _tag: 'Json', value: JSON.parse(bytes.toString('utf8')) }
   } catch {
-    return { _tag: 'NotJson' }
+    return { _tag: 'NotJson', bytes }
   }
 }
 
@@ -602,11 +604,17 @@ export const serveHttp = async (
     if (s === undefined)
       return refuse(res, 404, 'Not Found: no such session (it ended or never began); start a new one with initialize')
     s.lastSeen = Date.now()
-    // a message's body is read here, within the same bound as a session's first; the SDK parses it
-    const body = req.method === 'POST' ? await readBytes(req, MAX_BODY) : undefined
-    if (req.method === 'POST' && body === undefined)
-      return refuse(res, 413, 'Payload Too Large: the request body is larger than 4 MiB')
-    await sendWebResponse(res, await s.transport.handleRequest(webRequestOf(req, originOf(req), body)))
+    if (req.method !== 'POST')
+      return sendWebResponse(res, await s.transport.handleRequest(webRequestOf(req, originOf(req))))
+    // a message's body is read here, within the same bound as a session's first, and handed over parsed (no
+    // stream made of it); one that is not JSON goes as sent, and the SDK answers with its parse error
+    const read = await readBody(req)
+    if (read._tag === 'TooLarge') return refuse(res, 413, 'Payload Too Large: the request body is larger than 4 MiB')
+    const answer =
+      read._tag === 'Json'
+        ? s.transport.handleRequest(webRequestOf(req, originOf(req)), { parsedBody: read.value })
+        : s.transport.handleRequest(webRequestOf(req, originOf(req), read.bytes))
+    await sendWebResponse(res, await answer)
   }
 
   http.on('request', (req: IncomingMessage, res: ServerResponse) => {

@@ -766,6 +766,30 @@ describe('serveHttp: sessions', () => {
     expect((await send(serving.url)).status).toBe(200)
   })
 
+  it("within a session: a message is answered; one that is not JSON gets the SDK's parse error; one over 4 MiB a 413", async () => {
+    const serving = await serve({ port: 0 })
+    const opened = await send(serving.url, { body: initBody() })
+    const inSession = {
+      'mcp-session-id': opened.headers['mcp-session-id'] as string,
+      'mcp-protocol-version': '2025-11-25',
+    }
+    const listed = await send(serving.url, {
+      headers: inSession,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    })
+    expect([listed.status, /"name":"hello"/.test(listed.body)]).toStrictEqual([200, true])
+    const garbled = await send(serving.url, { headers: inSession, body: '{"jsonrpc":' })
+    expect([garbled.status, (JSON.parse(garbled.body) as { error: { code: number } }).error.code]).toStrictEqual([
+      400, -32700,
+    ])
+    expectRefused(
+      await send(serving.url, { headers: inSession, body: 'x'.repeat(MAX_BODY + 1) }),
+      413,
+      'Payload Too Large: the request body is larger than 4 MiB',
+    )
+    expect(serving.sessions()).toBe(1)
+  })
+
   it('keeps maxSessions open at most: one more initialize is a 503 with Retry-After, even in a burst; one that ends makes room', async () => {
     const made: Array<Server> = []
     const serving = await serve({ port: 0, maxSessions: 3 }, factory(made))
