@@ -338,7 +338,7 @@ export const peerFigures = async (quick: boolean): Promise<ReadonlyArray<Figure>
         value: (plain as { readonly latency: number }).latency,
         unit: 'µs',
         target: { op: '<=', value: Math.round(fastest.latency * 1.1) },
-        note: 'no priming event and no event kept: one write per answer, as supergateway',
+        note: 'no priming event and no event kept, as supergateway',
       },
       {
         name: `serve --http: tools/call per second, ${CONCURRENT} clients at once, vs the busier npm peer`,
