@@ -74,6 +74,8 @@ export const sendWebResponse = async (res: ServerResponse, response: Response): 
   const reader = response.body.getReader()
   const cancel = (): void => void reader.cancel().catch(() => undefined)
   res.once('close', cancel)
+  // a client gone before the response was handed over: its close has been and gone
+  if (res.destroyed) cancel()
   try {
     const pending = reader.read()
     const first = await readNow(pending)

@@ -207,6 +207,22 @@ describe('sendWebResponse', () => {
     await expect(sent).resolves.toBeUndefined()
   })
 
+  it('cancels the body of a response handed over after the client went away', async () => {
+    let feed: ReturnType<typeof pushed> | undefined
+    let sent: Promise<void> | undefined
+    const port = await listening((_req, res) => {
+      res.once('close', () => {
+        feed = pushed()
+        sent = sendWebResponse(res, new Response(feed.body))
+      })
+    })
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.end('GET / HTTP/1.1\r\nHost: x\r\n\r\n', () => socket.destroy()),
+    )
+    await until(() => feed?.state.cancelled === true)
+    await expect(sent).resolves.toBeUndefined()
+  })
+
   it('ends the response as it stands when the body fails', async () => {
     const port = await listening((_req, res) => {
       let n = 0
