@@ -22,14 +22,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
  */
 export const webRequestOf = (req: IncomingMessage, origin: string, body?: Uint8Array): Request => {
   const headers = new Headers()
-  // rawHeaders: each header as sent, repeated ones included, in pairs
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+  // rawHeaders: each header as sent, repeated ones included, as name, value, name, value, …
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
     headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string)
-  return new Request(new URL(req.url ?? '/', origin), {
-    method: req.method ?? 'GET',
-    headers,
-    ...(body === undefined ? {} : { body }),
-  })
+  // a server's request always has its method and URL (IncomingMessage types them for a client's too)
+  return new Request(new URL(req.url as string, origin), { method: req.method as string, headers, body: body ?? null })
 }
 
 // -------------------------------------------------------------------------------------
@@ -78,9 +75,8 @@ export const sendWebResponse = async (res: ServerResponse, response: Response): 
   if (res.destroyed) cancel()
   try {
     const pending = reader.read()
-    const first = await readNow(pending)
-    if (first === NOT_YET) res.flushHeaders()
-    let next = first === NOT_YET ? await pending : first
+    if ((await readNow(pending)) === NOT_YET) res.flushHeaders()
+    let next = await pending
     while (!next.done) {
       if (!res.write(next.value) && !res.destroyed) await drained(res)
       next = await reader.read()

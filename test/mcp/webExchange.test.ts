@@ -61,11 +61,13 @@ const firstData = (port: number): Promise<string> =>
 describe('webRequestOf', () => {
   it('carries the method, the path under the given origin, every header as sent (repeated ones too), and the body', async () => {
     const seen: Array<Request> = []
+    const sent: Array<string> = []
     const port = await listening((req, res) => {
       const chunks: Array<Buffer> = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => {
         seen.push(webRequestOf(req, 'http://own.example:1234', Buffer.concat(chunks)))
+        sent.push(...req.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()))
         res.end()
       })
     })
@@ -90,6 +92,8 @@ describe('webRequestOf', () => {
       'a, b',
       'application/json',
     ])
+    // the names Node parsed, each once: nothing more, nothing less
+    expect([...got.headers.keys()]).toStrictEqual([...new Set(sent)].sort())
     expect(await got.text()).toBe('{"n":1}')
   })
 
@@ -160,6 +164,7 @@ describe('sendWebResponse', () => {
   it('gives a slow reader the whole body, waiting for it rather than buffering: 32 MiB in 1 MiB chunks', async () => {
     const MiB = 1024 * 1024
     let pulled = 0
+    const left: Array<readonly [number, number]> = []
     const port = await listening((_req, res) => {
       const body = new ReadableStream<Uint8Array>(
         {
@@ -171,7 +176,11 @@ describe('sendWebResponse', () => {
         },
         { highWaterMark: 0 },
       )
-      void sendWebResponse(res, new Response(body))
+      const closeBefore = res.listenerCount('close')
+      // what it leaves on the response once done: every listener of its own taken off
+      void sendWebResponse(res, new Response(body)).then(() =>
+        left.push([res.listenerCount('close') - closeBefore, res.listenerCount('drain')]),
+      )
     })
     const response = await new Promise<IncomingMessage>((resolve) =>
       request({ host: '127.0.0.1', port }, resolve).end(),
@@ -192,6 +201,34 @@ describe('sendWebResponse', () => {
     const expected = createHash('sha256')
     for (let i = 0; i < 32; i++) expected.update(new Uint8Array(MiB).fill(i % 251))
     expect(digest.digest('hex')).toBe(expected.digest('hex'))
+    await until(() => left.length === 1)
+    expect(left[0]).toStrictEqual([0, 0])
+  })
+
+  it('stops waiting for a slow reader that goes away, cancels the body, and leaves no listener behind', async () => {
+    let res: ServerResponse | undefined
+    let sent: Promise<void> | undefined
+    const state = { cancelled: false }
+    const port = await listening((_req, r) => {
+      res = r
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull: (c) => c.enqueue(new Uint8Array(1024 * 1024)),
+          cancel: () => {
+            state.cancelled = true
+          },
+        },
+        { highWaterMark: 0 },
+      )
+      sent = sendWebResponse(r, new Response(body))
+    })
+    const client = connect(port, '127.0.0.1', () => client.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'))
+    client.pause()
+    // the sender waits for the reader
+    await until(() => (res?.listenerCount('drain') ?? 0) > 0)
+    client.destroy()
+    await expect(sent).resolves.toBeUndefined()
+    expect([state.cancelled, res?.listenerCount('drain')]).toStrictEqual([true, 0])
   })
 
   it('cancels the body when the client goes away, and then resolves', async () => {
