@@ -14,19 +14,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 // -------------------------------------------------------------------------------------
 
 /**
- * The web `Request` of a Node request whose body, if any, was already read (`body`). `origin` is the
- * server's own (its Host, once checked). Throws a `TypeError` when a header cannot be carried.
+ * The web `Request` of a Node request, without its body (read, and handed to the SDK parsed, by the caller).
+ * `origin` is the server's own (its Host, once checked). Throws a `TypeError` when a header cannot be carried.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const webRequestOf = (req: IncomingMessage, origin: string, body?: Uint8Array): Request => {
+export const webRequestOf = (req: IncomingMessage, origin: string): Request => {
   const headers = new Headers()
   // rawHeaders: each header as sent, repeated ones included, as name, value, name, value, …
   for (let i = 0; i < req.rawHeaders.length; i += 2)
     headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string)
   // a server's request always has its method and URL (IncomingMessage types them for a client's too)
-  return new Request(new URL(req.url as string, origin), { method: req.method as string, headers, body: body ?? null })
+  return new Request(new URL(req.url as string, origin), { method: req.method as string, headers })
 }
 
 // -------------------------------------------------------------------------------------
