@@ -544,7 +544,7 @@ server's own.
     )
     .option(
       '--no-resume',
-      'with --http: streams a host cannot resume (no priming event, no events kept): one write per answer, not two',
+      'with --http: streams a host cannot resume (no priming event, no events kept); a host cut off mid-call calls again',
     )
     .option('--quiet', 'say nothing on stderr but the start, a reload, and why it stops (the log still gets all)')
     .addHelpText('after', SERVE_EXAMPLES)

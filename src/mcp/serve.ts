@@ -111,9 +111,8 @@ export interface ServeHttpOptions {
   readonly onNotice?: (message: string) => void
   /**
    * Whether a host whose stream was cut can resume it (`Last-Event-ID`, see {@link RESUMPTION}). Default `true`.
-   * `false` is for hosts that only ask and wait: no priming event opens each stream and no event is kept, so each
-   * call's answer is one write to the host, not two (the gateway's latency figure, docs/performance.md); a host
-   * cut off mid-call calls again.
+   * `false` is for hosts that only ask and wait: no priming event opens each stream and no event is kept (the
+   * event store's work saved); a host cut off mid-call calls again.
    */
   readonly resumable?: boolean
   /**
