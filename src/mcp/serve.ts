@@ -313,9 +313,11 @@ const refuse = (
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
 }
 
-/** A body, parsed; or why not: too large (read to its end, but not kept past MAX_BODY), or not JSON. */
+/** A body, parsed; or why not: too large (read to its end, but not kept past MAX_BODY), or not JSON (no value). */
 type Body =
-  { readonly _tag: 'Json'; readonly value: unknown } | { readonly _tag: 'TooLarge' } | { readonly _tag: 'NotJson' }
+  | { readonly _tag: 'Json'; readonly value: unknown }
+  | { readonly _tag: 'TooLarge' }
+  | { readonly _tag: 'NotJson'; readonly value: undefined }
 
 // a body past the bound is drained, not cut: cutting the connection would leave the client an ECONNRESET
 // instead of the 413 that says why
@@ -341,7 +343,7 @@ const readBody = async (req: IncomingMessage): Promise<Body> => {
   try {
     return { _tag: 'Json', value: JSON.parse(bytes.toString('utf8')) }
   } catch {
-    return { _tag: 'NotJson' }
+    return { _tag: 'NotJson', value: undefined }
   }
 }
 
@@ -607,9 +609,8 @@ export const serveHttp = async (
     // the SDK answers a POST's with its parse error
     const read = await readBody(req)
     if (read._tag === 'TooLarge') return refuse(res, 413, 'Payload Too Large: the request body is larger than 4 MiB')
-    // Stryker disable next-line ConditionalExpression: equivalent, a body that is not JSON has no value to hand over
-    const parsedBody = read._tag === 'Json' ? read.value : undefined
-    await sendWebResponse(res, await s.transport.handleRequest(webRequestOf(req, originOf(req)), { parsedBody }))
+    const answer = s.transport.handleRequest(webRequestOf(req, originOf(req)), { parsedBody: read.value })
+    await sendWebResponse(res, await answer)
   }
 
   http.on('request', (req: IncomingMessage, res: ServerResponse) => {
