@@ -174,18 +174,26 @@ export const diffKeys = (
 ): ((args: Readonly<Record<string, unknown>>) => ReadonlyArray<UnknownKey>) => {
   const check = checkerOf(shape.check)
   // one scratch, reused call after call (a check never waits, so calls do not overlap; a check made inside
-  // another, from a getter, gets its own)
+  // another, from a getter, gets its own). A `catch` that rethrows rather than a `finally`: the clean call,
+  // the common case, then takes no exit through it (the flat figures of docs/performance.md)
   const scratch = scratchOf(tolerated)
   let busy = false
   return (args) => {
-    const s = busy ? scratchOf(tolerated) : scratch
-    const mine = s === scratch
+    if (busy) {
+      const own = scratchOf(tolerated)
+      check(args, own)
+      return takeFound(own)
+    }
     busy = true
     try {
-      check(args, s)
-    } finally {
-      if (mine) busy = false
+      check(args, scratch)
+    } catch (e) {
+      // what the walk found before a getter threw is not the next call's
+      busy = false
+      takeFound(scratch)
+      throw e
     }
-    return takeFound(s)
+    busy = false
+    return takeFound(scratch)
   }
 }

@@ -76,6 +76,32 @@ describe('diffKeys', () => {
     // and the next call, made after both, starts clean
     expect(diff({ c: 1, next: 1 }).map((k) => k.path)).toEqual(['next'])
   })
+
+  it('a check a getter stops with a throw leaves nothing it found to the next call, and is not left busy', () => {
+    const schema = { type: 'object', properties: { a: { type: 'object', properties: { b: {} } }, c: {} } }
+    const diff = diffKeys(compileSchema(schema))
+    const thrown = new Error('no a here')
+    const args = {
+      found_first: 1,
+      get a(): never {
+        throw thrown
+      },
+    }
+    expect(() => diff(args)).toThrow(thrown)
+    expect(diff({ c: 1 })).toEqual([])
+    // a getter that checks again while the next call runs: that inner check gets its own findings, so the
+    // outer call was the reused one, not left marked busy by the throw
+    let inner: ReadonlyArray<string> = []
+    const reentering = {
+      outer_stray: 1,
+      get a() {
+        inner = diff({ inner_stray: 1 }).map((k) => k.path)
+        return { b: 1 }
+      },
+    }
+    expect(diff(reentering).map((k) => k.path)).toEqual(['outer_stray'])
+    expect(inner).toEqual(['inner_stray'])
+  })
 })
 
 describe('checkBatch', () => {
