@@ -205,8 +205,11 @@ export const countCall = (
   let ofTool = known ?? SM.emptyStringMap<Count>()
   let fresh: Array<string> | undefined
   let added = 0
-  // a call's keys are an object's keys, so distinct; a caller's list may not be
-  for (const key of keys.length === 1 ? keys : new Set(keys)) {
+  // a call's keys are an object's keys, so distinct; a caller's list may not be. An indexed loop over an array
+  // either way: a `for…of` over an array or a Set iterates through a protocol the compiler cannot flatten
+  const distinct = keys.length === 1 ? keys : [...new Set(keys)]
+  for (let i = 0; i < distinct.length; i++) {
+    const key = distinct[i] as string
     const had = SM.get(ofTool, lookupKey(key))
     if (had !== undefined) {
       had.calls++
