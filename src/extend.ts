@@ -11,8 +11,9 @@
 // the model, for those who build providers and layers
 export type { ContentBlock, JsonSchema } from './kernel/model.js'
 export { assertProvider, isProvider } from './kernel/model.js'
-export { batchOf, derive, runBatch } from './steps/Batch.js'
-export { noneAsEmpty } from './steps/Args.js'
+export type { CallReads } from './kernel/model.js'
+export { batchOf, derive, readsBatches, runBatch } from './steps/Batch.js'
+export { argsObject, noneAsEmpty } from './steps/Args.js'
 export type { ProviderFailure, ToolOutput } from './combinators/Provider.js'
 export { providerFailure } from './combinators/Provider.js'
 

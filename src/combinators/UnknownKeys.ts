@@ -15,9 +15,9 @@ import type { IORef } from 'fp-ts/lib/IORef.js'
 import { newIORef } from 'fp-ts/lib/IORef.js'
 import { isLeft } from 'fp-ts/lib/Either.js'
 import * as t from 'io-ts/lib/index.js'
-import type { Batch, BatchProvider, Provider, ToolCall, ToolDeclaration } from '../kernel/model.js'
+import type { Batch, BatchProvider, CallReads, Provider, ToolCall, ToolDeclaration } from '../kernel/model.js'
 import { assertProvider } from '../kernel/model.js'
-import { batchOf, runBatch } from '../steps/Batch.js'
+import { batchOf, readsBatches, runBatch } from '../steps/Batch.js'
 import type { Catalogue } from '../steps/audit/Catalogue.js'
 import { catalogueOf, emptyCatalogue, toleratedOf } from '../steps/audit/Catalogue.js'
 import type { PairStat, SeenSet } from '../steps/audit/SeenSet.js'
@@ -179,7 +179,7 @@ export const recordListing =
  * @category pure steps
  */
 export const auditBatch =
-  (batch: Batch, against?: Catalogue) =>
+  (batch: CallReads, against?: Catalogue) =>
   (s: AuditState): readonly [Emitted, AuditState] => {
     const catalogue = against ?? s.catalogue
     if (catalogue === undefined) {
@@ -282,8 +282,8 @@ export interface AuditSession {
   readonly recordListing: (catalogue: Catalogue, tools: number) => void
   /** A listing that was not an Either went through: reported once. */
   readonly notAnEither: (got: string) => void
-  /** Audits a batch against the last listing's catalogue. */
-  readonly audit: (batch: Batch) => void
+  /** Audits a batch, or calls alone (`{ calls }`: each read once, none kept), against the last listing's catalogue. */
+  readonly audit: (batch: CallReads) => void
   /** Audits one call against `catalogue` (the tools of that same request), not the last listing's. */
   readonly check: (catalogue: Catalogue, call: ToolCall) => void
   readonly auditedTools: IO<ReadonlyArray<string>>
@@ -474,10 +474,15 @@ export const withUnknownKeyAudit = (
       }
     }
 
-    const executeBatch = (batch: Batch) => () => {
-      session.audit(batch)
+    const audited = (reads: CallReads, batch: Batch) => () => {
+      session.audit(reads)
       return send(batch)()
     }
+    const executeBatch = (batch: Batch) => audited(batch, batch)
+    // calls alone for a provider that parses them itself: no parse kept (flat figures, docs/performance.md)
+    const executeToolCalls = readsBatches(provider)
+      ? (calls: ReadonlyArray<ToolCall>) => executeBatch(batchOf(calls))
+      : (calls: ReadonlyArray<ToolCall>) => audited({ calls }, batchOf(calls))
 
     return {
       toolsForLlm: () =>
@@ -485,7 +490,7 @@ export const withUnknownKeyAudit = (
           onListing(listing)
           return listing
         }),
-      executeToolCalls: (calls) => executeBatch(batchOf(calls)),
+      executeToolCalls,
       executeBatch,
       auditedTools: session.auditedTools,
       stats: session.stats,

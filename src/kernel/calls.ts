@@ -32,14 +32,23 @@ export const callIdOf = (call: unknown): string => {
   return id === undefined || id === null ? '' : textOf(id)
 }
 
+/** The call's `function` member when it is an object; a getter that throws throws here. */
+export const functionOf = (call: unknown): object | undefined => {
+  if (typeof call !== 'object' || call === null) return undefined
+  const fn: unknown = (call as { readonly function?: unknown }).function
+  return typeof fn === 'object' && fn !== null ? fn : undefined
+}
+
+/** The `name` of a call's `function` member, when it is a string; a getter that throws throws here. */
+export const nameIn = (fn: object | undefined): string | undefined => {
+  const name: unknown = fn === undefined ? undefined : (fn as { readonly name?: unknown }).name
+  return typeof name === 'string' ? name : undefined
+}
+
 /** The call's function name, when it is a readable string. */
 export const callNameOf = (call: unknown): string | undefined => {
-  if (typeof call !== 'object' || call === null) return undefined
   try {
-    const fn: unknown = (call as { readonly function?: unknown }).function
-    if (typeof fn !== 'object' || fn === null) return undefined
-    const name: unknown = (fn as { readonly name?: unknown }).name
-    return typeof name === 'string' ? name : undefined
+    return nameIn(functionOf(call))
   } catch {
     return undefined
   }

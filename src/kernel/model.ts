@@ -194,6 +194,19 @@ export type ArgsProblem =
   | { readonly _tag: 'Unreadable'; readonly message: string }
 
 /**
+ * Calls for a layer that reads each call's arguments once: a {@link Batch}, whose parses the layers below
+ * share, or the calls alone (`{ calls }`), whose arguments the layer reads itself and keeps no parse of.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface CallReads {
+  readonly calls: ReadonlyArray<ToolCall>
+  /** `parseArgs` of the arguments of `calls[i]`, shared down the stack; absent for calls alone. */
+  readonly argsAt?: (i: number) => Either<ArgsProblem, Args>
+}
+
+/**
  * A batch on its way down a stack: the calls, and each call's arguments parsed at most once for all layers.
  * Layers that change nothing pass the same batch object down; a layer that builds a new batch supplies each
  * call's parse (the one from above, or the arguments it wrote itself).
@@ -201,7 +214,7 @@ export type ArgsProblem =
  * @since 0.1.0
  * @category model
  */
-export interface Batch {
+export interface Batch extends CallReads {
   /**
    * The calls, as a provider without `executeBatch` receives them: the caller's array itself (same reference)
    * while no layer has changed the batch.

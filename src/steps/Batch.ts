@@ -73,6 +73,15 @@ export const derive = (
 // -------------------------------------------------------------------------------------
 
 /**
+ * Whether `provider` reads batches (it has `executeBatch`), so the parses of the calls sent to it are reused
+ * below; else it is handed the calls alone.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const readsBatches = <E>(provider: Provider<E>): boolean => typeof provider.executeBatch === 'function'
+
+/**
  * Runs a batch through `provider`: through its `executeBatch` when it has one, so the parses travel with the
  * calls, else through `executeToolCalls` with the calls alone. Which one is decided once, when
  * `runBatch(provider)` is made.
@@ -82,10 +91,9 @@ export const derive = (
  */
 export const runBatch = <E>(provider: Provider<E>): ((batch: Batch) => TaskEither<E, ReadonlyArray<ToolResult>>) => {
   // called as methods, so a provider that is a class instance keeps its `this`
-  const run: (batch: Batch) => unknown =
-    typeof provider.executeBatch === 'function'
-      ? (batch) => (provider.executeBatch as NonNullable<Provider<E>['executeBatch']>).call(provider, batch)
-      : (batch) => provider.executeToolCalls(batch.calls)
+  const run: (batch: Batch) => unknown = readsBatches(provider)
+    ? (batch) => (provider.executeBatch as NonNullable<Provider<E>['executeBatch']>).call(provider, batch)
+    : (batch) => provider.executeToolCalls(batch.calls)
   return (batch) => {
     const task = run(batch)
     if (typeof task === 'function') return task as TaskEither<E, ReadonlyArray<ToolResult>>

@@ -18,7 +18,14 @@ import { auditBatch, notAnEither } from '../../src/combinators/UnknownKeys.js'
 import { catalogueOf, toleratedOf } from '../../src/steps/audit/Catalogue.js'
 import { pairStats, hasSeen } from '../../src/steps/audit/SeenSet.js'
 import { batchArb, plainBatchArb, keyArb, rawArgsArb, toolNameArb } from '../support/arbitraries.js'
-import { call, decl, failingProvider, recordingProvider, rejectingProvider } from '../support/fakes.js'
+import {
+  batchingProvider,
+  call,
+  decl,
+  failingProvider,
+  recordingProvider,
+  rejectingProvider,
+} from '../support/fakes.js'
 import { isLazy, listingFailurePassesThrough } from '../laws.js'
 
 const FS_READ = decl('fs_read', ['path', 'offset', 'length'])
@@ -379,6 +386,27 @@ describe('withUnknownKeyAudit: when a call is audited', () => {
     expect(warnings.map((w) => w.unknownKeys)).toEqual([['depth']])
   })
 
+  it('skips an object whose getter throws mid-check, and charges none of its keys to the next call', async () => {
+    const opts = { type: 'object', properties: { encoding: {} } }
+    const nested: ToolDeclaration = {
+      type: 'function',
+      function: { name: 'fs_open', parameters: { type: 'object', properties: { path: {}, opts } } },
+    }
+    const { audited, warnings } = setup([nested])
+    await audited.toolsForLlm()
+    const hostile = {
+      stray_before: 1,
+      get opts(): never {
+        throw new Error('no opts here')
+      },
+    }
+    await run(audited, [
+      { id: '1', type: 'function', function: { name: 'fs_open', arguments: hostile } } as unknown as ToolCall,
+      call('2', 'fs_open', { path: '/a' }),
+    ])
+    expect(warnings).toEqual([])
+  })
+
   it('always tolerates reason, but not reasons', async () => {
     const { audited, warnings } = setup()
     await audited.toolsForLlm()
@@ -564,6 +592,43 @@ describe('withUnknownKeyAudit: transparent', () => {
     expect(inner.rec.batches[0]).toBe(calls)
     expect(inner.rec.batches[0]?.[0]).toBe(calls[0])
     expect(out._tag === 'Right' && out.right).toBe(inner.rec.results[0])
+  })
+
+  it('hands a provider that reads batches the parse it audited, and one that reads none the calls alone', async () => {
+    // a call whose arguments count their reads: a parse kept for the provider below is read once in all
+    let reads = 0
+    const counted = (): ToolCall =>
+      ({
+        id: '1',
+        type: 'function',
+        function: {
+          name: 'fs_read',
+          get arguments() {
+            reads++
+            return '{"path":"a","ffset":1}'
+          },
+        },
+      }) as unknown as ToolCall
+    const batching = batchingProvider([FS_READ])
+    const warned: Array<string> = []
+    const onWarn = (w: UnknownKeyWarning) => () => void warned.push(...w.unknownKeys)
+    const overBatches = withUnknownKeyAudit({ onWarn })(batching)
+    await overBatches.toolsForLlm()
+    const calls = [counted()]
+    await run(overBatches, calls)
+    const handed = batching.received[0] as Batch
+    expect(handed.calls).toBe(calls)
+    expect(handed.argsAt(0)).toEqual({ _tag: 'Right', right: { path: 'a', ffset: 1 } })
+    expect(reads).toBe(1)
+    expect(warned).toEqual(['ffset'])
+
+    reads = 0
+    const { inner, audited } = setup([FS_READ])
+    await audited.toolsForLlm()
+    const alone = [counted()]
+    await run(audited, alone)
+    expect(inner.rec.batches[0]).toBe(alone)
+    expect(reads).toBe(1)
   })
 
   it('returns the inner declarations as the very same objects, in order', async () => {

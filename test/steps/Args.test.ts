@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { isLeft, isRight } from 'fp-ts/lib/Either.js'
 import { drawArgsProblem, parseArgs } from '../../src/index.js'
+import { argsObject } from '../../src/steps/Args.js'
 import { argsObjectArb } from '../support/arbitraries.js'
 
 const tagOf = (u: unknown): string => {
@@ -91,5 +92,63 @@ describe('parseArgs', () => {
         parseArgs(u)
       }),
     )
+  })
+})
+
+describe('argsObject', () => {
+  // the oracle: JSON.parse for a string, the plain-object test for anything else, written here on its own
+  const expected = (raw: unknown): unknown => {
+    if (typeof raw === 'string') {
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(raw)
+      } catch {
+        return undefined
+      }
+      return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : undefined
+    }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined
+    const proto: unknown = Object.getPrototypeOf(raw)
+    return proto === Object.prototype || proto === null ? raw : undefined
+  }
+  const raws = fc.oneof(
+    fc.json(),
+    fc.string(),
+    fc.constantFrom('', ' ', '[1]', 'null', '"x"', '{"a":', '{"__proto__":{"x":1}}', '{}'),
+    fc.anything(),
+    argsObjectArb.map((o) => JSON.stringify(o)),
+  )
+
+  it('is the object JSON.parse makes of a string, or the plain object given, and undefined otherwise', () => {
+    fc.assert(
+      fc.property(raws, (raw) => {
+        const got = argsObject(raw)
+        const want = expected(raw)
+        if (typeof raw === 'string') expect(got).toEqual(want)
+        else expect(got).toBe(want)
+      }),
+    )
+  })
+
+  it("is parseArgs' object exactly where parseArgs answers Right, and parseArgs' reasons are unchanged", () => {
+    fc.assert(
+      fc.property(raws, (raw) => {
+        const r = parseArgs(raw)
+        const o = argsObject(raw)
+        expect(isRight(r)).toBe(o !== undefined)
+        if (isRight(r) && typeof raw !== 'string') expect(r.right).toBe(o)
+      }),
+    )
+    expect(parseArgs('  ')).toEqual({ _tag: 'Left', left: { _tag: 'Empty' } })
+    expect(parseArgs('[1]')).toEqual({ _tag: 'Left', left: { _tag: 'NotAnObject', got: 'an array' } })
+    expect(parseArgs('"x"')).toEqual({ _tag: 'Left', left: { _tag: 'NotAnObject', got: 'a string' } })
+    expect(parseArgs(undefined)).toEqual({ _tag: 'Left', left: { _tag: 'Absent' } })
+    expect(parseArgs(null)).toEqual({ _tag: 'Left', left: { _tag: 'Absent' } })
+    expect(parseArgs(new Date(0))).toEqual({
+      _tag: 'Left',
+      left: { _tag: 'NotAnObject', got: 'an object that is not a plain object' },
+    })
+    const bad = parseArgs('{"a":')
+    expect(bad._tag === 'Left' && bad.left._tag === 'Unparsable' && bad.left.message.length > 0).toBe(true)
   })
 })

@@ -3,7 +3,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { Batch, Provider, ToolCall } from '../../src/index.js'
 import { drawArgsProblem } from '../../src/index.js'
 import { batchOf } from '../../src/steps/Batch.js'
-import { derive, runBatch } from '../../src/steps/Batch.js'
+import { derive, readsBatches, runBatch } from '../../src/steps/Batch.js'
 import { call, okResults } from '../support/fakes.js'
 
 // -------------------------------------------------------------------------------------
@@ -62,6 +62,15 @@ describe('batchOf', () => {
     const batch = batchOf([{ id: '1', function: null }, { id: '2' }] as unknown as ReadonlyArray<ToolCall>)
     expect(batch.argsAt(0)).toEqual({ _tag: 'Left', left: { _tag: 'Absent' } })
     expect(batch.argsAt(1)).toEqual({ _tag: 'Left', left: { _tag: 'Absent' } })
+  })
+})
+
+describe('readsBatches', () => {
+  it('says whether a provider has executeBatch, the one thing that decides what it is sent', () => {
+    const calls: Provider<never> = { toolsForLlm: TE.right([]), executeToolCalls: () => TE.right([]) }
+    expect(readsBatches(calls)).toBe(false)
+    expect(readsBatches({ ...calls, executeBatch: () => TE.right([]) })).toBe(true)
+    expect(readsBatches({ ...calls, executeBatch: 'no' } as unknown as Provider<never>)).toBe(false)
   })
 })
 

@@ -6,13 +6,14 @@
  *
  * @since 0.1.0
  */
+import type { Either } from 'fp-ts/lib/Either.js'
 import { isLeft } from 'fp-ts/lib/Either.js'
-import { parseArgs } from '../Args.js'
-import type { Batch } from '../../kernel/model.js'
+import { argsObject, parseArgs } from '../Args.js'
+import type { Args, CallReads } from '../../kernel/model.js'
 import type { Suggestion } from '../../kernel/Suggest.js'
 import type { Catalogue, Declared } from './Catalogue.js'
 import type { Segment, UnknownKey } from './Schema.js'
-import { batchSize, callIdOf, callNameOf } from '../../kernel/calls.js'
+import { batchSize, callIdOf, functionOf, nameIn } from '../../kernel/calls.js'
 import type { SeenSet } from './SeenSet.js'
 import { countCall } from './SeenSet.js'
 import { cut, escapeControls } from '../../kernel/describe.js'
@@ -142,35 +143,44 @@ export const checkKeys =
     return [{ _tag: 'Audited', unknownKeys: unknown.map((k) => k.path), warning }, next]
   }
 
+const rightOf = (args: Either<unknown, Args> | undefined): Args | undefined =>
+  args !== undefined && args._tag === 'Right' ? args.right : undefined
+
 const NO_PATHS: ReadonlyArray<string> = Object.freeze([])
 const CLEAN: Check = Object.freeze({ _tag: 'Audited', unknownKeys: NO_PATHS, warning: undefined })
 
 /**
  * {@link checkKeys} for each call of a batch whose tool is in the catalogue and whose arguments parse as an
- * object (parsed once, through the batch): returns the warnings for pairs not reported before, in the batch's
- * order. A call that cannot be read is skipped: the audit adds no failure of its own.
+ * object (read once each: through the batch's `argsAt`, shared with the layers below, or from the call itself
+ * when the calls come alone): returns the warnings for pairs not reported before, in the batch's order. A call
+ * that cannot be read is skipped: the audit adds no failure of its own.
  *
  * @since 0.1.0
  * @category pure steps
  */
 export const checkBatch =
-  (catalogue: Catalogue, batch: Batch) =>
+  (catalogue: Catalogue, batch: CallReads) =>
   (seen: SeenSet): readonly [ReadonlyArray<UnknownKeyWarning>, SeenSet] => {
     const size = batchSize(batch.calls)
     if (isLeft(size)) return [[], seen]
     const warnings: Array<UnknownKeyWarning> = []
+    const shared = batch.argsAt !== undefined
     for (let i = 0; i < size.right; i++) {
       // a call that cannot be read, or whose arguments cannot list their keys, is not audited
       try {
         const call: unknown = batch.calls[i]
-        const name = callNameOf(call)
+        const fn = functionOf(call)
+        const name = nameIn(fn)
         const declared = name === undefined ? undefined : catalogue.get(name)
         if (declared === undefined) continue
-        const args = batch.argsAt(i)
-        if (isLeft(args)) continue
+        // the calls alone are read from the member their name came from, and no Either is made for each
+        const args = shared
+          ? rightOf(batch.argsAt?.(i))
+          : argsObject((fn as { readonly arguments?: unknown }).arguments)
+        if (args === undefined) continue
         // checkKeys inlined without a Check per call: a clean call costs only its diff (the floor and ajv
         // targets in docs/performance.md); its id is read only for an undeclared key
-        const unknown = declared.diff(args.right)
+        const unknown = declared.diff(args)
         if (unknown.length === 0) continue
         // warnOnce without its closures: a call that repeats a reported key costs its count
         const id = callIdOf(call)

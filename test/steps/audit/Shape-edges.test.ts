@@ -3,13 +3,14 @@
 // additionalProperties, a check made while another runs (a getter on the arguments), a key past the seen-set's
 // length bound met again, and a batch whose calls are not a list.
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { paths } from '../../support/schemas.js'
 import { compileSchema, diffKeys, emptySeenSet } from '../../../src/index.js'
 import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
 import { checkBatch, formatWarning } from '../../../src/steps/audit/Check.js'
 import { batchOf } from '../../../src/steps/Batch.js'
-import { MAX_KEY_CHARS } from '../../../src/steps/audit/SeenSet.js'
-import type { Batch } from '../../../src/kernel/model.js'
+import { MAX_KEY_CHARS, pairStats } from '../../../src/steps/audit/SeenSet.js'
+import type { Batch, ToolCall } from '../../../src/kernel/model.js'
 
 describe('compileSchema', () => {
   it('names the draft its $schema names, and has no draft member without one', () => {
@@ -122,6 +123,41 @@ describe('checkBatch', () => {
     } as unknown as Batch)(seen)
     expect(warnings).toEqual([])
     expect(after).toBe(seen)
+  })
+
+  it("calls alone are read as a batch reads them, the name and the arguments from one read of the call's function", () => {
+    const aliases = fc.array(
+      fc.oneof(
+        fc.constantFrom('text', 'txet', 'reason', '__proto__').map((k) => call(k)),
+        fc.constantFrom(null, 7, { id: 'x' }, { id: 'y', function: { name: 'echo', arguments: '[1]' } }),
+        fc.record({
+          id: fc.string(),
+          function: fc.record({ name: fc.constantFrom('echo', 'other'), arguments: fc.json() }),
+        }),
+      ),
+      { maxLength: 8 },
+    )
+    fc.assert(
+      fc.property(aliases, (calls) => {
+        const asCalls = calls as unknown as ReadonlyArray<ToolCall>
+        const [alone, afterAlone] = checkBatch(catalogue, { calls: asCalls })(emptySeenSet)
+        const [batched, afterBatch] = checkBatch(catalogue, batchOf(asCalls))(emptySeenSet)
+        expect(alone).toEqual(batched)
+        expect(pairStats(afterAlone)).toEqual(pairStats(afterBatch))
+      }),
+    )
+    // a function member that answers another object each time it is read: alone, it is read once
+    let reads = 0
+    const shifty = {
+      id: '1',
+      get function() {
+        reads++
+        return reads === 1 ? { name: 'echo', arguments: '{"txet":1}' } : { name: 'unlisted', arguments: '{"text":1}' }
+      },
+    } as unknown as ToolCall
+    const [warnings] = checkBatch(catalogue, { calls: [shifty] })(emptySeenSet)
+    expect(reads).toBe(1)
+    expect(warnings.map((w) => w.unknownKeys)).toEqual([['txet']])
   })
 
   it(`a key longer than ${MAX_KEY_CHARS} characters met again is not reported again; one character more is another key`, () => {
