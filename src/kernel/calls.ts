@@ -50,8 +50,9 @@ export const callNameOf = (call: unknown): string | undefined => {
   try {
     return nameIn(functionOf(call))
   } catch {
-    return undefined
+    // a getter or a Proxy trap that throws: no name
   }
+  return undefined
 }
 
 // an own data property of an object that is not a Proxy, read without running any code of the caller's (no

@@ -84,7 +84,7 @@ export const argsObject = (raw: unknown): Args | undefined => {
     try {
       parsed = JSON.parse(raw)
     } catch {
-      return undefined
+      // not JSON: no object, as undefined is none
     }
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Args) : undefined
   }

@@ -10,13 +10,38 @@ import {
   callContextOf,
   callIdOf,
   callNameOf,
+  functionOf,
   keepContext,
+  nameIn,
   stableArgumentsText,
 } from '../../src/kernel/calls.js'
 
 // An array whose `length` reads as whatever `length` answers: what a Proxy can do.
 const withLength = (length: () => unknown): ReadonlyArray<unknown> =>
   new Proxy([], { get: (t, k, r) => (k === 'length' ? length() : Reflect.get(t, k, r)) })
+
+describe('functionOf and nameIn', () => {
+  it("read a call's function member and its name, and answer undefined for whatever is not there", () => {
+    const fn = { name: 'echo', arguments: '{}' }
+    expect(functionOf({ function: fn })).toBe(fn)
+    expect(nameIn(fn)).toBe('echo')
+    for (const call of [null, undefined, 'x', 7, {}, { function: null }, { function: 'f' }, { function: () => 1 }])
+      expect(functionOf(call)).toBeUndefined()
+    expect(nameIn(undefined)).toBeUndefined()
+    expect(nameIn({ name: 7 })).toBeUndefined()
+    expect(nameIn({})).toBeUndefined()
+  })
+
+  it('let a getter that throws throw, for the caller to skip the call (callNameOf answers undefined)', () => {
+    const call = {
+      get function(): never {
+        throw new Error('no function')
+      },
+    }
+    expect(() => functionOf(call)).toThrow('no function')
+    expect(callNameOf(call)).toBeUndefined()
+  })
+})
 
 describe('callIdOf', () => {
   it('reads the id as a string', () => {

@@ -199,7 +199,6 @@ export const countCall = (
   keys: ReadonlyArray<string>,
   id: string,
 ): readonly [ReadonlyArray<string>, SeenSet] => {
-  if (keys.length === 0) return [NOTHING, seen]
   const { byTool, size, capacity } = impl(seen)
   const known = SM.get(byTool, tool)
   let ofTool = known ?? SM.emptyStringMap<Count>()

@@ -160,6 +160,26 @@ describe('checkBatch', () => {
     expect(warnings.map((w) => w.unknownKeys)).toEqual([['txet']])
   })
 
+  it("never reads a clean call's id, alone or in a batch: only a call with an undeclared key is counted", () => {
+    let reads = 0
+    const counted = (args: string) =>
+      ({
+        get id() {
+          reads++
+          return 'c1'
+        },
+        type: 'function',
+        function: { name: 'echo', arguments: args },
+      }) as unknown as ToolCall
+    const calls = [counted('{"text":1}'), counted('{"text":2}')]
+    checkBatch(catalogue, { calls })(emptySeenSet)
+    checkBatch(catalogue, batchOf(calls))(emptySeenSet)
+    expect(reads).toBe(0)
+    const [warnings] = checkBatch(catalogue, { calls: [counted('{"txet":1}')] })(emptySeenSet)
+    expect(reads).toBe(1)
+    expect(warnings.map((w) => w.id)).toEqual(['c1'])
+  })
+
   it(`a key longer than ${MAX_KEY_CHARS} characters met again is not reported again; one character more is another key`, () => {
     const long = 'k'.repeat(MAX_KEY_CHARS + 50)
     const [first, seen] = checkBatch(catalogue, batchOf([call(long)]))(emptySeenSet)
