@@ -205,7 +205,7 @@ export const countCall = (
   let fresh: Array<string> | undefined
   let added = 0
   // a call's keys are an object's keys, so distinct; a caller's list may not be. An indexed loop over an array
-  // either way: a `for…of` over an array or a Set iterates through a protocol the compiler cannot flatten
+  // either way, rather than a `for…of` that meets an array at one call and a Set at another
   const distinct = keys.length === 1 ? keys : [...new Set(keys)]
   for (let i = 0; i < distinct.length; i++) {
     const key = distinct[i] as string
