@@ -62,10 +62,13 @@ const drained = (res: ServerResponse): Promise<void> =>
  * @category destructors
  */
 export const sendWebResponse = async (res: ServerResponse, response: Response): Promise<void> => {
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string | Array<string>> = {}
   response.headers.forEach((value, name) => {
     headers[name] = value
   })
+  // fetch joins a repeated header into one value but Set-Cookie, which it names once per value: each kept
+  const cookies = response.headers.getSetCookie()
+  if (cookies.length > 0) headers['set-cookie'] = cookies
   res.writeHead(response.status, headers)
   if (response.body === null) return void res.end()
   const reader = response.body.getReader()

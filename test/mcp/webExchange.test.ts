@@ -143,6 +143,24 @@ describe('sendWebResponse', () => {
     expect(chunks.join('')).toBe('onetwo')
   })
 
+  it('keeps a header sent more than once: each Set-Cookie its own line, other repeats joined as fetch joins them', async () => {
+    const port = await listening((_req, res) => {
+      const headers = new Headers()
+      headers.append('set-cookie', 'a=1')
+      headers.append('set-cookie', 'b=2')
+      headers.append('x-twice', 'p')
+      headers.append('x-twice', 'q')
+      void sendWebResponse(res, new Response(null, { status: 204, headers }))
+    })
+    const first = await firstData(port)
+    const lines = first.split('\r\n')
+    expect(lines.filter((l) => l.toLowerCase().startsWith('set-cookie:'))).toEqual([
+      'set-cookie: a=1',
+      'set-cookie: b=2',
+    ])
+    expect(lines).toContain('x-twice: p, q')
+  })
+
   it('ends a response with no body at once', async () => {
     const port = await listening((_req, res) => void sendWebResponse(res, new Response(null, { status: 202 })))
     const first = await firstData(port)
