@@ -45,6 +45,10 @@ export const nameIn = (fn: object | undefined): string | undefined => {
   return typeof name === 'string' ? name : undefined
 }
 
+/** The `arguments` of a call's `function` member, as they are; a getter that throws throws here. */
+export const argumentsIn = (fn: object | undefined): unknown =>
+  fn === undefined ? undefined : (fn as { readonly arguments?: unknown }).arguments
+
 /** The call's function name, when it is a readable string. */
 export const callNameOf = (call: unknown): string | undefined => {
   try {

@@ -9,6 +9,7 @@ import { left } from 'fp-ts/lib/Either.js'
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js'
 import { parseArgs } from './Args.js'
 import type { Args, ArgsProblem, Batch, Provider, ToolCall, ToolResult } from '../kernel/model.js'
+import { argumentsIn, functionOf } from '../kernel/calls.js'
 import { describeError, describeValue } from '../kernel/describe.js'
 
 type Parsed = Either<ArgsProblem, Args>
@@ -19,8 +20,7 @@ const parsedArgumentsAt = (calls: ReadonlyArray<unknown>, i: number): Parsed => 
     const call: unknown = calls[i]
     if (typeof call !== 'object' || call === null)
       return left({ _tag: 'Unreadable', message: `the call is ${describeValue(call)}` })
-    const fn: unknown = (call as { readonly function?: unknown }).function
-    raw = typeof fn === 'object' && fn !== null ? (fn as { readonly arguments?: unknown }).arguments : undefined
+    raw = argumentsIn(functionOf(call))
   } catch (e) {
     return left({ _tag: 'Unreadable', message: describeError(e) })
   }

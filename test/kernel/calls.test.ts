@@ -9,6 +9,7 @@ import {
   callAt,
   callContextOf,
   callIdOf,
+  argumentsIn,
   callNameOf,
   functionOf,
   keepContext,
@@ -30,6 +31,11 @@ describe('functionOf and nameIn', () => {
     expect(nameIn(undefined)).toBeUndefined()
     expect(nameIn({ name: 7 })).toBeUndefined()
     expect(nameIn({})).toBeUndefined()
+    const parsed = { a: 1 }
+    expect(argumentsIn({ arguments: parsed })).toBe(parsed)
+    expect(argumentsIn({ arguments: '{}' })).toBe('{}')
+    expect(argumentsIn(undefined)).toBeUndefined()
+    expect(argumentsIn({})).toBeUndefined()
   })
 
   it('let a getter that throws throw, for the caller to skip the call (callNameOf answers undefined)', () => {

@@ -13,7 +13,7 @@ import type { Args, CallReads } from '../../kernel/model.js'
 import type { Suggestion } from '../../kernel/Suggest.js'
 import type { Catalogue, Declared } from './Catalogue.js'
 import type { Segment, UnknownKey } from './Schema.js'
-import { batchSize, callIdOf, functionOf, nameIn } from '../../kernel/calls.js'
+import { argumentsIn, batchSize, callIdOf, functionOf, nameIn } from '../../kernel/calls.js'
 import type { SeenSet } from './SeenSet.js'
 import { countCall } from './SeenSet.js'
 import { cut, escapeControls } from '../../kernel/describe.js'
@@ -173,10 +173,7 @@ export const checkBatch =
         const declared = (catalogue as ReadonlyMap<string | undefined, Declared>).get(name)
         if (declared === undefined) continue
         // the calls alone are read from the member their name came from, and no Either is made for each
-        const args =
-          batch.argsAt === undefined
-            ? argsObject((fn as { readonly arguments?: unknown }).arguments)
-            : rightOf(batch.argsAt(i))
+        const args = batch.argsAt === undefined ? argsObject(argumentsIn(fn)) : rightOf(batch.argsAt(i))
         if (args === undefined) continue
         // checkKeys inlined without a Check per call: a clean call costs only its diff (the floor and ajv
         // targets in docs/performance.md); its id is read only for an undeclared key
