@@ -66,9 +66,9 @@ export const sendWebResponse = async (res: ServerResponse, response: Response): 
   response.headers.forEach((value, name) => {
     headers[name] = value
   })
-  // fetch joins a repeated header into one value but Set-Cookie, which it names once per value: each kept
-  const cookies = response.headers.getSetCookie()
-  if (cookies.length > 0) headers['set-cookie'] = cookies
+  // fetch joins a repeated header into one value but Set-Cookie, which it names once per value: each kept (none
+  // written for an empty list)
+  headers['set-cookie'] = response.headers.getSetCookie()
   res.writeHead(response.status, headers)
   if (response.body === null) return void res.end()
   const reader = response.body.getReader()

@@ -112,6 +112,7 @@ describe('sendWebResponse', () => {
     const first = await firstData(port)
     expect(first).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
     expect(first).toContain('content-type: text/event-stream')
+    expect(first.toLowerCase()).not.toContain('set-cookie')
     expect(first).toContain('id: 1\ndata: \n\n')
     await until(() => seen.length === 1)
     const [flushedAlone, written] = seen[0] as readonly [boolean, number]
