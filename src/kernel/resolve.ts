@@ -128,17 +128,16 @@ export const nodeFs: ResolverFs = {
 // how many symbolic links one resolution follows before it gives up (Linux's own limit)
 const MAX_LINKS = 40
 
-// segments of a link's target joined onto the directory it is in; ".." there is taken lexically, which is
-// right because that directory is itself already resolved (holds no link)
-const linkTarget = (dir: ReadonlyArray<string>, target: string): Array<string> => {
-  const out = target.startsWith('/') ? [] : [...dir]
-  for (const s of target.split('/')) {
-    if (s === '' || s === '.') continue
-    if (s === '..') out.pop()
-    else out.push(s)
-  }
-  return out
-}
+// the names a link's target makes the walk go through: from the root, or from the link's own directory. A ".."
+// is kept and taken where the walk meets it, after the names before it are resolved, as the kernel takes it:
+// in "j/../x", where j is a link, ".." leaves where j leads, not the link's directory
+const linkTarget = (dir: ReadonlyArray<string>, target: string): Array<string> => [
+  ...(target.startsWith('/') ? [] : dir),
+  ...target.split('/').filter((s) => s !== '' && s !== '.'),
+]
+
+// a name with a letter outside ASCII, the only kind that has another spelling in NFC
+const NON_ASCII = /[\u0080-\uffff]/
 
 // a name with its letters' case swapped, or undefined when it has none that changes
 const swapCase = (s: string): string | undefined => {
@@ -154,8 +153,10 @@ const swapCase = (s: string): string | undefined => {
  * mapped onto the one entry that is the same in NFC (as the reference filesystem server does); what does not
  * exist yet is kept as written. Case is folded on a volume that ignores it (`caseInsensitive: 'detect'`, the
  * default: a name of the deepest existing directory looked up with its case swapped), or as told. A path
- * that cannot be resolved (a loop of links, an unreadable directory) is judged lexically, with the problem
- * said.
+ * that cannot be wholly resolved (a loop of links, an unreadable directory, a name with a twin equal to it in
+ * NFC, a `..` past a missing name) comes with its problem, and the guard takes it as unknown (it fails
+ * closed). The lexical resolver can tell neither links nor twins: it is for a policy that does not share the
+ * server's filesystem.
  *
  * @since 0.1.0
  * @category constructors
@@ -221,8 +222,27 @@ const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolve
     const through: Array<string> = []
     while (rest.length > 0) {
       const name = rest[0] as string
+      // only a link's target holds "..": its names before it are resolved already (`done`)
+      if (name === '..') {
+        done = done.slice(0, -1)
+        rest = rest.slice(1)
+        continue
+      }
       let at = [...done, name]
       let seen = fs.lstat(joinSegments(at))
+      // the name exists as spelled, and another entry beside it is the same in NFC (Linux keeps both): the
+      // server opens the one spelled as sent, and the guard, which compares in NFC, cannot tell which
+      if (seen !== undefined && NON_ASCII.test(name)) {
+        const nfc = name.normalize('NFC')
+        if (entriesOf(joinSegments(done)).some((e) => e !== name && e.normalize('NFC') === nfc))
+          return {
+            path: joinSegments([...done, ...rest]),
+            existing: done,
+            problem: `names an entry that has a twin equal to it in NFC (${JSON.stringify(nfc)})`,
+            entry,
+            through,
+          }
+      }
       if (seen === undefined) {
         // the server maps a spelling that does not exist onto the one entry equal to it in NFC
         const same = entriesOf(joinSegments(done)).filter((e) => e.normalize('NFC') === name)
@@ -239,7 +259,18 @@ const resolverOver = (mode: boolean | 'detect', fs: ResolverFs): LocationResolve
           seen = fs.lstat(joinSegments(at))
         }
       }
-      if (seen === undefined) return { path: joinSegments([...done, ...rest]), existing: done, entry, through }
+      if (seen === undefined) {
+        // a ".." past a missing name: the kernel stops at the missing name, and the path as written means nothing
+        if (rest.includes('..'))
+          return {
+            path: joinSegments([...done, ...rest.filter((s) => s !== '..')]),
+            existing: done,
+            problem: 'goes through a missing entry, then ".."',
+            entry,
+            through,
+          }
+        return { path: joinSegments([...done, ...rest]), existing: done, entry, through }
+      }
       if (seen.link) {
         if (rest.length === 1 && lastIsOwn) {
           entry = joinSegments(at)

@@ -200,9 +200,11 @@ describe('filesystemResolver: links', () => {
     expect(resolve(`${root}/c40/secret`)).toMatchObject({ problem: 'passes through too many symbolic links' })
   })
 
-  it('joins a target onto the link\'s directory as a POSIX path does, whatever its ".", ".." and empty segments', () => {
-    // /d1/d2 exists; /d1/d2/L is a link to the target; nothing the target names exists, so it is kept as written
+  it('walks a target from the link\'s directory as the kernel does, whatever its ".", ".." and empty segments', () => {
+    // /d1/d2 exists; /d1/d2/L is a link to the target; nothing else the target names exists. Oracle: a ".." leaves
+    // the directory reached so far, and past a missing name there is nothing to leave, so the path is unresolved
     const segment = fc.constantFrom('a', 'b', '.', '..', '')
+    const exists = (segs: ReadonlyArray<string>): boolean => ['', 'd1', 'd1/d2'].includes(segs.join('/'))
     fc.assert(
       fc.property(fc.boolean(), fc.array(segment, { maxLength: 6 }), (absolute, segs) => {
         const target = (absolute ? '/' : '') + segs.join('/')
@@ -217,7 +219,22 @@ describe('filesystemResolver: links', () => {
           readdir: () => [],
         }
         const out = filesystemResolver({ caseInsensitive: false }, fs).resolve('/d1/d2/L/z')
-        expect(out).toStrictEqual({ path: posix.resolve('/d1/d2', target, 'z'), through: ['/d1/d2/L'] })
+        const at: Array<string> = absolute ? [] : ['d1', 'd2']
+        let missing = false
+        let stuck = false
+        for (const s of segs) {
+          if (s === '' || s === '.') continue
+          if (s === '..') {
+            if (missing) stuck = true
+            else at.pop()
+          } else {
+            at.push(s)
+            if (!exists(at)) missing = true
+          }
+        }
+        if (stuck)
+          expect(out).toMatchObject({ problem: 'goes through a missing entry, then ".."', through: ['/d1/d2/L'] })
+        else expect(out).toStrictEqual({ path: posix.resolve('/d1/d2', target, 'z'), through: ['/d1/d2/L'] })
       }),
     )
   })
@@ -379,11 +396,17 @@ describe('filesystemResolver: one judgement', () => {
 })
 
 describe('filesystemResolver: the exact spelling first', () => {
-  it('takes the exact spelling when it exists, even beside another spelling equal to it in NFC', () => {
-    // R/both-é (NFC) a directory, R/both-e + U+0301 (NFD) a link elsewhere
+  it('says a name with a twin equal to it in NFC is unresolved, whichever spelling is sent (the guard fails closed)', () => {
+    // R/both-é (NFC) a directory, R/both-e + U+0301 (NFD) a link elsewhere: the server opens the spelling sent,
+    // and the guard compares in NFC, so it cannot tell which one a call means
     mkdirSync(join(root, 'both-\u00e9'))
     symlinkSync('x/secret', join(root, 'both-e\u0301'))
-    expect(resolve(`${root}/both-\u00e9/f`)).toStrictEqual({ path: `${root}/both-\u00e9/f` })
+    const problem = 'names an entry that has a twin equal to it in NFC ("both-\u00e9")'
+    expect(resolve(`${root}/both-\u00e9/f`)).toMatchObject({ problem })
+    expect(resolve(`${root}/both-e\u0301/f`)).toMatchObject({ problem })
+    // a name outside ASCII without a twin is resolved as before
+    mkdirSync(join(root, 'only-\u00e9'))
+    expect(resolve(`${root}/only-\u00e9/f`)).toStrictEqual({ path: `${root}/only-\u00e9/f` })
   })
 })
 

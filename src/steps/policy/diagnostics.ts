@@ -14,7 +14,8 @@ import { cut, escapeControls } from '../../kernel/describe.js'
  *   location and that is not read as one, while an `under` rule names the tool, so those rules fail closed
  *   for every call to it;
  * - `UnresolvedLocation`: a location could not be resolved on the filesystem (a loop of links, a directory
- *   that cannot be read), so it was judged as written.
+ *   that cannot be read, a name with a twin equal to it in NFC), so it was judged unknown: the rules fail
+ *   closed on it.
  *
  * @since 0.1.0
  * @category model
@@ -64,6 +65,9 @@ export const drawPolicyDiagnostic = (d: PolicyDiagnostic): string => {
         `or ${name(`!${d.arg}`)} if it is not a location`
       )
     case 'UnresolvedLocation':
-      return `toolstack: a location ${escapeControls(cut(d.problem, 300))}, so it was judged as written (later ones are not said)`
+      return (
+        `toolstack: a location ${escapeControls(cut(d.problem, 300))}, ` +
+        'so it was judged unknown and the rules failed closed on it (later ones are not said)'
+      )
   }
 }

@@ -126,7 +126,9 @@ const resolvedReading =
   (resolver: LocationResolver) =>
   (r: Reading): Reading => {
     if (r._tag !== 'Known') return r
-    const { path, entry, through } = resolver.resolve(r.path)
+    const { path, entry, through, problem } = resolver.resolve(r.path)
+    // where the filesystem cannot say where it leads, the guard fails closed
+    if (problem !== undefined) return { _tag: 'Unknown', arg: r.arg, problem: `could not be resolved: ${problem}` }
     const sent = r.sent ?? r.path
     const forms = {
       ...(r.path === path ? {} : { written: r.path }),

@@ -42,11 +42,11 @@ describe('drawPolicyDiagnostic', () => {
     )
   })
 
-  it('says an unresolved location was judged as written', () => {
+  it('says an unresolved location was judged unknown', () => {
     expect(
       drawPolicyDiagnostic({ _tag: 'UnresolvedLocation', problem: 'passes through too many symbolic links' }),
     ).toBe(
-      'toolstack: a location passes through too many symbolic links, so it was judged as written (later ones are not said)',
+      'toolstack: a location passes through too many symbolic links, so it was judged unknown and the rules failed closed on it (later ones are not said)',
     )
   })
 
@@ -65,10 +65,10 @@ describe('drawPolicyDiagnostic', () => {
     expect(exact.startsWith(`toolstack: "${'n'.repeat(200)}" declares "a",`)).toBe(true)
     const unresolved = drawPolicyDiagnostic({ _tag: 'UnresolvedLocation', problem: 'p'.repeat(1000) })
     expect(unresolved).toBe(
-      `toolstack: a location ${'p'.repeat(300)}…, so it was judged as written (later ones are not said)`,
+      `toolstack: a location ${'p'.repeat(300)}…, so it was judged unknown and the rules failed closed on it (later ones are not said)`,
     )
     expect(drawPolicyDiagnostic({ _tag: 'UnresolvedLocation', problem: 'p'.repeat(300) })).toBe(
-      `toolstack: a location ${'p'.repeat(300)}, so it was judged as written (later ones are not said)`,
+      `toolstack: a location ${'p'.repeat(300)}, so it was judged unknown and the rules failed closed on it (later ones are not said)`,
     )
   })
 
