@@ -67,6 +67,14 @@ export const LOCATION_WORDS: ReadonlyArray<string> = Object.freeze([
   'dirs',
   'directory',
   'directories',
+  // where a copy or a move puts something, and what it takes: a copy tool's own names
+  'src',
+  'dest',
+  'dst',
+  'destination',
+  'destinations',
+  'location',
+  'locations',
   'folder',
   'folders',
   'uri',
@@ -83,8 +91,8 @@ export const LOCATION_WORDS: ReadonlyArray<string> = Object.freeze([
  * What `locate` knows of the tool a call is for: the argument names read as locations; the names said not to
  * be locations (never read, never suspected); and the top-level argument names the tool declares (the keys of
  * its `parameters.properties`), or `undefined` when its declaration is not known (no listing of it went
- * through the policy): then every location name the call gives is read, and a call that gives none has an
- * unknown location.
+ * through the policy): then no key the call gives can be told from a decoy, so every location is unknown and
+ * `under` rules fail closed.
  *
  * @since 0.1.0
  * @category model
@@ -257,9 +265,15 @@ const NETWORK_URL = /^([a-z][a-z0-9+.-]*):\/\//i
 const MAILTO = /^mailto:/i
 const EMAIL = /^[^/@:\s]+@[^/@:\s]+$/
 
-// the path a file: URL names, read as Node's fileURLToPath reads it (percent-decoded, dot segments resolved);
-// one naming another host, or holding an encoded "/", names no path here
+// the path a file: URL names, read as Node's fileURLToPath reads it (percent-decoded); one naming another host,
+// or holding an encoded "/", names no path here. A server that takes no URL (the reference filesystem server)
+// reads the same text as a relative path, "file:" its first name: the two readings agree on where they can
+// reach only while the text holds nothing the URL reading drops or resolves away (a query, a fragment, a dot
+// segment, spelled out or percent-encoded), so a URL that holds one is unknown
 const fileUrlPath = (s: string): Either<NotAPath, string> => {
+  if (/[?#]/.test(s))
+    return unknown('is a file: URL with a query or a fragment, which a server may read as part of a path')
+  if (/%2e/i.test(s)) return unknown('is a file: URL with an encoded ".", which may make a ".." segment')
   try {
     return right(fileURLToPath(s))
   } catch (e) {
@@ -270,7 +284,10 @@ const fileUrlPath = (s: string): Either<NotAPath, string> => {
 /**
  * A raw location value as the absolute path a server will resolve, in normal form: NFC, a `file:` URL read
  * as its path, a relative path against `root`. A Left says why it is not plainly a path, and whether it
- * plainly names a place off this machine (another URL, an e-mail address).
+ * plainly names a place off this machine (another URL, an e-mail address). The text is judged as written
+ * first, whatever it is: a server that takes no URL reads `http://x/../../etc` as a relative path, so a
+ * `..` segment makes any value unknown, never elsewhere; so does a `file:` URL's query, fragment or encoded
+ * dot, which its reading as a URL drops or resolves away.
  *
  * @example
  * import { readLocation } from './paths.js'
@@ -292,11 +309,17 @@ export const readLocation = (raw: unknown, root: string | undefined): Either<Not
         : `is not a string (${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`,
     )
   if (raw.trim() !== raw) return unknown('begins or ends with white space')
+  // the text itself first: a server may read a URL's text as a path too, and a ".." there leaves its first name
+  const written = problemOf(raw)
+  if (written !== undefined) return unknown(written)
   let path = raw
   if (/^file:/i.test(raw)) {
     const named = fileUrlPath(raw)
     if (named._tag === 'Left') return named
     path = named.right
+    // what percent-decoding made (a NUL, a control character)
+    const decoded = problemOf(path)
+    if (decoded !== undefined) return unknown(decoded)
   } else {
     const scheme = NETWORK_URL.exec(raw)
     if (scheme !== null) return elsewhere(`is a URL (${JSON.stringify(`${cut(scheme[1] ?? '', 20)}:`)}), not a path`)
@@ -305,8 +328,6 @@ export const readLocation = (raw: unknown, root: string | undefined): Either<Not
     if (colon !== -1 && (raw.indexOf('/') === -1 || colon < raw.indexOf('/')))
       return unknown('holds a ":" before any "/", so it may be a URL or a drive, not plainly a path')
   }
-  const problem = problemOf(path)
-  if (problem !== undefined) return unknown(problem)
   const nfc = path.normalize('NFC')
   if (nfc.startsWith('/')) return right(fromSegments(segmentsOf(nfc)))
   if (root === undefined) return unknown('is relative and this tool has no root')
@@ -403,16 +424,33 @@ const readingsOf = (arg: string, raw: unknown, root: string | undefined): Readon
 
 const NOT_DECLARED = 'is not an argument this tool declares'
 
+const NOT_KNOWN = "this tool's declaration is not known (its tools were not listed through the policy)"
+
+// a call to a tool whose declaration is not known: each key that names or looks like a location is unknown
+// (what it holds is not read, so the human is not shown it as checked), or, with none, the arguments are
+const undeclaredTool = (
+  args: object,
+  names: ReadonlyArray<string>,
+  notLocations: ReadonlySet<string> | undefined,
+): ReadonlyArray<PathLocation> => {
+  const out: Array<PathLocation> = Object.keys(args)
+    .filter((k) => (names.includes(k) || looksLikeLocation(k)) && !(notLocations?.has(k) ?? false))
+    .map((arg) => ({ _tag: 'Unknown', arg, problem: `cannot be told from a decoy: ${NOT_KNOWN}` }))
+  return out.length > 0 ? out : [{ _tag: 'Unknown', arg: 'arguments', problem: `give no location, and ${NOT_KNOWN}` }]
+}
+
 /**
  * Every location of a call, in this order: the values of each name of `scope.names` (default `LOCATION_ARGS`)
  * the tool declares and the call gives, a string or each element of an array; then each declared argument
  * whose name looks like a location but is not read (`Unread`, with what it would read as, whether or not the
  * call gives it); then each location name, or name that looks like one, that the call gives and the tool
- * does not declare (an unknown decoy, deciding nothing). When the tool's declaration is not known, every
- * location name the call gives is read, and every other key that looks like a location is `Unread`. A call
- * that gives none is one missing location when the tool is known (unknown when it is not). Arguments that are
- * not an object are one unknown location. Without `scope` (a caller that has no declaration) every name the
- * call gives is read, as when the declaration is not known.
+ * does not declare (an unknown decoy, deciding nothing). When `scope` says the tool's declaration is not
+ * known (`declared` undefined: no listing of it went through the policy), no key can be told from a decoy:
+ * each location name, or name that looks like one, the call gives is unknown, and a call that gives none has
+ * one unknown location, so `under` rules fail closed. A call to a known tool that gives none is one missing
+ * location. Arguments that are not an object are one unknown location. Without `scope` (a caller that has no
+ * declaration, such as `evaluate` on its own) every location name the call gives is read, and every other key
+ * that looks like a location is `Unread`.
  *
  * @example
  * import { locate } from './paths.js'
@@ -441,6 +479,8 @@ export const locate = (
     const declared = scope?.declared
     const notLocations = scope?.notLocations
     const given = args as Readonly<Record<string, unknown>>
+    // the tool's declaration is not known: no key the call gives can be told from a decoy, so none decides
+    if (scope !== undefined && declared === undefined) return undeclaredTool(args, names, notLocations)
     const out: Array<PathLocation> = []
     for (const arg of names)
       if (hasOwn(args, arg) && (declared?.has(arg) ?? true)) out.push(...readingsOf(arg, given[arg], root))
@@ -460,17 +500,7 @@ export const locate = (
       for (const k of Object.keys(args))
         if (!declared.has(k) && !(notLocations?.has(k) ?? false) && (names.includes(k) || looksLikeLocation(k)))
           out.push({ _tag: 'Unknown', arg: k, problem: NOT_DECLARED, undeclared: true })
-    if (out.length > 0) return out
-    return declared === undefined && scope !== undefined
-      ? [
-          {
-            _tag: 'Unknown',
-            arg: 'arguments',
-            problem:
-              "give no location, and this tool's declaration is not known (its tools were not listed through the policy)",
-          },
-        ]
-      : [{ _tag: 'Missing' }]
+    return out.length > 0 ? out : [{ _tag: 'Missing' }]
   } catch {
     // a Proxy or a throwing getter: nothing about its location can be trusted
     return [{ _tag: 'Unknown', arg: 'arguments', problem: 'could not be read' }]

@@ -203,6 +203,28 @@ describe('toolstack serve judges what the filesystem server will touch', () => {
     expect(existsSync('/tmp/toolstack-nested')).toBe(false)
   })
 
+  // the reference server takes no URL: it reads this text as R/file:/…/README.md#/../../…, which its ".."
+  // segments lead to the denied file, while the URL reading drops the fragment and sees README.md
+  it('a file: URL whose fragment the server reads as a path is not judged by its URL reading: nothing is read', async () => {
+    const up = '/..'.repeat(40)
+    const r = await call('fs_read_text_file', {
+      path: `file://${join(R, 'README.md')}#${up}${join(secret, 'key.txt')}`,
+    })
+    expect(r.isError).toBe(true)
+    expect(textOf(r)).not.toContain('the key')
+  })
+
+  it('a link whose target goes through another link and "..": judged where the kernel leads it, nothing is read', async () => {
+    // pub/j leads into the denied directory; pub/notes.txt -> j/../key.txt is the denied key, not pub/key.txt
+    mkdirSync(join(secret, 'deep'), { recursive: true })
+    mkdirSync(join(R, 'pub'), { recursive: true })
+    symlinkSync(join('..', 'x', 's\u00e9cret', 'deep'), join(R, 'pub', 'j'))
+    symlinkSync('j/../key.txt', join(R, 'pub', 'notes.txt'))
+    const r = await call('fs_read_text_file', { path: join(R, 'pub', 'notes.txt') })
+    expect(r.isError).toBe(true)
+    expect(textOf(r)).toContain('Reason: keys stay put.')
+  })
+
   it('a plain call inside the project still runs', async () => {
     const r = await call('fs_read_text_file', { path: join(R, 'README.md') })
     expect(r.isError).toBeUndefined()
@@ -284,6 +306,14 @@ describe("toolstack serve keeps its own files out of every call's reach", () => 
     expect(existsSync(join(R, 'evil.json'))).toBe(true)
     expect(existsSync(join(R, 'moved'))).toBe(false)
     expect(readFileSync(config, 'utf8')).toBe(configText)
+  })
+
+  // "elsewhere" to a reader of URLs, but the reference server reads it as R/http:/x/../../.toolstack/grants.json
+  it('a URL with ".." segments is not elsewhere: refused near the store, which stays unread', async () => {
+    const r = await call('fs_read_text_file', { path: 'http://x/../../.toolstack/grants.json' })
+    expect(r.isError).toBe(true)
+    expect(textOf(r)).toContain('could not be checked against the files no tool call may touch')
+    expect(textOf(r)).not.toContain('"version"')
   })
 
   it('every other call runs', async () => {

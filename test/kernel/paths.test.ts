@@ -287,11 +287,32 @@ describe('readLocation', () => {
   const elsewhere = (problem: string) => ({ _tag: 'Left', left: { problem, elsewhere: true } })
   const unknown = (problem: string) => ({ _tag: 'Left', left: { problem, elsewhere: false } })
 
-  it('reads a file: URL as the path it names, percent-decoded, its dot segments resolved', () => {
+  it('reads a file: URL as the path it names, percent-decoded', () => {
     expect(readLocation('file:///etc/passwd', '/p')).toEqual({ _tag: 'Right', right: '/etc/passwd' })
     expect(readLocation('file://localhost/srv/a%20b', '/p')).toEqual({ _tag: 'Right', right: '/srv/a b' })
-    expect(readLocation('FILE:///srv/x/%2e%2e/y', '/p')).toEqual({ _tag: 'Right', right: '/srv/y' })
     expect(readLocation('file:///srv/caf%C3%A9', undefined)).toEqual({ _tag: 'Right', right: '/srv/caf\u00e9' })
+  })
+
+  // the reference filesystem server takes no URL: it reads "file:///R/a#/../../x" as the relative path
+  // R/file:/R/a#/../../x, which its ".." segments lead out of; the URL reading drops the fragment
+  it('says a file: URL is unknown when what its URL reading drops or resolves away could lead elsewhere', () => {
+    const query = 'is a file: URL with a query or a fragment, which a server may read as part of a path'
+    expect(readLocation('file:///srv/p/a.txt#/../../../etc/passwd', '/p')).toEqual(unknown('has a ".." segment'))
+    expect(readLocation('file:///srv/p/a.txt#x', '/p')).toEqual(unknown(query))
+    expect(readLocation('file:///srv/p/a.txt?x', '/p')).toEqual(unknown(query))
+    expect(readLocation('FILE:///srv/x/%2e%2e/y', '/p')).toEqual(
+      unknown('is a file: URL with an encoded ".", which may make a ".." segment'),
+    )
+    expect(readLocation('file:///srv/x/.%2E/y', '/p')).toEqual(
+      unknown('is a file: URL with an encoded ".", which may make a ".." segment'),
+    )
+    expect(readLocation('file:///srv/x/../y', '/p')).toEqual(unknown('has a ".." segment'))
+    expect(readLocation('file:///srv\\..\\y', '/p')).toEqual(unknown('contains a backslash'))
+  })
+
+  it('says a URL of any scheme with a ".." segment is unknown, not elsewhere: a server may read it as a path', () => {
+    expect(readLocation('http://x/../../.toolstack/grants.json', '/p')).toEqual(unknown('has a ".." segment'))
+    expect(readLocation('mailto:../../etc', '/p')).toEqual(unknown('has a ".." segment'))
   })
 
   it('refuses a file: URL that names no path here', () => {
@@ -382,6 +403,12 @@ describe('looksLikeLocation and unreadLocations', () => {
       'workdir',
       'target_directory',
       'FOLDER',
+      // a copy or a move: where it puts something, and what it takes
+      'dest',
+      'dst',
+      'src',
+      'backup_destination',
+      'saveLocation',
       // the whole name one word of the list, though its last word is not
       'fileName',
       'File_Name',
@@ -479,16 +506,21 @@ describe('locate: what the rules cannot read', () => {
     ).toEqual([{ _tag: 'Known', arg: 'path', path: '/r/a' }])
   })
 
-  it('without a declaration, suspects nothing of a key said not to be a location', () => {
+  const notKnown =
+    "cannot be told from a decoy: this tool's declaration is not known (its tools were not listed through the policy)"
+
+  it('when the declaration is not known, suspects nothing of a key said not to be a location', () => {
     expect(
       locate({ cwd: '/x', repo_path: '/y' }, 't', {}, scope(undefined, { notLocations: new Set(['cwd']) })),
-    ).toEqual([{ _tag: 'Unread', arg: 'repo_path', reading: { _tag: 'Known', arg: 'repo_path', path: '/y' } }])
+    ).toEqual([{ _tag: 'Unknown', arg: 'repo_path', problem: notKnown }])
   })
 
-  it('without a declaration, reads every location name the call gives, and suspects every other that looks like one', () => {
-    expect(locate({ path: '/r/a', repo_path: '/x', msg: 'hi' }, 't', {}, scope(undefined))).toEqual([
-      { _tag: 'Known', arg: 'path', path: '/r/a' },
-      { _tag: 'Unread', arg: 'repo_path', reading: { _tag: 'Known', arg: 'repo_path', path: '/x' } },
+  // principle 9: before a listing, "path" may be a decoy beside the tool's own "src"; nothing the call gives decides
+  it('when the declaration is not known, reads no key: each location the call gives is unknown, and none is one unknown', () => {
+    expect(locate({ path: '/r/a', repo_path: '/x', src: '/etc', msg: 'hi' }, 't', {}, scope(undefined))).toEqual([
+      { _tag: 'Unknown', arg: 'path', problem: notKnown },
+      { _tag: 'Unknown', arg: 'repo_path', problem: notKnown },
+      { _tag: 'Unknown', arg: 'src', problem: notKnown },
     ])
     expect(locate({ msg: 'hi' }, 't', {}, scope(undefined))).toEqual([
       {
@@ -498,5 +530,13 @@ describe('locate: what the rules cannot read', () => {
           "give no location, and this tool's declaration is not known (its tools were not listed through the policy)",
       },
     ])
+  })
+
+  it('without a scope at all, reads every location name the call gives, and suspects every other that looks like one', () => {
+    expect(locate({ path: '/r/a', repo_path: '/x', msg: 'hi' }, 't', {})).toEqual([
+      { _tag: 'Known', arg: 'path', path: '/r/a' },
+      { _tag: 'Unread', arg: 'repo_path', reading: { _tag: 'Known', arg: 'repo_path', path: '/x' } },
+    ])
+    expect(locate({ msg: 'hi' }, 't', {})).toEqual([{ _tag: 'Missing' }])
   })
 })

@@ -10,7 +10,7 @@ import * as t from 'io-ts/lib/index.js'
 import type { Args, ToolCall } from '../../kernel/model.js'
 import { REASON_PARAM } from '../../kernel/model.js'
 import type { Decision, Rule } from './Rule.js'
-import { decodeRule, drawRule } from './Rule.js'
+import { decodeRule } from './Rule.js'
 import type { Concern, Why } from './evaluate.js'
 import type { DefinitionNotice } from '../pins/Review.js'
 import { shortHash } from '../pins/Canonical.js'
@@ -227,6 +227,12 @@ export const showFacts = (
   reason: hasOwn(args, REASON_PARAM) ? showValue(args[REASON_PARAM], SHOWN_LIMITS.reason) : undefined,
 })
 
+// the rule an "always" records, as `drawRule` writes it, each part escaped and bounded like the facts above it
+const alwaysText = (r: Rule): string =>
+  `${r.decision} ${shownMore(showValue(r.tool, SHOWN_LIMITS.tool))}${
+    r.under === undefined ? '' : ` under ${shownMore(showText(r.under, SHOWN_LIMITS.path))}`
+  }`
+
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 // the first line: the tool and where, short whatever the call: one path is named, more are counted, with how
@@ -364,7 +370,7 @@ export const drawPermissionRequest = (
         ]),
     always === undefined
       ? '"Always" is not offered: a location could not be checked, so only this call can be answered.'
-      : `"Always" remembers: ${escapeControls(drawRule(always))}, ${
+      : `"Always" remembers: ${alwaysText(always)}, ${
           request.remembered === 'shared' ? 'for every session sharing these grants, until removed' : 'for this session'
         }.`,
     ...(reason === undefined ? [] : [`The model's reason, in its own words (not checked): ${shownMore(reason)}`]),

@@ -157,27 +157,28 @@ describe('a decoy location decides nothing', () => {
     ).toBe('deny')
   })
 
-  it('before any listing, and for a tool the last listing did not hold, reads every location name the call gives', async () => {
+  it('before any listing, and for a tool the last listing did not hold, fails closed: no key can be told from a decoy', async () => {
     const rules: ReadonlyArray<Rule> = [{ tool: '*', decision: 'allow', under: '/srv' }]
-    const inner = recordingProvider([decl('write', ['path'])])
+    const inner = recordingProvider([decl('write', ['path']), decl('copy', ['src', 'dst'])])
     const policy = withPolicy({ rules })(inner)
     const before = await results(policy, [
-      // every location inside: allowed
+      // "path" inside, but the tool may take another key: not allowed
       call('1', 'write', { path: '/srv/a' }),
-      // one outside, one that looks like a location and is not read, none at all: not allowed
       call('1b', 'write', { path: '/srv/a', target: '/etc/x' }),
       call('1c', 'write', { path: '/srv/a', repo_path: '/srv/r' }),
       call('1d', 'write', { content: 'x' }),
+      // the reviewer's decoy: the tool's own keys hold no location name, and "path" is the model's
+      call('1e', 'copy', { src: '/home/me/.ssh/id_rsa', dst: '/tmp/leak', path: '/srv/a' }),
     ])
-    expect(before.map((r) => r.is_error)).toEqual([undefined, true, true, true])
+    expect(before.map((r) => r.is_error)).toEqual([true, true, true, true, true])
     await policy.toolsForLlm()
     const after = await results(policy, [
       call('2', 'write', { path: '/srv/a' }),
       call('3', 'other', { path: '/srv/a' }),
       call('3b', 'other', { path: '/etc/a' }),
     ])
-    expect(after.map((r) => r.is_error)).toEqual([undefined, undefined, true])
-    expect(forwarded(inner).map((c) => c.id)).toEqual(['1', '2', '3'])
+    expect(after.map((r) => r.is_error)).toEqual([undefined, true, true])
+    expect(forwarded(inner).map((c) => c.id)).toEqual(['2'])
     // a deny under a directory fires on it, saying why
     const denying = withPolicy({
       rules: [

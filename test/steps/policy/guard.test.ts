@@ -182,6 +182,40 @@ describe('a location through a symbolic link', () => {
     expect(ran()).toEqual(['3'])
   })
 
+  it('a ".." in a link\'s target leaves where the link before it leads, as the kernel takes it', async () => {
+    // pub/j leads into the denied directory; pub/notes.txt -> j/../key reads <denied>/key, not pub/key
+    mkdirSync(join(root, 'x', 'secret', 'deep'), { recursive: true })
+    mkdirSync(join(root, 'pub'))
+    symlinkSync('../x/secret/deep', join(root, 'pub', 'j'))
+    symlinkSync('j/../key', join(root, 'pub', 'notes.txt'))
+    const { run, ran } = await policyOf({ rules, resolver: 'filesystem' })
+    const out = await run([call('1', 'fs_read_file', { path: join(root, 'pub', 'notes.txt') })])
+    expect(out[0]?.is_error).toBe(true)
+    expect(ran()).toEqual([])
+  })
+
+  it('a name with a twin equal to it in NFC is unknown: never allowed, and said once', async () => {
+    // Linux keeps both spellings as two entries; the server opens the one a call spells
+    mkdirSync(join(root, 'caf\u00e9'))
+    mkdirSync(join(root, 'cafe\u0301'))
+    const { run, ran, diagnostics } = await policyOf({
+      rules: [{ tool: 'fs_*', decision: 'allow', under: join(root, 'caf\u00e9') }],
+      resolver: 'filesystem',
+    })
+    const out = await run([
+      call('1', 'fs_read_file', { path: join(root, 'cafe\u0301', 'a') }),
+      call('2', 'fs_read_file', { path: join(root, 'caf\u00e9', 'a') }),
+    ])
+    expect(out.map((r) => r.is_error === true)).toEqual([true, true])
+    expect(ran()).toEqual([])
+    expect(diagnostics).toEqual([
+      {
+        _tag: 'UnresolvedLocation',
+        problem: `names an entry that has a twin equal to it in NFC (${JSON.stringify('caf\u00e9')})`,
+      },
+    ])
+  })
+
   it('is judged as written without the filesystem: the lexical default sees no link', async () => {
     const { run } = await policyOf({ rules })
     const out = await run([call('1', 'fs_read_file', { path: join(root, 'innocent', 'key') })])
@@ -295,6 +329,15 @@ describe('a declared argument that looks like a location', () => {
     )
   })
 
+  it('a copy tool\'s "dest" beside a read "path": the rules fail closed until it is read', async () => {
+    const inner = recordingProvider([decl('copy_file', ['path', 'dest'])])
+    const policy = withPolicy({ rules: [{ tool: '*', decision: 'allow', under: R }] })(inner)
+    await policy.toolsForLlm()
+    const out = await policy.executeToolCalls([call('1', 'copy_file', { path: `${R}/a`, dest: '/etc/cron.d/evil' })])()
+    expect(out._tag === 'Right' && out.right[0]?.is_error).toBe(true)
+    expect(inner.rec.batches.flat()).toEqual([])
+  })
+
   it('is read once locationArgs names it, and set aside once it says it is no location', async () => {
     const read = await policyOf({ rules, locationArgs: ['repo_path'] })
     const out = await read.run([
@@ -342,6 +385,32 @@ describe('a value that is not plainly a path', () => {
     expect(out.map((r) => r.is_error === true)).toEqual([true, false])
   })
 
+  // the reference filesystem server takes no URL: it reads the text as a path relative to its root, so a ".."
+  // there leads out of "file:" or "http:", where the URL reading drops a fragment or sees another host
+  it('a URL whose text a server may read as a path with ".." is unknown: refused near the protected files, never allowed', async () => {
+    const protect = [{ path: `${R}/.toolstack/grants.json`, what: "the gateway's store of grants" }]
+    const up = '/..'.repeat(12)
+    const { run, ran } = await policyOf({
+      rules: [
+        { tool: 'fs_*', decision: 'allow', under: `${R}/public` },
+        { tool: 'web_fetch', decision: 'allow' },
+      ],
+      protect,
+    })
+    const out = await run([
+      call('1', 'fs_read_file', { path: `file://${R}/public/ok.txt#${up}${R}/private/secret.txt` }),
+      call('2', 'fs_read_file', { path: `file://${R}/public/ok.txt?${up}${R}/private/secret.txt` }),
+      call('3', 'web_fetch', { url: 'http://x/../../.toolstack/grants.json' }),
+      call('4', 'fs_read_file', { path: `file://${R}/public/%2e%2e/private/secret.txt` }),
+      call('5', 'fs_read_file', { path: `file://${R}/public/ok.txt` }),
+    ])
+    expect(out.map((r) => r.is_error === true)).toEqual([true, true, true, true, false])
+    expect(out[2]?.content).toContain(
+      'could not be checked against the files no tool call may touch (url has a ".." segment)',
+    )
+    expect(ran()).toEqual(['5'])
+  })
+
   it('an e-mail address or another URL is never inside a directory', async () => {
     const { run, ran } = await policyOf({ rules: [{ tool: '*', decision: 'allow', under: R }] })
     await run([
@@ -387,15 +456,15 @@ describe('"always"', () => {
     expect(policy.grants()).toEqual([asked[0]?.suggestedRule])
   })
 
-  it('before any listing: every location name is read, and "always" is offered only for what was read', async () => {
+  it('before any listing: nothing the call gives is read, so "always" is not offered', async () => {
     const asked: Array<PermissionRequest> = []
     const inner = recordingProvider(FS)
     const policy = withPolicy({ rules: [], onAsk: recordingAsk(asked) })(inner)
     await policy.executeToolCalls([call('1', 'fs_read_file', {}), call('2', 'fs_read_file', { path: `${R}/a` })])()
-    expect(asked.map((r) => r.suggestedRule)).toEqual([
-      undefined,
-      { tool: 'fs_read_file', decision: 'allow', under: R },
-    ])
+    expect(asked.map((r) => r.suggestedRule)).toEqual([undefined, undefined])
+    await policy.toolsForLlm()
+    await policy.executeToolCalls([call('3', 'fs_read_file', { path: `${R}/a` })])()
+    expect(asked[2]?.suggestedRule).toEqual({ tool: 'fs_read_file', decision: 'allow', under: R })
   })
 })
 
@@ -437,6 +506,19 @@ describe('the question', () => {
     const lines = drawPermissionRequest(asked[0] as PermissionRequest)
     expect(lines).toContain(`  … and ${1002 - SHOWN_LIMITS.arguments} more arguments not shown`)
     expect(lines.length).toBeLessThan(60)
+  })
+
+  it('bounds the rule "always" would record, as it bounds the path above it', async () => {
+    const asked: Array<PermissionRequest> = []
+    const { run } = await policyOf({ rules: [], onAsk: recordingAsk(asked) })
+    const deep = `${R}/${'d'.repeat(100_000)}`
+    await run([call('1', 'fs_write_file', { path: `${deep}/a`, content: 'x' })])
+    const request = asked[0] as PermissionRequest
+    expect(request.suggestedRule).toEqual({ tool: 'fs_write_file', decision: 'allow', under: deep })
+    const always = drawPermissionRequest(request).find((l) => l.startsWith('"Always" remembers:'))
+    expect(always).toBe(
+      `"Always" remembers: allow "fs_write_file" under ${deep.slice(0, SHOWN_LIMITS.path)}… (${deep.length - SHOWN_LIMITS.path} more characters not shown), for this session.`,
+    )
   })
 
   it('escapes every invisible or format character a model wrote, in keys, values and the reason (property)', async () => {
