@@ -163,8 +163,8 @@ export const kept = (s: string, max: number = MAX_TEXT): string =>
   Buffer.from(s.length > max ? `${s.slice(0, max)}…` : s, 'utf16le').toString('utf16le')
 
 // a pair is found by its tool and key as the audit remembers them (a long key by its start and digest), so two keys
-// that share a start stay two pairs, and the counts (which carry remembered keys) find theirs
-const pairKey = (tool: string, key: string): string => JSON.stringify([rememberedKey(tool), rememberedKey(key)])
+// that share a start stay two pairs, and the counts, which carry the keys as remembered already, find theirs
+const pairKey = (tool: string, remembered: string): string => JSON.stringify([rememberedKey(tool), remembered])
 
 /**
  * `heard` with a warning's pairs: each new one remembered (its first call, its suggestion), within the cap; the same
@@ -188,7 +188,7 @@ export const hearWarning =
     let pairs: Map<string, HeardPair> | undefined
     let others = heard.others
     for (const key of w.unknownKeys) {
-      const k = pairKey(w.tool, key)
+      const k = pairKey(w.tool, rememberedKey(key))
       const known = pairs ?? heard.pairs
       if (known.has(k)) continue
       if (known.size >= MAX_HEARD_PAIRS) {

@@ -15,7 +15,18 @@ import type { Node } from './Graph.js'
 import { MAX_DEPTH, declaresKeys } from './Graph.js'
 import { ELEMENT, ENTRY } from './Path.js'
 import type { Scratch } from './Walk.js'
-import { ARRAY, OBJECT, childrenAt, expand, isTolerated, keyAt, report, speaksAny, walkObject } from './Walk.js'
+import {
+  ARRAY,
+  MAX_VISITS,
+  OBJECT,
+  childrenAt,
+  expand,
+  isTolerated,
+  keyAt,
+  report,
+  speaksAny,
+  walkObject,
+} from './Walk.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -88,7 +99,7 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
     const onObject = objectBody(set, key === rootKey)
     const onArray = arrayBody(set)
     functions.push(
-      `function ${name}(x, s, d) {\n  if (typeof x !== 'object' || x === null || d > ${MAX_DEPTH}) return\n` +
+      `function ${name}(x, s, d) {\n  if (typeof x !== 'object' || x === null || d > ${MAX_DEPTH} || ++s.visits > ${MAX_VISITS}) return\n` +
         `  if (Array.isArray(x)) {\n${onArray}\n  } else {\n${onObject}\n  }\n}`,
     )
     return name
@@ -100,6 +111,9 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
 
   const objectBody = (places: ReadonlyArray<Node>, top: boolean): string => {
     const tol = top ? '(d !== 0 || !R.tol(s, d, k))' : ''
+    // for…in meets inherited enumerable keys too (a polluted Object.prototype): only an own key is the call's,
+    // so only an own key is descended into or reported; a declared name inherited is passed over either way
+    const owned = `${tol === '' ? '' : `${tol} && `}R.own(x, k)`
     const deciding: Array<Node> = []
     const open = expand(places, OBJECT, undefined, (p) => deciding.push(p), true)
     // a discriminator picks by the call's own value: the interpreter decides this place
@@ -115,7 +129,7 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
       cases.push(
         go === ''
           ? `      case ${JSON.stringify(k)}: break`
-          : `      case ${JSON.stringify(k)}:\n        ${tol === '' ? '{' : `if (${tol}) {`}\n          s.stack[d] = k\n${go}\n        }\n        break`,
+          : `      case ${JSON.stringify(k)}:\n        if (${owned}) {\n          s.stack[d] = k\n${go}\n        }\n        break`,
       )
     }
     const patterned = deciding.some((p) => p.patterns.length > 0)
@@ -123,12 +137,12 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
     // an undeclared name: a pattern may declare it (the interpreter tests them), a record's schema does, or
     // it is reported (an inherited key, met by for…in, is not the call's)
     const miss = patterned
-      ? '        R.keyAt(s, x, k, ' + decidingC + ', d)'
+      ? `        if (R.own(x, k)) R.keyAt(s, x, k, ${decidingC}, d)`
       : rests.length > 0
         ? speaksAny(rests)
-          ? `        ${tol === '' ? '{' : `if (${tol}) {`}\n          s.stack[d] = R.ENTRY\n${descend(rests, 'x[k]', '          ')}\n        }`
+          ? `        if (${owned}) {\n          s.stack[d] = R.ENTRY\n${descend(rests, 'x[k]', '          ')}\n        }`
           : ''
-        : `        if (${tol === '' ? '' : `${tol} && `}R.own(x, k)) R.report(s, d, k, ${decidingC})`
+        : `        if (${owned}) R.report(s, d, k, ${decidingC})`
     return `    for (const k in x) {\n      switch (k) {\n${cases.join('\n')}\n      default:\n${miss}\n      }\n    }`
   }
 

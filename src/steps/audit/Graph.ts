@@ -628,9 +628,12 @@ const pinnedKeysOf = (b: Node, out: Set<string>, seen: Set<Node>): void => {
 }
 
 // the discriminator: the first key, among those the first branch pins, that every branch pins to a primitive
+// and that tells branches apart. A key every branch pins to one value ("status": "failed" beside "code" in
+// zod's nested unions, "jsonrpc": "2.0" beside "method") picks them all: it is taken only when no key does better
 const tagOf = (branches: Branches): Tag | undefined => {
   const keys = new Set<string>()
   pinnedKeysOf(branches[0], keys, new Set())
+  let same: Tag | undefined
   for (const key of keys) {
     const picks = new Map<Primitive, Array<Node>>()
     let every = true
@@ -646,7 +649,9 @@ const tagOf = (branches: Branches): Tag | undefined => {
         else had.push(b)
       }
     }
-    if (every) return { key, picks }
+    if (!every) continue
+    if (picks.size > 1) return { key, picks }
+    same ??= { key, picks }
   }
-  return undefined
+  return same
 }

@@ -145,7 +145,9 @@ const TOLERATED: ReadonlySet<string> = new Set([REASON_PARAM])
  * The keys of `args` that no place of `shape` declares, each once per path, sorted by path. `reason` and the
  * `tolerated` names are never reported at the top level. Each array's positions are one place
  * (`edits[].oldtext`), and so are a record's entries (`headers.*.vaule`), so a typo repeated in a hundred
- * elements is one key. A clean call allocates nothing.
+ * elements is one key. A clean call allocates nothing where the schema's code decides (the interpreter, where a
+ * discriminator or a pattern decides, allocates a little). Only own keys are the call's; a walk stops at
+ * `MAX_VISITS` objects entered or `MAX_FOUND` paths found.
  *
  * @example
  * import { compileSchema, diffKeys } from 'toolstack'

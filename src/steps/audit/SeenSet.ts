@@ -73,7 +73,8 @@ const impl = (s: SeenSet): Impl => s as Impl
 
 /**
  * Keys longer than this are remembered by their first 48 characters and a SHA-256 digest of the whole key:
- * two different keys can share a start, not a digest.
+ * two different keys can share a start, not a digest. The digest form (114 characters, its digest in hex) is
+ * longer than this, so no key remembered as itself can share its entry.
  *
  * @since 0.1.0
  * @category model
@@ -146,7 +147,7 @@ export const emptySeenSetOf = (capacity: number): SeenSet => {
 export const rememberedKey = (key: string): string =>
   key.length <= MAX_KEY_CHARS
     ? copyOf(key)
-    : `${copyOf(key.slice(0, 48))}…#${createHash('sha256').update(key).digest('base64url')}`
+    : `${copyOf(key.slice(0, 48))}…#${createHash('sha256').update(key).digest('hex')}`
 
 const rememberedId = (id: string): string =>
   id.length <= MAX_ID_CHARS ? copyOf(id) : copyOf(id.slice(0, MAX_ID_CHARS)) + '…'

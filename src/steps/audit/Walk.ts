@@ -52,7 +52,29 @@ export interface Scratch {
   first: UnknownKey | undefined
   /** Every one found, by path, once a second is found: a call with one undeclared key met once makes no Map. */
   more: Map<string, UnknownKey> | undefined
+  /** How many objects and arrays this walk has entered (see {@link MAX_VISITS}). */
+  visits: number
 }
+
+/**
+ * The most objects and arrays one call's walk enters, and the most undeclared paths it records. Arguments parsed
+ * from JSON hold each value once, so a walk enters each at most once and finds at most as many paths as the
+ * text holds keys; an object argument a host built may hold one object at many places, or itself (a cycle),
+ * and walking every path would take as long, and find as many paths, as 2 to the power of the depth bound.
+ * Past either, the rest of the call is not walked (the keys found so far are reported).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const MAX_VISITS = 100_000
+
+/**
+ * See {@link MAX_VISITS}.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const MAX_FOUND = 1_000
 
 /**
  * A scratch with nothing in it.
@@ -66,6 +88,7 @@ export const scratchOf = (tolerated: ReadonlySet<string>): Scratch => ({
   stack: [],
   first: undefined,
   more: undefined,
+  visits: 0,
 })
 
 // -------------------------------------------------------------------------------------
@@ -90,6 +113,11 @@ const TOP: ReadonlyArray<Segment> = Object.freeze([])
  * @category pure steps
  */
 export const report = (s: Scratch, depth: number, key: string, deciding: ReadonlyArray<Node>): void => {
+  // enough found: the walk stops here (see MAX_FOUND)
+  if (s.more !== undefined && s.more.size >= MAX_FOUND) {
+    s.visits = MAX_VISITS
+    return
+  }
   // a top-level key (most reported keys) shares one empty place and renders none: a call repeating a reported key
   // allocates no copy of the stack (the flat figure of docs/performance.md; the same place either way)
   const place = depth === 0 ? TOP : s.stack.slice(0, depth)
@@ -125,6 +153,7 @@ export const byPath = (a: UnknownKey, b: UnknownKey): number => (a.path < b.path
  */
 export const takeFound = (s: Scratch): ReadonlyArray<UnknownKey> => {
   const { first, more } = s
+  s.visits = 0
   if (first === undefined) return NONE
   s.first = undefined
   if (more === undefined) return [first]
@@ -312,7 +341,7 @@ export const walkArray = (
  * @category pure steps
  */
 export const walk = (s: Scratch, value: unknown, places: ReadonlyArray<Node>, depth: number): void => {
-  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH || ++s.visits > MAX_VISITS) return
   if (Array.isArray(value)) walkArray(s, value, places, depth)
   else walkObject(s, value as Readonly<Record<string, unknown>>, places, depth)
 }

@@ -234,6 +234,37 @@ describe('discriminators', () => {
     expect(paths(schema, { kind: 'b', x: 1, y: 1, zz: 1 })).toEqual(['zz'])
   })
 
+  // zod 4's nested discriminated union: the error branches all pin status to "failed", and code tells them apart
+  it('passes over a key every branch pins to one value while another tells them apart, whatever their order', () => {
+    const error = (code: number, extra: string) =>
+      obj({ status: { type: 'string', const: 'failed' }, message: {}, code: { const: code }, [extra]: {} })
+    const nested = obj({
+      result: {
+        oneOf: [
+          obj({ status: { const: 'success' }, data: {} }),
+          { oneOf: [error(400, 'field'), error(500, 'retryAfter')] },
+        ],
+      },
+    })
+    expect(paths(nested, { result: { status: 'failed', message: 'm', code: 400, retryAfter: '3' } })).toEqual([
+      'result.retryAfter',
+    ])
+    expect(paths(nested, { result: { status: 'failed', message: 'm', code: 500, retryAfter: '3' } })).toEqual([])
+    // the same union, with its one-value key first: the key that tells them apart still decides
+    const rpc = {
+      anyOf: [
+        obj({ jsonrpc: { const: '2.0' }, method: { const: 'ping' } }),
+        obj({ jsonrpc: { const: '2.0' }, method: { const: 'read' }, params: {} }),
+      ],
+    }
+    expect(tagOf(rpc)?.key).toBe('method')
+    expect(paths(rpc, { jsonrpc: '2.0', method: 'ping', params: {} })).toEqual(['params'])
+    // no key tells them apart: the one-value key is the tag, and picks every branch
+    const same = { anyOf: [obj({ v: { const: 1 }, a: {} }), obj({ v: { const: 1 }, b: {} })] }
+    expect(tagOf(same)?.key).toBe('v')
+    expect(paths(same, { v: 1, a: 1, b: 1 })).toEqual([])
+  })
+
   it("takes the first branch's own pins before those of its unions", () => {
     // both branches pin kind and x; the first pins kind itself and x only through a union of its own
     const schema = {

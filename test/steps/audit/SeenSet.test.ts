@@ -72,16 +72,24 @@ describe('rememberedKey', () => {
     expect(rememberedKey(longest)).toBe(longest)
   })
 
-  it('remembers a longer key by its first 48 characters and a printable (base64url) SHA-256 digest', () => {
+  it('remembers a longer key by its first 48 characters and a printable (hex) SHA-256 digest, longer than any key kept whole', () => {
     fc.assert(
       fc.property(fc.string({ minLength: MAX_KEY_CHARS + 1, maxLength: 400 }), (key) => {
         const r = rememberedKey(key)
         expect(r.startsWith(key.slice(0, 48))).toBe(true)
-        // 32 bytes of digest are 43 base64url characters
-        expect(r.slice(48)).toMatch(/^…#[A-Za-z0-9_-]{43}$/)
+        // 32 bytes of digest are 64 hex characters
+        expect(r.slice(48)).toMatch(/^…#[0-9a-f]{64}$/)
+        expect(r.length).toBeGreaterThan(MAX_KEY_CHARS)
       }),
     )
     expect(rememberedKey('k'.repeat(MAX_KEY_CHARS + 1))).not.toBe(rememberedKey('k'.repeat(MAX_KEY_CHARS + 2)))
+  })
+
+  it('a key spelled as another key\'s remembered form is a pair of its own', () => {
+    const long = 'k'.repeat(200)
+    const [, seen] = firstSeen('t', [long])(emptySeenSet)
+    const [fresh] = firstSeen('t', [rememberedKey(long)])(seen)
+    expect(fresh).toEqual([rememberedKey(long)])
   })
 })
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { buildGraph, MAX_DEPTH } from '../../../src/steps/audit/Graph.js'
 import { generate } from '../../../src/steps/audit/Codegen.js'
 import type { Scratch, UnknownKey } from '../../../src/steps/audit/Walk.js'
-import { scratchOf, takeFound, walk } from '../../../src/steps/audit/Walk.js'
+import { MAX_FOUND, MAX_VISITS, scratchOf, takeFound, walk } from '../../../src/steps/audit/Walk.js'
 
 const run = (check: (v: unknown, s: Scratch) => void, value: unknown): ReadonlyArray<UnknownKey> => {
   const s = scratchOf(new Set(['reason', 'k']))
@@ -117,5 +117,68 @@ describe('the interpreter', () => {
     // a branch that is the place itself (a reference to the root) is visited once
     const recursive = { type: 'object', properties: { a: {} }, anyOf: [{ $ref: '#' }, obj({ b: {} })] }
     expect(interpreted(recursive, { a: 1, b: 1, zz: 1 })).toEqual(['zz'])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// hostile object arguments: a cycle, a shared subtree, an inherited enumerable key
+// -------------------------------------------------------------------------------------
+
+describe('an object argument that JSON cannot make', () => {
+  // a tree whose every node is a tree again: each object may hold the same one at many places
+  const tree = obj({ l: { $ref: '#' }, r: { $ref: '#' }, v: {} })
+
+  it('a cycle, or one object shared at every place, is walked at most MAX_VISITS times, and an undeclared key is still heard', () => {
+    let reads = 0
+    const node: Record<string, unknown> = { v: 1 }
+    // each read of l or r is one more object entered; without a bound, 2 to the power of the depth
+    for (const k of ['l', 'r'])
+      Object.defineProperty(node, k, {
+        enumerable: true,
+        get: () => {
+          reads++
+          return node
+        },
+      })
+    expect(interpreted(tree, node)).toEqual([])
+    // two checks ran (the interpreter's and the generated one's), each reading at most l and r per object entered
+    expect(reads).toBeLessThanOrEqual(2 * 2 * MAX_VISITS)
+    expect(reads).toBeGreaterThan(2 * MAX_VISITS)
+  })
+
+  it('a cycle with an undeclared key at every level: at most MAX_FOUND paths, the first ones found', () => {
+    const c: Record<string, unknown> = { v: 1, zz: 1 }
+    c['l'] = c
+    c['r'] = c
+    const found = interpreted(tree, c)
+    expect(found).toHaveLength(MAX_FOUND)
+    expect(found).toContain('zz')
+    expect(found).toContain('l.zz')
+  })
+
+  it('a walk after one that met the bound starts again from nothing', () => {
+    const c: Record<string, unknown> = { v: 1 }
+    c['l'] = c
+    c['r'] = c
+    const { root } = buildGraph(tree)
+    const s = scratchOf(new Set(['reason']))
+    walk(s, c, [root], 0)
+    expect(takeFound(s)).toEqual([])
+    walk(s, { v: 1, l: { v: 1, l: { zz: 1 } } }, [root], 0)
+    expect(takeFound(s).map((k) => k.path)).toEqual(['l.l.zz'])
+  })
+
+  it("an inherited enumerable key is not the call's: neither reported nor walked, where a pattern, a record or a name decides", () => {
+    const inherited = (own: Record<string, unknown>, proto: Record<string, unknown>): unknown =>
+      Object.assign(Object.create(proto) as object, own)
+    // a pattern decides every undeclared name; a record walks each entry's value; a named key with a schema below
+    const patterned = obj({ path: {} }, { patternProperties: { '^x-': {} } })
+    const record = obj({ headers: { type: 'object', additionalProperties: obj({ value: {} }) } })
+    const named = obj({ opts: obj({ a: {} }) })
+    expect(interpreted(patterned, inherited({ path: 'a' }, { polluted: 1 }))).toEqual([])
+    expect(interpreted(record, { headers: inherited({ h: { value: 1 } }, { polluted: { vaule: 1 } }) })).toEqual([])
+    expect(interpreted(named, inherited({}, { opts: { zz: 1 } }))).toEqual([])
+    // an own key beside them is heard as ever
+    expect(interpreted(patterned, inherited({ path: 'a', zz: 1 }, { polluted: 1 }))).toEqual(['zz'])
   })
 })
