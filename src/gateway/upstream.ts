@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { batchOf } from '../steps/Batch.js'
-import { cut, describeError } from '../kernel/describe.js'
+import { cut, describeError, escapeControls } from '../kernel/describe.js'
 import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider, McpTool } from '../mcp/client.js'
 import { fromMcpClient } from '../mcp/client.js'
@@ -107,7 +107,10 @@ export interface UpstreamOptions {
   readonly listWaitMs?: number
   /** Per-request timeout for the upstream's calls (see `fromMcpClient`). */
   readonly timeout?: number
-  /** The upstream server's stderr: copied to this process's, dropped, or each line an event. Default `'ignore'`. */
+  /**
+   * The upstream server's stderr: copied to this process's, dropped, or each line an event. Default `'ignore'`.
+   * Whichever it is, a start that fails (its handshake, or its first listing) quotes its last lines, escaped.
+   */
   readonly stderr?: 'inherit' | 'ignore' | 'log'
   /**
    * Whether each host session's calls go to an upstream session of its own (connected at its first call, ended
@@ -191,7 +194,7 @@ const connectTo = async (
   spec: UpstreamSpec,
   options: UpstreamOptions,
   onClose: () => void,
-  onStderrLine: (line: string) => void,
+  onStderrLine: ((line: string) => void) | undefined,
   signal: AbortSignal,
 ): Promise<Connected> => {
   if ('url' in spec) {
@@ -221,7 +224,9 @@ const connectTo = async (
     args: spec.args ?? [],
     ...(spec.env === undefined ? {} : { env: spec.env }),
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
-    ...(options.stderr === 'log' ? { stderr: 'ignore', onStderrLine } : { stderr: options.stderr ?? 'ignore' }),
+    // its lines are read whatever the mode, for a start that fails to quote their end; 'log' makes each an event
+    stderr: options.stderr === 'inherit' ? 'inherit' : 'ignore',
+    ...(onStderrLine === undefined ? {} : { onStderrLine }),
     signal,
     capabilities: UPSTREAM_CAPABILITIES,
   })
@@ -233,8 +238,27 @@ const connectTo = async (
   return { client: conn.client, close: conn.close, pid: () => conn.pid }
 }
 
-// the lines of a server's stderr held while it starts: its last ones, said once it is up (a crash quotes its own)
+// the lines of a server's stderr held while it starts: its last ones, said once it is up (a failed start quotes
+// their end instead)
 const EARLY_LINES = 20
+
+// how much of its stderr a failed start quotes, as connectStdio quotes a failed handshake's: its last lines, within
+// its last characters
+const TAIL_LINES = 5
+const TAIL_CHARS = 1024
+
+// `; the end of its stderr: … | a | b`, or nothing when it said nothing. Escaped: a server's escape sequences must
+// not reach the terminal or the page that shows the failure. `more`: earlier lines were held and are not quoted.
+const stderrEnd = (held: ReadonlyArray<string>, more: boolean): string => {
+  const lines = held.filter((l) => l.trim() !== '')
+  if (lines.length === 0) return ''
+  const joined = lines.slice(-TAIL_LINES).join(' | ')
+  const shown =
+    joined.length > TAIL_CHARS
+      ? `…${joined.slice(-TAIL_CHARS)}`
+      : `${more || lines.length > TAIL_LINES ? '… | ' : ''}${joined}`
+  return `; the end of its stderr: ${escapeControls(shown)}`
+}
 
 // each tool's name, description and parameters as JSON (absent parameters stay distinct from `null`): a changed
 // description is news too, so hosts re-list it and the gateway's pins compare it
@@ -264,6 +288,8 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
   const max = options.maxBackoffMs ?? 30_000
   const stableMs = options.stableMs ?? 10_000
   const listWaitMs = options.listWaitMs ?? 2_000
+  // each line of its stderr an event (with 'log'); in any mode, a start that fails quotes their end
+  const logged = options.stderr === 'log'
   let running: Running | undefined
   let upSince: number | undefined
   let known: ReadonlyArray<ToolDeclaration> = []
@@ -384,11 +410,15 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     const t0 = Date.now()
     let current: Connected | undefined
     // what the server says while it starts is held, its last lines only: a server that crashes at start says its
-    // stack trace again on every restart, and the failure quotes its end already (connectStdio keeps it)
+    // stack trace again on every restart, and the failure quotes its end (connectStdio, when the handshake fails;
+    // the catch below, when what follows it does, such as the first listing)
     let early: Array<string> | undefined = []
     let dropped = 0
     const heard = (line: string): void => {
-      if (early === undefined) return emit({ _tag: 'Stderr', upstream: name, line })
+      if (early === undefined) {
+        if (logged) emit({ _tag: 'Stderr', upstream: name, line })
+        return
+      }
       early.push(line)
       if (early.length > EARLY_LINES) {
         early.shift()
@@ -399,6 +429,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     const sayEarly = (): void => {
       const lines = early ?? []
       early = undefined
+      if (!logged) return
       if (dropped > 0)
         emit({ _tag: 'Stderr', upstream: name, line: `(${dropped} earlier lines of its start not shown)` })
       for (const line of lines) emit({ _tag: 'Stderr', upstream: name, line })
@@ -450,11 +481,14 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       tell({ _tag: 'Up' })
     } catch (e) {
       running = undefined
-      early = undefined
       await current?.close()
-      down = `it failed to start (${describeError(e)})`
-      lastWhy = cut(describeError(e), 1_000)
-      emit({ _tag: 'Failed', upstream: name, error: describeError(e) })
+      // quoted once the server is gone, so its last words are in; a handshake that failed (no connection) quotes
+      // them in its own error already
+      const why = describeError(e) + (current === undefined ? '' : stderrEnd(early ?? [], dropped > 0))
+      early = undefined
+      down = `it failed to start (${why})`
+      lastWhy = cut(why, 1_000)
+      emit({ _tag: 'Failed', upstream: name, error: why })
       scheduleRestart()
     }
   }
@@ -478,7 +512,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       () => {
         if (!ended) onGone()
       },
-      (line) => emit({ _tag: 'Stderr', upstream: name, line }),
+      logged ? (line) => emit({ _tag: 'Stderr', upstream: name, line }) : undefined,
       starting.signal,
     )
     if (closed) {

@@ -42,3 +42,36 @@ export const ownCopy = (o: object): Record<string, unknown> => {
   }
   return out
 }
+
+const isObject = (u: unknown): u is object => typeof u === 'object' && u !== null
+
+/**
+ * Whether `value` nests objects and arrays more than `max` levels deep (the value itself, when it is one, is level
+ * 1). It walks with a stack of its own, so a value far deeper than this process's call stack is measured, not
+ * overflowed, and it stops at the first place too deep. An object met again no deeper than before is not read
+ * again, so a value built in process that shares its parts (each level holding the next twice) costs at most
+ * `max` readings of each part, not one per path to it.
+ *
+ * @example
+ * import { nestsDeeperThan } from './guards.js'
+ * let schema: Record<string, unknown> = { type: 'string' }
+ * for (let i = 0; i < 5_000; i++) schema = { type: 'object', properties: { a: schema } }
+ * assert.strictEqual(nestsDeeperThan(100)(schema), true)
+ * assert.strictEqual(nestsDeeperThan(2)({ a: [1] }), false)
+ * assert.strictEqual(nestsDeeperThan(2)({ a: [[1]] }), true)
+ */
+export const nestsDeeperThan =
+  (max: number) =>
+  (value: unknown): boolean => {
+    // the deepest level each object was read at: a Map, as a value's parts are compared by identity
+    const readAt = new Map<object, number>()
+    const pending: Array<readonly [object, number]> = isObject(value) ? [[value, 1]] : []
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const [v, depth] = next
+      if (depth > max) return true
+      if ((readAt.get(v) ?? 0) >= depth) continue
+      readAt.set(v, depth)
+      for (const child of Array.isArray(v) ? v : Object.values(v)) if (isObject(child)) pending.push([child, depth + 1])
+    }
+    return false
+  }

@@ -19,14 +19,14 @@ import type { Args, Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolR
 import { drawArgsProblem, noneAsEmpty } from '../steps/Args.js'
 import { batchOf } from '../steps/Batch.js'
 import { MAX_TIMER_MS, decodeOptions, refined, wholeNumber } from '../kernel/options.js'
-import { describeError, describeValue } from '../kernel/describe.js'
+import { cut, describeError, describeValue, escapeControls } from '../kernel/describe.js'
 import type { Read } from '../steps/answer.js'
 import { errorResult, failAll, readPositions } from '../steps/answer.js'
 import { callContextOf, callIdOf, callNameOf } from '../kernel/calls.js'
 import { renderCallResult } from './content.js'
 import { progressOf } from './relay.js'
 import { toolNameMapping } from './names.js'
-import { isRecord, memberOf } from '../kernel/guards.js'
+import { isRecord, memberOf, nestsDeeperThan } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -179,6 +179,23 @@ export interface McpProvider extends BatchProvider<McpListingError> {
   readonly onToolsChanged: (listener: IO<void>) => IO<void>
 }
 
+/**
+ * How deep a listed tool's input schema, and its annotations, may nest objects and arrays (the schema itself is
+ * level 1); a tool nested deeper is left out of the listing. A server chooses the nesting, and what reads it
+ * again stops at a bound of its own: `JSON.stringify` (a change of tools is compared as JSON, a listing is sent
+ * to a host as JSON) at this process's stack, about 5,000 levels here and fewer on a smaller stack; a tool's pin at
+ * 128 levels counted from the definition around the schema, beyond which the tool would be served unpinned. 100
+ * stays under the lowest of them with room for the definition around the schema. It is 50 levels of nested
+ * `properties` (each is two levels of JSON), far more than the schemas servers publish; the audit's own bound
+ * (`MAX_DEPTH`, 64 levels of schema) guards its stack, and is not reached.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const MAX_SCHEMA_DEPTH = 100
+
+const isTooDeep = nestsDeeperThan(MAX_SCHEMA_DEPTH)
+
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -204,11 +221,14 @@ interface Routes {
   readonly byName: ReadonlyMap<string, McpTool>
 }
 
-// A tool without a string name is left out: a model cannot call a function without a name.
+// A tool without a string name is left out: a model cannot call a function without a name. So is one whose schema
+// or annotations nest deeper than MAX_SCHEMA_DEPTH: they could not be compared, pinned or sent on, and failing the
+// whole listing for it would take the server's other tools away too.
 const readTool = (u: unknown): Listed | undefined => {
   if (!isRecord(u) || typeof u['name'] !== 'string') return undefined
   const schema = u['inputSchema']
   const annotations = u['annotations']
+  if (isTooDeep(schema) || isTooDeep(annotations)) return undefined
   return {
     mcpName: u['name'],
     description: typeof u['description'] === 'string' ? u['description'] : undefined,
@@ -330,10 +350,41 @@ const REQUEST_TIMEOUT = -32001
 const isSchemaError = (e: unknown): boolean =>
   e instanceof Error && (e.name === 'ZodError' || Array.isArray((e as { issues?: unknown }).issues))
 
+const MAX_SHOWN = 300
+
 const firstLine = (s: string): string => {
   const line = s.split('\n').find((l) => l.trim() !== '') ?? s
-  return line.length > 300 ? line.slice(0, 300) + '…' : line
+  return cut(line, MAX_SHOWN)
 }
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
+
+// `content[0].type`: a key that is not a plain name is quoted, so a key with a dot or a bracket reads as one key
+const drawIssuePath = (path: ReadonlyArray<unknown>): string =>
+  path
+    .map((k, i) =>
+      typeof k === 'number'
+        ? `[${k}]`
+        : typeof k === 'string' && IDENTIFIER.test(k)
+          ? `${i === 0 ? '' : '.'}${k}`
+          : `[${JSON.stringify(String(k))}]`,
+    )
+    .join('')
+
+// A schema error (the SDK's ZodError) as its first issue: where in the answer, and what is wrong there. Its message
+// is every issue as pretty-printed JSON, whose first line is `[`. The keys of the path come from the server, so the
+// text is escaped, and cut; `undefined` when the error has no readable issue.
+const firstIssue = (e: unknown): string | undefined => {
+  const issues = memberOf(e, 'issues')
+  const first: unknown = Array.isArray(issues) ? issues[0] : undefined
+  const message = memberOf(first, 'message')
+  if (typeof message !== 'string') return undefined
+  const path = memberOf(first, 'path')
+  const where = Array.isArray(path) && path.length > 0 ? `${drawIssuePath(path)}: ` : ''
+  return cut(escapeControls(where + message), MAX_SHOWN)
+}
+
+const describeUnreadable = (e: unknown): string => firstIssue(e) ?? firstLine(describeError(e))
 
 // How a request to the server failed; shared by the listing and the calls.
 type Failure = 'closed' | 'timeout' | 'rpc' | 'unreadable' | 'other'
@@ -353,7 +404,7 @@ const describeListingFailure = (e: unknown): string => {
     case 'timeout':
       return 'the MCP server did not answer in time'
     case 'unreadable':
-      return `the answer could not be read (${firstLine(describeError(e))})`
+      return `the answer could not be read (${describeUnreadable(e)})`
     default:
       return firstLine(describeError(e))
   }
@@ -378,7 +429,7 @@ const describeOutcome = (outcome: Exclude<Outcome, { _tag: 'Answered' }>, timeou
         case 'rpc':
           return `the MCP server answered with an error: ${firstLine(describeError(e))}`
         case 'unreadable':
-          return `the MCP server's answer is not a valid tool result (${firstLine(describeError(e))})`
+          return `the MCP server's answer is not a valid tool result (${describeUnreadable(e)})`
         case 'other':
           return `the tool call failed: ${firstLine(describeError(e))}`
       }
@@ -589,7 +640,9 @@ const assertClient = (where: string, u: unknown): void => {
  * - `toolsForLlm` lists every page of `tools/list` (following `nextCursor`), each tool as
  *   `{ type: 'function', function: { name, description, parameters: inputSchema } }` under a legal,
  *   stable name (`toolNameMapping`). A page the SDK's schema rejects is fetched again raw and
- *   published unchanged. A failed listing is a Left; only a successful listing replaces the routing table.
+ *   published unchanged. A tool without a name, or whose schema or annotations nest deeper than
+ *   `MAX_SCHEMA_DEPTH`, is left out, and the others are listed. A failed listing is a Left; only a
+ *   successful listing replaces the routing table.
  * - `executeToolCalls` routes each call through the names of the last listing (listing first if there
  *   is none), reads its arguments with `parseArgs` (empty or absent means `{}`), calls `callTool` and
  *   renders the response. Every problem is an `is_error` result for that call only, in the caller's

@@ -9,7 +9,7 @@
  */
 import { isLeft } from 'fp-ts/lib/Either.js'
 import type { Batch, BatchProvider, Provider, ToolResult } from '../kernel/model.js'
-import { isRecord } from '../kernel/guards.js'
+import { isRecord, nestsDeeperThan } from '../kernel/guards.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
 
 /**
@@ -20,18 +20,7 @@ import { batchOf, runBatch } from '../steps/Batch.js'
  */
 export const MAX_RESULT_DEPTH = 1_000
 
-// whether `value` nests objects or arrays more than `max` levels deep: walked with a stack of its own, so a value
-// deeper than this process's call stack is measured, not overflowed; it stops at the first place too deep
-const deeperThan = (value: unknown, max: number): boolean => {
-  const pending: Array<readonly [unknown, number]> = [[value, 1]]
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [v, depth] = next
-    if (depth > max) return true
-    for (const child of Array.isArray(v) ? v : Object.values(v as object))
-      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1])
-  }
-  return false
-}
+const tooDeep = nestsDeeperThan(MAX_RESULT_DEPTH)
 
 /**
  * Why `result` cannot be sent to a host, or `undefined` when it can: what a host receives of it (its MCP blocks
@@ -52,7 +41,7 @@ export const unsendable = (result: ToolResult): string | undefined => {
   const parts = [result.mcp_content, result.structured_content].filter(
     (p): p is object => typeof p === 'object' && p !== null,
   )
-  return parts.some((p) => deeperThan(p, MAX_RESULT_DEPTH))
+  return parts.some(tooDeep)
     ? `the tool ran, but its result could not be sent to the host: it is nested more than ${MAX_RESULT_DEPTH} levels deep`
     : undefined
 }

@@ -31,7 +31,7 @@ import { drawRegistryError } from '../combinators/Registry.js'
 import { drawPermissionRequest, showText } from '../steps/policy/Answer.js'
 import { drawRule } from '../steps/policy/Rule.js'
 import { describeError } from '../kernel/describe.js'
-import { isRecord } from '../kernel/guards.js'
+import { isRecord, nestsDeeperThan } from '../kernel/guards.js'
 import { renderBlock } from './content.js'
 import type { ServedCompletions, ServedPrompts, ServedResources } from './served.js'
 import { catalogCapabilities, serveCatalog } from './served.js'
@@ -39,6 +39,7 @@ import { tryNotify } from './notify.js'
 import { hostContext } from './relay.js'
 import type { LogHub } from './logging.js'
 import { unsendable } from './sendable.js'
+import { MAX_SCHEMA_DEPTH } from './client.js'
 
 // the calls every server of this process has taken, numbering their ids (see the tools/call handler)
 let nextCall = 0
@@ -291,12 +292,20 @@ const describeLeft = (e: unknown): string => {
 const failed = (what: string, e: unknown): McpError =>
   new McpError(ErrorCode.InternalError, `${what}: ${describeLeft(e)}`)
 
+const isTooDeep = nestsDeeperThan(MAX_SCHEMA_DEPTH)
+
+// A declaration whose parameters nest deeper than MAX_SCHEMA_DEPTH could not be written to the host (the SDK's
+// JSON.stringify overflows this process's stack, and the whole tools/list goes unanswered): it is left out, as
+// fromMcpClient leaves out such a tool a server lists, so the host gets the others.
+const isServable = (d: ToolDeclaration): boolean => !isTooDeep(d.function.parameters)
+
 /**
  * A provider served as an MCP server (the SDK's low-level `Server`, not yet connected: pass it to
  * `serveStdio`, `serveHttp`, or `server.connect(transport)`).
  *
  * - `tools/list` returns the provider's listing, each declaration as an MCP tool with a schema every
- *   SDK client accepts; a failed listing is a JSON-RPC error with the reason.
+ *   SDK client accepts (one whose parameters nest deeper than `MAX_SCHEMA_DEPTH` is left out, as it could
+ *   not be sent); a failed listing is a JSON-RPC error with the reason.
  * - `tools/call` runs the call through the provider with its arguments exactly as the host sent them;
  *   the result keeps an MCP tool's blocks (`toCallToolResult`); an `is_error` result is
  *   `isError: true`; a Left is a JSON-RPC error the host can show.
@@ -368,7 +377,7 @@ export const toMcpServer = (served: Served, info: Implementation, options: ToMcp
     listed = listing.then(() => undefined)
     const out = await listing
     if (out._tag === 'Left') throw failed('the tools could not be listed', out.left)
-    return { tools: out.right.map(toMcpTool) }
+    return { tools: out.right.filter(isServable).map(toMcpTool) }
   })
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -13,7 +13,7 @@ import { fromTools, registry } from '../../src/index.js'
 import type { Upstream, UpstreamEvent } from '../../src/gateway/index.js'
 import { serveHttp, toMcpServer } from '../../src/mcp/index.js'
 import { superviseUpstream } from '../../src/gateway/index.js'
-import { isAlive, tempDir } from '../mcp/fixtures.js'
+import { isAlive, linked, tempDir } from '../mcp/fixtures.js'
 import { cleanUpAfterEach } from '../mcp/fixtures.js'
 import { until } from '../support/until.js'
 
@@ -746,5 +746,94 @@ describe('superviseUpstream: bounded', () => {
       await u.close()
       await up.serving.close()
     }
+  })
+})
+
+describe('superviseUpstream: a hostile server', () => {
+  const HOSTILE = fileURLToPath(new URL('../mcp/fixtures/hostile-listing-server.mjs', import.meta.url))
+  const hostile = (args: ReadonlyArray<string>, options: Parameters<typeof superviseUpstream>[2] = {}) => {
+    const events: Array<UpstreamEvent> = []
+    const u = superviseUpstream(
+      'h',
+      { command: process.execPath, args: [HOSTILE, ...args] },
+      { backoffMs: 60_000, ...options, onEvent: (e) => void events.push(e) },
+    )
+    started.push(u)
+    return { u, events }
+  }
+
+  it("one tool whose schema nests 3,000 levels deep costs only that tool: it starts, and its other tools reach a host through the gateway's stack", async () => {
+    const { u, events } = hostile(['deep', '3000'], { stderr: 'log' })
+    await u.ready
+    expect(withoutMs(events)).toStrictEqual([
+      { _tag: 'ToolsChanged', upstream: 'h', tools: 1 },
+      { _tag: 'Started', upstream: 'h', tools: 1, pid: u.pid() },
+    ])
+    const host = await linked(toMcpServer(registry([{ prefix: 'h', provider: u }]), { name: 'gw', version: '0' }))
+    try {
+      const { tools } = await host.client.listTools()
+      expect(tools.map((t) => t.name)).toStrictEqual(['h_echo'])
+      const out = await host.client.callTool({ name: 'h_echo', arguments: { text: 'still here' } })
+      expect(out).toStrictEqual({ content: [{ type: 'text', text: 'still here' }] })
+    } finally {
+      await host.close()
+    }
+  })
+
+  it('one that crashes at its first listing: the failure quotes the end of its stderr, escaped, once; a call and its status say it too', async () => {
+    const { u, events } = hostile(['crash-list'], { stderr: 'log' })
+    await u.ready
+    const why =
+      'tools/list failed on page 1: the connection to the MCP server is closed; the end of its stderr: ' +
+      'hostile: starting | FATAL: cannot open /var/db/tools.sqlite (EACCES) \\u001b]0;owned\\u0007'
+    // the lines it held while starting are quoted, not said again one by one
+    expect(events).toStrictEqual([
+      { _tag: 'Failed', upstream: 'h', error: why },
+      { _tag: 'Restarting', upstream: 'h', inMs: 60_000 },
+    ])
+    expect(u.status()).toStrictEqual({ state: 'down', tools: [], restarts: 0, why })
+    const out = await u.executeToolCalls([call('h_echo')])()
+    expect(out._tag === 'Right' && out.right[0]?.content).toBe(
+      `the upstream MCP server "h" is not running: it failed to start (${why}); it is restarted in 60 s; the tool was not called`,
+    )
+  })
+
+  it('whatever its stderr mode, a failed start quotes its last five lines, saying earlier ones were left out', async () => {
+    const end =
+      '; the end of its stderr: … | noise 4 | noise 5 | noise 6 | noise 7 | ' +
+      'FATAL: cannot open /var/db/tools.sqlite (EACCES) \\u001b]0;owned\\u0007'
+    for (const stderr of ['ignore', 'inherit', 'log'] as const) {
+      if (stderr === 'inherit') captureStderr()
+      const { u, events } = hostile(['crash-list', '7'], { stderr })
+      await u.ready
+      expect([stderr, events[0]]).toStrictEqual([
+        stderr,
+        {
+          _tag: 'Failed',
+          upstream: 'h',
+          error: `tools/list failed on page 1: the connection to the MCP server is closed${end}`,
+        },
+      ])
+      await u.close()
+    }
+  })
+
+  it("its stderr once it is up: each line an event with 'log', none with 'ignore'", async () => {
+    const heard = async (stderr: 'ignore' | 'log') => {
+      const events: Array<UpstreamEvent> = []
+      const u = superviseUpstream(
+        'who',
+        { command: process.execPath, args: [WHOAMI], env: { WHOAMI_STDERR: 'said on a call\n' } },
+        { stderr, onEvent: (e) => void events.push(e) },
+      )
+      started.push(u)
+      await u.ready
+      await u.executeToolCalls([{ id: 'w', function: { name: 'whoami', arguments: '{}' } }])()
+      if (stderr === 'log') await until(() => events.some((e) => e._tag === 'Stderr'))
+      else await new Promise((r) => setTimeout(r, 300))
+      return events.filter((e) => e._tag === 'Stderr')
+    }
+    expect(await heard('log')).toStrictEqual([{ _tag: 'Stderr', upstream: 'who', line: 'said on a call' }])
+    expect(await heard('ignore')).toStrictEqual([])
   })
 })

@@ -1,12 +1,16 @@
 // Bad input and faults, against a real process: a server that dies mid-batch, hangs
-// past the timeout, answers garbage, and lists a tool the SDK rejects. Each affected
-// call is an is_error result saying what happened; nothing else is lost.
+// past the timeout, answers garbage, and lists a tool the SDK rejects, one nested far
+// too deep, or a page no schema reads. Each affected call is an is_error result saying
+// what happened; nothing else is lost.
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { fromMcpClient } from '../../src/mcp/index.js'
 import { call } from '../support/fakes.js'
 import { FAULTY_SERVER, answered, cleanUpAfterEach, isAlive, spawnServer } from './fixtures.js'
 
 cleanUpAfterEach()
+
+const HOSTILE_LISTING = fileURLToPath(new URL('./fixtures/hostile-listing-server.mjs', import.meta.url))
 
 const rightOf = <A>(
   e: { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: A },
@@ -110,9 +114,13 @@ describe('faults', () => {
       ])(),
     )
     expect(out.map((r) => r.tool_call_id)).toEqual(['1', '2', '3', '4'])
-    expect(out[0]).toMatchObject({
+    // the first problem the SDK's schema found, where and what: its message is pretty-printed JSON, whose first line is `[`
+    expect(out[0]).toEqual({
+      role: 'tool',
+      tool_call_id: '1',
+      content:
+        "the MCP server's answer is not a valid tool result (content: Invalid input: expected array, received string)",
       is_error: true,
-      content: expect.stringMatching(/^the MCP server's answer is not a valid tool result \(/),
     })
     // the SDK drops a line it cannot parse, so the call is never answered
     expect(out[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/did not answer within 300 ms/) })
@@ -123,6 +131,34 @@ describe('faults', () => {
       is_error: true,
     })
     expect(out[3]).toEqual(answered('4', 'fine'))
+  })
+
+  it("a tool whose schema nests 3,000 levels deep is left out; the server's other tools are listed and called", async () => {
+    const conn = await spawnServer({ script: HOSTILE_LISTING, args: ['deep', '3000'] })
+    const tools = fromMcpClient(conn.client)
+    const declarations = rightOf(await tools.toolsForLlm())
+    expect(declarations.map((d) => d.function.name)).toEqual(['echo'])
+    // what the listing holds can be written as JSON again (a change of tools is compared that way, a host sent it)
+    expect(() => JSON.stringify(declarations)).not.toThrow()
+    expect(tools.tools().map((t) => t.name)).toEqual(['echo'])
+    const out = rightOf(await tools.executeToolCalls([call('1', 'echo', { text: 'hi' }), call('2', 'deep')])())
+    expect(out).toEqual([
+      answered('1', 'hi'),
+      {
+        role: 'tool',
+        tool_call_id: '2',
+        content: 'there is no tool named "deep" on this MCP server; the tool was not called',
+        is_error: true,
+      },
+    ])
+  })
+
+  it('a page of tools no schema reads: the listing fails saying where and what, not the first line of a JSON dump', async () => {
+    const conn = await spawnServer({ script: HOSTILE_LISTING, args: ['bad-cursor'] })
+    const listed = await fromMcpClient(conn.client).toolsForLlm()
+    expect(listed._tag === 'Left' && listed.left.message).toBe(
+      'tools/list failed on page 1: the answer could not be read (nextCursor: Invalid input: expected string, received number)',
+    )
   })
 
   it('close ends a server that ignores the end of its input and SIGTERM', async () => {
