@@ -18,10 +18,11 @@ import { REASON_PARAM, ReadableDeclaration, assertProvider } from '../kernel/mod
 import { parseArgs } from '../steps/Args.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
 import type { Step } from '../steps/answer.js'
-import { FORWARD, readPositions, sendInOrder } from '../steps/answer.js'
+import { FORWARD, answerHere, readPositions, sendInOrder } from '../steps/answer.js'
 import { callNameOf } from '../kernel/calls.js'
 import { decodeOptions } from '../kernel/options.js'
 import { hasOwn } from '../kernel/guards.js'
+import { cut, describeError, escapeControls } from '../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -229,17 +230,22 @@ const augmentCatalogue =
 
 const THE_PROVIDER = (): string => 'the tool provider'
 
-// Each call is sent on, unchanged or without its reason.
+// Each call is sent on, unchanged or without its reason. A call to a tool whose reason is taken out, whose
+// arguments throw when read, is answered here: sent unchanged, its reason would reach the provider.
 const stepFor = (tools: ReadonlySet<string>, batch: Batch, call: unknown, i: number): Step<'inner'> => {
+  const name = callNameOf(call)
+  if (name === undefined || !tools.has(name)) return FORWARD
   let s: Stripped | undefined
   try {
-    const name = callNameOf(call)
-    if (name === undefined || !tools.has(name)) return FORWARD
     s = stripped(call as ToolCall, batch.argsAt(i))
-  } catch {
-    // a call that throws when read is sent unchanged (s stays undefined)
+  } catch (e) {
+    return answerHere(
+      call,
+      `the arguments of this call to ${escapeControls(JSON.stringify(cut(name, 80)))} could not be read ` +
+        `(${escapeControls(cut(describeError(e), 200))}), ` +
+        'so its reason could not be taken out; it was not run',
+    )
   }
-  // outside the try: the catch is for calls that throw when read, not for this code
   return s === undefined ? FORWARD : { _tag: 'Send', to: 'inner', call: s.call, args: s.args }
 }
 

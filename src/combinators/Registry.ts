@@ -11,7 +11,7 @@ import { assertProvider } from '../kernel/model.js'
 import { batchOf, runBatch } from '../steps/Batch.js'
 import type { Step } from '../steps/answer.js'
 import { answerHere, readPositions, sendInOrder } from '../steps/answer.js'
-import { cut, describeError, describeValue } from '../kernel/describe.js'
+import { cut, describeError, describeValue, escapeControls } from '../kernel/describe.js'
 import { memberOf, own } from '../kernel/guards.js'
 import { longestTagOf, namespaceOf } from '../kernel/longest.js'
 
@@ -249,15 +249,15 @@ const isRegistryError = (u: unknown): u is RegistryError =>
  */
 export const drawRegistryError: (e: RegistryError) => string = matchRegistryError({
   ListingFailed: (e) =>
-    `registry: the provider under prefix ${JSON.stringify(e.prefix)} could not list its tools: ${
-      isRegistryError(e.error) ? drawRegistryError(e.error) : describeError(e.error)
+    `registry: the provider under prefix ${quoteName(e.prefix)} could not list its tools: ${
+      isRegistryError(e.error) ? drawRegistryError(e.error) : shownReason(describeError(e.error))
     }`,
   ListingUnreadable: (e) =>
-    `registry: the provider under prefix ${JSON.stringify(e.prefix)} listed tools the registry cannot publish: ${e.problem}`,
+    `registry: the provider under prefix ${quoteName(e.prefix)} listed tools the registry cannot publish: ${shownReason(e.problem)}`,
   ToolShadowed: (e) =>
-    `registry: tool ${JSON.stringify(e.tool)} of the provider under prefix ${JSON.stringify(e.prefix)} ` +
-    `would be published as ${JSON.stringify(e.published)}, but calls to that name route to the provider ` +
-    `under prefix ${JSON.stringify(e.shadowedBy)}; rename the tool or choose prefixes whose namespaces do not nest`,
+    `registry: tool ${quoteName(e.tool)} of the provider under prefix ${quoteName(e.prefix)} ` +
+    `would be published as ${quoteName(e.published)}, but calls to that name route to the provider ` +
+    `under prefix ${quoteName(e.shadowedBy)}; rename the tool or choose prefixes whose namespaces do not nest`,
 })
 
 // -------------------------------------------------------------------------------------
@@ -351,7 +351,12 @@ const readEntries = (entries: unknown): Table => {
   return { routes, routeOf: longestTagOf(routes, (r) => r.tag) }
 }
 
-const quoteName = (s: string): string => JSON.stringify(cut(s, 80))
+// a name a server or a model chose, quoted, cut, and with every control, format and bidirectional character escaped
+// (JSON's escapes cover only C0): it is shown to a model, a host and a terminal
+const quoteName = (s: string): string => escapeControls(JSON.stringify(cut(s, 80)))
+
+// why a provider could not list, in a registry's error: it may be a server's text, many lines long
+const shownReason = (s: string): string => escapeControls(cut(s, 300))
 
 type Publish = Either<RegistryError, ReadonlyArray<ToolDeclaration>>
 
@@ -433,6 +438,8 @@ const decide = (table: Table) => {
             : `no tool named ${quoteName(name)}; known prefixes are ${known.join(', ')}`,
         )
       }
+      // under the empty prefix the name is the provider's own: the very call goes on
+      if (found.tag === '') return { _tag: 'Send', to: found }
       // a copy, so the caller's call keeps the model's name; `arguments` is the same reference, so a parse
       // an upper layer already made can be reused below
       const copy = { ...call, function: { ...fn, name: name.slice(found.tag.length) } } as ToolCall

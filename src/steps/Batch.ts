@@ -21,10 +21,11 @@ const parsedArgumentsAt = (calls: ReadonlyArray<unknown>, i: number): Parsed => 
     if (typeof call !== 'object' || call === null)
       return left({ _tag: 'Unreadable', message: `the call is ${describeValue(call)}` })
     raw = argumentsIn(functionOf(call))
+    // a Proxy's traps run here too (a revoked one throws): inside the guard, as the read above
+    return parseArgs(raw)
   } catch (e) {
     return left({ _tag: 'Unreadable', message: describeError(e) })
   }
-  return parseArgs(raw)
 }
 
 // -------------------------------------------------------------------------------------

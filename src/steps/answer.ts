@@ -23,47 +23,73 @@ export const errorResult = (call: unknown, content: string): ToolResult => ({
 
 // reads of its own rather than memberOf's: a read site shared by every caller sees every shape and goes
 // megamorphic, while these see only results, once per result in each layer that answers (the stack figures of
-// docs/performance.md); a read that throws is no result, as with memberOf
-const isResult = (u: unknown): u is ToolResult => {
-  if (typeof u !== 'object' || u === null) return false
+// docs/performance.md). A result's id is read as a call's is (`callIdOf`), so a provider that echoes a call's id
+// 7 as the number 7 answers that call; `undefined` for no result (not one, or a read that throws)
+const resultIdOf = (u: unknown): string | undefined => {
+  if (typeof u !== 'object' || u === null) return undefined
   try {
-    const r = u as { readonly role?: unknown; readonly content?: unknown }
-    return r.role === 'tool' && typeof r.content === 'string'
+    const r = u as { readonly role?: unknown; readonly content?: unknown; readonly tool_call_id?: unknown }
+    if (r.role !== 'tool' || typeof r.content !== 'string') return undefined
+    const id = r.tool_call_id
+    return id === undefined || id === null ? '' : String(id)
   } catch {
-    return false
+    return undefined
+  }
+}
+
+// a slot of a provider's array, read once; a slot that throws holds no result
+const slotOf = (list: ReadonlyArray<unknown>, i: number): unknown => {
+  try {
+    return list[i]
+  } catch {
+    return undefined
   }
 }
 
 const answersInOrder = (calls: ReadonlyArray<unknown>, list: ReadonlyArray<unknown>): boolean => {
-  for (let i = 0; i < list.length; i++) {
-    const r = list[i]
-    if (!isResult(r) || r.tool_call_id !== callIdOf(calls[i])) return false
-  }
+  for (let i = 0; i < list.length; i++) if (resultIdOf(slotOf(list, i)) !== callIdOf(calls[i])) return false
   return true
 }
 
 const MISSING = 'the tool provider returned no result for this call'
 
 /**
- * Returns one result per call, in the caller's order. Results are matched to calls by `tool_call_id` when
- * every call has a distinct id, by position otherwise; a call left without a result gets an `is_error` one
- * saying so. Results are the provider's own objects, and in the usual case (one per call, in order) the
- * provider's array is returned itself (same reference).
+ * Returns one result per call, in the caller's order. A result goes to a call its `tool_call_id` names that has
+ * none yet: the one in the result's own place when that one does, else the first (calls that share an id, or have
+ * none, are told apart by place); a later result for a call already answered is dropped. Results that name no call
+ * fill the calls left without one, in order, when they are exactly as many (a provider that makes up its own ids,
+ * or gives none); any other call gets an `is_error` result saying none came. Results are the provider's own
+ * objects, and in the usual case (one per call, in order) the provider's array is returned itself (same reference).
  */
 export const completeResults = (calls: ReadonlyArray<unknown>, results: unknown): ReadonlyArray<ToolResult> => {
   const list: ReadonlyArray<unknown> = Array.isArray(results) ? results : []
   if (list.length === calls.length && answersInOrder(calls, list)) return list as ReadonlyArray<ToolResult>
   const ids = calls.map(callIdOf)
-  const distinct = ids.every((id) => id !== '') && new Set(ids).size === ids.length
-  if (distinct) {
-    const byId = new Map<string, ToolResult>()
-    for (const r of list) if (isResult(r) && !byId.has(r.tool_call_id)) byId.set(r.tool_call_id, r)
-    return calls.map((c, i) => byId.get(ids[i] as string) ?? errorResult(c, MISSING))
-  }
-  return calls.map((c, i) => {
-    const r: unknown = list[i]
-    return isResult(r) ? r : errorResult(c, MISSING)
+  // each id's calls still without a result, in order
+  const waiting = new Map<string, Array<number>>()
+  ids.forEach((id, i) => {
+    const places = waiting.get(id)
+    if (places === undefined) waiting.set(id, [i])
+    else places.push(i)
   })
+  const out: Array<ToolResult | undefined> = ids.map(() => undefined)
+  const strays: Array<ToolResult> = []
+  for (let i = 0; i < list.length; i++) {
+    const r = slotOf(list, i)
+    const id = resultIdOf(r)
+    if (id === undefined) continue
+    const places = waiting.get(id)
+    if (places === undefined) {
+      strays.push(r as ToolResult)
+      continue
+    }
+    const own = places.indexOf(i)
+    const at = places.splice(own === -1 ? 0 : own, 1)[0]
+    if (at !== undefined) out[at] = r as ToolResult
+  }
+  const gaps = out.filter((r) => r === undefined).length
+  if (gaps > 0 && strays.length === gaps) for (let i = 0, k = 0; i < out.length; i++) out[i] ??= strays[k++]
+  return out.map((r, i) => r ?? errorResult(calls[i], MISSING))
 }
 
 /** One `is_error` result per call, each with `content`. */
@@ -211,8 +237,10 @@ export const sendInOrder = async <K>(
   }
   const results: Array<ToolResult | undefined> = steps.map((s) => (s._tag === 'Answer' ? s.result : undefined))
   for (const [g, answers] of answered) {
+    // the provider's own array in the usual case: each slot read once more, under guard
     g.positions.forEach((pos, k) => {
-      results[pos] = answers[k]
+      const r = slotOf(answers, k)
+      results[pos] = resultIdOf(r) === undefined ? undefined : (r as ToolResult)
     })
   }
   return results.map((r, i) => r ?? errorResult(read[i], MISSING))

@@ -435,7 +435,8 @@ describe('withReasons: calls', () => {
     expect(stripReason(new Set(['a']))(hostile)).toBe(hostile)
   })
 
-  it('forwards a call whose arguments cannot be read from the batch as the very call, and the rest as usual', async () => {
+  // sent unchanged, its reason would reach the provider: answered here instead
+  it('answers a call whose arguments cannot be read from the batch with an error, never sends its reason, and the rest as usual', async () => {
     const inner = batchingProvider([decl('a', ['x'])])
     const layer = withReasons()(inner)
     await layer.toolsForLlm()
@@ -450,9 +451,34 @@ describe('withReasons: calls', () => {
     }
     const out = await layer.executeBatch(batch)()
     expect(out._tag === 'Right' && out.right.map((r) => r.tool_call_id)).toEqual(['1', '2'])
+    expect(out._tag === 'Right' && out.right[0]).toEqual({
+      role: 'tool',
+      tool_call_id: '1',
+      content:
+        'the arguments of this call to "a" could not be read (no args), so its reason could not be taken out; it was not run',
+      is_error: true,
+    })
     const below = inner.received[0]
-    expect(below?.calls[0]).toBe(bad)
-    expect(below?.calls[1]?.function.arguments).toBe('{"x":2}')
+    expect(below?.calls.map((c) => c.function.arguments)).toEqual(['{"x":2}'])
+  })
+
+  it('never sends the reason of a call whose arguments throw when the layer copies them', async () => {
+    const inner = batchingProvider([decl('a', ['text'])])
+    const layer = withReasons()(inner)
+    await layer.toolsForLlm()
+    let reads = 0
+    const args = {
+      get text() {
+        if (reads++ === 0) throw new Error('not ready')
+        return 'hi'
+      },
+      reason: 'private',
+    }
+    const out = await layer.executeToolCalls([
+      { id: '1', type: 'function', function: { name: 'a', arguments: args as never } },
+    ])()
+    expect(out._tag === 'Right' && out.right[0]?.is_error).toBe(true)
+    expect(inner.received).toEqual([])
   })
 
   it('stripReason returns the very call when it has nothing to do', () => {

@@ -415,6 +415,20 @@ describe('registry: RegistryError', () => {
     )
   })
 
+  // what a server publishes and says reaches a host's error and a terminal: escaped beyond JSON's C0, and bounded
+  it('escapes and bounds what a server wrote: its error, a tool name, a published name', () => {
+    const hostile = `line one\nline two \u001b[31m \u009b31m \u202e ${'x'.repeat(100_000)}`
+    for (const line of [
+      drawRegistryError(listingFailed('web', new Error(hostile))),
+      drawRegistryError(listingUnreadable('web', hostile)),
+      drawRegistryError(toolShadowed('a', hostile, `a_${hostile}`, 'a_b')),
+    ]) {
+      expect(line.length).toBeLessThan(1_000)
+      // eslint-disable-next-line no-control-regex
+      expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/)
+    }
+  })
+
   it('renders a nested registry error inside its parent', () => {
     expect(drawRegistryError(listingFailed('outer', listingFailed('fs', 'disk gone')))).toBe(
       'registry: the provider under prefix "outer" could not list its tools: registry: the provider under prefix "fs" could not list its tools: disk gone',
@@ -434,6 +448,66 @@ describe('registry: RegistryError', () => {
 // -------------------------------------------------------------------------------------
 
 describe('registry: calls', () => {
+  it("sends a call under the empty prefix on as the very object: its name is the provider's own", async () => {
+    const inner = recordingProvider([decl('read', ['path'])])
+    const r = registry([{ prefix: '', provider: inner }])
+    await r.toolsForLlm()
+    const c = call('1', 'read', { path: '/a' })
+    await r.executeToolCalls([c])()
+    expect(inner.rec.batches[0]?.[0]).toBe(c)
+  })
+
+  // a provider that echoes a call's id 7 as the number 7, as the registry's own example does
+  it('keeps the results of calls whose ids are numbers, split across providers', async () => {
+    const echo = (name: string): Provider<string> => ({
+      toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: [decl(name, ['x'])] }),
+      executeToolCalls: (calls) => () =>
+        Promise.resolve({
+          _tag: 'Right',
+          right: calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: `${name} ran` })),
+        }),
+    })
+    const r = registry([
+      { prefix: 'a', provider: echo('t') },
+      { prefix: 'b', provider: echo('t') },
+    ])
+    await r.toolsForLlm()
+    const numbered = [1, 2, 3].map((n) => ({ ...call('x', n === 2 ? 'b_t' : 'a_t', { x: n }), id: n as never }))
+    const out = await run(r, numbered)
+    expect(out.map((o) => [o.content, o.is_error === true])).toEqual([
+      ['t ran', false],
+      ['t ran', false],
+      ['t ran', false],
+    ])
+  })
+
+  it("never rejects when a provider's results array throws on a second read of a slot", async () => {
+    const result = { role: 'tool', tool_call_id: '1', content: 'ran' }
+    const once: Provider<string> = {
+      toolsForLlm: () => Promise.resolve({ _tag: 'Right', right: [decl('t', ['x'])] }),
+      executeToolCalls: () => () => {
+        let reads = 0
+        const arr: Array<unknown> = []
+        Object.defineProperty(arr, 0, {
+          enumerable: true,
+          get: () => {
+            if (reads++ > 0) throw new Error('second read')
+            return result
+          },
+        })
+        return Promise.resolve({ _tag: 'Right', right: arr as ReadonlyArray<ToolResult> })
+      },
+    }
+    const r = registry([
+      { prefix: 'a', provider: once },
+      { prefix: 'b', provider: recordingProvider([decl('t', ['x'])]) },
+    ])
+    await r.toolsForLlm()
+    const out = await run(r, [call('1', 'a_t', { x: 1 }), call('2', 'b_t', { x: 2 })])
+    expect(out.map((o) => o.tool_call_id)).toEqual(['1', '2'])
+    expect(out[0]?.is_error).toBe(true)
+  })
+
   it('routes by the longest prefix and strips it', async () => {
     const a = recordingProvider([])
     const ab = recordingProvider([])

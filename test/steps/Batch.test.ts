@@ -11,6 +11,15 @@ import { call, okResults } from '../support/fakes.js'
 // -------------------------------------------------------------------------------------
 
 describe('batchOf', () => {
+  it('reads arguments that are a revoked Proxy as unreadable, never a throw', () => {
+    const { proxy, revoke } = Proxy.revocable({}, {})
+    revoke()
+    const batch = batchOf([{ id: '1', type: 'function', function: { name: 't', arguments: proxy as never } }])
+    const read = batch.argsAt(0)
+    expect(read._tag).toBe('Left')
+    expect(read._tag === 'Left' && read.left._tag).toBe('Unreadable')
+  })
+
   it('reads nothing until a layer asks, then gives every layer the very same answer', () => {
     let reads = 0
     const c = {

@@ -47,10 +47,62 @@ describe('completeResults', () => {
     ])
   })
 
-  it('matches by position when a call has no id', () => {
+  it('gives a call without an id the result without one, wherever the provider put it', () => {
     const calls = [{ function: { name: 't', arguments: '' } }, call('b', 't')]
     const out = completeResults(calls, [result('b'), result('', 'no id')])
-    expect(out.map((r) => r.content)).toEqual(['b', 'no id'])
+    expect(out.map((r) => r.content)).toEqual(['no id', 'b'])
+  })
+
+  // a provider that echoes a call's id 7 as the number 7 (the registry's own example does): read as callIdOf reads
+  it('matches a number id with the call whose id it is, as the very object', () => {
+    const numbered = [
+      { id: 7, function: { name: 't', arguments: '' } },
+      { id: 8, function: { name: 't', arguments: '' } },
+    ]
+    const answer = [
+      { role: 'tool', tool_call_id: 8, content: 'eight' },
+      { role: 'tool', tool_call_id: 7, content: 'seven' },
+    ]
+    const out = completeResults(numbered, answer)
+    expect(out.map((r) => r.content)).toEqual(['seven', 'eight'])
+    expect(out[0]).toBe(answer[1])
+    const inOrder = [answer[1], answer[0]]
+    expect(completeResults(numbered, inOrder)).toBe(inOrder)
+  })
+
+  it('never gives a result that names one call to another: ids shared, missing, or foreign', () => {
+    // x twice and y; the provider skipped the first x: y's result stays y's
+    const xxy = [call('x', 't'), call('x', 't'), call('y', 't')]
+    expect(completeResults(xxy, [result('x', 'ran b'), result('y', 'ran c')]).map((r) => r.content)).toEqual([
+      'ran b',
+      'the tool provider returned no result for this call',
+      'ran c',
+    ])
+    // a foreign result before the real one of a call without an id
+    const noId = [{ function: { name: 't', arguments: '' } }]
+    expect(completeResults(noId, [result('zz', 'stale'), result('', 'real')]).map((r) => r.content)).toEqual(['real'])
+  })
+
+  it('fills the calls left, in order, with results that name none, when they are exactly as many', () => {
+    const made = [result('p1', 'first'), result('p2', 'second')]
+    expect(completeResults([call('a', 't'), call('b', 't')], made).map((r) => r.content)).toEqual(['first', 'second'])
+    // one too many, or one too few: which is which cannot be told, so none is given
+    expect(
+      completeResults([call('a', 't'), call('b', 't')], [result('a'), ...made]).map((r) => r.is_error === true),
+    ).toEqual([false, true])
+  })
+
+  it('a result whose id cannot be read is no result, and its siblings keep theirs', () => {
+    const throwing = Object.defineProperty({ role: 'tool', content: 'b' }, 'tool_call_id', {
+      get: () => {
+        throw new Error('boom')
+      },
+    })
+    const out = completeResults([call('a', 't'), call('b', 't')], [result('a'), throwing])
+    expect(out.map((r) => [r.content, r.is_error === true])).toEqual([
+      ['a', false],
+      ['the tool provider returned no result for this call', true],
+    ])
   })
 
   it('keeps the first of two results for one id', () => {
