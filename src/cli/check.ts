@@ -9,13 +9,16 @@
  *   (tool, key)); returns the warning when a pair is new, and the seen-set updated with this call.
  * - `pairStats(seen)`: the counts per (tool, key), sorted.
  * - `formatWarning(w)`, `warningFields(w)`: a warning as the combinator formats it, and as the fields
- *   of a JSON record.
+ *   of a JSON record; both name at most the first 20 entries of each list, and say how many more.
+ * - `warningLists(w)`: a warning's lists bounded that way, for a record the command did not build.
  *
  * @since 0.1.0
  */
-import type { Catalogue } from '../extend.js'
+import type { Catalogue, ReportedKey, Segment } from '../extend.js'
 import { catalogueOf as libraryCatalogueOf, toleratedOf } from '../extend.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
+import { firstOf, MAX_KEYS_SHOWN } from '../steps/audit/Check.js'
+import { cut } from './text.js'
 
 export type { Catalogue, Check } from '../extend.js'
 export { checkCall, emptyCatalogue, pairStats } from '../extend.js'
@@ -34,14 +37,81 @@ export const catalogueTolerating = (
   tolerate: ReadonlyArray<string>,
 ): ((declarations: ReadonlyArray<unknown>) => Catalogue) => libraryCatalogueOf(toleratedOf(tolerate))
 
-/** A warning as the fields of a JSON record, in the combinator's field names. @since 0.1.0 */
-export const warningFields = (w: UnknownKeyWarning): Readonly<Record<string, unknown>> => ({
-  type: 'warning',
-  tool: w.tool,
-  id: w.id,
-  unknownKeys: w.unknownKeys,
-  keys: w.keys,
-  declaredKeys: w.declaredKeys,
-  suggestions: w.suggestions,
-  ...(w.via === undefined ? {} : { via: w.via }),
+type Suggestion = UnknownKeyWarning['suggestions'][number]
+
+/**
+ * A warning's lists as a record holds them: the first `MAX_KEYS_SHOWN` of each, as its line names them, and for
+ * each list that was cut its whole length. @since 0.1.0
+ */
+export interface WarningLists {
+  readonly unknownKeys: ReadonlyArray<string>
+  /** The same keys as `unknownKeys`, in the same order. */
+  readonly keys: ReadonlyArray<ReportedKey>
+  readonly declaredKeys: ReadonlyArray<string>
+  readonly suggestions: ReadonlyArray<Suggestion>
+  /** How many undeclared keys the warning holds (in `unknownKeys` and `keys`); only when more than were kept. */
+  readonly unknownKeyCount?: number
+  /** How many keys the tool declares; only when more than were kept. */
+  readonly declaredKeyCount?: number
+  /** How many suggestions the warning holds; only when more than were kept. */
+  readonly suggestionCount?: number
+}
+
+/**
+ * Returns a warning's lists bounded (see {@link WarningLists}), so a call with 20,000 undeclared keys, or a tool
+ * declaring as many, makes a short record that still says how many were left out. A warning under the limit
+ * keeps its lists as they are (the same arrays), and gains no field. @since 0.1.0
+ */
+export const warningLists = (
+  w: Pick<UnknownKeyWarning, 'unknownKeys' | 'keys' | 'declaredKeys' | 'suggestions'>,
+): WarningLists => {
+  const unknown = firstOf(w.unknownKeys, MAX_KEYS_SHOWN)
+  const declared = firstOf(w.declaredKeys, MAX_KEYS_SHOWN)
+  const suggestions = firstOf(w.suggestions, MAX_KEYS_SHOWN)
+  return {
+    unknownKeys: unknown.shown,
+    keys: firstOf(w.keys, MAX_KEYS_SHOWN).shown,
+    declaredKeys: declared.shown,
+    suggestions: suggestions.shown,
+    ...(unknown.more === 0 ? {} : { unknownKeyCount: w.unknownKeys.length }),
+    ...(declared.more === 0 ? {} : { declaredKeyCount: w.declaredKeys.length }),
+    ...(suggestions.more === 0 ? {} : { suggestionCount: w.suggestions.length }),
+  }
+}
+
+/**
+ * How many characters of each string a record keeps (a `--json` record, a line of `toolstack serve`'s log): a key a
+ * model sends may be as long as the line that carries it (64 MiB by default), and a record holds it three times
+ * (unknownKeys, keys' path and key).
+ *
+ * @since 0.1.0
+ */
+export const MAX_RECORD_CHARS = 1000
+
+const text = (s: string): string => cut(s, MAX_RECORD_CHARS)
+const segment = (s: Segment): Segment => (typeof s === 'string' ? text(s) : s)
+const reportedKey = (k: ReportedKey): ReportedKey => ({
+  path: text(k.path),
+  key: text(k.key),
+  place: k.place.map(segment),
 })
+const suggestion = (s: Suggestion): Suggestion => ({ key: text(s.key), didYouMean: text(s.didYouMean) })
+
+/**
+ * A warning as the fields of a JSON record, in the combinator's field names: its lists bounded by
+ * {@link warningLists} (with their counts when cut), and each string cut at 1,000 characters. @since 0.1.0
+ */
+export const warningFields = (w: UnknownKeyWarning): Readonly<Record<string, unknown>> => {
+  const { unknownKeys, keys, declaredKeys, suggestions, ...counts } = warningLists(w)
+  return {
+    type: 'warning',
+    tool: text(w.tool),
+    id: text(w.id),
+    unknownKeys: unknownKeys.map(text),
+    keys: keys.map(reportedKey),
+    declaredKeys: declaredKeys.map(text),
+    suggestions: suggestions.map(suggestion),
+    ...counts,
+    ...(w.via === undefined ? {} : { via: text(w.via) }),
+  }
+}

@@ -8,6 +8,7 @@
 import type { UnknownKeyWarning } from './check.js'
 import { formatWarning, warningFields } from './check.js'
 import { textOf } from './lines.js'
+import { cut, escapeControls, shown } from './text.js'
 import type { Direction, Event, SideChannel } from './sidechannel.js'
 import { isAwaitingListing, newSideChannel, observe } from './sidechannel.js'
 
@@ -83,6 +84,9 @@ export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
   return Buffer.concat(kept)
 }
 
+// how much of a name or an id a notice shows, as `shown` and the warnings cut them
+const MAX_SHOWN = 200
+
 // Lines longer than BIG_LINE have their string values over LONG_STRING emptied before parsing.
 const BIG_LINE = 1 << 16
 const LONG_STRING = 1 << 12
@@ -95,9 +99,11 @@ const LONG_STRING = 1 << 12
 export const recordOf = (e: Event): LogRecord => {
   if (e._tag === 'Warning')
     return { text: formatWarning(e.warning), fields: warningFields(e.warning), warning: e.warning }
-  const call = e.id === '' ? 'without an id' : e.id
+  // the name and the id are the host's (a model's): escaped and cut at 200 characters, as a warning's are
+  const tool = escapeControls(JSON.stringify(cut(e.tool, MAX_SHOWN)))
+  const call = e.id === '' ? 'without an id' : shown(e.id, MAX_SHOWN)
   const message =
-    `the host called ${JSON.stringify(e.tool)} (call ${call}) before any tools/list was answered: ` +
+    `the host called ${tool} (call ${call}) before any tools/list was answered: ` +
     'calls are audited only against a listing the proxy saw, so none is audited until then; reported once'
   return { text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } }
 }

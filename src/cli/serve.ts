@@ -11,7 +11,7 @@
 import type { FSWatcher } from 'node:fs'
 import { closeSync, openSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
-import { formatWarning } from './check.js'
+import { MAX_RECORD_CHARS, formatWarning, warningLists } from './check.js'
 import { readConfig } from './configFile.js'
 import { cut, jsonLine, plural, shown } from './text.js'
 import type { HttpPage, HttpServing } from '../mcp/index.js'
@@ -73,8 +73,8 @@ export interface ServeIO {
 }
 
 // what a model or an upstream wrote is cut to 200 characters on stderr (`shown`), and to these many in each
-// string of a log record
-const MAX_LOGGED = 1000
+// string of a log record, as in every other record
+const MAX_LOGGED = MAX_RECORD_CHARS
 
 const upstreamEvent = (e: UpstreamEvent): string => {
   switch (e._tag) {
@@ -146,13 +146,15 @@ export const stderrLine = (r: GatewayRecord): string => {
 }
 
 /**
- * A record as one JSON line for the log, with its time: every string cut at 1,000 characters, and the
- * characters JSON leaves raw (DEL, C1, separators, direction marks) escaped, so the line reads the same value.
+ * A record as one JSON line for the log, with its time: every string cut at 1,000 characters, a warning's lists
+ * bounded as its stderr line bounds them (`warningLists`: the first 20 of each, with the whole count of a list
+ * that was cut), and the characters JSON leaves raw (DEL, C1, separators, direction marks) escaped, so the line
+ * reads the same value.
  *
  * @since 0.1.0
  */
 export const logLine = (r: GatewayRecord, time: Date): string =>
-  jsonLine({ time: time.toISOString(), ...r }, (_key, value) =>
+  jsonLine({ time: time.toISOString(), ...r, ...(r.type === 'warning' ? warningLists(r) : {}) }, (_key, value) =>
     typeof value === 'string' ? cut(value, MAX_LOGGED) : value,
   )
 

@@ -460,6 +460,55 @@ describe('toolstack proxy: output a terminal can trust', () => {
   }
 })
 
+describe('toolstack proxy: bounded output, whatever the traffic', () => {
+  // what the reviewer sent: a call before any listing with a 20,000-character name, then a call with 20,000
+  // undeclared keys; once unbounded, a 20,191-character notice and a warning naming every key the audit found
+  const longName = 'n\u009b31m' + 'A'.repeat(20_000)
+  const manyKeys = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, 1]))
+
+  for (const options of [[], ['--json', '--log', 'LOG']]) {
+    it(`says each in one short line (${options.join(' ') || 'stderr'}), the warning's record keeping the count`, async () => {
+      const log = join(tmp.dir, 'bounded.log')
+      const p = startProxy(options.map((o) => (o === 'LOG' ? log : o)))
+      await serverStarted(p)
+      p.send(line(callReq(1, longName, {})))
+      p.send(line(listReq(2)))
+      p.send(emit(line(listRes(2, [tool('echo', 'text')]))))
+      await eventually(() => p.stdout().toString().includes('"id":2,"result"'), 10_000, 'listing')
+      p.send(line(callReq(3, 'echo', { text: 'x', ...manyKeys })))
+      const said = (): string =>
+        options.includes('--log') ? (existsSync(log) ? readFileSync(log, 'utf8') : '') : p.stderr()
+      await eventually(() => said().split('\n').length > 2, 15_000, 'the notice and the warning')
+      p.child.stdin?.end()
+      expect((await p.exited).code).toBe(0)
+      const [notice, warning, ...rest] = said()
+        .split('\n')
+        .filter((l) => l !== '')
+      expect(rest).toEqual([])
+      // at most 1,206 characters for the name, and the sentence's words
+      expect(notice?.length).toBeLessThan(1500)
+      // 20 short keys of each list, and the sentence's words; 20 keys in the record, each in three places
+      expect(warning?.length).toBeLessThan(options.includes('--json') ? 3000 : 1000)
+      if (options.includes('--json')) {
+        expect(JSON.parse(notice ?? '')).toMatchObject({
+          type: 'notice',
+          message: expect.stringContaining(`the host called "n\\u009b31m${'A'.repeat(195)}…" (call 1)`),
+        })
+        const record = JSON.parse(warning ?? '') as Record<string, unknown>
+        expect(record).toMatchObject({ type: 'warning', tool: 'echo', id: '3' })
+        // as many as the audit records of one call, far more than are shown
+        expect(record['unknownKeyCount']).toBeGreaterThan(20)
+        expect(record['unknownKeys']).toHaveLength(20)
+        expect(record['keys']).toHaveLength(20)
+      } else {
+        expect(notice).toContain(`toolstack proxy: the host called "n\\u009b31m${'A'.repeat(195)}…" (call 1)`)
+        expect(warning).toMatch(/^toolstack: echo call 3 carried undeclared argument keys "k0", "k1", /)
+        expect(warning).toMatch(/" and \d+ more \(declared: "text"\)$/)
+      }
+    })
+  }
+})
+
 describe('toolstack proxy: lines longer than --max-line-bytes', () => {
   it('forwards them byte for byte, audits the rest, and says once that it did not audit them', async () => {
     const p = startProxy(['--max-line-bytes', '1000'])

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import type { LineSink, LineSplitter, SplitOptions } from '../../src/cli/lines.js'
 import { splitLines } from '../../src/cli/lines.js'
 import { auditTap } from '../../src/cli/proxy.js'
-import type { ProxyAudit } from '../../src/cli/proxyaudit.js'
+import type { LogRecord, ProxyAudit } from '../../src/cli/proxyaudit.js'
 import { proxyAudit, recordOf, withoutLongStrings } from '../../src/cli/proxyaudit.js'
 import type { Direction, SideChannel } from '../../src/cli/sidechannel.js'
 import { newSideChannel, observe } from '../../src/cli/sidechannel.js'
@@ -344,5 +344,88 @@ describe('withoutLongStrings', () => {
       }),
     ).failed
     expect(failed).toBe(true)
+  })
+})
+
+describe('what the proxy says, bounded whatever the traffic', () => {
+  // written apart from the code: C0, DEL, C1, line and paragraph separators, bidi marks and overrides
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  const RAW = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
+  // a name or an id is cut at 200 characters (201 with its ellipsis), each written as at most 6 (`\u009b`)
+  const NAME = 6 * 201
+
+  const said = (lines: ReadonlyArray<unknown>): Array<LogRecord> => {
+    const records: Array<LogRecord> = []
+    const audit = proxyAudit({ tolerate: [] }, (r) => records.push(r))
+    for (const [i, msg] of lines.entries())
+      audit.line(i % 2 === 1 && i < 2 ? 'server' : 'host', Buffer.from(JSON.stringify(msg)))
+    return records
+  }
+  const listing = [
+    { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    { jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'echo', inputSchema: { properties: { text: {} } } }] } },
+  ]
+  const call = (id: unknown, name: string, args: unknown): unknown => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: args },
+  })
+
+  it('a call before any listing, named with 20,000 characters: the notice names it escaped and cut at 200', () => {
+    const tool = 'n\u009b31m' + 'A'.repeat(20_000)
+    const [notice] = said([call(`i\u009b${'9'.repeat(20_000)}`, tool, {})])
+    expect(notice?.text).toBe(
+      `toolstack proxy: the host called "n\\u009b31m${'A'.repeat(195)}…" (call i\\u009b${'9'.repeat(198)}…) before any tools/list was answered: ` +
+        'calls are audited only against a listing the proxy saw, so none is audited until then; reported once',
+    )
+    expect(notice?.fields['message']).toBe(notice?.text.replace('toolstack proxy: ', ''))
+  })
+
+  it('the notice is at most 2 names and its words long, with no raw control character, whatever the name and the id', () => {
+    // a long text made of a short one repeated, so a failure shrinks in a few steps
+    const long = fc
+      .tuple(fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }), fc.integer({ min: 250, max: 30_000 }))
+      .map(([s, n]) => s.repeat(n).slice(0, n))
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 300 }),
+      long,
+      fc.constantFrom('\u001b]0;x\u0007', 'c\u009b31m', 'a\u202eb', '\ud800'),
+    )
+    fc.assert(
+      fc.property(text, text, (tool, id) => {
+        const { text: line, fields } = recordOf({ _tag: 'Unlisted', tool, id })
+        expect(line.length).toBeLessThanOrEqual(2 * NAME + 2 + 250)
+        expect(line).not.toMatch(RAW)
+        expect(String(fields['message'])).not.toMatch(RAW)
+      }),
+      { numRuns: 100 },
+    )
+  })
+
+  it('a call with 20,000 undeclared keys: one short line, and a record of the first 20 that keeps the count', () => {
+    const args = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, 1]))
+    const [warning] = said([...listing, call(2, 'echo', args)])
+    // as many keys as the audit records of one call (its walk stops at MAX_FOUND), far more than 20
+    const found = warning?.warning?.unknownKeys.length ?? 0
+    expect(found).toBeGreaterThan(20)
+    expect(warning?.text).toMatch(/^toolstack: echo call 2 carried undeclared argument keys "k0", "k1", /)
+    expect(warning?.text).toContain(` and ${found - 20} more (declared: "text")`)
+    expect(warning?.text.length).toBeLessThan(1000)
+    expect(JSON.stringify(warning?.fields).length).toBeLessThan(3000)
+    expect(warning?.fields).toMatchObject({ type: 'warning', tool: 'echo', id: '2', unknownKeyCount: found })
+    expect(warning?.fields['unknownKeys']).toHaveLength(20)
+    expect(warning?.fields['keys']).toHaveLength(20)
+    expect(warning?.fields).not.toHaveProperty('declaredKeyCount')
+  })
+
+  it('a call with one 60,000-character key: each string of the record cut at 1,000 characters', () => {
+    const key = 'K'.repeat(60_000)
+    const [warning] = said([...listing, call(2, 'echo', { [key]: 1 })])
+    expect(warning?.text.length).toBeLessThan(1000)
+    expect(warning?.fields).toMatchObject({
+      unknownKeys: [`${'K'.repeat(1000)}…`],
+      keys: [{ path: `${'K'.repeat(1000)}…`, key: `${'K'.repeat(1000)}…`, place: [] }],
+    })
   })
 })

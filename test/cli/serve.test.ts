@@ -179,6 +179,47 @@ describe('toolstack serve, over stdio', () => {
     expect(stderr).not.toMatch(/call \S+ (ok|error|refused) in /)
   }, 60_000)
 
+  it('a call with 20,000 undeclared keys: one short warning line on stderr, and one short log record that keeps the count', async () => {
+    const dir = workspace()
+    const config = {
+      mcpServers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+      rules: [{ tool: '*', decision: 'allow' }],
+      log: join(dir, 'toolstack.jsonl'),
+      listWaitMs: 30_000,
+    }
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [main, 'serve', '--config', configFile(dir, config)],
+      stderr: 'pipe',
+    })
+    let stderr = ''
+    transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()))
+    const client = new Client({ name: 'host', version: '1' })
+    await client.connect(transport)
+    cleanups.push(() => client.close())
+    await client.listTools()
+    const keys = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, 1]))
+    await client.callTool({ name: 'ev_echo', arguments: { message: 'hi', reason: 'say hi', ...keys } })
+    await until(() => stderr.includes('carried undeclared') && records(dir).some((r) => r['type'] === 'warning'))
+    // once unbounded: a line and a record naming every key the audit found (188,981 and 1,026,843 characters
+    // before the audit stopped at 1,000 keys)
+    const warningLine = stderr.split('\n').find((l) => l.includes('carried undeclared')) ?? ''
+    expect(warningLine).toMatch(/^toolstack: ev_echo call \S+ carried undeclared argument keys "k0", "k1", /)
+    expect(warningLine).toMatch(/" and \d+ more \(declared: /)
+    expect(warningLine.length).toBeLessThan(1000)
+    const logged = readFileSync(join(dir, 'toolstack.jsonl'), 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"type":"warning"'))
+    expect(logged?.length).toBeLessThan(4000)
+    const record = JSON.parse(logged ?? '') as Record<string, unknown>
+    expect(record).toMatchObject({ upstream: 'ev', tool: 'ev_echo' })
+    // as many as the audit records of one call, far more than are shown; the line says the same number
+    expect(record['unknownKeyCount']).toBeGreaterThan(20)
+    expect(warningLine).toContain(` and ${Number(record['unknownKeyCount']) - 20} more (declared: `)
+    expect(record['unknownKeys']).toHaveLength(20)
+    expect(record['keys']).toHaveLength(20)
+  }, 60_000)
+
   it("a denied call is isError; an ask goes to the host's elicitation (allow-once, then always), and a host without it gets the refusal", async () => {
     const dir = workspace()
     const file = configFile(dir, gatewayConfig(dir))

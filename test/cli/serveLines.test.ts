@@ -162,3 +162,97 @@ describe('toolstack serve: the lines of a reload', () => {
     )
   })
 })
+
+describe('toolstack serve: the lines of a warning', () => {
+  const warning = (n: number, declared = 3): GatewayRecord => {
+    const unknownKeys = Array.from({ length: n }, (_, i) => `k${i}`)
+    return {
+      type: 'warning',
+      upstream: 'h',
+      tool: 'h_echo',
+      unknownKeys,
+      keys: unknownKeys.map((key) => ({ path: key, key, place: [] })),
+      declaredKeys: Array.from({ length: declared }, (_, i) => `d${i}`),
+      id: '2',
+      suggestions: unknownKeys.map((key) => ({ key, didYouMean: 'd0' })),
+    }
+  }
+
+  it('a call with 20,000 undeclared keys: one short line on stderr, and a short record that keeps the counts', () => {
+    const r = warning(20_000, 500)
+    const line = stderrLine(r)
+    expect(line).toContain('"k19" and 19980 more (declared: ')
+    expect(line).toContain('"d19" and 480 more)')
+    expect(line.length).toBeLessThan(1000)
+    const logged = logLine(r, new Date(0))
+    expect(logged.length).toBeLessThan(4000)
+    const parsed = JSON.parse(logged) as Record<string, ReadonlyArray<unknown>>
+    expect(parsed).toMatchObject({
+      type: 'warning',
+      unknownKeyCount: 20_000,
+      declaredKeyCount: 500,
+      suggestionCount: 20_000,
+    })
+    for (const list of ['unknownKeys', 'keys', 'declaredKeys', 'suggestions']) expect(parsed[list]).toHaveLength(20)
+    expect(parsed['unknownKeys']?.[19]).toBe('k19')
+  })
+
+  it('a warning with at most 20 entries in each list is logged as it always was, with no count', () => {
+    const r = warning(20, 20)
+    expect(JSON.parse(logLine(r, new Date(0)))).toStrictEqual({ time: '1970-01-01T00:00:00.000Z', ...r })
+  })
+
+  // `hostile`, its long strings made by repeating, and a list of up to 20 of them or of thousands of one of a
+  // few (a long one among them): so that a failure shrinks in a few steps
+  const text = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.constantFrom('fs_\u001b]0;pwned\u0007', 'c\u009b31m', 'a\u202eb', 'x\ny', '', 'fs_read'),
+    fc.tuple(fc.constantFrom('a', '\u009b', 'é'), fc.integer({ min: 8000, max: 9000 })).map(([c, n]) => c.repeat(n)),
+  )
+  const few = fc.constantFrom('k', 'c\u009b31m', 'x'.repeat(5000))
+  const hostileList = <A>(a: fc.Arbitrary<A>, one: fc.Arbitrary<A>): fc.Arbitrary<ReadonlyArray<A>> =>
+    fc.oneof(
+      fc.array(a, { maxLength: 20 }),
+      fc.tuple(one, fc.integer({ min: 21, max: 3000 })).map(([x, n]) => Array.from({ length: n }, () => x)),
+    )
+  const warningArb: fc.Arbitrary<GatewayRecord> = fc
+    .record({
+      upstream: text,
+      tool: text,
+      id: text,
+      unknownKeys: hostileList(text, few),
+      declaredKeys: hostileList(text, few),
+      suggestions: hostileList(
+        fc.record({ key: text, didYouMean: text }),
+        few.map((k) => ({ key: k, didYouMean: k })),
+      ),
+    })
+    .map((w) => ({
+      type: 'warning' as const,
+      ...w,
+      keys: w.unknownKeys.map((key) => ({ path: key, key, place: [key, { each: 'element' as const }] })),
+    }))
+
+  it('in the log: at most 20 entries in each list, each string at most 1,001 characters, and the count of a list cut, whatever the warning', () => {
+    fc.assert(
+      fc.property(warningArb, (r) => {
+        if (r.type !== 'warning') return
+        const logged = logLine(r, new Date(0))
+        expect(logged).not.toMatch(RAW)
+        const parsed = JSON.parse(logged) as Record<string, unknown>
+        for (const s of strings(parsed)) expect(s.length).toBeLessThanOrEqual(1001)
+        const lists = [
+          ['unknownKeys', r.unknownKeys, 'unknownKeyCount'],
+          ['keys', r.keys, 'unknownKeyCount'],
+          ['declaredKeys', r.declaredKeys, 'declaredKeyCount'],
+          ['suggestions', r.suggestions, 'suggestionCount'],
+        ] as const
+        for (const [name, whole, count] of lists) {
+          expect(parsed[name]).toHaveLength(Math.min(whole.length, 20))
+          expect(parsed[count]).toBe(whole.length > 20 ? whole.length : undefined)
+        }
+      }),
+      { numRuns: 50 },
+    )
+  })
+})

@@ -223,14 +223,51 @@ export const checkCall =
 
 const MAX_SHOWN = 200
 
+/**
+ * How many entries of each of a warning's lists (its undeclared keys, its tool's declared keys, its
+ * suggestions) its line names, and a log record holds, before saying how many more there are. A model can put
+ * 20,000 keys in one call, and new ones in the next, and a server can declare as many; the first 20 are enough to
+ * see what a call got wrong, and the count says how many more there were.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const MAX_KEYS_SHOWN = 20
+
+/**
+ * The first `max` of `items`, and how many were left out: the same array when none was.
+ *
+ * @example
+ * import { firstOf } from './Check.js'
+ * assert.deepStrictEqual(firstOf(['a', 'b', 'c'], 2), { shown: ['a', 'b'], more: 1 })
+ * assert.deepStrictEqual(firstOf(['a'], 2), { shown: ['a'], more: 0 })
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const firstOf = <A>(
+  items: ReadonlyArray<A>,
+  max: number,
+): { readonly shown: ReadonlyArray<A>; readonly more: number } =>
+  items.length <= max ? { shown: items, more: 0 } : { shown: items.slice(0, max), more: items.length - max }
+
 // names, ids and keys come from models and servers: escaped, so a key holding `ESC]0;…BEL` cannot retitle a
 // terminal, and truncated, so a 10 KB key stays a short line
 const shown = (s: string): string => escapeControls(cut(s, MAX_SHOWN))
 const quoted = (s: string): string => escapeControls(JSON.stringify(cut(s, MAX_SHOWN)))
 
+// at most MAX_KEYS_SHOWN of `items`, each as `show` writes it, then how many more, so 20,000 keys stay one short
+// line; a list under the limit reads as it always has
+const listed = <A>(items: ReadonlyArray<A>, show: (a: A) => string): string => {
+  const { shown: first, more } = firstOf(items, MAX_KEYS_SHOWN)
+  return first.map(show).join(', ') + (more === 0 ? '' : ` and ${more} more`)
+}
+
 /**
  * The default one-line rendering of a warning. Every name, id and key is escaped (control characters as
- * `\uXXXX`) and cut at 200 characters, so a line is safe to print on a terminal.
+ * `\uXXXX`) and cut at 200 characters, and each list (undeclared keys, declared keys, suggestions) names its
+ * first {@link MAX_KEYS_SHOWN} entries, then `and N more`, so a line is safe to print on a terminal and short
+ * whatever the call.
  *
  * @example
  * import { formatWarning } from 'toolstack'
@@ -242,6 +279,11 @@ const quoted = (s: string): string => escapeControls(JSON.stringify(cut(s, MAX_S
  *   formatWarning({ tool: 'fs_read', id: 'c2', unknownKeys: ['x'], declaredKeys: ['path'], via: 'stack' }),
  *   'toolstack: fs_read call c2 carried undeclared argument key "x" (declared: "path") [via stack]',
  * )
+ * const many = Array.from({ length: 25 }, (_, i) => `k${String(i).padStart(2, '0')}`)
+ * assert.match(
+ *   formatWarning({ tool: 't', id: 'c3', unknownKeys: many, declaredKeys: ['path'] }),
+ *   /"k18", "k19" and 5 more \(declared: "path"\)$/,
+ * )
  *
  * @since 0.1.0
  * @category utils
@@ -249,7 +291,7 @@ const quoted = (s: string): string => escapeControls(JSON.stringify(cut(s, MAX_S
 export const formatWarning = (
   w: Omit<UnknownKeyWarning, 'suggestions' | 'keys'> & { readonly suggestions?: ReadonlyArray<Suggestion> },
 ): string => {
-  const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map(quoted).join(', '))
+  const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : listed(ks, quoted))
   const call = w.id === '' ? 'a call without an id' : `call ${shown(w.id)}`
   const keys = `key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)}`
   const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument ${keys} (declared: ${quote(w.declaredKeys)})`
@@ -260,6 +302,6 @@ export const formatWarning = (
   const hint =
     w.unknownKeys.length === 1 && suggestions.length === 1
       ? shown((suggestions[0] as Suggestion).didYouMean)
-      : suggestions.map((s) => `${shown(s.didYouMean)} for ${quoted(s.key)}`).join(', ')
+      : listed(suggestions, (s) => `${shown(s.didYouMean)} for ${quoted(s.key)}`)
   return `${line} (did you mean ${hint}?)${via}`
 }

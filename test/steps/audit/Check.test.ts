@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { emptySeenSet, formatWarning } from '../../../src/index.js'
 import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
 import { checkCall, checkKeys } from '../../../src/steps/audit/Check.js'
+import { cut, escapeControls } from '../../../src/kernel/describe.js'
 import { decl } from '../../support/fakes.js'
 
 const catalogue = catalogueOf(toleratedOf())([decl('fs_read', ['path', 'offset'])])
@@ -135,6 +136,8 @@ describe('checkCall', () => {
 })
 
 describe('formatWarning', () => {
+  // how many entries of each list a line names, as the docs promise
+  const MAX_KEYS_SHOWN = 20
   const base = { tool: 'fs_read', id: 'c1', unknownKeys: ['ffset'], declaredKeys: ['offset'] }
 
   it('says "keys" for more than one, and "none" when the tool declares nothing', () => {
@@ -209,6 +212,119 @@ describe('formatWarning', () => {
           for (const s of suggestions) expect(line).toContain(s.didYouMean)
         },
       ),
+    )
+  })
+
+  it('names the first 20 keys of each list, then how many more, so 20,000 keys make one short line', () => {
+    const keys = Array.from({ length: 20_000 }, (_, i) => `k${i}`)
+    const declared = Array.from({ length: 3000 }, (_, i) => `d${i}`)
+    const suggestions = keys.map((key, i) => ({ key, didYouMean: `d${i}` }))
+    const first = (ks: ReadonlyArray<string>): string =>
+      ks
+        .slice(0, 20)
+        .map((k) => `"${k}"`)
+        .join(', ')
+    const hints = suggestions
+      .slice(0, 20)
+      .map((h) => `${h.didYouMean} for "${h.key}"`)
+      .join(', ')
+    expect(formatWarning({ tool: 't', id: 'c', unknownKeys: keys, declaredKeys: declared })).toBe(
+      `toolstack: t call c carried undeclared argument keys ${first(keys)} and 19980 more (declared: ${first(declared)} and 2980 more)`,
+    )
+    const line = formatWarning({ tool: 't', id: 'c', unknownKeys: keys, declaredKeys: declared, suggestions })
+    expect(line).toMatch(new RegExp(` \\(did you mean ${hints} and 19980 more\\?\\)$`))
+    expect(line.length).toBeLessThan(1000)
+  })
+
+  it('names a list of exactly 20 whole, with no count', () => {
+    const keys = Array.from({ length: MAX_KEYS_SHOWN }, (_, i) => `k${i}`)
+    const line = formatWarning({ tool: 't', id: 'c', unknownKeys: keys, declaredKeys: keys })
+    expect(line).not.toContain('more')
+    expect(line.match(/"k19"/g)).toHaveLength(2)
+  })
+
+  // The rendering before lists were bounded, written out: under the limit, a line must not change by a byte
+  // (the docs and the hosts' tests show it).
+  const unbounded = (w: {
+    tool: string
+    id: string
+    unknownKeys: ReadonlyArray<string>
+    declaredKeys: ReadonlyArray<string>
+    suggestions: ReadonlyArray<{ key: string; didYouMean: string }>
+    via?: string
+  }): string => {
+    const shown = (s: string): string => escapeControls(cut(s, 200))
+    const quoted = (s: string): string => escapeControls(JSON.stringify(cut(s, 200)))
+    const quote = (ks: ReadonlyArray<string>): string => (ks.length === 0 ? 'none' : ks.map(quoted).join(', '))
+    const call = w.id === '' ? 'a call without an id' : `call ${shown(w.id)}`
+    const keys = `key${w.unknownKeys.length === 1 ? '' : 's'} ${quote(w.unknownKeys)}`
+    const line = `toolstack: ${shown(w.tool)} ${call} carried undeclared argument ${keys} (declared: ${quote(w.declaredKeys)})`
+    const via = w.via !== undefined && w.via !== '' ? ` [via ${shown(w.via)}]` : ''
+    if (w.suggestions.length === 0) return line + via
+    const hint =
+      w.unknownKeys.length === 1 && w.suggestions.length === 1
+        ? shown(w.suggestions[0]?.didYouMean ?? '')
+        : w.suggestions.map((x) => `${shown(x.didYouMean)} for ${quoted(x.key)}`).join(', ')
+    return `${line} (did you mean ${hint}?)${via}`
+  }
+
+  const anyText = fc.oneof(
+    fc.string({ maxLength: 8 }),
+    fc.string({ unit: 'binary', maxLength: 250 }),
+    fc.constantFrom('\u001b]0;x\u0007', 'c\u009b31m', 'a\u202eb', '\ud800', ''),
+  )
+  const suggestionArb = fc.record({ key: anyText, didYouMean: anyText })
+
+  it('writes a warning whose lists hold at most 20 entries exactly as it always has', () => {
+    const upTo20 = <A>(a: fc.Arbitrary<A>): fc.Arbitrary<Array<A>> => fc.array(a, { maxLength: MAX_KEYS_SHOWN })
+    fc.assert(
+      fc.property(
+        fc.record(
+          {
+            tool: anyText,
+            id: anyText,
+            unknownKeys: upTo20(anyText),
+            declaredKeys: upTo20(anyText),
+            suggestions: upTo20(suggestionArb),
+            via: anyText,
+          },
+          { requiredKeys: ['tool', 'id', 'unknownKeys', 'declaredKeys', 'suggestions'] },
+        ),
+        (w) => {
+          expect(formatWarning(w)).toBe(unbounded(w))
+        },
+      ),
+    )
+  })
+
+  it('is at most L characters, with no raw control character, whatever the names, ids and keys, and however many', () => {
+    // a name, an id or a key is cut at 200 characters (201 with its ellipsis), and each character is written as
+    // at most 6 (`\u009b`); a quoted key adds its two quotes
+    const NAME = 6 * 201
+    const QUOTED = NAME + 2
+    // tool, id, via; 20 undeclared and 20 declared keys with their ", "; 20 suggestions `NAME for QUOTED, `; and
+    // the sentence's own words, three counts included
+    const L = 3 * NAME + 2 * MAX_KEYS_SHOWN * (QUOTED + 2) + MAX_KEYS_SHOWN * (NAME + 5 + QUOTED + 2) + 300
+    // many keys, long ones: past the limit, the line before this bound held every one of them
+    const many = <A>(a: (i: number) => A): fc.Arbitrary<Array<A>> =>
+      fc.integer({ min: 0, max: 2_000 }).map((n) => Array.from({ length: n }, (_, i) => a(i)))
+    const long = (i: number): string => `${'\u009b'.repeat(210)}${i}`
+    const keys = fc.oneof(fc.array(anyText, { maxLength: 40 }), many(long))
+    const suggestions = fc.oneof(
+      fc.array(suggestionArb, { maxLength: 40 }),
+      many((i) => ({ key: long(i), didYouMean: long(i) })),
+    )
+    fc.assert(
+      fc.property(
+        fc.record({ tool: anyText, id: anyText, unknownKeys: keys, declaredKeys: keys, suggestions, via: anyText }),
+        (w) => {
+          const line = formatWarning(w)
+          expect(line.length).toBeLessThanOrEqual(L)
+          // eslint-disable-next-line no-control-regex
+          expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e]/)
+        },
+      ),
+      { numRuns: 50 },
     )
   })
 })
