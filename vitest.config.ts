@@ -38,6 +38,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/realServers.test.ts',
   'test/mcp/connectStdio.test.ts',
   'test/mcp/stdio.test.ts',
+  'test/mcp/serve-stdio.test.ts',
   'test/gateway/upstream.test.ts',
   'test/mcp/faults.test.ts',
   'test/mcp/server.test.ts',

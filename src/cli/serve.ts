@@ -473,8 +473,11 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     io.err(`toolstack serve: ${startSummary(running.status())}, ${where}`)
   })
   try {
-    if (serving === undefined) await Promise.race([serveStdio(running.newServer()), ended])
-    else {
+    if (serving === undefined) {
+      // a line from the host that could not be served is said as HTTP's notices are: on stderr and in the log
+      const onNotice = (message: string): void => record({ type: 'diagnostic', message: `toolstack serve: ${message}` })
+      await Promise.race([serveStdio(running.newServer(), { onNotice }), ended])
+    } else {
       await ended
       await serving.close()
     }

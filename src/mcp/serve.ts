@@ -16,14 +16,14 @@ import type { AddressInfo } from 'node:net'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type {
   EventStore,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
-import { describeError } from '../kernel/describe.js'
+import { describeError, showText } from '../kernel/describe.js'
+import { stdioServerTransport } from './stdioServer.js'
 import { sendWebResponse, webRequestOf } from './webExchange.js'
 
 // -------------------------------------------------------------------------------------
@@ -31,12 +31,40 @@ import { sendWebResponse, webRequestOf } from './webExchange.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * Serves `server` on this process's stdin and stdout; resolves when the host has gone (stdin closed).
+ * @since 0.1.0
+ * @category model
+ */
+export interface ServeStdioOptions {
+  /**
+   * Told what went wrong on the connection, in one line, escaped (control characters as `\uXXXX`) and cut at
+   * 1,000 characters: a line from the host that could not be served (and how it was answered), or an error the
+   * server reports. Default: written to this process's stderr. A throw is ignored.
+   */
+  readonly onNotice?: (message: string) => void
+}
+
+// what the host or a server wrote reaches a notice escaped, and cut here
+const MAX_NOTICE = 1000
+
+/** `text` as one line a terminal shows as it is: cut first (it may be megabytes), then escaped, then bounded. */
+const noticeText = (text: string): string => {
+  const shown = showText(text.slice(0, MAX_NOTICE), MAX_NOTICE)
+  return shown.cut > 0 || text.length > MAX_NOTICE ? `${shown.text}…` : shown.text
+}
+
+const toStderr = (message: string): void => void process.stderr.write(`${message}\n`)
+
+/**
+ * Serves `server` on this process's stdin and stdout; resolves when the host has gone (stdin closed). A line over
+ * 10 MiB is skipped, not the connection; every line that cannot be served (over the bound, not JSON, not a
+ * JSON-RPC 2.0 message) is answered with a JSON-RPC error, under its id when it can be read, and told to
+ * `onNotice`; the next line is served.
  *
  * @since 0.1.0
  * @category serving
  */
-export const serveStdio = async (server: Server): Promise<void> => {
+export const serveStdio = async (server: Server, options: ServeStdioOptions = {}): Promise<void> => {
+  const notice = options.onNotice ?? toStderr
   const closed = new Promise<void>((resolve) => {
     const previous = server.onclose
     server.onclose = () => {
@@ -44,10 +72,17 @@ export const serveStdio = async (server: Server): Promise<void> => {
       resolve()
     }
   })
-  const transport = new StdioServerTransport()
-  await server.connect(transport)
-  // the SDK's stdio transport does not close itself when the host closes stdin
-  process.stdin.once('end', () => void server.close().catch(() => undefined))
+  const previousError = server.onerror
+  server.onerror = (e) => {
+    previousError?.(e)
+    try {
+      notice(noticeText(describeError(e)))
+    } catch {
+      // a notice that cannot be told changes nothing
+    }
+  }
+  // closes itself when the host closes stdin
+  await server.connect(stdioServerTransport(process.stdin, process.stdout))
   await closed
 }
 
@@ -462,7 +497,7 @@ export const serveHttp = async (
 
   // a session is removed from `sessions` only in its transport's onclose (in `open`), however it ends:
   // here, by a host DELETE (the SDK then closes the transport), or by its server closing itself
-  const endSession = (s: Session): void => {
+  const endSession = (s: Pick<Session, 'server' | 'transport'>): void => {
     void s.transport.close().catch(() => undefined)
     void s.server.close().catch(() => undefined)
   }
@@ -502,8 +537,14 @@ export const serveHttp = async (
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
-    await server.connect(transport)
-    await sendWebResponse(res, await transport.handleRequest(webRequestOf(req, originOf(req)), { parsedBody: body }))
+    try {
+      await server.connect(transport)
+      await sendWebResponse(res, await transport.handleRequest(webRequestOf(req, originOf(req)), { parsedBody: body }))
+    } finally {
+      // an initialize the SDK refused (406, 415, …), or one that failed, began no session: nothing else would ever
+      // close its server, which holds what it subscribed to when it was made (a gateway's upstreams, its log)
+      if (transport.sessionId === undefined) endSession({ server, transport })
+    }
   }
 
   const probe = (req: IncomingMessage, res: ServerResponse, which: string): void => {
