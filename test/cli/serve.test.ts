@@ -150,33 +150,41 @@ describe('toolstack serve, over stdio', () => {
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('one\ntwo\nthree\n')
   }, 60_000)
 
-  it('without a log, stderr says the warning and the refusal once each, not every call the rules allowed', async () => {
-    const dir = workspace()
-    const config = gatewayConfig(dir) as Record<string, unknown>
-    delete config['log']
+  // the gateway over stdio with its stderr kept, listed once, closed after the test
+  const servedWithStderr = async (
+    config: string,
+  ): Promise<{ readonly client: Client; readonly stderr: () => string }> => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [main, 'serve', '--config', configFile(dir, config)],
+      args: [main, 'serve', '--config', config],
       stderr: 'pipe',
     })
-    let stderr = ''
-    transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()))
+    let text = ''
+    transport.stderr?.on('data', (b: Buffer) => (text += b.toString()))
     const client = new Client({ name: 'host', version: '1' })
     await client.connect(transport)
     cleanups.push(() => client.close())
     await client.listTools()
+    return { client, stderr: () => text }
+  }
+
+  it('without a log, stderr says the warning and the refusal once each, not every call the rules allowed', async () => {
+    const dir = workspace()
+    const config = gatewayConfig(dir) as Record<string, unknown>
+    delete config['log']
+    const { client, stderr } = await servedWithStderr(configFile(dir, config))
     for (const n of [1, 2, 3])
       await client.callTool({ name: 'fs_read_text_file', arguments: { path: join(dir, 'notes.txt'), haed: n } })
     await client.callTool({
       name: 'fs_move_file',
       arguments: { source: join(dir, 'notes.txt'), destination: join(dir, 'b.txt') },
     })
-    await until(() => stderr.includes('fs_move_file'))
-    expect(stderr.match(/carried undeclared argument key "haed"/g)).toHaveLength(1)
-    expect(stderr).toMatch(/fs_move_file call \S+ refused by rules/)
-    expect(stderr).not.toContain('allowed by rules')
+    await until(() => stderr().includes('fs_move_file'))
+    expect(stderr().match(/carried undeclared argument key "haed"/g)).toHaveLength(1)
+    expect(stderr()).toMatch(/fs_move_file call \S+ refused by rules/)
+    expect(stderr()).not.toContain('allowed by rules')
     // each call's record goes to the log only: the decision line already says what matters
-    expect(stderr).not.toMatch(/call \S+ (ok|error|refused) in /)
+    expect(stderr()).not.toMatch(/call \S+ (ok|error|refused) in /)
   }, 60_000)
 
   it('a call with 20,000 undeclared keys: one short warning line on stderr, and one short log record that keeps the count', async () => {
@@ -187,23 +195,16 @@ describe('toolstack serve, over stdio', () => {
       log: join(dir, 'toolstack.jsonl'),
       listWaitMs: 30_000,
     }
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [main, 'serve', '--config', configFile(dir, config)],
-      stderr: 'pipe',
-    })
-    let stderr = ''
-    transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()))
-    const client = new Client({ name: 'host', version: '1' })
-    await client.connect(transport)
-    cleanups.push(() => client.close())
-    await client.listTools()
+    const { client, stderr } = await servedWithStderr(configFile(dir, config))
     const keys = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, 1]))
     await client.callTool({ name: 'ev_echo', arguments: { message: 'hi', reason: 'say hi', ...keys } })
-    await until(() => stderr.includes('carried undeclared') && records(dir).some((r) => r['type'] === 'warning'))
+    await until(() => stderr().includes('carried undeclared') && records(dir).some((r) => r['type'] === 'warning'))
     // once unbounded: a line and a record naming every key the audit found (188,981 and 1,026,843 characters
     // before the audit stopped at 1,000 keys)
-    const warningLine = stderr.split('\n').find((l) => l.includes('carried undeclared')) ?? ''
+    const warningLine =
+      stderr()
+        .split('\n')
+        .find((l) => l.includes('carried undeclared')) ?? ''
     expect(warningLine).toMatch(/^toolstack: ev_echo call \S+ carried undeclared argument keys "k0", "k1", /)
     expect(warningLine).toMatch(/" and \d+ more \(declared: /)
     expect(warningLine.length).toBeLessThan(1000)
