@@ -18,8 +18,8 @@ import { drawRule } from '../steps/policy/Rule.js'
 
 /** The bridge a human's approval in the framework crosses to reach `withPolicy`. */
 export interface Approval {
-  /** Runs `task` with the call `id` marked approved for the policy. */
-  readonly approvedWhile: <A>(id: string, task: () => Promise<A>) => Promise<A>
+  /** Runs `task` with `call` marked approved for the policy: that very call (its id, tool and arguments), no other. */
+  readonly approvedWhile: <A>(call: ToolCall, task: () => Promise<A>) => Promise<A>
 }
 
 /** The `approval` option; throws a `TypeError` naming `where` when the options are not an object. */
@@ -106,7 +106,7 @@ export const sendOne = <E>(provider: Provider<E>): ((call: ToolCall) => Promise<
 export const sendApprovable =
   (approval: Approval | undefined, send: (call: ToolCall) => Promise<ToolResult>) =>
   (call: ToolCall, approved: () => boolean): Promise<ToolResult> =>
-    approval !== undefined && approved() ? approval.approvedWhile(call.id, () => send(call)) : send(call)
+    approval !== undefined && approved() ? approval.approvedWhile(call, () => send(call)) : send(call)
 
 // -------------------------------------------------------------------------------------
 // approvals

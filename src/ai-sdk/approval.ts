@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type { ToolCall } from '../kernel/model.js'
 import type { PolicyApprovalOptions } from '../steps/policy/approvals.js'
 import type { OnAsk } from '../steps/policy/ask.js'
 import { askReason } from '../adapter/adapter.js'
@@ -40,8 +41,8 @@ export interface PolicyApproval {
   }) => ApprovalStatus
   /** For `withPolicy({ rules, onAsk })`: `allow-once` for a call the human approved through the SDK. */
   readonly onAsk: OnAsk
-  /** Runs `task` with the call `id` marked approved (what `toAiSdkTools` does for an approved call). */
-  readonly approvedWhile: <A>(id: string, task: () => Promise<A>) => Promise<A>
+  /** Runs `task` with `call` marked approved: its id, tool and arguments (what `toAiSdkTools` does for an approved call). */
+  readonly approvedWhile: <A>(call: ToolCall, task: () => Promise<A>) => Promise<A>
 }
 
 // -------------------------------------------------------------------------------------

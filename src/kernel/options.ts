@@ -94,18 +94,25 @@ export const decodeOptions = <P extends t.Props>(
  * Runs a host callback that may return an effect (fp-ts style: `(a) => IO<void>`) or do its work directly
  * (`(a) => void`); either way it has run when this returns. A throwing callback never affects a tool call:
  * returns what it threw (`undefined` when it completed, or when there is no callback), for a caller that can
- * report it.
+ * report it. One that returns a promise (an `async` callback, or a `Task`, which passes for an `IO`) is not
+ * awaited, and its rejection is dropped: left unhandled, it would end a Node process.
  */
 export const callBack = <A>(f: ((a: A) => unknown) | undefined, a: A): unknown => {
   if (f === undefined) return undefined
   try {
     const effect = f(a)
-    if (typeof effect === 'function') (effect as () => unknown)()
+    const done: unknown = typeof effect === 'function' ? (effect as () => unknown)() : effect
+    if (isThenable(done)) done.then(undefined, () => undefined)
     return undefined
   } catch (e) {
     return e
   }
 }
+
+const isThenable = (u: unknown): u is PromiseLike<unknown> =>
+  (typeof u === 'object' || typeof u === 'function') &&
+  u !== null &&
+  typeof (u as { readonly then?: unknown }).then === 'function'
 
 /** A host callback that must be a function taking at most `max` parameters. */
 export const assertCallback = (where: string, name: string, u: unknown, max: number): void => {

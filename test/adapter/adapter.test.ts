@@ -222,8 +222,8 @@ describe('sendApprovable', () => {
   const setup = () => {
     const marked: Array<string> = []
     const approval: Approval = {
-      approvedWhile: async (id, task) => {
-        marked.push(id)
+      approvedWhile: async (c, task) => {
+        marked.push(c.id)
         return task()
       },
     }

@@ -202,7 +202,7 @@ describe('policyApproval: onAsk and approvedWhile', () => {
   it('onAsk allows a call only while it is marked approved, and refuses it otherwise', async () => {
     const approval = policyApproval({ rules: RULES })
     expect(await approval.onAsk(permission('w1'))).toStrictEqual({ action: 'deny-once' })
-    const during = await approval.approvedWhile('w1', async () => [
+    const during = await approval.approvedWhile(permission('w1').call, async () => [
       await approval.onAsk(permission('w1')),
       await approval.onAsk(permission('w2')),
     ])

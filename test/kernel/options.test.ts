@@ -114,6 +114,19 @@ describe('callBack', () => {
     ).toBe(boom)
   })
 
+  // an async callback, or a Task (which passes for an IO): a rejection left unhandled would end a Node process
+  it('handles the rejection of a promise a callback or its effect answers', async () => {
+    const handlers: Array<unknown> = []
+    const thenable = { then: (_ok: unknown, ko: unknown) => void handlers.push(ko) }
+    callBack(() => thenable, 1)
+    callBack(() => () => thenable, 1)
+    expect(handlers.map((h) => typeof h)).toEqual(['function', 'function'])
+    // a real rejection, from an async callback and from a Task: vitest fails the run on an unhandled one
+    callBack(async () => Promise.reject(new Error('later')), 1)
+    callBack(() => () => Promise.reject(new Error('later')), 1)
+    await new Promise((r) => setTimeout(r, 10))
+  })
+
   it('answers undefined for a callback that ran to the end, whatever it answered, and for no callback', () => {
     // a callback answering a non-function is not called again: calling it would throw
     for (const answer of [undefined, null, 0, 'done', {}, Promise.resolve()])

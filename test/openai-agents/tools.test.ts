@@ -382,7 +382,7 @@ describe('policyApproval', () => {
       const out = await stack.executeToolCalls([call(id)])()
       return out._tag === 'Right' ? out.right[0]?.content : undefined
     }
-    expect(await approval.approvedWhile('w1', () => contentOf('w1'))).toBe('wrote')
+    expect(await approval.approvedWhile(call('w1'), () => contentOf('w1'))).toBe('wrote')
     expect(asked).toStrictEqual([])
     expect(await contentOf('w1')).toMatch(/^The user declined this call to "write"\./)
     expect(asked).toStrictEqual(['w1'])

@@ -14,6 +14,7 @@ import { modify } from '../../kernel/ref.js'
 import type { PermissionAnswer } from './Answer.js'
 import type { OnAsk } from './ask.js'
 import type { Roots } from '../../kernel/paths.js'
+import type { ToolCall } from '../../kernel/model.js'
 import type { Rule } from './Rule.js'
 import { decodeRules } from './Rule.js'
 
@@ -41,19 +42,40 @@ export interface ApprovalBridge {
   readonly roots: Roots
   /** For `withPolicy({ rules, onAsk })`: `allow-once` for a call approved through the framework. */
   readonly onAsk: OnAsk
-  /** Runs `task` with the call `id` marked approved. */
-  readonly approvedWhile: <A>(id: string, task: () => Promise<A>) => Promise<A>
+  /** Runs `task` with `call` (its id, its tool and its arguments) marked approved. */
+  readonly approvedWhile: <A>(call: ToolCall, task: () => Promise<A>) => Promise<A>
 }
 
 const DENY: PermissionAnswer = { action: 'deny-once' }
 const ALLOW: PermissionAnswer = { action: 'allow-once' }
 
+/**
+ * What an approval is for: the call's id, its tool, and its arguments as compact JSON. An id is the model's (or a
+ * backend's `call_0`), so it alone would let another call that reuses it through while the approved one runs;
+ * only the very call the human saw is allowed. `undefined` for arguments that cannot be written as JSON: such a
+ * call is never marked.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const approvalKey = (call: ToolCall): string | undefined => {
+  try {
+    const raw: unknown = call.function.arguments
+    const args: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw
+    return JSON.stringify([call.id, call.function.name, args])
+  } catch {
+    return undefined
+  }
+}
+
+// each key with how many approved calls hold it now: two runs of one call end one at a time
 const marked =
-  (id: string, on: boolean) =>
-  (s: ReadonlySet<string>): readonly [void, ReadonlySet<string>] => {
-    const next = new Set(s)
-    if (on) next.add(id)
-    else next.delete(id)
+  (key: string, by: 1 | -1) =>
+  (s: ReadonlyMap<string, number>): readonly [void, ReadonlyMap<string, number>] => {
+    const next = new Map(s)
+    const n = (next.get(key) ?? 0) + by
+    if (n > 0) next.set(key, n)
+    else next.delete(key)
     return [undefined, next]
   }
 
@@ -72,18 +94,23 @@ export const approvalBridge = (options: PolicyApprovalOptions, where: string): A
   const fallback = options.onAsk
   if (fallback !== undefined && typeof fallback !== 'function')
     throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
-  const approved: IORef<ReadonlySet<string>> = newIORef<ReadonlySet<string>>(new Set())()
+  const approved: IORef<ReadonlyMap<string, number>> = newIORef<ReadonlyMap<string, number>>(new Map())()
+  const isApproved = (call: ToolCall): boolean => {
+    const key = approvalKey(call)
+    return key !== undefined && approved.read().has(key)
+  }
   return {
     rules: decoded.right,
     roots: options.roots ?? {},
-    onAsk: (request) =>
-      approved.read().has(request.call.id) ? ALLOW : fallback === undefined ? DENY : fallback(request),
-    approvedWhile: async (id, task) => {
-      modify(marked(id, true))(approved)()
+    onAsk: (request) => (isApproved(request.call) ? ALLOW : fallback === undefined ? DENY : fallback(request)),
+    approvedWhile: async (call, task) => {
+      const key = approvalKey(call)
+      if (key === undefined) return task()
+      modify(marked(key, 1))(approved)()
       try {
         return await task()
       } finally {
-        modify(marked(id, false))(approved)()
+        modify(marked(key, -1))(approved)()
       }
     },
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { ToolCall } from '../../../src/kernel/model.js'
 import type { PermissionAnswer, PermissionRequest, Rule } from '../../../src/index.js'
 import type { PolicyApprovalOptions } from '../../../src/steps/policy/approvals.js'
 import { approvalBridge } from '../../../src/steps/policy/approvals.js'
@@ -97,7 +98,7 @@ describe('approvalBridge', () => {
     it('allows exactly the calls approved, while their task runs', async () => {
       const bridge = approvalBridge({ rules: RULES, onAsk: () => DENY }, 'here')
       const seen: Array<unknown> = []
-      const out = await bridge.approvedWhile('1', async () => {
+      const out = await bridge.approvedWhile(call('1', 'fs_write'), async () => {
         seen.push(await answerOf(bridge, '1'), await answerOf(bridge, '2'))
         return 'done'
       })
@@ -110,10 +111,45 @@ describe('approvalBridge', () => {
       const bridge = approvalBridge({ rules: RULES }, 'here')
       const boom = new Error('boom')
       await expect(
-        bridge.approvedWhile('1', () => {
+        bridge.approvedWhile(call('1', 'fs_write'), () => {
           throw boom
         }),
       ).rejects.toBe(boom)
+      expect(await answerOf(bridge, '1')).toEqual(DENY)
+    })
+
+    // an id is the model's or a backend's (call_0): another call reusing it, with other arguments or another tool,
+    // is not the call the human approved
+    it('allows only the very call approved: the same id with other arguments or another tool is not it', async () => {
+      const bridge = approvalBridge({ rules: RULES }, 'here')
+      const approved = call('1', 'fs_write', { path: '/tmp/ok/a' })
+      const seen = await bridge.approvedWhile(approved, async () => {
+        const ask = async (c: ToolCall): Promise<unknown> => {
+          const a: unknown = bridge.onAsk({ ...requestFor('1'), call: c })
+          return typeof a === 'function' ? (a as () => unknown)() : a
+        }
+        return [
+          await ask(call('1', 'fs_write', { path: '/tmp/ok/a' })),
+          await ask(call('1', 'fs_write', { path: '/etc/passwd' })),
+          await ask(call('1', 'fs_delete', { path: '/tmp/ok/a' })),
+          // the same arguments as an object, not text: the same call
+          await ask({ ...approved, function: { name: 'fs_write', arguments: { path: '/tmp/ok/a' } as never } }),
+        ]
+      })
+      expect(seen).toEqual([ALLOW, DENY, DENY, ALLOW])
+    })
+
+    it('two runs of one approved call: the first to end leaves the other approved', async () => {
+      const bridge = approvalBridge({ rules: RULES }, 'here')
+      let release: () => void = () => undefined
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const first = bridge.approvedWhile(call('1', 'fs_write'), () => gate)
+      await bridge.approvedWhile(call('1', 'fs_write'), async () => undefined)
+      expect(await answerOf(bridge, '1')).toEqual(ALLOW)
+      release()
+      await first
       expect(await answerOf(bridge, '1')).toEqual(DENY)
     })
 
@@ -123,8 +159,8 @@ describe('approvalBridge', () => {
       const gate = new Promise<void>((resolve) => {
         release = resolve
       })
-      const first = bridge.approvedWhile('1', () => gate)
-      await bridge.approvedWhile('2', async () => {
+      const first = bridge.approvedWhile(call('1', 'fs_write'), () => gate)
+      await bridge.approvedWhile(call('2', 'fs_write'), async () => {
         expect(await answerOf(bridge, '1')).toEqual(ALLOW)
         expect(await answerOf(bridge, '2')).toEqual(ALLOW)
       })
