@@ -15,6 +15,7 @@ export const integration: ReadonlyArray<string> = [
   'test/cli/audit.test.ts',
   'test/cli/proxy.test.ts',
   'test/cli/proxy-sdk.test.ts',
+  'test/cli/proxy-log.test.ts',
   'test/cli/serve.test.ts',
   'test/cli/serve-catalog.test.ts',
   'test/cli/serveStore.test.ts',

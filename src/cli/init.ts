@@ -6,11 +6,20 @@
  *
  * @since 0.1.0
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { basename, join } from 'node:path'
 import type { GatewayConfig } from '../gateway/index.js'
 import { decodeGatewayConfig, readOnlyRules } from '../gateway/index.js'
-import { isRecord, kindOf, plural, shown } from './text.js'
+import { describeError, isRecord, kindOf, plural, shown } from './text.js'
 
 type Rule = GatewayConfig['rules'][number]
 
@@ -224,7 +233,9 @@ export const starterFromHost = (host: unknown): Starter | string => {
       ? host['servers']
       : undefined
   if (entries === undefined) return 'it has no "mcpServers" (nor "servers", as VS Code writes it)'
-  const servers: Record<string, StarterServer> = {}
+  // a Map, then Object.fromEntries (which defines own members): a keyed assignment of a server named "__proto__"
+  // would set the object's prototype instead, and the server would vanish from what is written
+  const servers = new Map<string, StarterServer>()
   const notes: Array<string> = []
   const taken = new Set<string>()
   for (const [name, entry] of Object.entries(entries)) {
@@ -240,11 +251,12 @@ export const starterFromHost = (host: unknown): Starter | string => {
       )
     const prefix = prefixFor(name, taken)
     taken.add(prefix)
-    servers[name] = prefix === name ? s : { ...s, prefix }
+    servers.set(name, prefix === name ? s : { ...s, prefix })
   }
-  if (Object.keys(servers).length === 0)
+  if (servers.size === 0)
     return `it names no server that can be served${notes.length === 0 ? '' : ` (${notes.join('; ')})`}`
-  return { config: { mcpServers: servers, rules: starterRules(servers) }, notes: [...notes, ...unruled(servers)] }
+  const mcpServers = Object.fromEntries(servers)
+  return { config: { mcpServers, rules: starterRules(mcpServers) }, notes: [...notes, ...unruled(mcpServers)] }
 }
 
 /**
@@ -326,7 +338,72 @@ export interface InitIO {
   readonly env: NodeJS.ProcessEnv
 }
 
-const readJson = (path: string): unknown => JSON.parse(readFileSync(path, 'utf8'))
+// -------------------------------------------------------------------------------------
+// files
+// -------------------------------------------------------------------------------------
+
+/**
+ * A host configuration's text as JSON, or why it is not: a leading byte order mark (which Windows editors write) is
+ * not part of the JSON; a file with comments or trailing commas (VS Code's `mcp.json` allows both) is said to be
+ * that, with the parser's own words after. What it says is escaped and bounded.
+ *
+ * @example
+ * import { parseHostConfig } from './init.js'
+ * assert.deepStrictEqual(parseHostConfig('\ufeff{"servers":{}}'), { _tag: 'Right', right: { servers: {} } })
+ * const jsonc = parseHostConfig('{ "servers": {}, }')
+ * assert.ok(jsonc._tag === 'Left' && jsonc.left.startsWith('it must be plain JSON (comments and trailing commas'))
+ *
+ * @since 0.1.0
+ * @category files
+ */
+export const parseHostConfig = (
+  text: string,
+): { readonly _tag: 'Right'; readonly right: unknown } | { readonly _tag: 'Left'; readonly left: string } => {
+  try {
+    return { _tag: 'Right', right: JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text) }
+  } catch (e) {
+    return {
+      _tag: 'Left',
+      left: `it must be plain JSON (comments and trailing commas are not read): ${shown(describeError(e))}`,
+    }
+  }
+}
+
+// whether two paths name one file: the same real path, or the same file through a hard link (a dev and inode of 0
+// say nothing, as on file systems without inodes); false when either does not exist
+const isSameFile = (a: string, b: string): boolean => {
+  try {
+    if (realpathSync(a) === realpathSync(b)) return true
+    const [sa, sb] = [statSync(a, { bigint: true }), statSync(b, { bigint: true })]
+    return sa.ino !== 0n && sa.dev === sb.dev && sa.ino === sb.ino
+  } catch {
+    return false
+  }
+}
+
+// the members of a starter that may hold secrets: the env and headers copied from the host (tokens, as often as not)
+const secretsIn = (servers: Readonly<Record<string, StarterServer>>): ReadonlyArray<'env' | 'headers'> => {
+  const all = Object.values(servers)
+  return [
+    ...(all.some((s) => 'env' in s && s.env !== undefined) ? (['env'] as const) : []),
+    ...(all.some((s) => 'headers' in s && s.headers !== undefined) ? (['headers'] as const) : []),
+  ]
+}
+
+// Writes `text` to `path` and returns the file's mode: a new file gets mode 600 when `isPrivate` (the umask may
+// narrow it, never widen it); an existing one is replaced only with `force`, and keeps its mode (the person who
+// made it chose it). 'wx' fails when the file exists, so nothing is replaced between a check and the write.
+const writeStarter = (path: string, text: string, force: boolean, isPrivate: boolean): number => {
+  const fd = openSync(path, force ? 'w' : 'wx', isPrivate ? 0o600 : 0o666)
+  try {
+    writeFileSync(fd, text)
+    return fstatSync(fd).mode & 0o777
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const octal = (mode: number): string => mode.toString(8).padStart(3, '0')
 
 /**
  * Writes a starter configuration to `options.out` (from `command`, `from`, or the first host configuration found)
@@ -363,13 +440,22 @@ export const runInit = (options: InitOptions, io: InitIO): number => {
             .join(', ') +
           '); give one with --from FILE, or a server: toolstack init -- npx -y @modelcontextprotocol/server-filesystem DIR',
       )
-    let host: unknown
+    let hostText: string
     try {
-      host = readJson(first.path)
+      hostText = readFileSync(first.path, 'utf8')
     } catch (e) {
-      return fail(`cannot read ${shown(first.path)}: ${shown((e as Error).message)}`)
+      return fail(`cannot read ${shown(first.path)}: ${shown(describeError(e))}`)
     }
-    const made = starterFromHost(host)
+    const host = parseHostConfig(hostText)
+    if (host._tag === 'Left') return fail(`cannot read ${shown(first.path)}: ${host.left}`)
+    // a starter written over the host's own file would take the host's servers away from it (a link to it
+    // included): refused, --force or not
+    if (isSameFile(options.out, first.path))
+      return fail(
+        `${shown(options.out)} is the host configuration being read (${shown(first.path)}): a starter written there ` +
+          "would replace the host's own; nothing written (--out FILE writes elsewhere)",
+      )
+    const made = starterFromHost(host.right)
     if (typeof made === 'string') return fail(`${shown(first.path)}: ${made}`)
     starter = made
     source = `${first.host}'s ${shown(first.path)}`
@@ -380,20 +466,29 @@ export const runInit = (options: InitOptions, io: InitIO): number => {
   const checked = decodeGatewayConfig(starter.config)
   if (checked._tag === 'Left') return fail(`the starter is not a valid configuration: ${shown(checked.left)}`)
   const text = JSON.stringify(starter.config, null, 2) + '\n'
+  const secrets = secretsIn(starter.config.mcpServers).join(' and ')
+  // only for what is said: whether --force replaces a file, whose mode it then keeps
+  const existed = options.force && existsSync(options.out)
+  let mode: number
   try {
-    // 'wx' fails when the file exists: nothing is replaced between a check and the write
-    writeFileSync(options.out, text, { flag: options.force ? 'w' : 'wx' })
+    mode = writeStarter(options.out, text, options.force, secrets !== '')
   } catch (e) {
     if ((e as { code?: unknown }).code === 'EEXIST')
       return fail(
         `${shown(options.out)} exists; it is left as it is (--force replaces it, or --out FILE writes elsewhere)`,
       )
-    return fail(`cannot write ${shown(options.out)}: ${shown((e as Error).message)}`)
+    return fail(`cannot write ${shown(options.out)}: ${shown(describeError(e))}`)
   }
   for (const note of starter.notes) io.err(`toolstack init: ${note}`)
+  if (secrets !== '' && (mode & 0o077) !== 0)
+    io.err(
+      `toolstack init: ${shown(options.out)} holds ${secrets}, and its mode (${octal(mode)}, kept by --force) lets ` +
+        `others read it: chmod 600 ${shown(options.out)}`,
+    )
   const names = Object.keys(starter.config.mcpServers)
+  const modeNote = secrets === '' ? '' : ` (mode ${octal(mode)}${existed ? ', kept' : ''}: it holds ${secrets})`
   io.out(
-    `wrote ${shown(options.out)} from ${source}: ${plural(names.length, 'upstream')} (${names.map((n) => shown(JSON.stringify(n))).join(', ')}); ` +
+    `wrote ${shown(options.out)}${modeNote} from ${source}: ${plural(names.length, 'upstream')} (${names.map((n) => shown(JSON.stringify(n))).join(', ')}); ` +
       `${plural(starter.config.rules.length, 'rule')} allowing tools that only read; every other call is asked about`,
   )
   io.out(`next: toolstack check ${shown(options.out)}`)

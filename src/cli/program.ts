@@ -7,11 +7,11 @@
  *
  * @since 0.1.0
  */
-import { closeSync, openSync, writeSync } from 'node:fs'
+import { closeSync, openSync, writeFileSync } from 'node:fs'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { paletteFor } from './color.js'
 import { HOST_CONFIG } from './hostConfig.js'
-import { cut, describeError, escapeControls, installCommand, isMissingPackage, jsonLine } from './text.js'
+import { cut, describeError, escapeControls, installCommand, isMissingPackage, jsonLine, shown } from './text.js'
 import { readVersion } from './version.js'
 // types only: the module, and the SDK it imports, load when an OTLP endpoint is set
 import type { OtlpExport, OtlpSignals, startOtlp as StartOtlpFn } from './otlp.js'
@@ -111,8 +111,11 @@ other call is asked about. Its upstreams come from COMMAND, from --from FILE, or
 from the first host configuration found: .mcp.json, .cursor/mcp.json and
 .vscode/mcp.json here, then Claude Desktop's claude_desktop_config.json, Cursor's
 ~/.cursor/mcp.json and Windsurf's ~/.codeium/windsurf/mcp_config.json. An entry
-that runs "toolstack proxy -- SERVER" becomes SERVER. An existing file is never
-replaced without --force.
+that runs "toolstack proxy -- SERVER" becomes SERVER. The file read must be plain
+JSON (a leading BOM is skipped; comments and trailing commas are not read). A file
+holding env or headers (tokens, as often as not) is written readable by you alone
+(mode 600). An existing file is never replaced without --force, which keeps its
+mode; the host configuration read is never replaced, even with --force.
 
 Examples:
   $ toolstack init
@@ -449,12 +452,33 @@ server's own.
           try {
             fd = openSync(opts.log, 'a')
           } catch (e) {
-            err(`${errColor.red('toolstack proxy:')} cannot open log ${JSON.stringify(opts.log)}: ${describeError(e)}`)
+            err(
+              `${errColor.red('toolstack proxy:')} cannot open log ${shown(JSON.stringify(opts.log))}: ${shown(describeError(e))}`,
+            )
             status = ExitCode.unusable
             return
           }
         }
         const logFd = fd
+        // A record the log file refuses (a full disk, a file gone read-only) goes to stderr instead, as it would
+        // without --log, and the failure is said once: a failed write never throws into the forwarding, nothing
+        // is lost, and the log is tried again for the next record.
+        let toldLogFailed = false
+        const toLogOrStderr = (file: number, line: string): void => {
+          try {
+            // after a short write, writeFileSync writes the rest: the line is whole in the log, or this throws
+            writeFileSync(file, line + '\n')
+          } catch (e) {
+            if (!toldLogFailed) {
+              toldLogFailed = true
+              err(
+                `${errColor.red('toolstack proxy:')} cannot write to the log ${shown(JSON.stringify(opts.log))} ` +
+                  `(${shown(describeError(e))}): each record it does not take goes to stderr`,
+              )
+            }
+            process.stderr.write(line + '\n')
+          }
+        }
         const server = opts.name ?? [command, ...args].join(' ')
         const warnColor = opts.json || logFd !== undefined ? paletteFor(false, env) : errColor
         process.stdout.off('error', outputClosed)
@@ -470,7 +494,11 @@ server's own.
               stdout: process.stdout,
               env,
               log: (record) => {
-                if (record.warning !== undefined) otlp?.warning(record.warning)
+                try {
+                  if (record.warning !== undefined) otlp?.warning(record.warning)
+                } catch {
+                  // an export failure must not affect forwarding, nor the record's line
+                }
                 // names, ids and keys come from the traffic: escape them for the terminal
                 if (logFd === undefined)
                   return void process.stderr.write(
@@ -488,13 +516,17 @@ server's own.
                       ...record.fields,
                     })
                   : `${time} [${escapeControls(server)}] ${escapeControls(record.text)}`
-                writeSync(logFd, line + '\n')
+                toLogOrStderr(logFd, line)
               },
               err: (line) => err(`${errColor.red('toolstack proxy:')} ${line}`),
               onSignal: (signal, handler) => {
                 commandHandlesSignals = true
                 process.on(signal, handler)
                 return () => process.off(signal, handler)
+              },
+              onExit: (handler) => {
+                process.once('exit', handler)
+                return () => void process.off('exit', handler)
               },
             },
           )

@@ -17,7 +17,7 @@ import type { Readable, Writable } from 'node:stream'
 import { splitLines } from './lines.js'
 import type { LogRecord, ProxyAudit, ProxyAuditOptions } from './proxyaudit.js'
 import type { Direction } from './sidechannel.js'
-import { describeError } from './text.js'
+import { describeError, shown } from './text.js'
 
 /** @since 0.1.0 */
 export interface ProxyOptions extends ProxyAuditOptions {
@@ -38,6 +38,8 @@ export interface ProxyIO {
   readonly err: (line: string) => void
   /** Subscribes to a signal sent to the proxy; returns the unsubscribe. */
   readonly onSignal: (signal: NodeJS.Signals, handler: () => void) => () => void
+  /** Subscribes to the proxy's process exiting, however it exits (a synchronous handler); returns the unsubscribe. */
+  readonly onExit: (handler: () => void) => () => void
 }
 
 const loadProxyAudit = async (options: ProxyAuditOptions, log: (record: LogRecord) => void): Promise<ProxyAudit> =>
@@ -93,7 +95,7 @@ export const auditTap = (load: () => Promise<ProxyAudit>, err: (line: string) =>
       },
       (e: unknown) => {
         waiting = undefined
-        err(`the audit could not be loaded (${describeError(e)}); forwarding goes on, unaudited`)
+        err(`the audit could not be loaded (${shown(describeError(e))}); forwarding goes on, unaudited`)
       },
     )
   }
@@ -114,6 +116,31 @@ export const auditTap = (load: () => Promise<ProxyAudit>, err: (line: string) =>
 const OUTPUT_GRACE_MS = 1000
 
 const signalNumber = (signal: NodeJS.Signals): number => constants.signals[signal] ?? 0
+
+/**
+ * Returns `log` shielded: a record it fails to take (it throws) must not stop the forwarding that reported it,
+ * so the failure is said once through `err` and the proxy goes on. (The command's own log never throws: it
+ * writes to stderr what its file refuses.)
+ */
+const shieldedLog = (log: ProxyIO['log'], err: ProxyIO['err']): ProxyIO['log'] => {
+  let told = false
+  return (record) => {
+    try {
+      log(record)
+    } catch (e) {
+      if (told) return
+      told = true
+      try {
+        err(`a warning or notice could not be written (${shown(describeError(e))}); forwarding goes on`)
+      } catch {
+        // nowhere left to say it
+      }
+    }
+  }
+}
+
+// blocks the thread for `ms`: an exit handler runs synchronously, so it cannot wait on a timer
+const pause = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 
 const startError = (command: string, e: unknown): readonly [string, number] => {
   const code = (e as { readonly code?: unknown } | null)?.code
@@ -148,7 +175,8 @@ export const runProxy = (
     }
     const serverIn = child.stdin as Writable
     const serverOut = child.stdout as Readable
-    const audit = auditTap(() => loadProxyAudit(options, io.log), io.err)
+    const log = shieldedLog(io.log, io.err)
+    const audit = auditTap(() => loadProxyAudit(options, log), io.err)
 
     const timers = new Set<NodeJS.Timeout>()
     const later = (ms: number, f: () => void): void => {
@@ -182,6 +210,19 @@ export const runProxy = (
       }
       signalGroup('SIGKILL')
     }
+    // The server's group is not the proxy's, so nothing ends it when the proxy's process ends: should the proxy exit
+    // before `finish` has ended the group (an error nobody caught, an exit called elsewhere), the group gets SIGTERM
+    // as it exits, and SIGKILL after the grace. A server that ended but is not yet reaped still counts as there
+    // (its parent is exiting), so this may wait the whole grace; only an unexpected exit pays it.
+    const endGroupNow = (): void => {
+      if (!signalGroup('SIGTERM')) return
+      for (const until = Date.now() + options.graceMs; Date.now() < until;) {
+        pause(Math.min(25, options.graceMs))
+        if (!signalGroup(0)) return
+      }
+      signalGroup('SIGKILL')
+    }
+    const offExit = io.onExit(endGroupNow)
 
     const unsubscribe: Array<() => void> = []
     let finished = false
@@ -198,7 +239,7 @@ export const runProxy = (
       io.stdin.destroy()
       serverOut.destroy()
       // wait for the warnings about the last calls before resolving
-      void Promise.all([endGroup(), audit.settled()]).then(() => {
+      void Promise.all([endGroup().then(offExit), audit.settled()]).then(() => {
         if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
         else resolve(status)
       })
@@ -249,7 +290,7 @@ export const runProxy = (
         const message =
           `a line of ${length} bytes from the ${from} was forwarded but not audited: it is longer than ` +
           `--max-line-bytes (${options.maxLineBytes}); longer lines are not mentioned again`
-        io.log({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
+        log({ text: `toolstack proxy: ${message}`, fields: { type: 'notice', message } })
       }
     const fromHost = splitLines({ line: audit.host, tooLong: tooLong('host') }, { maxBytes: options.maxLineBytes })
     const fromServer = splitLines(

@@ -85,6 +85,25 @@ describe('the starter of toolstack init', () => {
     expect(starterFromHost({ mcpServers: { x: { disabled: true, command: 'a' } } })).toMatch(/the host has it disabled/)
   })
 
+  it('keeps a server named "__proto__" as a server like any other: its name is data, not the prototype', () => {
+    // JSON.parse makes "__proto__" an own member, as a host's file holds it
+    const made = starterFromHost(
+      JSON.parse(
+        '{"mcpServers":{"__proto__":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/srv"]},' +
+          '"other":{"command":"node","args":["x.js"]}}}',
+      ),
+    )
+    if (typeof made === 'string') throw new Error(made)
+    expect(Object.keys(made.config.mcpServers)).toEqual(['__proto__', 'other'])
+    expect(Object.getPrototypeOf(made.config.mcpServers)).not.toHaveProperty('command')
+    const written = JSON.parse(JSON.stringify(made.config)) as { mcpServers: Record<string, unknown> }
+    expect(Object.keys(written.mcpServers)).toEqual(['__proto__', 'other'])
+    expect(made.config.rules).toContainEqual({ tool: '__proto___read_text_file', decision: 'allow' })
+    const alone = starterFromHost(JSON.parse('{"servers":{"__proto__":{"command":"node"}}}'))
+    if (typeof alone === 'string') throw new Error(alone)
+    expect(JSON.stringify(alone.config.mcpServers)).toBe('{"__proto__":{"command":"node"}}')
+  })
+
   it('from a command: named by its package, served with read-only rules only for the reference filesystem server', () => {
     const fs = starterFromCommand('npx', ['-y', '@modelcontextprotocol/server-filesystem', '/srv'])
     expect(Object.keys(fs.config.mcpServers)).toEqual(['filesystem'])
