@@ -13,7 +13,7 @@ import { closeSync, openSync, watch, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { MAX_RECORD_CHARS, formatWarning, warningLists } from './check.js'
 import { readConfig } from './configFile.js'
-import { cut, jsonLine, plural, shown } from './text.js'
+import { cut, describeError, jsonLine, plural, shown } from './text.js'
 import type { HttpPage, HttpServing } from '../mcp/index.js'
 import type { ConfigChange, Gateway, GatewayRecord, GatewayUpstreamStatus, UpstreamEvent } from '../gateway/index.js'
 import { serveHttp, serveStdio } from '../mcp/index.js'
@@ -342,6 +342,7 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
         })
   // replaced by each reload: a new `log` applies, and the same path is opened again after logrotate moved it
   let fd = opened
+  let logFailedSaid = false
   const toTerminal = options.quiet === true ? () => undefined : terminal(io.err)
   const record = (r: GatewayRecord): void => {
     metrics?.record(r)
@@ -353,8 +354,19 @@ export const runServe = async (options: ServeOptions, io: ServeIO): Promise<numb
     try {
       // the log gets every record
       if (fd !== undefined) writeSync(fd, logLine(r, new Date()) + '\n')
-    } catch {
-      // a failed log write must not fail the tool call
+    } catch (e) {
+      // a failed log write must not fail the tool call; it is said once on stderr (a full disk, a file gone
+      // read-only), and the log is tried again for the next record
+      if (!logFailedSaid) {
+        logFailedSaid = true
+        try {
+          io.err(
+            `toolstack serve: cannot write to the log (${shown(describeError(e))}); records it does not take are lost from it`,
+          )
+        } catch {
+          // nothing more to do
+        }
+      }
     }
     try {
       // a reload's outcome answers the person who asked for it, even when told to be quiet
