@@ -15,13 +15,23 @@ import { createReadStream } from 'node:fs'
 import type { Readable } from 'node:stream'
 import type { Catalogue } from '../extend.js'
 import type { SeenSet, PairStat, UnknownKeyWarning } from './check.js'
-import { catalogueTolerating, checkCall, emptySeenSet, formatWarning, pairStats, warningFields } from './check.js'
+import {
+  catalogueTolerating,
+  checkCall,
+  emptySeenSet,
+  firstOf,
+  formatWarning,
+  MAX_KEYS_SHOWN,
+  MAX_RECORD_CHARS,
+  pairStats,
+  warningFields,
+} from './check.js'
 import type { Palette } from './color.js'
 import type { Format, UnknownShape } from './formats.js'
 import { FORMAT_NAMES, readRequest } from './formats.js'
 import type { RecordSink } from './records.js'
 import { readRecords } from './records.js'
-import { describeError, escapeControls, jsonLine, plural } from './text.js'
+import { cut, describeError, escapeControls, jsonLine, plural, shown } from './text.js'
 
 /** Where a record came from: `line` is `null` in a whole JSON document. @since 0.1.0 */
 export interface Location {
@@ -42,8 +52,10 @@ export interface AuditSummary {
   readonly formats: Readonly<Record<Format, number>>
   /** Records that could not be read (not JSON, too long, or not a request body). */
   readonly badRecords: number
-  /** The records of an unknown shape, by what they look like. */
+  /** The records of an unknown shape, by what they look like: the first {@link MAX_SHAPES} shapes seen. */
   readonly unknownShapes: ReadonlyArray<{ readonly shape: string; readonly records: number }>
+  /** The records of an unknown shape past those, counted but not named; only when there were some. */
+  readonly otherShapeRecords?: number
   /** Distinct calls. */
   readonly callsRead: number
   /** Calls seen again in a later request, not counted twice. */
@@ -62,9 +74,9 @@ export interface Auditor {
   readonly summary: () => Omit<AuditSummary, 'files' | 'unusableFiles' | 'badRecords' | 'unknownShapes'>
 }
 
-// Arguments longer than this are remembered by their length and a SHA-256 digest, so the memory of
-// counted calls stays small however large the arguments are.
-const ARGS_KEPT = 64
+// An id, tool name or arguments text longer than this is remembered by its length and a SHA-256 digest, so
+// the memory of counted calls stays small however large a call is (a 10 MB id costs what a short one does).
+export const KEPT_CHARS = 64
 
 // a text itself when short, else its length and SHA-256 digest: what is remembered of it stays small
 const keptText = (text: string, most: number): string =>
@@ -77,8 +89,20 @@ const argsText = (args: unknown): string => {
   } catch {
     text = ''
   }
-  return keptText(text, ARGS_KEPT)
+  return keptText(text, KEPT_CHARS)
 }
+
+/**
+ * What is remembered of a call to tell it from the others: its id, tool name (`''` when it is no string) and
+ * arguments text, each itself when short, else its length and digest, so each is at most a few dozen characters.
+ *
+ * @since 0.1.0
+ */
+export const rememberedCall = (id: string, name: unknown, args: unknown): readonly [string, string, string] => [
+  keptText(id, KEPT_CHARS),
+  typeof name === 'string' ? keptText(name, KEPT_CHARS) : '',
+  argsText(args),
+]
 
 // A log repeats the same tools in every request: each distinct list of a tool's declarations is compiled once
 // (compiling was a sixth of the command's time: the audit's throughput figure of docs/performance.md), by its
@@ -145,7 +169,7 @@ export const newAuditor = (tolerate: ReadonlyArray<string> = []): Auditor => {
     formats[read.format]++
     let out: Array<LocatedWarning> | undefined
     read.calls((id, name, args) => {
-      if (!isNew(id, typeof name === 'string' ? name : '', argsText(args))) return void repeatedCalls++
+      if (!isNew(...rememberedCall(id, name, args))) return void repeatedCalls++
       callsRead++
       if (typeof name !== 'string') return
       // a catalogue of the called tool only: a request lists many tools but carries few new calls
@@ -212,17 +236,55 @@ const describeOpenError = (e: unknown): string =>
 
 /**
  * Runs `toolstack audit` over `files` (`-` is stdin) and returns the exit status: 2
- * when a file could not be read, a record was unusable, or `failOnWarn` found nothing
- * to audit; else 1 when `failOnWarn` and a warning was raised; else 0.
+ * when stdin is named more than once, a file could not be read, a record was unusable, or
+ * `failOnWarn` found nothing to audit; else 1 when `failOnWarn` and a warning was raised; else 0.
+ * Until it returns, the process's exit code is 2 (see `failingUntilDone`).
  *
  * @since 0.1.0
  */
-export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptions, io: AuditIO): Promise<number> => {
+export const runAudit = (files: ReadonlyArray<string>, options: AuditOptions, io: AuditIO): Promise<number> =>
+  failingUntilDone(() => {
+    const twice = stdinNamedTwice(files)
+    if (twice === undefined) return audit(files, options, io)
+    io.err(`${io.errColor.red('toolstack audit:')} ${twice}`)
+    return Promise.resolve(2)
+  })
+
+// Node exits with `process.exitCode` when its event loop runs dry while the run is still pending (an input that
+// neither ends nor fails, as a second "-" once was): until the run completes, that code is 2, so such an end can
+// never look like a clean run. Restored afterwards, for a program that runs the audit in-process.
+const failingUntilDone = async <A>(run: () => Promise<A>): Promise<A> => {
+  const before = process.exitCode
+  process.exitCode = 2
+  try {
+    return await run()
+  } finally {
+    process.exitCode = before
+  }
+}
+
+// stdin is one stream, read to its end once: a second "-" could only read nothing, so it is a usage error
+const stdinNamedTwice = (files: ReadonlyArray<string>): string | undefined => {
+  const times = files.filter((f) => f === '-').length
+  return times <= 1 ? undefined : `"-" (stdin) is named ${times} times: stdin can be read only once (exit status 2)`
+}
+
+/** How many shapes of unknown records the summary names; the records of any other shape are counted. @since 0.1.0 */
+export const MAX_SHAPES = 100
+
+const audit = async (files: ReadonlyArray<string>, options: AuditOptions, io: AuditIO): Promise<number> => {
   const auditor = newAuditor(options.tolerate)
   const { outColor: oc, errColor: ec } = io
   let unusableFiles = 0
   let badRecords = 0
+  // each distinct shape costs a key here, so only the first MAX_SHAPES are kept, however many a log holds
   const unknownShapes = new Map<string, number>()
+  let otherShapeRecords = 0
+  const countShape = (shape: string): void => {
+    const records = unknownShapes.get(shape)
+    if (records !== undefined || unknownShapes.size < MAX_SHAPES) unknownShapes.set(shape, (records ?? 0) + 1)
+    else otherShapeRecords++
+  }
 
   const report = (w: LocatedWarning): void => {
     if (options.json) io.out(jsonLine({ ...warningFields(w), file: w.file, line: w.line }))
@@ -251,7 +313,7 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
         return at(`could not be audited (${describeError(e)})`)
       }
       if ('_tag' in result) {
-        unknownShapes.set(result.shape, (unknownShapes.get(result.shape) ?? 0) + 1)
+        countShape(result.shape)
         return at(`not a request body this command reads (${READS}): ${result.shape}`)
       }
       accepted++
@@ -286,9 +348,10 @@ export const runAudit = async (files: ReadonlyArray<string>, options: AuditOptio
     unusableFiles,
     badRecords,
     unknownShapes: shapes,
+    ...(otherShapeRecords === 0 ? {} : { otherShapeRecords }),
     ...auditor.summary(),
   }
-  if (options.json) io.out(jsonLine({ type: 'summary', ...summary }))
+  if (options.json) io.out(jsonLine(summaryRecord(summary)))
   else for (const line of drawSummary(summary, oc)) io.out(line)
 
   // a run that audited nothing must not look like a clean one
@@ -317,9 +380,56 @@ const nothingAudited = (s: AuditSummary): string | undefined => {
   )
 }
 
+/** A tool's undeclared keys as the summary shows them: the first {@link MAX_KEYS_SHOWN}, and how many. @since 0.1.0 */
+export interface ToolKeys {
+  readonly tool: string
+  readonly listed: ReadonlyArray<PairStat>
+  /** How many undeclared keys the tool has, those `listed` among them. */
+  readonly keys: number
+}
+
 /**
- * The summary for a person: one line of totals, then one line per tool listing its undeclared keys
- * and how many calls carried each.
+ * The summary's pairs by tool, in their order, each tool's list cut as a warning's lists are: the summary of a
+ * tool that drew 100,000 distinct keys is one short line (and a short record), which still says how many.
+ *
+ * @since 0.1.0
+ */
+export const undeclaredByTool = (undeclared: ReadonlyArray<PairStat>): ReadonlyArray<ToolKeys> => {
+  const byTool = new Map<string, Array<PairStat>>()
+  for (const k of undeclared) {
+    const list = byTool.get(k.tool)
+    if (list === undefined) byTool.set(k.tool, [k])
+    else list.push(k)
+  }
+  return [...byTool].map(([tool, keys]) => ({ tool, listed: firstOf(keys, MAX_KEYS_SHOWN).shown, keys: keys.length }))
+}
+
+/**
+ * The summary as a `--json` record: its lists bounded as the text summary bounds them. `undeclared` holds the
+ * first {@link MAX_KEYS_SHOWN} pairs of each tool, and `undeclaredKeyCounts` (only when a list was cut) how many
+ * each cut tool has in all; a tool name is cut as a warning record cuts it.
+ *
+ * @since 0.1.0
+ */
+export const summaryRecord = (s: AuditSummary): Readonly<Record<string, unknown>> => {
+  const tools = undeclaredByTool(s.undeclared)
+  const cutTools = tools.filter((t) => t.keys > t.listed.length)
+  return {
+    type: 'summary',
+    ...s,
+    undeclared: tools.flatMap((t) => t.listed.map((k) => ({ ...k, tool: recordText(k.tool) }))),
+    ...(cutTools.length === 0
+      ? {}
+      : { undeclaredKeyCounts: cutTools.map((t) => ({ tool: recordText(t.tool), keys: t.keys })) }),
+  }
+}
+
+const recordText = (s: string): string => cut(s, MAX_RECORD_CHARS)
+
+/**
+ * The summary for a person: one line of totals, then one line per shape of unknown records, then one line per
+ * tool naming its first {@link MAX_KEYS_SHOWN} undeclared keys (then how many more) and how many calls carried
+ * each. Every name is escaped, and cut as a warning line cuts it.
  *
  * @since 0.1.0
  */
@@ -342,16 +452,12 @@ export const drawSummary = (s: AuditSummary, c: Palette): ReadonlyArray<string> 
   const lines = [`${c.bold('toolstack audit:')} ${figures.join(', ')}`]
   for (const { shape, records } of s.unknownShapes)
     lines.push(`  ${plural(records, 'record')} of an unknown shape: ${escapeControls(shape)}`)
-  const byTool = new Map<string, Array<PairStat>>()
-  for (const k of s.undeclared) {
-    const list = byTool.get(k.tool)
-    if (list === undefined) byTool.set(k.tool, [k])
-    else list.push(k)
-  }
-  for (const [tool, keys] of byTool) {
-    lines.push(
-      `  ${c.cyan(escapeControls(tool))}: ${escapeControls(keys.map((k) => `${JSON.stringify(k.key)} in ${plural(k.calls, 'call')}`).join(', '))}`,
-    )
+  if (s.otherShapeRecords !== undefined)
+    lines.push(`  ${plural(s.otherShapeRecords, 'record')} of other unknown shapes (the first ${MAX_SHAPES} are named)`)
+  for (const { tool, listed, keys } of undeclaredByTool(s.undeclared)) {
+    const named = listed.map((k) => `${JSON.stringify(k.key)} in ${plural(k.calls, 'call')}`).join(', ')
+    const more = keys > listed.length ? ` and ${keys - listed.length} more` : ''
+    lines.push(`  ${c.cyan(shown(tool))}: ${escapeControls(named)}${more}`)
   }
   return lines
 }

@@ -10,7 +10,8 @@
  * - `pairStats(seen)`: the counts per (tool, key), sorted.
  * - `formatWarning(w)`, `warningFields(w)`: a warning as the combinator formats it, and as the fields
  *   of a JSON record; both name at most the first 20 entries of each list, and say how many more.
- * - `warningLists(w)`: a warning's lists bounded that way, for a record the command did not build.
+ * - `warningLists(w)`: a warning's lists bounded that way, for a record the command did not build;
+ *   `firstOf` and `MAX_KEYS_SHOWN`, the same bound for the command's own lists (its summary).
  *
  * @since 0.1.0
  */
@@ -23,7 +24,7 @@ import { cut } from './text.js'
 export type { Catalogue, Check } from '../extend.js'
 export { checkCall, emptyCatalogue, pairStats } from '../extend.js'
 export type { UnknownKeyWarning } from '../steps/audit/Check.js'
-export { formatWarning } from '../steps/audit/Check.js'
+export { firstOf, formatWarning, MAX_KEYS_SHOWN } from '../steps/audit/Check.js'
 export type { PairStat, SeenSet } from '../steps/audit/SeenSet.js'
 export { emptySeenSet } from '../steps/audit/SeenSet.js'
 

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { idText, isRecord, kindOf, own } from './text.js'
+import { cut, idText, isRecord, kindOf, own } from './text.js'
 
 /** @since 0.1.0 */
 export type Format = 'chat' | 'responses' | 'anthropic'
@@ -32,7 +32,7 @@ export interface Request {
 /** A record that is not a request body in a supported format, with a description of it. @since 0.1.0 */
 export interface UnknownShape {
   readonly _tag: 'UnknownShape'
-  /** What the record is: a kind of value, or an object and its first keys. */
+  /** What the record is: a kind of value, or an object and its first keys (each cut at 40 characters, all at 300). */
   readonly shape: string
 }
 
@@ -95,12 +95,20 @@ const isAnthropic = (tools: ReadonlyArray<unknown>, messages: ReadonlyArray<unkn
   )
 }
 
+// A description names a few keys, each cut: the keys are data from the log (one can be as long as its line), and
+// the description is printed per record and is what the summary counts records by. Six keys cut at 40 characters
+// make at most 291 characters; the whole is cut as well, since JSON.stringify writes a control character as six.
+const SHAPE_KEYS = 6
+const SHAPE_KEY_CHARS = 40
+const SHAPE_CHARS = 300
+
 const describeShape = (u: unknown): string => {
   if (!isRecord(u)) return kindOf(u)
   const keys = Object.keys(u).sort()
   if (keys.length === 0) return 'an empty object'
-  const shown = keys.slice(0, 6).map((k) => JSON.stringify(k))
-  return `an object with ${keys.length === 1 ? 'key' : 'keys'} ${shown.join(', ')}${keys.length > 6 ? ', …' : ''}`
+  const shown = keys.slice(0, SHAPE_KEYS).map((k) => JSON.stringify(cut(k, SHAPE_KEY_CHARS)))
+  const more = keys.length > SHAPE_KEYS ? ', …' : ''
+  return cut(`an object with ${keys.length === 1 ? 'key' : 'keys'} ${shown.join(', ')}${more}`, SHAPE_CHARS)
 }
 
 /** Reads a request body in any of the three formats, or returns an `UnknownShape`. @since 0.1.0 */

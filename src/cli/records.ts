@@ -34,6 +34,11 @@ const CR = 0x0d
  */
 export const readTextLines = (input: Readable, sink: TextLineSink, maxBytes = Infinity): Promise<void> =>
   new Promise<void>((resolve, reject) => {
+    // a stream that already ended emits no second `end`: waiting for one would leave the promise pending, and
+    // Node would exit once nothing else is left to do (as it did for stdin named twice)
+    if (input.readableEnded) return resolve()
+    // nor does one that was closed before its end (stopped early, or destroyed): what it held was not all read
+    if (input.destroyed) return reject(new Error('the input was closed before its end'))
     let last = false
     let stopped = false
     const emit = (text: string): void => {
@@ -68,6 +73,9 @@ export const readTextLines = (input: Readable, sink: TextLineSink, maxBytes = In
       input.off('data', onData)
       reject(e)
     })
+    // a close with no end or error before it (the stream destroyed by its owner) would leave the promise pending;
+    // after an end, an error or a stop the promise is settled already, and this changes nothing
+    input.once('close', () => reject(new Error('the input was closed before its end')))
   })
 
 type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string }
@@ -101,7 +109,9 @@ const withLine = (message: string, text: string): string => {
  * record: the held lines are replayed as such), or the input ends and the held text is parsed as one
  * JSON document. A document that does not parse is replayed as JSON Lines when any of its lines parses
  * on its own, and is one problem otherwise; so is held text that outgrows `maxBytes`, and then the rest
- * of the input is not read. A line longer than `maxBytes` is a problem at its line.
+ * of the input is not read. A line longer than `maxBytes` is a problem at its line, and since no document
+ * of at most `maxBytes` holds it, the input is JSON Lines from then on: the lines held before it are
+ * replayed as such (each bad one a problem) and the rest is read.
  *
  * @since 0.1.0
  */
@@ -146,9 +156,14 @@ export const readRecords = (input: Readable, sink: RecordSink, maxBytes = Infini
     return false
   }
 
+  // A line over the limit: no document of at most maxBytes holds it, so the input is JSON Lines (with a bad
+  // record here), never a document to give up on; the held lines before it are records of their own.
   const tooLong = (length: number): void => {
     const n = ++lineNo
-    if (mode === 'done' || (mode === 'held' && !outgrown())) return
+    if (mode === 'done') return
+    const wasHeld = mode === 'held'
+    mode = 'lines'
+    if (wasHeld) replayHeld()
     sink.problem(n, `a line of ${length} bytes, longer than --max-line-bytes (${maxBytes}): not read`)
   }
 

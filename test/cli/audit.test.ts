@@ -5,7 +5,19 @@ import { createInterface } from 'node:readline'
 import { PassThrough, Readable } from 'node:stream'
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CACHED_CHARS, CATALOGUES, compiledOnce, newAuditor } from '../../src/cli/audit.js'
+import type { AuditSummary } from '../../src/cli/audit.js'
+import {
+  CACHED_CHARS,
+  CATALOGUES,
+  compiledOnce,
+  drawSummary,
+  KEPT_CHARS,
+  MAX_SHAPES,
+  newAuditor,
+  rememberedCall,
+  runAudit,
+  summaryRecord,
+} from '../../src/cli/audit.js'
 import { readRecords, readTextLines } from '../../src/cli/records.js'
 import { paletteFor } from '../../src/cli/color.js'
 import { HOST_CONFIG } from '../../src/cli/hostConfig.js'
@@ -206,6 +218,29 @@ describe('newAuditor', () => {
       }),
     ).toBe('an object with keys "choices", "created", "id", "model", "object", "system_fingerprint", …')
     expect(a.summary().requests).toBe(0)
+  })
+
+  it('describes a record by a few keys, each cut, so a 300 KB key makes a short description', () => {
+    const shape = (body: unknown): string => {
+      const r = newAuditor().request(body, { file: 'f', line: 1 })
+      return '_tag' in r ? r.shape : ''
+    }
+    expect(shape({ [`${'A'.repeat(300_000)}\u001b]0;pwned\u0007`]: 1 })).toBe(`an object with key "${'A'.repeat(40)}…"`)
+    // keys of control characters, which JSON writes six characters each: the whole is cut too
+    const wide = shape(Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`${i}${'\u0001'.repeat(1000)}`, 1])))
+    expect(wide.startsWith('an object with keys "0\\u0001')).toBe(true)
+    expect(wide.length).toBeLessThanOrEqual(301)
+  })
+
+  it('remembers a call by its id, tool name and arguments, each at most KEPT_CHARS characters however long', () => {
+    const id = 'i'.repeat(10_000_000)
+    for (const part of rememberedCall(id, `${'T'.repeat(500_000)}\u009b2J`, { a: 'x'.repeat(1000) }))
+      expect(part.length).toBeLessThanOrEqual(KEPT_CHARS)
+    expect(rememberedCall('c1', 'fs_read', '{"a":1}')).toEqual(['c1', 'fs_read', '{"a":1}'])
+    expect(rememberedCall('c1', 42, '')).toEqual(['c1', '', ''])
+    // long ids that differ only at their end are still told apart, and equal ones are the same call
+    expect(rememberedCall(`${id}j`, 't', '')[0]).not.toBe(rememberedCall(`${id}k`, 't', '')[0])
+    expect(rememberedCall(id, 't', '')).toEqual(rememberedCall('i'.repeat(10_000_000), 't', ''))
   })
 
   // what a call is, read as the command documents it: the same id, tool name and
@@ -518,6 +553,25 @@ describe('readRecords', () => {
   it('reports a broken document once', async () => {
     expect(await read('{\n  "a": 1,\n}\n')).toEqual([['problem', null]])
   })
+
+  it('reads the rest as JSON Lines after a line over the limit, replaying the lines held before it', async () => {
+    const got: Array<unknown> = []
+    const text = `{"a":\n${'x'.repeat(50)}\nnot json\n{"b":1}\n`
+    await readRecords(
+      Readable.from([Buffer.from(text)]),
+      {
+        record: (value, line) => got.push(['record', line, value]),
+        problem: (line, message) => got.push(['problem', line, message.startsWith('not valid JSON')]),
+      },
+      20,
+    )
+    expect(got).toEqual([
+      ['problem', 1, true],
+      ['problem', 2, false],
+      ['problem', 3, true],
+      ['record', 4, { b: 1 }],
+    ])
+  })
 })
 
 // -------------------------------------------------------------------------------------
@@ -655,6 +709,107 @@ describe('readTextLines', () => {
     expect(seen).toEqual(['a'])
     // a stream that errs again finds a listener still there
     expect(() => input.emit('error', new Error('again'))).not.toThrow()
+  })
+
+  it('resolves at once on a stream that already ended, and fails on one closed before its end', async () => {
+    const sink = { line: () => undefined, tooLong: () => undefined }
+    // settled, or still pending after a second (a stream that already ended emits no second end)
+    const settled = (p: Promise<void>): Promise<string> =>
+      Promise.race([
+        p.then(
+          () => 'resolved',
+          (e: unknown) => `rejected: ${(e as Error).message}`,
+        ),
+        new Promise<string>((r) => setTimeout(() => r('pending'), 1000)),
+      ])
+    const ended = Readable.from([Buffer.from('a\n')])
+    expect(await ourLines(ended)).toEqual(['a'])
+    expect(await settled(readTextLines(ended, sink))).toBe('resolved')
+    const closed = new PassThrough()
+    closed.destroy()
+    expect(await settled(readTextLines(closed, sink))).toBe('rejected: the input was closed before its end')
+    const closing = new PassThrough()
+    const read = readTextLines(closing, sink)
+    closing.write('a\n')
+    closing.destroy()
+    expect(await settled(read)).toBe('rejected: the input was closed before its end')
+  })
+})
+
+describe('runAudit', () => {
+  it('leaves the process exit code at 2 while it runs, and as it was once it is done', async () => {
+    const stdin = new PassThrough()
+    const palette = paletteFor(false, {})
+    const out: Array<string> = []
+    const before = process.exitCode
+    try {
+      const run = runAudit(
+        ['-'],
+        { json: true, failOnWarn: false, tolerate: [] },
+        { stdin, out: (l) => void out.push(l), err: () => undefined, outColor: palette, errColor: palette },
+      )
+      await new Promise((r) => setImmediate(r))
+      // were the event loop to run dry now, Node would exit with this
+      expect(process.exitCode).toBe(2)
+      stdin.end(jsonl(drifting))
+      expect(await run).toBe(0)
+      expect(process.exitCode).toBe(before)
+      expect(out).toHaveLength(3)
+    } finally {
+      process.exitCode = before
+    }
+  })
+})
+
+describe('drawSummary and summaryRecord', () => {
+  const summary = (undeclared: AuditSummary['undeclared']): AuditSummary => ({
+    files: 1,
+    unusableFiles: 0,
+    badRecords: 0,
+    unknownShapes: [],
+    requests: 1,
+    formats: { chat: 1, responses: 0, anthropic: 0 },
+    callsRead: 1,
+    repeatedCalls: 0,
+    callsAudited: 1,
+    warnings: 1,
+    undeclared,
+  })
+  const pairs = (tool: string, n: number): AuditSummary['undeclared'] =>
+    Array.from({ length: n }, (_, i) => ({
+      tool,
+      key: `k${String(i).padStart(4, '0')}_${'z'.repeat(80)}`,
+      calls: 2,
+      firstId: 'c',
+    }))
+  const long = `${'T'.repeat(500_000)}\u009b2J`
+
+  it('names the first MAX_KEYS_SHOWN keys of a tool, then how many more, and cuts and escapes a tool name', () => {
+    const lines = drawSummary(summary([...pairs(long, 1), ...pairs('t', 1000)]), paletteFor(false, {}))
+    expect(lines).toHaveLength(3)
+    expect(lines[1]).toBe(`  ${'T'.repeat(200)}…: "k0000_${'z'.repeat(80)}" in 2 calls`)
+    expect(lines[2]?.startsWith(`  t: "k0000_${'z'.repeat(80)}" in 2 calls, "k0001_`)).toBe(true)
+    expect(lines[2]?.endsWith(`"k0019_${'z'.repeat(80)}" in 2 calls and 980 more`)).toBe(true)
+    expect(lines[2]?.split(' in 2 calls')).toHaveLength(21)
+    // a list under the limit reads as it always has
+    expect(drawSummary(summary(pairs('t', 2)), paletteFor(false, {}))[1]).toBe(
+      `  t: "k0000_${'z'.repeat(80)}" in 2 calls, "k0001_${'z'.repeat(80)}" in 2 calls`,
+    )
+  })
+
+  it('bounds the JSON summary the same way, with the count of each tool whose keys were cut', () => {
+    const s = summary([...pairs(long, 1), ...pairs('t', 1000)])
+    const record = summaryRecord(s)
+    const undeclared = record['undeclared'] as AuditSummary['undeclared']
+    expect(undeclared).toHaveLength(1 + 20)
+    expect(undeclared[0]?.tool).toBe(`${'T'.repeat(1000)}…`)
+    expect(undeclared.slice(1)).toEqual(pairs('t', 20))
+    expect(record['undeclaredKeyCounts']).toEqual([{ tool: 't', keys: 1000 }])
+    expect(JSON.stringify(record).length).toBeLessThan(5000)
+    // under the limit: the summary as it is, with no count added
+    const small = summary(pairs('t', 20))
+    expect(summaryRecord(small)).toEqual({ type: 'summary', ...small })
+    expect(Object.keys(summaryRecord(small))).toEqual(['type', ...Object.keys(small)])
   })
 })
 
@@ -1085,7 +1240,7 @@ describe('toolstack audit', () => {
     expect(out.at(-1)).toMatchObject({ badRecords: 1, requests: 3 })
   })
 
-  it('gives up on input that is neither JSON Lines nor a document within --max-line-bytes, once', async () => {
+  it('gives up once on held input that outgrows --max-line-bytes and is neither JSON Lines nor a document', async () => {
     const f = file('junk.txt', 'not json\n'.repeat(1000))
     const r = await runCli(['audit', '--max-line-bytes', '1000', f])
     expect(r.status).toBe(2)
@@ -1094,13 +1249,146 @@ describe('toolstack audit', () => {
       `toolstack audit: ${f}: neither JSON Lines nor a JSON document of at most 1000 bytes; the rest of it was not read`,
     )
     expect(err.slice(1)).toEqual([`toolstack audit: ${f}: no readable request body in it`])
-    // the same when it is a line too long that outgrows the limit
+    // a line over the limit is in no document of at most 1000 bytes: the input is read as JSON Lines, each bad
+    // line reported, and nothing is given up
     const g = file('junk2.txt', `not json\n${'x'.repeat(2000)}\n${'not json\n'.repeat(10)}`)
     const r2 = await runCli(['audit', '--max-line-bytes', '1000', g])
-    expect(r2.stderr.trim().split('\n')).toEqual([
-      `toolstack audit: ${g}: neither JSON Lines nor a JSON document of at most 1000 bytes; the rest of it was not read`,
-      `toolstack audit: ${g}: no readable request body in it`,
+    const err2 = r2.stderr.trim().split('\n')
+    expect(err2).toHaveLength(1 + 1 + 10 + 1)
+    expect(err2[0]).toMatch(new RegExp(`^toolstack audit: ${g}:1: not valid JSON`))
+    expect(err2[1]).toBe(`toolstack audit: ${g}:2: a line of 2000 bytes, longer than --max-line-bytes (1000): not read`)
+    expect(err2[11]).toMatch(new RegExp(`^toolstack audit: ${g}:12: not valid JSON`))
+    expect(err2[12]).toBe(`toolstack audit: ${g}: no readable request body in it`)
+  })
+
+  it('audits the rest after a line over --max-line-bytes, even when the lines before it were held', async () => {
+    const long = {
+      tools: [fsRead],
+      messages: [assistant(toolCall('long', 'fs_read', { path: 'x'.repeat(3000), lenght: 1 }))],
+    }
+    // a first line cut short, as a crash leaves it: the lines after it are held until they tell what the input is
+    const f = file(
+      'held.jsonl',
+      ['{"truncated": tru', ...jsonl([long, drifting[1], drifting[2], drifting[3]]).split('\n')].join('\n'),
+    )
+    const r = await runCli(['audit', '--json', '--max-line-bytes', '2000', f])
+    expect(r.status).toBe(2)
+    const err = r.stderr.trim().split('\n')
+    expect(err).toHaveLength(2)
+    expect(err[0]).toMatch(new RegExp(`^toolstack audit: ${f}:1: not valid JSON`))
+    expect(err[1]).toBe(
+      `toolstack audit: ${f}:2: a line of ${JSON.stringify(long).length} bytes, longer than --max-line-bytes (2000): not read`,
+    )
+    const out = jsonLines(r.stdout)
+    expect(out.filter((o) => o['type'] === 'warning').map((o) => [o['id'], o['line']])).toEqual([
+      ['c1', 3],
+      ['c4', 5],
     ])
+    expect(out.at(-1)).toMatchObject({ requests: 3, badRecords: 2, unusableFiles: 0 })
+  })
+
+  it('refuses stdin named twice as a usage error, before reading anything', async () => {
+    const input = jsonl(drifting)
+    const said = 'toolstack audit: "-" (stdin) is named 2 times: stdin can be read only once (exit status 2)'
+    // with warnings in it, and --fail-on-warn: neither 0 nor 1
+    const warns = await runCli(['audit', '--fail-on-warn', '--json', '-', '-'], { input })
+    expect([warns.status, warns.stderr.trim(), warns.stdout.length]).toEqual([2, said, 0])
+    const empty = await runCli(['audit', '--fail-on-warn', '-', '-'])
+    expect([empty.status, empty.stderr.trim()]).toEqual([2, said])
+    const f = file('s.jsonl', input)
+    const apart = await runCli(['audit', '-', f, '-'], { input })
+    expect([apart.status, apart.stderr.trim(), apart.stdout.length]).toEqual([2, said, 0])
+  })
+
+  it('names the first MAX_SHAPES shapes of unknown records, counts the others, and keeps each line short', async () => {
+    const hostile = { [`${'A'.repeat(300_000)}\u001b]0;pwned\u0007`]: 1 }
+    const wide = Array.from({ length: MAX_SHAPES + 50 }, (_, i) =>
+      Object.fromEntries(Array.from({ length: 6 }, (_, j) => [`${i}_${j}${'x'.repeat(2000)}`, 1])),
+    )
+    const f = file('shapes.jsonl', jsonl([hostile, ...wide, drifting[1]]))
+    const r = await runCli(['audit', f])
+    expect(r.status).toBe(2)
+    const out = lines(r.stdout)
+    const err = r.stderr.trim().split('\n')
+    for (const l of [...out, ...err]) expect(l.length).toBeLessThan(1000)
+    expect(r.stdout.includes(0x1b) || r.stderr.includes('\u001b')).toBe(false)
+    const described = `an object with key "${'A'.repeat(40)}…"`
+    expect(err[0]).toBe(
+      `toolstack audit: ${f}:1: not a request body this command reads (OpenAI chat completions, OpenAI Responses, Anthropic Messages): ${described}`,
+    )
+    expect(out.filter((l) => l.includes(' of an unknown shape: '))).toHaveLength(MAX_SHAPES)
+    expect(out).toContain(`  1 record of an unknown shape: ${described}`)
+    expect(out).toContain(`  51 records of other unknown shapes (the first ${MAX_SHAPES} are named)`)
+    const json = await runCli(['audit', '--json', f])
+    const summaryLine = lines(json.stdout).at(-1) ?? ''
+    expect(summaryLine.length).toBeLessThan(MAX_SHAPES * 400)
+    const s = JSON.parse(summaryLine) as Record<string, unknown>
+    expect(s['unknownShapes']).toHaveLength(MAX_SHAPES)
+    expect(s).toMatchObject({ badRecords: MAX_SHAPES + 51, otherShapeRecords: 51, requests: 1 })
+  })
+
+  it('shows and remembers a call with a 10 MB id in a few dozen characters, and still counts it once', async () => {
+    const id = 'i'.repeat(10_000_000)
+    const a = toolCall(`${id}a`, 'fs_read', { path: '/', ffset: 1 })
+    const b = toolCall(`${id}b`, 'fs_read', { path: '/', ffset: 2 })
+    const f = file(
+      'ids.jsonl',
+      jsonl([
+        { tools: [fsRead], messages: [assistant(a)] },
+        { tools: [fsRead], messages: [assistant(a), assistant(b)] },
+      ]),
+    )
+    for (const json of [false, true]) {
+      const r = await runCli(['audit', ...(json ? ['--json'] : []), f])
+      expect(r.status).toBe(0)
+      const all = `${r.stdout.toString('utf8')}\n${r.stderr}`
+      for (const l of all.split('\n')) expect(l.length).toBeLessThan(2000)
+      expect(all.includes('i'.repeat(1001))).toBe(false)
+      if (json)
+        expect(jsonLines(r.stdout).at(-1)).toMatchObject({
+          callsRead: 2,
+          repeatedCalls: 1,
+          undeclared: [{ tool: 'fs_read', key: 'ffset', calls: 2, firstId: `${'i'.repeat(64)}…` }],
+        })
+    }
+  })
+
+  it('keeps the summary short: a tool name cut and escaped, and the first 20 keys of a tool, then how many more', async () => {
+    const long = `${'T'.repeat(500_000)}\u009b2J`
+    const longTool = {
+      type: 'function',
+      function: { name: long, parameters: { type: 'object', properties: { a: {} } } },
+    }
+    const keys = (c: number): Record<string, number> =>
+      Object.fromEntries(
+        Array.from({ length: 30 }, (_, k) => [`k${c}_${String(k).padStart(2, '0')}_${'z'.repeat(75)}`, 1]),
+      )
+    const f = file(
+      'summary.jsonl',
+      jsonl([
+        { tools: [longTool], messages: [assistant(toolCall('L', long, { a: 1, b: 1 }))] },
+        ...[0, 1, 2].map((c) => ({
+          tools: [fsRead],
+          messages: [assistant(toolCall(`c${c}`, 'fs_read', { path: '/', ...keys(c) }))],
+        })),
+      ]),
+    )
+    const r = await runCli(['audit', f])
+    expect(r.status).toBe(0)
+    const out = lines(r.stdout)
+    for (const l of out) expect(l.length).toBeLessThan(2500)
+    expect([...r.stdout.toString('utf8')].filter((ch) => ch === '\u001b' || ch === '\u009b')).toEqual([])
+    const summary = out.slice(out.findIndex((l) => l.startsWith('toolstack audit: ')))
+    expect(summary.slice(1)).toEqual([
+      `  ${'T'.repeat(200)}…: "b" in 1 call`,
+      expect.stringMatching(/^ {2}fs_read: "k0_00_z+" in 1 call, .* and 70 more$/),
+    ])
+    expect(summary[2]?.split(' in 1 call')).toHaveLength(21)
+    const json = jsonLines((await runCli(['audit', '--json', f])).stdout).at(-1) ?? {}
+    expect(JSON.stringify(json).length).toBeLessThan(5000)
+    const undeclared = json['undeclared'] as AuditSummary['undeclared']
+    expect(undeclared.map((k) => k.tool)).toEqual([`${'T'.repeat(1000)}…`, ...Array<string>(20).fill('fs_read')])
+    expect(json['undeclaredKeyCounts']).toEqual([{ tool: 'fs_read', keys: 90 }])
   })
 
   it(
