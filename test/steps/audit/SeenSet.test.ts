@@ -85,7 +85,7 @@ describe('rememberedKey', () => {
     expect(rememberedKey('k'.repeat(MAX_KEY_CHARS + 1))).not.toBe(rememberedKey('k'.repeat(MAX_KEY_CHARS + 2)))
   })
 
-  it('a key spelled as another key\'s remembered form is a pair of its own', () => {
+  it("a key spelled as another key's remembered form is a pair of its own", () => {
     const long = 'k'.repeat(200)
     const [, seen] = firstSeen('t', [long])(emptySeenSet)
     const [fresh] = firstSeen('t', [rememberedKey(long)])(seen)
