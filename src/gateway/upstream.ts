@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult } from '../kernel/model.js'
 import { batchOf } from '../steps/Batch.js'
-import { cut, describeError, escapeControls } from '../kernel/describe.js'
+import { cut, describeError, stderrEnd } from '../kernel/describe.js'
 import { errorResult, readPositions } from '../steps/answer.js'
 import type { McpProvider, McpTool } from '../mcp/client.js'
 import { fromMcpClient } from '../mcp/client.js'
@@ -241,24 +241,6 @@ const connectTo = async (
 // the lines of a server's stderr held while it starts: its last ones, said once it is up (a failed start quotes
 // their end instead)
 const EARLY_LINES = 20
-
-// how much of its stderr a failed start quotes, as connectStdio quotes a failed handshake's: its last lines, within
-// its last characters
-const TAIL_LINES = 5
-const TAIL_CHARS = 1024
-
-// `; the end of its stderr: … | a | b`, or nothing when it said nothing. Escaped: a server's escape sequences must
-// not reach the terminal or the page that shows the failure. `more`: earlier lines were held and are not quoted.
-const stderrEnd = (held: ReadonlyArray<string>, more: boolean): string => {
-  const lines = held.filter((l) => l.trim() !== '')
-  if (lines.length === 0) return ''
-  const joined = lines.slice(-TAIL_LINES).join(' | ')
-  const shown =
-    joined.length > TAIL_CHARS
-      ? `…${joined.slice(-TAIL_CHARS)}`
-      : `${more || lines.length > TAIL_LINES ? '… | ' : ''}${joined}`
-  return `; the end of its stderr: ${escapeControls(shown)}`
-}
 
 // each tool's name, description and parameters as JSON (absent parameters stay distinct from `null`): a changed
 // description is news too, so hosts re-list it and the gateway's pins compare it

@@ -157,3 +157,24 @@ export const bounded = (escaped: string, max: number): Shown => {
  * @category pure steps
  */
 export const showText = (s: string, max: number): Shown => bounded(escapeControls(s), max)
+
+/** How many of a server's last stderr lines a failure quotes, and within how many characters. */
+export const STDERR_TAIL_LINES = 5
+export const STDERR_TAIL_CHARS = 1024
+
+/**
+ * `; the end of its stderr: …` for a failure that quotes a server's last words: the last STDERR_TAIL_LINES of `lines`
+ * that say something, within STDERR_TAIL_CHARS characters, escaped (a hostile server's escape sequences must not reach
+ * the terminal that shows the error), marked `… | ` when earlier lines were left out (`earlier`, or more lines
+ * than shown) and `…` when the first shown is cut at its start (`cutStart`); `''` when none says anything.
+ *
+ * @since 0.1.0
+ */
+export const stderrEnd = (lines: ReadonlyArray<string>, earlier: boolean, cutStart = false): string => {
+  const said = lines.filter((l) => l.trim() !== '')
+  if (said.length === 0) return ''
+  const joined = said.slice(-STDERR_TAIL_LINES).join(' | ')
+  const shown = joined.length > STDERR_TAIL_CHARS ? joined.slice(-STDERR_TAIL_CHARS) : joined
+  const more = earlier || said.length > STDERR_TAIL_LINES ? '… | ' : cutStart || shown !== joined ? '…' : ''
+  return `; the end of its stderr: ${more}${escapeControls(shown)}`
+}

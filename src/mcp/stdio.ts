@@ -15,7 +15,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { describeError, escapeControls } from '../kernel/describe.js'
+import { STDERR_TAIL_CHARS, describeError, stderrEnd } from '../kernel/describe.js'
 import { memberOf } from '../kernel/guards.js'
 import { MAX_TIMER_MS, decodeOptions, refined, wholeNumber } from '../kernel/options.js'
 
@@ -109,9 +109,8 @@ const ALIASES: ReadonlyMap<string, string> = new Map([
 
 const quote = (s: string): string => JSON.stringify(s)
 
-// how much of the server's stderr an error may quote: its last lines, within its last bytes
-const TAIL_BYTES = 1024
-const TAIL_LINES = 5
+// how much of the server's stderr is kept to quote (`stderrEnd` quotes its last lines)
+const TAIL_BYTES = STDERR_TAIL_CHARS
 
 // a line of a server's stderr is cut here, so a server that never writes a line break costs bounded memory
 const MAX_LINE = 1000
@@ -152,18 +151,7 @@ const keepTail = (stream: NodeJS.ReadableStream, forward: ((chunk: Buffer) => vo
     seen += chunk.length
     tail = Buffer.concat([tail, chunk.subarray(-TAIL_BYTES)]).subarray(-TAIL_BYTES)
   })
-  return () => {
-    const lines = tail
-      .toString('utf8')
-      .split(/\r?\n/)
-      .filter((l) => l.trim() !== '')
-    if (lines.length === 0) return ''
-    // a hostile server's escape sequences must not reach the terminal that shows the error
-    const shown = lines.slice(-TAIL_LINES).map(escapeControls).join(' | ')
-    // earlier lines omitted, or the first line cut at its start
-    const more = lines.length > TAIL_LINES ? '… | ' : seen > tail.length ? '…' : ''
-    return `; the end of its stderr: ${more}${shown}`
-  }
+  return () => stderrEnd(tail.toString('utf8').split(/\r?\n/), false, seen > tail.length)
 }
 
 const exitOf = (child: ChildProcess | undefined): string => {
