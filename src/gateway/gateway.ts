@@ -671,8 +671,10 @@ export const startGateway = async (
       .then((claimed) => {
         const keys = w.unknownKeys.filter((_, i) => claimed[i] === true)
         if (keys.length === 0) return
-        const suggestions = w.suggestions.filter((x) => keys.includes(x.key))
-        const reported = w.keys.filter((k) => keys.includes(k.path))
+        // a Set: a warning carries up to MAX_FOUND keys, and `includes` per key would be quadratic in them
+        const mine = new Set(keys)
+        const suggestions = w.suggestions.filter((x) => mine.has(x.key))
+        const reported = w.keys.filter((k) => mine.has(k.path))
         onRecord({ type: 'warning', upstream, ...w, unknownKeys: keys, keys: reported, suggestions })
       })
       // a record that cannot be written is lost, as a log write that fails is; nothing rejects unhandled

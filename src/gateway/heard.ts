@@ -162,9 +162,9 @@ export const kept = (s: string, max: number = MAX_TEXT): string =>
   // through UTF-16 bytes: a V8 slice (or a short string equal to a part of a long one) keeps the whole parent alive
   Buffer.from(s.length > max ? `${s.slice(0, max)}…` : s, 'utf16le').toString('utf16le')
 
-// a pair is found by its tool and key as the audit remembers them (a long key by its start and digest), so two keys
-// that share a start stay two pairs, and the counts, which carry the keys as remembered already, find theirs
-const pairKey = (tool: string, remembered: string): string => JSON.stringify([rememberedKey(tool), remembered])
+// a pair is found by its tool and key as the audit remembers them (a long one by its start and digest), so two keys
+// that share a start stay two pairs, and the counts, which carry both as remembered already, find theirs
+const pairKey = (tool: string, key: string): string => JSON.stringify([tool, key])
 
 /**
  * `heard` with a warning's pairs: each new one remembered (its first call, its suggestion), within the cap; the same
@@ -187,8 +187,9 @@ export const hearWarning =
   (heard: Heard): Heard => {
     let pairs: Map<string, HeardPair> | undefined
     let others = heard.others
+    const tool = rememberedKey(w.tool)
     for (const key of w.unknownKeys) {
-      const k = pairKey(w.tool, rememberedKey(key))
+      const k = pairKey(tool, rememberedKey(key))
       const known = pairs ?? heard.pairs
       if (known.has(k)) continue
       if (known.size >= MAX_HEARD_PAIRS) {

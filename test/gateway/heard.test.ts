@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { UnknownKeyWarning } from '../../src/steps/audit/Check.js'
-import { rememberedKey } from '../../src/steps/audit/SeenSet.js'
+import { emptySeenSet, firstSeen, pairStats, rememberedKey } from '../../src/steps/audit/SeenSet.js'
 import type { Heard, RecentDecision } from '../../src/gateway/heard.js'
 import {
   MAX_HEARD_PAIRS,
@@ -127,6 +127,14 @@ describe('hearCounts', () => {
       { tool: 't', key: 'k', calls: 1 },
     ])(heard)
     expect([...counted.pairs.values()].map((p) => p.calls)).toStrictEqual([3, 3])
+  })
+
+  it("finds a long tool's pairs by the counts the audit's own seen-set reports, which remember the tool as a key", () => {
+    const tool = 't'.repeat(1_000)
+    const heard = hearAll([warning(tool, ['k'])])
+    const [, seen] = firstSeen(tool, ['k'], 'c1')(emptySeenSet)
+    const counted = hearCounts(pairStats(seen))(heard)
+    expect([...counted.pairs.values()].map((p) => p.calls)).toStrictEqual([1])
   })
 
   it('leaves out a pair it does not remember and a count that is not a positive whole number: the same object then', () => {

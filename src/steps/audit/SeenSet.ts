@@ -6,7 +6,7 @@
  *
  * It is a persistent hash trie: adding a pair costs the same however many are stored, and an old value never
  * changes which pairs it holds (a pair's count is its own counter, bumped in place: see `Count`). Memory is
- * bounded in two ways: each pair costs a bounded number of bytes whatever its key and id (a long key is stored
+ * bounded in two ways: each pair costs a bounded number of bytes whatever its tool, key and id (a long name or key is stored
  * as a digest, a long id truncated), and a set holds at most `capacity` pairs.
  *
  * @since 0.1.0
@@ -44,6 +44,7 @@ export interface SeenSet {
  * @category model
  */
 export interface PairStat {
+  /** The tool as remembered: its name, or for a name longer than {@link MAX_KEY_CHARS}, its start and a digest. */
   readonly tool: string
   /** The key as remembered: itself, or for a key longer than {@link MAX_KEY_CHARS}, its start and a digest. */
   readonly key: string
@@ -201,7 +202,7 @@ export const countCall = (
   id: string,
 ): readonly [ReadonlyArray<string>, SeenSet] => {
   const { byTool, size, capacity } = impl(seen)
-  const known = SM.get(byTool, tool)
+  const known = SM.get(byTool, lookupKey(tool))
   let ofTool = known ?? SM.emptyStringMap<Count>()
   let fresh: Array<string> | undefined
   let added = 0
@@ -222,10 +223,10 @@ export const countCall = (
   }
   // only known pairs: the same set, their counters bumped
   if (added === 0) return [fresh ?? NOTHING, seen]
-  // a tool is remembered by a copy of its name, made once
+  // a tool is remembered as a key is (a copy of its name, or its start and digest), made once
   return [
     fresh ?? NOTHING,
-    make(SM.set(byTool, known === undefined ? copyOf(tool) : tool, ofTool), size + added, capacity),
+    make(SM.set(byTool, known === undefined ? rememberedKey(tool) : lookupKey(tool), ofTool), size + added, capacity),
   ]
 }
 
@@ -246,7 +247,7 @@ export const isFull = (seen: SeenSet): boolean => seen.size >= seen.capacity
 export const hasSeen =
   (tool: string, key: string) =>
   (seen: SeenSet): boolean => {
-    const ofTool = SM.get(impl(seen).byTool, tool)
+    const ofTool = SM.get(impl(seen).byTool, lookupKey(tool))
     return ofTool !== undefined && SM.has(ofTool, lookupKey(key))
   }
 

@@ -94,6 +94,27 @@ describe('rememberedKey', () => {
 })
 
 describe('firstSeen', () => {
+  it('remembers a tool as a key is: a long name by its start and digest, so a 500 KB name costs bytes, not itself', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), fc.string({ minLength: 1, maxLength: 4 }), (tool, tail) => {
+        const [fresh, seen] = firstSeen(tool, ['k'], 'c1')(emptySeenSet)
+        expect(fresh).toEqual(['k'])
+        // the same name built afresh finds the pair; a name differing only at its end does not
+        const [again] = firstSeen(`${tool}`.slice(0), ['k'], 'c2')(seen)
+        expect(again).toEqual([])
+        expect(hasSeen(tool, 'k')(seen)).toBe(true)
+        expect(hasSeen(tool + tail, 'k')(seen)).toBe(false)
+        const [stat] = pairStats(seen)
+        expect(stat?.tool).toBe(tool.length <= MAX_KEY_CHARS ? tool : rememberedKey(tool))
+        expect(stat?.tool.length).toBeLessThanOrEqual(Math.max(MAX_KEY_CHARS, 114 + 48 + 2))
+      }),
+    )
+    const huge = 't'.repeat(500_000)
+    const [, seen] = firstSeen(huge, ['k'])(emptySeenSet)
+    expect(pairStats(seen)[0]?.tool.length).toBeLessThan(200)
+    expect(pairStats(firstSeen(huge.slice(0, -1) + 'u', ['k'])(seen)[1])).toHaveLength(2)
+  })
+
   it('remembers no id for a call counted without one', () => {
     const [, seen] = firstSeen('t', ['a'])(emptySeenSet)
     expect(pairStats(seen)).toEqual([{ tool: 't', key: 'a', calls: 1, firstId: '' }])
