@@ -352,9 +352,12 @@ const isSchemaError = (e: unknown): boolean =>
 
 const MAX_SHOWN = 300
 
+// A server's error text goes to the model, and from there to logs and screens: its first line, with controls escaped,
+// cut. Only the text's start is split, whatever its length.
 const firstLine = (s: string): string => {
-  const line = s.split('\n').find((l) => l.trim() !== '') ?? s
-  return cut(line, MAX_SHOWN)
+  const start = s.slice(0, 8 * MAX_SHOWN)
+  const line = start.split('\n').find((l) => l.trim() !== '') ?? start
+  return cut(escapeControls(cut(line, MAX_SHOWN)), MAX_SHOWN)
 }
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/

@@ -133,6 +133,18 @@ describe('faults', () => {
     expect(out[3]).toEqual(answered('4', 'fine'))
   })
 
+  it("a JSON-RPC error's text reaches the model escaped and cut: its first line, no control character, bounded", async () => {
+    const { tools } = await faulty(2_000)
+    const message = `\u001b]0;owned\u0007\u001b[2Jred\rover\u202egnp.exe ${'x'.repeat(100_000)}\nsecond line`
+    const [out] = rightOf(await tools.executeToolCalls([call('1', 'rpc_error', { message })])())
+    const content = String(out?.content)
+    expect(content.startsWith('the MCP server answered with an error: MCP error -32603: ')).toBe(true)
+    expect(content).toContain('\\u001b]0;owned\\u0007\\u001b[2Jred\\u000dover\\u202egnp.exe xxx')
+    expect([...content].filter((c) => c < ' ' || c === '\u007f' || c === '\u202e')).toEqual([])
+    expect(content).not.toContain('second line')
+    expect(content.length).toBeLessThan(500)
+  })
+
   it("a tool whose schema nests 3,000 levels deep is left out; the server's other tools are listed and called", async () => {
     const conn = await spawnServer({ script: HOSTILE_LISTING, args: ['deep', '3000'] })
     const tools = fromMcpClient(conn.client)
