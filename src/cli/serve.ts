@@ -15,7 +15,14 @@ import { MAX_RECORD_CHARS, formatWarning, warningLists } from './check.js'
 import { readConfig } from './configFile.js'
 import { cut, describeError, jsonLine, plural, shown } from './text.js'
 import type { HttpPage, HttpServing } from '../mcp/index.js'
-import type { ConfigChange, Gateway, GatewayRecord, GatewayUpstreamStatus, UpstreamEvent } from '../gateway/index.js'
+import type {
+  ConfigChange,
+  Gateway,
+  GatewayRecord,
+  GatewayUpstreamStatus,
+  LeftOutPart,
+  UpstreamEvent,
+} from '../gateway/index.js'
 import { serveHttp, serveStdio } from '../mcp/index.js'
 import { GATEWAY_PAGE_ACTIONS, gatewayMetrics, gatewayPage, shownStoreUrl, startGateway } from '../gateway/index.js'
 import { drawDefinitionEvent } from '../extend.js'
@@ -76,10 +83,19 @@ export interface ServeIO {
 // string of a log record, as in every other record
 const MAX_LOGGED = MAX_RECORD_CHARS
 
+// `; left out: "deep" (its input schema … nest deeper than 100 levels)`, and how many more than were named
+const leftOutText = (e: LeftOutPart): string => {
+  const named = e.leftOut ?? []
+  if (named.length === 0) return ''
+  const more = (e.leftOutCount ?? named.length) - named.length
+  const each = named.map((t) => `${shown(JSON.stringify(t.name))} (${t.why})`).join(', ')
+  return `; left out: ${each}${more > 0 ? ` and ${more} more` : ''}`
+}
+
 const upstreamEvent = (e: UpstreamEvent): string => {
   switch (e._tag) {
     case 'Started':
-      return `started with ${e.tools} tools in ${e.ms} ms`
+      return `started with ${e.tools} tools in ${e.ms} ms${leftOutText(e)}`
     case 'Failed':
       return `failed: ${shown(e.error, MAX_LOGGED)}`
     case 'Restarting':
@@ -87,7 +103,7 @@ const upstreamEvent = (e: UpstreamEvent): string => {
     case 'Exited':
       return 'exited'
     case 'ToolsChanged':
-      return `now has ${e.tools} tools`
+      return `now has ${e.tools} tools${leftOutText(e)}`
     case 'Stderr':
       return `stderr: ${shown(e.line, MAX_LOGGED)}`
   }

@@ -23,7 +23,7 @@ import type { Batch, BatchProvider, McpCallContext, ToolDeclaration, ToolResult 
 import { batchOf } from '../steps/Batch.js'
 import { cut, describeError, stderrEnd } from '../kernel/describe.js'
 import { errorResult, readPositions } from '../steps/answer.js'
-import type { McpProvider, McpTool } from '../mcp/client.js'
+import type { McpLeftOut, McpProvider, McpTool } from '../mcp/client.js'
 import { fromMcpClient } from '../mcp/client.js'
 import { connectStdio } from '../mcp/stdio.js'
 import { fetchWithOwnSignal } from '../mcp/fetch.js'
@@ -53,23 +53,35 @@ export type UpstreamSpec =
   | { readonly url: string; readonly headers?: Readonly<Record<string, string>> }
 
 /**
+ * The tools a listing left out (see `MAX_SCHEMA_DEPTH`), in an event that reports a listing: only when there are
+ * some, the first {@link MAX_LEFT_OUT_NAMED} of them with why, and how many in all.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface LeftOutPart {
+  readonly leftOut?: ReadonlyArray<McpLeftOut>
+  readonly leftOutCount?: number
+}
+
+/**
  * What happened to an upstream, for a log.
  *
  * @since 0.1.0
  * @category model
  */
 export type UpstreamEvent =
-  | {
+  | ({
       readonly _tag: 'Started'
       readonly upstream: string
       readonly tools: number
       readonly ms: number
       readonly pid?: number
-    }
+    } & LeftOutPart)
   | { readonly _tag: 'Failed'; readonly upstream: string; readonly error: string }
   | { readonly _tag: 'Exited'; readonly upstream: string }
   | { readonly _tag: 'Restarting'; readonly upstream: string; readonly inMs: number }
-  | { readonly _tag: 'ToolsChanged'; readonly upstream: string; readonly tools: number }
+  | ({ readonly _tag: 'ToolsChanged'; readonly upstream: string; readonly tools: number } & LeftOutPart)
   /** A line of its stderr (with `stderr: 'log'`), cut at 1,000 characters, not escaped. */
   | { readonly _tag: 'Stderr'; readonly upstream: string; readonly line: string }
 
@@ -249,6 +261,15 @@ const shapes = (ds: ReadonlyArray<ToolDeclaration>): string =>
     ds.map((d) => [d.function.name, d.function.description ?? null, JSON.stringify(d.function.parameters)]),
   )
 
+/** How many of the tools a listing left out an event names (it counts them all). */
+export const MAX_LEFT_OUT_NAMED = 20
+
+// the tools a listing left out, for the event that reports the listing: so a log says why a tool is missing
+const leftOutOf = (provider: McpProvider): LeftOutPart => {
+  const out = provider.leftOut()
+  return out.length === 0 ? {} : { leftOut: out.slice(0, MAX_LEFT_OUT_NAMED), leftOutCount: out.length }
+}
+
 const sameNames = (a: ReadonlyArray<ToolDeclaration>, b: ReadonlyArray<ToolDeclaration>): boolean =>
   shapes(a) === shapes(b)
 
@@ -348,7 +369,7 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
     const changed = !sameNames(known, listed.right)
     known = listed.right
     if (changed) {
-      emit({ _tag: 'ToolsChanged', upstream: name, tools: known.length })
+      emit({ _tag: 'ToolsChanged', upstream: name, tools: known.length, ...leftOutOf(provider) })
       notify()
     }
     return known.length
@@ -458,7 +479,14 @@ export const superviseUpstream = (name: string, spec: UpstreamSpec, options: Ups
       running = { provider, client, close: current.close, pid: current.pid }
       upSince = Date.now()
       const pid = current.pid()
-      emit({ _tag: 'Started', upstream: name, tools, ms: Date.now() - t0, ...(pid === undefined ? {} : { pid }) })
+      emit({
+        _tag: 'Started',
+        upstream: name,
+        tools,
+        ms: Date.now() - t0,
+        ...(pid === undefined ? {} : { pid }),
+        ...leftOutOf(provider),
+      })
       sayEarly()
       tell({ _tag: 'Up' })
     } catch (e) {

@@ -177,6 +177,19 @@ export interface McpProvider extends BatchProvider<McpListingError> {
    * `setNotificationHandler` never calls the listener.
    */
   readonly onToolsChanged: (listener: IO<void>) => IO<void>
+  /** The tools the last successful listing left out (see {@link MAX_SCHEMA_DEPTH}), in listing order, each with why. */
+  readonly leftOut: IO<ReadonlyArray<McpLeftOut>>
+}
+
+/**
+ * A tool the server lists that the listing left out: its name as the server wrote it, and why.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export interface McpLeftOut {
+  readonly name: string
+  readonly why: string
 }
 
 /**
@@ -219,16 +232,20 @@ interface Routes {
   readonly tools: ReadonlyArray<McpTool>
   /** Model-facing name → tool. A Map: tool names are data (`__proto__` is a name). */
   readonly byName: ReadonlyMap<string, McpTool>
+  /** The server's name → why the listing left the tool out: a call to it is told so. */
+  readonly leftOut: ReadonlyMap<string, string>
 }
+
+const TOO_DEEP = `its input schema or annotations nest deeper than ${MAX_SCHEMA_DEPTH} levels`
 
 // A tool without a string name is left out: a model cannot call a function without a name. So is one whose schema
 // or annotations nest deeper than MAX_SCHEMA_DEPTH: they could not be compared, pinned or sent on, and failing the
 // whole listing for it would take the server's other tools away too.
-const readTool = (u: unknown): Listed | undefined => {
+const readTool = (u: unknown): Listed | McpLeftOut | undefined => {
   if (!isRecord(u) || typeof u['name'] !== 'string') return undefined
   const schema = u['inputSchema']
   const annotations = u['annotations']
-  if (isTooDeep(schema) || isTooDeep(annotations)) return undefined
+  if (isTooDeep(schema) || isTooDeep(annotations)) return { name: u['name'], why: TOO_DEEP }
   return {
     mcpName: u['name'],
     description: typeof u['description'] === 'string' ? u['description'] : undefined,
@@ -239,7 +256,7 @@ const readTool = (u: unknown): Listed | undefined => {
   }
 }
 
-const toRoutes = (listed: ReadonlyArray<Listed>): Routes => {
+const toRoutes = (listed: ReadonlyArray<Listed>, leftOut: ReadonlyMap<string, string>): Routes => {
   const names = toolNameMapping(listed.map((l) => l.mcpName))
   const declarations: Array<ToolDeclaration> = []
   const tools: Array<McpTool> = []
@@ -265,7 +282,7 @@ const toRoutes = (listed: ReadonlyArray<Listed>): Routes => {
       },
     })
   }
-  return { declarations, tools, byName }
+  return { declarations, tools, byName, leftOut }
 }
 
 // A JSON-RPC error or a closed connection has a numeric `code`; a page the SDK's schema rejected (a
@@ -304,6 +321,8 @@ const fetchPage = async (
 
 const listAll = async (client: McpToolClient, options: McpRequestOptions): Promise<Either<McpListingError, Routes>> => {
   const listed: Array<Listed> = []
+  // a name listed and also left out is routed to its listing
+  const leftOut = new Map<string, string>()
   const cursors = new Set<string>()
   let cursor: string | undefined
   for (let page = 1; page <= MAX_PAGES; page++) {
@@ -315,9 +334,12 @@ const listAll = async (client: McpToolClient, options: McpRequestOptions): Promi
     }
     for (const tool of got.tools) {
       const l = readTool(tool)
-      if (l !== undefined) listed.push(l)
+      if (l === undefined) continue
+      if ('why' in l) {
+        if (!leftOut.has(l.name)) leftOut.set(l.name, l.why)
+      } else listed.push(l)
     }
-    if (got.nextCursor === undefined) return right(toRoutes(listed))
+    if (got.nextCursor === undefined) return right(toRoutes(listed, leftOut))
     // a repeated cursor would make the listing loop forever
     if (cursors.has(got.nextCursor)) {
       return left(
@@ -547,6 +569,14 @@ type Prepared =
   | { readonly _tag: 'Answered'; readonly result: ToolResult }
   | { readonly _tag: 'Ready'; readonly call: unknown; readonly tool: McpTool; readonly args: Args }
 
+// a name the listing does not route, told apart from a tool the server lists that the listing left out
+const whyUnrouted = (routes: Routes, name: string): string => {
+  const why = routes.leftOut.get(name)
+  return why === undefined
+    ? `there is no tool named ${JSON.stringify(name)} on this MCP server; the tool was not called`
+    : `the MCP server lists a tool named ${JSON.stringify(name)}, but the listing left it out: ${why}; the tool was not called`
+}
+
 const prepare = (routes: Routes, batch: Batch, i: number, call: unknown): Prepared => {
   try {
     const name = callNameOf(call)
@@ -557,10 +587,7 @@ const prepare = (routes: Routes, batch: Batch, i: number, call: unknown): Prepar
     if (tool === undefined) {
       return {
         _tag: 'Answered',
-        result: errorResult(
-          call,
-          `there is no tool named ${JSON.stringify(name)} on this MCP server; the tool was not called`,
-        ),
+        result: errorResult(call, whyUnrouted(routes, name)),
       }
     }
     // through the batch: a layer above (the audit) has usually parsed them already
@@ -785,6 +812,7 @@ export const fromMcpClient = (client: McpToolClient, options?: FromMcpClientOpti
     executeToolCalls: (calls) => executeBatch(batchOf(calls)),
     executeBatch,
     tools: () => lastRoutes.read()?.tools ?? [],
+    leftOut: () => Array.from(lastRoutes.read()?.leftOut ?? [], ([name, why]) => ({ name, why })),
     onToolsChanged: (listener) => {
       // one wrapper per subscription: a function subscribed twice needs two unsubscribes
       const entry = { run: listener }

@@ -104,6 +104,31 @@ describe('toolstack serve: the lines it writes', () => {
     expect(logLine(r, new Date(0))).toContain('"id":"c\\u009b31m"')
   })
 
+  it('a listing that left tools out says which (escaped), why, and how many more than it names', () => {
+    const why = 'its input schema or annotations nest deeper than 100 levels'
+    const r: GatewayRecord = {
+      type: 'upstream',
+      _tag: 'Started',
+      upstream: 'fs',
+      tools: 3,
+      ms: 12,
+      leftOut: [
+        { name: 'deep', why },
+        { name: 'x\u001b]0;owned\u0007', why },
+      ],
+      leftOutCount: 7,
+    }
+    expect(stderrLine(r)).toBe(
+      `toolstack serve: upstream "fs" started with 3 tools in 12 ms; left out: "deep" (${why}), "x\\u001b]0;owned\\u0007" (${why}) and 5 more`,
+    )
+    expect(
+      stderrLine({ type: 'upstream', _tag: 'ToolsChanged', upstream: 'fs', tools: 2, leftOut: [{ name: 'd', why }] }),
+    ).toBe(`toolstack serve: upstream "fs" now has 2 tools; left out: "d" (${why})`)
+    expect(stderrLine({ type: 'upstream', _tag: 'ToolsChanged', upstream: 'fs', tools: 2 })).toBe(
+      'toolstack serve: upstream "fs" now has 2 tools',
+    )
+  })
+
   it('a long upstream error is cut at 1,000 characters with an ellipsis, on stderr and in the log', () => {
     const r: GatewayRecord = { type: 'upstream', _tag: 'Failed', upstream: 'fs', error: 'e'.repeat(5000) }
     expect(stderrLine(r)).toBe(`toolstack serve: upstream "fs" failed: ${'e'.repeat(1000)}…`)

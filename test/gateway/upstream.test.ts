@@ -12,7 +12,7 @@ import type { Provider, ToolResult } from '../../src/index.js'
 import { fromTools, registry } from '../../src/index.js'
 import type { Upstream, UpstreamEvent } from '../../src/gateway/index.js'
 import { serveHttp, toMcpServer } from '../../src/mcp/index.js'
-import { superviseUpstream } from '../../src/gateway/index.js'
+import { MAX_LEFT_OUT_NAMED, superviseUpstream } from '../../src/gateway/index.js'
 import { isAlive, linked, tempDir } from '../mcp/fixtures.js'
 import { cleanUpAfterEach } from '../mcp/fixtures.js'
 import { until } from '../support/until.js'
@@ -765,9 +765,14 @@ describe('superviseUpstream: a hostile server', () => {
   it("one tool whose schema nests 3,000 levels deep costs only that tool: it starts, and its other tools reach a host through the gateway's stack", async () => {
     const { u, events } = hostile(['deep', '3000'], { stderr: 'log' })
     await u.ready
+    // each event that reports the listing says what it left out, and why
+    const leftOut = {
+      leftOut: [{ name: 'deep', why: 'its input schema or annotations nest deeper than 100 levels' }],
+      leftOutCount: 1,
+    }
     expect(withoutMs(events)).toStrictEqual([
-      { _tag: 'ToolsChanged', upstream: 'h', tools: 1 },
-      { _tag: 'Started', upstream: 'h', tools: 1, pid: u.pid() },
+      { _tag: 'ToolsChanged', upstream: 'h', tools: 1, ...leftOut },
+      { _tag: 'Started', upstream: 'h', tools: 1, pid: u.pid(), ...leftOut },
     ])
     const host = await linked(toMcpServer(registry([{ prefix: 'h', provider: u }]), { name: 'gw', version: '0' }))
     try {
@@ -778,6 +783,17 @@ describe('superviseUpstream: a hostile server', () => {
     } finally {
       await host.close()
     }
+  })
+
+  it(`names at most MAX_LEFT_OUT_NAMED (${MAX_LEFT_OUT_NAMED}) of the tools a listing left out, and counts them all`, async () => {
+    const { u, events } = hostile(['deep', '200', String(MAX_LEFT_OUT_NAMED + 5)])
+    await u.ready
+    const started = events.find((e) => e._tag === 'Started')
+    expect(started?._tag === 'Started' && started.leftOut?.map((t) => t.name)).toStrictEqual([
+      'deep',
+      ...Array.from({ length: MAX_LEFT_OUT_NAMED - 1 }, (_, i) => `deep_${i + 2}`),
+    ])
+    expect(started?._tag === 'Started' && started.leftOutCount).toBe(MAX_LEFT_OUT_NAMED + 5)
   })
 
   it('one that crashes at its first listing: the failure quotes the end of its stderr, escaped, once; a call and its status say it too', async () => {

@@ -153,13 +153,15 @@ describe('faults', () => {
     // what the listing holds can be written as JSON again (a change of tools is compared that way, a host sent it)
     expect(() => JSON.stringify(declarations)).not.toThrow()
     expect(tools.tools().map((t) => t.name)).toEqual(['echo'])
+    expect(tools.leftOut().map((t) => t.name)).toEqual(['deep'])
     const out = rightOf(await tools.executeToolCalls([call('1', 'echo', { text: 'hi' }), call('2', 'deep')])())
     expect(out).toEqual([
       answered('1', 'hi'),
       {
         role: 'tool',
         tool_call_id: '2',
-        content: 'there is no tool named "deep" on this MCP server; the tool was not called',
+        content:
+          'the MCP server lists a tool named "deep", but the listing left it out: its input schema or annotations nest deeper than 100 levels; the tool was not called',
         is_error: true,
       },
     ])

@@ -96,11 +96,52 @@ describe('fromMcpClient: a listed tool nested too deep', () => {
       { id: '1', function: { name: 'deep', arguments: '{}' } },
       { id: '2', function: { name: 'last', arguments: '{}' } },
     ])()
+    const tooDeep = `its input schema or annotations nest deeper than ${MAX_SCHEMA_DEPTH} levels`
     expect(out._tag === 'Right' && out.right.map((r) => [r.content, r.is_error === true])).toStrictEqual([
-      ['there is no tool named "deep" on this MCP server; the tool was not called', true],
+      [
+        `the MCP server lists a tool named "deep", but the listing left it out: ${tooDeep}; the tool was not called`,
+        true,
+      ],
       ['last', false],
     ])
     expect(calls).toStrictEqual(['last'])
+    // what was left out, in listing order, and why; a tool without a name is no tool at all
+    expect(provider.leftOut()).toStrictEqual([
+      { name: 'deep', why: tooDeep },
+      { name: 'annotated', why: tooDeep },
+    ])
+  })
+
+  it('says what the last successful listing left out: nothing before one, a name once, a name also listed routed', async () => {
+    let tools: ReadonlyArray<unknown> = [
+      { name: 'twice', inputSchema: schemaOf(MAX_SCHEMA_DEPTH + 1) },
+      { name: 'twice', inputSchema: { type: 'object' } },
+      { name: 'deep', inputSchema: schemaOf(MAX_SCHEMA_DEPTH + 1) },
+      { name: 'deep', annotations: nestedOf(MAX_SCHEMA_DEPTH + 1), inputSchema: { type: 'object' } },
+    ]
+    let fail = false
+    const client: McpToolClient = {
+      listTools: () => (fail ? Promise.reject(new Error('down')) : Promise.resolve({ tools })),
+      callTool: (p) => Promise.resolve({ content: [{ type: 'text', text: p.name }] }),
+    }
+    const provider = fromMcpClient(client)
+    expect(provider.leftOut()).toStrictEqual([])
+    await provider.toolsForLlm()
+    expect(provider.leftOut().map((t) => t.name)).toStrictEqual(['twice', 'deep'])
+    const out = await provider.executeToolCalls([{ id: '1', function: { name: 'twice', arguments: '{}' } }])()
+    expect(out._tag === 'Right' && out.right.map((r) => r.content)).toStrictEqual(['twice'])
+    // a failed listing keeps the last one's; a successful one replaces it
+    fail = true
+    await provider.toolsForLlm()
+    expect(provider.leftOut().map((t) => t.name)).toStrictEqual(['twice', 'deep'])
+    fail = false
+    tools = [{ name: 'ok', inputSchema: { type: 'object' } }]
+    await provider.toolsForLlm()
+    expect(provider.leftOut()).toStrictEqual([])
+    const gone = await provider.executeToolCalls([{ id: '2', function: { name: 'deep', arguments: '{}' } }])()
+    expect(gone._tag === 'Right' && gone.right[0]?.content).toBe(
+      'there is no tool named "deep" on this MCP server; the tool was not called',
+    )
   })
 })
 
