@@ -19,6 +19,7 @@ import type { Catalogue, ReportedKey, Segment } from '../extend.js'
 import { catalogueOf as libraryCatalogueOf, toleratedOf } from '../extend.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
 import { firstOf, MAX_KEYS_SHOWN } from '../steps/audit/Check.js'
+import { MAX_KEY_CHARS, rememberedKey } from '../steps/audit/SeenSet.js'
 import { cut } from './text.js'
 
 export type { Catalogue, Check } from '../extend.js'
@@ -91,10 +92,15 @@ export const MAX_RECORD_CHARS = 1000
 
 const text = (s: string): string => cut(s, MAX_RECORD_CHARS)
 const segment = (s: Segment): Segment => (typeof s === 'string' ? text(s) : s)
-const reportedKey = (k: ReportedKey): ReportedKey => ({
+// a name or key longer than MAX_KEY_CHARS is remembered (in the summary, a gateway's counts) by its start and a
+// digest: a record carries that form beside it, so a machine can join the two whatever the length
+const isRememberedOtherwise = (s: string): boolean => s.length > MAX_KEY_CHARS
+
+const reportedKey = (k: ReportedKey): ReportedKey & { readonly remembered?: string } => ({
   path: text(k.path),
   key: text(k.key),
   place: k.place.map(segment),
+  ...(isRememberedOtherwise(k.key) ? { remembered: rememberedKey(k.key) } : {}),
 })
 const suggestion = (s: Suggestion): Suggestion => ({ key: text(s.key), didYouMean: text(s.didYouMean) })
 
@@ -107,6 +113,7 @@ export const warningFields = (w: UnknownKeyWarning): Readonly<Record<string, unk
   return {
     type: 'warning',
     tool: text(w.tool),
+    ...(isRememberedOtherwise(w.tool) ? { rememberedTool: rememberedKey(w.tool) } : {}),
     id: text(w.id),
     unknownKeys: unknownKeys.map(text),
     keys: keys.map(reportedKey),

@@ -25,6 +25,7 @@ import { readVersion } from '../../src/cli/version.js'
 import type { UnknownKeyWarning } from '../../src/index.js'
 import { formatWarning, pathOf } from '../../src/index.js'
 import { escapeControls } from '../../src/kernel/describe.js'
+import { rememberedKey } from '../../src/steps/audit/SeenSet.js'
 import {
   anthropicRequest,
   assistant,
@@ -946,6 +947,28 @@ describe('toolstack audit', () => {
     )
     expect(out.slice(3)).toEqual(['  fs_read: "ffset" in 2 calls', '  web_get: "headers" in 1 call'])
     expect(r.stdout.includes(0x1b)).toBe(false)
+  })
+
+  it('a warning record carries the form the summary remembers a long tool or key by, so the two can be joined', async () => {
+    const tool = `t${'o'.repeat(150)}`
+    const long = `k${'e'.repeat(2_000)}`
+    const declared = {
+      type: 'function',
+      function: { name: tool, parameters: { type: 'object', properties: { a: {} } } },
+    }
+    const f = file('long.jsonl', jsonl(session([declared], [[toolCall('c1', tool, { a: 1, [long]: 1, short: 1 })]])))
+    const out = jsonLines((await runCli(['audit', '--json', f])).stdout)
+    const warning = out[0] as { rememberedTool?: string; keys: ReadonlyArray<Record<string, unknown>> }
+    const summary = out.at(-1) as { undeclared: ReadonlyArray<{ tool: string; key: string }> }
+    expect(warning.rememberedTool).toBe(summary.undeclared[0]?.tool)
+    const byKey = new Map(warning.keys.map((k) => [k['remembered'] ?? k['key'], k]))
+    expect(summary.undeclared.map((u) => [u.tool === warning.rememberedTool, byKey.has(u.key)])).toEqual([
+      [true, true],
+      [true, true],
+    ])
+    // a key cut in the record: its remembered form tells it apart; a short one has no such member
+    expect(byKey.get(rememberedKey(long))?.['key']).toBe(`${long.slice(0, 1000)}…`)
+    expect(Object.keys(byKey.get('short') ?? {})).toEqual(['path', 'key', 'place'])
   })
 
   it('reads one JSON document and a JSON array of them', async () => {
