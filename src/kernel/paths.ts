@@ -249,6 +249,7 @@ export const rootFor = (roots: Roots, tool: string): string | undefined => {
   // own entries only: a prefix is data, `__proto__` included
   for (const [prefix, dir] of Object.entries(roots)) {
     if (typeof dir !== 'string' || !tool.startsWith(prefix)) continue
+    // Stryker disable next-line EqualityOperator: equivalent: two keys of one length that both start `tool` are one
     if (best !== undefined && best.prefix.length >= prefix.length) continue
     const clean = normalizeAbsolute(dir)
     if (clean._tag === 'Right') best = { prefix, dir: clean.right }
@@ -325,6 +326,7 @@ export const readLocation = (raw: unknown, root: string | undefined): Either<Not
     if (scheme !== null) return elsewhere(`is a URL (${JSON.stringify(`${cut(scheme[1] ?? '', 20)}:`)}), not a path`)
     if (MAILTO.test(raw) || EMAIL.test(raw)) return elsewhere('is an e-mail address, not a path')
     const colon = raw.indexOf(':')
+    // Stryker disable next-line EqualityOperator: equivalent: a ":" and a "/" are never at one index
     if (colon !== -1 && (raw.indexOf('/') === -1 || colon < raw.indexOf('/')))
       return unknown('holds a ":" before any "/", so it may be a URL or a drive, not plainly a path')
   }
@@ -484,13 +486,11 @@ export const locate = (
     const out: Array<PathLocation> = []
     for (const arg of names)
       if (hasOwn(args, arg) && (declared?.has(arg) ?? true)) out.push(...readingsOf(arg, given[arg], root))
-    // what the rules cannot read: declared names that look like locations (the tool's own), or, with no
-    // declaration, such keys the call gives
+    // what the rules cannot read: declared names that look like locations (the tool's own), or, with no scope
+    // (so no declaration and no names said not to be locations), such keys the call gives
     const unread =
-      scope?.declared === undefined
-        ? Object.keys(args).filter(
-            (k) => looksLikeLocation(k) && !names.includes(k) && !(notLocations?.has(k) ?? false),
-          )
+      scope === undefined
+        ? Object.keys(args).filter((k) => looksLikeLocation(k) && !names.includes(k))
         : unreadLocations(scope)
     for (const arg of unread)
       for (const reading of readingsOf(arg, hasOwn(args, arg) ? given[arg] : undefined, root))
@@ -578,7 +578,8 @@ export const commonDirectory = (paths: ReadonlyArray<string>): string | undefine
   let n = first.length
   for (const segs of rest) {
     let i = 0
-    while (i < n && i < segs.length && segs[i] === first[i]) i++
+    // past the end of `segs`, `segs[i]` is undefined, never a name of `first`
+    while (i < n && segs[i] === first[i]) i++
     n = i
   }
   return fromSegments(first.slice(0, n))

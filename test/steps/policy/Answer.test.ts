@@ -128,6 +128,7 @@ describe('recordGrant', () => {
       decision: fc.constantFrom('allow' as const, 'deny' as const, 'ask' as const),
       under: fc.constantFrom('/p', '/q'),
       note: fc.constantFrom('a', 'b'),
+      definition: fc.constantFrom(`sha256:${'a'.repeat(64)}`, `sha256:${'b'.repeat(64)}`),
     },
     { requiredKeys: ['tool', 'decision'] },
   )
@@ -136,7 +137,11 @@ describe('recordGrant', () => {
     fc.assert(
       fc.property(fc.array(ruleArb, { maxLength: 4 }), ruleArb, (grants, rule) => {
         const same = (a: Rule, b: Rule) =>
-          a.tool === b.tool && a.decision === b.decision && a.under === b.under && a.note === b.note
+          a.tool === b.tool &&
+          a.decision === b.decision &&
+          a.under === b.under &&
+          a.note === b.note &&
+          a.definition === b.definition
         const out = recordGrant({ ...rule })(grants)
         if (grants.some((g) => same(g, rule))) expect(out).toBe(grants)
         else expect(out).toEqual([...grants, rule])
@@ -150,6 +155,7 @@ describe('recordGrant', () => {
     ['under', { under: '/q' }],
     ['under, left out', { under: undefined }],
     ['note', { note: 'other' }],
+    ['definition', { definition: `sha256:${'c'.repeat(64)}` }],
   ] as const)('tells rules apart by their %s', (_, change) => {
     const base: Rule = { tool: 'fs_write', decision: 'allow', under: '/p', note: 'n' }
     const other = { ...base, ...change } as Rule
