@@ -18,14 +18,16 @@
 import type { Catalogue, ReportedKey, Segment } from '../extend.js'
 import { catalogueOf as libraryCatalogueOf, toleratedOf } from '../extend.js'
 import type { UnknownKeyWarning } from '../steps/audit/Check.js'
-import { firstOf, MAX_KEYS_SHOWN } from '../steps/audit/Check.js'
+import { MAX_KEYS_SHOWN } from '../steps/audit/Check.js'
+import { firstOf } from '../kernel/describe.js'
 import { MAX_KEY_CHARS, rememberedKey } from '../steps/audit/SeenSet.js'
 import { cut } from './text.js'
 
 export type { Catalogue, Check } from '../extend.js'
 export { checkCall, emptyCatalogue, pairStats } from '../extend.js'
 export type { UnknownKeyWarning } from '../steps/audit/Check.js'
-export { firstOf, formatWarning, MAX_KEYS_SHOWN } from '../steps/audit/Check.js'
+export { formatWarning, MAX_KEYS_SHOWN } from '../steps/audit/Check.js'
+export { firstOf } from '../kernel/describe.js'
 export type { PairStat, SeenSet } from '../steps/audit/SeenSet.js'
 export { emptySeenSet } from '../steps/audit/SeenSet.js'
 

@@ -9,6 +9,23 @@ export const MAX_TELEMETRY_KEYS = 16
 /** `s` cut at `max` characters, with `…` where it was cut. */
 export const cut = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s)
 
+/**
+ * The first `max` of `items`, and how many were left out: the same array when none was.
+ *
+ * @example
+ * import { firstOf } from './describe.js'
+ * assert.deepStrictEqual(firstOf(['a', 'b', 'c'], 2), { shown: ['a', 'b'], more: 1 })
+ * assert.deepStrictEqual(firstOf(['a'], 2), { shown: ['a'], more: 0 })
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const firstOf = <A>(
+  items: ReadonlyArray<A>,
+  max: number,
+): { readonly shown: ReadonlyArray<A>; readonly more: number } =>
+  items.length <= max ? { shown: items, more: 0 } : { shown: items.slice(0, max), more: items.length - max }
+
 /** A name, key or id from a model as telemetry carries it: cut at {@link MAX_TELEMETRY_CHARS}. */
 export const telemetryText = (s: string): string => cut(s, MAX_TELEMETRY_CHARS)
 

@@ -16,7 +16,7 @@ import type { Segment, UnknownKey } from './Schema.js'
 import { argumentsIn, batchSize, callIdOf, functionOf, nameIn } from '../../kernel/calls.js'
 import type { SeenSet } from './SeenSet.js'
 import { countCall } from './SeenSet.js'
-import { cut, escapeControls } from '../../kernel/describe.js'
+import { cut, escapeControls, firstOf } from '../../kernel/describe.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -233,23 +233,6 @@ const MAX_SHOWN = 200
  * @category utils
  */
 export const MAX_KEYS_SHOWN = 20
-
-/**
- * The first `max` of `items`, and how many were left out: the same array when none was.
- *
- * @example
- * import { firstOf } from './Check.js'
- * assert.deepStrictEqual(firstOf(['a', 'b', 'c'], 2), { shown: ['a', 'b'], more: 1 })
- * assert.deepStrictEqual(firstOf(['a'], 2), { shown: ['a'], more: 0 })
- *
- * @since 0.1.0
- * @category utils
- */
-export const firstOf = <A>(
-  items: ReadonlyArray<A>,
-  max: number,
-): { readonly shown: ReadonlyArray<A>; readonly more: number } =>
-  items.length <= max ? { shown: items, more: 0 } : { shown: items.slice(0, max), more: items.length - max }
 
 // names, ids and keys come from models and servers: escaped, so a key holding `ESC]0;…BEL` cannot retitle a
 // terminal, and truncated, so a 10 KB key stays a short line

@@ -16,7 +16,7 @@ import type { DefinitionNotice } from '../pins/Review.js'
 import { shortHash } from '../pins/Canonical.js'
 import type { PathLocation } from '../../kernel/paths.js'
 import type { Shown } from '../../kernel/describe.js'
-import { bounded, cut, describeError, describeValue, escapeControls, showText } from '../../kernel/describe.js'
+import { bounded, cut, describeError, describeValue, escapeControls, firstOf, showText } from '../../kernel/describe.js'
 import { hasOwn, own, ownCopy } from '../../kernel/guards.js'
 
 // what a human is shown of a model's or a server's text (defined with the escaping, in the kernel)
@@ -264,10 +264,11 @@ const capped = <A>(
   max: number,
   line: (a: A) => string,
   more: string,
-): ReadonlyArray<string> =>
-  items.length <= max
-    ? items.map(line)
-    : [...items.slice(0, max).map(line), `  … and ${items.length - max} more ${more} not shown`]
+): ReadonlyArray<string> => {
+  const first = firstOf(items, max)
+  const lines = first.shown.map(line)
+  return first.more === 0 ? lines : [...lines, `  … and ${first.more} more ${more} not shown`]
+}
 
 const locationLine = (l: ShownLocation): string =>
   l._tag === 'Known'
