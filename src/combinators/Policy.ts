@@ -468,6 +468,14 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
     }
 
     // the previous question may have granted this one, so the grants are read again in turn
+    // no one to ask (no onAsk), or no one asked (onAsk answered `unasked`): refused by nobody
+    const noOneToAsk = (q: Question, standing: Standing | undefined): Step<'inner'> =>
+      refuse(q.call, q.tool, 'nobody', {
+        _tag: 'NoOneToAsk',
+        tool: q.tool,
+        ...(setAside(q, standing) ? { definitionChanged: true } : {}),
+      })
+
     const inTurn =
       (
         q: Question,
@@ -484,6 +492,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
         const answer = await asking(q, args, text, notice)
         if (isLeft(answer)) return refuse(q.call, q.tool, 'human', answer.left)
         const { action, grant } = answer.right
+        if (action === 'unasked') return noOneToAsk(q, standing)
         if (grant !== undefined) remember(grant, standing)
         return action === 'allow-once' || action === 'always-allow'
           ? allow(q.call, q.tool, 'human', pass)
@@ -528,12 +537,7 @@ export const withPolicy = (options: PolicyOptions): (<E>(provider: Provider<E>) 
       const q = verdict.question
       const granted = byGrants(grantsFor(standing), roots)(q)
       if (granted !== undefined) return applyVerdict(call, tool, 'grant', granted, pass)
-      if (ask === undefined)
-        return refuse(call, tool, 'nobody', {
-          _tag: 'NoOneToAsk',
-          tool,
-          ...(setAside(q, standing) ? { definitionChanged: true } : {}),
-        })
+      if (ask === undefined) return noOneToAsk(q, standing)
       // the arguments the rules saw (q.args), with no arguments read as {}
       const readable = noneAsEmpty(q.parsed)
       if (isLeft(readable))

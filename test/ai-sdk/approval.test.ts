@@ -199,15 +199,15 @@ describe('policyApproval: toolApproval', () => {
 })
 
 describe('policyApproval: onAsk and approvedWhile', () => {
-  it('onAsk allows a call only while it is marked approved, and refuses it otherwise', async () => {
+  it('onAsk allows a call only while it is marked approved, and answers "unasked" otherwise (no one was asked)', async () => {
     const approval = policyApproval({ rules: RULES })
-    expect(await approval.onAsk(permission('w1'))).toStrictEqual({ action: 'deny-once' })
+    expect(await approval.onAsk(permission('w1'))).toStrictEqual({ action: 'unasked' })
     const during = await approval.approvedWhile(permission('w1').call, async () => [
       await approval.onAsk(permission('w1')),
       await approval.onAsk(permission('w2')),
     ])
-    expect(during).toStrictEqual([{ action: 'allow-once' }, { action: 'deny-once' }])
-    expect(await approval.onAsk(permission('w1'))).toStrictEqual({ action: 'deny-once' })
+    expect(during).toStrictEqual([{ action: 'allow-once' }, { action: 'unasked' }])
+    expect(await approval.onAsk(permission('w1'))).toStrictEqual({ action: 'unasked' })
   })
 
   it('a call not approved through the SDK goes to the onAsk it was given', async () => {

@@ -1268,6 +1268,22 @@ describe('withPolicy: the listing', () => {
     }
   })
 
+  it('onAsk answering "unasked" (no one was asked): refused as headless, by nobody, and nothing is remembered', async () => {
+    const told: Array<unknown> = []
+    const policy = withPolicy({
+      rules: RULES,
+      onAsk: () => ({ action: 'unasked', rule: { tool: 'web_get', decision: 'allow' } }),
+      onDecision: (d) => () => void told.push(d),
+    })(recordingProvider(DECLS))
+    await policy.toolsForLlm()
+    const out = await run(policy, [call('1', 'web_get', { query: 'x' })])
+    expect(out[0]?.content).toBe(
+      'This call to "web_get" needs the user\'s permission, and no one is available to give it, so it was not run. Use a tool the policy allows, or ask the user to allow "web_get".',
+    )
+    expect(told).toEqual([{ tool: 'web_get', id: '1', outcome: 'refused', by: 'nobody', refusal: 'NoOneToAsk' }])
+    expect(policy.grants()).toEqual([])
+  })
+
   it('answers the inner listing itself when it leaves nothing out', async () => {
     const listing = { _tag: 'Right', right: DECLS } as const
     const inner = {

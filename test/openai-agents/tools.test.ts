@@ -246,8 +246,8 @@ describe('toAgentsTools with policyApproval', () => {
     if (t === undefined) throw new Error('no write tool')
     return { t, ran }
   }
-  // the policy asked, and no human approved: withPolicy's words for a declined ask
-  const refused = /^Error: The user declined this call to "write"\./
+  // the policy asks, and the SDK's human did not approve this very call: withPolicy's words for no one asked
+  const refused = /^Error: This call to "write" needs the user's permission, and no one is available to give it/
 
   it('needsApproval is the rules’ ask for this tool and these arguments; without the bridge, never', async () => {
     const ctx = new RunContext()

@@ -28,12 +28,13 @@ export { showText } from '../../kernel/describe.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * How the human answered.
+ * How the human answered; or `unasked`: no human was asked about this call (a framework's approval bridge whose
+ * framework did not ask), and it is refused as when `withPolicy` has no `onAsk` (`NoOneToAsk`), not as declined.
  *
  * @since 0.1.0
  * @category model
  */
-export type PermissionAction = 'allow-once' | 'deny-once' | 'always-allow' | 'always-deny'
+export type PermissionAction = 'allow-once' | 'deny-once' | 'always-allow' | 'always-deny' | 'unasked'
 
 /**
  * A rule to remember, as an answer may give it: `decision` may be left out, and is then taken from the
@@ -46,7 +47,7 @@ export type GrantRule = Omit<Rule, 'decision'> & { readonly decision?: Decision 
 
 /**
  * What `onAsk` resolves to. `rule` matters only for `always-*` and defaults to the request's `suggestedRule`;
- * it is ignored for `*-once`.
+ * it is ignored for `*-once` and `unasked`.
  *
  * @since 0.1.0
  * @category model
@@ -390,7 +391,13 @@ export interface DecodedAnswer {
 }
 
 const ANSWER_MEMBERS: ReadonlyArray<string> = ['action', 'rule']
-const Action = t.keyof({ 'allow-once': null, 'deny-once': null, 'always-allow': null, 'always-deny': null })
+const Action = t.keyof({
+  'allow-once': null,
+  'deny-once': null,
+  'always-allow': null,
+  'always-deny': null,
+  unasked: null,
+})
 
 /**
  * Decodes `onAsk`'s answer. Unknown members, an unknown action, a rule that is not a valid rule or whose
@@ -422,9 +429,10 @@ export const decodeAnswer = (
     const action: unknown = own(u, 'action')
     if (!Action.is(action))
       return unclear(
-        `action must be "allow-once", "deny-once", "always-allow" or "always-deny", got ${describeValue(action)}`,
+        `action must be "allow-once", "deny-once", "always-allow", "always-deny" or "unasked", got ${describeValue(action)}`,
       )
-    if (action === 'allow-once' || action === 'deny-once') return right({ action, grant: undefined })
+    if (action === 'allow-once' || action === 'deny-once' || action === 'unasked')
+      return right({ action, grant: undefined })
     const decision: Decision = action === 'always-allow' ? 'allow' : 'deny'
     const given: unknown = own(u, 'rule')
     if (given === undefined) {

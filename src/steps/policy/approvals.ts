@@ -27,7 +27,10 @@ export interface PolicyApprovalOptions {
   readonly rules: ReadonlyArray<Rule>
   /** The `roots` given to `withPolicy`, if any. */
   readonly roots?: Roots
-  /** Called for a call the policy asks about that the framework has not approved. Default: refuse it. */
+  /**
+   * Called for a call the policy asks about that the framework has not approved. Default: answer `unasked`, so
+   * it is refused as no one was asked (`NoOneToAsk`): a framework does not run a call its human declined.
+   */
   readonly onAsk?: OnAsk
 }
 
@@ -46,7 +49,8 @@ export interface ApprovalBridge {
   readonly approvedWhile: <A>(call: ToolCall, task: () => Promise<A>) => Promise<A>
 }
 
-const DENY: PermissionAnswer = { action: 'deny-once' }
+// the framework asked no one about a call it did not approve (it never runs one its human declined)
+const UNASKED: PermissionAnswer = { action: 'unasked' }
 const ALLOW: PermissionAnswer = { action: 'allow-once' }
 
 /**
@@ -103,7 +107,7 @@ export const approvalBridge = (options: PolicyApprovalOptions, where: string): A
   return {
     rules: decoded.right,
     roots: options.roots ?? {},
-    onAsk: (request) => (isApproved(request.call) ? ALLOW : fallback === undefined ? DENY : fallback(request)),
+    onAsk: (request) => (isApproved(request.call) ? ALLOW : fallback === undefined ? UNASKED : fallback(request)),
     approvedWhile: async (call, task) => {
       const key = approvalKey(call)
       // Stryker disable next-line ConditionalExpression: equivalent: an undefined key is never looked up (isApproved)

@@ -55,6 +55,16 @@ describe('decodeAnswer', () => {
     })
   })
 
+  it('reads "unasked" as no one asked: no grant, whatever rule comes with it', () => {
+    for (const rule of [undefined, { tool: 'fs_write' }, 'not a rule'])
+      expect(
+        decodeAnswer(rule === undefined ? { action: 'unasked' } : { action: 'unasked', rule }, suggestedRule),
+      ).toEqual({
+        _tag: 'Right',
+        right: { action: 'unasked', grant: undefined },
+      })
+  })
+
   it('names every unknown member, apart', () => {
     expect(decodeAnswer({ action: 'allow-once', scope: 'x', ttl: 3 }, suggestedRule)).toEqual({
       _tag: 'Left',

@@ -25,6 +25,7 @@ const answerOf = async (bridge: ReturnType<typeof approvalBridge>, id: string): 
 
 const ALLOW: PermissionAnswer = { action: 'allow-once' }
 const DENY: PermissionAnswer = { action: 'deny-once' }
+const UNASKED: PermissionAnswer = { action: 'unasked' }
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -74,8 +75,8 @@ describe('approvalBridge', () => {
   // -----------------------------------------------------------------------------------
 
   describe('onAsk', () => {
-    it('refuses a call not approved when there is no fallback', async () => {
-      expect(await answerOf(approvalBridge({ rules: RULES }, 'here'), '1')).toEqual(DENY)
+    it('answers a call not approved "unasked" when there is no fallback: the framework asked no one about it', async () => {
+      expect(await answerOf(approvalBridge({ rules: RULES }, 'here'), '1')).toEqual(UNASKED)
     })
 
     it('hands a call not approved to the fallback, whose answer it is', async () => {
@@ -115,7 +116,7 @@ describe('approvalBridge', () => {
           throw boom
         }),
       ).rejects.toBe(boom)
-      expect(await answerOf(bridge, '1')).toEqual(DENY)
+      expect(await answerOf(bridge, '1')).toEqual(UNASKED)
     })
 
     // an id is the model's or a backend's (call_0): another call reusing it, with other arguments or another tool,
@@ -136,7 +137,7 @@ describe('approvalBridge', () => {
           await ask({ ...approved, function: { name: 'fs_write', arguments: { path: '/tmp/ok/a' } as never } }),
         ]
       })
-      expect(seen).toEqual([ALLOW, DENY, DENY, ALLOW])
+      expect(seen).toEqual([ALLOW, UNASKED, UNASKED, ALLOW])
     })
 
     it('two runs of one approved call: the first to end leaves the other approved', async () => {
@@ -150,7 +151,7 @@ describe('approvalBridge', () => {
       expect(await answerOf(bridge, '1')).toEqual(ALLOW)
       release()
       await first
-      expect(await answerOf(bridge, '1')).toEqual(DENY)
+      expect(await answerOf(bridge, '1')).toEqual(UNASKED)
     })
 
     it('keeps overlapping approvals apart: one ending leaves the other', async () => {
@@ -164,11 +165,11 @@ describe('approvalBridge', () => {
         expect(await answerOf(bridge, '1')).toEqual(ALLOW)
         expect(await answerOf(bridge, '2')).toEqual(ALLOW)
       })
-      expect(await answerOf(bridge, '2')).toEqual(DENY)
+      expect(await answerOf(bridge, '2')).toEqual(UNASKED)
       expect(await answerOf(bridge, '1')).toEqual(ALLOW)
       release()
       await first
-      expect(await answerOf(bridge, '1')).toEqual(DENY)
+      expect(await answerOf(bridge, '1')).toEqual(UNASKED)
     })
   })
 })
