@@ -39,6 +39,7 @@ export const integration: ReadonlyArray<string> = [
   'test/mcp/realServers.test.ts',
   'test/mcp/connectStdio.test.ts',
   'test/mcp/stdio.test.ts',
+  'test/mcp/watchdog.test.ts',
   'test/mcp/serve-stdio.test.ts',
   'test/gateway/upstream.test.ts',
   'test/mcp/faults.test.ts',

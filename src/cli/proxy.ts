@@ -14,6 +14,7 @@ import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
+import { watchGroup } from '../mcp/index.js'
 import { splitLines } from './lines.js'
 import type { LogRecord, ProxyAudit, ProxyAuditOptions } from './proxyaudit.js'
 import type { Direction } from './sidechannel.js'
@@ -223,6 +224,8 @@ export const runProxy = (
       signalGroup('SIGKILL')
     }
     const offExit = io.onExit(endGroupNow)
+    // and should the proxy be killed outright (SIGKILL: no exit event runs), a watchdog ends the group
+    const stopWatching = child.pid === undefined ? () => undefined : watchGroup(child.pid, options.graceMs)
 
     const unsubscribe: Array<() => void> = []
     let finished = false
@@ -239,7 +242,11 @@ export const runProxy = (
       io.stdin.destroy()
       serverOut.destroy()
       // wait for the warnings about the last calls before resolving
-      void Promise.all([endGroup().then(offExit), audit.settled()]).then(() => {
+      const ended = endGroup().then(() => {
+        offExit()
+        stopWatching()
+      })
+      void Promise.all([ended, audit.settled()]).then(() => {
         if (io.stdout.writable && !io.stdout.destroyed) io.stdout.write('', () => resolve(status))
         else resolve(status)
       })

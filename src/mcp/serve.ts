@@ -318,8 +318,8 @@ const fileLimit = (): number | undefined => {
 
 /**
  * The connections `serveHttp` keeps open at most when not told: three quarters of the process's limit on open
- * files (at least 16, at most 100 000; 768 when the limit cannot be read), the rest left to its upstreams, its log
- * and its store.
+ * files, and at least {@link RESERVED_FILES} fewer than it (at least 16, at most 100 000; 768 when the limit cannot
+ * be read), the rest left to the process itself, its upstreams, its log and its store.
  *
  * @example
  * import { defaultMaxConnections } from 'toolstack/mcp'
@@ -328,11 +328,32 @@ const fileLimit = (): number | undefined => {
  * @since 0.1.0
  * @category serving
  */
-export const defaultMaxConnections = (): number => {
-  const limit = fileLimit()
-  if (limit === undefined || !(limit > 0)) return 768
-  return Math.max(16, Math.min(100_000, Math.floor(limit * 0.75)))
-}
+/**
+ * The files `defaultMaxConnections` leaves at least: a Node process holds about 20 of its own (30 under a loader
+ * such as tsx), each upstream three pipes, the servers' shared watchdog one, and a restart a few more while the old
+ * server's pipes close (test/cli/serve-start.test.ts restarts one under a limit of 128 files).
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const RESERVED_FILES = 48
+
+export const defaultMaxConnections = (): number => maxConnectionsFor(fileLimit())
+
+/**
+ * {@link defaultMaxConnections} for a limit on open files (`undefined` when it cannot be read).
+ *
+ * @example
+ * import { maxConnectionsFor } from 'toolstack/mcp'
+ * assert.deepStrictEqual([128, 256, 1024, Infinity, undefined].map(maxConnectionsFor), [80, 192, 768, 100_000, 768])
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const maxConnectionsFor = (limit: number | undefined): number =>
+  limit === undefined || !(limit > 0)
+    ? 768
+    : Math.max(16, Math.min(100_000, Math.floor(limit * 0.75), limit - RESERVED_FILES))
 
 // a request's own origin, for its URL: its Host, which every request that reaches a session has (one without
 // is refused as not this server's)

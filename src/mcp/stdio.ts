@@ -7,6 +7,8 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
+import { watchGroup } from './watchdog.js'
+import type { Writable } from 'node:stream'
 import { PassThrough } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import * as t from 'io-ts/lib/index.js'
@@ -222,6 +224,7 @@ const groupTransport = (
   const buffer = new ReadBuffer()
   let child: ChildProcess | undefined
   let closing: Promise<void> | undefined
+  let stopWatching: () => void = () => undefined
   // -pid names the group; a group is alive while any process in it is
   const group = (): number | undefined => (child?.pid === undefined ? undefined : -child.pid)
   const signal = (sig: NodeJS.Signals): void => {
@@ -255,8 +258,19 @@ const groupTransport = (
           reject(e)
           transport.onerror?.(e)
         })
-        c.on('spawn', () => resolve())
-        c.on('close', () => transport.onclose?.())
+        c.on('spawn', () => {
+          // should this process be killed outright (no exit event runs), a watchdog ends the group
+          if (c.pid !== undefined) stopWatching = watchGroup(c.pid, graceMs)
+          resolve()
+        })
+        c.on('close', () => {
+          // a server that ended with its whole group needs no watching (and its group id may be reused); one that
+          // never started has no pid, and no watchdog
+          if (c.pid !== undefined && !isAlive(-c.pid)) stopWatching()
+          transport.onclose?.()
+        })
+        // a spawn that failed for want of a file (EMFILE) has no pipes: its 'error' above says why
+        if ((c.stdin as Writable | undefined) === undefined) return
         c.stdin.on('error', (e) => transport.onerror?.(e))
         c.stdout.on('data', (chunk: Buffer) => {
           try {
@@ -299,12 +313,16 @@ const groupTransport = (
       }),
     close: () =>
       (closing ??= (async () => {
-        child?.stdin?.end()
-        if (await groupGone(graceMs)) return
-        signal('SIGTERM')
-        if (await groupGone(graceMs)) return
-        signal('SIGKILL')
-        await groupGone(5000)
+        try {
+          child?.stdin?.end()
+          if (await groupGone(graceMs)) return
+          signal('SIGTERM')
+          if (await groupGone(graceMs)) return
+          signal('SIGKILL')
+          await groupGone(5000)
+        } finally {
+          stopWatching()
+        }
       })()),
   }
   return transport

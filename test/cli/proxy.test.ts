@@ -686,6 +686,22 @@ describe('toolstack proxy: lifecycle', () => {
     expect(isRunning(grandchild) && !isZombie(grandchild)).toBe(false)
   })
 
+  it('leaves no process of its server’s group behind when it is killed outright (SIGKILL): its watchdog ends the group', async () => {
+    const grandchildPid = join(tmp.dir, 'grandchild.pid')
+    const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
+    await eventually(
+      () => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '',
+      15_000,
+      'grandchild start',
+    )
+    const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
+    pids.push(grandchild)
+    p.child.kill('SIGKILL')
+    expect((await within(10_000, 'the proxy’s exit', p.exited)).signal).toBe('SIGKILL')
+    // the grandchild ignores SIGTERM: the watchdog's SIGKILL, a second later, ends it
+    await eventually(() => !isRunning(grandchild) || isZombie(grandchild), 10_000, 'the group to end')
+  })
+
   it('says clearly when the server cannot be started', async () => {
     const missing = await runCli(['proxy', '--', join(tmp.dir, 'no-such-server')])
     expect(missing.status).toBe(127)

@@ -123,6 +123,41 @@ describe('toolstack serve, over stdio', () => {
     expect(Number.isNaN(Date.parse(String(warnings[0]?.['time'])))).toBe(false)
   }, 60_000)
 
+  it.runIf(existsSync('/dev/full'))(
+    'a log it cannot write (a full disk): said once on stderr, and every call still answered',
+    async () => {
+      const dir = workspace()
+      const file = configFile(dir, {
+        mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } },
+        rules: [{ tool: '*', decision: 'allow' }],
+        log: '/dev/full',
+        listWaitMs: 30_000,
+      })
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, 'serve', '--config', file],
+        stderr: 'pipe',
+      })
+      let stderr = ''
+      transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString('utf8')))
+      const client = new Client({ name: 'host', version: '1' })
+      await client.connect(transport)
+      cleanups.push(() => client.close())
+      for (const n of [1, 2, 3]) {
+        const r = await client.callTool({
+          name: 'fs_read_text_file',
+          arguments: { path: join(dir, 'notes.txt'), haed: n },
+        })
+        expect(text(r)).toContain('one')
+      }
+      await until(() => stderr.includes('cannot write to the log'))
+      expect(stderr.split('\n').filter((l) => l.includes('cannot write to the log'))).toEqual([
+        'toolstack serve: cannot write to the log (ENOSPC: no space left on device, write); records it does not take are lost from it',
+      ])
+    },
+    60_000,
+  )
+
   it("a key misspelled inside an upstream tool's array elements is logged once, by its path", async () => {
     const dir = workspace()
     const client = await overStdio(

@@ -13,7 +13,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { HttpPage, HttpServing } from '../../src/mcp/index.js'
-import { boundedEventStore, defaultMaxConnections, serveHttp, serveStdio } from '../../src/mcp/index.js'
+import {
+  RESERVED_FILES,
+  boundedEventStore,
+  defaultMaxConnections,
+  maxConnectionsFor,
+  serveHttp,
+  serveStdio,
+} from '../../src/mcp/index.js'
 import { until } from '../support/until.js'
 
 const MAX_BODY = 4 * 1024 * 1024
@@ -1189,9 +1196,26 @@ describe('serveHttp: connections', () => {
     expect(slow.data()).toMatch(/^HTTP\/1\.1 408/)
   })
 
-  it('by default, keeps as many connections as the file limit allows, less a quarter for the rest of the process', () => {
+  it('by default, keeps as many connections as the file limit allows, less a quarter (and at least RESERVED_FILES) for the rest of the process', () => {
     const limit = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
-    const expected = limit === undefined ? 768 : Math.max(16, Math.min(100_000, Math.floor(Number(limit) * 0.75)))
+    const n = Number(limit)
+    const expected =
+      limit === undefined ? 768 : Math.max(16, Math.min(100_000, Math.floor(n * 0.75), n - RESERVED_FILES))
     expect(defaultMaxConnections()).toBe(expected)
+  })
+
+  it('whatever the limit, leaves a quarter of it and at least RESERVED_FILES files, keeping 16 to 100,000 connections', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), (limit) => {
+        const n = maxConnectionsFor(limit)
+        expect(n >= 16 && n <= 100_000).toBe(true)
+        // a limit that leaves room for 16 connections leaves the rest its quarter and its reserve
+        if (n > 16) expect(limit - n).toBeGreaterThanOrEqual(Math.max(RESERVED_FILES, limit / 4))
+        // and no fewer connections than that allows
+        if (n < 100_000) expect(n + 1 > Math.min(limit * 0.75, limit - RESERVED_FILES)).toBe(true)
+      }),
+    )
+    for (const unread of [undefined, 0, -1, Number.NaN]) expect(maxConnectionsFor(unread)).toBe(768)
+    expect(maxConnectionsFor(Infinity)).toBe(100_000)
   })
 })

@@ -3,9 +3,10 @@
 // while it runs and after, and close: idempotent, waiting graceMs for a server that will
 // not go before killing it, and a failed handshake that leaves no process.
 import { chmodSync, existsSync, fstatSync, readFileSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import type { StdioConnection, StdioServerCommand } from '../../src/mcp/index.js'
 import { connectStdio } from '../../src/mcp/index.js'
 import { isAlive } from '../support/processes.js'
@@ -191,6 +192,39 @@ describe('connectStdio: pid and close', () => {
     await conn.close()
     expect([isAlive(shell), isAlive(server), isAlive(helperPid)]).toStrictEqual([false, false, false])
   }, 15_000)
+
+  it('a process killed outright (SIGKILL) while connected leaves no process of the server’s group: its watchdog ends it', async () => {
+    const pidFile = join(tempDir(), 'helper.pid')
+    const node = JSON.stringify(process.execPath)
+    // the helper reads no input, so the end of the server's input does not end it
+    const helper = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
+    const code = `
+      import { connectStdio } from ${JSON.stringify(fileURLToPath(new URL('../../src/mcp/index.ts', import.meta.url)))}
+      await connectStdio({
+        command: 'sh',
+        args: ['-c', ${JSON.stringify(`${node} -e ${JSON.stringify(helper)} & ${node} ${JSON.stringify(WHOAMI)}`)}],
+        stderr: 'ignore',
+        graceMs: 200,
+      })
+      process.stdout.write('connected\\n')
+      setInterval(() => {}, 1000)`
+    const host = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: 'pipe' })
+    onTestFinished(() => void host.kill('SIGKILL'))
+    // connected, or (a mistake here) failed: either way the test goes on and says so
+    await new Promise((r) => {
+      host.stdout.once('data', r)
+      host.once('exit', r)
+    })
+    for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25))
+    const helperPid = Number(readFileSync(pidFile, 'utf8'))
+    onTestFinished(() => {
+      if (isAlive(helperPid)) process.kill(helperPid, 'SIGKILL')
+    })
+    expect(isAlive(helperPid)).toBe(true)
+    host.kill('SIGKILL')
+    for (let i = 0; i < 400 && isAlive(helperPid); i++) await new Promise((r) => setTimeout(r, 25))
+    expect(isAlive(helperPid)).toBe(false)
+  }, 20_000)
 
   it('graceMs is 2000 by default', async () => {
     const conn = await start({
