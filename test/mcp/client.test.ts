@@ -278,8 +278,8 @@ describe('fromMcpClient: how a listing failure is worded', () => {
     expect(await messageOf(new Error(`${'y'.repeat(301)}\nnext`))).toBe(
       `tools/list failed on page 1: ${'y'.repeat(300)}…`,
     )
-    // nothing but blanks: the text as it came
-    expect(await messageOf(new Error(' \n '))).toBe('tools/list failed on page 1:  \n ')
+    // nothing but blanks: the text as it came, its line break escaped
+    expect(await messageOf(new Error(' \n '))).toBe('tools/list failed on page 1:  \\u000a ')
   })
 })
 
