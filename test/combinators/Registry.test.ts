@@ -453,8 +453,11 @@ describe('registry: calls', () => {
     const r = registry([{ prefix: '', provider: inner }])
     await r.toolsForLlm()
     const c = call('1', 'read', { path: '/a' })
-    await r.executeToolCalls([c])()
+    const calls = [c]
+    await r.executeToolCalls(calls)()
     expect(inner.rec.batches[0]?.[0]).toBe(c)
+    // and a batch whose every call goes there unchanged goes on as it came
+    expect(inner.rec.batches[0]).toBe(calls)
   })
 
   // a provider that echoes a call's id 7 as the number 7, as the registry's own example does

@@ -47,6 +47,30 @@ describe('completeResults', () => {
     ])
   })
 
+  it('reads a call and a result without an id (absent or null) as the same empty id: in order, the very array', () => {
+    const noIds = [{ function: { name: 't', arguments: '' } }, { id: null, function: { name: 't', arguments: '' } }]
+    for (const answer of [
+      [
+        { role: 'tool', content: 'one' },
+        { role: 'tool', content: 'two', tool_call_id: null },
+      ],
+      [
+        { role: 'tool', content: 'one', tool_call_id: null },
+        { role: 'tool', content: 'two' },
+      ],
+    ])
+      expect(completeResults(noIds, answer)).toBe(answer)
+    // and a null among results is no result
+    const out = completeResults(calls, [result('a'), null, result('c')])
+    expect(out.map((r) => r.is_error === true)).toEqual([false, true, false])
+  })
+
+  it('gives each result of a repeated id to the first of its calls still waiting, when its own place is not one', () => {
+    const calls = [call('a', 't'), call('a', 't'), call('b', 't'), call('b', 't')]
+    const answer = [result('b', 'b1'), result('b', 'b2'), result('a', 'a1'), result('a', 'a2')]
+    expect(completeResults(calls, answer).map((r) => r.content)).toEqual(['a1', 'a2', 'b1', 'b2'])
+  })
+
   it('gives a call without an id the result without one, wherever the provider put it', () => {
     const calls = [{ function: { name: 't', arguments: '' } }, call('b', 't')]
     const out = completeResults(calls, [result('b'), result('', 'no id')])
@@ -220,6 +244,29 @@ describe('sendInOrder', () => {
       ['y', ['b']],
     ])
     expect(out.map((r) => r.content)).toEqual(['x a', 'y b'])
+  })
+
+  it('a provider array whose slot changes between reads: what is read the second time must be a result too', async () => {
+    const { run } = recording()
+    let reads = 0
+    const shifty = new Proxy([result('b', 'y b')], {
+      get: (target, key, receiver) =>
+        key === '0' && ++reads > 1 ? { junk: true } : Reflect.get(target, key, receiver),
+    })
+    const out = await sendInOrder<To>(
+      batchOf(calls),
+      calls,
+      [
+        { _tag: 'Send', to: 'x' },
+        { _tag: 'Send', to: 'y' },
+      ],
+      (to, batch) => (to === 'y' ? Promise.resolve(right(shifty)) : run(to, batch)),
+      who,
+    )
+    expect(out.map((r) => [r.content, r.is_error === true])).toEqual([
+      ['x a', false],
+      ['the tool provider returned no result for this call', true],
+    ])
   })
 
   it('sends the arguments a layer wrote itself, not the batch as it came', async () => {

@@ -51,6 +51,9 @@ export interface Generated {
   readonly source: string
 }
 
+// how deep a `switch` case's body is indented in the generated code
+const CASE_BODY = ' '.repeat(10)
+
 // what generated code calls: the interpreter's steps, named once
 const RUNTIME = Object.freeze({
   ELEMENT,
@@ -140,7 +143,7 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
       ? `        if (R.own(x, k)) R.keyAt(s, x, k, ${decidingC}, d)`
       : rests.length > 0
         ? speaksAny(rests)
-          ? `        if (${owned}) {\n          s.stack[d] = R.ENTRY\n${descend(rests, 'x[k]', '          ')}\n        }`
+          ? `        if (${owned}) {\n          s.stack[d] = R.ENTRY\n${descend(rests, 'x[k]', CASE_BODY)}\n        }`
           : ''
         : `        if (${owned}) R.report(s, d, k, ${decidingC})`
     return `    for (const k in x) {\n      switch (k) {\n${cases.join('\n')}\n      default:\n${miss}\n      }\n    }`

@@ -223,11 +223,11 @@ export const countCall = (
   }
   // only known pairs: the same set, their counters bumped
   if (added === 0) return [fresh ?? NOTHING, seen]
-  // a tool is remembered as a key is (a copy of its name, or its start and digest), made once
-  return [
-    fresh ?? NOTHING,
-    make(SM.set(byTool, known === undefined ? rememberedKey(tool) : lookupKey(tool), ofTool), size + added, capacity),
-  ]
+  // a tool is remembered as a key is (a copy of its name, or its start and digest), made once: a known tool keeps
+  // its resident copy (so copying again would cost, and change nothing)
+  // Stryker disable next-line ConditionalExpression: equivalent, as said
+  const toolKey = known === undefined ? rememberedKey(tool) : lookupKey(tool)
+  return [fresh ?? NOTHING, make(SM.set(byTool, toolKey, ofTool), size + added, capacity)]
 }
 
 /**

@@ -231,6 +231,24 @@ describe('pairStats', () => {
 })
 
 describe('memory per remembered pair, measured on the heap', () => {
+  it('remembers a tool by a copy of its name: names cut from large texts keep none of them alive', () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const n = 500
+    // a name cut from a 20 KB text, as a parser's string may be: a slice that would keep the text alive
+    const nameOf = (i: number): string => `tool_${i}_`.padEnd(20_000, 'x').slice(0, 40)
+    let seen = firstSeen(nameOf(-1), ['k'])(emptySeenSet)[1]
+    gc()
+    gc()
+    const before = process.memoryUsage().heapUsed
+    for (let i = 0; i < n; i++) seen = firstSeen(nameOf(i), ['k'])(seen)[1]
+    gc()
+    gc()
+    const perTool = (process.memoryUsage().heapUsed - before) / n
+    expect(seen.size).toBe(n + 1)
+    expect(perTool).toBeLessThan(2048)
+  })
+
   it('stays bounded whatever the length of the ids and keys a model sends (copies, not slices)', async () => {
     setFlagsFromString('--expose-gc')
     const gc = runInNewContext('gc') as () => void

@@ -146,6 +146,14 @@ describe('an object argument that JSON cannot make', () => {
     expect(reads).toBeGreaterThan(2 * MAX_VISITS)
   })
 
+  it('enters exactly MAX_VISITS objects and arrays: the last one entered is heard, one more is not', () => {
+    const schema = obj({ a: { type: 'array', items: obj({ v: {} }) } })
+    // the root and the array are two; each element one more
+    const elements = (n: number) => ({ a: [...Array.from({ length: n - 1 }, () => ({ v: 1 })), { zz: 1 }] })
+    expect(interpreted(schema, elements(MAX_VISITS - 2))).toHaveLength(1)
+    expect(interpreted(schema, elements(MAX_VISITS - 1))).toEqual([])
+  })
+
   it('a cycle with an undeclared key at every level: at most MAX_FOUND paths, the first ones found', () => {
     const c: Record<string, unknown> = { v: 1, zz: 1 }
     c['l'] = c
