@@ -84,13 +84,15 @@ const zones = [
       './steps/audit',
       './cli',
       './mcp/index.ts',
+      // the proxy's watchdog, which loads no SDK: the proxy runs without the optional peers
+      './mcp/watchdog.ts',
       './gateway/index.ts',
       './otel/index.ts',
       './kernel/describe.ts',
       './kernel/guards.ts',
     ],
     message:
-      'cli/ imports extend, mcp/index, gateway/index, otel/index, the audit steps and the kernel’s describe and guards only',
+      'cli/ imports extend, mcp/index, mcp/watchdog, gateway/index, otel/index, the audit steps and the kernel’s describe and guards only',
   },
 ]
 

@@ -1376,7 +1376,7 @@ describe('toolstack audit', () => {
     }
   })
 
-  it('keeps the summary short: a tool name cut and escaped, and the first 20 keys of a tool, then how many more', async () => {
+  it('keeps the summary short: a tool name as remembered, and the first 20 keys of a tool, then how many more', async () => {
     const long = `${'T'.repeat(500_000)}\u009b2J`
     const longTool = {
       type: 'function',
@@ -1402,15 +1402,16 @@ describe('toolstack audit', () => {
     for (const l of out) expect(l.length).toBeLessThan(2500)
     expect([...r.stdout.toString('utf8')].filter((ch) => ch === '\u001b' || ch === '\u009b')).toEqual([])
     const summary = out.slice(out.findIndex((l) => l.startsWith('toolstack audit: ')))
+    // a tool is remembered as a key is: a long name by its start and a digest
     expect(summary.slice(1)).toEqual([
-      `  ${'T'.repeat(200)}…: "b" in 1 call`,
+      `  ${rememberedKey(long)}: "b" in 1 call`,
       expect.stringMatching(/^ {2}fs_read: "k0_00_z+" in 1 call, .* and 70 more$/),
     ])
     expect(summary[2]?.split(' in 1 call')).toHaveLength(21)
     const json = jsonLines((await runCli(['audit', '--json', f])).stdout).at(-1) ?? {}
     expect(JSON.stringify(json).length).toBeLessThan(5000)
     const undeclared = json['undeclared'] as AuditSummary['undeclared']
-    expect(undeclared.map((k) => k.tool)).toEqual([`${'T'.repeat(1000)}…`, ...Array<string>(20).fill('fs_read')])
+    expect(undeclared.map((k) => k.tool)).toEqual([rememberedKey(long), ...Array<string>(20).fill('fs_read')])
     expect(json['undeclaredKeyCounts']).toEqual([{ tool: 'fs_read', keys: 90 }])
   })
 
