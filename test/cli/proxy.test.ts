@@ -656,7 +656,8 @@ describe('toolstack proxy: lifecycle', () => {
     process.stdin.on('end', () => process.exit(0))
   `
 
-  it('leaves no process of its server’s group behind when the host closes stdin', async () => {
+  // a proxy whose server started a grandchild that ignores SIGTERM, once the grandchild runs
+  const proxyWithGrandchild = async (): Promise<{ readonly p: Proxy; readonly grandchild: number }> => {
     const grandchildPid = join(tmp.dir, 'grandchild.pid')
     const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
     await eventually(
@@ -666,36 +667,25 @@ describe('toolstack proxy: lifecycle', () => {
     )
     const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
     pids.push(grandchild)
+    return { p, grandchild }
+  }
+
+  it('leaves no process of its server’s group behind when the host closes stdin', async () => {
+    const { p, grandchild } = await proxyWithGrandchild()
     p.child.stdin?.end()
     expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(0)
     expect(isRunning(grandchild) && !isZombie(grandchild)).toBe(false)
   })
 
   it('leaves no process of its server’s group behind when it is sent SIGTERM', async () => {
-    const grandchildPid = join(tmp.dir, 'grandchild.pid')
-    const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
-    await eventually(
-      () => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '',
-      15_000,
-      'grandchild start',
-    )
-    const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
-    pids.push(grandchild)
+    const { p, grandchild } = await proxyWithGrandchild()
     p.child.kill('SIGTERM')
     expect((await within(10_000, 'the proxy’s exit', p.exited)).code).toBe(128 + 15)
     expect(isRunning(grandchild) && !isZombie(grandchild)).toBe(false)
   })
 
   it('leaves no process of its server’s group behind when it is killed outright (SIGKILL): its watchdog ends the group', async () => {
-    const grandchildPid = join(tmp.dir, 'grandchild.pid')
-    const p = startProxy(['--grace', '300'], {}, [process.execPath, '-e', withGrandchild(grandchildPid)])
-    await eventually(
-      () => existsSync(grandchildPid) && readFileSync(grandchildPid, 'utf8') !== '',
-      15_000,
-      'grandchild start',
-    )
-    const grandchild = Number(readFileSync(grandchildPid, 'utf8'))
-    pids.push(grandchild)
+    const { p, grandchild } = await proxyWithGrandchild()
     p.child.kill('SIGKILL')
     expect((await within(10_000, 'the proxy’s exit', p.exited)).signal).toBe('SIGKILL')
     // the grandchild ignores SIGTERM: the watchdog's SIGKILL, a second later, ends it
