@@ -221,3 +221,164 @@ describe('stdioServerTransport: chunks', () => {
     )
   })
 })
+
+describe('decodeLine: the words of each answer, and which id it goes under', () => {
+  const invalid = 'Invalid Request: not a valid JSON-RPC 2.0 message'
+  const answer = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } })
+
+  it('says what the line was, how it was answered and under which ids, in the words a host reads', () => {
+    expect(decodeLine('{not json')).toStrictEqual({
+      messages: [],
+      refusals: [answer(null, -32700, 'Parse error: Invalid JSON')],
+      why: 'a line that is not JSON ("{not json"): answered -32700 (Parse error: Invalid JSON), id null',
+    })
+    const batchBound = 'Invalid Request: a batch holds from 1 to 100 messages'
+    expect(decodeLine('[]')).toStrictEqual({
+      messages: [],
+      refusals: [answer(null, -32600, batchBound)],
+      why: `a batch of 0 messages: answered -32600 (${batchBound}), id null`,
+    })
+    expect(decodeLine('{"jsonrpc":"1.0","id":3,"method":"m"}')).toStrictEqual({
+      messages: [],
+      refusals: [answer(3, -32600, invalid)],
+      why: `a message that is not JSON-RPC 2.0: answered -32600 (${invalid}), id 3`,
+    })
+    expect(decodeLine('[{"id":5},{"jsonrpc":"2.0","id":1,"method":"m"},{"id":"six"}]')).toStrictEqual({
+      messages: [{ jsonrpc: '2.0', id: 1, method: 'm' }],
+      refusals: [answer(5, -32600, invalid), answer('six', -32600, invalid)],
+      why: `a batch of 3 messages, 2 of them not JSON-RPC 2.0: answered -32600 (${invalid}), id 5, "six"`,
+    })
+  })
+
+  it('serves a batch of exactly 100 messages, and refuses one of 101', () => {
+    const batch = (n: number) =>
+      JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'm' })))
+    expect(decodeLine(batch(100))).toMatchObject({ refusals: [], why: undefined })
+    expect(decodeLine(batch(100)).messages).toHaveLength(100)
+    expect(decodeLine(batch(101)).messages).toHaveLength(0)
+  })
+
+  it.each([
+    ['null', null],
+    ['7', null],
+    ['[[1]]', null],
+    // a response's id is in the server's numbering: never answered under it
+    ['{"jsonrpc":"2.0","id":14,"error":"not an object"}', null],
+    ['{"jsonrpc":"2.0","id":15,"result":"not an object"}', null],
+    // a method makes it no response, whatever else it holds; no method, no result and no error: no response either
+    ['{"jsonrpc":"2.0","id":16,"method":42,"result":1}', 16],
+    ['{"jsonrpc":"2.0","id":17,"method":42,"error":1}', 17],
+    ['{"jsonrpc":"2.0","id":18,"resul":1}', 18],
+  ])('answers %s under id %j', (line, id) => {
+    expect(decodeLine(line).refusals.map((r) => r.id)).toStrictEqual([id])
+  })
+})
+
+describe('stdioServerTransport: what it sends, and its input', () => {
+  const quiet = () => {
+    const input = new PassThrough()
+    let written = ''
+    const output = new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        written += chunk.toString('utf8')
+        done()
+      },
+    })
+    return { input, output, written: () => written }
+  }
+
+  it('sends a message as one line of JSON', async () => {
+    const { input, output, written } = quiet()
+    const t = stdioServerTransport(input, output, MAX)
+    await t.start()
+    await t.send({ jsonrpc: '2.0', id: 1, result: {} })
+    expect(written()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n')
+  })
+
+  it('reads an input that gives text rather than bytes (setEncoding)', async () => {
+    const { input, output } = quiet()
+    input.setEncoding('utf8')
+    const t = stdioServerTransport(input, output, MAX)
+    const got: Array<JSONRPCMessage> = []
+    t.onmessage = (m) => void got.push(m)
+    await t.start()
+    input.write('{"jsonrpc":"2.0","id":"é","method":"ping"}\n')
+    await new Promise((r) => setImmediate(r))
+    expect(got).toStrictEqual([{ jsonrpc: '2.0', id: 'é', method: 'ping' }])
+  })
+
+  it("reports its input's error; once closed, holds no listener of its own and pauses an input no one else reads", async () => {
+    const { input, output } = quiet()
+    const t = stdioServerTransport(input, output, MAX)
+    const errors: Array<string> = []
+    t.onerror = (e) => void errors.push(e.message)
+    await t.start()
+    input.emit('error', new Error('the pipe broke'))
+    expect(errors).toStrictEqual(['the pipe broke'])
+    await t.close()
+    expect(['data', 'error', 'end'].map((e) => input.listenerCount(e))).toStrictEqual([0, 0, 0])
+    expect(input.isPaused()).toBe(true)
+    // another reader of the same input keeps it flowing
+    const shared = quiet()
+    const other = stdioServerTransport(shared.input, shared.output, MAX)
+    await other.start()
+    shared.input.on('data', () => undefined)
+    await other.close()
+    expect(shared.input.isPaused()).toBe(false)
+  })
+
+  it('needs no handler: a message, a refused line and the end of its input with none set', async () => {
+    const { input, output, written } = quiet()
+    const t = stdioServerTransport(input, output, MAX)
+    await t.start()
+    input.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{not json\n')
+    await new Promise((r) => input.once('end', r))
+    await new Promise((r) => setImmediate(r))
+    expect(written()).toContain('-32700')
+  })
+})
+
+describe('stdioServerTransport: a handler that throws, a slow host, ids it cannot read', () => {
+  it("reports a message handler's throw and hands on the next message", async () => {
+    const h = await harness(1024)
+    let first = true
+    h.transport.onmessage = (m) => {
+      if (first) {
+        first = false
+        throw new Error('the handler broke')
+      }
+      h.messages.push(m)
+    }
+    await h.feed('{"jsonrpc":"2.0","id":1,"method":"a"}\n{"jsonrpc":"2.0","id":2,"method":"b"}\n')
+    expect(h.errors).toStrictEqual(['the handler broke'])
+    expect(h.messages).toStrictEqual([{ jsonrpc: '2.0', id: 2, method: 'b' }])
+  })
+
+  it('waits for a host that reads slowly: a send resolves once its line is taken', async () => {
+    const taken: Array<string> = []
+    const output = new Writable({
+      highWaterMark: 1,
+      write: (chunk: Buffer, _encoding, done) => {
+        setTimeout(() => {
+          taken.push(chunk.toString('utf8'))
+          done()
+        }, 20)
+      },
+    })
+    const t = stdioServerTransport(new PassThrough(), output, MAX)
+    await t.start()
+    await t.send({ jsonrpc: '2.0', id: 1, result: {} })
+    expect(taken).toStrictEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n'])
+  }, 5_000)
+
+  it('answers a line over the bound under id null when its id is cut by the bytes kept, or is no JSON', async () => {
+    const h = await harness()
+    await h.feed(
+      // the id's string runs past the first 256 bytes kept
+      `${shaped('first', 'x'.repeat(300), 'pad')}\n`,
+      // an escape JSON has not
+      `{"jsonrpc":"2.0","id":"\\q","method":"m","params":{"p":"${'z'.repeat(100)}"}}\n`,
+    )
+    expect(h.answers()).toStrictEqual([refused(null), refused(null)])
+  })
+})
