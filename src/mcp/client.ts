@@ -335,9 +335,8 @@ const listAll = async (client: McpToolClient, options: McpRequestOptions): Promi
     for (const tool of got.tools) {
       const l = readTool(tool)
       if (l === undefined) continue
-      if ('why' in l) {
-        if (!leftOut.has(l.name)) leftOut.set(l.name, l.why)
-      } else listed.push(l)
+      if ('why' in l) leftOut.set(l.name, l.why)
+      else listed.push(l)
     }
     if (got.nextCursor === undefined) return right(toRoutes(listed, leftOut))
     // a repeated cursor would make the listing loop forever

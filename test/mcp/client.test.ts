@@ -278,6 +278,10 @@ describe('fromMcpClient: how a listing failure is worded', () => {
     expect(await messageOf(new Error(`${'y'.repeat(301)}\nnext`))).toBe(
       `tools/list failed on page 1: ${'y'.repeat(300)}…`,
     )
+    // only the text's first 2,400 characters are split: a line after them is not looked for
+    expect(await messageOf(new Error(`${'\n'.repeat(3000)}far down`))).toBe(
+      `tools/list failed on page 1: ${'\\u000a'.repeat(50)}…`,
+    )
     // nothing but blanks: the text as it came, its line break escaped
     expect(await messageOf(new Error(' \n '))).toBe('tools/list failed on page 1:  \\u000a ')
   })

@@ -238,6 +238,10 @@ describe("fromMcpClient: a schema error's words", () => {
     expect(await said(schemaError([{ path: ['a.b', 'c\u001b]0;x\u0007'], message: 'bad\u001b[2J' }]))).toBe(
       `${prefix}["a.b"]["c\\u001b]0;x\\u0007"]: bad\\u001b[2J)`,
     )
+    // a key that is neither a name nor a number (only a hand-made error has one) is quoted as text
+    expect(await said(schemaError([{ path: ['content', true], message: 'odd' }]))).toBe(
+      `${prefix}content["true"]: odd)`,
+    )
     expect(await said(schemaError([{ path: [], message: 'Invalid input: expected object' }]))).toBe(
       `${prefix}Invalid input: expected object)`,
     )
