@@ -241,8 +241,7 @@ const boundedLines = (
   let over: { head: Buffer; tail: Buffer } | undefined
   const finish = (): void => {
     if (over !== undefined) sink.skipped({ length, ...over })
-    // Stryker disable next-line ConditionalExpression: equivalent: one piece concatenated is a copy of it (the cost)
-    else sink.line(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length))
+    else sink.line(Buffer.concat(pieces, length))
     pieces = []
     length = 0
     over = undefined
@@ -260,8 +259,7 @@ const boundedLines = (
         // Stryker disable next-line ArrayDeclaration: equivalent: a line over the bound reads `over`, never its pieces
         pieces = []
       } else if (over !== undefined) over.tail = lastBytes(over.tail, piece)
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent: an empty piece adds no bytes
-      else if (piece.length > 0) pieces.push(piece)
+      else pieces.push(piece)
       if (nl === -1) return
       finish()
       start = nl + 1

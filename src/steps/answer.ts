@@ -75,8 +75,7 @@ export const completeResults = (calls: ReadonlyArray<unknown>, results: unknown)
   })
   const out: Array<ToolResult | undefined> = ids.map(() => undefined)
   const strays: Array<ToolResult> = []
-  // Stryker disable next-line EqualityOperator: equivalent: the slot past the end holds no result
-  for (let i = 0; i < list.length; i++) {
+  for (const i of list.keys()) {
     const r = slotOf(list, i)
     const id = resultIdOf(r)
     if (id === undefined) continue

@@ -225,9 +225,7 @@ export const countCall = (
   if (added === 0) return [fresh ?? NOTHING, seen]
   // a tool is remembered as a key is (a copy of its name, or its start and digest), made once: a known tool keeps
   // its resident copy (so copying again would cost, and change nothing)
-  // Stryker disable next-line ConditionalExpression: equivalent, as said
-  const toolKey = known === undefined ? rememberedKey(tool) : lookupKey(tool)
-  return [fresh ?? NOTHING, make(SM.set(byTool, toolKey, ofTool), size + added, capacity)]
+  return [fresh ?? NOTHING, make(SM.set(byTool, rememberedKey(tool), ofTool), size + added, capacity)]
 }
 
 /**

@@ -140,6 +140,20 @@ describe('approvalBridge', () => {
       expect(seen).toEqual([ALLOW, UNASKED, UNASKED, ALLOW])
     })
 
+    it('never approves a call whose arguments cannot be written as JSON, even while another such call is marked', async () => {
+      const bridge = approvalBridge({ rules: RULES }, 'here')
+      const odd = (id: string): ToolCall => ({
+        id,
+        type: 'function',
+        function: { name: 'fs_write', arguments: { n: 1n } as never },
+      })
+      const seen = await bridge.approvedWhile(odd('1'), async () => {
+        const a: unknown = bridge.onAsk({ ...requestFor('1'), call: odd('1') })
+        return typeof a === 'function' ? (a as () => unknown)() : a
+      })
+      expect(seen).toEqual(UNASKED)
+    })
+
     it('two runs of one approved call: the first to end leaves the other approved', async () => {
       const bridge = approvalBridge({ rules: RULES }, 'here')
       let release: () => void = () => undefined
