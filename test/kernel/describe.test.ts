@@ -2,7 +2,16 @@
 // made of.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { cut, describeError, describeValue, escapeControls, unknownToolMessage } from '../../src/kernel/describe.js'
+import {
+  STDERR_TAIL_CHARS,
+  cut,
+  describeError,
+  describeValue,
+  escapeControls,
+  firstOf,
+  stderrEnd,
+  unknownToolMessage,
+} from '../../src/kernel/describe.js'
 import { describeError as cliDescribeError } from '../../src/cli/text.js'
 
 describe('describeValue', () => {
@@ -126,5 +135,34 @@ describe('unknownToolMessage', () => {
         .join(', ')}, …`,
     )
     expect(unknownToolMessage('a\u001b', [])).toBe('there is no tool named "a\\u001b"; no tools are available')
+  })
+})
+
+describe('stderrEnd', () => {
+  it('quotes the last five lines that say something, escaped, marking what came before', () => {
+    expect(stderrEnd([], false)).toBe('')
+    expect(stderrEnd([' ', ''], true)).toBe('')
+    expect(stderrEnd(['a', ' ', 'b'], false)).toBe('; the end of its stderr: a | b')
+    expect(stderrEnd(['a'], true)).toBe('; the end of its stderr: … | a')
+    expect(stderrEnd(['a'], false, true)).toBe('; the end of its stderr: …a')
+    expect(stderrEnd(['1', '2', '3', '4', '5', '6'], false)).toBe('; the end of its stderr: … | 2 | 3 | 4 | 5 | 6')
+    expect(stderrEnd(['1', '2', '3', '4', '5'], false)).toBe('; the end of its stderr: 1 | 2 | 3 | 4 | 5')
+    expect(stderrEnd(['\u001b]0;owned\u0007'], false)).toBe('; the end of its stderr: \\u001b]0;owned\\u0007')
+  })
+
+  it(`keeps the last ${STDERR_TAIL_CHARS} characters of what it quotes, marked as cut`, () => {
+    const long = `${'x'.repeat(2 * STDERR_TAIL_CHARS)}END`
+    expect(stderrEnd([long], false)).toBe(`; the end of its stderr: …${long.slice(-STDERR_TAIL_CHARS)}`)
+    const exact = 'y'.repeat(STDERR_TAIL_CHARS)
+    expect(stderrEnd([exact], false)).toBe(`; the end of its stderr: ${exact}`)
+  })
+})
+
+describe('firstOf', () => {
+  it('the very array when none is left out, at the bound too; else the first max and how many more', () => {
+    const items = ['a', 'b', 'c']
+    expect(firstOf(items, 3).shown).toBe(items)
+    expect(firstOf(items, 4)).toStrictEqual({ shown: items, more: 0 })
+    expect(firstOf(items, 2)).toStrictEqual({ shown: ['a', 'b'], more: 1 })
   })
 })
