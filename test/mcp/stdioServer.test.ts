@@ -9,17 +9,22 @@ import { decodeLine, stdioServerTransport } from '../../src/mcp/stdioServer.js'
 
 const MAX = 64
 
-/** A transport over a stand-in stdin and stdout; what it hands on, reports and answers is kept. */
-const harness = async (maxBytes = MAX) => {
+/** A stand-in stdin and stdout, what is written to the stdout kept: synchronously, so it is there at once. */
+const streams = () => {
   const input = new PassThrough()
   let written = ''
-  // written synchronously, so what was answered is there as soon as a chunk is read
   const output = new Writable({
     write: (chunk: Buffer, _encoding, done) => {
       written += chunk.toString('utf8')
       done()
     },
   })
+  return { input, output, written: () => written }
+}
+
+/** A transport over a stand-in stdin and stdout; what it hands on, reports and answers is kept. */
+const harness = async (maxBytes = MAX) => {
+  const { input, output, written: writtenNow } = streams()
   const transport = stdioServerTransport(input, output, maxBytes)
   const messages: Array<JSONRPCMessage> = []
   const errors: Array<string> = []
@@ -34,7 +39,7 @@ const harness = async (maxBytes = MAX) => {
   })
   await transport.start()
   const answers = (): Array<unknown> =>
-    written
+    writtenNow()
       .split('\n')
       .filter((l) => l !== '')
       .map((l) => JSON.parse(l) as unknown)
@@ -275,20 +280,8 @@ describe('decodeLine: the words of each answer, and which id it goes under', () 
 })
 
 describe('stdioServerTransport: what it sends, and its input', () => {
-  const quiet = () => {
-    const input = new PassThrough()
-    let written = ''
-    const output = new Writable({
-      write: (chunk: Buffer, _encoding, done) => {
-        written += chunk.toString('utf8')
-        done()
-      },
-    })
-    return { input, output, written: () => written }
-  }
-
   it('sends a message as one line of JSON', async () => {
-    const { input, output, written } = quiet()
+    const { input, output, written } = streams()
     const t = stdioServerTransport(input, output, MAX)
     await t.start()
     await t.send({ jsonrpc: '2.0', id: 1, result: {} })
@@ -296,7 +289,7 @@ describe('stdioServerTransport: what it sends, and its input', () => {
   })
 
   it('reads an input that gives text rather than bytes (setEncoding)', async () => {
-    const { input, output } = quiet()
+    const { input, output } = streams()
     input.setEncoding('utf8')
     const t = stdioServerTransport(input, output, MAX)
     const got: Array<JSONRPCMessage> = []
@@ -308,7 +301,7 @@ describe('stdioServerTransport: what it sends, and its input', () => {
   })
 
   it("reports its input's error; once closed, holds no listener of its own and pauses an input no one else reads", async () => {
-    const { input, output } = quiet()
+    const { input, output } = streams()
     const t = stdioServerTransport(input, output, MAX)
     const errors: Array<string> = []
     t.onerror = (e) => void errors.push(e.message)
@@ -319,7 +312,7 @@ describe('stdioServerTransport: what it sends, and its input', () => {
     expect(['data', 'error', 'end'].map((e) => input.listenerCount(e))).toStrictEqual([0, 0, 0])
     expect(input.isPaused()).toBe(true)
     // another reader of the same input keeps it flowing
-    const shared = quiet()
+    const shared = streams()
     const other = stdioServerTransport(shared.input, shared.output, MAX)
     await other.start()
     shared.input.on('data', () => undefined)
@@ -328,7 +321,7 @@ describe('stdioServerTransport: what it sends, and its input', () => {
   })
 
   it('needs no handler: a message, a refused line and the end of its input with none set', async () => {
-    const { input, output, written } = quiet()
+    const { input, output, written } = streams()
     const t = stdioServerTransport(input, output, MAX)
     await t.start()
     input.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{not json\n')
