@@ -6,8 +6,8 @@
  *
  * It is a persistent hash trie: adding a pair costs the same however many are stored, and an old value never
  * changes which pairs it holds (a pair's count is its own counter, bumped in place: see `Count`). Memory is
- * bounded in two ways: each pair costs a bounded number of bytes whatever its tool, key and id (a long name or key is stored
- * as a digest, a long id truncated), and a set holds at most `capacity` pairs.
+ * bounded in two ways: each pair costs a bounded number of bytes whatever its tool, key and id (a long name or key
+ * is stored as a digest, a long id truncated), and a set holds at most `capacity` pairs.
  *
  * @since 0.1.0
  */
@@ -223,8 +223,8 @@ export const countCall = (
   }
   // only known pairs: the same set, their counters bumped
   if (added === 0) return [fresh ?? NOTHING, seen]
-  // a tool is remembered as a key is (a copy of its name, or its start and digest), made once: a known tool keeps
-  // its resident copy (so copying again would cost, and change nothing)
+  // a tool is remembered as a key is (a copy of its name, or its start and digest); for a known tool the map keeps
+  // the copy it holds, and the one made here, on the path of a new pair only, is dropped
   return [fresh ?? NOTHING, make(SM.set(byTool, rememberedKey(tool), ofTool), size + added, capacity)]
 }
 
