@@ -20,6 +20,8 @@ import { drawRule } from '../steps/policy/Rule.js'
 export interface Approval {
   /** Runs `task` with `call` marked approved for the policy: that very call (its id, tool and arguments), no other. */
   readonly approvedWhile: <A>(call: ToolCall, task: () => Promise<A>) => Promise<A>
+  /** Told the stack's listing, so the framework's own check reads each tool's declared locations as `withPolicy` does. */
+  readonly listed?: (declarations: ReadonlyArray<unknown>) => void
 }
 
 /** The `approval` option; throws a `TypeError` naming `where` when the options are not an object. */
@@ -47,11 +49,14 @@ export const firstOfEachName = (declarations: Iterable<ToolDeclaration>): Readon
 
 /**
  * Lists the provider's tools once, the first declaration of each name. A listing that returns a Left
- * rejects with a `ProviderFailure` holding it; a rejection passes through.
+ * rejects with a `ProviderFailure` holding it; a rejection passes through. An approval bridge is told the
+ * whole listing, as `withPolicy` below hears it (a name listed twice is declared by neither).
  */
-export const listTools = <E>(provider: Provider<E>): Promise<ReadonlyArray<ToolDeclaration>> =>
+export const listTools = <E>(provider: Provider<E>, approval?: Approval): Promise<ReadonlyArray<ToolDeclaration>> =>
   Promise.resolve(provider.toolsForLlm()).then((listed) => {
     if (listed._tag === 'Left') throw providerFailure(listed.left)
+    // a bridge of a host's own making may lack it
+    if (typeof approval?.listed === 'function') approval.listed(listed.right)
     return firstOfEachName(listed.right)
   })
 

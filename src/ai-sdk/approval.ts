@@ -11,7 +11,6 @@ import type { PolicyApprovalOptions } from '../steps/policy/approvals.js'
 import type { OnAsk } from '../steps/policy/ask.js'
 import { askReason } from '../adapter/adapter.js'
 import { approvalBridge } from '../steps/policy/approvals.js'
-import { evaluate } from '../steps/policy/evaluate.js'
 import { isRecord } from '../kernel/guards.js'
 
 // -------------------------------------------------------------------------------------
@@ -43,6 +42,11 @@ export interface PolicyApproval {
   readonly onAsk: OnAsk
   /** Runs `task` with `call` marked approved: its id, tool and arguments (what `toAiSdkTools` does for an approved call). */
   readonly approvedWhile: <A>(call: ToolCall, task: () => Promise<A>) => Promise<A>
+  /**
+   * Tells the bridge the stack's listing (`toAiSdkTools` does), so `toolApproval` reads only the locations each
+   * tool declares, as `withPolicy` does; before it, every location is unknown and an `under` rule fails closed.
+   */
+  readonly listed: (declarations: ReadonlyArray<unknown>) => void
 }
 
 // -------------------------------------------------------------------------------------
@@ -131,11 +135,10 @@ export const approvedInMessages = (messages: unknown, toolCallId: string): boole
  */
 export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval => {
   const bridge = approvalBridge(options, 'policyApproval')
-  const { rules, roots } = bridge
   return {
     toolApproval: ({ toolCall }) => {
       try {
-        const e = evaluate(rules, toolCall.toolName, toolCall.input, roots)
+        const e = bridge.evaluate(toolCall.toolName, toolCall.input)
         if (e.decision !== 'ask') return 'not-applicable'
         return { type: 'user-approval', reason: askReason(e.rule) }
       } catch {
@@ -144,5 +147,6 @@ export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval =
     },
     onAsk: bridge.onAsk,
     approvedWhile: bridge.approvedWhile,
+    listed: bridge.listed,
   }
 }

@@ -139,7 +139,8 @@ export const toolResultError = (result: ToolResult): ToolResultError => {
  */
 export const toAiSdkTools = <E>(provider: Provider<E>, options?: ToAiSdkToolsOptions): Promise<ToolSet> => {
   assertProvider('toAiSdkTools', provider)
-  const send = sendApprovable(approvalOption('toAiSdkTools', options), sendOne(provider))
+  const approval = approvalOption('toAiSdkTools', options)
+  const send = sendApprovable(approval, sendOne(provider))
 
   const execute =
     (name: string) =>
@@ -163,7 +164,7 @@ export const toAiSdkTools = <E>(provider: Provider<E>, options?: ToAiSdkToolsOpt
   ]
 
   // fromEntries: a tool named `__proto__` is an own property like any other
-  return listTools(provider).then((declarations) => Object.fromEntries(declarations.map(toolOf)) as ToolSet)
+  return listTools(provider, approval).then((declarations) => Object.fromEntries(declarations.map(toolOf)) as ToolSet)
 }
 
 // -------------------------------------------------------------------------------------

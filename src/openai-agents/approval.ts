@@ -10,7 +10,6 @@ import type { ToolCall } from '../kernel/model.js'
 import type { PolicyApprovalOptions } from '../steps/policy/approvals.js'
 import type { OnAsk } from '../steps/policy/ask.js'
 import { approvalBridge } from '../steps/policy/approvals.js'
-import { evaluate } from '../steps/policy/evaluate.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -31,6 +30,11 @@ export interface PolicyApproval {
   readonly onAsk: OnAsk
   /** Runs `task` with `call` marked approved: its id, tool and arguments (what `toAgentsTools` does for an approved call). */
   readonly approvedWhile: <A>(call: ToolCall, task: () => Promise<A>) => Promise<A>
+  /**
+   * Tells the bridge the stack's listing (`toAgentsTools` does), so `needsApproval` reads only the locations each
+   * tool declares, as `withPolicy` does; before it, every location is unknown and an `under` rule fails closed.
+   */
+  readonly listed: (declarations: ReadonlyArray<unknown>) => void
 }
 
 // -------------------------------------------------------------------------------------
@@ -65,16 +69,16 @@ export interface PolicyApproval {
  */
 export const policyApproval = (options: PolicyApprovalOptions): PolicyApproval => {
   const bridge = approvalBridge(options, 'policyApproval')
-  const { rules, roots } = bridge
   return {
     needsApproval: (tool, input) => {
       try {
-        return evaluate(rules, tool, input, roots).decision === 'ask'
+        return bridge.evaluate(tool, input).decision === 'ask'
       } catch {
         return true
       }
     },
     onAsk: bridge.onAsk,
     approvedWhile: bridge.approvedWhile,
+    listed: bridge.listed,
   }
 }

@@ -165,7 +165,7 @@ export const toAgentsTools = <E>(
       isEnabled: async () => true,
     })
 
-  return listTools(provider).then((declarations) => declarations.map(toolOf))
+  return listTools(provider, approval).then((declarations) => declarations.map(toolOf))
 }
 
 /**

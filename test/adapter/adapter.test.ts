@@ -100,6 +100,20 @@ describe('listTools', () => {
     expect(out[0]).toBe(a)
   })
 
+  it('tells an approval bridge the whole listing, as withPolicy hears it; a bridge without `listed` is passed over', async () => {
+    const listing = [decl('a'), decl('a', ['x']), decl('b')]
+    const told: Array<unknown> = []
+    const approvedWhile = <A>(_: unknown, task: () => Promise<A>): Promise<A> => task()
+    await listTools(recording(Promise.resolve(right(listing))).provider, {
+      approvedWhile,
+      listed: (d) => void told.push(d),
+    })
+    expect(told).toHaveLength(1)
+    expect(told[0]).toBe(listing)
+    const out = await listTools(recording(Promise.resolve(right(listing))).provider, { approvedWhile })
+    expect(out.map((d) => d.function.name)).toStrictEqual(['a', 'b'])
+  })
+
   it('a Left rejects with a ProviderFailure holding it; a rejection passes through as it came', async () => {
     const why = { code: 7 }
     await expect(listTools(recording(Promise.resolve(left(why))).provider)).rejects.toMatchObject({

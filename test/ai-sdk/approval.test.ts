@@ -152,15 +152,21 @@ describe('policyApproval: toolApproval', () => {
     expect(status('mystery', {})).toStrictEqual({ type: 'user-approval', reason: 'no rule allows this call' })
   })
 
-  it('reads paths against the roots it was given', () => {
+  it('reads paths against the roots it was given, once told the listing', () => {
     const rules: ReadonlyArray<Rule> = [{ tool: 'edit', decision: 'allow', under: '/project' }]
     const call = { toolCall: { toolName: 'edit', input: { path: 'a.txt' } } }
-    expect(policyApproval({ rules, roots: { '': '/project' } }).toolApproval(call)).toBe('not-applicable')
+    const listing = [
+      { type: 'function', function: { name: 'edit', parameters: { type: 'object', properties: { path: {} } } } },
+    ]
+    const rooted = policyApproval({ rules, roots: { '': '/project' } })
+    // before the listing, `path` may be a decoy the tool does not take: the allow fails closed
+    expect(rooted.toolApproval(call)).toStrictEqual({ type: 'user-approval', reason: 'no rule allows this call' })
+    rooted.listed(listing)
+    expect(rooted.toolApproval(call)).toBe('not-applicable')
     // without a root, a relative path is nowhere the rule can allow
-    expect(policyApproval({ rules }).toolApproval(call)).toStrictEqual({
-      type: 'user-approval',
-      reason: 'no rule allows this call',
-    })
+    const bare = policyApproval({ rules })
+    bare.listed(listing)
+    expect(bare.toolApproval(call)).toStrictEqual({ type: 'user-approval', reason: 'no rule allows this call' })
   })
 
   it('a call that cannot be read goes to the human, saying so', () => {
@@ -190,7 +196,7 @@ describe('policyApproval: toolApproval', () => {
       return 'no throw'
     }
     expect(messageOf(() => policyApproval(null as never))).toBe(
-      'policyApproval: options must be an object { rules, roots?, onAsk? }, got null',
+      'policyApproval: options must be an object { rules, roots?, locationArgs?, resolver?, onAsk? }, got null',
     )
     expect(messageOf(() => policyApproval({ rules: RULES, onAsk: 'yes' as never }))).toBe(
       'policyApproval: option "onAsk" must be a function, got the string "yes"',
@@ -295,4 +301,55 @@ describe('policyApproval in a real generateText loop over an in-process stack', 
       else expect(sent.get('w1')).toMatchObject({ type: 'execution-denied' })
     })
   }
+})
+
+// the SDK's check and withPolicy read a call's locations alike: only what the tool declares. Before, the bridge read
+// a key the tool does not take (`path` beside a shell tool's `command`) as the call's location, let the call through
+// unasked, and withPolicy, which reads no undeclared key, then refused it as no one was asked
+describe('policyApproval in a generateText loop: a location the tool does not declare', () => {
+  it('the SDK asks the human about the call withPolicy asks about, and the approved call runs', async () => {
+    const rules: ReadonlyArray<Rule> = [{ tool: 'run', decision: 'allow', under: '/srv' }]
+    const ran: Array<unknown> = []
+    const approval = policyApproval({ rules })
+    const stack = pipe(
+      fromTools([
+        {
+          declaration: {
+            type: 'function',
+            function: { name: 'run', parameters: { type: 'object', properties: { command: {} } } },
+          },
+          run: (args) => {
+            ran.push(args)
+            return TE.right('ran')
+          },
+        },
+      ]),
+      withPolicy({ rules, onAsk: approval.onAsk }),
+    )
+    const tools = await toAiSdkTools(stack, { approval })
+    const model = scriptedModel((_, turn) =>
+      turn === 0 ? [{ id: 'x1', tool: 'run', input: '{"command":"rm -rf .","path":"/srv/a"}' }] : 'done',
+    )
+    const first = await generateText({
+      model,
+      tools,
+      prompt: 'clean up',
+      stopWhen: stepCountIs(3),
+      toolApproval: approval.toolApproval,
+    })
+    const requests = first.content.filter((p) => p.type === 'tool-approval-request')
+    expect(requests.map((r) => [r.toolCall.toolCallId, r.reason])).toStrictEqual([['x1', 'no rule allows this call']])
+    expect(ran).toStrictEqual([])
+    const messages: Array<ModelMessage> = [
+      { role: 'user', content: 'clean up' },
+      ...first.response.messages,
+      {
+        role: 'tool',
+        content: [{ type: 'tool-approval-response', approvalId: requests[0]?.approvalId ?? '', approved: true }],
+      },
+    ]
+    await generateText({ model, tools, messages, stopWhen: stepCountIs(3), toolApproval: approval.toolApproval })
+    expect(ran).toStrictEqual([{ command: 'rm -rf .', path: '/srv/a' }])
+    expect(toolOutputs(model.prompts.at(-1) ?? []).get('x1')).toStrictEqual({ type: 'text', value: 'ran' })
+  })
 })

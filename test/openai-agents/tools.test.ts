@@ -52,6 +52,11 @@ const echoDeclaration: ToolDeclaration = {
 }
 
 /** The details the SDK hands an invoke for the call `callId`. */
+const declaring = (name: string, properties: ReadonlyArray<string>): ToolDeclaration => ({
+  type: 'function',
+  function: { name, parameters: { type: 'object', properties: Object.fromEntries(properties.map((k) => [k, {}])) } },
+})
+
 const detailsFor = (callId: string, name = 'echo') => ({
   toolCall: { type: 'function_call' as const, callId, name, arguments: '' },
 })
@@ -261,6 +266,24 @@ describe('toAgentsTools with policyApproval', () => {
     expect(await ask(without, 'read', { path: '/srv/a' })).toBe(false)
   })
 
+  // the bridge is told the listing toAgentsTools lists: a key the tool does not take (`path` beside `command`)
+  // decides nothing for either, so the SDK asks about the call withPolicy asks about, and the approved call runs
+  it('a location the tool does not declare: the SDK asks, as withPolicy does, and the approved call runs', async () => {
+    const own: ReadonlyArray<Rule> = [{ tool: 'run', decision: 'allow', under: '/srv' }]
+    const approval = policyApproval({ rules: own })
+    const ran: Array<string> = []
+    const stack = pipe(
+      fromTools([{ declaration: declaring('run', ['command']), run: (a) => (ran.push(String(a['command'])), 'ran') }]),
+      withPolicy({ rules: own, onAsk: approval.onAsk }),
+    )
+    const [t] = await toAgentsTools(stack, { approval })
+    if (t === undefined) throw new Error('no run tool')
+    const input = { command: 'ls', path: '/srv/a' }
+    expect(await t.needsApproval(new RunContext(), input as never, 'r1')).toBe(true)
+    expect(await t.invoke(contextWith('run', 'r1', true), JSON.stringify(input), detailsFor('r1', 'run'))).toBe('ran')
+    expect(ran).toStrictEqual(['ls'])
+  })
+
   it('a call the SDK’s human approved runs through the policy’s ask; one not approved, or rejected, is refused', async () => {
     const { t, ran } = await write(true)
     const input = JSON.stringify({ path: '/srv/a' })
@@ -315,6 +338,7 @@ describe('policyApproval', () => {
         { tool: 'write', decision: 'allow', under: '/tmp' },
       ],
     })
+    approval.listed([declaring('write', ['path'])])
     expect(approval.needsApproval('read_file', { path: '/srv/a' })).toBe(false)
     expect(approval.needsApproval('remove', { path: '/srv/a' })).toBe(false)
     expect(approval.needsApproval('write', { path: '/srv/a' })).toBe(true)
@@ -322,10 +346,18 @@ describe('policyApproval', () => {
     expect(approval.needsApproval('shell', { command: 'ls' })).toBe(true)
   })
 
-  it('reads paths against the roots given', () => {
+  it('reads paths against the roots given, and only the locations the listing told declares', () => {
     const rules: ReadonlyArray<Rule> = [{ tool: 'write', decision: 'allow', under: '/srv' }]
-    expect(policyApproval({ rules, roots: { '': '/srv' } }).needsApproval('write', { path: 'a.txt' })).toBe(false)
-    expect(policyApproval({ rules }).needsApproval('write', { path: 'a.txt' })).toBe(true)
+    const rooted = policyApproval({ rules, roots: { '': '/srv' } })
+    expect(rooted.needsApproval('write', { path: 'a.txt' })).toBe(true)
+    rooted.listed([declaring('write', ['path'])])
+    expect(rooted.needsApproval('write', { path: 'a.txt' })).toBe(false)
+    const bare = policyApproval({ rules })
+    bare.listed([declaring('write', ['path'])])
+    expect(bare.needsApproval('write', { path: 'a.txt' })).toBe(true)
+    // a decoy beside what the tool declares decides nothing: the human is asked
+    rooted.listed([declaring('write', ['text'])])
+    expect(rooted.needsApproval('write', { text: 'x', path: 'a.txt' })).toBe(true)
   })
 
   it('a call that cannot be evaluated (roots that cannot be read) asks a human, even where the rules allow it', () => {
@@ -390,7 +422,9 @@ describe('policyApproval', () => {
 
   it('refuses options that are not an object, naming policyApproval', () => {
     expect(() => policyApproval(null as never)).toThrow(
-      new TypeError('policyApproval: options must be an object { rules, roots?, onAsk? }, got null'),
+      new TypeError(
+        'policyApproval: options must be an object { rules, roots?, locationArgs?, resolver?, onAsk? }, got null',
+      ),
     )
     expect(() => policyApproval({ rules: [], onAsk: 'yes' as never })).toThrow(
       new TypeError('policyApproval: option "onAsk" must be a function, got the string "yes"'),

@@ -13,8 +13,13 @@ import { isRecord } from '../../kernel/guards.js'
 import { modify } from '../../kernel/ref.js'
 import type { PermissionAnswer } from './Answer.js'
 import type { OnAsk } from './ask.js'
-import type { Roots } from '../../kernel/paths.js'
-import type { ToolCall } from '../../kernel/model.js'
+import type { LocationScope, Roots } from '../../kernel/paths.js'
+import type { LocationResolver } from '../../kernel/resolve.js'
+import type { ToolCall, ToolDeclaration } from '../../kernel/model.js'
+import type { Evaluation } from './evaluate.js'
+import { evaluate } from './evaluate.js'
+import { declaredArguments } from './listing.js'
+import { decodeResolver, locationNames } from './options.js'
 import type { Rule } from './Rule.js'
 import { decodeRules } from './Rule.js'
 
@@ -27,6 +32,10 @@ export interface PolicyApprovalOptions {
   readonly rules: ReadonlyArray<Rule>
   /** The `roots` given to `withPolicy`, if any. */
   readonly roots?: Roots
+  /** The `locationArgs` given to `withPolicy`, if any: the same names are read as locations. */
+  readonly locationArgs?: ReadonlyArray<string>
+  /** The `resolver` given to `withPolicy`, if any: locations are put in the same form. */
+  readonly resolver?: 'lexical' | 'filesystem' | LocationResolver | ((tool: string) => LocationResolver)
   /**
    * Called for a call the policy asks about that the framework has not approved. Default: answer `unasked`, so
    * it is refused as no one was asked (`NoOneToAsk`): a framework does not run a call its human declined.
@@ -43,6 +52,14 @@ export interface PolicyApprovalOptions {
 export interface ApprovalBridge {
   readonly rules: ReadonlyArray<Rule>
   readonly roots: Roots
+  /**
+   * The rules' decision on a call of `tool` with `input`, judged as `withPolicy` judges it: only the locations
+   * the tool declares in the last listing told (`listed`) decide, read with the same names and resolver; before
+   * a listing, every location is unknown (an `under` rule fails closed).
+   */
+  readonly evaluate: (tool: string, input: unknown) => Evaluation
+  /** Tells the bridge the provider's listing (what `toAiSdkTools` and `toAgentsTools` list), as `withPolicy` hears it. */
+  readonly listed: (declarations: ReadonlyArray<unknown>) => void
   /** For `withPolicy({ rules, onAsk })`: `allow-once` for a call approved through the framework. */
   readonly onAsk: OnAsk
   /** Runs `task` with `call` (its id, its tool and its arguments) marked approved. */
@@ -93,12 +110,23 @@ const marked =
  */
 export const approvalBridge = (options: PolicyApprovalOptions, where: string): ApprovalBridge => {
   if (!isRecord(options))
-    throw new TypeError(`${where}: options must be an object { rules, roots?, onAsk? }, got ${describeValue(options)}`)
+    throw new TypeError(
+      `${where}: options must be an object { rules, roots?, locationArgs?, resolver?, onAsk? }, got ${describeValue(options)}`,
+    )
   const decoded = decodeRules(options.rules, 'rules')
   if (decoded._tag === 'Left') throw new TypeError(`${where}: ${decoded.left}`)
   const fallback = options.onAsk
   if (fallback !== undefined && typeof fallback !== 'function')
     throw new TypeError(`${where}: option "onAsk" must be a function, got ${describeValue(fallback)}`)
+  const rules = decoded.right
+  const roots = options.roots ?? {}
+  const { names, notLocations } = locationNames(where, options.locationArgs)
+  const resolverOf = decodeResolver(where, options.resolver)
+  // each tool's declared argument names, from the last listing told; undefined until then
+  const declared: IORef<ReadonlyMap<string, ReadonlySet<string>> | undefined> = newIORef<
+    ReadonlyMap<string, ReadonlySet<string>> | undefined
+  >(undefined)()
+  const scopeOf = (tool: string): LocationScope => ({ names, notLocations, declared: declared.read()?.get(tool) })
   const approved: IORef<ReadonlyMap<string | undefined, number>> = newIORef<ReadonlyMap<string | undefined, number>>(
     new Map(),
   )()
@@ -108,8 +136,17 @@ export const approvalBridge = (options: PolicyApprovalOptions, where: string): A
     return key !== undefined && approved.read().has(key)
   }
   return {
-    rules: decoded.right,
-    roots: options.roots ?? {},
+    rules,
+    roots,
+    evaluate: (tool, input) => evaluate(rules, tool, input, roots, scopeOf(tool), resolverOf(tool)),
+    listed: (declarations) => {
+      try {
+        if (Array.isArray(declarations))
+          declared.write(declaredArguments(declarations as ReadonlyArray<ToolDeclaration>))()
+      } catch {
+        // a listing that cannot be read leaves the last one in place, as in withPolicy
+      }
+    },
     onAsk: (request) => (isApproved(request.call) ? ALLOW : fallback === undefined ? UNASKED : fallback(request)),
     approvedWhile: async (call, task) => {
       const key = approvalKey(call)

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { ToolCall } from '../../../src/kernel/model.js'
+import fc from 'fast-check'
+import { pipe } from 'fp-ts/lib/function.js'
+import type { ToolCall, ToolDeclaration } from '../../../src/kernel/model.js'
 import type { PermissionAnswer, PermissionRequest, Rule } from '../../../src/index.js'
+import { fromTools, withPolicy } from '../../../src/index.js'
 import type { PolicyApprovalOptions } from '../../../src/steps/policy/approvals.js'
 import { approvalBridge } from '../../../src/steps/policy/approvals.js'
 import { call } from '../../support/fakes.js'
@@ -35,7 +38,9 @@ describe('approvalBridge', () => {
   describe('checks its options at construction, naming where', () => {
     it.each([null, 'rules', 3, [RULES]])('refuses options that are not an object: %j', (options) => {
       expect(() => approvalBridge(options as unknown as PolicyApprovalOptions, 'here')).toThrow(
-        new RegExp(`^here: options must be an object \\{ rules, roots\\?, onAsk\\? \\}, got `),
+        new RegExp(
+          `^here: options must be an object \\{ rules, roots\\?, locationArgs\\?, resolver\\?, onAsk\\? \\}, got `,
+        ),
       )
       expect(() => approvalBridge(options as unknown as PolicyApprovalOptions, 'here')).toThrow(TypeError)
     })
@@ -67,6 +72,134 @@ describe('approvalBridge', () => {
       expect(bridge.rules).toEqual(RULES)
       expect(bridge.roots).toBe(roots)
       expect(approvalBridge({ rules: RULES }, 'here').roots).toEqual({})
+    })
+  })
+
+  // -----------------------------------------------------------------------------------
+  // the decision, as withPolicy takes it
+  // -----------------------------------------------------------------------------------
+
+  describe('evaluate: the rules read a call as withPolicy reads it', () => {
+    const writeTool = (properties: ReadonlyArray<string>, name = 'fs_write'): ToolDeclaration => ({
+      type: 'function',
+      function: {
+        name,
+        parameters: { type: 'object', properties: Object.fromEntries(properties.map((k) => [k, {}])) },
+      },
+    })
+    const UNDER_P: ReadonlyArray<Rule> = [{ tool: 'fs_write', decision: 'allow', under: '/p' }]
+
+    it('before a listing, no location decides: an allow under a directory fails closed', () => {
+      const bridge = approvalBridge({ rules: UNDER_P }, 'here')
+      expect(bridge.evaluate('fs_write', { path: '/p/a' })).toMatchObject({ decision: 'ask', why: 'unevaluable-path' })
+      bridge.listed([writeTool(['path', 'text'])])
+      expect(bridge.evaluate('fs_write', { path: '/p/a' })).toMatchObject({ decision: 'allow', rule: UNDER_P[0] })
+      expect(bridge.evaluate('fs_write', { path: '/q/a' }).decision).toBe('ask')
+    })
+
+    // the defect this mends: the bridge read the decoy as the call's location and let the call through unasked,
+    // and withPolicy, reading only what the tool declares, then asked, and refused it as no one was asked
+    it('a key the tool does not declare decides nothing, however it reads: the call is asked about', () => {
+      const bridge = approvalBridge({ rules: UNDER_P }, 'here')
+      bridge.listed([writeTool(['command'])])
+      expect(bridge.evaluate('fs_write', { command: 'ls', path: '/p/a' })).toMatchObject({
+        decision: 'ask',
+        why: 'unevaluable-path',
+      })
+    })
+
+    it('a tool the listing did not name, or named twice, declares nothing: its locations are unknown', () => {
+      const bridge = approvalBridge({ rules: [{ tool: '*', decision: 'allow', under: '/p' }] }, 'here')
+      bridge.listed([writeTool(['path']), writeTool(['path'], 'fs_copy'), writeTool(['path'], 'fs_copy')])
+      expect(bridge.evaluate('fs_write', { path: '/p/a' }).decision).toBe('allow')
+      expect(bridge.evaluate('fs_copy', { path: '/p/a' }).decision).toBe('ask')
+      expect(bridge.evaluate('fs_move', { path: '/p/a' }).decision).toBe('ask')
+    })
+
+    it('a listing that cannot be read leaves the last one in place', () => {
+      const bridge = approvalBridge({ rules: UNDER_P }, 'here')
+      bridge.listed([writeTool(['path'])])
+      const throwing = new Proxy([], {
+        get: () => {
+          throw new Error('gone')
+        },
+      })
+      for (const bad of [undefined, 'tools', { length: 1 }, throwing]) {
+        expect(() => bridge.listed(bad as never)).not.toThrow()
+        expect(bridge.evaluate('fs_write', { path: '/p/a' }).decision).toBe('allow')
+      }
+      // a readable listing replaces it
+      bridge.listed([])
+      expect(bridge.evaluate('fs_write', { path: '/p/a' }).decision).toBe('ask')
+    })
+
+    it('reads the locationArgs and the resolver withPolicy was given', () => {
+      const rules: ReadonlyArray<Rule> = [{ tool: 'fs_write', decision: 'allow', under: '/p' }]
+      const plain = approvalBridge({ rules }, 'here')
+      const named = approvalBridge({ rules, locationArgs: ['spot'] }, 'here')
+      for (const b of [plain, named]) b.listed([writeTool(['spot'])])
+      // `spot` is no location by default: the allow under /p has no location to read, and fails closed
+      expect(plain.evaluate('fs_write', { spot: '/p/a' })).toMatchObject({ decision: 'ask', why: 'unevaluable-path' })
+      expect(named.evaluate('fs_write', { spot: '/p/a' }).decision).toBe('allow')
+      expect(named.evaluate('fs_write', { spot: '/q/a' })).toMatchObject({ decision: 'ask', why: 'no-match' })
+      // a resolver that finds /p/a a link to /q/a: the allow under /p does not hold for it
+      const moved = approvalBridge(
+        { rules, resolver: { resolve: (path: string) => ({ path: path === '/p/a' ? '/q/a' : path }) } },
+        'here',
+      )
+      moved.listed([writeTool(['path'])])
+      expect(moved.evaluate('fs_write', { path: '/p/a' }).decision).toBe('ask')
+      expect(() => approvalBridge({ rules, resolver: 'guess' as never }, 'here')).toThrow(
+        /^here: option "resolver" must be "lexical", "filesystem"/,
+      )
+      expect(() => approvalBridge({ rules, locationArgs: 'spot' as never }, 'here')).toThrow(
+        /^here: option "locationArgs" must be an array/,
+      )
+    })
+
+    // the bridge's promise: the framework asks its human about exactly the calls withPolicy will ask about, so
+    // no call is refused as unasked that the human could have been asked about, and none asked twice
+    it('whatever the declaration, the call and the rules, the bridge asks exactly when withPolicy asks', async () => {
+      const NAMES = ['path', 'target', 'dst', 'dir', 'text', 'command'] as const
+      const VALUES = ['/p/a', '/q/b', 'rel/c', '../x', '/p/../q', 3] as const
+      const rule = fc.record(
+        {
+          tool: fc.constantFrom('fs_write', 'fs_*', 'other'),
+          decision: fc.constantFrom('allow' as const, 'ask' as const, 'deny' as const),
+          under: fc.constantFrom('/p', '/q', '/p/a'),
+        },
+        { requiredKeys: ['tool', 'decision'] },
+      )
+      await fc.assert(
+        fc.asyncProperty(
+          fc.subarray([...NAMES]),
+          fc.dictionary(fc.constantFrom(...NAMES, 'file'), fc.constantFrom(...VALUES), { maxKeys: 4 }),
+          fc.array(rule, { maxLength: 3 }),
+          fc.constantFrom({}, { '': '/p' }),
+          fc.boolean(),
+          async (declared, args, rules, roots, listed) => {
+            const bridge = approvalBridge({ rules, roots }, 'here')
+            let asked = false
+            const stack = pipe(
+              fromTools([{ declaration: writeTool(declared), run: () => 'ran' }]),
+              withPolicy({
+                rules,
+                roots,
+                onAsk: () => {
+                  asked = true
+                  return DENY
+                },
+              }),
+            )
+            if (listed) {
+              const listing = await stack.toolsForLlm()
+              if (listing._tag === 'Right') bridge.listed(listing.right)
+            }
+            await stack.executeToolCalls([call('1', 'fs_write', args)])()
+            expect(bridge.evaluate('fs_write', args).decision === 'ask').toBe(asked)
+          },
+        ),
+      )
     })
   })
 
