@@ -22,6 +22,7 @@ export type { AuditMemory, AuditSession, SharedUnknownKeyAudit } from './combina
 export { auditSessions } from './combinators/UnknownKeys.js'
 export type { Catalogue } from './steps/audit/Catalogue.js'
 export { catalogueOf, emptyCatalogue, toleratedOf } from './steps/audit/Catalogue.js'
+export { cleanText } from './steps/audit/Schema.js'
 export type { Check, ReportedKey } from './steps/audit/Check.js'
 export type { Segment } from './steps/audit/Schema.js'
 export { checkCall } from './steps/audit/Check.js'

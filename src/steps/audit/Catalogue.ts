@@ -11,7 +11,7 @@ import { REASON_PARAM, ReadableDeclaration } from '../../kernel/model.js'
 import type { Suggestion } from '../../kernel/Suggest.js'
 import { suggestKey } from '../../kernel/Suggest.js'
 import type { Shape, UnknownKey } from './Schema.js'
-import { compileSchema, diffKeys, isGenerated, pathOf } from './Schema.js'
+import { cleanText, compileSchema, diffKeys, isGenerated, pathOf } from './Schema.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -36,6 +36,11 @@ export interface Declared {
   readonly suggest: (keys: ReadonlyArray<UnknownKey>) => ReadonlyArray<Suggestion>
   /** Whether its check is generated code; `false` where the runtime refused it (the interpreter walks). */
   readonly generated: boolean
+  /**
+   * Whether a call's arguments text is clean, decided unparsed (`cleanText`), for a tool whose top-level keys
+   * are decided by name alone; absent for any other tool. `false` says only that the text must be parsed.
+   */
+  readonly cleanText?: (text: string) => boolean
 }
 
 /**
@@ -188,6 +193,7 @@ export const catalogueOf =
     for (const [name, shape] of extractDeclarations(declarations)) {
       if (!audits(shape, tolerated)) continue
       const { keys } = shape
+      const clean = cleanText(shape, tolerated)
       out.set(name, {
         name,
         keys,
@@ -195,6 +201,7 @@ export const catalogueOf =
         diff: diffKeys(shape, tolerated),
         suggest: suggester(),
         generated: isGenerated(shape),
+        ...(clean === undefined ? {} : { cleanText: clean }),
       })
     }
     return out

@@ -172,8 +172,15 @@ export const checkBatch =
         // a name that is no string names no tool
         const declared = (catalogue as ReadonlyMap<string | undefined, Declared>).get(name)
         if (declared === undefined) continue
-        // the calls alone are read from the member their name came from, and no Either is made for each
-        const args = batch.argsAt === undefined ? argsObject(argumentsIn(fn)) : rightOf(batch.argsAt(i))
+        // the calls alone are read from the member their name came from, and no Either is made for each; a
+        // clean call's text is read unparsed where its tool allows (`cleanText`: the flat figures of
+        // docs/performance.md), as nothing below shares the audit's parse
+        let args: Args | undefined
+        if (batch.argsAt === undefined) {
+          const raw = argumentsIn(fn)
+          if (typeof raw === 'string' && declared.cleanText?.(raw) === true) continue
+          args = argsObject(raw)
+        } else args = rightOf(batch.argsAt(i))
         if (args === undefined) continue
         // checkKeys inlined without a Check per call: a clean call costs only its diff (the floor and ajv
         // targets in docs/performance.md); its id is read only for an undeclared key

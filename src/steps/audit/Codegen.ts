@@ -65,6 +65,49 @@ const RUNTIME = Object.freeze({
   walkObject,
 })
 
+/**
+ * How the keys of an object at some places are decided: by the call's own value (a discriminator picks the
+ * branch: the interpreter decides), not at all (some branch takes any object, or nothing declares a key: nothing
+ * is reported), or by the names the deciding places declare, with their patterns and records.
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export type ObjectPlan =
+  | { readonly _tag: 'ByValue' }
+  | { readonly _tag: 'Open' }
+  | {
+      readonly _tag: 'Named'
+      readonly deciding: ReadonlyArray<Node>
+      /** Every name the deciding places declare, each once. */
+      readonly names: ReadonlyArray<string>
+      /** Whether a deciding place declares keys by pattern (the call's key is tested against each). */
+      readonly patterned: boolean
+      /** The places of every other key's value, where `additionalProperties` is a schema (a record). */
+      readonly rests: ReadonlyArray<Node>
+    }
+
+const BY_VALUE: ObjectPlan = { _tag: 'ByValue' }
+const OPEN: ObjectPlan = { _tag: 'Open' }
+
+/**
+ * How an object's keys at `places` are decided (see {@link ObjectPlan}): the one decision the generated check
+ * and the text check (`Text.ts`) both write.
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const objectPlan = (places: ReadonlyArray<Node>): ObjectPlan => {
+  const deciding: Array<Node> = []
+  const open = expand(places, OBJECT, undefined, (p) => deciding.push(p), true)
+  if (open === undefined) return BY_VALUE
+  if (open || !deciding.some(declaresKeys)) return OPEN
+  const names = [...new Set(deciding.flatMap((p) => [...p.props.keys()]))]
+  const patterned = deciding.some((p) => p.patterns.length > 0)
+  const rests = deciding.flatMap((p) => p.rests.map((r) => r.node))
+  return { _tag: 'Named', deciding, names, patterned, rests }
+}
+
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -117,14 +160,13 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
     // for…in meets inherited enumerable keys too (a polluted Object.prototype): only an own key is the call's,
     // so only an own key is descended into or reported; a declared name inherited is passed over either way
     const owned = `${tol === '' ? '' : `${tol} && `}R.own(x, k)`
-    const deciding: Array<Node> = []
-    const open = expand(places, OBJECT, undefined, (p) => deciding.push(p), true)
+    const plan = objectPlan(places)
     // a discriminator picks by the call's own value: the interpreter decides this place
-    if (open === undefined) return `    R.walkObject(s, x, ${constant(places)}, d)`
-    if (open || !deciding.some(declaresKeys)) return ''
+    if (plan._tag === 'ByValue') return `    R.walkObject(s, x, ${constant(places)}, d)`
+    if (plan._tag === 'Open') return ''
+    const { deciding, names, patterned, rests } = plan
     const decidingC = constant(deciding)
     const cases: Array<string> = []
-    const names = [...new Set(deciding.flatMap((p) => [...p.props.keys()]))]
     for (const k of names) {
       const children = childrenAt(deciding, k)?.places ?? []
       // an own key, met by for…in: a plain read takes the member, `__proto__` included
@@ -135,8 +177,6 @@ export const sourceOf = (root: Node): { readonly source: string; readonly consta
           : `      case ${JSON.stringify(k)}:\n        if (${owned}) {\n          s.stack[d] = k\n${go}\n        }\n        break`,
       )
     }
-    const patterned = deciding.some((p) => p.patterns.length > 0)
-    const rests = deciding.flatMap((p) => p.rests.map((r) => r.node))
     // an undeclared name: a pattern may declare it (the interpreter tests them), a record's schema does, or
     // it is reported (an inherited key, met by for…in, is not the call's)
     const miss = patterned

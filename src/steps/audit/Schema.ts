@@ -17,6 +17,7 @@ import type { Draft, Node } from './Graph.js'
 import { buildGraph } from './Graph.js'
 import type { Checker } from './Codegen.js'
 import { generate } from './Codegen.js'
+import { cleanTextOf } from './Text.js'
 import type { UnknownKey } from './Walk.js'
 import { scratchOf, takeFound, walk } from './Walk.js'
 
@@ -74,6 +75,7 @@ export interface Shape {
 }
 
 const asPlace = (n: Node): Place => n as unknown as Place
+const nodeOf = (p: Place): Node => p as unknown as Node
 const checkerOf = (c: CompiledCheck): Checker => c as unknown as Checker
 const asCheck = (c: Checker): CompiledCheck => c as unknown as CompiledCheck
 
@@ -205,3 +207,24 @@ export const diffKeys = (
     return takeFound(scratch)
   }
 }
+
+/**
+ * For a shape whose top-level keys are decided by name alone: a test that a call's arguments, as JSON text,
+ * are an object of scalars under declared or tolerated keys (a clean call, decided unparsed: see `Text.ts`);
+ * `undefined` for any other shape. It never says a call is unclean: a text it does not accept is parsed and
+ * walked by {@link diffKeys}.
+ *
+ * @example
+ * import { compileSchema } from 'toolstack'
+ * import { cleanText } from 'toolstack/extend'
+ * const clean = cleanText(compileSchema({ type: 'object', properties: { path: {}, offset: {} } }))
+ * assert.strictEqual(clean?.('{"path":"/tmp/a","offset":3,"reason":"read it"}'), true)
+ * assert.strictEqual(clean?.('{"path":"/tmp/a","ffset":3}'), false)
+ *
+ * @since 0.1.0
+ * @category pure steps
+ */
+export const cleanText = (
+  shape: Shape,
+  tolerated: ReadonlySet<string> = TOLERATED,
+): ((text: string) => boolean) | undefined => cleanTextOf(nodeOf(shape.root), tolerated)

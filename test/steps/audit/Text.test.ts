@@ -1,0 +1,253 @@
+// The clean call decided from its text (steps/audit/Text.ts): whatever the text, an accepted one is a JSON object
+// whose keys are all accepted and whose values hold no key (the oracle: JSON.parse, and a walk of what it gives);
+// every such object, as JSON.stringify writes it, is accepted; and the audit says the same of a batch with the
+// text check as without it.
+import fc from 'fast-check'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
+import { checkBatch } from '../../../src/steps/audit/Check.js'
+import { cleanText, compileSchema } from '../../../src/steps/audit/Schema.js'
+import { pairStats, emptySeenSet } from '../../../src/steps/audit/SeenSet.js'
+import { cleanTextTest } from '../../../src/steps/audit/Text.js'
+import { batchOf } from '../../../src/steps/Batch.js'
+import type { ToolCall } from '../../../src/kernel/model.js'
+import { keyArb } from '../../support/arbitraries.js'
+
+const ACCEPTED = ['path', 'offset', '__proto__', 'the rest', '', 'é', '\ud800', 'a/b', 'x.y']
+
+// what the text check promises of a text it accepts, read from JSON.parse's own result
+const holdsOnlyAccepted = (text: string, accepted: ReadonlySet<string>): boolean => {
+  let v: unknown
+  try {
+    v = JSON.parse(text)
+  } catch {
+    return false
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
+  const isScalar = (u: unknown): boolean => u === null || typeof u !== 'object'
+  return Object.keys(v).every((k) => {
+    const value = (v as Record<string, unknown>)[k]
+    return accepted.has(k) && (isScalar(value) || (Array.isArray(value) && value.every(isScalar)))
+  })
+}
+
+const scalarArb = fc.oneof(
+  fc.string({ unit: 'binary' }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+)
+const valueArb = fc.oneof(scalarArb, fc.array(scalarArb, { maxLength: 4 }))
+
+const objectOf = (entries: ReadonlyArray<readonly [string, unknown]>): Record<string, unknown> => {
+  const o: Record<string, unknown> = {}
+  for (const [k, v] of entries)
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
+  return o
+}
+
+// texts near the language: objects over keys accepted and not, values of every kind, laid out three ways, and
+// then cut or spliced, so a text the check accepts by mistake would be found
+const nearTextArb = fc
+  .tuple(
+    fc.uniqueArray(
+      fc.tuple(fc.oneof(fc.constantFrom(...ACCEPTED), keyArb), fc.oneof(valueArb, fc.jsonValue({ maxDepth: 2 }))),
+      { selector: ([k]) => k, maxLength: 5 },
+    ),
+    fc.constantFrom(undefined, 2, '\t'),
+  )
+  .map(([entries, indent]) => JSON.stringify(objectOf(entries), null, indent))
+
+const mutatedArb = fc
+  .tuple(nearTextArb, fc.nat(), fc.nat({ max: 3 }), fc.string({ unit: 'binary', maxLength: 3 }))
+  .map(([t, at, cut, put]) => {
+    const i = t.length === 0 ? 0 : at % t.length
+    return t.slice(0, i) + put + t.slice(i + cut)
+  })
+
+describe('cleanTextTest', () => {
+  const clean = cleanTextTest(ACCEPTED) as (text: string) => boolean
+  const accepted = new Set(ACCEPTED)
+
+  it('whatever the text, one it accepts is a JSON object of accepted keys whose values hold no key', () => {
+    fc.assert(
+      fc.property(fc.oneof(nearTextArb, mutatedArb, fc.string({ unit: 'binary' }), fc.json()), (text) => {
+        if (clean(text)) expect(holdsOnlyAccepted(text, accepted)).toBe(true)
+      }),
+    )
+  })
+
+  it('every object of accepted keys and scalar values, or arrays of them, is accepted as JSON.stringify writes it', () => {
+    // a key it writes as itself (JSON.stringify escapes a lone surrogate: such a key is matched only as sent raw)
+    const plain = ACCEPTED.filter((k) => JSON.stringify(k) === `"${k}"`)
+    expect(plain).toHaveLength(ACCEPTED.length - 1)
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(fc.constantFrom(...plain), valueArb), { selector: ([k]) => k, maxLength: 6 }),
+        fc.constantFrom(undefined, 1, '\t', ' \r\n'.slice(0, 1)),
+        (entries, indent) => {
+          expect(clean(JSON.stringify(objectOf(entries), null, indent))).toBe(true)
+        },
+      ),
+    )
+  })
+
+  it('refuses what could hold a key, or is no JSON object: read by the parse instead', () => {
+    for (const text of [
+      '{"path":{}}',
+      '{"path":[{}]}',
+      '{"path":[[1]]}',
+      '{"ffset":1}',
+      '{"p\\u0061th":1}', // an accepted key written with an escape
+      '[1]',
+      '"path"',
+      '{"path":1,}',
+      '{"path":01}',
+      '{"path":"a\u0001"}',
+      '\ufeff{}',
+      '{"path":1}x',
+      '{"path":1} \n x',
+      '{"path":1',
+      '{"path":1,"offset":2',
+      '{"path":1 "offset":2}',
+      '',
+      '   ',
+      '{"path" 1}',
+      '{"path":tru}',
+      '{"path":"\\x"}',
+    ])
+      expect(clean(text), text).toBe(false)
+    for (const text of [
+      '{}',
+      ' {\n"path" : -0.5e+3 , "offset":[ true ,null, "\\u00e9\\n" ] }\r\n',
+      '{"path":1,"path":2}',
+      '{"\ud800":"raw"}', // a lone surrogate sent raw, as JSON.parse reads it
+    ])
+      expect(clean(text), text).toBe(true)
+  })
+
+  it('leaves out a key JSON must escape, and has nothing to accept without a key it can write', () => {
+    const withQuote = cleanTextTest(['a"b', 'c\\d', 'e\nf', 'ok']) as (text: string) => boolean
+    expect(withQuote('{"ok":1}')).toBe(true)
+    expect(withQuote(JSON.stringify({ 'a"b': 1 }))).toBe(false)
+    expect(withQuote(JSON.stringify({ 'c\\d': 1 }))).toBe(false)
+    expect(cleanTextTest(['a"b'])).toBeUndefined()
+    expect(cleanTextTest([])).toBeUndefined()
+  })
+})
+
+describe('cleanText', () => {
+  const of = (schema: unknown, tolerated?: ReadonlySet<string>) => cleanText(compileSchema(schema), tolerated)
+
+  it('accepts the keys the root declares, `reason`, and the tolerated ones', () => {
+    const clean = of(
+      { type: 'object', properties: { path: {}, tags: { type: 'array', items: { type: 'string' } } } },
+      new Set(['_meta']),
+    )
+    expect(clean?.('{"path":"/a","tags":["x","y"],"reason":"r","_meta":"m"}')).toBe(true)
+    expect(clean?.('{"path":"/a","_other":1}')).toBe(false)
+  })
+
+  it('is absent where the root decides keys otherwise, or a key can be reported below: those calls are parsed', () => {
+    const nested = { type: 'object', properties: { opts: { type: 'object', properties: { enc: {} } } } }
+    const patterned = { type: 'object', patternProperties: { '^x-': {} } }
+    const record = { type: 'object', properties: { a: {} }, additionalProperties: { type: 'string' } }
+    const tagged = {
+      oneOf: [
+        { type: 'object', properties: { t: { const: 'a' }, x: {} } },
+        { type: 'object', properties: { t: { const: 'b' }, y: {} } },
+      ],
+    }
+    const open = { type: 'object' }
+    for (const schema of [nested, patterned, record, tagged, open])
+      expect(of(schema), JSON.stringify(schema)).toBeUndefined()
+    // an untagged union at the root declares every branch's keys, as the check does
+    const either = {
+      anyOf: [
+        { type: 'object', properties: { a: {} } },
+        { type: 'object', properties: { b: {} } },
+      ],
+    }
+    expect(of(either)?.('{"a":1,"b":2}')).toBe(true)
+  })
+
+  it('a text too long for the engine is not accepted, and nothing throws: it is parsed', () => {
+    const clean = of({ type: 'object', properties: { a: {} } })
+    const huge = `{${Array.from({ length: 1_000_000 }, () => '"a":1').join(',')}}`
+    expect(clean?.(huge)).toBe(false)
+  })
+})
+
+describe('catalogueOf and the text check', () => {
+  it('holds a text check for a tool heard only at the top, with the tolerated names; none for another', () => {
+    const catalogue = catalogueOf(toleratedOf(['_meta']))([
+      { type: 'function', function: { name: 'flat', parameters: { type: 'object', properties: { path: {} } } } },
+      {
+        type: 'function',
+        function: {
+          name: 'deep',
+          parameters: { type: 'object', properties: { opts: { type: 'object', properties: { enc: {} } } } },
+        },
+      },
+    ])
+    expect(catalogue.get('flat')?.cleanText?.('{"path":"/a","_meta":1,"reason":"r"}')).toBe(true)
+    expect(catalogue.get('flat')?.cleanText?.('{"path":"/a","_other":1}')).toBe(false)
+    expect(catalogue.get('deep')).toBeDefined()
+    expect(catalogue.get('deep')?.cleanText).toBeUndefined()
+  })
+})
+
+describe('checkBatch with the text check', () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+  const tools = [
+    {
+      type: 'function',
+      function: { name: 'fs_read', parameters: { type: 'object', properties: { path: {}, offset: {} } } },
+    },
+  ]
+  const callOf = (i: number, args: unknown): ToolCall => ({
+    id: `c${i}`,
+    type: 'function',
+    function: { name: 'fs_read', arguments: typeof args === 'string' ? args : JSON.stringify(args) },
+  })
+
+  it('a clean call alone is not parsed; a call with an undeclared key is, once', () => {
+    const catalogue = catalogueOf(toleratedOf())(tools)
+    const parse = vi.spyOn(JSON, 'parse')
+    const calls = Array.from({ length: 50 }, (_, i) => callOf(i, { path: `/p/${i}`, offset: i }))
+    const [warnings] = checkBatch(catalogue, { calls: [...calls, callOf(50, { path: '/p', ffset: 1 })] })(emptySeenSet)
+    expect(parse).toHaveBeenCalledTimes(1)
+    expect(warnings.map((w) => w.unknownKeys)).toStrictEqual([['ffset']])
+  })
+
+  it('whatever the calls, the audit says the same of them alone (text check) as of their batch (parsed)', () => {
+    const catalogue = catalogueOf(toleratedOf())(tools)
+    const argsArb = fc.oneof(
+      fc
+        .uniqueArray(
+          fc.tuple(
+            fc.oneof(fc.constantFrom('path', 'offset', 'reason'), keyArb),
+            fc.oneof(valueArb, fc.jsonValue({ maxDepth: 2 })),
+          ),
+          {
+            selector: ([k]) => k,
+            maxLength: 4,
+          },
+        )
+        .map((entries) => JSON.stringify(objectOf(entries))),
+      mutatedArb,
+    )
+    fc.assert(
+      fc.property(fc.array(argsArb, { maxLength: 8 }), (texts) => {
+        const calls = texts.map((t, i) => callOf(i, t))
+        const [alone, seenAlone] = checkBatch(catalogue, { calls })(emptySeenSet)
+        const [batched, seenBatched] = checkBatch(catalogue, batchOf(calls))(emptySeenSet)
+        expect(alone).toStrictEqual(batched)
+        expect(pairStats(seenAlone)).toStrictEqual(pairStats(seenBatched))
+      }),
+    )
+  })
+})
