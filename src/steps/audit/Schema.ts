@@ -210,8 +210,8 @@ export const diffKeys = (
 
 /**
  * For a shape whose top-level keys are decided by name alone: a test that a call's arguments, as JSON text,
- * are an object of scalars under declared or tolerated keys (a clean call, decided unparsed: see `Text.ts`);
- * `undefined` for any other shape. It never says a call is unclean: a text it does not accept is parsed and
+ * are an object whose every key its place declares (or tolerates, at the top), each value as its place allows (a
+ * clean call, decided unparsed: see `Text.ts`); `undefined` for any other shape. It never says a call is unclean: a text it does not accept is parsed and
  * walked by {@link diffKeys}.
  *
  * @example

@@ -1,10 +1,11 @@
 /**
- * A clean call decided from its text, unparsed: per tool, once per listing, a regular expression that reads a
- * JSON object text member by member while each member's key is one the tool declares at the top (or tolerates
- * there) and its value a string, a number, `true`, `false`, `null` or an array of those. When it reads to the
- * object's end, the call carries no undeclared key, and the audit need not parse it. Anything else (an
- * undeclared key, an object as a value, a key written with escapes, a text that is no JSON) is parsed and
- * checked as before: it never finds a call unclean by itself.
+ * A clean call decided from its text, unparsed: per tool, once per listing, a regular expression written from the
+ * tool's places (as the generated check is) that reads a JSON object text member by member while each key is one
+ * its place declares (or, at the top, tolerates) and each value one its place allows: an object whose keys are
+ * decided by name alone, an array read against one place, or a scalar or array of scalars anywhere (they hold no
+ * key). When it reads to the object's end, the call carries no undeclared key, and the audit need not parse it.
+ * Anything else (an undeclared key, an object a discriminator or a pattern decides, a key written with escapes, a
+ * text that is no JSON) is parsed and walked as before: it never finds a call unclean by itself.
  *
  * It exists for the flat figures of docs/performance.md: over a provider that parses its calls itself (no
  * `executeBatch`), the audit's own `JSON.parse` was most of its cost, and V8 runs this expression in about
@@ -16,7 +17,7 @@
 import { REASON_PARAM } from '../../kernel/model.js'
 import type { Node } from './Graph.js'
 import { objectPlan } from './Codegen.js'
-import { childrenAt, speaksAny } from './Walk.js'
+import { ARRAY, childrenAt, expand, speaksAny } from './Walk.js'
 
 // the grammar of RFC 8259, as JSON.parse reads it: whitespace is these four characters only; a string is any code
 // unit but `"`, `\` and the controls, or an escape (an unrolled loop: V8 skips a run of plain characters at once);
@@ -27,7 +28,10 @@ const NUMBER = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
 const SCALAR = `(?:${STRING}|${NUMBER}|true|false|null)`
 // an array of scalars holds no key: as clean as a scalar, whatever the place declares below. An element, as a
 // member below, is followed by a comma and another, or by the end: one copy of it in the expression
-const VALUE = `(?:${SCALAR}|\\[${WS}(?:${SCALAR}${WS}(?:,${WS}(?!\\])|(?=\\])))*\\])`
+const arrayOf = (element: string): string => `\\[${WS}(?:${element}${WS}(?:,${WS}(?!\\])|(?=\\])))*\\]`
+const ARRAY_OF_SCALARS = arrayOf(SCALAR)
+const VALUE = `(?:${SCALAR}|${ARRAY_OF_SCALARS})`
+const NONE: ReadonlySet<string> = new Set()
 
 // a key as its JSON text holds it unescaped: each code unit as `\uXXXX`, so no character of it means anything to
 // the expression. A key JSON must escape (a `"`, a `\`, a control) is left out: a call naming it is parsed
@@ -42,6 +46,41 @@ const keyPattern = (key: string): string | undefined => {
 }
 
 const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+// the members of an object, each a key's pattern with its value's: keys whose values read alike share one copy
+// of the value's expression (`(?:"a"|"b")…`), so the expression is as long as its distinct values, not its keys
+const membersOf = (pairs: Iterable<readonly [string, string]>): Array<string> => {
+  const byValue = new Map<string, Array<string>>()
+  for (const [key, value] of pairs) {
+    const keys = byValue.get(value)
+    if (keys === undefined) byValue.set(value, [key])
+    else keys.push(key)
+  }
+  return [...byValue].map(([value, keys]) => `(?:${keys.join('|')})${WS}:${WS}${value}`)
+}
+
+// the expression of an object whose members are `members` (each a key's pattern, then its value's), each member
+// followed by a comma and the next key, or by the object's end
+const objectOf = (members: ReadonlyArray<string>, open: boolean): string =>
+  `${open ? '' : '\\{'}${WS}(?:(?:${members.join('|')})${WS}(?:,${WS}(?=")|(?=\\})))*${open ? '' : '\\}'}`
+
+// the sticky test of a text whose members are `members` (see cleanTextTest)
+const testOf = (members: ReadonlyArray<string>): ((text: string) => boolean) => {
+  const read = new RegExp(`${WS}\\{${objectOf(members, true)}`, 'y')
+  return (text) => {
+    read.lastIndex = 0
+    try {
+      if (!read.test(text)) return false
+    } catch {
+      // a text that outgrows the engine's backtracking stack: parsed instead
+      return false
+    }
+    let i = read.lastIndex
+    if (text.charCodeAt(i) !== 0x7d) return false
+    for (i++; i < text.length; i++) if (!isWhitespace(text.charCodeAt(i))) return false
+    return true
+  }
+}
 
 /**
  * A test that a text is a JSON object whose keys are all among `keys` and whose values are all scalars or arrays
@@ -63,43 +102,77 @@ const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0
  * @category constructors
  */
 export const cleanTextTest = (keys: Iterable<string>): ((text: string) => boolean) | undefined => {
-  const written: Array<string> = []
+  const pairs: Array<readonly [string, string]> = []
   for (const k of keys) {
     const p = keyPattern(k)
-    if (p !== undefined) written.push(p)
+    if (p !== undefined) pairs.push([p, VALUE])
   }
-  if (written.length === 0) return undefined
-  // each member followed by a comma and the next key, or by the object's end
-  const member = `(?:${written.join('|')})${WS}:${WS}${VALUE}${WS}(?:,${WS}(?=")|(?=\\}))`
-  const members = new RegExp(`${WS}\\{${WS}(?:${member})*`, 'y')
-  return (text) => {
-    members.lastIndex = 0
-    try {
-      if (!members.test(text)) return false
-    } catch {
-      // a text that outgrows the engine's backtracking stack: parsed instead
-      return false
-    }
-    let i = members.lastIndex
-    if (text.charCodeAt(i) !== 0x7d) return false
-    for (i++; i < text.length; i++) if (!isWhitespace(text.charCodeAt(i))) return false
-    return true
-  }
+  return pairs.length === 0 ? undefined : testOf(membersOf(pairs))
 }
 
 /**
- * For a tool whose keys are decided by name alone at the top (no discriminator, pattern or record there), and
- * can be reported nowhere below: {@link cleanTextTest} of the names declared there, `reason` and the `tolerated`
- * ones; `undefined` for any other tool, whose calls are parsed.
+ * How many places below the top the expression follows per tool: past them, a value is accepted only as a scalar
+ * or an array of scalars (which hold no key), and a call that carries more is parsed. A schema that refers to
+ * itself would otherwise write an expression without end, and each place followed adds to it (about a kilobyte).
+ *
+ * @since 0.1.0
+ * @category model
+ */
+export const MAX_TEXT_PLACES = 64
+
+/**
+ * For a tool whose keys are decided by name alone at the top (no discriminator, pattern or record there): a test
+ * that says a call's arguments text is clean (see {@link cleanTextTest}). Below the top, an object is accepted where
+ * its keys are decided by name alone too, each value as its place allows, an array where every element is read
+ * against the same places; anything else only as a scalar or an array of scalars. At the top, `reason` and the
+ * `tolerated` names take any such value. `undefined` for any other tool, whose calls are parsed.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const cleanTextOf = (root: Node, tolerated: ReadonlySet<string>): ((text: string) => boolean) | undefined => {
-  const plan = objectPlan([root])
-  if (plan._tag !== 'Named' || plan.patterned || plan.rests.length > 0) return undefined
-  // where a key can be reported below the top, its calls carry objects, which the expression never accepts:
-  // testing them first would only add to their parse
-  if (plan.names.some((k) => speaksAny(childrenAt(plan.deciding, k)?.places ?? []))) return undefined
-  return cleanTextTest(new Set([...plan.names, REASON_PARAM, ...tolerated]))
+  let followed = 0
+
+  // the members of an object at `places` whose keys are decided by name alone, without `skip` (the tolerated
+  // names at the top); undefined where something else decides them
+  const membersAt = (
+    places: ReadonlyArray<Node>,
+    skip: ReadonlySet<string>,
+  ): Array<readonly [string, string]> | undefined => {
+    const plan = objectPlan(places)
+    if (plan._tag !== 'Named' || plan.patterned || plan.rests.length > 0) return undefined
+    const out: Array<readonly [string, string]> = []
+    for (const k of plan.names) {
+      const key = keyPattern(k)
+      if (key === undefined || skip.has(k)) continue
+      out.push([key, valueAt(childrenAt(plan.deciding, k)?.places ?? [])])
+    }
+    return out
+  }
+
+  // a value at `places` that holds no key reported there or below
+  const valueAt = (places: ReadonlyArray<Node>): string => {
+    if (!speaksAny(places) || followed >= MAX_TEXT_PLACES) return VALUE
+    followed++
+    const alternatives = [SCALAR]
+    const members = membersAt(places, NONE)
+    if (members !== undefined) alternatives.push(objectOf(membersOf(members), false))
+    const all: Array<Node> = []
+    const anyArray = expand(places, ARRAY, undefined, (p) => all.push(p))
+    alternatives.push(
+      anyArray === true || all.some((p) => p.prefix.length > 0)
+        ? ARRAY_OF_SCALARS
+        : arrayOf(valueAt(all.flatMap((p) => p.items))),
+    )
+    return `(?:${alternatives.join('|')})`
+  }
+
+  const skip = new Set([REASON_PARAM, ...tolerated])
+  const members = membersAt([root], skip)
+  if (members === undefined) return undefined
+  for (const k of skip) {
+    const key = keyPattern(k)
+    if (key !== undefined) members.push([key, VALUE])
+  }
+  return members.length === 0 ? undefined : testOf(membersOf(members))
 }

@@ -8,6 +8,8 @@ import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AuditDiagnostic, UnknownKeyWarning } from '../../../src/index.js'
 import { compileSchema, diffKeys, drawAuditDiagnostic, fromTools, withUnknownKeyAudit } from '../../../src/index.js'
 import { buildGraph } from '../../../src/steps/audit/Graph.js'
+import { cleanText } from '../../../src/steps/audit/Schema.js'
+import { seeded, validValue } from '../../support/validArgs.js'
 import { generate } from '../../../src/steps/audit/Codegen.js'
 import type { Scratch, UnknownKey } from '../../../src/steps/audit/Walk.js'
 import { scratchOf, takeFound, walk } from '../../../src/steps/audit/Walk.js'
@@ -119,6 +121,72 @@ describe('the generated check', () => {
       compileSchema({ type: 'object', properties: { a: { type: 'object', properties: { b: {} } } } }),
     )
     expect(diff({ a: { b: 1 } })).toBe(diff({ a: { b: 2 } }))
+  })
+})
+
+describe('the text check', () => {
+  const tolerated = new Set(['reason', 'k'])
+  // schemas whose places are mostly decided by name (what the text check follows), with unions, tuples, records
+  // and references among them; and calls made valid for them, then given a stray key somewhere
+  const namedArb: fc.Arbitrary<unknown> = fc.letrec<{ s: unknown }>((tie) => ({
+    s: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.constantFrom<unknown>({}, { type: 'string' }, { type: 'number' }, { $ref: '#' }, { const: 'a' }),
+      fc.record({ type: fc.constant('object'), properties: fc.dictionary(name, tie('s'), { maxKeys: 3 }) }),
+      fc.record({ type: fc.constant('array'), items: tie('s') }),
+      fc.record({ type: fc.constant('array'), prefixItems: fc.array(tie('s'), { maxLength: 2 }) }),
+      fc.record({ anyOf: fc.array(tie('s'), { minLength: 1, maxLength: 2 }) }),
+      fc.record({ allOf: fc.array(tie('s'), { minLength: 1, maxLength: 2 }) }),
+      fc.record({
+        type: fc.constant('object'),
+        properties: fc.dictionary(name, tie('s'), { maxKeys: 2 }),
+        additionalProperties: tie('s'),
+      }),
+    ),
+  })).s
+  const rootArb = fc.dictionary(name, namedArb, { minKeys: 1, maxKeys: 4 }).map((properties) => ({
+    type: 'object',
+    properties,
+  }))
+  // a stray key put into the n-th object of a value (or none)
+  const stray = (v: unknown, n: number, key: string): unknown => {
+    let seen = 0
+    const go = (u: unknown): unknown => {
+      if (Array.isArray(u)) return u.map(go)
+      if (typeof u !== 'object' || u === null) return u
+      const out: Record<string, unknown> = {}
+      for (const [k, x] of Object.entries(u)) out[k] = go(x)
+      if (seen++ === n) out[key] = 1
+      return out
+    }
+    return go(v)
+  }
+
+  // its promise: a text it accepts is a call in which the walk hears nothing (model: the interpreter's walk of
+  // JSON.parse's reading)
+  it('whatever the schema and the call, a text it accepts is one the walk finds clean; valid calls are accepted', () => {
+    let accepted = 0
+    let refused = 0
+    fc.assert(
+      fc.property(rootArb, fc.integer(), fc.nat({ max: 6 }), name, (schema, seed, n, key) => {
+        const clean = cleanText(compileSchema(schema), tolerated)
+        expect(clean).toBeDefined()
+        const valid = validValue(schema, seeded(seed), true)
+        if (valid === undefined) return
+        const { root } = buildGraph(schema)
+        for (const call of [valid, stray(valid, n, key), stray(valid, n, `${key}_stray`)]) {
+          const text = JSON.stringify(call)
+          const heard = run((v, sc) => walk(sc, v, [root], 0), JSON.parse(text) as unknown)
+          if (clean?.(text) === true) {
+            accepted++
+            expect(heard).toEqual([])
+          } else if (heard.length > 0) refused++
+        }
+      }),
+    )
+    // the property says something: clean texts were read unparsed, and texts with a stray key refused
+    expect(accepted).toBeGreaterThan(100)
+    expect(refused).toBeGreaterThan(50)
   })
 })
 

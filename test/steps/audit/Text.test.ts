@@ -8,7 +8,7 @@ import { catalogueOf, toleratedOf } from '../../../src/steps/audit/Catalogue.js'
 import { checkBatch } from '../../../src/steps/audit/Check.js'
 import { cleanText, compileSchema } from '../../../src/steps/audit/Schema.js'
 import { pairStats, emptySeenSet } from '../../../src/steps/audit/SeenSet.js'
-import { cleanTextTest } from '../../../src/steps/audit/Text.js'
+import { MAX_TEXT_PLACES, cleanTextTest } from '../../../src/steps/audit/Text.js'
 import { batchOf } from '../../../src/steps/Batch.js'
 import type { ToolCall } from '../../../src/kernel/model.js'
 import { keyArb } from '../../support/arbitraries.js'
@@ -149,8 +149,46 @@ describe('cleanText', () => {
     expect(clean?.('{"path":"/a","_other":1}')).toBe(false)
   })
 
-  it('is absent where the root decides keys otherwise, or a key can be reported below: those calls are parsed', () => {
-    const nested = { type: 'object', properties: { opts: { type: 'object', properties: { enc: {} } } } }
+  it('follows the places below: an object decided by name, an array read against one place, each value as it allows', () => {
+    const clean = of({
+      type: 'object',
+      properties: {
+        opts: { type: 'object', properties: { enc: {} } },
+        edits: { type: 'array', items: { type: 'object', properties: { oldText: {}, newText: {} } } },
+        pair: { type: 'array', prefixItems: [{ type: 'object', properties: { a: {} } }] },
+        shape: {
+          oneOf: [
+            { type: 'object', properties: { kind: { const: 'circle' }, r: {} } },
+            { type: 'object', properties: { kind: { const: 'square' }, side: {} } },
+          ],
+        },
+      },
+    })
+    expect(clean?.('{"opts":{"enc":"utf8"},"edits":[{"oldText":"a","newText":"b"},{"newText":"c"}]}')).toBe(true)
+    expect(clean?.('{"opts":{"enc":"utf8","encodng":"x"}}')).toBe(false)
+    expect(clean?.('{"edits":[{"oldText":"a","newtext":"b"}]}')).toBe(false)
+    // `reason` is tolerated at the top only
+    expect(clean?.('{"opts":{"enc":"utf8","reason":"r"}}')).toBe(false)
+    // a tuple's and a discriminated union's objects are parsed; their scalars, and arrays of scalars, are not
+    expect(clean?.('{"pair":[{"a":1}]}')).toBe(false)
+    expect(clean?.('{"shape":{"kind":"circle","r":1}}')).toBe(false)
+    expect(clean?.('{"pair":[1,2],"shape":"circle","opts":[null]}')).toBe(true)
+  })
+
+  it('follows a schema that refers to itself only so far: a call deeper is parsed', () => {
+    const clean = of({ type: 'object', properties: { name: {}, child: { $ref: '#' } } })
+    const nest = (n: number): string => (n === 0 ? '{"name":"x"}' : `{"name":"x","child":${nest(n - 1)}}`)
+    expect(clean?.(nest(MAX_TEXT_PLACES))).toBe(true)
+    expect(clean?.(nest(MAX_TEXT_PLACES + 1))).toBe(false)
+    // the places are followed in the schema's order, depth first, until there are MAX_TEXT_PLACES: where a schema
+    // branches into itself, the first branch takes them all, and the others' objects are parsed
+    const branching = of({ type: 'object', properties: { a: { $ref: '#' }, b: { $ref: '#' }, c: { $ref: '#' } } })
+    expect(branching?.('{"a":{"a":{"a":{}}},"c":1}')).toBe(true)
+    expect(branching?.('{"a":{"a":{"a":{"d":1}}}}')).toBe(false)
+    expect(branching?.('{"c":{}}')).toBe(false)
+  })
+
+  it('is absent where the root decides keys otherwise: those calls are parsed', () => {
     const patterned = { type: 'object', patternProperties: { '^x-': {} } }
     const record = { type: 'object', properties: { a: {} }, additionalProperties: { type: 'string' } }
     const tagged = {
@@ -160,8 +198,7 @@ describe('cleanText', () => {
       ],
     }
     const open = { type: 'object' }
-    for (const schema of [nested, patterned, record, tagged, open])
-      expect(of(schema), JSON.stringify(schema)).toBeUndefined()
+    for (const schema of [patterned, record, tagged, open]) expect(of(schema), JSON.stringify(schema)).toBeUndefined()
     // an untagged union at the root declares every branch's keys, as the check does
     const either = {
       anyOf: [
@@ -180,21 +217,21 @@ describe('cleanText', () => {
 })
 
 describe('catalogueOf and the text check', () => {
-  it('holds a text check for a tool heard only at the top, with the tolerated names; none for another', () => {
+  it('holds a text check for each tool whose keys are decided by name at the top, with the tolerated names', () => {
     const catalogue = catalogueOf(toleratedOf(['_meta']))([
       { type: 'function', function: { name: 'flat', parameters: { type: 'object', properties: { path: {} } } } },
       {
         type: 'function',
         function: {
-          name: 'deep',
-          parameters: { type: 'object', properties: { opts: { type: 'object', properties: { enc: {} } } } },
+          name: 'patterned',
+          parameters: { type: 'object', properties: { a: {} }, patternProperties: { '^x-': {} } },
         },
       },
     ])
     expect(catalogue.get('flat')?.cleanText?.('{"path":"/a","_meta":1,"reason":"r"}')).toBe(true)
     expect(catalogue.get('flat')?.cleanText?.('{"path":"/a","_other":1}')).toBe(false)
-    expect(catalogue.get('deep')).toBeDefined()
-    expect(catalogue.get('deep')?.cleanText).toBeUndefined()
+    expect(catalogue.get('patterned')).toBeDefined()
+    expect(catalogue.get('patterned')?.cleanText).toBeUndefined()
   })
 })
 
