@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { Ajv } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { compileSchema, diffKeys } from '../../../src/index.js'
+import { cleanText } from '../../../src/steps/audit/Schema.js'
 import { keysOf, misspell, seeded, validValue } from '../../support/validArgs.js'
 
 interface Listing {
@@ -48,6 +49,9 @@ const renamed = (value: unknown, at: ReadonlyArray<string | number>, from: strin
 
 const SEEDS = 12
 
+// per server, how many valid calls the text check read unparsed, of how many
+const readUnparsed = new Map<string, readonly [number, number]>()
+
 describe('the real tools', () => {
   it('are 150 tools of 9 servers', () => {
     expect(listings.map(([n]) => n).sort()).toEqual([
@@ -68,9 +72,13 @@ describe('the real tools', () => {
     it(`${server}: never reports arguments its schemas accept, and hears every misspelt key`, () => {
       let valid = 0
       let misspelt = 0
+      let read = 0
       for (const tool of listing.tools) {
         const validate = ajvFor(tool.inputSchema).compile(tool.inputSchema)
-        const diff = diffKeys(compileSchema(tool.inputSchema))
+        const shape = compileSchema(tool.inputSchema)
+        const diff = diffKeys(shape)
+        // the same calls as texts, read unparsed where the tool allows: a misspelt one is never passed as clean
+        const clean = cleanText(shape)
         for (let seed = 0; seed < SEEDS; seed++) {
           const rand = seeded(seed * 7919 + tool.name.length)
           const open = new WeakSet<object>()
@@ -78,6 +86,7 @@ describe('the real tools', () => {
           if (typeof value !== 'object' || value === null || Array.isArray(value) || !validate(value)) continue
           valid++
           expect(diff(value as Record<string, unknown>), `${tool.name} ${JSON.stringify(value)}`).toEqual([])
+          if (clean?.(JSON.stringify(value)) === true) read++
           for (const { at, key } of keysOf(value)) {
             const wrong = misspell(key, rand)
             const chain = at.reduce<Array<unknown>>(
@@ -91,13 +100,28 @@ describe('the real tools', () => {
             if (key === 'k1' || key === 'k2' || chain.some((o) => typeof o === 'object' && open.has(o as object)))
               continue
             misspelt++
-            const heard = diff(renamed(value, at, key, wrong) as Record<string, unknown>).map((k) => k.path)
+            const call = renamed(value, at, key, wrong) as Record<string, unknown>
+            const heard = diff(call).map((k) => k.path)
             expect(heard, `${tool.name}: ${render(at, key)} → ${wrong}`).toEqual([render(at, wrong)])
+            expect(clean?.(JSON.stringify(call)) ?? false, `${tool.name}: ${render(at, wrong)} read as clean`).toBe(
+              false,
+            )
           }
         }
       }
       expect(valid).toBeGreaterThanOrEqual(listing.tools.length * SEEDS * 0.5)
       expect(misspelt).toBeGreaterThan(0)
+      readUnparsed.set(server, [read, valid])
     })
   }
+
+  // what the text check is for: the real servers' valid calls (86 % of them when this was written: objects a
+  // discriminator decides, records and tuples are parsed) go through the audit unparsed
+  it('most of their valid calls are read unparsed, on every server', () => {
+    const all = [...readUnparsed.values()]
+    expect(all).toHaveLength(9)
+    for (const [server, [read, valid]] of readUnparsed) expect(read / valid, server).toBeGreaterThan(0.6)
+    const [read, valid] = all.reduce(([r, v], [a, b]) => [r + a, v + b], [0, 0])
+    expect(read / valid).toBeGreaterThan(0.8)
+  })
 })
