@@ -67,7 +67,8 @@ const mutatedArb = fc
   })
 
 describe('cleanTextTest', () => {
-  const clean = cleanTextTest(ACCEPTED) as (text: string) => boolean
+  // made inside each test, not when the file loads, so a mutant of its making is live in the test
+  const clean = (text: string): boolean => (cleanTextTest(ACCEPTED) as (text: string) => boolean)(text)
   const accepted = new Set(ACCEPTED)
 
   it('whatever the text, one it accepts is a JSON object of accepted keys whose values hold no key', () => {
@@ -107,6 +108,9 @@ describe('cleanTextTest', () => {
       '{"path":"a\u0001"}',
       '\ufeff{}',
       '{"path":1}x',
+      '{',
+      '{x',
+      '{ x',
       '{"path":1} \n x',
       '{"path":1',
       '{"path":1,"offset":2',
@@ -122,6 +126,7 @@ describe('cleanTextTest', () => {
       '{}',
       ' {\n"path" : -0.5e+3 , "offset":[ true ,null, "\\u00e9\\n" ] }\r\n',
       '{"path":1,"path":2}',
+      '{"path":1} \t\n\r',
       '{"\ud800":"raw"}', // a lone surrogate sent raw, as JSON.parse reads it
     ])
       expect(clean(text), text).toBe(true)
@@ -132,6 +137,9 @@ describe('cleanTextTest', () => {
     expect(withQuote('{"ok":1}')).toBe(true)
     expect(withQuote(JSON.stringify({ 'a"b': 1 }))).toBe(false)
     expect(withQuote(JSON.stringify({ 'c\\d': 1 }))).toBe(false)
+    // nor is such a key read as sent raw (no JSON text holds one)
+    expect(withQuote('{"c\\d":1}')).toBe(false)
+    expect(withQuote('{"e\nf":1}')).toBe(false)
     expect(cleanTextTest(['a"b'])).toBeUndefined()
     expect(cleanTextTest([])).toBeUndefined()
   })
@@ -173,6 +181,57 @@ describe('cleanText', () => {
     expect(clean?.('{"pair":[{"a":1}]}')).toBe(false)
     expect(clean?.('{"shape":{"kind":"circle","r":1}}')).toBe(false)
     expect(clean?.('{"pair":[1,2],"shape":"circle","opts":[null]}')).toBe(true)
+  })
+
+  it('reads a tuple, and an array some branch takes whole, as scalars only: their objects are parsed', () => {
+    // position 0 is read against the tuple's own place (a), the rest against the items' (c)
+    const tuple = of({
+      type: 'object',
+      properties: {
+        t: {
+          type: 'array',
+          prefixItems: [{ type: 'object', properties: { a: {} } }],
+          items: { type: 'object', properties: { c: {} } },
+        },
+      },
+    })
+    expect(tuple?.('{"t":[{"c":1}]}')).toBe(false)
+    expect(tuple?.('{"t":[1,"x"]}')).toBe(true)
+    // two branches, one a tuple: position 0 is its tuple's place or the other's items, never its own items
+    const either = of({
+      type: 'object',
+      properties: {
+        t: {
+          anyOf: [
+            {
+              type: 'array',
+              prefixItems: [{ type: 'object', properties: { a: {} } }],
+              items: { type: 'object', properties: { c: {} } },
+            },
+            { type: 'array', items: { type: 'object', properties: { b: {} } } },
+          ],
+        },
+      },
+    })
+    expect(either?.('{"t":[{"c":1}]}')).toBe(false)
+    // a branch that takes any array: nothing in it is heard, and the expression cannot write any JSON
+    const open = of({
+      type: 'object',
+      properties: {
+        t: { anyOf: [{ type: 'array', items: { type: 'object', properties: { a: {} } } }, { type: 'array' }] },
+      },
+    })
+    expect(open?.('{"t":[{"a":1}]}')).toBe(false)
+    expect(open?.('{"t":[1]}')).toBe(true)
+  })
+
+  it('at the top, reads `reason` and the tolerated names as any value that holds no key, and a declared one as declared', () => {
+    const declared = of({ type: 'object', properties: { reason: { type: 'object', properties: { why: {} } }, a: {} } })
+    expect(declared?.('{"reason":{"why":"x"}}')).toBe(true)
+    expect(declared?.('{"reason":"x","a":[1]}')).toBe(true)
+    const plain = of({ type: 'object', properties: { a: {} } }, new Set(['_meta']))
+    expect(plain?.('{"reason":{"why":"x"}}')).toBe(false)
+    expect(plain?.('{"_meta":[1,2],"reason":null}')).toBe(true)
   })
 
   it('follows a schema that refers to itself only so far: a call deeper is parsed', () => {
@@ -258,6 +317,31 @@ describe('checkBatch with the text check', () => {
     const [warnings] = checkBatch(catalogue, { calls: [...calls, callOf(50, { path: '/p', ffset: 1 })] })(emptySeenSet)
     expect(parse).toHaveBeenCalledTimes(1)
     expect(warnings.map((w) => w.unknownKeys)).toStrictEqual([['ffset']])
+  })
+
+  it('a tool without a text check, and arguments that are no text, are read as before', () => {
+    const catalogue = catalogueOf(toleratedOf())([
+      ...tools,
+      {
+        type: 'function',
+        function: {
+          name: 'headers',
+          parameters: { type: 'object', patternProperties: { '^x-': {} }, properties: { a: {} } },
+        },
+      },
+    ])
+    expect(catalogue.get('headers')?.cleanText).toBeUndefined()
+    // an object whose own toString writes a clean text: its own keys are what is audited
+    const disguised = { path: '/p', ffset: 1, toString: () => '{"path":"/p"}' }
+    const calls: ReadonlyArray<ToolCall> = [
+      { id: 'h', type: 'function', function: { name: 'headers', arguments: '{"a":1,"b":2}' } },
+      { id: 'o', type: 'function', function: { name: 'fs_read', arguments: disguised as never } },
+    ]
+    const [warnings] = checkBatch(catalogue, { calls })(emptySeenSet)
+    expect(warnings.map((w) => [w.tool, w.unknownKeys])).toStrictEqual([
+      ['headers', ['b']],
+      ['fs_read', ['ffset', 'toString']],
+    ])
   })
 
   it('whatever the calls, the audit says the same of them alone (text check) as of their batch (parsed)', () => {
