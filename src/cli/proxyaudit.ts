@@ -7,6 +7,7 @@
  */
 import type { UnknownKeyWarning } from './check.js'
 import { formatWarning, warningFields } from './check.js'
+import { isJsonWhitespace } from '../kernel/guards.js'
 import { textOf } from './lines.js'
 import { cut, escapeControls, shown } from './text.js'
 import type { Direction, Event, SideChannel } from './sidechannel.js'
@@ -51,8 +52,6 @@ const closingQuote = (b: Buffer, open: number): number => {
   }
 }
 
-const isWs = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
-
 /**
  * Returns the line with each string value longer than `longest` bytes emptied (`""`); member names are
  * kept whatever their length. `JSON.parse` of a 1 MB call cost more than forwarding it (back-to-back
@@ -71,7 +70,7 @@ export const withoutLongStrings = (b: Buffer, longest: number): Buffer => {
     if (close === -1) break
     if (close - open - 1 > longest) {
       let next = close + 1
-      while (isWs(b[next])) next++
+      while (isJsonWhitespace(b[next])) next++
       if (b[next] !== COLON) {
         kept.push(b.subarray(from, open + 1))
         from = close

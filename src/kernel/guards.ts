@@ -75,3 +75,12 @@ export const nestsDeeperThan =
     }
     return false
   }
+
+/**
+ * Whether a character code is whitespace as JSON has it: space, line feed, carriage return, tab (no other).
+ *
+ * @example
+ * import { isJsonWhitespace } from './guards.js'
+ * assert.deepStrictEqual([0x20, 0x0a, 0x0d, 0x09, 0x0b, 0xa0].map(isJsonWhitespace), [true, true, true, true, false, false])
+ */
+export const isJsonWhitespace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09

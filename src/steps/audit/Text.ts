@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import { isJsonWhitespace } from '../../kernel/guards.js'
 import { REASON_PARAM } from '../../kernel/model.js'
 import type { Node } from './Graph.js'
 import { objectPlan } from './Codegen.js'
@@ -43,8 +44,6 @@ const keyPattern = (key: string): string | undefined => {
   }
   return out + '"'
 }
-
-const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 // the members of an object, each a key's pattern with its value's: keys whose values read alike share one copy
 // of the value's expression (`(?:"a"|"b")…`), so the expression is as long as its distinct values, not its keys
@@ -89,7 +88,7 @@ const testOf = (members: ReadonlyArray<string>): ((text: string) => boolean) => 
     // Stryker restore BlockStatement
     let i = read.lastIndex
     if (text.charCodeAt(i) !== 0x7d) return false
-    for (i++; i < text.length; i++) if (!isWhitespace(text.charCodeAt(i))) return false
+    for (i++; i < text.length; i++) if (!isJsonWhitespace(text.charCodeAt(i))) return false
     return true
   }
 }
